@@ -1,0 +1,31 @@
+// Who is calling: resolved from the bearer token by the transport, handed to every service call.
+// Services decide what the caller may do; anonymous callers are `null`.
+import { forbidden, unauthenticated } from './errors.js'
+
+export const ROLES = ['user', 'admin'] as const
+export type Role = (typeof ROLES)[number]
+
+export interface Caller {
+  readonly userId: number
+  readonly role: Role
+  /** The token the caller presented, so it can be revoked. */
+  readonly tokenId: number
+}
+
+export const isAdmin = (caller: Caller | null): boolean => caller?.role === 'admin'
+
+/** The caller, or UNAUTHENTICATED when there is none. */
+export function requireSignedIn(caller: Caller | null): Caller {
+  if (caller === null) throw unauthenticated()
+  return caller
+}
+
+/** The caller when an admin; UNAUTHENTICATED when anonymous, FORBIDDEN otherwise. */
+export function requireAdmin(caller: Caller | null, action: string): Caller {
+  const signedIn = requireSignedIn(caller)
+  if (signedIn.role !== 'admin') throw forbidden(`Only an admin may ${action}`)
+  return signedIn
+}
+
+/** The operator at the command line (`threadline users create`): acts with an admin's rights. */
+export const OPERATOR: Caller = Object.freeze({ userId: 0, role: 'admin', tokenId: 0 })

@@ -1,0 +1,63 @@
+// What each `threadline` subcommand does. All of them use DATABASE_URL exactly like the server,
+// and bring the schema up to date before touching data.
+import { OPERATOR } from '../caller.js'
+import type { Config } from '../config.js'
+import { type Database, openDatabase } from '../db/create-database.js'
+import { migrateToLatest } from '../db/migrate.js'
+import { createProgressBar } from './progress.js'
+import { type SeedCounts, seedDatabase } from '../seed/seed-database.js'
+import { createTokensService } from '../tokens/tokens.service.js'
+import { CreateUserBody, type CreateUserInput } from '../users/users.schemas.js'
+import { createUsersService } from '../users/users.service.js'
+import { assertValid } from '../validation.js'
+
+async function withDatabase<T>(config: Config, run: (database: Database) => Promise<T>): Promise<T> {
+  const database = openDatabase(config.database)
+  try {
+    await migrateToLatest(database)
+    return await run(database)
+  } finally {
+    await database.close()
+  }
+}
+
+export async function migrateCommand(config: Config): Promise<void> {
+  const database = openDatabase(config.database)
+  try {
+    const { applied } = await migrateToLatest(database)
+    console.log(applied.length === 0 ? 'The database is up to date.' : `Applied: ${applied.join(', ')}`)
+  } finally {
+    await database.close()
+  }
+}
+
+export async function seedCommand(config: Config, options: SeedCounts & { batchSize: number; seed: number }) {
+  await withDatabase(config, async ({ db }) => {
+    const started = performance.now()
+    const bar = createProgressBar(process.stdout, 'seeding')
+    await seedDatabase(db, { ...options, onProgress: (done, total) => bar.update(done, total) })
+    bar.done()
+    const seconds = ((performance.now() - started) / 1000).toFixed(1)
+    console.log(
+      `Seeded ${options.users} users, ${options.posts} posts, ${options.comments} comments and ${options.todos} todos in ${seconds} s.`,
+    )
+  })
+}
+
+export async function createUserCommand(config: Config, input: Record<string, unknown>): Promise<void> {
+  assertValid<CreateUserInput>(CreateUserBody, input)
+  const user = await withDatabase(config, ({ db }) => createUsersService({ db }).create(OPERATOR, input))
+  console.log(JSON.stringify(user, null, 2))
+}
+
+export async function createTokenCommand(config: Config, user: string, ttlMs: number): Promise<void> {
+  const issued = await withDatabase(config, ({ db }) =>
+    createTokensService({ db, tokenTtlMs: config.tokenTtlMs }).issueFor(user, ttlMs),
+  )
+  console.log(issued.token)
+}
+
+export async function revokeTokenCommand(config: Config, token: string): Promise<void> {
+  await withDatabase(config, ({ db }) => createTokensService({ db, tokenTtlMs: config.tokenTtlMs }).revoke(token))
+  console.error('Token revoked.')
+}

@@ -1,0 +1,38 @@
+// Opens the store named by the config: Kysely over better-sqlite3 (the embedded default).
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import type { DatabaseLocation } from '../config.js'
+import { type DialectFacts, sqliteFacts } from './dialect-facts.js'
+import type { Tables } from './tables.js'
+
+export type Db = Kysely<Tables>
+
+export interface Database {
+  readonly db: Db
+  readonly facts: DialectFacts
+  /** Closes the connection; the handle is unusable afterwards. */
+  close(): Promise<void>
+}
+
+/** How long a write waits for another process's lock before failing (SQLITE_BUSY). */
+const SQLITE_BUSY_TIMEOUT_MS = 5000
+
+export function openDatabase(location: DatabaseLocation): Database {
+  const connection = openSqlite(location.path)
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: connection }) })
+  return { db, facts: sqliteFacts, close: () => db.destroy() }
+}
+
+function openSqlite(path: string): SqliteDatabase.Database {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
+  const connection = new SqliteDatabase(path)
+  // WAL lets readers run beside the writer; with synchronous=NORMAL a commit survives a crash of
+  // the process (the WAL is in the OS's hands), while a power loss may lose the last commits.
+  connection.pragma('journal_mode = WAL')
+  connection.pragma('synchronous = NORMAL')
+  connection.pragma('foreign_keys = ON')
+  connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
+  return connection
+}

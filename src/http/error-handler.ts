@@ -1,0 +1,105 @@
+// Every failure leaves as the spec's error body. Expected errors (AppError, and the framework's
+// own 4xx) are shown in our words; anything else is masked as INTERNAL_ERROR with the request id,
+// its detail only in the log. No Fastify message or FST_ code reaches the client as it is.
+import type { Socket } from 'node:net'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { AppError, ERROR_STATUS, type ErrorCode, isAppError } from '../errors.js'
+import { toErrorDetails } from '../validation.js'
+import { errorBody } from './envelope.js'
+
+const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: {
+    code: 'UNSUPPORTED_MEDIA_TYPE',
+    message: 'Send the request body as application/json',
+  },
+  FST_ERR_CTP_INVALID_TYPE: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the request body as application/json' },
+  FST_ERR_CTP_EMPTY_TYPE: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the request body as application/json' },
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than 1 MiB' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'BAD_REQUEST', message: 'The request body is empty; send a JSON object' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'BAD_REQUEST', message: 'The request body is not valid JSON' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: {
+    code: 'BAD_REQUEST',
+    message: 'The Content-Length header does not match the body',
+  },
+  FST_ERR_BAD_URL: { code: 'BAD_REQUEST', message: 'The URL is malformed' },
+  FST_ERR_MAX_PARAM_LENGTH: { code: 'NOT_FOUND', message: 'Not found' },
+}
+
+const CODE_BY_STATUS = new Map<number, ErrorCode>(
+  Object.entries(ERROR_STATUS).map(([code, status]) => [status, code as ErrorCode]),
+)
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => sendError(toAppError(error, request), request, reply))
+
+  app.setNotFoundHandler((request, reply) =>
+    sendError(new AppError('NOT_FOUND', `No resource at ${request.method} ${request.url.split('?')[0]}`), request, reply),
+  )
+}
+
+/** Errors the router meets before any route runs (a malformed URL, an over-long parameter). */
+export function onFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  sendError(toAppError(error, request), request, reply)
+}
+
+/** Requests Node's HTTP parser cannot read: answered on the socket in the same error body. */
+export function onClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return
+  if (socket.writable && error.code !== 'ERR_HTTP_REQUEST_TIMEOUT') {
+    const message =
+      error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large' : 'The request is malformed'
+    const body = JSON.stringify(errorBody('BAD_REQUEST', message))
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy(error)
+}
+
+function toAppError(error: FastifyError, request: FastifyRequest): AppError {
+  if (isAppError(error)) return error
+  if (error.validation) return fromValidation(error, request)
+  if (error.statusCode === 400 && /prototype property/.test(error.message)) {
+    // secure-json-parse refuses __proto__ and constructor.prototype keys (prototype poisoning).
+    return new AppError('BAD_REQUEST', 'The request body holds a forbidden key (__proto__ or constructor.prototype)')
+  }
+  const known = error.code === undefined ? undefined : FRAMEWORK_ERRORS[error.code]
+  if (known) return new AppError(known.code, known.message)
+  const status = error.statusCode ?? 500
+  const code = status >= 400 && status < 500 ? CODE_BY_STATUS.get(status) : undefined
+  if (code !== undefined) return new AppError(code, 'The request cannot be served')
+  return internalError(error, request)
+}
+
+function fromValidation(error: FastifyError, request: FastifyRequest): AppError {
+  const details = toErrorDetails(error.validation ?? [], error.validationContext === 'body' ? undefined : 'is not a known parameter')
+  switch (error.validationContext) {
+    case 'body':
+      // A body that is JSON but not the resource's shape is 422; no body at all is a bad request.
+      return request.body === undefined || request.body === null
+        ? new AppError('BAD_REQUEST', 'A JSON object is required as the request body')
+        : new AppError('VALIDATION_ERROR', 'The request body is not valid', details)
+    case 'params':
+      return new AppError('NOT_FOUND', 'Not found')
+    default:
+      return new AppError('BAD_REQUEST', 'The query parameters are not valid', details)
+  }
+}
+
+function internalError(error: Error, request: FastifyRequest): AppError {
+  request.log.error({ err: error }, 'unexpected error')
+  return new AppError('INTERNAL_ERROR', `Something went wrong on our side; quote request id ${request.id}`)
+}
+
+function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error.status === 401) reply.header('www-authenticate', bearerChallenge(request.headers.authorization))
+  reply.code(error.status).send(errorBody(error.code, error.message, error.details))
+}
+
+/** RFC 6750 §3: name the realm, and say why a token that was sent was refused. */
+function bearerChallenge(authorization: string | undefined): string {
+  if (authorization === undefined) return 'Bearer realm="threadline"'
+  const reason = /^Bearer\s/i.test(authorization) ? 'invalid_token' : 'invalid_request'
+  return `Bearer realm="threadline", error="${reason}"`
+}

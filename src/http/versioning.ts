@@ -1,0 +1,70 @@
+// API versions (spec §9): a path prefix /api/v<N> wins; unversioned paths take the version from
+// `Accept: application/vnd.threadline+json; version=N`, else v1. An unknown version, or an Accept
+// header that admits no JSON at all, is 406.
+import type { FastifyRequest } from 'fastify'
+import { AppError } from '../errors.js'
+
+export const API_VERSIONS = [1, 2] as const
+export type ApiVersion = (typeof API_VERSIONS)[number]
+export const DEFAULT_API_VERSION: ApiVersion = 1
+export const VENDOR_MEDIA_TYPE = 'application/vnd.threadline+json'
+
+/** Where the REST API is mounted: one prefix per version, and the negotiated unversioned paths. */
+export const API_MOUNTS: readonly { prefix: string; version: ApiVersion | 'negotiated' }[] = [
+  { prefix: '/api/v1', version: 1 },
+  { prefix: '/api/v2', version: 2 },
+  { prefix: '', version: 'negotiated' },
+]
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The API version this request is served by. */
+    apiVersion: ApiVersion
+  }
+}
+
+/** An onRequest hook for one mount: sets request.apiVersion or refuses with 406. */
+export function versionHook(mount: ApiVersion | 'negotiated') {
+  return async (request: FastifyRequest): Promise<void> => {
+    const accept = readAccept(request.headers.accept)
+    if (!accept.acceptable) {
+      throw new AppError('NOT_ACCEPTABLE', `This API answers in application/json or ${VENDOR_MEDIA_TYPE}`)
+    }
+    if (mount !== 'negotiated') {
+      request.apiVersion = mount // the path's version wins over the header
+    } else if (accept.version === undefined) {
+      request.apiVersion = DEFAULT_API_VERSION
+    } else if (isApiVersion(Number(accept.version))) {
+      request.apiVersion = Number(accept.version) as ApiVersion
+    } else {
+      throw new AppError(
+        'NOT_ACCEPTABLE',
+        `API version ${accept.version} does not exist; ask for one of: ${API_VERSIONS.join(', ')}`,
+      )
+    }
+  }
+}
+
+const isApiVersion = (n: number): boolean => (API_VERSIONS as readonly number[]).includes(n)
+
+/**
+ * What an Accept header admits: whether any JSON representation is acceptable, and the version
+ * named by the first vendor media type that names one, as written.
+ */
+export function readAccept(accept: string | undefined): { acceptable: boolean; version?: string } {
+  if (accept === undefined || accept === '*/*' || accept === 'application/json') return { acceptable: true }
+  let acceptable = false
+  let version: string | undefined
+  for (const range of accept.split(',')) {
+    const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase())
+    if (params.some((p) => /^q=0(\.0*)?$/.test(p))) continue // q=0 means "not this one"
+    if (type === VENDOR_MEDIA_TYPE) {
+      const named = params.find((p) => p.startsWith('version='))
+      if (named !== undefined) version ??= named.slice('version='.length).replace(/^"(.*)"$/, '$1')
+      acceptable = true
+    } else if (type === 'application/json' || type === 'application/*' || type === '*/*' || type === '') {
+      acceptable = true
+    }
+  }
+  return version === undefined ? { acceptable } : { acceptable, version }
+}

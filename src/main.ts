@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// The `threadline` command: serve, migrate, seed, users, tokens. `--help` on each.
+import { readFileSync } from 'node:fs'
+import { Command, InvalidArgumentError } from 'commander'
+import {
+  createTokenCommand,
+  createUserCommand,
+  migrateCommand,
+  revokeTokenCommand,
+  seedCommand,
+} from './cli/commands.js'
+import { type Config, ConfigError, loadConfig } from './config.js'
+import { parseDuration } from './duration.js'
+import { isAppError } from './errors.js'
+import { startServer } from './server.js'
+import { DEMO_COUNTS } from './seed/seed-database.js'
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+
+function count(value: string): number {
+  if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError('expected a whole number')
+  return Number(value)
+}
+
+function positive(value: string): number {
+  const n = count(value)
+  if (n === 0) throw new InvalidArgumentError('expected a number above 0')
+  return n
+}
+
+function duration(value: string): number {
+  const ms = parseDuration(value)
+  if (ms === undefined) throw new InvalidArgumentError('expected a duration such as 30d, 12h, 15m or 90s')
+  return ms
+}
+
+/** Runs a command with the config read from the environment. */
+const withConfig =
+  <A extends unknown[]>(run: (config: Config, ...args: A) => Promise<unknown>) =>
+  async (...args: A) => {
+    await run(loadConfig(), ...args)
+  }
+
+const program = new Command('threadline')
+  .description('Users, posts, comments and todos over REST and GraphQL.\nEvery command reads DATABASE_URL (default sqlite:data/threadline.db).')
+  .version(version)
+  .showHelpAfterError()
+
+program
+  .command('serve')
+  .description('Migrate the database, fill a new one with demo data (unless SEED_DEMO_DATA=false) and serve on HOST:PORT')
+  .action(withConfig(startServer))
+
+program.command('migrate').description('Bring the database schema up to date').action(withConfig(migrateCommand))
+
+program
+  .command('seed')
+  .description('Add generated users, posts, comments and todos, in batched inserts (the demo data by default)')
+  .option('--users <n>', 'users to add', count, DEMO_COUNTS.users)
+  .option('--posts <n>', 'posts to add, spread over the new users', count, DEMO_COUNTS.posts)
+  .option('--comments <n>', 'comments to add, spread over the new posts', count, DEMO_COUNTS.comments)
+  .option('--todos <n>', 'todos to add, spread over the new users', count, DEMO_COUNTS.todos)
+  .option('--batch-size <n>', 'rows per INSERT statement', positive, 500)
+  .option('--seed <n>', 'random seed: the same seed on an empty database gives the same data', count, 1)
+  .action(withConfig((config, options: Parameters<typeof seedCommand>[1]) => seedCommand(config, options)))
+
+const users = program.command('users').description('Manage users')
+users
+  .command('create')
+  .description('Create a user and print it as JSON')
+  .requiredOption('--name <name>', 'display name')
+  .requiredOption('--email <email>', 'e-mail address (unique)')
+  .option('--role <role>', 'user or admin', 'user')
+  .option('--age <age>', 'age in years', count)
+  .option('--avatar <url>', 'https URL of a picture')
+  .option('--password <password>', 'lets the user sign in with POST /tokens')
+  .action(withConfig((config, options: Record<string, unknown>) => createUserCommand(config, options)))
+
+const tokens = program.command('tokens').description('Manage bearer tokens')
+tokens
+  .command('create')
+  .description('Create a bearer token for a user and print it alone on stdout')
+  .requiredOption('--user <id|email>', 'the user the token acts for')
+  .option('--ttl <duration>', 'lifetime, e.g. 30d, 12h, 15m', duration, duration('30d'))
+  .action(withConfig((config, options: { user: string; ttl: number }) => createTokenCommand(config, options.user, options.ttl)))
+tokens
+  .command('revoke')
+  .description('Revoke a bearer token')
+  .argument('<token>', 'the token, as printed by tokens create')
+  .action(withConfig((config, token: string) => revokeTokenCommand(config, token)))
+
+program.parseAsync().catch((error: unknown) => {
+  if (error instanceof ConfigError || isAppError(error)) {
+    console.error(`threadline: ${error.message}`)
+    for (const detail of isAppError(error) ? (error.details ?? []) : []) {
+      console.error(`  ${detail.field}: ${detail.message}`)
+    }
+  } else {
+    console.error('threadline:', error)
+  }
+  process.exit(1)
+})

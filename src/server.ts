@@ -1,0 +1,52 @@
+// Starting the service: migrate, fill a new database with demo data, listen, and close cleanly
+// on SIGINT/SIGTERM.
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from './app.js'
+import type { Config } from './config.js'
+import { openDatabase } from './db/create-database.js'
+import { migrateToLatest } from './db/migrate.js'
+import { DEMO_COUNTS, seedDatabase } from './seed/seed-database.js'
+
+export interface PreparedDatabase {
+  applied: string[]
+  seeded: boolean
+}
+
+/** Migrates; when this created the schema (a new database), fills it with the demo data unless told not to. */
+export async function prepareDatabase(config: Config): Promise<PreparedDatabase> {
+  const database = openDatabase(config.database)
+  try {
+    const { applied } = await migrateToLatest(database)
+    const isNew = applied.includes('0001-initial')
+    const seeded = isNew && config.seedDemoData
+    if (seeded) await seedDatabase(database.db, DEMO_COUNTS)
+    return { applied, seeded }
+  } finally {
+    await database.close()
+  }
+}
+
+export async function startServer(config: Config): Promise<FastifyInstance> {
+  const prepared = await prepareDatabase(config)
+  const app = await buildApp(config)
+  if (prepared.applied.length > 0) app.log.info({ migrations: prepared.applied }, 'database migrated')
+  if (prepared.seeded) app.log.info('new database filled with demo data')
+  await app.listen({
+    host: config.host,
+    port: config.port,
+    listenTextResolver: (address) => `Threadline is listening on ${address} (try ${address}/api/v1/users)`,
+  })
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      app.log.info({ signal }, 'shutting down')
+      app.close().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          app.log.error({ err: error }, 'shutdown failed')
+          process.exit(1)
+        },
+      )
+    })
+  }
+  return app
+}

@@ -1,0 +1,51 @@
+// SQL for users. Every function takes the executor first: the database or a transaction.
+import { sql } from 'kysely'
+import type { Db } from '../db/create-database.js'
+import type { NewUserRow, UserRow, UserRowChanges } from '../db/tables.js'
+
+export function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+/** Case-insensitive, served by the unique index on lower(email). */
+export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst()
+}
+
+export function listUsers(db: Db, page: { offset: number; limit: number }): Promise<UserRow[]> {
+  return db.selectFrom('users').selectAll().orderBy('id').limit(page.limit).offset(page.offset).execute()
+}
+
+export async function countUsers(db: Db): Promise<number> {
+  const { count } = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .executeTakeFirstOrThrow()
+  return Number(count)
+}
+
+export async function countAdmins(db: Db): Promise<number> {
+  const { count } = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('role', '=', 'admin')
+    .executeTakeFirstOrThrow()
+  return Number(count)
+}
+
+export function insertUser(db: Db, row: NewUserRow): Promise<UserRow> {
+  return db.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow()
+}
+
+export function updateUser(db: Db, id: number, changes: UserRowChanges): Promise<UserRow> {
+  return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+}
+
+export async function deleteUser(db: Db, id: number): Promise<boolean> {
+  const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst()
+  return result.numDeletedRows > 0n
+}

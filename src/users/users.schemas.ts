@@ -1,0 +1,68 @@
+// The user as the API shows it and as callers may write it.
+import { type Static, Type } from 'typebox'
+import { ROLES } from '../caller.js'
+import { Id, Line, Nullable, StringEnum, Timestamp } from '../schema-types.js'
+import { MESSAGE_KEYWORD } from '../validation.js'
+
+const Name = Line({ maxLength: 100, description: "The user's display name." })
+const Email = Type.String({
+  format: 'email',
+  maxLength: 254,
+  description: 'Unique, compared without regard to case.',
+})
+const Age = Type.Integer({ minimum: 0, maximum: 150 })
+const Avatar = Type.String({
+  format: 'uri',
+  maxLength: 2048,
+  pattern: '^https://',
+  [MESSAGE_KEYWORD]: 'must be an https URL',
+})
+const Role = StringEnum(ROLES, { description: 'Only an admin may set it.' })
+const Password = Type.String({
+  minLength: 8,
+  maxLength: 200,
+  description: 'Write-only: never returned. Lets the user sign in with POST /tokens.',
+})
+
+export const User = Type.Object({
+  id: Id,
+  name: Name,
+  email: Email,
+  age: Nullable(Age),
+  avatar: Nullable(Avatar),
+  role: Role,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+})
+export type User = Static<typeof User>
+
+export const CreateUserBody = Type.Object(
+  {
+    name: Name,
+    email: Email,
+    age: Type.Optional(Nullable(Age)),
+    avatar: Type.Optional(Nullable(Avatar)),
+    role: Type.Optional(Role),
+    password: Type.Optional(Password),
+  },
+  { additionalProperties: false },
+)
+export type CreateUserInput = Static<typeof CreateUserBody>
+
+/** PUT: the whole representation. Optional fields left out become null; role and password, when left out, stay. */
+export const ReplaceUserBody = CreateUserBody
+export type ReplaceUserInput = Static<typeof ReplaceUserBody>
+
+/** PATCH: only the fields given change; null clears an optional field. */
+export const UpdateUserBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    email: Type.Optional(Email),
+    age: Type.Optional(Nullable(Age)),
+    avatar: Type.Optional(Nullable(Avatar)),
+    role: Type.Optional(Role),
+    password: Type.Optional(Password),
+  },
+  { additionalProperties: false },
+)
+export type UpdateUserInput = Static<typeof UpdateUserBody>

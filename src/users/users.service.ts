@@ -1,0 +1,150 @@
+// The rules for users, for every transport: reads are public; a signed-in user may change or
+// delete themself; only an admin creates users, sets a role, or changes someone else. The last
+// admin can be neither demoted nor deleted.
+import { type Caller, isAdmin, requireAdmin, requireSignedIn } from '../caller.js'
+import type { Db } from '../db/create-database.js'
+import { isUniqueViolation } from '../db/database-errors.js'
+import { toIsoTimestamp, type UserRow, type UserRowChanges } from '../db/tables.js'
+import { AppError, forbidden, notFound } from '../errors.js'
+import { type IdInput, parseId } from '../ids.js'
+import { offsetOf, type Page, type PageRequest } from '../pagination.js'
+import { hashPassword } from './passwords.js'
+import * as repo from './users.repository.js'
+import type { CreateUserInput, ReplaceUserInput, UpdateUserInput, User } from './users.schemas.js'
+
+export interface UsersServiceDeps {
+  db: Db
+}
+
+export type UsersService = ReturnType<typeof createUsersService>
+
+export function createUsersService({ db }: UsersServiceDeps) {
+  return {
+    async list(_caller: Caller | null, page: PageRequest): Promise<Page<User>> {
+      const [rows, total] = await Promise.all([
+        repo.listUsers(db, { offset: offsetOf(page), limit: page.limit }),
+        repo.countUsers(db),
+      ])
+      return { items: rows.map(toUser), total, page: page.page, limit: page.limit }
+    },
+
+    async get(_caller: Caller | null, id: IdInput): Promise<User> {
+      return toUser(await loadUser(db, id))
+    },
+
+    async create(caller: Caller | null, input: CreateUserInput): Promise<User> {
+      requireAdmin(caller, 'create users')
+      const now = new Date().toISOString()
+      const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
+      const row = await translateConflicts(() =>
+        repo.insertUser(db, {
+          name: input.name,
+          email: input.email,
+          age: input.age ?? null,
+          avatar: input.avatar ?? null,
+          role: input.role ?? 'user',
+          password_hash: passwordHash,
+          created_at: now,
+          updated_at: now,
+        }),
+      )
+      return toUser(row)
+    },
+
+    /** PUT: optional fields not given become null; role and password not given stay as they are. */
+    replace(caller: Caller | null, id: IdInput, input: ReplaceUserInput): Promise<User> {
+      return change(caller, id, { ...input, age: input.age ?? null, avatar: input.avatar ?? null })
+    },
+
+    /** PATCH: only the fields given change. */
+    update(caller: Caller | null, id: IdInput, input: UpdateUserInput): Promise<User> {
+      return change(caller, id, input)
+    },
+
+    /** Deletes the user with their posts, comments, todos and tokens. */
+    async remove(caller: Caller | null, id: IdInput): Promise<void> {
+      const signedIn = requireSignedIn(caller)
+      await db.transaction().execute(async (trx) => {
+        const target = await loadUser(trx, id)
+        assertMayChange(signedIn, target)
+        if (target.role === 'admin') await assertAnotherAdminRemains(trx)
+        await repo.deleteUser(trx, target.id)
+      })
+    },
+  }
+
+  async function change(caller: Caller | null, id: IdInput, input: UpdateUserInput): Promise<User> {
+    const signedIn = requireSignedIn(caller)
+    // Hash before the transaction: scrypt takes tens of milliseconds and must not hold the writer.
+    const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password)
+    return db.transaction().execute(async (trx) => {
+      const target = await loadUser(trx, id)
+      assertMayChange(signedIn, target)
+      if (input.role !== undefined && input.role !== target.role) {
+        requireAdmin(signedIn, 'change a role')
+        if (target.role === 'admin') await assertAnotherAdminRemains(trx)
+      }
+      const changes = changedColumns(target, input)
+      if (passwordHash !== undefined) changes.password_hash = passwordHash
+      if (Object.keys(changes).length === 0) return toUser(target)
+      changes.updated_at = new Date().toISOString()
+      return toUser(await translateConflicts(() => repo.updateUser(trx, target.id, changes)))
+    })
+  }
+}
+
+async function loadUser(db: Db, id: IdInput): Promise<UserRow> {
+  const userId = parseId(id)
+  const row = userId === undefined ? undefined : await repo.findUserById(db, userId)
+  if (row === undefined) throw notFound('User')
+  return row
+}
+
+function assertMayChange(caller: Caller, target: UserRow): void {
+  if (caller.userId !== target.id && !isAdmin(caller)) {
+    throw forbidden('Only the user themself or an admin may change or delete a user')
+  }
+}
+
+async function assertAnotherAdminRemains(db: Db): Promise<void> {
+  if ((await repo.countAdmins(db)) <= 1) {
+    throw new AppError('CONFLICT', 'This is the last admin: make another user an admin first')
+  }
+}
+
+/** The columns whose value the input changes; an input that changes nothing writes nothing. */
+function changedColumns(current: UserRow, input: UpdateUserInput): UserRowChanges {
+  const changes: UserRowChanges = {}
+  if (input.name !== undefined && input.name !== current.name) changes.name = input.name
+  if (input.email !== undefined && input.email !== current.email) changes.email = input.email
+  if (input.age !== undefined && input.age !== current.age) changes.age = input.age
+  if (input.avatar !== undefined && input.avatar !== current.avatar) changes.avatar = input.avatar
+  if (input.role !== undefined && input.role !== current.role) changes.role = input.role
+  return changes
+}
+
+async function translateConflicts<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write()
+  } catch (error) {
+    if (isUniqueViolation(error)) {
+      throw new AppError('CONFLICT', 'A user with this e-mail address already exists', [
+        { field: 'email', message: 'is already taken' },
+      ])
+    }
+    throw error
+  }
+}
+
+export function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    name: row.name,
+    email: row.email,
+    age: row.age,
+    avatar: row.avatar,
+    role: row.role,
+    createdAt: toIsoTimestamp(row.created_at),
+    updatedAt: toIsoTimestamp(row.updated_at),
+  }
+}
