@@ -77,7 +77,7 @@ function fromValidation(error: FastifyError, request: FastifyRequest): AppError 
   switch (error.validationContext) {
     case 'body':
       // A body that is JSON but not the resource's shape is 422; no body at all is a bad request.
-      return request.body === undefined || request.body === null
+      return request.body === undefined
         ? new AppError('BAD_REQUEST', 'A JSON object is required as the request body')
         : new AppError('VALIDATION_ERROR', 'The request body is not valid', details)
     case 'params':
@@ -100,6 +100,6 @@ function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply
 /** RFC 6750 §3: name the realm, and say why a token that was sent was refused. */
 function bearerChallenge(authorization: string | undefined): string {
   if (authorization === undefined) return 'Bearer realm="threadline"'
-  const reason = /^Bearer\s/i.test(authorization) ? 'invalid_token' : 'invalid_request'
+  const reason = /^Bearer +\S/i.test(authorization) ? 'invalid_token' : 'invalid_request'
   return `Bearer realm="threadline", error="${reason}"`
 }

@@ -1,7 +1,7 @@
 // API versions (spec §9): a path prefix /api/v<N> wins; unversioned paths take the version from
 // `Accept: application/vnd.threadline+json; version=N`, else v1. An unknown version, or an Accept
 // header that admits no JSON at all, is 406.
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
 
 export const API_VERSIONS = [1, 2] as const
@@ -23,9 +23,9 @@ declare module 'fastify' {
   }
 }
 
-/** An onRequest hook for one mount: sets request.apiVersion or refuses with 406. */
+/** An onRequest hook for one mount: sets request.apiVersion, and says it in API-Version, or refuses with 406. */
 export function versionHook(mount: ApiVersion | 'negotiated') {
-  return async (request: FastifyRequest): Promise<void> => {
+  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const accept = readAccept(request.headers.accept)
     if (!accept.acceptable) {
       throw new AppError('NOT_ACCEPTABLE', `This API answers in application/json or ${VENDOR_MEDIA_TYPE}`)
@@ -42,6 +42,7 @@ export function versionHook(mount: ApiVersion | 'negotiated') {
         `API version ${accept.version} does not exist; ask for one of: ${API_VERSIONS.join(', ')}`,
       )
     }
+    reply.header('api-version', request.apiVersion)
   }
 }
 

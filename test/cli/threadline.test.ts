@@ -1,0 +1,181 @@
+// The `threadline` command, run as a child process exactly as a user runs it (dist/main.js, built
+// by the global setup), on a temporary database.
+import { execFile, spawn } from 'node:child_process'
+import { rmSync } from 'node:fs'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { tempDatabaseUrl } from '../helpers/build-test-app.js'
+
+const run = promisify(execFile)
+const BIN = 'dist/main.js'
+
+let url: string
+let dir: string
+beforeAll(() => {
+  ;({ url, dir } = tempDatabaseUrl())
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function threadline(args: string[], env: Record<string, string> = {}) {
+  return run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, DATABASE_URL: url, ...env } })
+}
+
+/** Runs and expects failure; returns what it printed and its exit code. */
+async function threadlineFails(args: string[], env: Record<string, string> = {}) {
+  try {
+    await threadline(args, env)
+  } catch (error) {
+    const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string }
+    return { code, stdout, stderr }
+  }
+  throw new Error(`threadline ${args.join(' ')} succeeded`)
+}
+
+describe('threadline', () => {
+  it('lists its commands in --help', async () => {
+    const { stdout } = await threadline(['--help'])
+    for (const command of ['serve', 'migrate', 'seed', 'users', 'tokens']) expect(stdout).toContain(command)
+  })
+
+  it.each(['serve', 'migrate', 'seed', 'users create', 'tokens create', 'tokens revoke'])('has --help for %s', async (command) => {
+    const { stdout } = await threadline([...command.split(' '), '--help'])
+    expect(stdout).toMatch(new RegExp(`^Usage: threadline ${command}`))
+  })
+
+  it('migrate applies the schema once, then says it is up to date', async () => {
+    expect((await threadline(['migrate'])).stdout).toBe('Applied: 0001-initial\n')
+    expect((await threadline(['migrate'])).stdout).toBe('The database is up to date.\n')
+  })
+
+  it('users create prints the new user as JSON', async () => {
+    const { stdout } = await threadline(['users', 'create', '--name', 'Root', '--email', 'root@example.com', '--role', 'admin', '--password', 'a long password'])
+    const user = JSON.parse(stdout)
+    expect(user).toMatchObject({ id: 1, name: 'Root', email: 'root@example.com', role: 'admin', age: null })
+    expect(stdout).not.toMatch(/password/)
+  })
+
+  it('users create refuses bad input with the reasons, and a taken e-mail', async () => {
+    const bad = await threadlineFails(['users', 'create', '--name', 'X', '--email', 'nope', '--role', 'god'])
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toContain('email: must be a valid e-mail address')
+    expect(bad.stderr).toContain('role: must be one of: user, admin')
+    const taken = await threadlineFails(['users', 'create', '--name', 'Again', '--email', 'ROOT@example.com'])
+    expect(taken.stderr).toMatch(/already exists/)
+  })
+
+  it('tokens create prints the token alone, and the API accepts it', async () => {
+    const { stdout } = await threadline(['tokens', 'create', '--user', 'root@example.com', '--ttl', '1h'])
+    expect(stdout).toMatch(/^tl_[A-Za-z0-9_-]{43}\n$/)
+    const token = stdout.trim()
+    const app = await buildApp(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
+    try {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/users',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: { name: 'Made With CLI Token', email: 'cli@example.com' },
+      })
+      expect(res.statusCode).toBe(201)
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('tokens create takes a user id too, and refuses an unknown user or a bad --ttl', async () => {
+    expect((await threadline(['tokens', 'create', '--user', '1'])).stdout).toMatch(/^tl_/)
+    expect((await threadlineFails(['tokens', 'create', '--user', 'ghost@example.com'])).stderr).toMatch(/not found/)
+    expect((await threadlineFails(['tokens', 'create', '--user', '1', '--ttl', 'forever'])).stderr).toMatch(/duration/)
+  })
+
+  it('tokens revoke makes a token useless, and says when there is nothing to revoke', async () => {
+    const token = (await threadline(['tokens', 'create', '--user', '1'])).stdout.trim()
+    await threadline(['tokens', 'revoke', token])
+    const app = await buildApp(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
+    try {
+      const res = await app.inject({ method: 'GET', url: '/users', headers: { authorization: `Bearer ${token}` } })
+      expect(res.statusCode).toBe(401)
+    } finally {
+      await app.close()
+    }
+    expect((await threadlineFails(['tokens', 'revoke', token])).code).toBe(1)
+  })
+
+  it('seed adds the numbers asked for and reports them', async () => {
+    const { stdout } = await threadline(['seed', '--users', '30', '--posts', '60', '--comments', '90', '--todos', '12', '--batch-size', '7'])
+    expect(stdout).toMatch(/^Seeded 30 users, 60 posts, 90 comments and 12 todos in [\d.]+ s\.\n$/)
+    expect((await threadlineFails(['seed', '--users', 'many'])).stderr).toMatch(/whole number/)
+  })
+
+  it('names the bad environment variable and exits 1', async () => {
+    const { code, stderr } = await threadlineFails(['migrate'], { PORT: 'eighty' })
+    expect(code).toBe(1)
+    expect(stderr).toBe('threadline: Invalid environment variable PORT: expected an integer from 0 to 65535, got "eighty"\n')
+  })
+})
+
+/** Starts `threadline serve` on a free port; resolves with its address once it logged it. */
+async function startServe(env: Record<string, string>) {
+  const child = spawn(process.execPath, [BIN, 'serve'], { env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', ...env } })
+  let output = ''
+  const address = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
+      if (match?.[1]) resolve(match[1])
+    })
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)))
+  })
+  return { child, address, output: () => output }
+}
+
+describe('threadline serve', () => {
+  it('migrates, fills a new database with demo data, logs its URL, serves, and stops on SIGTERM', async () => {
+    const fresh = tempDatabaseUrl()
+    const { child, address, output } = await startServe({ DATABASE_URL: fresh.url })
+    try {
+      const res = await fetch(`${address}/api/v1/users?limit=100`)
+      expect(res.status).toBe(200)
+      const body = (await res.json()) as { data: { name: string }[]; meta: { pagination: { total: number } } }
+      expect(body.meta.pagination.total).toBe(10)
+      expect(body.data[0]?.name).toBe('Leanne Graham')
+      expect(output().split('\n').filter((line) => line.includes('listening on'))).toHaveLength(1)
+
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+      child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+    } finally {
+      child.kill('SIGKILL')
+      rmSync(fresh.dir, { recursive: true, force: true })
+    }
+  })
+
+  it('keeps a new database empty with SEED_DEMO_DATA=false', async () => {
+    const fresh = tempDatabaseUrl()
+    const { child, address } = await startServe({ DATABASE_URL: fresh.url, SEED_DEMO_DATA: 'false' })
+    try {
+      const body = (await (await fetch(`${address}/users`)).json()) as { meta: { pagination: { total: number } } }
+      expect(body.meta.pagination.total).toBe(0)
+    } finally {
+      child.kill('SIGKILL')
+      rmSync(fresh.dir, { recursive: true, force: true })
+    }
+  })
+
+  it('does not fill a database again on the next start', async () => {
+    const fresh = tempDatabaseUrl()
+    const first = await startServe({ DATABASE_URL: fresh.url })
+    const stopped = new Promise((resolve) => first.child.on('exit', resolve))
+    first.child.kill('SIGTERM')
+    await stopped
+    const second = await startServe({ DATABASE_URL: fresh.url })
+    try {
+      const body = (await (await fetch(`${second.address}/users`)).json()) as { meta: { pagination: { total: number } } }
+      expect(body.meta.pagination.total).toBe(10)
+    } finally {
+      second.child.kill('SIGKILL')
+      rmSync(fresh.dir, { recursive: true, force: true })
+    }
+  })
+})

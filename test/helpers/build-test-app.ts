@@ -1,0 +1,80 @@
+// Builds the real app (the same buildApp as production) on a fresh SQLite file in a temp folder,
+// with three users and their tokens: an admin, and two ordinary users, alice and bob.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { OPERATOR } from '../../src/caller.js'
+import { type Config, loadConfig } from '../../src/config.js'
+import { openDatabase, type Database } from '../../src/db/create-database.js'
+import { prepareDatabase } from '../../src/server.js'
+import { createTokensService } from '../../src/tokens/tokens.service.js'
+import type { CreateUserInput, User } from '../../src/users/users.schemas.js'
+import { createUsersService } from '../../src/users/users.service.js'
+
+export interface TestApp {
+  app: FastifyInstance
+  config: Config
+  /** A second handle on the same file, for fixtures and for looking at what was stored. */
+  database: Database
+  admin: User
+  alice: User
+  bob: User
+  tokens: { admin: string; alice: string; bob: string }
+  createUser(input: CreateUserInput): Promise<User>
+  tokenFor(userId: number, ttlMs?: number): Promise<string>
+  /** app.inject with a bearer token and a JSON body. */
+  request(options: InjectOptions & { token?: string; json?: unknown }): Promise<LightMyRequestResponse>
+  close(): Promise<void>
+}
+
+export function tempDatabaseUrl(): { url: string; dir: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'threadline-test-'))
+  return { url: `sqlite:${join(dir, 'test.db')}`, dir }
+}
+
+export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const { url, dir } = tempDatabaseUrl()
+  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', SEED_DEMO_DATA: 'false', ...env })
+  await prepareDatabase(config)
+  const app = await buildApp(config)
+  const database = openDatabase(config.database)
+  const users = createUsersService({ db: database.db })
+  const tokens = createTokensService({ db: database.db, tokenTtlMs: config.tokenTtlMs })
+
+  const createUser = (input: CreateUserInput) => users.create(OPERATOR, input)
+  const tokenFor = async (userId: number, ttlMs = 3_600_000) => (await tokens.issueFor(String(userId), ttlMs)).token
+
+  const admin = await createUser({ name: 'Ada Admin', email: 'ada@example.com', role: 'admin' })
+  const alice = await createUser({ name: 'Alice', email: 'alice@example.com', password: 'correct horse battery' })
+  const bob = await createUser({ name: 'Bob', email: 'bob@example.com', age: 41 })
+
+  return {
+    app,
+    config,
+    database,
+    admin,
+    alice,
+    bob,
+    tokens: { admin: await tokenFor(admin.id), alice: await tokenFor(alice.id), bob: await tokenFor(bob.id) },
+    createUser,
+    tokenFor,
+    request({ token, json, headers, ...options }) {
+      return app.inject({
+        ...options,
+        headers: {
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+          ...(json === undefined ? {} : { 'content-type': 'application/json' }),
+          ...headers,
+        },
+        ...(json === undefined ? {} : { payload: JSON.stringify(json) }),
+      })
+    },
+    async close() {
+      await app.close()
+      await database.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}

@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+
+let t: TestApp
+beforeAll(async () => {
+  t = await buildTestApp()
+})
+afterAll(() => t.close())
+
+/** Every error leaves in the spec's body, never with Fastify's own words or codes. */
+function expectErrorBody(body: string, code: string) {
+  const parsed = JSON.parse(body)
+  expect(Object.keys(parsed)).toEqual(['error'])
+  expect(parsed.error.code).toBe(code)
+  expect(typeof parsed.error.message).toBe('string')
+  expect(body).not.toMatch(/FST_|statusCode|Fastify/)
+}
+
+const post = (payload: string | Buffer, contentType?: string) =>
+  t.app.inject({
+    method: 'POST',
+    url: '/users',
+    headers: { authorization: `Bearer ${t.tokens.admin}`, ...(contentType ? { 'content-type': contentType } : {}) },
+    payload,
+  })
+
+describe('bodies', () => {
+  it.each(['{"name": "x",', '{bad', 'nul', '"unterminated'])('answers 400 BAD_REQUEST to malformed JSON %j', async (payload) => {
+    const res = await post(payload, 'application/json')
+    expect(res.statusCode).toBe(400)
+    expectErrorBody(res.body, 'BAD_REQUEST')
+  })
+
+  it('answers 400 to an empty JSON body', async () => {
+    const res = await post('', 'application/json')
+    expect(res.statusCode).toBe(400)
+    expectErrorBody(res.body, 'BAD_REQUEST')
+  })
+
+  it('answers 422 to JSON that is not an object', async () => {
+    for (const payload of ['[]', '42', '"text"', 'null']) {
+      const res = await post(payload, 'application/json')
+      expect(res.statusCode, payload).toBe(422)
+      expectErrorBody(res.body, 'VALIDATION_ERROR')
+      expect(res.json().error.details).toEqual([{ field: '', message: 'must be an object' }])
+    }
+  })
+
+  it.each(['{"__proto__": {"role": "admin"}, "name": "P", "email": "p@example.com"}', '{"constructor": {"prototype": {"x": 1}}, "name": "P", "email": "p@example.com"}'])(
+    'answers 400 to prototype poisoning %s',
+    async (payload) => {
+      const res = await post(payload, 'application/json')
+      expect(res.statusCode).toBe(400)
+      expectErrorBody(res.body, 'BAD_REQUEST')
+    },
+  )
+
+  it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml'])(
+    'answers 415 to a %s body and creates nothing',
+    async (type) => {
+      const before = (await t.request({ method: 'GET', url: '/users' })).json().meta.pagination.total
+      const res = await post('{"name":"T","email":"t@example.com"}', type)
+      expect(res.statusCode).toBe(415)
+      expectErrorBody(res.body, 'UNSUPPORTED_MEDIA_TYPE')
+      expect((await t.request({ method: 'GET', url: '/users' })).json().meta.pagination.total).toBe(before)
+    },
+  )
+
+  it('answers 413 to a body over 1 MiB', async () => {
+    const res = await post(JSON.stringify({ name: 'x'.repeat(1024 * 1024), email: 'big@example.com' }), 'application/json')
+    expect(res.statusCode).toBe(413)
+    expectErrorBody(res.body, 'PAYLOAD_TOO_LARGE')
+  })
+
+  it('accepts a JSON content type with a charset', async () => {
+    const res = await post('{"name":"Charset","email":"charset@example.com"}', 'application/json; charset=utf-8')
+    expect(res.statusCode).toBe(201)
+  })
+})
+
+describe('routes', () => {
+  it('answers 404 NOT_FOUND to an unknown route', async () => {
+    const res = await t.request({ method: 'GET', url: '/api/v1/nothing-here' })
+    expect(res.statusCode).toBe(404)
+    expectErrorBody(res.body, 'NOT_FOUND')
+  })
+
+  it('answers 405 with an Allow header to a method the path does not serve', async () => {
+    const collection = await t.request({ method: 'DELETE', url: '/api/v1/users', token: t.tokens.admin })
+    expect(collection.statusCode).toBe(405)
+    expect(collection.headers.allow).toBe('GET, HEAD, POST')
+    expectErrorBody(collection.body, 'METHOD_NOT_ALLOWED')
+
+    const one = await t.request({ method: 'POST', url: `/users/${t.bob.id}`, json: {} })
+    expect(one.statusCode).toBe(405)
+    expect(one.headers.allow).toBe('GET, HEAD, PUT, PATCH, DELETE')
+  })
+
+  it('answers 400 to a malformed URL', async () => {
+    const res = await t.request({ method: 'GET', url: '/users/%E0%A4%A' })
+    expect(res.statusCode).toBe(400)
+    expectErrorBody(res.body, 'BAD_REQUEST')
+  })
+
+  it('answers 404 to an over-long id', async () => {
+    const res = await t.request({ method: 'GET', url: `/users/${'9'.repeat(500)}` })
+    expect(res.statusCode).toBe(404)
+    expectErrorBody(res.body, 'NOT_FOUND')
+  })
+
+  it('answers HEAD like GET, without a body', async () => {
+    const res = await t.request({ method: 'HEAD', url: `/users/${t.bob.id}` })
+    expect(res.statusCode).toBe(200)
+    expect(res.body).toBe('')
+  })
+})
+
+describe('request ids', () => {
+  it('sends an X-Request-Id on every response, successes and errors alike', async () => {
+    const ok = await t.request({ method: 'GET', url: '/users' })
+    const missing = await t.request({ method: 'GET', url: '/nope' })
+    const denied = await t.request({ method: 'POST', url: '/users', json: {} })
+    for (const res of [ok, missing, denied]) {
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
+    }
+    expect(ok.headers['x-request-id']).not.toBe(missing.headers['x-request-id'])
+  })
+
+  it("echoes the client's X-Request-Id, and replaces one that is not sane", async () => {
+    const echoed = await t.request({ method: 'GET', url: '/users', headers: { 'x-request-id': 'client-abc.123' } })
+    expect(echoed.headers['x-request-id']).toBe('client-abc.123')
+    const replaced = await t.request({ method: 'GET', url: '/users', headers: { 'x-request-id': 'bad id\twith spaces' } })
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
+  })
+})

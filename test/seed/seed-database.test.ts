@@ -1,0 +1,80 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { rmSync } from 'node:fs'
+import { loadConfig } from '../../src/config.js'
+import { type Database, openDatabase } from '../../src/db/create-database.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { DEMO_COUNTS, seedDatabase } from '../../src/seed/seed-database.js'
+import { tempDatabaseUrl } from '../helpers/build-test-app.js'
+
+const opened: { database: Database; dir: string }[] = []
+afterEach(async () => {
+  for (const { database, dir } of opened.splice(0)) {
+    await database.close()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+async function emptyDatabase(): Promise<Database> {
+  const { url, dir } = tempDatabaseUrl()
+  const database = openDatabase(loadConfig({ DATABASE_URL: url }).database)
+  opened.push({ database, dir })
+  await migrateToLatest(database)
+  return database
+}
+
+async function countRows(database: Database) {
+  const count = async (table: 'users' | 'posts' | 'comments' | 'todos') =>
+    Number((await database.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+  return { users: await count('users'), posts: await count('posts'), comments: await count('comments'), todos: await count('todos') }
+}
+
+describe('seedDatabase', () => {
+  it('writes the demo: 10 users, 100 posts, 500 comments, 200 todos, one admin', async () => {
+    const database = await emptyDatabase()
+    await seedDatabase(database.db, DEMO_COUNTS)
+    expect(await countRows(database)).toEqual({ users: 10, posts: 100, comments: 500, todos: 200 })
+    const admins = await database.db.selectFrom('users').select('id').where('role', '=', 'admin').execute()
+    expect(admins).toEqual([{ id: 1 }])
+    const first = await database.db.selectFrom('users').selectAll().where('id', '=', 1).executeTakeFirstOrThrow()
+    expect(first).toMatchObject({ name: 'Leanne Graham', email: 'leanne.graham@example.com', password_hash: null })
+    // In blocks, like the fake APIs: user 1 owns posts 1 to 10.
+    const posts = await database.db.selectFrom('posts').select('id').where('user_id', '=', 1).orderBy('id').execute()
+    expect(posts.map((p) => p.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+  })
+
+  it('gives the same data for the same seed', async () => {
+    const a = await emptyDatabase()
+    const b = await emptyDatabase()
+    await seedDatabase(a.db, DEMO_COUNTS)
+    await seedDatabase(b.db, DEMO_COUNTS)
+    for (const table of ['users', 'posts', 'comments', 'todos'] as const) {
+      const rowsA = await a.db.selectFrom(table).selectAll().orderBy('id').execute()
+      const rowsB = await b.db.selectFrom(table).selectAll().orderBy('id').execute()
+      expect(rowsA).toEqual(rowsB)
+    }
+  })
+
+  it('adds to a database that has data, with new unique e-mail addresses', async () => {
+    const database = await emptyDatabase()
+    await seedDatabase(database.db, DEMO_COUNTS)
+    await seedDatabase(database.db, { users: 25, posts: 50, comments: 10, todos: 5, batchSize: 7 })
+    expect(await countRows(database)).toEqual({ users: 35, posts: 150, comments: 510, todos: 205 })
+    const admins = await database.db.selectFrom('users').select('id').where('role', '=', 'admin').execute()
+    expect(admins).toHaveLength(1)
+  })
+
+  it('reports progress after every batch, ending at the total', async () => {
+    const database = await emptyDatabase()
+    const seen: [number, number][] = []
+    await seedDatabase(database.db, { users: 5, posts: 10, comments: 0, todos: 0, batchSize: 4, onProgress: (d, t) => seen.push([d, t]) })
+    expect(seen).toEqual([[4, 15], [5, 15], [9, 15], [13, 15], [15, 15]])
+  })
+
+  it('writes nothing when it fails half way', async () => {
+    const database = await emptyDatabase()
+    await expect(seedDatabase(database.db, { users: 0, posts: 10, comments: 0, todos: 0 })).rejects.toThrow(/no users/)
+    await seedDatabase(database.db, { users: 3, posts: 0, comments: 0, todos: 0 })
+    await expect(seedDatabase(database.db, { users: 2, posts: 0, comments: 5, todos: 0 })).rejects.toThrow(/no new posts/)
+    expect(await countRows(database)).toEqual({ users: 3, posts: 0, comments: 0, todos: 0 })
+  })
+})
