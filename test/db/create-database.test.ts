@@ -1,0 +1,67 @@
+import { rmSync } from 'node:fs'
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config.js'
+import { type Database, openDatabase } from '../../src/db/create-database.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { tempDatabaseUrl } from '../helpers/build-test-app.js'
+
+let database: Database
+let dir: string
+beforeAll(async () => {
+  const temp = tempDatabaseUrl()
+  dir = temp.dir
+  // A folder that does not exist yet: opening creates it.
+  database = openDatabase(loadConfig({ DATABASE_URL: `${temp.url.replace(/test\.db$/, '')}nested/deeper/test.db` }).database)
+  await migrateToLatest(database)
+})
+afterAll(async () => {
+  await database.close()
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const pragma = async (name: string) => {
+  const { rows } = await sql<Record<string, unknown>>`select * from ${sql.raw(`pragma_${name}`)}`.execute(database.db)
+  return Object.values(rows[0] ?? {})[0]
+}
+
+/** SQLite's plan for a Kysely query; its parameters (test constants) are inlined as literals. */
+async function plan(query: { compile(): { sql: string; parameters: readonly unknown[] } }): Promise<string> {
+  const { sql: text, parameters } = query.compile()
+  let i = 0
+  const inlined = text.replace(/\?/g, () => {
+    const value = parameters[i++]
+    return typeof value === 'number' ? String(value) : `'${String(value)}'`
+  })
+  const { rows } = await sql<{ detail: string }>`explain query plan ${sql.raw(inlined)}`.execute(database.db)
+  return rows.map((r) => r.detail).join('; ')
+}
+
+describe('the SQLite store', () => {
+  it('runs in WAL mode with foreign keys on and a busy timeout', async () => {
+    expect(await pragma('journal_mode')).toBe('wal')
+    expect(await pragma('foreign_keys')).toBe(1)
+    expect(await pragma('busy_timeout')).toBe(5000)
+  })
+
+  it('refuses a row whose parent does not exist', async () => {
+    const now = new Date().toISOString()
+    await expect(
+      database.db.insertInto('posts').values({ user_id: 424242, title: 't', content: 'c', status: 'published', created_at: now, updated_at: now }).execute(),
+    ).rejects.toThrow(/FOREIGN KEY/)
+  })
+
+  it.each([
+    ['a user by e-mail', () => database.db.selectFrom('users').selectAll().where(sql`lower(email)`, '=', 'a@example.com'), /USING INDEX users_email_unique/],
+    ['a token by hash', () => database.db.selectFrom('tokens').selectAll().where('token_hash', '=', 'ab'), /USING INDEX/],
+    ["a user's tokens", () => database.db.selectFrom('tokens').select('id').where('user_id', '=', 1), /USING (COVERING )?INDEX tokens_user_id_idx/],
+    ["a user's posts", () => database.db.selectFrom('posts').select('id').where('user_id', '=', 1).orderBy('id'), /USING (COVERING )?INDEX posts_user_id_idx/],
+    ["a post's comments", () => database.db.selectFrom('comments').select('id').where('post_id', '=', 1).orderBy('id'), /USING (COVERING )?INDEX comments_post_id_idx/],
+    ["an author's comments", () => database.db.selectFrom('comments').select('id').where('author_id', '=', 1), /USING (COVERING )?INDEX comments_author_id_idx/],
+    ["a user's todos", () => database.db.selectFrom('todos').select('id').where('user_id', '=', 1).orderBy('id'), /USING (COVERING )?INDEX todos_user_id_idx/],
+  ])('finds %s through an index', async (_what, query, expected) => {
+    const detail = await plan(query())
+    expect(detail).toMatch(expected)
+    expect(detail).not.toMatch(/^SCAN \w+$/)
+  })
+})
