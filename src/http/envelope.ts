@@ -21,14 +21,6 @@ export const CollectionEnvelope = <T extends TSchema>(item: T) =>
     meta: Type.Object({ timestamp: Timestamp, pagination: PagePagination }),
   })
 
-export const ErrorBody = Type.Object({
-  error: Type.Object({
-    code: Type.String(),
-    message: Type.String(),
-    details: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }))),
-  }),
-})
-
 export function single<T>(data: T) {
   return { data, meta: { timestamp: new Date().toISOString() } }
 }

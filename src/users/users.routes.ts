@@ -1,7 +1,7 @@
 // REST adapter for users: schema, access, one service call.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CollectionEnvelope, collection, ErrorBody, SingleEnvelope, single } from '../http/envelope.js'
+import { CollectionEnvelope, collection, SingleEnvelope, single } from '../http/envelope.js'
 import { PageQuery } from '../http/page-query.js'
 import { toPageRequest } from '../pagination.js'
 import { IdParam } from '../schema-types.js'
@@ -16,14 +16,14 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
     '/users',
     {
       config: { access: 'public' },
-      schema: { querystring: PageQuery, response: { 200: CollectionEnvelope(User), 400: ErrorBody } },
+      schema: { querystring: PageQuery, response: { 200: CollectionEnvelope(User) } },
     },
     async (request) => collection(await users.list(request.caller, toPageRequest(request.query))),
   )
 
   app.get(
     '/users/:id',
-    { config: { access: 'public' }, schema: { params: UserParams, response: { 200: OneUser, 404: ErrorBody } } },
+    { config: { access: 'public' }, schema: { params: UserParams, response: { 200: OneUser } } },
     async (request) => single(await users.get(request.caller, request.params.id)),
   )
 

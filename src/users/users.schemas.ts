@@ -54,15 +54,5 @@ export const ReplaceUserBody = CreateUserBody
 export type ReplaceUserInput = Static<typeof ReplaceUserBody>
 
 /** PATCH: only the fields given change; null clears an optional field. */
-export const UpdateUserBody = Type.Object(
-  {
-    name: Type.Optional(Name),
-    email: Type.Optional(Email),
-    age: Type.Optional(Nullable(Age)),
-    avatar: Type.Optional(Nullable(Avatar)),
-    role: Type.Optional(Role),
-    password: Type.Optional(Password),
-  },
-  { additionalProperties: false },
-)
+export const UpdateUserBody = Type.Partial(CreateUserBody, { additionalProperties: false })
 export type UpdateUserInput = Static<typeof UpdateUserBody>
