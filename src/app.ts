@@ -11,6 +11,12 @@ import { onClientError, onFrameworkError, registerErrorHandling } from './http/e
 import { trackAllowedMethods } from './http/method-not-allowed.js'
 import { generateRequestId, OneLinePerRequest, registerRequestContext } from './http/request-context.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
+import { commentsRoutes } from './comments/comments.routes.js'
+import { createCommentsService } from './comments/comments.service.js'
+import { postsRoutes } from './posts/posts.routes.js'
+import { createPostsService } from './posts/posts.service.js'
+import { todosRoutes } from './todos/todos.routes.js'
+import { createTodosService } from './todos/todos.service.js'
 import { tokensRoutes } from './tokens/tokens.routes.js'
 import { createTokensService } from './tokens/tokens.service.js'
 import { usersRoutes } from './users/users.routes.js'
@@ -19,8 +25,12 @@ import { bodyAjv, textAjv } from './validation.js'
 
 export async function buildApp(config: Config): Promise<FastifyInstance> {
   const database = openDatabase(config.database)
-  const users = createUsersService({ db: database.db })
-  const tokens = createTokensService({ db: database.db, tokenTtlMs: config.tokenTtlMs })
+  const { db } = database
+  const users = createUsersService({ db })
+  const posts = createPostsService({ db })
+  const comments = createCommentsService({ db })
+  const todos = createTodosService({ db })
+  const tokens = createTokensService({ db, tokenTtlMs: config.tokenTtlMs })
 
   const app = Fastify({
     logger: { level: config.logLevel, redact: ['req.headers.authorization', '*.password'] },
@@ -48,6 +58,9 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
       async (api) => {
         api.addHook('onRequest', versionHook(mount.version))
         await api.register(usersRoutes, { users })
+        await api.register(postsRoutes, { posts })
+        await api.register(commentsRoutes, { comments })
+        await api.register(todosRoutes, { todos })
         await api.register(tokensRoutes, { tokens })
       },
       { prefix: mount.prefix },

@@ -27,5 +27,12 @@ export function requireAdmin(caller: Caller | null, action: string): Caller {
   return signedIn
 }
 
+/** The caller when they own the thing (`ownerId`) or are an admin; UNAUTHENTICATED or FORBIDDEN otherwise. */
+export function requireOwnerOrAdmin(caller: Caller | null, ownerId: number, action: string): Caller {
+  const signedIn = requireSignedIn(caller)
+  if (signedIn.userId !== ownerId && signedIn.role !== 'admin') throw forbidden(`Only the owner or an admin may ${action}`)
+  return signedIn
+}
+
 /** The operator at the command line (`threadline users create`): acts with an admin's rights. */
 export const OPERATOR: Caller = Object.freeze({ userId: 0, role: 'admin', tokenId: 0 })

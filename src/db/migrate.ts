@@ -3,10 +3,12 @@
 import { type Migration, type MigrationResult, Migrator } from 'kysely'
 import type { Database } from './create-database.js'
 import { initialMigration } from './migrations/0001-initial.js'
+import { listIndexesMigration } from './migrations/0002-list-indexes.js'
 
 function migrationsFor(database: Database): Record<string, Migration> {
   return {
     '0001-initial': initialMigration(database.facts),
+    '0002-list-indexes': listIndexesMigration(),
   }
 }
 

@@ -70,9 +70,14 @@ export type UserRow = Selectable<UsersTable>
 export type NewUserRow = Insertable<UsersTable>
 export type UserRowChanges = Updateable<UsersTable>
 export type TokenRow = Selectable<TokensTable>
+export type PostRow = Selectable<PostsTable>
 export type NewPostRow = Insertable<PostsTable>
+export type PostRowChanges = Updateable<PostsTable>
+export type CommentRow = Selectable<CommentsTable>
 export type NewCommentRow = Insertable<CommentsTable>
+export type TodoRow = Selectable<TodosTable>
 export type NewTodoRow = Insertable<TodosTable>
+export type TodoRowChanges = Updateable<TodosTable>
 
 /** Timestamps as the API shows them: ISO 8601 UTC with milliseconds, whatever the dialect returned. */
 export function toIsoTimestamp(value: string | Date): string {

@@ -1,6 +1,8 @@
 // SQL for users. Every function takes the executor first: the database or a transaction.
 import { sql } from 'kysely'
+import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
+import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewUserRow, UserRow, UserRowChanges } from '../db/tables.js'
 
 export function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
@@ -16,16 +18,8 @@ export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefi
     .executeTakeFirst()
 }
 
-export function listUsers(db: Db, page: { offset: number; limit: number }): Promise<UserRow[]> {
-  return db.selectFrom('users').selectAll().orderBy('id').limit(page.limit).offset(page.offset).execute()
-}
-
-export async function countUsers(db: Db): Promise<number> {
-  const { count } = await db
-    .selectFrom('users')
-    .select((eb) => eb.fn.countAll<number | string>().as('count'))
-    .executeTakeFirstOrThrow()
-  return Number(count)
+export function listUsers(db: Db, query: CollectionQuery): Promise<RowPage<UserRow>> {
+  return listPage<UserRow>({ from: () => db.selectFrom('users'), select: (q) => q.selectAll(), query })
 }
 
 export async function countAdmins(db: Db): Promise<number> {

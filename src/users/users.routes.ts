@@ -1,11 +1,10 @@
 // REST adapter for users: schema, access, one service call.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CollectionEnvelope, collection, SingleEnvelope, single } from '../http/envelope.js'
-import { PageQuery } from '../http/page-query.js'
-import { toPageRequest } from '../pagination.js'
+import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
+import { SingleEnvelope, single } from '../http/envelope.js'
 import { IdParam } from '../schema-types.js'
-import { CreateUserBody, ReplaceUserBody, UpdateUserBody, User } from './users.schemas.js'
+import { CreateUserBody, ReplaceUserBody, UpdateUserBody, User, UsersCollection } from './users.schemas.js'
 import type { UsersService } from './users.service.js'
 
 const UserParams = Type.Object({ id: IdParam })
@@ -16,9 +15,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
     '/users',
     {
       config: { access: 'public' },
-      schema: { querystring: PageQuery, response: { 200: CollectionEnvelope(User) } },
+      schema: { response: { 200: CollectionEnvelope(User) } },
     },
-    async (request) => collection(await users.list(request.caller, toPageRequest(request.query))),
+    async (request, reply) =>
+      collectionBody(request, reply, await users.list(request.caller, readCollectionQuery(request, UsersCollection))),
   )
 
   app.get(

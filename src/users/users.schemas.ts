@@ -1,6 +1,7 @@
 // The user as the API shows it and as callers may write it.
 import { type Static, Type } from 'typebox'
 import { ROLES } from '../caller.js'
+import { defineCollection } from '../collections/collection-spec.js'
 import { Id, Line, Nullable, StringEnum, Timestamp } from '../schema-types.js'
 import { MESSAGE_KEYWORD } from '../validation.js'
 
@@ -56,3 +57,15 @@ export type ReplaceUserInput = Static<typeof ReplaceUserBody>
 /** PATCH: only the fields given change; null clears an optional field. */
 export const UpdateUserBody = Type.Partial(CreateUserBody, { additionalProperties: false })
 export type UpdateUserInput = Static<typeof UpdateUserBody>
+
+/** What the collection query language may filter, sort and search on /users. */
+export const UsersCollection = defineCollection('users', {
+  id: { column: 'id', type: 'integer' },
+  name: { column: 'name', type: 'string', searchable: true },
+  email: { column: 'email', type: 'string', caseInsensitive: true, searchable: true },
+  age: { column: 'age', type: 'integer', nullable: true },
+  avatar: { column: 'avatar', type: 'string', nullable: true, filterable: false, sortable: false },
+  role: { column: 'role', type: 'string', values: ROLES },
+  createdAt: { column: 'created_at', type: 'timestamp' },
+  updatedAt: { column: 'updated_at', type: 'timestamp' },
+})

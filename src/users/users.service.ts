@@ -1,13 +1,14 @@
 // The rules for users, for every transport: reads are public; a signed-in user may change or
 // delete themself; only an admin creates users, sets a role, or changes someone else. The last
 // admin can be neither demoted nor deleted.
-import { type Caller, isAdmin, requireAdmin, requireSignedIn } from '../caller.js'
+import { type Caller, requireAdmin, requireOwnerOrAdmin, requireSignedIn } from '../caller.js'
+import { type CollectionPage, toCollectionPage } from '../collections/collection-page.js'
+import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { isUniqueViolation } from '../db/database-errors.js'
 import { toIsoTimestamp, type UserRow, type UserRowChanges } from '../db/tables.js'
-import { AppError, forbidden, notFound } from '../errors.js'
+import { AppError, notFound } from '../errors.js'
 import { type IdInput, parseId } from '../ids.js'
-import { offsetOf, type Page, type PageRequest } from '../pagination.js'
 import { hashPassword } from './passwords.js'
 import * as repo from './users.repository.js'
 import type { CreateUserInput, ReplaceUserInput, UpdateUserInput, User } from './users.schemas.js'
@@ -20,12 +21,8 @@ export type UsersService = ReturnType<typeof createUsersService>
 
 export function createUsersService({ db }: UsersServiceDeps) {
   return {
-    async list(_caller: Caller | null, page: PageRequest): Promise<Page<User>> {
-      const [rows, total] = await Promise.all([
-        repo.listUsers(db, { offset: offsetOf(page), limit: page.limit }),
-        repo.countUsers(db),
-      ])
-      return { items: rows.map(toUser), total, page: page.page, limit: page.limit }
+    async list(_caller: Caller | null, query: CollectionQuery): Promise<CollectionPage<User>> {
+      return toCollectionPage(query, await repo.listUsers(db, query), toUser)
     },
 
     async get(_caller: Caller | null, id: IdInput): Promise<User> {
@@ -66,7 +63,7 @@ export function createUsersService({ db }: UsersServiceDeps) {
       const signedIn = requireSignedIn(caller)
       await db.transaction().execute(async (trx) => {
         const target = await loadUser(trx, id)
-        assertMayChange(signedIn, target)
+        requireOwnerOrAdmin(signedIn, target.id, 'delete this user')
         if (target.role === 'admin') await assertAnotherAdminRemains(trx)
         await repo.deleteUser(trx, target.id)
       })
@@ -79,7 +76,7 @@ export function createUsersService({ db }: UsersServiceDeps) {
     const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password)
     return db.transaction().execute(async (trx) => {
       const target = await loadUser(trx, id)
-      assertMayChange(signedIn, target)
+      requireOwnerOrAdmin(signedIn, target.id, 'change this user')
       if (input.role !== undefined && input.role !== target.role) {
         requireAdmin(signedIn, 'change a role')
         if (target.role === 'admin') await assertAnotherAdminRemains(trx)
@@ -93,17 +90,12 @@ export function createUsersService({ db }: UsersServiceDeps) {
   }
 }
 
-async function loadUser(db: Db, id: IdInput): Promise<UserRow> {
+/** The user with this id, or NOT_FOUND. */
+export async function loadUser(db: Db, id: IdInput): Promise<UserRow> {
   const userId = parseId(id)
   const row = userId === undefined ? undefined : await repo.findUserById(db, userId)
   if (row === undefined) throw notFound('User')
   return row
-}
-
-function assertMayChange(caller: Caller, target: UserRow): void {
-  if (caller.userId !== target.id && !isAdmin(caller)) {
-    throw forbidden('Only the user themself or an admin may change or delete a user')
-  }
 }
 
 async function assertAnotherAdminRemains(db: Db): Promise<void> {

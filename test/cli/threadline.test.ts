@@ -45,7 +45,7 @@ describe('threadline', () => {
   })
 
   it('migrate applies the schema once, then says it is up to date', async () => {
-    expect((await threadline(['migrate'])).stdout).toBe('Applied: 0001-initial\n')
+    expect((await threadline(['migrate'])).stdout).toBe('Applied: 0001-initial, 0002-list-indexes\n')
     expect((await threadline(['migrate'])).stdout).toBe('The database is up to date.\n')
   })
 

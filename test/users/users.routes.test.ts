@@ -16,7 +16,7 @@ describe('reading users', () => {
     expect(res.headers['content-type']).toMatch(/^application\/json/)
     const body = res.json()
     expect(body.data.map((u: { id: number }) => u.id)).toEqual([t.admin.id, t.alice.id])
-    expect(body.meta.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2 })
+    expect(body.meta.pagination).toEqual({ page: 1, limit: 2, total: 3, pages: 2, nextCursor: expect.any(String) })
     expect(body.meta.timestamp).toMatch(ISO_UTC)
   })
 
@@ -25,7 +25,7 @@ describe('reading users', () => {
     expect(second.data.map((u: { id: number }) => u.id)).toEqual([t.bob.id])
     const past = (await t.request({ method: 'GET', url: '/api/v1/users?limit=2&page=9' })).json()
     expect(past.data).toEqual([])
-    expect(past.meta.pagination).toEqual({ page: 9, limit: 2, total: 3, pages: 2 })
+    expect(past.meta.pagination).toEqual({ page: 9, limit: 2, total: 3, pages: 2, nextCursor: null })
   })
 
   it('defaults to page 1 of 20 and caps the limit at 100', async () => {
@@ -33,7 +33,7 @@ describe('reading users', () => {
     expect((await t.request({ method: 'GET', url: '/users?limit=1000' })).json().meta.pagination.limit).toBe(100)
   })
 
-  it.each(['page=0', 'page=-1', 'page=abc', 'limit=0', 'limit=2.5', 'page=1&page=2', 'colour=blue'])(
+  it.each(['page=0', 'page=-1', 'page=abc', 'limit=0', 'limit=2.5', 'page=1&page=2', 'colour=blue', 'age=old', 'sort=height'])(
     'answers 400 with details for the query %s',
     async (query) => {
       const res = await t.request({ method: 'GET', url: `/users?${query}` })
@@ -41,6 +41,7 @@ describe('reading users', () => {
       const { error } = res.json()
       expect(error.code).toBe('BAD_REQUEST')
       expect(error.details[0].field).toBe(query.split('=')[0])
+      expect(error.details[0].message).toEqual(expect.any(String))
     },
   )
 

@@ -1,0 +1,26 @@
+// A page of a collection as services return it: the items, where they sit in the whole, and the
+// cursors to the pages around them.
+import type { RowPage } from '../db/list-page.js'
+import type { CollectionQuery } from './collection-query.js'
+
+export interface CollectionPage<T> {
+  readonly items: T[]
+  readonly query: CollectionQuery
+  readonly hasMore: boolean
+  readonly hasPrevious: boolean
+  readonly total: number | undefined
+  readonly nextCursor: string | null
+  readonly prevCursor: string | null
+}
+
+export function toCollectionPage<Row, T>(query: CollectionQuery, page: RowPage<Row>, toItem: (row: Row) => T): CollectionPage<T> {
+  return {
+    items: page.rows.map(toItem),
+    query,
+    hasMore: page.hasMore,
+    hasPrevious: page.hasPrevious,
+    total: page.total,
+    nextCursor: page.nextCursor,
+    prevCursor: page.prevCursor,
+  }
+}

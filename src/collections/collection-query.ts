@@ -1,0 +1,239 @@
+// The collection query language, one implementation for every collection: equality filters
+// (`?role=admin&role=user`), `sort=-age,name`, `page`/`limit`, opaque `cursor`s, and `q` search
+// over `fields`. Parses the raw query string against a CollectionSpec into a CollectionQuery,
+// or refuses it with BAD_REQUEST naming each bad parameter.
+import { createHash } from 'node:crypto'
+import { AppError, type ErrorDetail } from '../errors.js'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
+import type { CollectionSpec, FieldSpec } from './collection-spec.js'
+import { badCursor, type Cursor, decodeCursor, type KeyValue } from './cursor.js'
+
+export const RESERVED_PARAMETERS = ['page', 'limit', 'cursor', 'sort', 'q', 'fields'] as const
+const MAX_PAGE = 10_000_000
+const MAX_VALUES = 100
+const MAX_SEARCH_LENGTH = 200
+
+export interface Filter {
+  readonly field: FieldSpec
+  /** Any of these (a repeated parameter); null matches a missing value. */
+  readonly values: readonly KeyValue[]
+}
+
+export interface SortKey {
+  readonly field: FieldSpec
+  readonly descending: boolean
+}
+
+export interface Search {
+  /** A LIKE pattern for lower(column): the term lowercased, %, _ and \ escaped, wrapped in %. */
+  readonly pattern: string
+  readonly fields: readonly FieldSpec[]
+}
+
+export interface CollectionQuery {
+  readonly filters: readonly Filter[]
+  /** Total order: the id is always the last key. */
+  readonly sort: readonly SortKey[]
+  readonly search: Search | undefined
+  /** Items per page, capped at MAX_PAGE_LIMIT. */
+  readonly limit: number
+  readonly mode: 'page' | 'cursor'
+  /** 1-based; meaningful in page mode. */
+  readonly page: number
+  readonly cursor: Cursor | undefined
+  /** Binds cursors to this query: the collection, its scope, filters, sort and search. */
+  readonly fingerprint: string
+  /** Count the matching items too. */
+  readonly withTotal: boolean
+}
+
+export interface CollectionQueryOptions {
+  /** How to page when the query names neither `page` nor `cursor`. */
+  readonly defaultMode: 'page' | 'cursor'
+  /** The slice of the collection the path selects (`user:3`), part of the fingerprint. */
+  readonly scope: string
+  /** Whether the answer reports the total (API v1) or not (v2, where counting is the costly part). */
+  readonly withTotal: boolean
+}
+
+type RawQuery = Readonly<Record<string, unknown>>
+
+export function parseCollectionQuery(spec: CollectionSpec, raw: RawQuery, options: CollectionQueryOptions): CollectionQuery {
+  const problems: ErrorDetail[] = []
+  const problem = (field: string, message: string) => problems.push({ field, message })
+
+  const filters: Filter[] = []
+  for (const [name, value] of Object.entries(raw)) {
+    if ((RESERVED_PARAMETERS as readonly string[]).includes(name)) continue
+    const field = spec.fields.get(name)
+    if (field === undefined) {
+      problem(name, 'is not a field of this collection')
+    } else if (!field.filterable) {
+      problem(name, 'cannot be filtered on; search it with q')
+    } else {
+      const texts = Array.isArray(value) ? value : [value]
+      if (texts.length > MAX_VALUES) problem(name, `may be given at most ${MAX_VALUES} times`)
+      const values = texts.map((text) => parseValue(field, text))
+      if (values.includes(INVALID)) problem(name, describeType(field))
+      else filters.push({ field, values: values as KeyValue[] })
+    }
+  }
+
+  const page = single(raw, 'page', problem)
+  const limit = single(raw, 'limit', problem)
+  const cursorText = single(raw, 'cursor', problem)
+  const sortText = single(raw, 'sort', problem)
+  const q = single(raw, 'q', problem)
+  const fieldsText = single(raw, 'fields', problem)
+
+  const pageNumber = page === undefined ? undefined : parseBoundedInteger(page, 1, MAX_PAGE)
+  if (pageNumber === null) problem('page', `must be an integer from 1 to ${MAX_PAGE}`)
+  const limitNumber = limit === undefined ? DEFAULT_PAGE_LIMIT : parseBoundedInteger(limit, 1, Number.MAX_SAFE_INTEGER)
+  if (limitNumber === null) problem('limit', 'must be an integer of at least 1')
+  if (page !== undefined && cursorText !== undefined) problem('cursor', 'cannot be combined with page')
+
+  const sort = parseSort(spec, sortText, problem)
+  const search = parseSearch(spec, q, fieldsText, problem)
+
+  if (problems.length > 0) throw new AppError('BAD_REQUEST', 'The query parameters are not valid', problems)
+
+  const fingerprint = fingerprintOf(spec, options.scope, filters, sort, search)
+  const cursor = cursorText === undefined ? undefined : checkedCursor(decodeCursor(cursorText, fingerprint), sort)
+  const mode = cursor !== undefined ? 'cursor' : pageNumber !== undefined && pageNumber !== null ? 'page' : options.defaultMode
+  return {
+    filters,
+    sort,
+    search,
+    limit: Math.min(limitNumber ?? DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT),
+    mode,
+    page: pageNumber ?? 1,
+    cursor,
+    fingerprint,
+    withTotal: options.withTotal,
+  }
+}
+
+const INVALID = Symbol('invalid')
+
+/** A filter value as the field's type; 'null' matches a missing value of a nullable field. */
+function parseValue(field: FieldSpec, value: unknown): KeyValue | typeof INVALID {
+  if (typeof value !== 'string') return INVALID
+  if (field.nullable && value === 'null') return null
+  switch (field.type) {
+    case 'integer':
+      return /^-?\d{1,15}$/.test(value) ? Number(value) : INVALID
+    case 'boolean':
+      return value === 'true' ? true : value === 'false' ? false : INVALID
+    case 'timestamp':
+      return parseTimestamp(value) ?? INVALID
+    case 'string':
+      if (field.values !== undefined && !field.values.includes(value)) return INVALID
+      return field.caseInsensitive ? value.toLowerCase() : value
+  }
+}
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/
+
+function parseTimestamp(value: string): string | undefined {
+  const ms = ISO_DATE_TIME.test(value) ? Date.parse(value) : NaN
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString()
+}
+
+function describeType(field: FieldSpec): string {
+  const orNull = field.nullable ? ' (or null)' : ''
+  if (field.values !== undefined) return `must be one of: ${field.values.join(', ')}${orNull}`
+  const words = { integer: 'an integer', boolean: 'true or false', timestamp: 'an ISO 8601 date-time', string: 'text' }
+  return `must be ${words[field.type]}${orNull}`
+}
+
+function single(raw: RawQuery, name: string, problem: (field: string, message: string) => void): string | undefined {
+  const value = raw[name]
+  if (value === undefined) return undefined
+  if (typeof value !== 'string') {
+    problem(name, 'may be given only once')
+    return undefined
+  }
+  return value
+}
+
+function parseBoundedInteger(text: string, min: number, max: number): number | null {
+  if (!/^\d{1,16}$/.test(text)) return null
+  const n = Number(text)
+  return n >= min && n <= max ? n : null
+}
+
+function parseSort(spec: CollectionSpec, text: string | undefined, problem: (f: string, m: string) => void): SortKey[] {
+  const keys: SortKey[] = []
+  for (const part of text === undefined ? [] : text.split(',')) {
+    const descending = part.startsWith('-')
+    const name = descending ? part.slice(1) : part
+    const field = spec.fields.get(name)
+    if (field === undefined) problem('sort', `"${name}" is not a field of this collection`)
+    else if (!field.sortable) problem('sort', `"${name}" cannot be sorted on`)
+    else if (keys.some((key) => key.field === field)) problem('sort', `"${name}" is named twice`)
+    else keys.push({ field, descending })
+  }
+  // The id makes the order total, so pages never skip or repeat a row. It follows the direction
+  // of the last key, so one index scanned one way serves the whole order.
+  if (!keys.some((key) => key.field === spec.id)) {
+    keys.push({ field: spec.id, descending: keys.at(-1)?.descending ?? false })
+  }
+  return keys
+}
+
+function parseSearch(
+  spec: CollectionSpec,
+  q: string | undefined,
+  fieldsText: string | undefined,
+  problem: (f: string, m: string) => void,
+): Search | undefined {
+  if (fieldsText !== undefined && (q === undefined || q === '')) problem('fields', 'is only used with q')
+  if (q === undefined || q === '') return undefined
+  if (q.length > MAX_SEARCH_LENGTH) problem('q', `must be at most ${MAX_SEARCH_LENGTH} characters long`)
+  let fields = spec.defaultSearchFields
+  if (fieldsText !== undefined) {
+    const named: FieldSpec[] = []
+    for (const name of fieldsText.split(',')) {
+      const field = spec.fields.get(name)
+      if (field?.searchable) named.push(field)
+      else problem('fields', `"${name}" is not a searchable field; these are: ${spec.defaultSearchFields.map((f) => f.name).join(', ')}`)
+    }
+    fields = named
+  }
+  const escaped = q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)
+  return { pattern: `%${escaped}%`, fields }
+}
+
+function fingerprintOf(spec: CollectionSpec, scope: string, filters: Filter[], sort: SortKey[], search: Search | undefined): string {
+  const canonical = JSON.stringify([
+    spec.name,
+    scope,
+    filters.map((f) => [f.field.name, f.values]).sort(([a], [b]) => String(a).localeCompare(String(b))),
+    sort.map((key) => `${key.descending ? '-' : ''}${key.field.name}`),
+    search === undefined ? null : [search.pattern, search.fields.map((f) => f.name)],
+  ])
+  return createHash('sha256').update(canonical).digest('base64url').slice(0, 16)
+}
+
+/** The cursor's values must fit the sort: one per key, each of the key's type. */
+function checkedCursor(cursor: Cursor, sort: readonly SortKey[]): Cursor {
+  if (cursor.values.length !== sort.length) throw badCursor()
+  sort.forEach((key, i) => {
+    if (!fitsType(key.field, cursor.values[i] as KeyValue)) throw badCursor()
+  })
+  return cursor
+}
+
+function fitsType(field: FieldSpec, value: KeyValue): boolean {
+  if (value === null) return field.nullable === true
+  switch (field.type) {
+    case 'integer':
+      return Number.isSafeInteger(value)
+    case 'boolean':
+      return typeof value === 'boolean'
+    case 'timestamp':
+      return typeof value === 'string' && parseTimestamp(value) === value
+    case 'string':
+      return typeof value === 'string'
+  }
+}

@@ -1,0 +1,58 @@
+// REST adapter for the comments on a post: schema, access, one service call.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
+import { SingleEnvelope, single } from '../http/envelope.js'
+import { IdParam } from '../schema-types.js'
+import { Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
+import type { CommentsService } from './comments.service.js'
+
+const PostParams = Type.Object({ userId: IdParam, postId: IdParam })
+const CommentParams = Type.Object({ userId: IdParam, postId: IdParam, commentId: IdParam })
+const OneComment = SingleEnvelope(Comment)
+
+export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsService }> = async (app, { comments }) => {
+  app.get(
+    '/users/:userId/posts/:postId/comments',
+    { config: { access: 'public' }, schema: { params: PostParams, response: { 200: CollectionEnvelope(Comment) } } },
+    async (request, reply) => {
+      const { params } = request
+      const query = readCollectionQuery(request, CommentsCollection, `user:${params.userId}/post:${params.postId}`)
+      return collectionBody(request, reply, await comments.list(request.caller, params, query))
+    },
+  )
+
+  app.get(
+    '/users/:userId/posts/:postId/comments/:commentId',
+    { config: { access: 'public' }, schema: { params: CommentParams, response: { 200: OneComment } } },
+    async (request) => single(await comments.get(request.caller, request.params, request.params.commentId)),
+  )
+
+  app.post(
+    '/users/:userId/posts/:postId/comments',
+    { config: { access: 'signed-in' }, schema: { params: PostParams, body: CreateCommentBody, response: { 201: OneComment } } },
+    async (request, reply) => {
+      const { params } = request
+      const comment = await comments.create(request.caller, params, request.body)
+      return reply
+        .code(201)
+        .header('location', `${app.prefix}/users/${params.userId}/posts/${comment.postId}/comments/${comment.id}`)
+        .send(single(comment))
+    },
+  )
+
+  app.patch(
+    '/users/:userId/posts/:postId/comments/:commentId',
+    { config: { access: 'signed-in' }, schema: { params: CommentParams, body: UpdateCommentBody, response: { 200: OneComment } } },
+    async (request) => single(await comments.update(request.caller, request.params, request.params.commentId, request.body)),
+  )
+
+  app.delete(
+    '/users/:userId/posts/:postId/comments/:commentId',
+    { config: { access: 'signed-in' }, schema: { params: CommentParams } },
+    async (request, reply) => {
+      await comments.remove(request.caller, request.params, request.params.commentId)
+      return reply.code(204).send()
+    },
+  )
+}

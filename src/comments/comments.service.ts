@@ -1,0 +1,92 @@
+// The rules for comments: anyone who may see a post reads its comments; any signed-in user who
+// may see it comments on it, as themself; the author or an admin edits; the author, the post's
+// owner or an admin deletes.
+import { type Caller, isAdmin, requireOwnerOrAdmin, requireSignedIn } from '../caller.js'
+import { type CollectionPage, toCollectionPage } from '../collections/collection-page.js'
+import type { CollectionQuery } from '../collections/collection-query.js'
+import type { Db } from '../db/create-database.js'
+import { type PostRow, toIsoTimestamp } from '../db/tables.js'
+import { forbidden, notFound } from '../errors.js'
+import { type IdInput, parseId } from '../ids.js'
+import { loadVisiblePost } from '../posts/posts.service.js'
+import * as repo from './comments.repository.js'
+import type { Comment, CreateCommentInput, UpdateCommentInput } from './comments.schemas.js'
+
+export type CommentsService = ReturnType<typeof createCommentsService>
+
+/** Where a comment lives: /users/{userId}/posts/{postId}/comments. */
+export interface PostPath {
+  userId: IdInput
+  postId: IdInput
+}
+
+export function createCommentsService({ db }: { db: Db }) {
+  return {
+    async list(caller: Caller | null, path: PostPath, query: CollectionQuery): Promise<CollectionPage<Comment>> {
+      const post = await loadVisiblePost(db, caller, path.userId, path.postId)
+      return toCollectionPage(query, await repo.listCommentsOfPost(db, post.id, query), toComment)
+    },
+
+    async get(caller: Caller | null, path: PostPath, commentId: IdInput): Promise<Comment> {
+      const post = await loadVisiblePost(db, caller, path.userId, path.postId)
+      return toComment(await loadComment(db, post, commentId))
+    },
+
+    /** The author is the caller, never anyone named in the input. */
+    async create(caller: Caller | null, path: PostPath, input: CreateCommentInput): Promise<Comment> {
+      const author = requireSignedIn(caller)
+      const post = await loadVisiblePost(db, caller, path.userId, path.postId)
+      const now = new Date().toISOString()
+      const id = await repo.insertComment(db, {
+        post_id: post.id,
+        author_id: author.userId,
+        content: input.content,
+        created_at: now,
+        updated_at: now,
+      })
+      return toComment(await loadComment(db, post, id))
+    },
+
+    async update(caller: Caller | null, path: PostPath, commentId: IdInput, input: UpdateCommentInput): Promise<Comment> {
+      return db.transaction().execute(async (trx) => {
+        const post = await loadVisiblePost(trx, caller, path.userId, path.postId)
+        const comment = await loadComment(trx, post, commentId)
+        requireOwnerOrAdmin(caller, comment.author_id, 'edit this comment')
+        if (input.content === comment.content) return toComment(comment)
+        await repo.updateCommentContent(trx, comment.id, input.content, new Date().toISOString())
+        return toComment(await loadComment(trx, post, comment.id))
+      })
+    },
+
+    async remove(caller: Caller | null, path: PostPath, commentId: IdInput): Promise<void> {
+      const signedIn = requireSignedIn(caller)
+      await db.transaction().execute(async (trx) => {
+        const post = await loadVisiblePost(trx, caller, path.userId, path.postId)
+        const comment = await loadComment(trx, post, commentId)
+        const allowed = signedIn.userId === comment.author_id || signedIn.userId === post.user_id || isAdmin(signedIn)
+        if (!allowed) throw forbidden("Only the comment's author, the post's owner or an admin may delete this comment")
+        await repo.deleteComment(trx, comment.id)
+      })
+    },
+  }
+}
+
+/** The comment with this id on this post, or NOT_FOUND. */
+async function loadComment(db: Db, post: PostRow, commentId: IdInput): Promise<repo.CommentWithAuthorRow> {
+  const id = parseId(commentId)
+  const comment = id === undefined ? undefined : await repo.findCommentById(db, id)
+  if (comment === undefined || comment.post_id !== post.id) throw notFound('Comment')
+  return comment
+}
+
+export function toComment(row: repo.CommentWithAuthorRow): Comment {
+  return {
+    id: row.id,
+    postId: row.post_id,
+    authorId: row.author_id,
+    author: { id: row.author_id, name: row.author_name },
+    content: row.content,
+    createdAt: toIsoTimestamp(row.created_at),
+    updatedAt: toIsoTimestamp(row.updated_at),
+  }
+}

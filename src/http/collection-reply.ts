@@ -1,0 +1,75 @@
+// Collections over REST: the query string read into a CollectionQuery for the request's API
+// version, and the page written as the envelope's meta.pagination plus a Link header (RFC 8288).
+//   v1: {page, limit, total, pages, nextCursor}; with a cursor, {limit, total, nextCursor}
+//   v2: {limit, nextCursor, hasMore}; with page, {page, limit, nextCursor, hasMore} — no total
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { type TSchema, Type } from 'typebox'
+import type { CollectionPage } from '../collections/collection-page.js'
+import { type CollectionQuery, parseCollectionQuery } from '../collections/collection-query.js'
+import type { CollectionSpec } from '../collections/collection-spec.js'
+import { Timestamp } from '../schema-types.js'
+
+const Pagination = Type.Object({
+  page: Type.Optional(Type.Integer({ minimum: 1 })),
+  limit: Type.Integer({ minimum: 1 }),
+  total: Type.Optional(Type.Integer({ minimum: 0, description: 'v1 only.' })),
+  pages: Type.Optional(Type.Integer({ minimum: 0, description: 'v1, page mode only.' })),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  hasMore: Type.Optional(Type.Boolean({ description: 'v2 only.' })),
+})
+
+export const CollectionEnvelope = <T extends TSchema>(item: T) =>
+  Type.Object({ data: Type.Array(item), meta: Type.Object({ timestamp: Timestamp, pagination: Pagination }) })
+
+/** The query string as a CollectionQuery; `scope` names the slice the path selects. */
+export function readCollectionQuery(request: FastifyRequest, spec: CollectionSpec, scope = ''): CollectionQuery {
+  const v2 = request.apiVersion === 2
+  return parseCollectionQuery(spec, request.query as Record<string, unknown>, {
+    defaultMode: v2 ? 'cursor' : 'page',
+    withTotal: !v2,
+    scope,
+  })
+}
+
+export function collectionBody<T>(request: FastifyRequest, reply: FastifyReply, page: CollectionPage<T>) {
+  const links = linksFor(request, page)
+  if (links !== '') reply.header('link', links)
+  return { data: page.items, meta: { timestamp: new Date().toISOString(), pagination: paginationOf(request, page) } }
+}
+
+function paginationOf<T>(request: FastifyRequest, page: CollectionPage<T>) {
+  const { query } = page
+  const inPages = query.mode === 'page'
+  if (request.apiVersion === 2) {
+    return { ...(inPages ? { page: query.page } : {}), limit: query.limit, nextCursor: page.nextCursor, hasMore: page.hasMore }
+  }
+  const total = page.total ?? 0
+  return inPages
+    ? { page: query.page, limit: query.limit, total, pages: Math.ceil(total / query.limit), nextCursor: page.nextCursor }
+    : { limit: query.limit, total, nextCursor: page.nextCursor }
+}
+
+/** rel="next", "prev" and "first", as paths with the request's own query, only page or cursor changed. */
+function linksFor<T>(request: FastifyRequest, page: CollectionPage<T>): string {
+  const [path = '', search = ''] = request.url.split('?', 2)
+  const link = (rel: string, change: { page?: number; cursor?: string }) => {
+    const params = new URLSearchParams(search)
+    params.delete('page')
+    params.delete('cursor')
+    if (change.page !== undefined) params.set('page', String(change.page))
+    if (change.cursor !== undefined) params.set('cursor', change.cursor)
+    const query = params.toString()
+    return `<${path}${query === '' ? '' : `?${query}`}>; rel="${rel}"`
+  }
+  const links: string[] = []
+  if (page.query.mode === 'page') {
+    if (page.hasMore) links.push(link('next', { page: page.query.page + 1 }))
+    if (page.query.page > 1) links.push(link('prev', { page: page.query.page - 1 }))
+    links.push(link('first', { page: 1 }))
+  } else {
+    if (page.nextCursor !== null) links.push(link('next', { cursor: page.nextCursor }))
+    if (page.prevCursor !== null) links.push(link('prev', { cursor: page.prevCursor }))
+    links.push(link('first', {}))
+  }
+  return links.join(', ')
+}

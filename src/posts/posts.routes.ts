@@ -1,0 +1,65 @@
+// REST adapter for a user's posts: schema, access, one service call.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
+import { SingleEnvelope, single } from '../http/envelope.js'
+import { IdParam } from '../schema-types.js'
+import { CreatePostBody, Post, PostsCollection, ReplacePostBody, UpdatePostBody } from './posts.schemas.js'
+import type { PostsService } from './posts.service.js'
+
+const UserParams = Type.Object({ userId: IdParam })
+const PostParams = Type.Object({ userId: IdParam, postId: IdParam })
+const OnePost = SingleEnvelope(Post)
+
+export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService }> = async (app, { posts }) => {
+  app.get(
+    '/users/:userId/posts',
+    { config: { access: 'public' }, schema: { params: UserParams, response: { 200: CollectionEnvelope(Post) } } },
+    async (request, reply) => {
+      const { userId } = request.params
+      const query = readCollectionQuery(request, PostsCollection, `user:${userId}`)
+      return collectionBody(request, reply, await posts.list(request.caller, userId, query))
+    },
+  )
+
+  app.get(
+    '/users/:userId/posts/:postId',
+    { config: { access: 'public' }, schema: { params: PostParams, response: { 200: OnePost } } },
+    async (request) => single(await posts.get(request.caller, request.params.userId, request.params.postId)),
+  )
+
+  app.post(
+    '/users/:userId/posts',
+    { config: { access: 'signed-in' }, schema: { params: UserParams, body: CreatePostBody, response: { 201: OnePost } } },
+    async (request, reply) => {
+      const post = await posts.create(request.caller, request.params.userId, request.body)
+      return reply
+        .code(201)
+        .header('location', `${app.prefix}/users/${post.userId}/posts/${post.id}`)
+        .send(single(post))
+    },
+  )
+
+  app.put(
+    '/users/:userId/posts/:postId',
+    { config: { access: 'signed-in' }, schema: { params: PostParams, body: ReplacePostBody, response: { 200: OnePost } } },
+    async (request) =>
+      single(await posts.replace(request.caller, request.params.userId, request.params.postId, request.body)),
+  )
+
+  app.patch(
+    '/users/:userId/posts/:postId',
+    { config: { access: 'signed-in' }, schema: { params: PostParams, body: UpdatePostBody, response: { 200: OnePost } } },
+    async (request) =>
+      single(await posts.update(request.caller, request.params.userId, request.params.postId, request.body)),
+  )
+
+  app.delete(
+    '/users/:userId/posts/:postId',
+    { config: { access: 'signed-in' }, schema: { params: PostParams } },
+    async (request, reply) => {
+      await posts.remove(request.caller, request.params.userId, request.params.postId)
+      return reply.code(204).send()
+    },
+  )
+}

@@ -1,0 +1,116 @@
+// The rules for posts: everyone reads published posts; drafts are seen only by their owner and
+// admins (to anyone else a draft does not exist: 404); only the owner or an admin writes.
+// publishedAt is the service's to set: when a post becomes published, and cleared for a draft.
+import { type Caller, isAdmin, requireOwnerOrAdmin } from '../caller.js'
+import { type CollectionPage, toCollectionPage } from '../collections/collection-page.js'
+import type { CollectionQuery } from '../collections/collection-query.js'
+import type { Db } from '../db/create-database.js'
+import { type PostRow, type PostRowChanges, toIsoTimestamp } from '../db/tables.js'
+import { notFound } from '../errors.js'
+import { type IdInput, parseId } from '../ids.js'
+import { loadUser } from '../users/users.service.js'
+import * as repo from './posts.repository.js'
+import type { CreatePostInput, Post, UpdatePostInput } from './posts.schemas.js'
+
+export type PostsService = ReturnType<typeof createPostsService>
+
+export function createPostsService({ db }: { db: Db }) {
+  return {
+    async list(caller: Caller | null, userId: IdInput, query: CollectionQuery): Promise<CollectionPage<Post>> {
+      const owner = await loadUser(db, userId)
+      const page = await repo.listPostsOfUser(db, owner.id, query, { includeDrafts: maySeeDrafts(caller, owner.id) })
+      return toCollectionPage(query, page, toPost)
+    },
+
+    async get(caller: Caller | null, userId: IdInput, postId: IdInput): Promise<Post> {
+      return toPost(await loadVisiblePost(db, caller, userId, postId))
+    },
+
+    async create(caller: Caller | null, userId: IdInput, input: CreatePostInput): Promise<Post> {
+      const owner = await loadUser(db, userId)
+      requireOwnerOrAdmin(caller, owner.id, "write this user's posts")
+      const now = new Date().toISOString()
+      const status = input.status ?? 'published'
+      const row = await repo.insertPost(db, {
+        user_id: owner.id,
+        title: input.title,
+        content: input.content,
+        status,
+        published_at: status === 'published' ? now : null,
+        created_at: now,
+        updated_at: now,
+      })
+      return toPost(row)
+    },
+
+    /** PUT: status left out becomes the default, published. */
+    replace(caller: Caller | null, userId: IdInput, postId: IdInput, input: CreatePostInput): Promise<Post> {
+      return change(caller, userId, postId, { ...input, status: input.status ?? 'published' })
+    },
+
+    update(caller: Caller | null, userId: IdInput, postId: IdInput, input: UpdatePostInput): Promise<Post> {
+      return change(caller, userId, postId, input)
+    },
+
+    /** Deletes the post and its comments. */
+    async remove(caller: Caller | null, userId: IdInput, postId: IdInput): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const post = await loadVisiblePost(trx, caller, userId, postId)
+        requireOwnerOrAdmin(caller, post.user_id, 'delete this post')
+        await repo.deletePost(trx, post.id)
+      })
+    },
+  }
+
+  async function change(caller: Caller | null, userId: IdInput, postId: IdInput, input: UpdatePostInput): Promise<Post> {
+    return db.transaction().execute(async (trx) => {
+      const post = await loadVisiblePost(trx, caller, userId, postId)
+      requireOwnerOrAdmin(caller, post.user_id, 'change this post')
+      const changes = changedColumns(post, input)
+      if (Object.keys(changes).length === 0) return toPost(post)
+      changes.updated_at = new Date().toISOString()
+      return toPost(await repo.updatePost(trx, post.id, changes))
+    })
+  }
+}
+
+const maySeeDrafts = (caller: Caller | null, ownerId: number): boolean => caller?.userId === ownerId || isAdmin(caller)
+
+/**
+ * The post at /users/{userId}/posts/{postId} as the caller may see it: NOT_FOUND when the user or
+ * the post does not exist, when the post belongs to someone else, or when it is a draft the
+ * caller may not see.
+ */
+export async function loadVisiblePost(db: Db, caller: Caller | null, userId: IdInput, postId: IdInput): Promise<PostRow> {
+  const ownerId = parseId(userId)
+  const id = parseId(postId)
+  const post = id === undefined ? undefined : await repo.findPostById(db, id)
+  if (post === undefined || post.user_id !== ownerId || (post.status === 'draft' && !maySeeDrafts(caller, post.user_id))) {
+    throw notFound('Post')
+  }
+  return post
+}
+
+function changedColumns(current: PostRow, input: UpdatePostInput): PostRowChanges {
+  const changes: PostRowChanges = {}
+  if (input.title !== undefined && input.title !== current.title) changes.title = input.title
+  if (input.content !== undefined && input.content !== current.content) changes.content = input.content
+  if (input.status !== undefined && input.status !== current.status) {
+    changes.status = input.status
+    changes.published_at = input.status === 'published' ? new Date().toISOString() : null
+  }
+  return changes
+}
+
+export function toPost(row: PostRow): Post {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    title: row.title,
+    content: row.content,
+    status: row.status,
+    publishedAt: row.published_at === null ? null : toIsoTimestamp(row.published_at),
+    createdAt: toIsoTimestamp(row.created_at),
+    updatedAt: toIsoTimestamp(row.updated_at),
+  }
+}

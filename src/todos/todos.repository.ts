@@ -1,0 +1,25 @@
+// SQL for todos. Every function takes the executor first: the database or a transaction.
+import type { CollectionQuery } from '../collections/collection-query.js'
+import type { Db } from '../db/create-database.js'
+import { listPage, type RowPage } from '../db/list-page.js'
+import type { NewTodoRow, TodoRow, TodoRowChanges } from '../db/tables.js'
+
+export function findTodoById(db: Db, id: number): Promise<TodoRow | undefined> {
+  return db.selectFrom('todos').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery): Promise<RowPage<TodoRow>> {
+  return listPage<TodoRow>({ from: () => db.selectFrom('todos').where('user_id', '=', userId), select: (q) => q.selectAll(), query })
+}
+
+export function insertTodo(db: Db, row: NewTodoRow): Promise<TodoRow> {
+  return db.insertInto('todos').values(row).returningAll().executeTakeFirstOrThrow()
+}
+
+export function updateTodo(db: Db, id: number, changes: TodoRowChanges): Promise<TodoRow> {
+  return db.updateTable('todos').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+}
+
+export async function deleteTodo(db: Db, id: number): Promise<void> {
+  await db.deleteFrom('todos').where('id', '=', id).execute()
+}

@@ -1,0 +1,54 @@
+// REST adapter for a user's todos: schema, access, one service call.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
+import { SingleEnvelope, single } from '../http/envelope.js'
+import { IdParam } from '../schema-types.js'
+import { CreateTodoBody, Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
+import type { TodosService } from './todos.service.js'
+
+const UserParams = Type.Object({ userId: IdParam })
+const TodoParams = Type.Object({ userId: IdParam, todoId: IdParam })
+const OneTodo = SingleEnvelope(Todo)
+
+export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = async (app, { todos }) => {
+  app.get(
+    '/users/:userId/todos',
+    { config: { access: 'public' }, schema: { params: UserParams, response: { 200: CollectionEnvelope(Todo) } } },
+    async (request, reply) => {
+      const { userId } = request.params
+      const query = readCollectionQuery(request, TodosCollection, `user:${userId}`)
+      return collectionBody(request, reply, await todos.list(request.caller, userId, query))
+    },
+  )
+
+  app.get(
+    '/users/:userId/todos/:todoId',
+    { config: { access: 'public' }, schema: { params: TodoParams, response: { 200: OneTodo } } },
+    async (request) => single(await todos.get(request.caller, request.params.userId, request.params.todoId)),
+  )
+
+  app.post(
+    '/users/:userId/todos',
+    { config: { access: 'signed-in' }, schema: { params: UserParams, body: CreateTodoBody, response: { 201: OneTodo } } },
+    async (request, reply) => {
+      const todo = await todos.create(request.caller, request.params.userId, request.body)
+      return reply.code(201).header('location', `${app.prefix}/users/${todo.userId}/todos/${todo.id}`).send(single(todo))
+    },
+  )
+
+  app.patch(
+    '/users/:userId/todos/:todoId',
+    { config: { access: 'signed-in' }, schema: { params: TodoParams, body: UpdateTodoBody, response: { 200: OneTodo } } },
+    async (request) => single(await todos.update(request.caller, request.params.userId, request.params.todoId, request.body)),
+  )
+
+  app.delete(
+    '/users/:userId/todos/:todoId',
+    { config: { access: 'signed-in' }, schema: { params: TodoParams } },
+    async (request, reply) => {
+      await todos.remove(request.caller, request.params.userId, request.params.todoId)
+      return reply.code(204).send()
+    },
+  )
+}

@@ -1,0 +1,75 @@
+// The rules for todos: everyone reads them; only their owner or an admin writes.
+import { type Caller, requireOwnerOrAdmin } from '../caller.js'
+import { type CollectionPage, toCollectionPage } from '../collections/collection-page.js'
+import type { CollectionQuery } from '../collections/collection-query.js'
+import type { Db } from '../db/create-database.js'
+import { type TodoRow, type TodoRowChanges, toIsoTimestamp } from '../db/tables.js'
+import { notFound } from '../errors.js'
+import { type IdInput, parseId } from '../ids.js'
+import { loadUser } from '../users/users.service.js'
+import * as repo from './todos.repository.js'
+import type { CreateTodoInput, Todo, UpdateTodoInput } from './todos.schemas.js'
+
+export type TodosService = ReturnType<typeof createTodosService>
+
+export function createTodosService({ db }: { db: Db }) {
+  return {
+    async list(_caller: Caller | null, userId: IdInput, query: CollectionQuery): Promise<CollectionPage<Todo>> {
+      const owner = await loadUser(db, userId)
+      return toCollectionPage(query, await repo.listTodosOfUser(db, owner.id, query), toTodo)
+    },
+
+    async get(_caller: Caller | null, userId: IdInput, todoId: IdInput): Promise<Todo> {
+      return toTodo(await loadTodo(db, userId, todoId))
+    },
+
+    async create(caller: Caller | null, userId: IdInput, input: CreateTodoInput): Promise<Todo> {
+      const owner = await loadUser(db, userId)
+      requireOwnerOrAdmin(caller, owner.id, "write this user's todos")
+      const now = new Date().toISOString()
+      return toTodo(
+        await repo.insertTodo(db, { user_id: owner.id, text: input.text, completed: 0, created_at: now, updated_at: now }),
+      )
+    },
+
+    async update(caller: Caller | null, userId: IdInput, todoId: IdInput, input: UpdateTodoInput): Promise<Todo> {
+      return db.transaction().execute(async (trx) => {
+        const todo = await loadTodo(trx, userId, todoId)
+        requireOwnerOrAdmin(caller, todo.user_id, 'change this todo')
+        const changes: TodoRowChanges = {}
+        if (input.text !== undefined && input.text !== todo.text) changes.text = input.text
+        if (input.completed !== undefined && input.completed !== Boolean(todo.completed)) changes.completed = input.completed ? 1 : 0
+        if (Object.keys(changes).length === 0) return toTodo(todo)
+        changes.updated_at = new Date().toISOString()
+        return toTodo(await repo.updateTodo(trx, todo.id, changes))
+      })
+    },
+
+    async remove(caller: Caller | null, userId: IdInput, todoId: IdInput): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        const todo = await loadTodo(trx, userId, todoId)
+        requireOwnerOrAdmin(caller, todo.user_id, 'delete this todo')
+        await repo.deleteTodo(trx, todo.id)
+      })
+    },
+  }
+}
+
+/** The todo at /users/{userId}/todos/{todoId}, or NOT_FOUND. */
+async function loadTodo(db: Db, userId: IdInput, todoId: IdInput): Promise<TodoRow> {
+  const id = parseId(todoId)
+  const todo = id === undefined ? undefined : await repo.findTodoById(db, id)
+  if (todo === undefined || todo.user_id !== parseId(userId)) throw notFound('Todo')
+  return todo
+}
+
+export function toTodo(row: TodoRow): Todo {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    text: row.text,
+    completed: Boolean(row.completed),
+    createdAt: toIsoTimestamp(row.created_at),
+    updatedAt: toIsoTimestamp(row.updated_at),
+  }
+}
