@@ -26,7 +26,7 @@ describe('posts', () => {
     expect(res.headers.location).toBe(`/api/v1/users/${t.alice.id}/posts/${data.id}`)
     expect(data).toMatchObject({ userId: t.alice.id, title: 'Hello', content: 'First post.\nWith two lines.', status: 'published' })
     expect(data.publishedAt).toBe(data.createdAt)
-    expect((await t.request({ method: 'GET', url: res.headers.location as string })).json().data).toEqual(data)
+    expect((await t.request({ method: 'GET', url: res.headers.location })).json().data).toEqual(data)
   })
 
   it('a draft has no publishedAt until it is published, and loses it when unpublished', async () => {

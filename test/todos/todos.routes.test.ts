@@ -14,7 +14,7 @@ describe('todos', () => {
     const { data } = res.json()
     expect(data).toMatchObject({ userId: t.bob.id, text: 'Buy milk', completed: false })
     expect(res.headers.location).toBe(`/api/v2/users/${t.bob.id}/todos/${data.id}`)
-    expect((await t.request({ method: 'GET', url: res.headers.location as string })).json().data).toEqual(data)
+    expect((await t.request({ method: 'GET', url: res.headers.location })).json().data).toEqual(data)
   })
 
   it('refuses completed and unknown fields on POST (422)', async () => {
