@@ -1,0 +1,149 @@
+// Collections at scale: one user with 1,000,000 posts, served by a real `threadline serve`.
+// Measures, with sequential requests over one keep-alive connection, the latency of
+//   - the first page of 20 (cursor mode, v2, sort=-publishedAt),
+//   - the 10,000th page of 20 reached by cursor (keyset: should cost what the first page costs),
+//   - the 10,000th page by ?page=10000 (OFFSET: allowed to be slower),
+//   - a q search over the 1,000,000 posts (a full scan of titles and contents),
+// and prints p50/p99 (min–max) for each, the deep/first ratio, and writes bench/results/collections.json.
+//
+//   npm run bench:collections [-- --posts 1000000 --requests 300 --fresh]
+import { spawn, execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { cpus, totalmem } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { Pool } from 'undici'
+
+const { values: args } = parseArgs({
+  options: {
+    posts: { type: 'string', default: '1000000' },
+    requests: { type: 'string', default: '300' },
+    'search-requests': { type: 'string', default: '10' },
+    fresh: { type: 'boolean', default: false },
+  },
+})
+const POSTS = Number(args.posts)
+const REQUESTS = Number(args.requests)
+const SEARCH_REQUESTS = Number(args['search-requests'])
+const PAGE = 20
+const DEEP_PAGE = Math.min(10_000, Math.floor(POSTS / PAGE))
+
+const dataDir = join('bench', '.data')
+const dbPath = join(dataDir, `collections-${POSTS}.db`)
+const env = { PATH: process.env.PATH, DATABASE_URL: `sqlite:${dbPath}`, LOG_LEVEL: 'warn', SEED_DEMO_DATA: 'false' }
+
+function node(args: string[]): string {
+  return execFileSync(process.execPath, ['dist/main.js', ...args], { env, encoding: 'utf8' })
+}
+
+function prepareData(): void {
+  if (args.fresh) rmSync(dbPath, { force: true })
+  if (existsSync(dbPath)) return
+  mkdirSync(dataDir, { recursive: true })
+  console.log(`Seeding 1 user with ${POSTS.toLocaleString('en')} posts into ${dbPath} ...`)
+  node(['migrate'])
+  process.stdout.write(node(['seed', '--users', '1', '--posts', String(POSTS), '--comments', '0', '--todos', '0']))
+}
+
+async function startServer(): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(process.execPath, ['dist/main.js', 'serve'], { env: { ...env, PORT: '0', LOG_LEVEL: 'info' } })
+  let output = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(output)
+      if (match?.[1]) resolve(match[1])
+    })
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)))
+  })
+  return {
+    url,
+    stop: () =>
+      new Promise((resolve) => {
+        child.on('exit', () => resolve())
+        child.kill('SIGTERM')
+      }),
+  }
+}
+
+interface Stats {
+  p50: number
+  p99: number
+  min: number
+  max: number
+  n: number
+}
+
+function stats(samples: number[]): Stats {
+  const sorted = [...samples].sort((a, b) => a - b)
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number
+  return { p50: at(0.5), p99: at(0.99), min: sorted[0] as number, max: sorted.at(-1) as number, n: sorted.length }
+}
+
+async function measure(pool: Pool, path: string, count: number): Promise<Stats> {
+  for (let i = 0; i < Math.min(20, count); i++) await get(pool, path) // warm up
+  const samples: number[] = []
+  for (let i = 0; i < count; i++) {
+    const started = performance.now()
+    await get(pool, path)
+    samples.push(performance.now() - started)
+  }
+  return stats(samples)
+}
+
+async function get(pool: Pool, path: string): Promise<{ meta: { pagination: { nextCursor: string | null } }; data: unknown[] }> {
+  const res = await pool.request({ method: 'GET', path })
+  const body = (await res.body.json()) as { meta: { pagination: { nextCursor: string | null } }; data: unknown[] }
+  if (res.statusCode !== 200) throw new Error(`${path} answered ${res.statusCode}: ${JSON.stringify(body)}`)
+  return body
+}
+
+const ms = (n: number) => n.toFixed(2).padStart(8)
+
+async function main(): Promise<void> {
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
+  prepareData()
+  const server = await startServer()
+  const pool = new Pool(server.url, { connections: 1 })
+  try {
+    const base = `/api/v2/users/1/posts?limit=${PAGE}&sort=-publishedAt`
+    // The cursor to page DEEP_PAGE, as the API issues it: the nextCursor of the page before it.
+    const before = await get(pool, `${base}&page=${DEEP_PAGE - 1}`)
+    const deepCursor = before.meta.pagination.nextCursor
+    if (deepCursor === null) throw new Error('the data set is too small for the deep page')
+
+    const scenarios: [string, string, number][] = [
+      ['first page (cursor mode)', base, REQUESTS],
+      [`page ${DEEP_PAGE} by cursor`, `${base}&cursor=${deepCursor}`, REQUESTS],
+      [`page ${DEEP_PAGE} by ?page (OFFSET)`, `${base}&page=${DEEP_PAGE}`, Math.max(20, Math.floor(REQUESTS / 10))],
+      ['q search, no match (full scan)', `/api/v2/users/1/posts?limit=${PAGE}&q=nomatchanywhere`, SEARCH_REQUESTS],
+      ['q search, matches (first page)', `/api/v2/users/1/posts?limit=${PAGE}&q=lorem%20ipsum`, SEARCH_REQUESTS],
+    ]
+    const results: Record<string, Stats> = {}
+    console.log(`\n${POSTS.toLocaleString('en')} posts of one user; sequential requests over one connection; milliseconds\n`)
+    console.log(`${'scenario'.padEnd(36)} ${'p50'.padStart(8)} ${'p99'.padStart(8)} ${'min'.padStart(8)} ${'max'.padStart(8)}   n`)
+    for (const [name, path, count] of scenarios) {
+      const result = await measure(pool, path, count)
+      results[name] = result
+      console.log(`${name.padEnd(36)} ${ms(result.p50)} ${ms(result.p99)} ${ms(result.min)} ${ms(result.max)}   ${result.n}`)
+    }
+    const first = results['first page (cursor mode)'] as Stats
+    const deep = results[`page ${DEEP_PAGE} by cursor`] as Stats
+    const ratio = { p50: deep.p50 / first.p50, p99: deep.p99 / first.p99 }
+    const verdict = ratio.p50 <= 1.5 && ratio.p99 <= 1.5 ? 'within' : 'NOT within'
+    console.log(`\ndeep cursor page / first page: p50 ${ratio.p50.toFixed(2)}x, p99 ${ratio.p99.toFixed(2)}x (${verdict} 1.5x)`)
+
+    mkdirSync(join('bench', 'results'), { recursive: true })
+    const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30) }
+    writeFileSync(
+      join('bench', 'results', 'collections.json'),
+      `${JSON.stringify({ date: new Date().toISOString(), machine, posts: POSTS, pageSize: PAGE, deepPage: DEEP_PAGE, results, ratio }, null, 2)}\n`,
+    )
+    console.log('written to bench/results/collections.json')
+  } finally {
+    await pool.close()
+    await server.stop()
+  }
+}
+
+await main()
