@@ -1,18 +1,24 @@
 // The composition root: opens the store, builds the services, and wires them into Fastify.
-// The list of registrations below is the table of contents of the service. Tests build the app
-// with this same function.
+// The list of registrations below is the table of contents of the service, in the order a
+// request meets them. Tests build the app with this same function.
+import { constants as zlib } from 'node:zlib'
+import fastifyCompress from '@fastify/compress'
+import fastifyCors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
+import { commentsRoutes } from './comments/comments.routes.js'
+import { createCommentsService } from './comments/comments.service.js'
 import type { Config } from './config.js'
 import { openDatabase } from './db/create-database.js'
-import { registerAccess } from './http/access.js'
+import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
+import { registerCaching } from './http/caching.js'
 import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
+import { CORS_OPTIONS } from './http/cors.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
 import { trackAllowedMethods } from './http/method-not-allowed.js'
 import { generateRequestId, OneLinePerRequest, registerRequestContext } from './http/request-context.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
-import { commentsRoutes } from './comments/comments.routes.js'
-import { createCommentsService } from './comments/comments.service.js'
+import { registerRateLimit } from './limits/rate-limit.js'
 import { postsRoutes } from './posts/posts.routes.js'
 import { createPostsService } from './posts/posts.service.js'
 import { todosRoutes } from './todos/todos.routes.js'
@@ -22,6 +28,11 @@ import { createTokensService } from './tokens/tokens.service.js'
 import { usersRoutes } from './users/users.routes.js'
 import { createUsersService } from './users/users.service.js'
 import { bodyAjv, textAjv } from './validation.js'
+
+/** Answers smaller than this go uncompressed: the framing would cost more than it saves. */
+const COMPRESSION_THRESHOLD_BYTES = 1024
+
+const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
 
 export async function buildApp(config: Config): Promise<FastifyInstance> {
   const database = openDatabase(config.database)
@@ -37,19 +48,34 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
     logController: new OneLinePerRequest(),
     requestIdHeader: false,
     genReqId: generateRequestId,
+    // A hop count trusts that many proxies in front (Fastify types take it as a function).
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     bodyLimit: MAX_BODY_BYTES,
     frameworkErrors: onFrameworkError,
     clientErrorHandler: onClientError,
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.addHook('onClose', () => database.close())
 
-  // HTTP wiring: validation, errors, request ids and logs, body types, who is calling.
+  // HTTP wiring, in the order a request meets it: validation and errors; request id and security
+  // headers; CORS (so even refusals can be read by the browser); who is calling; the rate limit;
+  // who may reach the route; caching and compression of the answer.
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
   registerErrorHandling(app)
   registerRequestContext(app)
   registerContentTypes(app)
-  registerAccess(app, tokens)
+  requireRouteAccess(app)
   const answerUnservedMethods = trackAllowedMethods(app)
+  if (config.corsOrigins.length > 0) await app.register(fastifyCors, { ...CORS_OPTIONS, origin: [...config.corsOrigins] })
+  resolveCaller(app, tokens)
+  await registerRateLimit(app, config.rateLimit)
+  enforceAccess(app)
+  registerCaching(app, { maxAgeS: config.cacheMaxAgeS })
+  await app.register(fastifyCompress, {
+    threshold: COMPRESSION_THRESHOLD_BYTES,
+    encodings: ['br', 'gzip'],
+    brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },
+    globalDecompression: false,
+  })
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
 
   // The REST API, once per version prefix and once unversioned (version from Accept).

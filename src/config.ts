@@ -20,6 +20,21 @@ export interface Config {
   readonly logLevel: LogLevel
   /** Lifetime of tokens issued by POST /tokens, in milliseconds. @default 30 days */
   readonly tokenTtlMs: number
+  /** Requests per window per caller; 0 turns rate limiting off. */
+  readonly rateLimit: {
+    /** For anonymous callers, per client address. @default 300 */
+    readonly max: number
+    /** For signed-in callers, per user. @default 1200 */
+    readonly authenticatedMax: number
+    /** @default 60 s */
+    readonly windowMs: number
+  }
+  /** max-age of anonymous GET answers, in seconds. @default 0 (always revalidate, with ETag) */
+  readonly cacheMaxAgeS: number
+  /** Origins allowed to call from a browser (CORS); empty: none. */
+  readonly corsOrigins: readonly string[]
+  /** Fastify's trustProxy: false, true, a hop count, or addresses/CIDRs. @default false */
+  readonly trustProxy: boolean | number | string[]
 }
 
 export class ConfigError extends Error {
@@ -43,7 +58,39 @@ export function loadConfig(env: Env = process.env): Config {
     seedDemoData: readBoolean(env, 'SEED_DEMO_DATA', true),
     logLevel: readChoice(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     tokenTtlMs: readDuration(env, 'TOKEN_TTL', '30d'),
+    rateLimit: Object.freeze({
+      max: readInteger(env, 'RATE_LIMIT_MAX', 300, 0, 1_000_000_000),
+      authenticatedMax: readInteger(env, 'RATE_LIMIT_AUTHENTICATED_MAX', 1200, 0, 1_000_000_000),
+      windowMs: readInteger(env, 'RATE_LIMIT_WINDOW_S', 60, 1, 86_400) * 1000,
+    }),
+    cacheMaxAgeS: readInteger(env, 'CACHE_MAX_AGE_S', 0, 0, 31_536_000),
+    corsOrigins: Object.freeze(readOrigins(env, 'CORS_ORIGINS')),
+    trustProxy: readTrustProxy(env, 'TRUST_PROXY'),
   })
+}
+
+function readOrigins(env: Env, name: string): string[] {
+  const value = raw(env, name)
+  if (value === undefined) return []
+  const origins = value.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
+  for (const origin of origins) {
+    if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
+      throw new ConfigError(name, `expected origins such as https://app.example.com (no path), got "${origin}"`)
+    }
+  }
+  return origins
+}
+
+function readTrustProxy(env: Env, name: string): boolean | number | string[] {
+  const value = raw(env, name)
+  if (value === undefined || value === 'false') return false
+  if (value === 'true') return true
+  if (/^\d{1,2}$/.test(value)) return Number(value)
+  const addresses = value.split(',').map((a) => a.trim())
+  if (addresses.some((a) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(a))) {
+    throw new ConfigError(name, `expected true, false, a hop count, or addresses/CIDRs, got "${value}"`)
+  }
+  return addresses
 }
 
 function raw(env: Env, name: string): string | undefined {

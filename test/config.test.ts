@@ -10,7 +10,30 @@ describe('loadConfig', () => {
       seedDemoData: true,
       logLevel: 'info',
       tokenTtlMs: 30 * 86_400_000,
+      rateLimit: { max: 300, authenticatedMax: 1200, windowMs: 60_000 },
+      cacheMaxAgeS: 0,
+      corsOrigins: [],
+      trustProxy: false,
     })
+  })
+
+  it('reads the HTTP settings', () => {
+    const config = loadConfig({
+      RATE_LIMIT_MAX: '10',
+      RATE_LIMIT_AUTHENTICATED_MAX: '50',
+      RATE_LIMIT_WINDOW_S: '5',
+      CACHE_MAX_AGE_S: '30',
+      CORS_ORIGINS: 'https://app.example.com, http://localhost:5173',
+      TRUST_PROXY: '10.0.0.0/8,127.0.0.1',
+    })
+    expect(config).toMatchObject({
+      rateLimit: { max: 10, authenticatedMax: 50, windowMs: 5000 },
+      cacheMaxAgeS: 30,
+      corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
+      trustProxy: ['10.0.0.0/8', '127.0.0.1'],
+    })
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true)
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2)
   })
 
   it('reads every variable', () => {
@@ -41,6 +64,12 @@ describe('loadConfig', () => {
     ['TOKEN_TTL', '0d'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['DATABASE_URL', 'sqlite:'],
+    ['RATE_LIMIT_MAX', 'lots'],
+    ['RATE_LIMIT_WINDOW_S', '0'],
+    ['CACHE_MAX_AGE_S', '-5'],
+    ['CORS_ORIGINS', 'app.example.com'],
+    ['CORS_ORIGINS', 'https://app.example.com/path'],
+    ['TRUST_PROXY', 'everyone'],
   ])('names the variable when %s=%s is wrong', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid environment variable ${name}: `))

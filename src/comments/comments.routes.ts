@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
+import { ifMatchOf } from '../http/caching.js'
 import { SingleEnvelope, single } from '../http/envelope.js'
 import { IdParam } from '../schema-types.js'
 import { Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
@@ -44,14 +45,21 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
   app.patch(
     '/users/:userId/posts/:postId/comments/:commentId',
     { config: { access: 'signed-in' }, schema: { params: CommentParams, body: UpdateCommentBody, response: { 200: OneComment } } },
-    async (request) => single(await comments.update(request.caller, request.params, request.params.commentId, request.body)),
+    async (request, reply) =>
+      single(
+        await comments.update(request.caller, request.params, request.params.commentId, request.body, {
+          ifMatch: ifMatchOf(request, reply, OneComment),
+        }),
+      ),
   )
 
   app.delete(
     '/users/:userId/posts/:postId/comments/:commentId',
     { config: { access: 'signed-in' }, schema: { params: CommentParams } },
     async (request, reply) => {
-      await comments.remove(request.caller, request.params, request.params.commentId)
+      await comments.remove(request.caller, request.params, request.params.commentId, {
+        ifMatch: ifMatchOf(request, reply, OneComment),
+      })
       return reply.code(204).send()
     },
   )

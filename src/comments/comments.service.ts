@@ -9,6 +9,7 @@ import { type PostRow, toIsoTimestamp } from '../db/tables.js'
 import { forbidden, notFound } from '../errors.js'
 import { type IdInput, parseId } from '../ids.js'
 import { loadVisiblePost } from '../posts/posts.service.js'
+import { checkPrecondition, type WriteOptions } from '../preconditions.js'
 import * as repo from './comments.repository.js'
 import type { Comment, CreateCommentInput, UpdateCommentInput } from './comments.schemas.js'
 
@@ -47,24 +48,32 @@ export function createCommentsService({ db }: { db: Db }) {
       return toComment(await loadComment(db, post, id))
     },
 
-    async update(caller: Caller | null, path: PostPath, commentId: IdInput, input: UpdateCommentInput): Promise<Comment> {
+    async update(
+      caller: Caller | null,
+      path: PostPath,
+      commentId: IdInput,
+      input: UpdateCommentInput,
+      options?: WriteOptions<Comment>,
+    ): Promise<Comment> {
       return db.transaction().execute(async (trx) => {
         const post = await loadVisiblePost(trx, caller, path.userId, path.postId)
         const comment = await loadComment(trx, post, commentId)
         requireOwnerOrAdmin(caller, comment.author_id, 'edit this comment')
+        checkPrecondition(options, () => toComment(comment))
         if (input.content === comment.content) return toComment(comment)
         await repo.updateCommentContent(trx, comment.id, input.content, new Date().toISOString())
         return toComment(await loadComment(trx, post, comment.id))
       })
     },
 
-    async remove(caller: Caller | null, path: PostPath, commentId: IdInput): Promise<void> {
+    async remove(caller: Caller | null, path: PostPath, commentId: IdInput, options?: WriteOptions<Comment>): Promise<void> {
       const signedIn = requireSignedIn(caller)
       await db.transaction().execute(async (trx) => {
         const post = await loadVisiblePost(trx, caller, path.userId, path.postId)
         const comment = await loadComment(trx, post, commentId)
         const allowed = signedIn.userId === comment.author_id || signedIn.userId === post.user_id || isAdmin(signedIn)
         if (!allowed) throw forbidden("Only the comment's author, the post's owner or an admin may delete this comment")
+        checkPrecondition(options, () => toComment(comment))
         await repo.deleteComment(trx, comment.id)
       })
     },

@@ -1,8 +1,13 @@
-// Who may reach a route at all. Every route declares `config.access`; a route without one stops
-// the app at start-up (fail closed). What a caller may do once there is the services' business.
+// Who is calling, and who may reach a route at all. Every route declares `config.access`; a route
+// without one stops the app at start-up (fail closed). What a caller may do once there is the
+// services' business.
+//
+// Two hooks, so the rate limiter can run between them: `resolveCaller` reads the token (a bad one
+// is remembered, not thrown, so it still counts against the client's address), and
+// `enforceAccess` then refuses what needs refusing.
 import type { FastifyInstance } from 'fastify'
 import type { Caller } from '../caller.js'
-import { unauthenticated } from '../errors.js'
+import { type AppError, isAppError, unauthenticated } from '../errors.js'
 import type { TokensService } from '../tokens/tokens.service.js'
 
 /** `public`: anyone, signed in or not. `signed-in`: a valid bearer token is required (else 401). */
@@ -15,26 +20,41 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The signed-in caller, or null for an anonymous request. */
     caller: Caller | null
+    /** Why the token sent was refused, to be answered once the request has been counted. */
+    authenticationError: AppError | null
   }
 }
 
-export function registerAccess(app: FastifyInstance, tokens: TokensService): void {
+export function requireRouteAccess(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
+    // CORS preflights carry no credentials and answer for every path.
+    if (route.method === 'OPTIONS') return
     const access = (route.config as { access?: unknown } | undefined)?.access
     if (access !== 'public' && access !== 'signed-in') {
       throw new Error(`Route ${String(route.method)} ${route.url} declares no access rule (config.access)`)
     }
   })
+}
 
+export function resolveCaller(app: FastifyInstance, tokens: TokensService): void {
   app.decorateRequest('caller', null)
-
-  // A token that is sent must be valid, even where none is needed: a wrong token is never ignored.
+  app.decorateRequest('authenticationError', null)
   app.addHook('onRequest', async (request) => {
     const authorization = request.headers.authorization
-    if (authorization !== undefined) {
+    if (authorization === undefined) return
+    try {
       request.caller = await tokens.authenticate(authorization)
-    } else if (request.routeOptions.config.access === 'signed-in') {
-      throw unauthenticated()
+    } catch (error) {
+      if (!isAppError(error)) throw error
+      request.authenticationError = error
     }
+  })
+}
+
+/** A token that is sent must be valid, even where none is needed: a wrong token is never ignored. */
+export function enforceAccess(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    if (request.authenticationError !== null) throw request.authenticationError
+    if (request.caller === null && request.routeOptions.config.access === 'signed-in') throw unauthenticated()
   })
 }

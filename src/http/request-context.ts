@@ -1,5 +1,6 @@
 // Per-request plumbing: the request id (the client's X-Request-Id when it is sane, else a UUID)
-// echoed on every response, and one log line per request instead of Fastify's two.
+// echoed on every response, security headers, the redirect of a trailing slash, and one log line
+// per request instead of Fastify's two.
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage } from 'node:http'
 import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
@@ -28,8 +29,38 @@ export class OneLinePerRequest extends LogController {
   }
 }
 
+/**
+ * Sent with every answer: the request id, and headers that keep a browser from sniffing JSON as
+ * something else, from framing or running it, and from leaking our URLs in Referer.
+ */
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'referrer-policy': 'no-referrer',
+}
+
 export function registerRequestContext(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
+    reply.headers(SECURITY_HEADERS)
+    const canonical = withoutTrailingSlash(request.url)
+    if (canonical !== undefined) {
+      // 301 for reads; 308 for writes, which must keep their method and body.
+      const status = request.method === 'GET' || request.method === 'HEAD' ? 301 : 308
+      return reply.code(status).header('location', canonical).send()
+    }
   })
+}
+
+/**
+ * The URL without the trailing slash of its path (the query kept), or undefined when there is
+ * none to remove. Never "//host...": that would redirect to another site.
+ */
+function withoutTrailingSlash(url: string): string | undefined {
+  const queryAt = url.indexOf('?')
+  const pathEnd = queryAt === -1 ? url.length : queryAt
+  if (pathEnd <= 1 || url.charCodeAt(pathEnd - 1) !== 47 /* / */) return undefined
+  const path = url.slice(0, pathEnd).replace(/\/+$/, '')
+  if (path === '' || path.startsWith('//')) return undefined
+  return path + url.slice(pathEnd)
 }

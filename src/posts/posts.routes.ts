@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
+import { ifMatchOf } from '../http/caching.js'
 import { SingleEnvelope, single } from '../http/envelope.js'
 import { IdParam } from '../schema-types.js'
 import { CreatePostBody, Post, PostsCollection, ReplacePostBody, UpdatePostBody } from './posts.schemas.js'
@@ -43,22 +44,32 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService }> = a
   app.put(
     '/users/:userId/posts/:postId',
     { config: { access: 'signed-in' }, schema: { params: PostParams, body: ReplacePostBody, response: { 200: OnePost } } },
-    async (request) =>
-      single(await posts.replace(request.caller, request.params.userId, request.params.postId, request.body)),
+    async (request, reply) =>
+      single(
+        await posts.replace(request.caller, request.params.userId, request.params.postId, request.body, {
+          ifMatch: ifMatchOf(request, reply, OnePost),
+        }),
+      ),
   )
 
   app.patch(
     '/users/:userId/posts/:postId',
     { config: { access: 'signed-in' }, schema: { params: PostParams, body: UpdatePostBody, response: { 200: OnePost } } },
-    async (request) =>
-      single(await posts.update(request.caller, request.params.userId, request.params.postId, request.body)),
+    async (request, reply) =>
+      single(
+        await posts.update(request.caller, request.params.userId, request.params.postId, request.body, {
+          ifMatch: ifMatchOf(request, reply, OnePost),
+        }),
+      ),
   )
 
   app.delete(
     '/users/:userId/posts/:postId',
     { config: { access: 'signed-in' }, schema: { params: PostParams } },
     async (request, reply) => {
-      await posts.remove(request.caller, request.params.userId, request.params.postId)
+      await posts.remove(request.caller, request.params.userId, request.params.postId, {
+        ifMatch: ifMatchOf(request, reply, OnePost),
+      })
       return reply.code(204).send()
     },
   )

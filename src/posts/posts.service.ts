@@ -8,6 +8,7 @@ import type { Db } from '../db/create-database.js'
 import { type PostRow, type PostRowChanges, toIsoTimestamp } from '../db/tables.js'
 import { notFound } from '../errors.js'
 import { type IdInput, parseId } from '../ids.js'
+import { checkPrecondition, type WriteOptions } from '../preconditions.js'
 import { loadUser } from '../users/users.service.js'
 import * as repo from './posts.repository.js'
 import type { CreatePostInput, Post, UpdatePostInput } from './posts.schemas.js'
@@ -44,28 +45,36 @@ export function createPostsService({ db }: { db: Db }) {
     },
 
     /** PUT: status left out becomes the default, published. */
-    replace(caller: Caller | null, userId: IdInput, postId: IdInput, input: CreatePostInput): Promise<Post> {
-      return change(caller, userId, postId, { ...input, status: input.status ?? 'published' })
+    replace(caller: Caller | null, userId: IdInput, postId: IdInput, input: CreatePostInput, options?: WriteOptions<Post>): Promise<Post> {
+      return change(caller, userId, postId, { ...input, status: input.status ?? 'published' }, options)
     },
 
-    update(caller: Caller | null, userId: IdInput, postId: IdInput, input: UpdatePostInput): Promise<Post> {
-      return change(caller, userId, postId, input)
+    update(caller: Caller | null, userId: IdInput, postId: IdInput, input: UpdatePostInput, options?: WriteOptions<Post>): Promise<Post> {
+      return change(caller, userId, postId, input, options)
     },
 
     /** Deletes the post and its comments. */
-    async remove(caller: Caller | null, userId: IdInput, postId: IdInput): Promise<void> {
+    async remove(caller: Caller | null, userId: IdInput, postId: IdInput, options?: WriteOptions<Post>): Promise<void> {
       await db.transaction().execute(async (trx) => {
         const post = await loadVisiblePost(trx, caller, userId, postId)
         requireOwnerOrAdmin(caller, post.user_id, 'delete this post')
+        checkPrecondition(options, () => toPost(post))
         await repo.deletePost(trx, post.id)
       })
     },
   }
 
-  async function change(caller: Caller | null, userId: IdInput, postId: IdInput, input: UpdatePostInput): Promise<Post> {
+  async function change(
+    caller: Caller | null,
+    userId: IdInput,
+    postId: IdInput,
+    input: UpdatePostInput,
+    options?: WriteOptions<Post>,
+  ): Promise<Post> {
     return db.transaction().execute(async (trx) => {
       const post = await loadVisiblePost(trx, caller, userId, postId)
       requireOwnerOrAdmin(caller, post.user_id, 'change this post')
+      checkPrecondition(options, () => toPost(post))
       const changes = changedColumns(post, input)
       if (Object.keys(changes).length === 0) return toPost(post)
       changes.updated_at = new Date().toISOString()

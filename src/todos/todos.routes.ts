@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
+import { ifMatchOf } from '../http/caching.js'
 import { SingleEnvelope, single } from '../http/envelope.js'
 import { IdParam } from '../schema-types.js'
 import { CreateTodoBody, Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
@@ -40,14 +41,21 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
   app.patch(
     '/users/:userId/todos/:todoId',
     { config: { access: 'signed-in' }, schema: { params: TodoParams, body: UpdateTodoBody, response: { 200: OneTodo } } },
-    async (request) => single(await todos.update(request.caller, request.params.userId, request.params.todoId, request.body)),
+    async (request, reply) =>
+      single(
+        await todos.update(request.caller, request.params.userId, request.params.todoId, request.body, {
+          ifMatch: ifMatchOf(request, reply, OneTodo),
+        }),
+      ),
   )
 
   app.delete(
     '/users/:userId/todos/:todoId',
     { config: { access: 'signed-in' }, schema: { params: TodoParams } },
     async (request, reply) => {
-      await todos.remove(request.caller, request.params.userId, request.params.todoId)
+      await todos.remove(request.caller, request.params.userId, request.params.todoId, {
+        ifMatch: ifMatchOf(request, reply, OneTodo),
+      })
       return reply.code(204).send()
     },
   )

@@ -6,6 +6,7 @@ import type { Db } from '../db/create-database.js'
 import { type TodoRow, type TodoRowChanges, toIsoTimestamp } from '../db/tables.js'
 import { notFound } from '../errors.js'
 import { type IdInput, parseId } from '../ids.js'
+import { checkPrecondition, type WriteOptions } from '../preconditions.js'
 import { loadUser } from '../users/users.service.js'
 import * as repo from './todos.repository.js'
 import type { CreateTodoInput, Todo, UpdateTodoInput } from './todos.schemas.js'
@@ -32,10 +33,17 @@ export function createTodosService({ db }: { db: Db }) {
       )
     },
 
-    async update(caller: Caller | null, userId: IdInput, todoId: IdInput, input: UpdateTodoInput): Promise<Todo> {
+    async update(
+      caller: Caller | null,
+      userId: IdInput,
+      todoId: IdInput,
+      input: UpdateTodoInput,
+      options?: WriteOptions<Todo>,
+    ): Promise<Todo> {
       return db.transaction().execute(async (trx) => {
         const todo = await loadTodo(trx, userId, todoId)
         requireOwnerOrAdmin(caller, todo.user_id, 'change this todo')
+        checkPrecondition(options, () => toTodo(todo))
         const changes: TodoRowChanges = {}
         if (input.text !== undefined && input.text !== todo.text) changes.text = input.text
         if (input.completed !== undefined && input.completed !== Boolean(todo.completed)) changes.completed = input.completed ? 1 : 0
@@ -45,10 +53,11 @@ export function createTodosService({ db }: { db: Db }) {
       })
     },
 
-    async remove(caller: Caller | null, userId: IdInput, todoId: IdInput): Promise<void> {
+    async remove(caller: Caller | null, userId: IdInput, todoId: IdInput, options?: WriteOptions<Todo>): Promise<void> {
       await db.transaction().execute(async (trx) => {
         const todo = await loadTodo(trx, userId, todoId)
         requireOwnerOrAdmin(caller, todo.user_id, 'delete this todo')
+        checkPrecondition(options, () => toTodo(todo))
         await repo.deleteTodo(trx, todo.id)
       })
     },

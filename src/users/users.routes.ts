@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
+import { ifMatchOf } from '../http/caching.js'
 import { SingleEnvelope, single } from '../http/envelope.js'
 import { IdParam } from '../schema-types.js'
 import { CreateUserBody, ReplaceUserBody, UpdateUserBody, User, UsersCollection } from './users.schemas.js'
@@ -39,20 +40,22 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   app.put(
     '/users/:id',
     { config: { access: 'signed-in' }, schema: { params: UserParams, body: ReplaceUserBody, response: { 200: OneUser } } },
-    async (request) => single(await users.replace(request.caller, request.params.id, request.body)),
+    async (request, reply) =>
+      single(await users.replace(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
   )
 
   app.patch(
     '/users/:id',
     { config: { access: 'signed-in' }, schema: { params: UserParams, body: UpdateUserBody, response: { 200: OneUser } } },
-    async (request) => single(await users.update(request.caller, request.params.id, request.body)),
+    async (request, reply) =>
+      single(await users.update(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
   )
 
   app.delete(
     '/users/:id',
     { config: { access: 'signed-in' }, schema: { params: UserParams} },
     async (request, reply) => {
-      await users.remove(request.caller, request.params.id)
+      await users.remove(request.caller, request.params.id, { ifMatch: ifMatchOf(request, reply, OneUser) })
       return reply.code(204).send()
     },
   )

@@ -9,6 +9,7 @@ import { isUniqueViolation } from '../db/database-errors.js'
 import { toIsoTimestamp, type UserRow, type UserRowChanges } from '../db/tables.js'
 import { AppError, notFound } from '../errors.js'
 import { type IdInput, parseId } from '../ids.js'
+import { checkPrecondition, type WriteOptions } from '../preconditions.js'
 import { hashPassword } from './passwords.js'
 import * as repo from './users.repository.js'
 import type { CreateUserInput, ReplaceUserInput, UpdateUserInput, User } from './users.schemas.js'
@@ -49,34 +50,36 @@ export function createUsersService({ db }: UsersServiceDeps) {
     },
 
     /** PUT: optional fields not given become null; role and password not given stay as they are. */
-    replace(caller: Caller | null, id: IdInput, input: ReplaceUserInput): Promise<User> {
-      return change(caller, id, { ...input, age: input.age ?? null, avatar: input.avatar ?? null })
+    replace(caller: Caller | null, id: IdInput, input: ReplaceUserInput, options?: WriteOptions<User>): Promise<User> {
+      return change(caller, id, { ...input, age: input.age ?? null, avatar: input.avatar ?? null }, options)
     },
 
     /** PATCH: only the fields given change. */
-    update(caller: Caller | null, id: IdInput, input: UpdateUserInput): Promise<User> {
-      return change(caller, id, input)
+    update(caller: Caller | null, id: IdInput, input: UpdateUserInput, options?: WriteOptions<User>): Promise<User> {
+      return change(caller, id, input, options)
     },
 
     /** Deletes the user with their posts, comments, todos and tokens. */
-    async remove(caller: Caller | null, id: IdInput): Promise<void> {
+    async remove(caller: Caller | null, id: IdInput, options?: WriteOptions<User>): Promise<void> {
       const signedIn = requireSignedIn(caller)
       await db.transaction().execute(async (trx) => {
         const target = await loadUser(trx, id)
         requireOwnerOrAdmin(signedIn, target.id, 'delete this user')
+        checkPrecondition(options, () => toUser(target))
         if (target.role === 'admin') await assertAnotherAdminRemains(trx)
         await repo.deleteUser(trx, target.id)
       })
     },
   }
 
-  async function change(caller: Caller | null, id: IdInput, input: UpdateUserInput): Promise<User> {
+  async function change(caller: Caller | null, id: IdInput, input: UpdateUserInput, options?: WriteOptions<User>): Promise<User> {
     const signedIn = requireSignedIn(caller)
     // Hash before the transaction: scrypt takes tens of milliseconds and must not hold the writer.
     const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password)
     return db.transaction().execute(async (trx) => {
       const target = await loadUser(trx, id)
       requireOwnerOrAdmin(signedIn, target.id, 'change this user')
+      checkPrecondition(options, () => toUser(target))
       if (input.role !== undefined && input.role !== target.role) {
         requireAdmin(signedIn, 'change a role')
         if (target.role === 'admin') await assertAnotherAdminRemains(trx)

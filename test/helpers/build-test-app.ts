@@ -36,7 +36,15 @@ export function tempDatabaseUrl(): { url: string; dir: string } {
 
 export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const { url, dir } = tempDatabaseUrl()
-  const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', SEED_DEMO_DATA: 'false', ...env })
+  const config = loadConfig({
+    DATABASE_URL: url,
+    LOG_LEVEL: 'silent',
+    SEED_DEMO_DATA: 'false',
+    // Out of the way of tests that are not about rate limiting.
+    RATE_LIMIT_MAX: '1000000',
+    RATE_LIMIT_AUTHENTICATED_MAX: '1000000',
+    ...env,
+  })
   await prepareDatabase(config)
   const app = await buildApp(config)
   const database = openDatabase(config.database)

@@ -1,0 +1,48 @@
+// Rate limiting (spec §8): N requests per window per caller — per user when signed in, per client
+// address otherwise — counted by @fastify/rate-limit's store (in process now; Redis when scaling
+// out). Every answer says where the caller stands, in the X-RateLimit-* headers and in the IETF
+// draft's RateLimit-Policy and RateLimit; past the allowance, 429 RATE_LIMITED with Retry-After.
+import fastifyRateLimit from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { AppError } from '../errors.js'
+
+export interface RateLimitPolicy {
+  /** Requests per window for an anonymous client address; 0 turns rate limiting off. */
+  max: number
+  /** Requests per window for a signed-in user. */
+  authenticatedMax: number
+  windowMs: number
+}
+
+const keyOf = (request: FastifyRequest): string =>
+  request.caller === null ? `ip:${request.ip}` : `user:${request.caller.userId}`
+
+export async function registerRateLimit(app: FastifyInstance, policy: RateLimitPolicy): Promise<void> {
+  if (policy.max === 0) return
+  await app.register(fastifyRateLimit, {
+    global: false,
+    timeWindow: policy.windowMs,
+    max: (request) => (request.caller === null ? policy.max : policy.authenticatedMax),
+    keyGenerator: keyOf,
+  })
+  const consume = app.createRateLimit()
+  const windowS = Math.ceil(policy.windowMs / 1000)
+
+  app.addHook('onRequest', async (request, reply) => {
+    const limit = await consume(request)
+    if (limit.isAllowed) return
+    const { max, remaining, ttlInSeconds: reset } = limit
+    const policyName = request.caller === null ? 'anonymous' : 'signed-in'
+    reply.headers({
+      'x-ratelimit-limit': max,
+      'x-ratelimit-remaining': remaining,
+      'x-ratelimit-reset': reset,
+      'ratelimit-policy': `"${policyName}";q=${max};w=${windowS}`,
+      ratelimit: `"${policyName}";r=${remaining};t=${reset}`,
+    })
+    if (limit.isExceeded) {
+      reply.header('retry-after', Math.max(1, reset))
+      throw new AppError('RATE_LIMITED', `Too many requests: ${max} per ${windowS} s. Retry in ${Math.max(1, reset)} s.`)
+    }
+  })
+}

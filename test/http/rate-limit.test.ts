@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+
+let t: TestApp
+beforeAll(async () => {
+  t = await buildTestApp({ RATE_LIMIT_MAX: '4', RATE_LIMIT_AUTHENTICATED_MAX: '6', RATE_LIMIT_WINDOW_S: '1' })
+})
+afterAll(() => t.close())
+
+/** A request from its own client address, so each test starts with a fresh allowance. */
+let nextAddress = 1
+const newClient = () => `10.0.0.${nextAddress++}`
+const from = (remoteAddress: string, url = '/users', headers: Record<string, string> = {}) =>
+  t.app.inject({ method: 'GET', url, remoteAddress, headers })
+
+const waitForNextWindow = () => new Promise((resolve) => setTimeout(resolve, 1100))
+
+describe('rate limiting', () => {
+  it('says where the caller stands on every answer: 200, 304 and errors alike', async () => {
+    const client = newClient()
+    const ok = await from(client)
+    const notModified = await from(client, '/users', { 'if-none-match': ok.headers.etag as string })
+    const missing = await from(client, '/users/999999')
+    const invalid = await from(client, '/users?limit=0')
+    expect([ok.statusCode, notModified.statusCode, missing.statusCode, invalid.statusCode]).toEqual([200, 304, 404, 400])
+    ;[ok, notModified, missing, invalid].forEach((res, i) => {
+      expect(res.headers['x-ratelimit-limit']).toBe('4')
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(3 - i))
+      expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThanOrEqual(0)
+      expect(Number(res.headers['x-ratelimit-reset'])).toBeLessThanOrEqual(1)
+      expect(res.headers['ratelimit-policy']).toBe('"anonymous";q=4;w=1')
+      expect(res.headers.ratelimit).toMatch(new RegExp(`^"anonymous";r=${3 - i};t=[01]$`))
+    })
+  })
+
+  it('answers 429 RATE_LIMITED with Retry-After past the allowance, and lets the caller in again after the window', async () => {
+    const client = newClient()
+    for (let i = 0; i < 4; i++) expect((await from(client)).statusCode).toBe(200)
+    const refused = await from(client)
+    expect(refused.statusCode).toBe(429)
+    expect(refused.json().error.code).toBe('RATE_LIMITED')
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0')
+    await waitForNextWindow()
+    expect((await from(client)).statusCode).toBe(200)
+  })
+
+  it('counts each client address separately', async () => {
+    const greedy = newClient()
+    for (let i = 0; i < 5; i++) await from(greedy)
+    expect((await from(greedy)).statusCode).toBe(429)
+    expect((await from(newClient())).statusCode).toBe(200)
+  })
+
+  it('counts a signed-in user by user, with the larger allowance, wherever they call from', async () => {
+    await waitForNextWindow()
+    const token = await t.tokenFor(t.alice.id)
+    const statuses: number[] = []
+    for (let i = 0; i < 7; i++) {
+      const res = await from(newClient(), '/users', { authorization: `Bearer ${token}` })
+      statuses.push(res.statusCode)
+      if (i === 0) expect(res.headers['ratelimit-policy']).toBe('"signed-in";q=6;w=1')
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429])
+  })
+
+  it('counts requests with a bad token against the client address', async () => {
+    const client = newClient()
+    const bad = { authorization: 'Bearer tl_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }
+    for (let i = 0; i < 4; i++) expect((await from(client, '/users', bad)).statusCode).toBe(401)
+    expect((await from(client, '/users', bad)).statusCode).toBe(429)
+  })
+})
+
+describe('rate limiting off', () => {
+  it('sends no rate-limit headers and refuses nothing with RATE_LIMIT_MAX=0', async () => {
+    const off = await buildTestApp({ RATE_LIMIT_MAX: '0' })
+    try {
+      for (let i = 0; i < 10; i++) {
+        const res = await off.app.inject({ method: 'GET', url: '/users' })
+        expect(res.statusCode).toBe(200)
+        expect(res.headers['x-ratelimit-limit']).toBeUndefined()
+      }
+    } finally {
+      await off.close()
+    }
+  })
+})
