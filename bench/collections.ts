@@ -7,12 +7,11 @@
 // and prints p50/p99 (min–max) for each, the deep/first ratio, and writes bench/results/collections.json.
 //
 //   npm run bench:collections [-- --posts 1000000 --requests 300 --fresh]
-import { spawn, execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
+import { build, machine, type Stats, startServe, stats, threadline } from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -30,54 +29,15 @@ const DEEP_PAGE = Math.min(10_000, Math.floor(POSTS / PAGE))
 
 const dataDir = join('bench', '.data')
 const dbPath = join(dataDir, `collections-${POSTS}.db`)
-const env = { PATH: process.env.PATH, DATABASE_URL: `sqlite:${dbPath}`, LOG_LEVEL: 'warn', SEED_DEMO_DATA: 'false' }
-
-function node(args: string[]): string {
-  return execFileSync(process.execPath, ['dist/main.js', ...args], { env, encoding: 'utf8' })
-}
+const env = { DATABASE_URL: `sqlite:${dbPath}`, LOG_LEVEL: 'info' }
 
 function prepareData(): void {
   if (args.fresh) rmSync(dbPath, { force: true })
   if (existsSync(dbPath)) return
   mkdirSync(dataDir, { recursive: true })
   console.log(`Seeding 1 user with ${POSTS.toLocaleString('en')} posts into ${dbPath} ...`)
-  node(['migrate'])
-  process.stdout.write(node(['seed', '--users', '1', '--posts', String(POSTS), '--comments', '0', '--todos', '0']))
-}
-
-async function startServer(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, ['dist/main.js', 'serve'], { env: { ...env, PORT: '0', LOG_LEVEL: 'info' } })
-  let output = ''
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString()
-      const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(output)
-      if (match?.[1]) resolve(match[1])
-    })
-    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)))
-  })
-  return {
-    url,
-    stop: () =>
-      new Promise((resolve) => {
-        child.on('exit', () => resolve())
-        child.kill('SIGTERM')
-      }),
-  }
-}
-
-interface Stats {
-  p50: number
-  p99: number
-  min: number
-  max: number
-  n: number
-}
-
-function stats(samples: number[]): Stats {
-  const sorted = [...samples].sort((a, b) => a - b)
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number
-  return { p50: at(0.5), p99: at(0.99), min: sorted[0] as number, max: sorted.at(-1) as number, n: sorted.length }
+  threadline(['migrate'], env)
+  process.stdout.write(threadline(['seed', '--users', '1', '--posts', String(POSTS), '--comments', '0', '--todos', '0'], env))
 }
 
 async function measure(pool: Pool, path: string, count: number): Promise<Stats> {
@@ -101,9 +61,9 @@ async function get(pool: Pool, path: string): Promise<{ meta: { pagination: { ne
 const ms = (n: number) => n.toFixed(2).padStart(8)
 
 async function main(): Promise<void> {
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
+  build()
   prepareData()
-  const server = await startServer()
+  const server = await startServe({ ...env, RATE_LIMIT_MAX: '1000000000' })
   const pool = new Pool(server.url, { connections: 1 })
   try {
     const base = `/api/v2/users/1/posts?limit=${PAGE}&sort=-publishedAt`
@@ -134,10 +94,9 @@ async function main(): Promise<void> {
     console.log(`\ndeep cursor page / first page: p50 ${ratio.p50.toFixed(2)}x, p99 ${ratio.p99.toFixed(2)}x (${verdict} 1.5x)`)
 
     mkdirSync(join('bench', 'results'), { recursive: true })
-    const machine = { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30) }
     writeFileSync(
       join('bench', 'results', 'collections.json'),
-      `${JSON.stringify({ date: new Date().toISOString(), machine, posts: POSTS, pageSize: PAGE, deepPage: DEEP_PAGE, results, ratio }, null, 2)}\n`,
+      `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), posts: POSTS, pageSize: PAGE, deepPage: DEEP_PAGE, results, ratio }, null, 2)}\n`,
     )
     console.log('written to bench/results/collections.json')
   } finally {

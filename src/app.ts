@@ -16,7 +16,7 @@ import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
 import { CORS_OPTIONS } from './http/cors.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
 import { trackAllowedMethods } from './http/method-not-allowed.js'
-import { generateRequestId, OneLinePerRequest, registerRequestContext } from './http/request-context.js'
+import { generateRequestId, OneLinePerRequest, redirectTrailingSlash, registerRequestContext } from './http/request-context.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
 import { registerRateLimit } from './limits/rate-limit.js'
 import { postsRoutes } from './posts/posts.routes.js'
@@ -57,8 +57,9 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   app.addHook('onClose', () => database.close())
 
   // HTTP wiring, in the order a request meets it: validation and errors; request id and security
-  // headers; CORS (so even refusals can be read by the browser); who is calling; the rate limit;
-  // who may reach the route; caching and compression of the answer.
+  // headers; CORS (so even refusals can be read by the browser); who is calling; the rate limit
+  // (which counts redirects and refusals too); trailing-slash redirects; who may reach the route;
+  // caching and compression of the answer.
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
   registerErrorHandling(app)
   registerRequestContext(app)
@@ -68,6 +69,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   if (config.corsOrigins.length > 0) await app.register(fastifyCors, { ...CORS_OPTIONS, origin: [...config.corsOrigins] })
   resolveCaller(app, tokens)
   await registerRateLimit(app, config.rateLimit)
+  redirectTrailingSlash(app)
   enforceAccess(app)
   registerCaching(app, { maxAgeS: config.cacheMaxAgeS })
   await app.register(fastifyCompress, {

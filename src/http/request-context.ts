@@ -43,12 +43,20 @@ export function registerRequestContext(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
     reply.headers(SECURITY_HEADERS)
+  })
+}
+
+/**
+ * A path with a trailing slash names the same resource without it: redirect there, before
+ * routing (the router would match `/users/` as `/users/:id` with an empty id). 301 for reads;
+ * 308 for writes, which must keep their method and body.
+ */
+export function redirectTrailingSlash(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request, reply) => {
     const canonical = withoutTrailingSlash(request.url)
-    if (canonical !== undefined) {
-      // 301 for reads; 308 for writes, which must keep their method and body.
-      const status = request.method === 'GET' || request.method === 'HEAD' ? 301 : 308
-      return reply.code(status).header('location', canonical).send()
-    }
+    if (canonical === undefined) return
+    const status = request.method === 'GET' || request.method === 'HEAD' ? 301 : 308
+    return reply.code(status).header('location', canonical).send()
   })
 }
 

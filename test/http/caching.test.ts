@@ -166,6 +166,7 @@ describe('trailing slashes', () => {
     const res = await get('/api/v1/users/?limit=2&sort=-name')
     expect(res.statusCode).toBe(301)
     expect(res.headers.location).toBe('/api/v1/users?limit=2&sort=-name')
+    expect(res.headers['x-ratelimit-limit']).toEqual(expect.any(String))
     const write = await t.request({ method: 'POST', url: '/users/', json: {} })
     expect(write.statusCode).toBe(308)
     expect(write.headers.location).toBe('/users')

@@ -1,0 +1,67 @@
+// Shared by the benchmark scripts: build the service, start a real `threadline serve`, summarize.
+import { execFileSync, spawn } from 'node:child_process'
+import { cpus, totalmem } from 'node:os'
+
+/** Compiles src/ to dist/, so the benchmark runs what `npm start` runs. */
+export function build(): void {
+  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
+}
+
+/** Runs a `threadline` command to completion; returns its stdout. */
+export function threadline(args: string[], env: Record<string, string>): string {
+  return execFileSync(process.execPath, ['dist/main.js', ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' })
+}
+
+export interface RunningServer {
+  url: string
+  stop(): Promise<void>
+}
+
+/** Starts `threadline serve` on a free port with `env` (logging at `info`, the default, unless env says otherwise); resolves once it listens. */
+export async function startServe(env: Record<string, string>): Promise<RunningServer> {
+  const child = spawn(process.execPath, ['dist/main.js', 'serve'], {
+    env: { PATH: process.env.PATH, SEED_DEMO_DATA: 'false', ...env, PORT: '0', HOST: '127.0.0.1' },
+  })
+  let output = ''
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString()
+      const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(output)
+      if (!match?.[1]) return
+      // From here on the request log is only drained, not kept.
+      child.stdout.off('data', onData)
+      child.stdout.resume()
+      resolve(match[1])
+    }
+    child.stdout.on('data', onData)
+    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)))
+  })
+  return {
+    url,
+    stop: () =>
+      new Promise((resolve) => {
+        child.on('exit', () => resolve())
+        child.kill('SIGTERM')
+      }),
+  }
+}
+
+export interface Stats {
+  p50: number
+  p99: number
+  min: number
+  max: number
+  n: number
+}
+
+export function stats(samples: readonly number[]): Stats {
+  const sorted = [...samples].sort((a, b) => a - b)
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number
+  return { p50: at(0.5), p99: at(0.99), min: sorted[0] as number, max: sorted.at(-1) as number, n: sorted.length }
+}
+
+export const median = (values: readonly number[]): number => stats(values).p50
+
+export function machine() {
+  return { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30) }
+}
