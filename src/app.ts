@@ -65,7 +65,7 @@ export async function buildApp(config: Config): Promise<FastifyInstance> {
   registerRequestContext(app)
   registerContentTypes(app)
   requireRouteAccess(app)
-  const answerUnservedMethods = trackAllowedMethods(app)
+  const answerUnservedMethods = trackAllowedMethods(app, { answerOptions: config.corsOrigins.length === 0 })
   if (config.corsOrigins.length > 0) await app.register(fastifyCors, { ...CORS_OPTIONS, origin: [...config.corsOrigins] })
   resolveCaller(app, tokens)
   await registerRateLimit(app, config.rateLimit)

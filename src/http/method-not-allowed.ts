@@ -1,13 +1,14 @@
 // A known path asked with a method it does not serve is 405 with an Allow header (RFC 9110
 // §15.5.6), not 404. The router knows only exact method+path pairs, so once every route is
-// registered, each path gets a route for the methods it lacks.
+// registered, each path gets a route for the methods it lacks. OPTIONS on a path answers 204 with
+// Allow (RFC 9110 §9.3.7), unless CORS serves OPTIONS for its preflights.
 import type { FastifyInstance, HTTPMethods } from 'fastify'
 import { AppError } from '../errors.js'
 
 const ANSWERED: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
 
 /** Starts recording routes; call the returned function after the last route is registered. */
-export function trackAllowedMethods(app: FastifyInstance): () => void {
+export function trackAllowedMethods(app: FastifyInstance, options: { answerOptions: boolean }): () => void {
   const methodsByUrl = new Map<string, Set<string>>()
   app.addHook('onRoute', (route) => {
     const methods = methodsByUrl.get(route.url) ?? new Set<string>()
@@ -18,8 +19,12 @@ export function trackAllowedMethods(app: FastifyInstance): () => void {
   return () => {
     for (const [url, served] of [...methodsByUrl]) {
       const missing = ANSWERED.filter((method) => !served.has(method))
+      const answersOptions = options.answerOptions && !served.has('OPTIONS')
+      const allow = [...ANSWERED.filter((method) => served.has(method)), ...(answersOptions ? ['OPTIONS'] : [])].join(', ')
+      if (answersOptions) {
+        app.route({ method: 'OPTIONS', url, handler: async (_request, reply) => reply.code(204).header('allow', allow).send() })
+      }
       if (missing.length === 0) continue
-      const allow = ANSWERED.filter((method) => served.has(method)).join(', ')
       app.route({
         method: missing,
         url,

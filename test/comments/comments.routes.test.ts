@@ -50,7 +50,7 @@ describe('comments', () => {
     expect((await t.request({ method: 'PATCH', url, token: t.tokens.admin, json: { content: 'moderated' } })).json().data.content).toBe('moderated')
     const put = await t.request({ method: 'PUT', url, token: t.tokens.bob, json: { content: 'x' } })
     expect(put.statusCode).toBe(405)
-    expect(put.headers.allow).toBe('GET, HEAD, PATCH, DELETE')
+    expect(put.headers.allow).toBe('GET, HEAD, PATCH, DELETE, OPTIONS')
   })
 
   it("the author, the post's owner or an admin deletes; others get 403", async () => {

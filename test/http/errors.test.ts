@@ -88,12 +88,18 @@ describe('routes', () => {
   it('answers 405 with an Allow header to a method the path does not serve', async () => {
     const collection = await t.request({ method: 'DELETE', url: '/api/v1/users', token: t.tokens.admin })
     expect(collection.statusCode).toBe(405)
-    expect(collection.headers.allow).toBe('GET, HEAD, POST')
+    expect(collection.headers.allow).toBe('GET, HEAD, POST, OPTIONS')
     expectErrorBody(collection.body, 'METHOD_NOT_ALLOWED')
 
     const one = await t.request({ method: 'POST', url: `/users/${t.bob.id}`, json: {} })
     expect(one.statusCode).toBe(405)
-    expect(one.headers.allow).toBe('GET, HEAD, PUT, PATCH, DELETE')
+    expect(one.headers.allow).toBe('GET, HEAD, PUT, PATCH, DELETE, OPTIONS')
+  })
+
+  it('answers OPTIONS with 204 and the methods the path serves', async () => {
+    const res = await t.request({ method: 'OPTIONS', url: `/api/v1/users/${t.bob.id}/todos` })
+    expect(res.statusCode).toBe(204)
+    expect(res.headers.allow).toBe('GET, HEAD, POST, OPTIONS')
   })
 
   it('answers 400 to a malformed URL', async () => {
