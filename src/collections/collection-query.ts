@@ -25,7 +25,7 @@ export interface SortKey {
 }
 
 export interface Search {
-  /** A LIKE pattern for lower(column): the term lowercased, %, _ and \ escaped, wrapped in %. */
+  /** A LIKE pattern, compared as lower(column) LIKE lower(pattern): the term with %, _ and \ escaped, wrapped in %. */
   readonly pattern: string
   readonly fields: readonly FieldSpec[]
 }
@@ -128,7 +128,7 @@ function parseValue(field: FieldSpec, value: unknown): KeyValue | typeof INVALID
       return parseTimestamp(value) ?? INVALID
     case 'string':
       if (field.values !== undefined && !field.values.includes(value)) return INVALID
-      return field.caseInsensitive ? value.toLowerCase() : value
+      return value
   }
 }
 
@@ -200,7 +200,7 @@ function parseSearch(
     }
     fields = named
   }
-  const escaped = q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)
+  const escaped = q.replace(/[\\%_]/g, (c) => `\\${c}`)
   return { pattern: `%${escaped}%`, fields }
 }
 

@@ -13,7 +13,7 @@ export interface FieldSpec {
   /** Allowed values, for enumerations (`role`, `status`). */
   readonly values?: readonly string[]
   readonly nullable?: boolean
-  /** Compared, sorted and indexed as lower(column): e-mail addresses. */
+  /** Compared (to lower(value)), sorted and indexed as lower(column): e-mail addresses. */
   readonly caseInsensitive?: boolean
   /** `?field=value` is allowed. Long free text is searched, not compared. */
   readonly filterable: boolean

@@ -19,8 +19,12 @@ export function findCommentById(db: Db, id: number): Promise<CommentWithAuthorRo
 }
 
 export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuery): Promise<RowPage<CommentWithAuthorRow>> {
-  return listPage<CommentWithAuthorRow>({
-    from: () => db.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id').where('comments.post_id', '=', postId),
+  return listPage<CommentWithAuthorRow>(db, {
+    from: (executor) =>
+      executor
+        .selectFrom('comments')
+        .innerJoin('users', 'users.id', 'comments.author_id')
+        .where('comments.post_id', '=', postId),
     select: (q) => q.selectAll('comments').select('users.name as author_name'),
     query,
   })

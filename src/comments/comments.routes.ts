@@ -25,7 +25,8 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
 
   app.get(
     '/users/:userId/posts/:postId/comments/:commentId',
-    { config: { access: 'public' }, schema: { params: CommentParams, response: { 200: OneComment } } },
+    // The author's name is in the answer, but not in the comment's updatedAt.
+    { config: { access: 'public', lastModifiedCoversAll: false }, schema: { params: CommentParams, response: { 200: OneComment } } },
     async (request) => single(await comments.get(request.caller, request.params, request.params.commentId)),
   )
 

@@ -2,11 +2,15 @@
 // OFFSET (page mode) or by keyset (cursor mode, never OFFSET), with the cursors for the pages
 // around it and, when asked, the total.
 //
+// All the statements of one page (the tiers, the count) run in one read transaction, so a write
+// committed meanwhile cannot show a row twice or hide it.
+//
 // Order: NULL sorts as the smallest value (first ascending, last descending), as SQLite's indexes
 // keep it. A keyset position is split into "tiers" of plain index ranges, taken in order until the
 // page is full, instead of one OR of them: every tier is a range an index seeks to, so a page deep
 // in the set costs what the first page costs.
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
+import type { Db } from './create-database.js'
 import type { FieldSpec } from '../collections/collection-spec.js'
 import type { CollectionQuery, SortKey } from '../collections/collection-query.js'
 import { type Cursor, encodeCursor, type KeyValue } from '../collections/cursor.js'
@@ -27,16 +31,26 @@ export interface RowPage<Row> {
 }
 
 export interface ListPageOptions<Row> {
-  /** FROM, joins and the WHERE of the path's scope; no selection, order or limit. */
-  from: () => AnySelect
+  /** FROM, joins and the WHERE of the path's scope, on the executor given; no selection, order or limit. */
+  from: (db: Db) => AnySelect
   /** Adds the selection of the rows to return. */
   select: (query: AnySelect) => SelectQueryBuilder<never, never, Row>
   query: CollectionQuery
 }
 
-export async function listPage<Row extends object>(options: ListPageOptions<Row>): Promise<RowPage<Row>> {
+export async function listPage<Row extends object>(db: Db, options: ListPageOptions<Row>): Promise<RowPage<Row>> {
   const { query } = options
-  const matching = () => narrow(options.from(), query)
+  const oneStatement = !query.withTotal && (query.mode === 'page' || query.cursor === undefined)
+  if (oneStatement) return readPage(db, options)
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute((trx) => readPage(trx, options))
+}
+
+async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row>): Promise<RowPage<Row>> {
+  const { query } = options
+  const matching = () => narrow(options.from(db), query)
   const total = query.withTotal ? await countRows(matching()) : undefined
   const cursorOf = (row: Row | undefined, direction: Cursor['direction']) =>
     row === undefined ? null : encodeCursor({ direction, values: keyValues(row, query.sort) }, query.fingerprint)
@@ -53,7 +67,7 @@ export async function listPage<Row extends object>(options: ListPageOptions<Row>
   }
 
   const backwards = query.cursor?.direction === 'before'
-  const rows = await readByKeyset(options, query, backwards)
+  const rows = await readByKeyset(db, options, query, backwards)
   const hasBeyond = rows.length > query.limit
   if (hasBeyond) rows.pop()
   if (backwards) rows.reverse()
@@ -71,9 +85,9 @@ export async function listPage<Row extends object>(options: ListPageOptions<Row>
 }
 
 /** Up to limit+1 rows past the cursor (or from the start), tier by tier. */
-async function readByKeyset<Row>(options: ListPageOptions<Row>, query: CollectionQuery, backwards: boolean): Promise<Row[]> {
+async function readByKeyset<Row>(db: Db, options: ListPageOptions<Row>, query: CollectionQuery, backwards: boolean): Promise<Row[]> {
   const wanted = query.limit + 1
-  const base = () => ordered(narrow(options.from(), query), query.sort, backwards)
+  const base = () => ordered(narrow(options.from(db), query), query.sort, backwards)
   if (query.cursor === undefined) return (await options.select(base()).limit(wanted).execute())
   const rows: Row[] = []
   for (const tier of keysetTiers(query.sort, query.cursor.values, backwards)) {
@@ -88,7 +102,7 @@ function narrow(select: AnySelect, query: CollectionQuery): AnySelect {
   let narrowed = select
   for (const filter of query.filters) {
     const column = columnOf(filter.field)
-    const values = filter.values.filter((v) => v !== null).map((v) => bindable(v))
+    const values = filter.values.filter((v) => v !== null).map((v) => valueOf(filter.field, v))
     const matchesNull = filter.values.includes(null)
     const conditions: Expression<SqlBool>[] = []
     if (values.length > 0) conditions.push(sql<SqlBool>`${column} in (${sql.join(values)})`)
@@ -97,9 +111,10 @@ function narrow(select: AnySelect, query: CollectionQuery): AnySelect {
   }
   const search = query.search
   if (search !== undefined) {
-    // lower(x) LIKE lower-cased pattern: case-insensitive on every dialect; \ escapes % and _.
+    // lower(x) LIKE lower(pattern), both sides folded by the same database function: case-insensitive
+    // on every dialect, as far as its lower() knows the alphabet. \ escapes % and _.
     narrowed = narrowed.where(
-      or(search.fields.map((field) => sql<SqlBool>`lower(${sql.ref(field.column)}) like ${search.pattern} escape '\\'`)),
+      or(search.fields.map((field) => sql<SqlBool>`lower(${sql.ref(field.column)}) like lower(${search.pattern}) escape '\\'`)),
     )
   }
   return narrowed
@@ -134,23 +149,27 @@ function keysetTiers(sort: readonly SortKey[], values: readonly KeyValue[], back
 function afterValue(field: FieldSpec, value: KeyValue, descending: boolean): Expression<SqlBool>[] {
   const column = columnOf(field)
   if (value === null) return descending ? [] : [sql<SqlBool>`${column} is not null`]
-  if (!descending) return [sql<SqlBool>`${column} > ${bindable(value)}`]
-  const below = sql<SqlBool>`${column} < ${bindable(value)}`
+  if (!descending) return [sql<SqlBool>`${column} > ${valueOf(field, value)}`]
+  const below = sql<SqlBool>`${column} < ${valueOf(field, value)}`
   return field.nullable ? [below, sql<SqlBool>`${column} is null`] : [below]
 }
 
 function equalTo(field: FieldSpec, value: KeyValue): Expression<SqlBool> {
   const column = columnOf(field)
-  return value === null ? sql<SqlBool>`${column} is null` : sql<SqlBool>`${column} = ${bindable(value)}`
+  return value === null ? sql<SqlBool>`${column} is null` : sql<SqlBool>`${column} = ${valueOf(field, value)}`
 }
 
 function columnOf(field: FieldSpec) {
   return field.caseInsensitive ? sql`lower(${sql.ref(field.column)})` : sql.ref(field.column)
 }
 
-/** Booleans are bound as 1/0: SQLite cannot bind a boolean, and PostgreSQL reads '1'/'0' as one. */
-function bindable(value: string | number | boolean): string | number {
-  return typeof value === 'boolean' ? (value ? 1 : 0) : value
+/**
+ * A value to compare with a column: folded by the database's lower() where the column is (so both
+ * sides fold alike); booleans bound as 1/0 (SQLite cannot bind a boolean; PostgreSQL reads '1'/'0').
+ */
+function valueOf(field: FieldSpec, value: string | number | boolean) {
+  const bound = typeof value === 'boolean' ? (value ? 1 : 0) : value
+  return field.caseInsensitive ? sql`lower(${bound})` : sql`${bound}`
 }
 
 function and(conditions: Expression<SqlBool>[]): Expression<SqlBool> {
@@ -173,7 +192,6 @@ function keyValues(row: object, sort: readonly SortKey[]): KeyValue[] {
     if (value === null || value === undefined) return null
     if (field.type === 'boolean') return Boolean(value)
     if (value instanceof Date) return value.toISOString()
-    if (field.caseInsensitive && typeof value === 'string') return value.toLowerCase()
     return value as KeyValue
   })
 }

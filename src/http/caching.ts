@@ -6,12 +6,20 @@
 // resource's updatedAt, or the newest among a page's items. If-None-Match (weak comparison)
 // wins over If-Modified-Since; both answer 304 with the same validators and no body.
 // If-Modified-Since is honoured for single resources only: a collection's newest updatedAt does
-// not move when an item is deleted, so only its ETag can tell.
+// not move when an item is deleted, and a comment's does not move when its author is renamed, so
+// only their ETags can tell.
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { TSchema } from 'typebox'
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * false for answers that embed other resources (a comment's author): their own updatedAt
+     * cannot date the whole answer, so only the ETag validates them.
+     */
+    lastModifiedCoversAll?: boolean
+  }
   interface FastifyReply {
     /** What the answer's validators are made from, gathered before serialization. */
     lastModifiedMs: number | null
@@ -51,8 +59,8 @@ export function registerCaching(app: FastifyInstance, options: { maxAgeS: number
     if (!isNotModified(request, reply, etag)) return payload
     reply.code(304)
     reply.removeHeader('content-type')
-    reply.removeHeader('content-length')
-    return ''
+    // No body, and no Content-Length: on a 304 it would have to be the 200's length (RFC 9110 §8.6).
+    return null
   })
 }
 
@@ -63,6 +71,7 @@ function isNotModified(request: FastifyRequest, reply: FastifyReply, etag: strin
   if (ifNoneMatch !== undefined) return matchesAny(ifNoneMatch, etag)
   const ifModifiedSince = request.headers['if-modified-since']
   if (ifModifiedSince === undefined || reply.isCollection || reply.lastModifiedMs === null) return false
+  if (request.routeOptions.config.lastModifiedCoversAll === false) return false
   const since = Date.parse(ifModifiedSince)
   // HTTP dates have whole seconds: compare at that resolution.
   return !Number.isNaN(since) && Math.floor(reply.lastModifiedMs / 1000) * 1000 <= since

@@ -62,13 +62,14 @@ export function redirectTrailingSlash(app: FastifyInstance): void {
 
 /**
  * The URL without the trailing slash of its path (the query kept), or undefined when there is
- * none to remove. Never "//host...": that would redirect to another site.
+ * none to remove. Only plain paths are redirected: a browser reads "//host" and "/\\host" as
+ * another site, so a backslash (raw or %5C) or a leading "//" is never sent back in Location.
  */
 function withoutTrailingSlash(url: string): string | undefined {
   const queryAt = url.indexOf('?')
   const pathEnd = queryAt === -1 ? url.length : queryAt
   if (pathEnd <= 1 || url.charCodeAt(pathEnd - 1) !== 47 /* / */) return undefined
   const path = url.slice(0, pathEnd).replace(/\/+$/, '')
-  if (path === '' || path.startsWith('//')) return undefined
+  if (!/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(path) || path.startsWith('//') || /%5c/i.test(path)) return undefined
   return path + url.slice(pathEnd)
 }

@@ -2,7 +2,7 @@
 // address otherwise — counted by @fastify/rate-limit's store (in process now; Redis when scaling
 // out). Every answer says where the caller stands, in the X-RateLimit-* headers and in the IETF
 // draft's RateLimit-Policy and RateLimit; past the allowance, 429 RATE_LIMITED with Retry-After.
-import fastifyRateLimit from '@fastify/rate-limit'
+import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
 
@@ -14,8 +14,11 @@ export interface RateLimitPolicy {
   windowMs: number
 }
 
+/** An IPv6 client holds a whole /64: counted as one address, it cannot step around its allowance. */
+const IPV6_PREFIX_BITS = 64
+
 const keyOf = (request: FastifyRequest): string =>
-  request.caller === null ? `ip:${request.ip}` : `user:${request.caller.userId}`
+  request.caller === null ? `ip:${normalizeIP(request.ip, IPV6_PREFIX_BITS)}` : `user:${request.caller.userId}`
 
 export async function registerRateLimit(app: FastifyInstance, policy: RateLimitPolicy): Promise<void> {
   if (policy.max === 0) return

@@ -15,9 +15,9 @@ export function listPostsOfUser(
   query: CollectionQuery,
   options: { includeDrafts: boolean },
 ): Promise<RowPage<PostRow>> {
-  return listPage<PostRow>({
-    from: () => {
-      const mine = db.selectFrom('posts').where('user_id', '=', userId)
+  return listPage<PostRow>(db, {
+    from: (executor) => {
+      const mine = executor.selectFrom('posts').where('user_id', '=', userId)
       return options.includeDrafts ? mine : mine.where('status', '=', 'published')
     },
     select: (q) => q.selectAll(),

@@ -9,7 +9,11 @@ export function findTodoById(db: Db, id: number): Promise<TodoRow | undefined> {
 }
 
 export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery): Promise<RowPage<TodoRow>> {
-  return listPage<TodoRow>({ from: () => db.selectFrom('todos').where('user_id', '=', userId), select: (q) => q.selectAll(), query })
+  return listPage<TodoRow>(db, {
+    from: (executor) => executor.selectFrom('todos').where('user_id', '=', userId),
+    select: (q) => q.selectAll(),
+    query,
+  })
 }
 
 export function insertTodo(db: Db, row: NewTodoRow): Promise<TodoRow> {

@@ -19,7 +19,7 @@ export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefi
 }
 
 export function listUsers(db: Db, query: CollectionQuery): Promise<RowPage<UserRow>> {
-  return listPage<UserRow>({ from: () => db.selectFrom('users'), select: (q) => q.selectAll(), query })
+  return listPage<UserRow>(db, { from: (executor) => executor.selectFrom('users'), select: (q) => q.selectAll(), query })
 }
 
 export async function countAdmins(db: Db): Promise<number> {

@@ -253,6 +253,13 @@ describe('search', () => {
     expect(names((await get('/users?q=EXAMPLE.com&limit=100')).body)).toEqual(everyone)
   })
 
+  it('finds names written with letters beyond ASCII', async () => {
+    const emile = await t.createUser({ name: 'Émile Zola', email: 'emile@example.org' })
+    expect(names((await get(`/users?q=${encodeURIComponent('Émile')}`)).body)).toEqual(['Émile Zola'])
+    expect(names((await get('/users?q=zOLA')).body)).toEqual(['Émile Zola'])
+    await t.request({ method: 'DELETE', url: `/users/${emile.id}`, token: t.tokens.admin })
+  })
+
   it('searches only the fields named in fields', async () => {
     expect(names((await get('/users?q=carol&fields=email')).body)).toEqual(['Carol'])
     expect(names((await get('/users?q=@example&fields=name')).body)).toEqual([])

@@ -38,7 +38,7 @@ beforeAll(async () => {
   db = new Kysely<Tables>({
     dialect: new SqliteDialect({ database: connection }),
     log: (event) => {
-      if (event.level === 'query') ran.push({ sql: event.query.sql, parameters: event.query.parameters })
+      if (event.level === 'query' && event.query.sql.startsWith('select')) ran.push({ sql: event.query.sql, parameters: event.query.parameters })
     },
   })
 })

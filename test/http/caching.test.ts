@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
@@ -6,6 +7,17 @@ beforeAll(async () => {
   t = await buildTestApp({ RATE_LIMIT_MAX: '100000', CACHE_MAX_AGE_S: '5' })
 })
 afterAll(() => t.close())
+
+/** Sends a request line and headers as written; resolves with the status line and headers. */
+function rawRequest(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(text))
+    let received = ''
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')))
+    socket.on('end', () => resolve(received.split('\r\n\r\n')[0] ?? ''))
+    socket.on('error', reject)
+  })
+}
 
 const get = (url: string, headers: Record<string, string> = {}, token?: string) =>
   t.request({ method: 'GET', url, headers, ...(token ? { token } : {}) })
@@ -104,6 +116,22 @@ describe('conditional GET', () => {
     expect((await get('/users', { 'if-modified-since': headers['last-modified'] as string })).statusCode).toBe(200)
   })
 
+  it("does not trust If-Modified-Since for a comment, whose author's name it embeds", async () => {
+    const post = await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'T', content: 'C' } })
+    const comment = await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts/${post.json().data.id}/comments`, token: t.tokens.alice, json: { content: 'x' } })
+    const url = comment.headers.location as string
+    const { headers } = await get(url)
+    expect((await get(url, { 'if-modified-since': headers['last-modified'] as string })).statusCode).toBe(200)
+    expect((await get(url, { 'if-none-match': headers.etag as string })).statusCode).toBe(304)
+  })
+
+  it('sends no Content-Length with a 304', async () => {
+    const { headers } = await get(`/users/${t.bob.id}`)
+    const again = await get(`/users/${t.bob.id}`, { 'if-none-match': headers.etag as string })
+    expect(again.statusCode).toBe(304)
+    expect(again.headers['content-length']).toBeUndefined()
+  })
+
   it('answers HEAD with the same validators', async () => {
     const head = await t.request({ method: 'HEAD', url: `/users/${t.bob.id}` })
     expect(head.headers.etag).toBe((await get(`/users/${t.bob.id}`)).headers.etag)
@@ -172,9 +200,17 @@ describe('trailing slashes', () => {
     expect(write.headers.location).toBe('/users')
   })
 
-  it('never redirects to another host', async () => {
+  it('never redirects to another host, over a real socket too', async () => {
     const res = await get('//evil.example.com/')
     expect(res.statusCode).toBe(404)
     expect(res.headers.location).toBeUndefined()
+    // app.inject normalizes URLs; a raw request line does not.
+    const address = await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = new URL(address)
+    for (const path of ['/\\evil.example.com/', '/%5Cevil.example.com/', '/%5cevil.example.com/', '//evil.example.com/']) {
+      const head = await rawRequest(Number(port), `GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+      expect(head, path).not.toMatch(/^location:/im)
+      expect(head, path).not.toMatch(/^HTTP\/1\.1 30/)
+    }
   })
 })

@@ -52,6 +52,14 @@ describe('rate limiting', () => {
     expect((await from(newClient())).statusCode).toBe(200)
   })
 
+  it('counts an IPv6 client by its /64, so it cannot step around the allowance', async () => {
+    await waitForNextWindow()
+    const statuses: number[] = []
+    for (let i = 1; i <= 5; i++) statuses.push((await from(`2001:db8:1:2::${i}`)).statusCode)
+    expect(statuses).toEqual([200, 200, 200, 200, 429])
+    expect((await from('2001:db8:1:3::1')).statusCode).toBe(200)
+  })
+
   it('counts a signed-in user by user, with the larger allowance, wherever they call from', async () => {
     await waitForNextWindow()
     const token = await t.tokenFor(t.alice.id)
