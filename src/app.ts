@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { commentsRoutes } from './comments/comments.routes.js'
 import { createCommentsService } from './comments/comments.service.js'
 import type { Config } from './config.js'
-import { openDatabase } from './db/create-database.js'
+import { type Database, openDatabase } from './db/create-database.js'
 import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
 import { registerCaching } from './http/caching.js'
 import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
@@ -34,8 +34,13 @@ const COMPRESSION_THRESHOLD_BYTES = 1024
 
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
 
-export async function buildApp(config: Config): Promise<FastifyInstance> {
-  const database = openDatabase(config.database)
+export interface AppDependencies {
+  /** An open store to serve from (the app closes it); by default the one config names is opened. */
+  database?: Database
+}
+
+export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
+  const database = dependencies.database ?? openDatabase(config.database)
   const { db } = database
   const users = createUsersService({ db })
   const posts = createPostsService({ db })

@@ -13,7 +13,7 @@ import { type Config, ConfigError, loadConfig } from './config.js'
 import { parseDuration } from './duration.js'
 import { isAppError } from './errors.js'
 import { startServer } from './server.js'
-import { DEMO_COUNTS } from './seed/seed-database.js'
+import { DEMO_COUNTS, MAX_BATCH_SIZE } from './seed/seed-database.js'
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 
@@ -22,9 +22,9 @@ function count(value: string): number {
   return Number(value)
 }
 
-function positive(value: string): number {
+function batchSize(value: string): number {
   const n = count(value)
-  if (n === 0) throw new InvalidArgumentError('expected a number above 0')
+  if (n === 0 || n > MAX_BATCH_SIZE) throw new InvalidArgumentError(`expected a number from 1 to ${MAX_BATCH_SIZE}`)
   return n
 }
 
@@ -60,7 +60,7 @@ program
   .option('--posts <n>', 'posts to add, spread over the new users', count, DEMO_COUNTS.posts)
   .option('--comments <n>', 'comments to add, spread over the new posts', count, DEMO_COUNTS.comments)
   .option('--todos <n>', 'todos to add, spread over the new users', count, DEMO_COUNTS.todos)
-  .option('--batch-size <n>', 'rows per INSERT statement', positive, 500)
+  .option('--batch-size <n>', `rows per INSERT statement, at most ${MAX_BATCH_SIZE}`, batchSize, 500)
   .option('--seed <n>', 'random seed: the same seed on an empty database gives the same data', count, 1)
   .action(withConfig((config, options: Parameters<typeof seedCommand>[1]) => seedCommand(config, options)))
 
@@ -95,6 +95,9 @@ program.parseAsync().catch((error: unknown) => {
     for (const detail of isAppError(error) ? (error.details ?? []) : []) {
       console.error(`  ${detail.field}: ${detail.message}`)
     }
+  } else if (error instanceof Error && typeof (error as { code?: unknown }).code === 'string') {
+    // The system's or the database's own words (EADDRINUSE, SQLITE_CANTOPEN, ...) say enough.
+    console.error(`threadline: ${error.message}`)
   } else {
     console.error('threadline:', error)
   }

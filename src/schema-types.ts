@@ -12,13 +12,16 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options })
 }
 
-/** One line of text: at least one visible character and no control characters. */
+/**
+ * One line of text: at least one visible character, no control characters, and well-formed
+ * (no unpaired surrogate, which the store would turn into U+FFFD).
+ */
 export function Line(options: { minLength?: number; maxLength: number; description?: string }) {
   return Type.String({
     minLength: options.minLength ?? 1,
     maxLength: options.maxLength,
-    pattern: '^(?!\\s*$)[^\\p{Cc}]*$',
-    [MESSAGE_KEYWORD]: 'must not be blank or contain control characters',
+    pattern: '^(?!\\s*$)[^\\p{Cc}\\p{Cs}]*$',
+    [MESSAGE_KEYWORD]: 'must not be blank or contain control or invalid characters',
     ...(options.description === undefined ? {} : { description: options.description }),
   })
 }

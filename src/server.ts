@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
-import { openDatabase } from './db/create-database.js'
+import { type Database, openDatabase } from './db/create-database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { DEMO_COUNTS, seedDatabase } from './seed/seed-database.js'
 
@@ -13,22 +13,25 @@ export interface PreparedDatabase {
 }
 
 /** Migrates; when this created the schema (a new database), fills it with the demo data unless told not to. */
-export async function prepareDatabase(config: Config): Promise<PreparedDatabase> {
-  const database = openDatabase(config.database)
-  try {
-    const { applied } = await migrateToLatest(database)
-    const isNew = applied.includes('0001-initial')
-    const seeded = isNew && config.seedDemoData
-    if (seeded) await seedDatabase(database.db, DEMO_COUNTS)
-    return { applied, seeded }
-  } finally {
-    await database.close()
-  }
+export async function prepareDatabase(database: Database, config: Config): Promise<PreparedDatabase> {
+  const { applied } = await migrateToLatest(database)
+  const isNew = applied.includes('0001-initial')
+  const seeded = isNew && config.seedDemoData
+  if (seeded) await seedDatabase(database.db, DEMO_COUNTS)
+  return { applied, seeded }
 }
 
 export async function startServer(config: Config): Promise<FastifyInstance> {
-  const prepared = await prepareDatabase(config)
-  const app = await buildApp(config)
+  // One handle for preparing and serving: with sqlite::memory: a second one would be another, empty database.
+  const database = openDatabase(config.database)
+  let prepared: PreparedDatabase
+  try {
+    prepared = await prepareDatabase(database, config)
+  } catch (error) {
+    await database.close()
+    throw error
+  }
+  const app = await buildApp(config, { database })
   if (prepared.applied.length > 0) app.log.info({ migrations: prepared.applied }, 'database migrated')
   if (prepared.seeded) app.log.info('new database filled with demo data')
   await app.listen({

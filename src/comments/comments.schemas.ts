@@ -7,8 +7,8 @@ import { MESSAGE_KEYWORD } from '../validation.js'
 const Content = Type.String({
   minLength: 1,
   maxLength: 5000,
-  pattern: '^(?=[\\s\\S]*\\S)[^\\u0000]*$',
-  [MESSAGE_KEYWORD]: 'must not be blank or contain NUL characters',
+  pattern: '^(?=[\\s\\S]*\\S)[^\\u0000\\p{Cs}]*$',
+  [MESSAGE_KEYWORD]: 'must not be blank or contain NUL or invalid characters',
 })
 
 export const Comment = Type.Object({

@@ -36,16 +36,18 @@ export function createCommentsService({ db }: { db: Db }) {
     /** The author is the caller, never anyone named in the input. */
     async create(caller: Caller | null, path: PostPath, input: CreateCommentInput): Promise<Comment> {
       const author = requireSignedIn(caller)
-      const post = await loadVisiblePost(db, caller, path.userId, path.postId)
-      const now = new Date().toISOString()
-      const id = await repo.insertComment(db, {
-        post_id: post.id,
-        author_id: author.userId,
-        content: input.content,
-        created_at: now,
-        updated_at: now,
+      return db.transaction().execute(async (trx) => {
+        const post = await loadVisiblePost(trx, caller, path.userId, path.postId)
+        const now = new Date().toISOString()
+        const id = await repo.insertComment(trx, {
+          post_id: post.id,
+          author_id: author.userId,
+          content: input.content,
+          created_at: now,
+          updated_at: now,
+        })
+        return toComment(await loadComment(trx, post, id))
       })
-      return toComment(await loadComment(db, post, id))
     },
 
     async update(

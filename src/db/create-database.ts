@@ -16,8 +16,11 @@ export interface Database {
   close(): Promise<void>
 }
 
-/** How long a write waits for another process's lock before failing (SQLITE_BUSY). */
-const SQLITE_BUSY_TIMEOUT_MS = 5000
+/**
+ * How long a statement waits for another process's lock before failing (SQLITE_BUSY, answered
+ * 503). better-sqlite3 waits synchronously, stalling every request meanwhile: keep it short.
+ */
+const SQLITE_BUSY_TIMEOUT_MS = 200
 
 export function openDatabase(location: DatabaseLocation): Database {
   const connection = openSqlite(location.path)

@@ -1,11 +1,24 @@
 // Bodies are JSON and nothing else. Fastify also parses text/plain by default: that is what a
 // cross-site form can send without a preflight, so it is refused (415) like every other type.
 import type { FastifyInstance } from 'fastify'
+import { AppError } from '../errors.js'
 
 export const MAX_BODY_BYTES = 1024 * 1024
 
 export function registerContentTypes(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain')
+  // JSON is UTF-8 (RFC 8259 §8.1): a body declared in another charset, or compressed, would be
+  // misread, so it is refused before it is read.
+  app.addHook('preParsing', async (request) => {
+    const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase()
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Send the body as UTF-8 JSON, not ${charset}`)
+    }
+    const encoding = request.headers['content-encoding']?.trim().toLowerCase()
+    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body uncompressed (no Content-Encoding)')
+    }
+  })
   // RFC 7396: what PATCH does here is a JSON merge patch, so its media type is welcome too.
   app.addContentTypeParser(
     'application/merge-patch+json',

@@ -3,6 +3,7 @@
 // its detail only in the log. No Fastify message or FST_ code reaches the client as it is.
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { isDatabaseBusy } from '../db/database-errors.js'
 import { AppError, ERROR_STATUS, type ErrorCode, isAppError } from '../errors.js'
 import { toErrorDetails } from '../validation.js'
 import { errorBody } from './envelope.js'
@@ -67,6 +68,10 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
   const known = error.code === undefined ? undefined : FRAMEWORK_ERRORS[error.code]
   if (known) return new AppError(known.code, known.message)
   const status = error.statusCode ?? 500
+  if (isDatabaseBusy(error)) {
+    request.log.warn({ err: error }, 'database busy')
+    return new AppError('SERVICE_UNAVAILABLE', 'The database is busy; retry in a moment')
+  }
   const code = status >= 400 && status < 500 ? CODE_BY_STATUS.get(status) : undefined
   if (code !== undefined) return new AppError(code, 'The request cannot be served')
   return internalError(error, request)
@@ -94,6 +99,7 @@ function internalError(error: Error, request: FastifyRequest): AppError {
 
 function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply): void {
   if (error.status === 401) reply.header('www-authenticate', bearerChallenge(request.headers.authorization))
+  if (error.status === 503) reply.header('retry-after', 1)
   reply.code(error.status).send(errorBody(error.code, error.message, error.details))
 }
 

@@ -10,8 +10,8 @@ export type PostStatus = (typeof POST_STATUSES)[number]
 const Title = Line({ maxLength: 200 })
 const Content = Type.String({
   maxLength: 100_000,
-  pattern: '^[^\\u0000]*$',
-  [MESSAGE_KEYWORD]: 'must not contain NUL characters',
+  pattern: '^[^\\u0000\\p{Cs}]*$',
+  [MESSAGE_KEYWORD]: 'must not contain NUL or invalid characters',
 })
 const Status = StringEnum(POST_STATUSES, { description: 'Drafts are seen only by their owner and admins.' })
 

@@ -27,21 +27,24 @@ export function createPostsService({ db }: { db: Db }) {
       return toPost(await loadVisiblePost(db, caller, userId, postId))
     },
 
+    /** The owner's existence is checked in the insert's transaction: no post for a user deleted meanwhile. */
     async create(caller: Caller | null, userId: IdInput, input: CreatePostInput): Promise<Post> {
-      const owner = await loadUser(db, userId)
-      requireOwnerOrAdmin(caller, owner.id, "write this user's posts")
-      const now = new Date().toISOString()
-      const status = input.status ?? 'published'
-      const row = await repo.insertPost(db, {
+      return db.transaction().execute(async (trx) => {
+        const owner = await loadUser(trx, userId)
+        requireOwnerOrAdmin(caller, owner.id, "write this user's posts")
+        const now = new Date().toISOString()
+        const status = input.status ?? 'published'
+        const row = await repo.insertPost(trx, {
         user_id: owner.id,
         title: input.title,
         content: input.content,
         status,
-        published_at: status === 'published' ? now : null,
-        created_at: now,
-        updated_at: now,
+          published_at: status === 'published' ? now : null,
+          created_at: now,
+          updated_at: now,
+        })
+        return toPost(row)
       })
-      return toPost(row)
     },
 
     /** PUT: status left out becomes the default, published. */

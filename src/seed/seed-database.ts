@@ -1,6 +1,7 @@
 // Fills the database with fake data in batched multi-row inserts, all in one transaction: a seed
 // either lands whole or not at all. Used for the demo data on first start and by `threadline seed`.
 import type { Db } from '../db/create-database.js'
+import { AppError } from '../errors.js'
 import { countAdmins } from '../users/users.repository.js'
 import { createRandom, fakeEmail, fakeName, paragraph, type Random, sentence, words } from './fake-data.js'
 
@@ -10,6 +11,12 @@ export interface SeedCounts {
   comments: number
   todos: number
 }
+
+/**
+ * The most rows one INSERT may carry: SQLite binds at most 32,766 parameters per statement, and
+ * a user row has 8 columns.
+ */
+export const MAX_BATCH_SIZE = 4000
 
 /** The demo: the fake APIs' classic 10 users, 100 posts, 500 comments and 200 todos. */
 export const DEMO_COUNTS: SeedCounts = { users: 10, posts: 100, comments: 500, todos: 200 }
@@ -23,13 +30,18 @@ export interface SeedOptions extends SeedCounts {
   onProgress?: (done: number, total: number) => void
 }
 
-/** Demo timestamps lie in the two years before this instant, so the data is the same every day. */
+/**
+ * Demo timestamps lie in the two years before this instant, so the data is the same every day:
+ * users join in the first month, posts follow, comments follow their post.
+ */
 const EPOCH = Date.parse('2026-01-01T00:00:00.000Z')
 const TWO_YEARS_MS = 2 * 365 * 86_400_000
 const DAY_MS = 86_400_000
+const FIRST_POST = EPOCH - TWO_YEARS_MS + 31 * DAY_MS
 
 export async function seedDatabase(db: Db, options: SeedOptions): Promise<SeedCounts> {
-  const { batchSize = 500, seed = 1, onProgress } = options
+  const { seed = 1, onProgress } = options
+  const batchSize = Math.min(options.batchSize ?? 500, MAX_BATCH_SIZE)
   const random = createRandom(seed)
   const total = options.users + options.posts + options.comments + options.todos
   let done = 0
@@ -40,7 +52,7 @@ export async function seedDatabase(db: Db, options: SeedOptions): Promise<SeedCo
 
   await db.transaction().execute(async (trx) => {
     const userIds = await seedUsers(trx, options.users, random, batchSize, progress)
-    if (userIds.length === 0 && total > 0) throw new Error('There are no users to own the posts, comments or todos')
+    if (userIds.length === 0 && total > 0) throw new AppError('BAD_REQUEST', 'There are no users to own the posts, comments or todos')
     const posts = await seedPosts(trx, options.posts, userIds, random, batchSize, progress)
     await seedComments(trx, options.comments, posts, userIds, random, batchSize, progress)
     await seedTodos(trx, options.todos, userIds, random, batchSize, progress)
@@ -105,17 +117,22 @@ async function seedUsers(db: Db, count: number, random: Random, batchSize: numbe
 async function seedPosts(db: Db, count: number, userIds: number[], random: Random, batchSize: number, progress: Progress) {
   const before = await maxId(db, 'posts')
   const createdAt: number[] = []
+  const ownerIds: number[] = []
+  const drafts: boolean[] = []
   await inBatches(
     count,
     batchSize,
     (i) => {
-      const created = EPOCH - random.int(0, TWO_YEARS_MS)
-      createdAt.push(created)
-      const at = new Date(created).toISOString()
+      const created = random.int(FIRST_POST, EPOCH)
+      // In blocks, as in the fake APIs: the first user's posts first.
+      const owner = userIds[Math.floor((i * userIds.length) / count)] as number
       const published = random.next() < 0.9
+      createdAt.push(created)
+      ownerIds.push(owner)
+      drafts.push(!published)
+      const at = new Date(created).toISOString()
       return {
-        // In blocks, as in the fake APIs: the first user's posts first.
-        user_id: userIds[Math.floor((i * userIds.length) / count)] as number,
+        user_id: owner,
         title: words(random, 3, 8),
         content: paragraph(random, random.int(2, 6)),
         status: published ? ('published' as const) : ('draft' as const),
@@ -130,28 +147,30 @@ async function seedPosts(db: Db, count: number, userIds: number[], random: Rando
     progress,
   )
   const ids = await idsAfter(db, 'posts', before)
-  return { ids, createdAt }
+  return { ids, createdAt, ownerIds, drafts }
 }
 
 async function seedComments(
   db: Db,
   count: number,
-  posts: { ids: number[]; createdAt: number[] },
+  posts: { ids: number[]; createdAt: number[]; ownerIds: number[]; drafts: boolean[] },
   userIds: number[],
   random: Random,
   batchSize: number,
   progress: Progress,
 ) {
-  if (count > 0 && posts.ids.length === 0) throw new Error('There are no new posts to comment on')
+  if (count > 0 && posts.ids.length === 0) throw new AppError('BAD_REQUEST', 'There are no new posts to comment on')
   await inBatches(
     count,
     batchSize,
     (i) => {
       const p = Math.floor((i * posts.ids.length) / count)
-      const at = new Date((posts.createdAt[p] as number) + random.int(1, 30 * 24 * 60) * 60_000).toISOString()
+      const at = new Date(Math.min(EPOCH, (posts.createdAt[p] as number) + random.int(1, 30 * 24 * 60) * 60_000)).toISOString()
+      // Only the owner sees a draft, so only the owner comments on one.
+      const author = posts.drafts[p] ? (posts.ownerIds[p] as number) : random.pick(userIds)
       return {
         post_id: posts.ids[p] as number,
-        author_id: random.pick(userIds),
+        author_id: author,
         content: sentence(random) + (random.next() < 0.5 ? ` ${sentence(random)}` : ''),
         created_at: at,
         updated_at: at,
@@ -169,7 +188,7 @@ async function seedTodos(db: Db, count: number, userIds: number[], random: Rando
     count,
     batchSize,
     (i) => {
-      const at = new Date(EPOCH - random.int(0, TWO_YEARS_MS)).toISOString()
+      const at = new Date(random.int(FIRST_POST, EPOCH)).toISOString()
       return {
         user_id: userIds[Math.floor((i * userIds.length) / count)] as number,
         text: words(random, 2, 7),

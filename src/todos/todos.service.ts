@@ -25,12 +25,14 @@ export function createTodosService({ db }: { db: Db }) {
     },
 
     async create(caller: Caller | null, userId: IdInput, input: CreateTodoInput): Promise<Todo> {
-      const owner = await loadUser(db, userId)
-      requireOwnerOrAdmin(caller, owner.id, "write this user's todos")
-      const now = new Date().toISOString()
-      return toTodo(
-        await repo.insertTodo(db, { user_id: owner.id, text: input.text, completed: 0, created_at: now, updated_at: now }),
-      )
+      return db.transaction().execute(async (trx) => {
+        const owner = await loadUser(trx, userId)
+        requireOwnerOrAdmin(caller, owner.id, "write this user's todos")
+        const now = new Date().toISOString()
+        return toTodo(
+          await repo.insertTodo(trx, { user_id: owner.id, text: input.text, completed: 0, created_at: now, updated_at: now }),
+        )
+      })
     },
 
     async update(

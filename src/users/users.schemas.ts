@@ -22,6 +22,8 @@ const Role = StringEnum(ROLES, { description: 'Only an admin may set it.' })
 const Password = Type.String({
   minLength: 8,
   maxLength: 200,
+  pattern: '^[^\\p{Cs}]*$',
+  [MESSAGE_KEYWORD]: 'must not contain invalid characters',
   description: 'Write-only: never returned. Lets the user sign in with POST /tokens.',
 })
 

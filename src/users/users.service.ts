@@ -74,8 +74,13 @@ export function createUsersService({ db }: UsersServiceDeps) {
 
   async function change(caller: Caller | null, id: IdInput, input: UpdateUserInput, options?: WriteOptions<User>): Promise<User> {
     const signedIn = requireSignedIn(caller)
-    // Hash before the transaction: scrypt takes tens of milliseconds and must not hold the writer.
-    const passwordHash = input.password === undefined ? undefined : await hashPassword(input.password)
+    // Hash before the transaction (scrypt takes tens of milliseconds and must not hold the writer),
+    // and only for a caller who may make the change: a refusal must cost nothing.
+    let passwordHash: string | undefined
+    if (input.password !== undefined) {
+      requireOwnerOrAdmin(signedIn, (await loadUser(db, id)).id, 'change this user')
+      passwordHash = await hashPassword(input.password)
+    }
     return db.transaction().execute(async (trx) => {
       const target = await loadUser(trx, id)
       requireOwnerOrAdmin(signedIn, target.id, 'change this user')

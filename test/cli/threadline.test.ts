@@ -106,6 +106,9 @@ describe('threadline', () => {
     const { stdout } = await threadline(['seed', '--users', '30', '--posts', '60', '--comments', '90', '--todos', '12', '--batch-size', '7'])
     expect(stdout).toMatch(/^Seeded 30 users, 60 posts, 90 comments and 12 todos in [\d.]+ s\.\n$/)
     expect((await threadlineFails(['seed', '--users', 'many'])).stderr).toMatch(/whole number/)
+    expect((await threadlineFails(['seed', '--batch-size', '5000'])).stderr).toMatch(/from 1 to 4000/)
+    const nothingToComment = await threadlineFails(['seed', '--users', '1', '--posts', '0', '--comments', '5', '--todos', '0'])
+    expect(nothingToComment.stderr).toBe('threadline: There are no new posts to comment on\n')
   })
 
   it('names the bad environment variable and exits 1', async () => {
@@ -160,6 +163,16 @@ describe('threadline serve', () => {
     } finally {
       child.kill('SIGKILL')
       rmSync(fresh.dir, { recursive: true, force: true })
+    }
+  })
+
+  it('serves a throwaway in-memory database, filled with the demo', async () => {
+    const { child, address } = await startServe({ DATABASE_URL: 'sqlite::memory:' })
+    try {
+      const body = (await (await fetch(`${address}/users`)).json()) as { meta: { pagination: { total: number } } }
+      expect(body.meta.pagination.total).toBe(10)
+    } finally {
+      child.kill('SIGKILL')
     }
   })
 

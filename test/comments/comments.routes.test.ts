@@ -65,12 +65,13 @@ describe('comments', () => {
   })
 
   it('validates the content (422)', async () => {
-    for (const content of ['', '   ', 'x'.repeat(5001), 'nul\u0000byte']) {
+    for (const content of ['', '   ', 'x'.repeat(5001), 'nul\u0000byte', 'half a pair \ud83d']) {
       const res = await t.request({ method: 'POST', url: `${postUrl}/comments`, token: t.tokens.bob, json: { content } })
       expect(res.statusCode).toBe(422)
       expect(res.json().error.details[0].field).toBe('content')
     }
     expect((await comment(t.tokens.bob, 'multi\nline')).data.content).toBe('multi\nline')
+    expect((await comment(t.tokens.bob, 'whole pairs are fine 🎉')).data.content).toBe('whole pairs are fine 🎉')
   })
 
   it('a comment that exists but not under the path is 404, and so is a missing parent', async () => {

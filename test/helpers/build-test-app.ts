@@ -45,8 +45,9 @@ export async function buildTestApp(env: Record<string, string> = {}): Promise<Te
     RATE_LIMIT_AUTHENTICATED_MAX: '1000000',
     ...env,
   })
-  await prepareDatabase(config)
-  const app = await buildApp(config)
+  const served = openDatabase(config.database)
+  await prepareDatabase(served, config)
+  const app = await buildApp(config, { database: served })
   const database = openDatabase(config.database)
   const users = createUsersService({ db: database.db })
   const tokens = createTokensService({ db: database.db, tokenTtlMs: config.tokenTtlMs })

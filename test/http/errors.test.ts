@@ -1,3 +1,4 @@
+import SqliteDatabase from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
@@ -72,6 +73,25 @@ describe('bodies', () => {
     expectErrorBody(res.body, 'PAYLOAD_TOO_LARGE')
   })
 
+  it.each(['application/json; charset=latin1', 'application/json; charset=utf-16', 'application/json;charset="iso-8859-1"'])(
+    'answers 415 to JSON declared in another charset: %s',
+    async (type) => {
+      const res = await post('{"name":"Latin","email":"latin@example.com"}', type)
+      expect(res.statusCode).toBe(415)
+      expectErrorBody(res.body, 'UNSUPPORTED_MEDIA_TYPE')
+    },
+  )
+
+  it('answers 415 to a compressed body', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/users',
+      headers: { authorization: `Bearer ${t.tokens.admin}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: '{"name":"Zip","email":"zip@example.com"}',
+    })
+    expect(res.statusCode).toBe(415)
+  })
+
   it('accepts a JSON content type with a charset', async () => {
     const res = await post('{"name":"Charset","email":"charset@example.com"}', 'application/json; charset=utf-8')
     expect(res.statusCode).toBe(201)
@@ -118,6 +138,24 @@ describe('routes', () => {
     const res = await t.request({ method: 'HEAD', url: `/users/${t.bob.id}` })
     expect(res.statusCode).toBe(200)
     expect(res.body).toBe('')
+  })
+})
+
+describe('a busy database', () => {
+  it('answers 503 with Retry-After while another process holds the write lock, and writes nothing', async () => {
+    const other = new SqliteDatabase(t.config.database.path)
+    other.exec('BEGIN IMMEDIATE')
+    try {
+      const res = await t.request({ method: 'POST', url: `/users/${t.bob.id}/todos`, token: t.tokens.bob, json: { text: 'later' } })
+      expect(res.statusCode).toBe(503)
+      expect(res.headers['retry-after']).toBe('1')
+      expectErrorBody(res.body, 'SERVICE_UNAVAILABLE')
+    } finally {
+      other.exec('ROLLBACK')
+      other.close()
+    }
+    const todos = (await t.request({ method: 'GET', url: `/users/${t.bob.id}/todos?q=later` })).json().data
+    expect(todos).toEqual([])
   })
 })
 

@@ -42,6 +42,32 @@ describe('seedDatabase', () => {
     expect(posts.map((p) => p.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
   })
 
+  it('keeps the demo plausible: posts after their author joined, comments after their post, all before 2026', async () => {
+    const database = await emptyDatabase()
+    await seedDatabase(database.db, DEMO_COUNTS)
+    const { db } = database
+    const latePosts = await db
+      .selectFrom('posts')
+      .innerJoin('users', 'users.id', 'posts.user_id')
+      .select('posts.id')
+      .whereRef('posts.created_at', '<', 'users.created_at')
+      .execute()
+    expect(latePosts).toEqual([])
+    const badComments = await db
+      .selectFrom('comments')
+      .innerJoin('posts', 'posts.id', 'comments.post_id')
+      .select('comments.id')
+      .where((eb) =>
+        eb.or([
+          eb('comments.created_at', '<', eb.ref('posts.created_at')),
+          eb('comments.created_at', '>', '2026-01-01T00:00:00.000Z'),
+          eb.and([eb('posts.status', '=', 'draft'), eb('comments.author_id', '!=', eb.ref('posts.user_id'))]),
+        ]),
+      )
+      .execute()
+    expect(badComments).toEqual([])
+  })
+
   it('gives the same data for the same seed', async () => {
     const a = await emptyDatabase()
     const b = await emptyDatabase()

@@ -133,8 +133,10 @@ describe('creating users', () => {
   it.each([
     [{ email: 'n@example.com' }, 'name', 'is required'],
     [{ name: 'N' }, 'email', 'is required'],
-    [{ name: '   ', email: 'n@example.com' }, 'name', 'must not be blank or contain control characters'],
-    [{ name: 'a\u0000b', email: 'n@example.com' }, 'name', 'must not be blank or contain control characters'],
+    [{ name: '   ', email: 'n@example.com' }, 'name', 'must not be blank or contain control or invalid characters'],
+    [{ name: 'a\u0000b', email: 'n@example.com' }, 'name', 'must not be blank or contain control or invalid characters'],
+    [{ name: 'a\ud800b', email: 'n@example.com' }, 'name', 'must not be blank or contain control or invalid characters'],
+    [{ name: 'N', email: 'n@example.com', password: 'long enough \udfff' }, 'password', 'must not contain invalid characters'],
     [{ name: 'x'.repeat(101), email: 'n@example.com' }, 'name', 'must be at most 100 characters long'],
     [{ name: 'N', email: 'n@example.com', age: '30' }, 'age', 'must be an integer or null'],
     [{ name: 'N', email: 'n@example.com', age: 2.5 }, 'age', 'must be an integer or null'],
