@@ -69,7 +69,6 @@ export interface Tables {
 export type UserRow = Selectable<UsersTable>
 export type NewUserRow = Insertable<UsersTable>
 export type UserRowChanges = Updateable<UsersTable>
-export type TokenRow = Selectable<TokensTable>
 export type PostRow = Selectable<PostsTable>
 export type NewPostRow = Insertable<PostsTable>
 export type PostRowChanges = Updateable<PostsTable>

@@ -5,7 +5,6 @@ import { Id, Line, Nullable, StringEnum, Timestamp } from '../schema-types.js'
 import { MESSAGE_KEYWORD } from '../validation.js'
 
 export const POST_STATUSES = ['draft', 'published'] as const
-export type PostStatus = (typeof POST_STATUSES)[number]
 
 const Title = Line({ maxLength: 200 })
 const Content = Type.String({
