@@ -10,6 +10,7 @@ import { commentsRoutes } from './comments/comments.routes.js'
 import { createCommentsService } from './comments/comments.service.js'
 import type { Config } from './config.js'
 import { type Database, openDatabase } from './db/create-database.js'
+import { graphqlRoutes } from './graphql/graphql-routes.js'
 import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
 import { registerCaching } from './http/caching.js'
 import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
@@ -99,6 +100,9 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       { prefix: mount.prefix },
     )
   }
+
+  // GraphQL: one endpoint over the same services.
+  await app.register(graphqlRoutes, { config: config.graphql, services: { users, posts, comments, todos } })
 
   answerUnservedMethods()
   return app

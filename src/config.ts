@@ -35,6 +35,29 @@ export interface Config {
   readonly corsOrigins: readonly string[]
   /** Fastify's trustProxy: false, true, a hop count, or addresses/CIDRs. @default false */
   readonly trustProxy: boolean | number | string[]
+  readonly graphql: GraphQLConfig
+}
+
+export interface GraphQLConfig {
+  /** Serve GraphiQL at /graphiql. @default true */
+  readonly graphiql: boolean
+  /** Answer introspection and serve /graphql/schema.graphql. @default true */
+  readonly introspection: boolean
+  /** Compile documents seen before with graphql-jit. @default true */
+  readonly jit: boolean
+  /** Operations in one batched POST (a JSON array); 0 turns batching off. @default 10 */
+  readonly maxBatch: number
+  /** Refused before execution when exceeded. */
+  readonly limits: {
+    /** Nesting of fields. @default 10 */
+    readonly maxDepth: number
+    /** Fields, each list counted by its page size. @default 50000 */
+    readonly maxCost: number
+    /** Aliased fields in one selection set. @default 15 */
+    readonly maxAliases: number
+    /** Directives on one field or fragment. @default 5 */
+    readonly maxDirectives: number
+  }
 }
 
 export class ConfigError extends Error {
@@ -66,6 +89,18 @@ export function loadConfig(env: Env = process.env): Config {
     cacheMaxAgeS: readInteger(env, 'CACHE_MAX_AGE_S', 0, 0, 31_536_000),
     corsOrigins: Object.freeze(readOrigins(env, 'CORS_ORIGINS')),
     trustProxy: readTrustProxy(env, 'TRUST_PROXY'),
+    graphql: Object.freeze({
+      graphiql: readBoolean(env, 'GRAPHIQL', true),
+      introspection: readBoolean(env, 'GRAPHQL_INTROSPECTION', true),
+      jit: readBoolean(env, 'GRAPHQL_JIT', true),
+      maxBatch: readInteger(env, 'GRAPHQL_MAX_BATCH', 10, 0, 100),
+      limits: Object.freeze({
+        maxDepth: readInteger(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
+        maxCost: readInteger(env, 'GRAPHQL_MAX_COST', 50_000, 1, 1_000_000_000),
+        maxAliases: readInteger(env, 'GRAPHQL_MAX_ALIASES', 15, 0, 1000),
+        maxDirectives: readInteger(env, 'GRAPHQL_MAX_DIRECTIVES', 5, 0, 100),
+      }),
+    }),
   })
 }
 

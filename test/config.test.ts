@@ -14,7 +14,37 @@ describe('loadConfig', () => {
       cacheMaxAgeS: 0,
       corsOrigins: [],
       trustProxy: false,
+      graphql: {
+        graphiql: true,
+        introspection: true,
+        jit: true,
+        maxBatch: 10,
+        limits: { maxDepth: 10, maxCost: 50_000, maxAliases: 15, maxDirectives: 5 },
+      },
     })
+  })
+
+  it('reads the GraphQL settings, and refuses bad ones naming the variable', () => {
+    const config = loadConfig({
+      GRAPHIQL: 'false',
+      GRAPHQL_INTROSPECTION: '0',
+      GRAPHQL_JIT: 'false',
+      GRAPHQL_MAX_BATCH: '0',
+      GRAPHQL_MAX_DEPTH: '4',
+      GRAPHQL_MAX_COST: '1000',
+      GRAPHQL_MAX_ALIASES: '2',
+      GRAPHQL_MAX_DIRECTIVES: '1',
+    })
+    expect(config.graphql).toEqual({
+      graphiql: false,
+      introspection: false,
+      jit: false,
+      maxBatch: 0,
+      limits: { maxDepth: 4, maxCost: 1000, maxAliases: 2, maxDirectives: 1 },
+    })
+    expect(() => loadConfig({ GRAPHQL_MAX_DEPTH: '0' })).toThrow(/GRAPHQL_MAX_DEPTH/)
+    expect(() => loadConfig({ GRAPHQL_MAX_BATCH: '1000' })).toThrow(/GRAPHQL_MAX_BATCH/)
+    expect(() => loadConfig({ GRAPHIQL: 'maybe' })).toThrow(/GRAPHIQL/)
   })
 
   it('reads the HTTP settings', () => {

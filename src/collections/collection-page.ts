@@ -24,3 +24,15 @@ export function toCollectionPage<Row, T>(query: CollectionQuery, page: RowPage<R
     prevCursor: page.prevCursor,
   }
 }
+
+/** Rows of many parents' lists, mapped and grouped by parent id (in the rows' order). */
+export function groupByParent<Row, T>(rows: readonly Row[], parentOf: (row: Row) => number, toItem: (row: Row) => T): Map<number, T[]> {
+  const groups = new Map<number, T[]>()
+  for (const row of rows) {
+    const parent = parentOf(row)
+    const group = groups.get(parent)
+    if (group === undefined) groups.set(parent, [toItem(row)])
+    else group.push(toItem(row))
+  }
+  return groups
+}

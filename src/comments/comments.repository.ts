@@ -3,6 +3,8 @@ import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { CommentRow, NewCommentRow } from '../db/tables.js'
+import type { ListWindow } from '../pagination.js'
+import { type DraftVisibility, visible } from '../posts/posts.repository.js'
 
 export type CommentWithAuthorRow = CommentRow & { author_name: string }
 
@@ -28,6 +30,77 @@ export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuer
     select: (q) => q.selectAll('comments').select('users.name as author_name'),
     query,
   })
+}
+
+/**
+ * The same window of comments on each post the reader may see, in id order, in one statement:
+ * per post, the window's ids by the (post_id, id) index, then those comments by key.
+ */
+export function listCommentsOfPosts(
+  db: Db,
+  postIds: readonly number[],
+  window: ListWindow,
+  visibility: DraftVisibility,
+): Promise<CommentWithAuthorRow[]> {
+  if (postIds.length === 0) return Promise.resolve([])
+  return db
+    .selectFrom('posts as parent')
+    .innerJoin('comments', (join) =>
+      join.on((eb) =>
+        eb(
+          'comments.id',
+          'in',
+          eb
+            .selectFrom('comments as c')
+            .select('c.id')
+            .whereRef('c.post_id', '=', 'parent.id')
+            .orderBy('c.id')
+            .limit(window.limit)
+            .offset(window.offset),
+        ),
+      ),
+    )
+    .innerJoin('users', 'users.id', 'comments.author_id')
+    .selectAll('comments')
+    .select('users.name as author_name')
+    .where('parent.id', 'in', postIds)
+    .where(visible('parent', visibility))
+    .orderBy('comments.id')
+    .execute()
+}
+
+/** The same window of each user's comments, on posts the reader may see, in one statement. */
+export function listCommentsOfAuthors(
+  db: Db,
+  authorIds: readonly number[],
+  window: ListWindow,
+  visibility: DraftVisibility,
+): Promise<CommentWithAuthorRow[]> {
+  if (authorIds.length === 0) return Promise.resolve([])
+  return db
+    .selectFrom('users as parent')
+    .innerJoin('comments', (join) =>
+      join.on((eb) =>
+        eb(
+          'comments.id',
+          'in',
+          eb
+            .selectFrom('comments as c')
+            .innerJoin('posts as p', 'p.id', 'c.post_id')
+            .select('c.id')
+            .whereRef('c.author_id', '=', 'parent.id')
+            .where(visible('p', visibility))
+            .orderBy('c.id')
+            .limit(window.limit)
+            .offset(window.offset),
+        ),
+      ),
+    )
+    .selectAll('comments')
+    .select('parent.name as author_name')
+    .where('parent.id', 'in', authorIds)
+    .orderBy('comments.id')
+    .execute()
 }
 
 export async function insertComment(db: Db, row: NewCommentRow): Promise<number> {

@@ -2,22 +2,23 @@
 // may see it comments on it, as themself; the author or an admin edits; the author, the post's
 // owner or an admin deletes.
 import { type Caller, isAdmin, requireOwnerOrAdmin, requireSignedIn } from '../caller.js'
-import { type CollectionPage, toCollectionPage } from '../collections/collection-page.js'
+import { type CollectionPage, groupByParent, toCollectionPage } from '../collections/collection-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { type PostRow, toIsoTimestamp } from '../db/tables.js'
-import { forbidden, notFound } from '../errors.js'
+import { forbidden, isAppError, notFound } from '../errors.js'
 import { type IdInput, parseId } from '../ids.js'
-import { loadVisiblePost } from '../posts/posts.service.js'
+import type { ListWindow } from '../pagination.js'
+import { draftVisibility, loadVisiblePost } from '../posts/posts.service.js'
 import { checkPrecondition, type WriteOptions } from '../preconditions.js'
 import * as repo from './comments.repository.js'
 import type { Comment, CreateCommentInput, UpdateCommentInput } from './comments.schemas.js'
 
 export type CommentsService = ReturnType<typeof createCommentsService>
 
-/** Where a comment lives: /users/{userId}/posts/{postId}/comments. */
+/** Where a comment lives: /users/{userId}/posts/{postId}/comments; without userId, the post is found by its id. */
 export interface PostPath {
-  userId: IdInput
+  userId?: IdInput
   postId: IdInput
 }
 
@@ -29,8 +30,19 @@ export function createCommentsService({ db }: { db: Db }) {
     },
 
     async get(caller: Caller | null, path: PostPath, commentId: IdInput): Promise<Comment> {
-      const post = await loadVisiblePost(db, caller, path.userId, path.postId)
-      return toComment(await loadComment(db, post, commentId))
+      return toComment((await loadVisibleComment(db, caller, path, commentId)).comment)
+    },
+
+    /** The same window of comments on each of these posts the caller may see, by post id, in one read. */
+    async listOfPosts(caller: Caller | null, postIds: readonly number[], window: ListWindow): Promise<Map<number, Comment[]>> {
+      const rows = await repo.listCommentsOfPosts(db, postIds, window, draftVisibility(caller))
+      return groupByParent(rows, (row) => row.post_id, toComment)
+    },
+
+    /** The same window of each user's comments on posts the caller may see, by author id, in one read. */
+    async listOfAuthors(caller: Caller | null, authorIds: readonly number[], window: ListWindow): Promise<Map<number, Comment[]>> {
+      const rows = await repo.listCommentsOfAuthors(db, authorIds, window, draftVisibility(caller))
+      return groupByParent(rows, (row) => row.author_id, toComment)
     },
 
     /** The author is the caller, never anyone named in the input. */
@@ -50,16 +62,16 @@ export function createCommentsService({ db }: { db: Db }) {
       })
     },
 
+    /** `path` undefined: the comment is found by its id alone. */
     async update(
       caller: Caller | null,
-      path: PostPath,
+      path: PostPath | undefined,
       commentId: IdInput,
       input: UpdateCommentInput,
       options?: WriteOptions<Comment>,
     ): Promise<Comment> {
       return db.transaction().execute(async (trx) => {
-        const post = await loadVisiblePost(trx, caller, path.userId, path.postId)
-        const comment = await loadComment(trx, post, commentId)
+        const { post, comment } = await loadVisibleComment(trx, caller, path, commentId)
         requireOwnerOrAdmin(caller, comment.author_id, 'edit this comment')
         checkPrecondition(options, () => toComment(comment))
         if (input.content === comment.content) return toComment(comment)
@@ -68,11 +80,11 @@ export function createCommentsService({ db }: { db: Db }) {
       })
     },
 
-    async remove(caller: Caller | null, path: PostPath, commentId: IdInput, options?: WriteOptions<Comment>): Promise<void> {
+    /** `path` undefined: the comment is found by its id alone. */
+    async remove(caller: Caller | null, path: PostPath | undefined, commentId: IdInput, options?: WriteOptions<Comment>): Promise<void> {
       const signedIn = requireSignedIn(caller)
       await db.transaction().execute(async (trx) => {
-        const post = await loadVisiblePost(trx, caller, path.userId, path.postId)
-        const comment = await loadComment(trx, post, commentId)
+        const { post, comment } = await loadVisibleComment(trx, caller, path, commentId)
         const allowed = signedIn.userId === comment.author_id || signedIn.userId === post.user_id || isAdmin(signedIn)
         if (!allowed) throw forbidden("Only the comment's author, the post's owner or an admin may delete this comment")
         checkPrecondition(options, () => toComment(comment))
@@ -80,6 +92,29 @@ export function createCommentsService({ db }: { db: Db }) {
       })
     },
   }
+}
+
+/**
+ * The comment with this id and its post, as the caller may see them: on the post the path names
+ * (NOT_FOUND for the post first, as the path reads), or on whichever post it is when there is no path.
+ */
+async function loadVisibleComment(
+  db: Db,
+  caller: Caller | null,
+  path: PostPath | undefined,
+  commentId: IdInput,
+): Promise<{ post: PostRow; comment: repo.CommentWithAuthorRow }> {
+  if (path !== undefined) {
+    const post = await loadVisiblePost(db, caller, path.userId, path.postId)
+    return { post, comment: await loadComment(db, post, commentId) }
+  }
+  const id = parseId(commentId)
+  const found = id === undefined ? undefined : await repo.findCommentById(db, id)
+  if (found === undefined) throw notFound('Comment')
+  const post = await loadVisiblePost(db, caller, undefined, found.post_id).catch((error: unknown) => {
+    throw isAppError(error) && error.code === 'NOT_FOUND' ? notFound('Comment') : error
+  })
+  return { post, comment: found }
 }
 
 /** The comment with this id on this post, or NOT_FOUND. */

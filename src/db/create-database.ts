@@ -22,9 +22,18 @@ export interface Database {
  */
 const SQLITE_BUSY_TIMEOUT_MS = 200
 
-export function openDatabase(location: DatabaseLocation): Database {
+export interface OpenOptions {
+  /** Called with the SQL of every statement run (tests count them). */
+  onQuery?: (sql: string) => void
+}
+
+export function openDatabase(location: DatabaseLocation, options: OpenOptions = {}): Database {
   const connection = openSqlite(location.path)
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: connection }) })
+  const { onQuery } = options
+  const db = new Kysely<Tables>({
+    dialect: new SqliteDialect({ database: connection }),
+    ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }),
+  })
   return { db, facts: sqliteFacts, close: () => db.destroy() }
 }
 

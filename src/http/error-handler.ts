@@ -30,8 +30,19 @@ const CODE_BY_STATUS = new Map<number, ErrorCode>(
   Object.entries(ERROR_STATUS).map(([code, status]) => [status, code as ErrorCode]),
 )
 
+/** How an error is written in the body: the REST error envelope, or (at /graphql) a GraphQL `errors` list. */
+export type ErrorRenderer = (error: AppError) => unknown
+
+const restBody: ErrorRenderer = (error) => errorBody(error.code, error.message, error.details)
+
+/** Fastify's error handler, writing bodies with `render`. */
+export function errorHandler(render: ErrorRenderer = restBody) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void =>
+    sendError(toAppError(error, request), request, reply, render)
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => sendError(toAppError(error, request), request, reply))
+  app.setErrorHandler(errorHandler())
 
   app.setNotFoundHandler((request, reply) =>
     sendError(new AppError('NOT_FOUND', `No resource at ${request.method} ${request.url.split('?')[0]}`), request, reply),
@@ -97,10 +108,10 @@ function internalError(error: Error, request: FastifyRequest): AppError {
   return new AppError('INTERNAL_ERROR', `Something went wrong on our side; quote request id ${request.id}`)
 }
 
-function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply): void {
+function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply, render = restBody): void {
   if (error.status === 401) reply.header('www-authenticate', bearerChallenge(request.headers.authorization))
   if (error.status === 503) reply.header('retry-after', 1)
-  reply.code(error.status).send(errorBody(error.code, error.message, error.details))
+  reply.code(error.status).send(render(error))
 }
 
 /** RFC 6750 §3: name the realm, and say why a token that was sent was refused. */

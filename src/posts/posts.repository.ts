@@ -1,11 +1,73 @@
 // SQL for posts. Every function takes the executor first: the database or a transaction.
+import { type Expression, type SqlBool, sql } from 'kysely'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from '../db/tables.js'
+import type { ListWindow } from '../pagination.js'
+
+/** Which drafts a reader sees besides every published post: all (an admin), their own, or none. */
+export interface DraftVisibility {
+  readonly allDrafts: boolean
+  readonly ownerId: number | null
+}
 
 export function findPostById(db: Db, id: number): Promise<PostRow | undefined> {
   return db.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirst()
+}
+
+export function findPostsByIds(db: Db, ids: readonly number[], visibility: DraftVisibility): Promise<PostRow[]> {
+  if (ids.length === 0) return Promise.resolve([])
+  return db
+    .selectFrom('posts')
+    .selectAll()
+    .where('id', 'in', ids)
+    .where(visible('posts', visibility))
+    .execute()
+}
+
+/**
+ * The same window of each user's posts, in id order, in one statement: for each user, the ids of
+ * the window by the (user_id, id) index, then those posts by key. The cost follows the window,
+ * never the size of a user's whole list.
+ */
+export function listPostsOfUsers(
+  db: Db,
+  userIds: readonly number[],
+  window: ListWindow,
+  visibility: DraftVisibility,
+): Promise<PostRow[]> {
+  if (userIds.length === 0) return Promise.resolve([])
+  return db
+    .selectFrom('users as parent')
+    .innerJoin('posts', (join) =>
+      join.on((eb) =>
+        eb(
+          'posts.id',
+          'in',
+          eb
+            .selectFrom('posts as p')
+            .select('p.id')
+            .whereRef('p.user_id', '=', 'parent.id')
+            .where(visible('p', visibility))
+            .orderBy('p.id')
+            .limit(window.limit)
+            .offset(window.offset),
+        ),
+      ),
+    )
+    .selectAll('posts')
+    .where('parent.id', 'in', userIds)
+    .orderBy('posts.id')
+    .execute()
+}
+
+/** Published posts, and the drafts this reader may see (`table` names the posts table or its alias). */
+export function visible(table: string, visibility: DraftVisibility): Expression<SqlBool> {
+  if (visibility.allDrafts) return sql<SqlBool>`1 = 1`
+  const published = sql<SqlBool>`${sql.ref(`${table}.status`)} = ${'published'}`
+  if (visibility.ownerId === null) return published
+  return sql<SqlBool>`(${published} or ${sql.ref(`${table}.user_id`)} = ${visibility.ownerId})`
 }
 
 /** A user's posts; drafts only when the caller may see them. */

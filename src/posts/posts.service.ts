@@ -2,15 +2,17 @@
 // admins (to anyone else a draft does not exist: 404); only the owner or an admin writes.
 // publishedAt is the service's to set: when a post becomes published, and cleared for a draft.
 import { type Caller, isAdmin, requireOwnerOrAdmin } from '../caller.js'
-import { type CollectionPage, toCollectionPage } from '../collections/collection-page.js'
+import { type CollectionPage, groupByParent, toCollectionPage } from '../collections/collection-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { type PostRow, type PostRowChanges, toIsoTimestamp } from '../db/tables.js'
 import { notFound } from '../errors.js'
 import { type IdInput, parseId } from '../ids.js'
+import type { ListWindow } from '../pagination.js'
 import { checkPrecondition, type WriteOptions } from '../preconditions.js'
 import { loadUser } from '../users/users.service.js'
 import * as repo from './posts.repository.js'
+import type { DraftVisibility } from './posts.repository.js'
 import type { CreatePostInput, Post, UpdatePostInput } from './posts.schemas.js'
 
 export type PostsService = ReturnType<typeof createPostsService>
@@ -23,8 +25,21 @@ export function createPostsService({ db }: { db: Db }) {
       return toCollectionPage(query, page, toPost)
     },
 
-    async get(caller: Caller | null, userId: IdInput, postId: IdInput): Promise<Post> {
+    /** `userId` undefined: the post is found by its id alone. */
+    async get(caller: Caller | null, userId: IdInput | undefined, postId: IdInput): Promise<Post> {
       return toPost(await loadVisiblePost(db, caller, userId, postId))
+    },
+
+    /** The posts with these ids that the caller may see, by id; the others are absent. */
+    async getMany(caller: Caller | null, ids: readonly number[]): Promise<Map<number, Post>> {
+      const rows = await repo.findPostsByIds(db, ids, draftVisibility(caller))
+      return new Map(rows.map((row) => [row.id, toPost(row)]))
+    },
+
+    /** The same window of each user's posts, by user id, in one read. */
+    async listOfUsers(caller: Caller | null, userIds: readonly number[], window: ListWindow): Promise<Map<number, Post[]>> {
+      const rows = await repo.listPostsOfUsers(db, userIds, window, draftVisibility(caller))
+      return groupByParent(rows, (row) => row.user_id, toPost)
     },
 
     /** The owner's existence is checked in the insert's transaction: no post for a user deleted meanwhile. */
@@ -35,10 +50,10 @@ export function createPostsService({ db }: { db: Db }) {
         const now = new Date().toISOString()
         const status = input.status ?? 'published'
         const row = await repo.insertPost(trx, {
-        user_id: owner.id,
-        title: input.title,
-        content: input.content,
-        status,
+          user_id: owner.id,
+          title: input.title,
+          content: input.content,
+          status,
           published_at: status === 'published' ? now : null,
           created_at: now,
           updated_at: now,
@@ -48,16 +63,16 @@ export function createPostsService({ db }: { db: Db }) {
     },
 
     /** PUT: status left out becomes the default, published. */
-    replace(caller: Caller | null, userId: IdInput, postId: IdInput, input: CreatePostInput, options?: WriteOptions<Post>): Promise<Post> {
+    replace(caller: Caller | null, userId: IdInput | undefined, postId: IdInput, input: CreatePostInput, options?: WriteOptions<Post>): Promise<Post> {
       return change(caller, userId, postId, { ...input, status: input.status ?? 'published' }, options)
     },
 
-    update(caller: Caller | null, userId: IdInput, postId: IdInput, input: UpdatePostInput, options?: WriteOptions<Post>): Promise<Post> {
+    update(caller: Caller | null, userId: IdInput | undefined, postId: IdInput, input: UpdatePostInput, options?: WriteOptions<Post>): Promise<Post> {
       return change(caller, userId, postId, input, options)
     },
 
     /** Deletes the post and its comments. */
-    async remove(caller: Caller | null, userId: IdInput, postId: IdInput, options?: WriteOptions<Post>): Promise<void> {
+    async remove(caller: Caller | null, userId: IdInput | undefined, postId: IdInput, options?: WriteOptions<Post>): Promise<void> {
       await db.transaction().execute(async (trx) => {
         const post = await loadVisiblePost(trx, caller, userId, postId)
         requireOwnerOrAdmin(caller, post.user_id, 'delete this post')
@@ -69,7 +84,7 @@ export function createPostsService({ db }: { db: Db }) {
 
   async function change(
     caller: Caller | null,
-    userId: IdInput,
+    userId: IdInput | undefined,
     postId: IdInput,
     input: UpdatePostInput,
     options?: WriteOptions<Post>,
@@ -88,16 +103,27 @@ export function createPostsService({ db }: { db: Db }) {
 
 const maySeeDrafts = (caller: Caller | null, ownerId: number): boolean => caller?.userId === ownerId || isAdmin(caller)
 
+/** maySeeDrafts, for a query over many owners' posts. */
+export const draftVisibility = (caller: Caller | null): DraftVisibility => ({
+  allDrafts: isAdmin(caller),
+  ownerId: caller?.userId ?? null,
+})
+
 /**
- * The post at /users/{userId}/posts/{postId} as the caller may see it: NOT_FOUND when the user or
- * the post does not exist, when the post belongs to someone else, or when it is a draft the
- * caller may not see.
+ * The post at /users/{userId}/posts/{postId} (or with this id, when `userId` is undefined) as the
+ * caller may see it: NOT_FOUND when the user or the post does not exist, when the post belongs to
+ * someone else, or when it is a draft the caller may not see.
  */
-export async function loadVisiblePost(db: Db, caller: Caller | null, userId: IdInput, postId: IdInput): Promise<PostRow> {
-  const ownerId = parseId(userId)
+export async function loadVisiblePost(
+  db: Db,
+  caller: Caller | null,
+  userId: IdInput | undefined,
+  postId: IdInput,
+): Promise<PostRow> {
   const id = parseId(postId)
   const post = id === undefined ? undefined : await repo.findPostById(db, id)
-  if (post === undefined || post.user_id !== ownerId || (post.status === 'draft' && !maySeeDrafts(caller, post.user_id))) {
+  const elsewhere = userId !== undefined && post?.user_id !== parseId(userId)
+  if (post === undefined || elsewhere || (post.status === 'draft' && !maySeeDrafts(caller, post.user_id))) {
     throw notFound('Post')
   }
   return post

@@ -3,6 +3,7 @@ import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from '../db/tables.js'
+import type { ListWindow } from '../pagination.js'
 
 export function findTodoById(db: Db, id: number): Promise<TodoRow | undefined> {
   return db.selectFrom('todos').selectAll().where('id', '=', id).executeTakeFirst()
@@ -14,6 +15,32 @@ export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery):
     select: (q) => q.selectAll(),
     query,
   })
+}
+
+/** The same window of each user's todos, in id order, in one statement (see listPostsOfUsers). */
+export function listTodosOfUsers(db: Db, userIds: readonly number[], window: ListWindow): Promise<TodoRow[]> {
+  if (userIds.length === 0) return Promise.resolve([])
+  return db
+    .selectFrom('users as parent')
+    .innerJoin('todos', (join) =>
+      join.on((eb) =>
+        eb(
+          'todos.id',
+          'in',
+          eb
+            .selectFrom('todos as t')
+            .select('t.id')
+            .whereRef('t.user_id', '=', 'parent.id')
+            .orderBy('t.id')
+            .limit(window.limit)
+            .offset(window.offset),
+        ),
+      ),
+    )
+    .selectAll('todos')
+    .where('parent.id', 'in', userIds)
+    .orderBy('todos.id')
+    .execute()
 }
 
 export function insertTodo(db: Db, row: NewTodoRow): Promise<TodoRow> {

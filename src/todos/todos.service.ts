@@ -1,11 +1,12 @@
 // The rules for todos: everyone reads them; only their owner or an admin writes.
 import { type Caller, requireOwnerOrAdmin } from '../caller.js'
-import { type CollectionPage, toCollectionPage } from '../collections/collection-page.js'
+import { type CollectionPage, groupByParent, toCollectionPage } from '../collections/collection-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { type TodoRow, type TodoRowChanges, toIsoTimestamp } from '../db/tables.js'
 import { notFound } from '../errors.js'
 import { type IdInput, parseId } from '../ids.js'
+import type { ListWindow } from '../pagination.js'
 import { checkPrecondition, type WriteOptions } from '../preconditions.js'
 import { loadUser } from '../users/users.service.js'
 import * as repo from './todos.repository.js'
@@ -24,6 +25,11 @@ export function createTodosService({ db }: { db: Db }) {
       return toTodo(await loadTodo(db, userId, todoId))
     },
 
+    /** The same window of each user's todos, by user id, in one read. */
+    async listOfUsers(_caller: Caller | null, userIds: readonly number[], window: ListWindow): Promise<Map<number, Todo[]>> {
+      return groupByParent(await repo.listTodosOfUsers(db, userIds, window), (row) => row.user_id, toTodo)
+    },
+
     async create(caller: Caller | null, userId: IdInput, input: CreateTodoInput): Promise<Todo> {
       return db.transaction().execute(async (trx) => {
         const owner = await loadUser(trx, userId)
@@ -35,9 +41,10 @@ export function createTodosService({ db }: { db: Db }) {
       })
     },
 
+    /** `userId` undefined: the todo is found by its id alone. */
     async update(
       caller: Caller | null,
-      userId: IdInput,
+      userId: IdInput | undefined,
       todoId: IdInput,
       input: UpdateTodoInput,
       options?: WriteOptions<Todo>,
@@ -55,7 +62,7 @@ export function createTodosService({ db }: { db: Db }) {
       })
     },
 
-    async remove(caller: Caller | null, userId: IdInput, todoId: IdInput, options?: WriteOptions<Todo>): Promise<void> {
+    async remove(caller: Caller | null, userId: IdInput | undefined, todoId: IdInput, options?: WriteOptions<Todo>): Promise<void> {
       await db.transaction().execute(async (trx) => {
         const todo = await loadTodo(trx, userId, todoId)
         requireOwnerOrAdmin(caller, todo.user_id, 'delete this todo')
@@ -66,11 +73,11 @@ export function createTodosService({ db }: { db: Db }) {
   }
 }
 
-/** The todo at /users/{userId}/todos/{todoId}, or NOT_FOUND. */
-async function loadTodo(db: Db, userId: IdInput, todoId: IdInput): Promise<TodoRow> {
+/** The todo at /users/{userId}/todos/{todoId} (or with this id, when `userId` is undefined), or NOT_FOUND. */
+async function loadTodo(db: Db, userId: IdInput | undefined, todoId: IdInput): Promise<TodoRow> {
   const id = parseId(todoId)
   const todo = id === undefined ? undefined : await repo.findTodoById(db, id)
-  if (todo === undefined || todo.user_id !== parseId(userId)) throw notFound('Todo')
+  if (todo === undefined || (userId !== undefined && todo.user_id !== parseId(userId))) throw notFound('Todo')
   return todo
 }
 

@@ -9,6 +9,11 @@ export function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
+export function findUsersByIds(db: Db, ids: readonly number[]): Promise<UserRow[]> {
+  if (ids.length === 0) return Promise.resolve([])
+  return db.selectFrom('users').selectAll().where('id', 'in', ids).execute()
+}
+
 /** Case-insensitive, served by the unique index on lower(email). */
 export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
   return db

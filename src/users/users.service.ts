@@ -30,6 +30,11 @@ export function createUsersService({ db }: UsersServiceDeps) {
       return toUser(await loadUser(db, id))
     },
 
+    /** The users with these ids, by id; missing ones are absent. */
+    async getMany(_caller: Caller | null, ids: readonly number[]): Promise<Map<number, User>> {
+      return new Map((await repo.findUsersByIds(db, ids)).map((row) => [row.id, toUser(row)]))
+    },
+
     async create(caller: Caller | null, input: CreateUserInput): Promise<User> {
       requireAdmin(caller, 'create users')
       const now = new Date().toISOString()

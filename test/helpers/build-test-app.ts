@@ -34,7 +34,12 @@ export function tempDatabaseUrl(): { url: string; dir: string } {
   return { url: `sqlite:${join(dir, 'test.db')}`, dir }
 }
 
-export async function buildTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  /** Called with the SQL of every statement the app runs. */
+  onQuery?: (sql: string) => void
+}
+
+export async function buildTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const { url, dir } = tempDatabaseUrl()
   const config = loadConfig({
     DATABASE_URL: url,
@@ -45,7 +50,7 @@ export async function buildTestApp(env: Record<string, string> = {}): Promise<Te
     RATE_LIMIT_AUTHENTICATED_MAX: '1000000',
     ...env,
   })
-  const served = openDatabase(config.database)
+  const served = openDatabase(config.database, { onQuery: options.onQuery })
   await prepareDatabase(served, config)
   const app = await buildApp(config, { database: served })
   const database = openDatabase(config.database)

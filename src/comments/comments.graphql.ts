@@ -1,0 +1,88 @@
+// GraphQL adapter for comments: the Comment type, the comments of a post and of a user, and the
+// comment mutations (the author is always the caller), each one service call.
+import { notFound } from '../errors.js'
+import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
+import { type GraphQLContext, referenceLoader, windowLoader } from '../graphql/context.js'
+import { parseId } from '../ids.js'
+import type { Post } from '../posts/posts.schemas.js'
+import type { PostsService } from '../posts/posts.service.js'
+import type { User } from '../users/users.schemas.js'
+import type { UsersService } from '../users/users.service.js'
+import { assertValid } from '../validation.js'
+import { type Comment, type CreateCommentInput, CreateCommentBody, type UpdateCommentInput, UpdateCommentBody } from './comments.schemas.js'
+import type { CommentsService } from './comments.service.js'
+
+export const commentsTypeDefs = /* GraphQL */ `
+"A comment on a post, by a signed-in user."
+type Comment {
+  id: ID!
+  content: String!
+  createdAt: String!
+  updatedAt: String!
+  author: User!
+  post: Post!
+}
+
+"A comment by the caller on a post they may see."
+input AddCommentInput {
+  postId: ID!
+  content: String!
+}
+
+input UpdateCommentInput {
+  content: String!
+}
+
+extend type Post {
+  "Its comments in id order."
+  comments${WINDOW_ARGS_SDL}: [Comment!]!
+}
+
+extend type User {
+  "Their comments in id order, on posts the caller may see."
+  comments${WINDOW_ARGS_SDL}: [Comment!]!
+}
+
+extend type Mutation {
+  addComment(input: AddCommentInput!): Comment!
+  "The author or an admin edits a comment."
+  updateComment(id: ID!, input: UpdateCommentInput!): Comment!
+  "The author, the post's author or an admin deletes a comment; answers the id."
+  deleteComment(id: ID!): ID!
+}
+`
+
+export function commentsResolvers(comments: CommentsService) {
+  return {
+    Mutation: {
+      addComment: (_: unknown, args: { input: { postId: string; content: string } }, context: GraphQLContext) => {
+        const input = { content: args.input.content }
+        assertValid<CreateCommentInput>(CreateCommentBody, input)
+        return comments.create(context.caller, { postId: args.input.postId }, input)
+      },
+      updateComment: (_: unknown, args: { id: string; input: UpdateCommentInput }, context: GraphQLContext) => {
+        assertValid<UpdateCommentInput>(UpdateCommentBody, args.input)
+        return comments.update(context.caller, undefined, args.id, args.input)
+      },
+      deleteComment: async (_: unknown, args: { id: string }, context: GraphQLContext) => {
+        await comments.remove(context.caller, undefined, args.id)
+        return String(parseId(args.id))
+      },
+    },
+  }
+}
+
+export function commentsLoaders(comments: CommentsService, posts: PostsService, users: UsersService) {
+  return {
+    Post: {
+      comments: windowLoader((post: Post) => post.id, (caller, ids, window) => comments.listOfPosts(caller, ids, window)),
+    },
+    User: {
+      comments: windowLoader((user: User) => user.id, (caller, ids, window) => comments.listOfAuthors(caller, ids, window)),
+    },
+    Comment: {
+      author: referenceLoader((comment: Comment) => comment.authorId, (caller, ids) => users.getMany(caller, ids), () => notFound('User')),
+      post: referenceLoader((comment: Comment) => comment.postId, (caller, ids) => posts.getMany(caller, ids), () => notFound('Post')),
+    },
+  }
+}

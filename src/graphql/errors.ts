@@ -1,0 +1,50 @@
+// GraphQL errors in the service's vocabulary: every error has `message`, `locations` and `path`
+// where they apply, and `extensions.code` from the same closed set as REST (src/errors.ts), with
+// `extensions.details` for invalid input. Errors of the request itself (syntax, validation,
+// variables, limits) are BAD_REQUEST in graphql-js's own words; an unexpected failure while
+// executing is masked as INTERNAL_ERROR and logged with the request id.
+import type { FastifyBaseLogger } from 'fastify'
+import { GraphQLError, type GraphQLFormattedError } from 'graphql'
+import { isDatabaseBusy } from '../db/database-errors.js'
+import { type AppError, type ErrorCode, type ErrorDetail, isAppError } from '../errors.js'
+
+export interface RequestScope {
+  readonly id: string
+  readonly log: FastifyBaseLogger
+}
+
+export function formatError(error: GraphQLError, request: RequestScope): GraphQLFormattedError {
+  const original = error.originalError
+  const located = { locations: error.locations, path: error.path }
+  if (isAppError(original)) return withCode(original.message, located, original.code, original.details)
+  if (original !== undefined && isDatabaseBusy(original)) {
+    request.log.warn({ err: original }, 'database busy')
+    return withCode('The database is busy; retry in a moment', located, 'SERVICE_UNAVAILABLE')
+  }
+  if (error.path === undefined && (original === undefined || original instanceof GraphQLError)) {
+    // The document or its variables: graphql-js's message says what is wrong, and where.
+    return { message: error.message, locations: error.locations, extensions: { ...error.extensions, code: 'BAD_REQUEST' } }
+  }
+  request.log.error({ err: original ?? error, path: error.path }, 'unexpected error in a resolver')
+  return withCode(`Something went wrong on our side; quote request id ${request.id}`, located, 'INTERNAL_ERROR')
+}
+
+/** An error of the HTTP request itself (bad JSON, a refused token, the rate limit) as a GraphQL error. */
+export function requestError(error: AppError): GraphQLFormattedError {
+  return withCode(error.message, {}, error.code, error.details)
+}
+
+function withCode(
+  message: string,
+  where: Pick<GraphQLFormattedError, 'locations' | 'path'>,
+  code: ErrorCode,
+  details?: readonly ErrorDetail[],
+): GraphQLFormattedError {
+  const extensions = details?.length ? { code, details } : { code }
+  return {
+    message,
+    ...(where.locations === undefined ? {} : { locations: where.locations }),
+    ...(where.path === undefined ? {} : { path: where.path }),
+    extensions,
+  }
+}

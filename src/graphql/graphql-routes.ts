@@ -1,0 +1,268 @@
+// The GraphQL endpoint, by the GraphQL-over-HTTP specification: POST /graphql with a JSON body
+// (or a JSON array of up to maxBatch operations), GET /graphql?query=... for queries only, and
+// the answer as application/json or application/graphql-response+json, as the client accepts.
+//
+// Mercurius runs the documents (parse cache, validation with our limit rules, graphql-jit,
+// per-request loaders); the HTTP side is ours, so that content negotiation, status codes,
+// CSRF refusal and error shapes follow the specification and the service's error vocabulary.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  getOperationAST,
+  GraphQLError,
+  type GraphQLFormattedError,
+  NoSchemaIntrospectionCustomRule,
+  OperationTypeNode,
+  parse,
+  printSchema,
+} from 'graphql'
+import mercurius from 'mercurius'
+import type { GraphQLConfig } from '../config.js'
+import { AppError, type ErrorDetail } from '../errors.js'
+import { errorHandler } from '../http/error-handler.js'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
+import type { GraphQLContext } from './context.js'
+import { formatError, requestError } from './errors.js'
+import { graphiqlRoutes } from './graphiql.js'
+import { queryLimitRules } from './limits.js'
+import { buildLoaders, buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
+
+export const GRAPHQL_PATH = '/graphql'
+
+/** A document longer than this many tokens is refused by the parser before it is built. */
+const MAX_TOKENS = 10_000
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8'
+
+type MediaType = typeof JSON_TYPE | typeof GRAPHQL_RESPONSE_TYPE
+
+interface OperationParams {
+  query: string
+  variables: Record<string, unknown> | undefined
+  operationName: string | undefined
+}
+
+interface Answer {
+  /** 'request-error': the document or variables were refused before execution. */
+  outcome: 'executed' | 'request-error'
+  body: { data?: unknown; errors?: GraphQLFormattedError[] }
+}
+
+export interface GraphQLRoutesOptions {
+  config: GraphQLConfig
+  services: GraphQLServices
+}
+
+export async function graphqlRoutes(app: FastifyInstance, { config, services }: GraphQLRoutesOptions): Promise<void> {
+  await app.register(mercurius, {
+    schema: typeDefs,
+    resolvers: buildResolvers(services),
+    loaders: buildLoaders(services),
+    routes: false,
+    graphiql: false,
+    // Compiled on the second use of a document; 0 keeps graphql-js's interpreter.
+    jit: config.jit ? 1 : 0,
+    // Loaders shared by the operations of one batch.
+    allowBatchedQueries: true,
+    cache: 1024,
+    graphql: { parseOptions: { maxTokens: MAX_TOKENS } },
+    validationRules: [
+      ...queryLimitRules(config.limits, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }),
+      ...(config.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
+    ],
+    // Errors are formatted here, by the route, not by mercurius.
+    errorFormatter: (execution) => ({ statusCode: 200, response: execution }),
+  })
+
+  // Errors raised before the resolvers run (bad JSON, a refused token, the rate limit) are
+  // GraphQL responses too, with the status that says what happened.
+  app.setErrorHandler(errorHandler((error) => ({ errors: [requestError(error)] })))
+
+  app.post(GRAPHQL_PATH, { config: { access: 'public' } }, async (request, reply) => {
+    requireJsonBody(request)
+    const media = negotiate(request.headers.accept)
+    if (Array.isArray(request.body)) return sendBatch(request, reply, media, request.body)
+    const answer = await run(request, reply, readParams(request.body, 'body'))
+    return send(reply, media, answer)
+  })
+
+  app.get(GRAPHQL_PATH, { config: { access: 'public' } }, async (request, reply) => {
+    const media = negotiate(request.headers.accept)
+    const params = readParams(request.query, 'query')
+    // Only queries travel by GET: a mutation must not run from a link or an <img>.
+    const refusal = refuseOutsideQuery(params)
+    if (refusal !== undefined) {
+      if (refusal === 'mutation') {
+        reply.header('allow', 'POST')
+        throw new AppError('METHOD_NOT_ALLOWED', 'Only queries may be sent with GET; send mutations with POST')
+      }
+      return send(reply, media, { outcome: 'request-error', body: { errors: [formatError(refusal, request)] } })
+    }
+    return send(reply, media, await run(request, reply, params))
+  })
+
+  if (config.introspection) {
+    const sdl = `${printSchema(app.graphql.schema)}\n`
+    app.get(`${GRAPHQL_PATH}/schema.graphql`, { config: { access: 'public' } }, async (_request, reply) =>
+      reply.type('text/plain; charset=utf-8').send(sdl),
+    )
+  }
+
+  if (config.graphiql) await app.register(graphiqlRoutes, { endpoint: GRAPHQL_PATH })
+
+  async function sendBatch(request: FastifyRequest, reply: FastifyReply, media: MediaType, operations: unknown[]) {
+    if (config.maxBatch === 0) throw new AppError('BAD_REQUEST', 'Batched operations are turned off: send one operation per request')
+    if (operations.length === 0 || operations.length > config.maxBatch) {
+      throw new AppError('BAD_REQUEST', `A batch holds from 1 to ${config.maxBatch} operations; this one holds ${operations.length}`)
+    }
+    const params = operations.map((operation, i) => readParams(operation, `body[${i}]`))
+    // One after the other: mutations in a batch apply in the order given.
+    const bodies = []
+    for (const operation of params) bodies.push((await run(request, reply, operation)).body)
+    return reply.code(200).type(media).send(bodies)
+  }
+}
+
+async function run(request: FastifyRequest, reply: FastifyReply, params: OperationParams): Promise<Answer> {
+  const masquerade = jsonMasquerade(params.query)
+  if (masquerade !== undefined) return { outcome: 'request-error', body: { errors: [formatError(masquerade, request)] } }
+  const context: Omit<GraphQLContext, 'reply'> = { caller: request.caller }
+  try {
+    const result = await reply.graphql(params.query, context, params.variables, params.operationName)
+    const errors = result.errors?.map((error) => formatError(error, request))
+    // No data at all: the operation never started (its variables were refused, or it was not found).
+    if (result.data === undefined) return { outcome: 'request-error', body: { errors } }
+    return { outcome: 'executed', body: errors?.length ? { errors, data: result.data } : { data: result.data } }
+  } catch (error) {
+    const refused = (error as { code?: string; errors?: unknown }).errors
+    if ((error as { code?: string }).code === 'MER_ERR_GQL_VALIDATION' && Array.isArray(refused)) {
+      return { outcome: 'request-error', body: { errors: refused.map((e) => formatError(asGraphQLError(e), request)) } }
+    }
+    throw error
+  }
+}
+
+/**
+ * application/json answers every GraphQL outcome with 200 (the errors are in the body);
+ * application/graphql-response+json answers a refused request with 400 and no data.
+ */
+function send(reply: FastifyReply, media: MediaType, answer: Answer) {
+  const status = media === GRAPHQL_RESPONSE_TYPE && answer.outcome === 'request-error' ? 400 : 200
+  return reply.code(status).type(media).send(answer.body)
+}
+
+/** The operation's parameters from a JSON body or a query string; anything else is 400. */
+function readParams(source: unknown, where: 'body' | 'query' | `body[${number}]`): OperationParams {
+  const problems: ErrorDetail[] = []
+  const fromQueryString = where === 'query'
+  if (typeof source !== 'object' || source === null || Array.isArray(source)) {
+    throw new AppError('BAD_REQUEST', `The ${where === 'query' ? 'query string' : where} must be an object with a query`)
+  }
+  const raw = source as Record<string, unknown>
+  const query = raw.query
+  if (typeof query !== 'string' || query.trim() === '') problems.push({ field: 'query', message: 'must be a GraphQL document (a string)' })
+  const operationName = raw.operationName ?? undefined
+  if (operationName !== undefined && typeof operationName !== 'string') problems.push({ field: 'operationName', message: 'must be a string or null' })
+  const variables = fromQueryString ? parseJsonParam(raw.variables, 'variables', problems) : raw.variables ?? undefined
+  if (variables !== undefined && !isPlainObject(variables)) problems.push({ field: 'variables', message: 'must be an object or null' })
+  const extensions = fromQueryString ? parseJsonParam(raw.extensions, 'extensions', problems) : raw.extensions ?? undefined
+  if (extensions !== undefined && !isPlainObject(extensions)) problems.push({ field: 'extensions', message: 'must be an object or null' })
+  if (problems.length > 0) throw new AppError('BAD_REQUEST', 'The GraphQL request is not valid', problems)
+  return { query: query as string, variables: variables as Record<string, unknown> | undefined, operationName: operationName as string | undefined }
+}
+
+function parseJsonParam(value: unknown, field: string, problems: ErrorDetail[]): unknown {
+  if (value === undefined || value === '') return undefined
+  if (typeof value !== 'string') {
+    problems.push({ field, message: 'may be given only once' })
+    return undefined
+  }
+  try {
+    return JSON.parse(value) ?? undefined
+  } catch {
+    problems.push({ field, message: 'must be URL-encoded JSON' })
+    return undefined
+  }
+}
+
+const isPlainObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * For GET: 'mutation' when the operation to run is not a query; a GraphQLError when the operation
+ * cannot be chosen; undefined when it is a query (or the document does not parse: the parser's
+ * error is reported by the run itself).
+ */
+function refuseOutsideQuery(params: OperationParams): 'mutation' | GraphQLError | undefined {
+  let document
+  try {
+    document = parse(params.query, { maxTokens: MAX_TOKENS })
+  } catch {
+    return undefined
+  }
+  const operation = getOperationAST(document, params.operationName)
+  if (operation === null || operation === undefined) {
+    return new GraphQLError(
+      params.operationName === undefined
+        ? 'Must provide operation name if query contains multiple operations.'
+        : `Unknown operation named "${params.operationName}".`,
+    )
+  }
+  return operation.operation === OperationTypeNode.QUERY ? undefined : 'mutation'
+}
+
+/**
+ * Mercurius reads a query that is not GraphQL but parses as JSON as a ready-made AST, skipping
+ * the parser. Valid JSON is never a GraphQL document, so such a query is answered with the
+ * parser's own syntax error instead.
+ */
+function jsonMasquerade(query: string): GraphQLError | undefined {
+  if (!/^[\s\uFEFF]*[[{"\d\-tfn]/.test(query)) return undefined
+  try {
+    JSON.parse(query)
+  } catch {
+    return undefined
+  }
+  try {
+    parse(query, { maxTokens: MAX_TOKENS })
+  } catch (error) {
+    return asGraphQLError(error)
+  }
+  return new GraphQLError('Syntax Error: the query is JSON, not a GraphQL document.')
+}
+
+const asGraphQLError = (error: unknown): GraphQLError =>
+  error instanceof GraphQLError ? error : new GraphQLError(error instanceof Error ? error.message : String(error))
+
+/** POST bodies are application/json only: what a cross-site form can send (and merge-patch) is refused. */
+function requireJsonBody(request: FastifyRequest): void {
+  const type = request.headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase()
+  if (type !== 'application/json') throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the GraphQL request as application/json')
+}
+
+/**
+ * The answer's media type from Accept: application/graphql-response+json when the client takes it
+ * (at the highest quality it gives), else application/json (also for no Accept, * / * and
+ * application/ *); 406 when it takes neither.
+ */
+function negotiate(accept: string | undefined): MediaType {
+  if (accept === undefined || accept.trim() === '') return JSON_TYPE
+  let best: { media: MediaType; q: number } | undefined
+  for (const range of accept.split(',')) {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase())
+    const qParameter = parameters.find((p) => p.startsWith('q='))
+    const q = qParameter === undefined ? 1 : Number(qParameter.slice(2))
+    if (!(q > 0)) continue
+    const media =
+      type === 'application/graphql-response+json'
+        ? GRAPHQL_RESPONSE_TYPE
+        : type === 'application/json' || type === 'application/*' || type === '*/*'
+          ? JSON_TYPE
+          : undefined
+    if (media === undefined) continue
+    if (best === undefined || q > best.q || (q === best.q && media === GRAPHQL_RESPONSE_TYPE && type !== '*/*')) best = { media, q }
+  }
+  if (best === undefined) {
+    throw new AppError('NOT_ACCEPTABLE', 'This endpoint answers application/graphql-response+json or application/json')
+  }
+  return best.media
+}

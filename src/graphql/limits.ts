@@ -1,0 +1,449 @@
+// Validation rules that refuse abusive GraphQL documents before anything runs: too deep, too
+// costly, too many aliases in one selection set, too many directives on one node. Each rule
+// measures every operation of the document (the operationName is chosen later) and reports at
+// most one BAD_REQUEST error per operation, with extensions {limit, value, max}.
+//
+// Fragments are measured once each, where first spread, on an explicit stack (never recursion),
+// so fragment cycles and long chains of fragments terminate: a spread that closes a cycle counts
+// as empty, and graphql's NoFragmentCyclesRule reports the cycle.
+//
+// Cost counts each field as 1 and multiplies a list field's subtree by its page size: its literal
+// `limit` (capped at maxLimit), maxLimit when `limit` is a variable (results are cached per
+// document text), defaultLimit when `limit` is left out. A list without a `limit` argument (the
+// introspection lists) counts as the longest list introspection can return for the schema.
+//
+// Introspection (`__schema`, `__type` and everything under them) is measured apart, with bounds
+// of its own: the standard introspection query multiplies schema-sized lists three deep (types,
+// fields, args), which on this project's schema costs more than a reasonable maxCost allows, and
+// grows with the schema. Its bounds: INTROSPECTION_MAX_DEPTH levels, and twice what
+// getIntrospectionQuery() (every option on) costs on the schema at hand, computed once per
+// schema, so GraphiQL keeps working as the schema grows while `types { fields { type { fields {
+// ...` is refused. `__typename` is an ordinary field: it costs 1 and is one level deep.
+import {
+  GraphQLError,
+  Kind,
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
+  getIntrospectionQuery,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  parse,
+  type ASTNode,
+  type ASTVisitor,
+  type DocumentNode,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionNode,
+  type SelectionSetNode,
+  type ValidationContext,
+  type ValidationRule,
+} from 'graphql'
+import type { ErrorCode } from '../errors.js'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
+
+export interface QueryLimits {
+  /** Fields nested in one operation, through fragments. @default 10 */
+  maxDepth: number
+  /**
+   * Estimated fields resolved by one operation (lists multiplied by their page size).
+   * `{ users { posts { comments { author { name } } } } }` with default page sizes costs 16,421.
+   * @default 100_000
+   */
+  maxCost: number
+  /** Aliased fields in one selection set, those of fragments spread into it included. @default 15 */
+  maxAliases: number
+  /** Directives on one field, fragment spread, inline fragment, operation, fragment or variable. @default 5 */
+  maxDirectives: number
+}
+
+export const DEFAULT_QUERY_LIMITS: QueryLimits = Object.freeze({
+  maxDepth: 10,
+  // Three nested lists at the default page size (16,421 above) pass with room for a few more
+  // fields; three at maxLimit (`users(limit: 100) { posts(limit: 100) { comments(limit: 100)
+  // { id } } }`, 1,010,101) do not, nor do two at maxLimit inside one at the default (202,021).
+  maxCost: 100_000,
+  maxAliases: 15,
+  maxDirectives: 5,
+})
+
+export interface ListSizes {
+  defaultLimit: number
+  maxLimit: number
+}
+
+/**
+ * getIntrospectionQuery() is 15 levels deep (`__schema types fields args type`, nine `ofType`, then
+ * `name`), whatever its options but `typeDepth`; the room is for a client asking a deeper `ofType`
+ * chain. Amplification (`fields { type { fields ...`) is the cost bound's business, and graphql's
+ * own MaxIntrospectionDepthRule's.
+ */
+const INTROSPECTION_MAX_DEPTH = 20
+/** How far an introspection subtree may cost beyond the full standard introspection query. */
+const INTROSPECTION_COST_FACTOR = 2
+
+type LimitName = 'depth' | 'cost' | 'aliases' | 'directives'
+
+export function queryLimitRules(
+  limits: QueryLimits,
+  listSizes: ListSizes = { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT },
+): ValidationRule[] {
+  return [depthRule(limits.maxDepth), costRule(limits.maxCost, listSizes), aliasesRule(limits.maxAliases), directivesRule(limits.maxDirectives)]
+}
+
+function limitError(message: string, node: ASTNode, limit: LimitName, value: number, max: number): GraphQLError {
+  const code: ErrorCode = 'BAD_REQUEST'
+  return new GraphQLError(message, { nodes: node, extensions: { code, limit, value, max } })
+}
+
+/** "the query", "the mutation", or `operation "Name"`: how a message names the operation. */
+function nameOf(operation: OperationDefinitionNode): string {
+  return operation.name === undefined ? `the ${operation.operation}` : `operation "${operation.name.value}"`
+}
+
+const sentence = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1)
+
+/** A rule that measures each operation once, when the document is entered, and skips the rest of the pass. */
+function operationRule<T>(
+  measureFor: (schema: GraphQLSchema) => Measure<T>,
+  check: (context: ValidationContext, operation: OperationDefinitionNode, value: T) => GraphQLError | undefined,
+): ValidationRule {
+  return (context) => ({
+    Document(document) {
+      for (const [operation, value] of measureOperations(context.getSchema(), document, measureFor(context.getSchema()))) {
+        const error = check(context, operation, value)
+        if (error !== undefined) context.reportError(error)
+      }
+      return false
+    },
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measuring: each limit says how a field and a union of selections sum up; the walk is shared.
+// It is a loop over selection sets, not graphql's visit: a megabyte of fields must cost
+// milliseconds, and visit's set-up per call would dominate a document of many small fragments.
+
+interface Measure<T> {
+  readonly empty: T
+  /** A field, given the sum of its own selections (`empty` for a leaf). */
+  field(node: FieldNode, selections: T, definition: GraphQLField<unknown, unknown> | undefined): T
+  /** Two selections of one selection set (fields, or fragments spread or inlined into it). */
+  add(a: T, b: T): T
+}
+
+interface Fragment<T> {
+  readonly definition: FragmentDefinitionNode
+  /** Set once measured: a spread met after `started` but before then closes a cycle, and counts as empty. */
+  value: T | undefined
+  started: boolean
+}
+
+/** Each operation's measure; a fragment is measured once, where it is first spread. */
+function measureOperations<T>(schema: GraphQLSchema, document: DocumentNode, measure: Measure<T>): Array<[OperationDefinitionNode, T]> {
+  const fragments = new Map<string, Fragment<T>>()
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION && !fragments.has(definition.name.value)) {
+      fragments.set(definition.name.value, { definition, value: undefined, started: false })
+    }
+  }
+  return document.definitions
+    .filter((definition) => definition.kind === Kind.OPERATION_DEFINITION)
+    .map((operation) => [operation, measureSelections(schema, operation, measure, fragments)])
+}
+
+/** A selection set being summed: a field's (its sum goes through `field`), an inline fragment's, or a spread fragment's. */
+interface Frame<T> {
+  readonly selections: readonly SelectionNode[]
+  index: number
+  sum: T
+  readonly type: GraphQLNamedType | null | undefined
+  readonly field: FieldNode | undefined
+  readonly definition: GraphQLField<unknown, unknown> | undefined
+  readonly fragment: Fragment<T> | undefined
+}
+
+/**
+ * One loop over the operation's selection sets, with the fragments it spreads on the same stack:
+ * a fragment spread for the first time is measured there, and its measure kept for the next spreads.
+ */
+function measureSelections<T>(schema: GraphQLSchema, operation: OperationDefinitionNode, measure: Measure<T>, fragments: ReadonlyMap<string, Fragment<T>>): T {
+  const frame = (selectionSet: SelectionSetNode, type: Frame<T>['type'], field?: FieldNode, definition?: Frame<T>['definition'], fragment?: Fragment<T>): Frame<T> => ({
+    selections: selectionSet.selections,
+    index: 0,
+    sum: measure.empty,
+    type,
+    field,
+    definition,
+    fragment,
+  })
+  const frames = [frame(operation.selectionSet, schema.getRootType(operation.operation))]
+  for (;;) {
+    const top = frames[frames.length - 1]!
+    const selection = top.selections[top.index++]
+    if (selection === undefined) {
+      frames.pop()
+      const parent = frames[frames.length - 1]
+      if (parent === undefined) return top.sum
+      if (top.fragment !== undefined) top.fragment.value = top.sum
+      parent.sum = measure.add(parent.sum, top.field === undefined ? top.sum : measure.field(top.field, top.sum, top.definition))
+    } else if (selection.kind === Kind.FIELD) {
+      const definition = fieldDefinition(top.type, selection.name.value)
+      if (selection.selectionSet === undefined) top.sum = measure.add(top.sum, measure.field(selection, measure.empty, definition))
+      else frames.push(frame(selection.selectionSet, definition && getNamedType(definition.type), selection, definition))
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      const type = selection.typeCondition === undefined ? top.type : schema.getType(selection.typeCondition.name.value)
+      frames.push(frame(selection.selectionSet, type))
+    } else {
+      const fragment = fragments.get(selection.name.value)
+      if (fragment === undefined || fragment.started) {
+        top.sum = measure.add(top.sum, fragment?.value ?? measure.empty)
+      } else {
+        fragment.started = true
+        const { typeCondition, selectionSet } = fragment.definition
+        frames.push(frame(selectionSet, schema.getType(typeCondition.name.value), undefined, undefined, fragment))
+      }
+    }
+  }
+}
+
+function fieldDefinition(parentType: GraphQLNamedType | null | undefined, name: string): GraphQLField<unknown, unknown> | undefined {
+  if (name === SchemaMetaFieldDef.name) return SchemaMetaFieldDef
+  if (name === TypeMetaFieldDef.name) return TypeMetaFieldDef
+  return isObjectType(parentType) || isInterfaceType(parentType) ? parentType.getFields()[name] : undefined
+}
+
+const isIntrospection = (node: FieldNode): boolean => node.name.value.startsWith('__') && node.name.value !== '__typename'
+
+// ---------------------------------------------------------------------------------------------
+// Depth
+
+/** A chain of nested fields, outermost first; chains share their tails. */
+interface Path {
+  readonly field: FieldNode
+  readonly length: number
+  readonly rest: Path | undefined
+}
+
+interface Depth {
+  /** The deepest chain outside introspection. */
+  readonly main: Path | undefined
+  /** The deepest chain under an introspection field, from that field down. */
+  readonly introspection: Path | undefined
+  /** The deepest chain of any fields: what an introspection field above would measure. */
+  readonly all: Path | undefined
+}
+
+const lengthOf = (path: Path | undefined): number => path?.length ?? 0
+const deeper = (a: Path | undefined, b: Path | undefined): Path | undefined => (lengthOf(b) > lengthOf(a) ? b : a)
+const extend = (field: FieldNode, rest: Path | undefined): Path => ({ field, length: 1 + lengthOf(rest), rest })
+
+/** The field at `index` (0 is the outermost): where a path first goes past a limit. */
+function fieldAt(path: Path, index: number): FieldNode {
+  let at = path
+  for (let i = 0; i < index && at.rest !== undefined; i++) at = at.rest
+  return at.field
+}
+
+const depthMeasure: Measure<Depth> = {
+  empty: { main: undefined, introspection: undefined, all: undefined },
+  field(node, selections) {
+    const all = extend(node, selections.all)
+    if (isIntrospection(node)) return { main: undefined, introspection: all, all }
+    return { main: extend(node, selections.main), introspection: selections.introspection, all }
+  },
+  add: (a, b) => ({ main: deeper(a.main, b.main), introspection: deeper(a.introspection, b.introspection), all: deeper(a.all, b.all) }),
+}
+
+function depthRule(maxDepth: number): ValidationRule {
+  return operationRule(() => depthMeasure, (_context, operation, { main, introspection }) => {
+    if (main !== undefined && main.length > maxDepth) {
+      const message = `${sentence(nameOf(operation))} is ${main.length} levels deep; the limit is ${maxDepth}`
+      return limitError(message, fieldAt(main, maxDepth), 'depth', main.length, maxDepth)
+    }
+    if (introspection !== undefined && introspection.length > INTROSPECTION_MAX_DEPTH) {
+      const message = `Introspection in ${nameOf(operation)} is ${introspection.length} levels deep; the limit for introspection is ${INTROSPECTION_MAX_DEPTH}`
+      return limitError(message, fieldAt(introspection, INTROSPECTION_MAX_DEPTH), 'depth', introspection.length, INTROSPECTION_MAX_DEPTH)
+    }
+    return undefined
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cost
+
+interface Cost {
+  readonly main: number
+  readonly introspection: number
+}
+
+/** `listBound`: what a list without a `limit` argument counts as. */
+function costMeasure(listSizes: ListSizes, listBound: number): Measure<Cost> {
+  return {
+    empty: { main: 0, introspection: 0 },
+    field(node, selections, definition) {
+      const size = pageSize(node, definition, listSizes, listBound)
+      if (isIntrospection(node)) return { main: 0, introspection: 1 + size * (selections.main + selections.introspection) }
+      return { main: 1 + size * selections.main, introspection: size * selections.introspection }
+    },
+    add: (a, b) => ({ main: a.main + b.main, introspection: a.introspection + b.introspection }),
+  }
+}
+
+/** How many items a field returns at most: 1 unless it returns a list. */
+function pageSize(node: FieldNode, field: GraphQLField<unknown, unknown> | undefined, listSizes: ListSizes, listBound: number): number {
+  if (field === undefined) return 1
+  const type = isNonNullType(field.type) ? field.type.ofType : field.type
+  if (!isListType(type)) return 1
+  if (!field.args.some((arg) => arg.name === 'limit')) return listBound
+  const limit = node.arguments?.find((arg) => arg.name.value === 'limit')?.value
+  if (limit === undefined || limit.kind === Kind.NULL) return listSizes.defaultLimit
+  // A limit below 1 is refused when the field runs; a variable (or a value the field will refuse)
+  // counts as the largest page.
+  if (limit.kind === Kind.INT) return Math.min(Math.max(Number(limit.value), 1), listSizes.maxLimit)
+  return listSizes.maxLimit
+}
+
+const listBounds = new WeakMap<GraphQLSchema, number>()
+
+/**
+ * The longest list introspection can return: types, directives, fields or interfaces of a type,
+ * arguments of a field or directive, enum values, input fields (possibleTypes are types).
+ */
+function introspectionListBound(schema: GraphQLSchema): number {
+  let bound = listBounds.get(schema)
+  if (bound !== undefined) return bound
+  const types = Object.values(schema.getTypeMap())
+  const directives = schema.getDirectives()
+  bound = Math.max(types.length, directives.length, ...directives.map((directive) => directive.args.length))
+  for (const type of types) {
+    if (isObjectType(type) || isInterfaceType(type)) {
+      const fields = Object.values(type.getFields())
+      bound = Math.max(bound, fields.length, type.getInterfaces().length, ...fields.map((field) => field.args.length))
+    } else if (isInputObjectType(type)) {
+      bound = Math.max(bound, Object.keys(type.getFields()).length)
+    } else if (isEnumType(type)) {
+      bound = Math.max(bound, type.getValues().length)
+    }
+  }
+  listBounds.set(schema, bound)
+  return bound
+}
+
+const introspectionCostBounds = new WeakMap<GraphQLSchema, number>()
+
+/** What introspection may cost on this schema: a multiple of the full standard introspection query. */
+function introspectionCostBound(schema: GraphQLSchema): number {
+  let bound = introspectionCostBounds.get(schema)
+  if (bound !== undefined) return bound
+  const query = parse(
+    getIntrospectionQuery({
+      descriptions: true,
+      specifiedByUrl: true,
+      directiveIsRepeatable: true,
+      schemaDescription: true,
+      inputValueDeprecation: true,
+      oneOf: true,
+    }),
+  )
+  // The page sizes do not matter: introspection lists have no `limit`.
+  const measured = measureOperations(schema, query, costMeasure({ defaultLimit: 1, maxLimit: 1 }, introspectionListBound(schema)))
+  bound = INTROSPECTION_COST_FACTOR * (measured[0]?.[1].introspection ?? 0)
+  introspectionCostBounds.set(schema, bound)
+  return bound
+}
+
+/** Costs past 2^53 are reported as 2^53 - 1: the exact figure no longer matters, and JSON can carry it. */
+const reported = (cost: number): number => Math.min(cost, Number.MAX_SAFE_INTEGER)
+
+function costRule(maxCost: number, listSizes: ListSizes): ValidationRule {
+  return operationRule((schema) => costMeasure(listSizes, introspectionListBound(schema)), (context, operation, { main, introspection }) => {
+    if (main > maxCost) {
+      const message = `${sentence(nameOf(operation))} costs ${reported(main)} (each field 1, times the page size of each list it is in); the limit is ${maxCost}`
+      return limitError(message, operation, 'cost', reported(main), maxCost)
+    }
+    const introspectionMax = introspectionCostBound(context.getSchema())
+    if (introspection > introspectionMax) {
+      const message = `Introspection in ${nameOf(operation)} costs ${reported(introspection)}; the limit for introspection is ${introspectionMax}`
+      return limitError(message, operation, 'cost', reported(introspection), introspectionMax)
+    }
+    return undefined
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Aliases
+
+interface Aliases {
+  /** Aliased fields in this selection set, with those of fragments spread or inlined into it. */
+  readonly count: number
+  /** The selection set below with the most, and the field (or operation) it belongs to. */
+  readonly worst: { readonly count: number; readonly owner: ASTNode } | undefined
+}
+
+const worse = (a: Aliases['worst'], b: Aliases['worst']): Aliases['worst'] => ((b?.count ?? 0) > (a?.count ?? 0) ? b : a)
+
+const aliasesMeasure: Measure<Aliases> = {
+  empty: { count: 0, worst: undefined },
+  field: (node, selections) => ({
+    count: node.alias === undefined ? 0 : 1,
+    worst: worse(selections.worst, { count: selections.count, owner: node }),
+  }),
+  add: (a, b) => ({ count: a.count + b.count, worst: worse(a.worst, b.worst) }),
+}
+
+function aliasesRule(maxAliases: number): ValidationRule {
+  return operationRule(() => aliasesMeasure, (_context, operation, value) => {
+    const worst = worse(value.worst, { count: value.count, owner: operation })
+    if (worst === undefined || worst.count <= maxAliases) return undefined
+    const message = `${sentence(nameOf(operation))} has ${worst.count} aliased fields in one selection set; the limit is ${maxAliases}`
+    return limitError(message, worst.owner, 'aliases', worst.count, maxAliases)
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Directives: a property of each node as written, so checked in graphql's own pass, reporting
+// at most once per operation or fragment (a fragment is reported once, whoever spreads it).
+
+const DIRECTIVE_HOLDERS: Record<string, string> = {
+  [Kind.OPERATION_DEFINITION]: 'operation',
+  [Kind.FRAGMENT_DEFINITION]: 'fragment',
+  [Kind.VARIABLE_DEFINITION]: 'variable',
+  [Kind.FIELD]: 'field',
+  [Kind.FRAGMENT_SPREAD]: 'fragment spread',
+  [Kind.INLINE_FRAGMENT]: 'inline fragment',
+}
+
+function directivesRule(maxDirectives: number): ValidationRule {
+  return (context) => {
+    let reported = false
+    const check = (node: ASTNode & { readonly directives?: readonly unknown[] }) => {
+      const count = node.directives?.length ?? 0
+      if (reported || count <= maxDirectives) return
+      reported = true
+      const message = `A ${DIRECTIVE_HOLDERS[node.kind]} carries ${count} directives; the limit is ${maxDirectives}`
+      context.reportError(limitError(message, node, 'directives', count, maxDirectives))
+    }
+    const definition = (node: OperationDefinitionNode | FragmentDefinitionNode) => {
+      reported = false
+      check(node)
+    }
+    const visitor: ASTVisitor = {
+      OperationDefinition: definition,
+      FragmentDefinition: definition,
+      VariableDefinition: check,
+      Field: check,
+      FragmentSpread: check,
+      InlineFragment: check,
+    }
+    return visitor
+  }
+}

@@ -1,0 +1,81 @@
+// The GraphQL schema, assembled from the feature folders: each contributes its types, its fields on
+// the others' types (`extend type User { posts }`), its resolvers and its loaders.
+import type { IResolvers, MercuriusLoaders } from 'mercurius'
+import { requireSignedIn } from '../caller.js'
+import { commentsLoaders, commentsResolvers, commentsTypeDefs } from '../comments/comments.graphql.js'
+import type { CommentsService } from '../comments/comments.service.js'
+import { postsLoaders, postsResolvers, postsTypeDefs } from '../posts/posts.graphql.js'
+import type { PostsService } from '../posts/posts.service.js'
+import { todosLoaders, todosResolvers, todosTypeDefs } from '../todos/todos.graphql.js'
+import type { TodosService } from '../todos/todos.service.js'
+import { usersResolvers, usersTypeDefs } from '../users/users.graphql.js'
+import type { UsersService } from '../users/users.service.js'
+import type { GraphQLContext } from './context.js'
+
+export interface GraphQLServices {
+  users: UsersService
+  posts: PostsService
+  comments: CommentsService
+  todos: TodosService
+}
+
+const baseTypeDefs = /* GraphQL */ `
+"Reads. Anonymous callers see what is public; a Bearer token shows the caller's drafts too."
+type Query
+
+"Writes. Every mutation needs a signed-in caller (Authorization: Bearer <token>)."
+type Mutation
+
+"Where a page sits in its collection: pass nextCursor as cursor for the next page."
+type PageInfo {
+  limit: Int!
+  "The page number, when paging by page."
+  page: Int
+  "Matching items; counted only when selected."
+  total: Int
+  pages: Int
+  nextCursor: String
+  hasMore: Boolean!
+}
+`
+
+export const typeDefs = [baseTypeDefs, usersTypeDefs, postsTypeDefs, commentsTypeDefs, todosTypeDefs].join('\n')
+
+type Resolver = (parent: unknown, args: never, context: GraphQLContext, info: never) => unknown
+type ResolverMap = Record<string, Record<string, Resolver>>
+
+export function buildResolvers(services: GraphQLServices): IResolvers {
+  const parts: ResolverMap[] = [
+    usersResolvers(services.users),
+    postsResolvers(services.posts),
+    commentsResolvers(services.comments),
+    todosResolvers(services.todos),
+  ]
+  const merged: ResolverMap = { Query: {}, Mutation: {} }
+  for (const part of parts) {
+    for (const [type, fields] of Object.entries(part)) merged[type] = { ...merged[type], ...fields }
+  }
+  // Like the REST write routes (config.access 'signed-in'): no mutation runs for an anonymous
+  // caller, so its input is not even looked at.
+  const mutations = merged.Mutation ?? {}
+  for (const [name, resolve] of Object.entries(mutations)) {
+    mutations[name] = (parent, args, context, info) => {
+      requireSignedIn(context.caller)
+      return resolve(parent, args, context, info)
+    }
+  }
+  return merged as IResolvers
+}
+
+export function buildLoaders(services: GraphQLServices): MercuriusLoaders {
+  const parts = [
+    postsLoaders(services.posts, services.users),
+    commentsLoaders(services.comments, services.posts, services.users),
+    todosLoaders(services.todos, services.users),
+  ]
+  const merged: Record<string, Record<string, unknown>> = {}
+  for (const part of parts) {
+    for (const [type, fields] of Object.entries(part) as [string, Record<string, unknown>][]) merged[type] = { ...merged[type], ...fields }
+  }
+  return merged as unknown as MercuriusLoaders
+}

@@ -1,0 +1,99 @@
+// GraphQL adapter for posts: the Post type, a user's posts, and the post mutations (the author
+// is always the caller), each one service call; lists and references read through loaders.
+import { requireSignedIn } from '../caller.js'
+import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
+import { type GraphQLContext, referenceLoader, windowLoader } from '../graphql/context.js'
+import { notFound } from '../errors.js'
+import { parseId } from '../ids.js'
+import type { User } from '../users/users.schemas.js'
+import type { UsersService } from '../users/users.service.js'
+import { assertValid } from '../validation.js'
+import { type CreatePostInput, CreatePostBody, type Post, type UpdatePostInput, UpdatePostBody } from './posts.schemas.js'
+import type { PostsService } from './posts.service.js'
+
+export const postsTypeDefs = /* GraphQL */ `
+"A post by a user. Drafts are seen only by their author and admins."
+type Post {
+  id: ID!
+  title: String!
+  content: String!
+  status: PostStatus!
+  "When the post was published; null for a draft."
+  publishedAt: String
+  createdAt: String!
+  updatedAt: String!
+  author: User!
+}
+
+enum PostStatus {
+  draft
+  published
+}
+
+"A new post by the caller; status defaults to published."
+input CreatePostInput {
+  title: String!
+  content: String!
+  status: PostStatus
+}
+
+"Only the fields given change."
+input UpdatePostInput {
+  title: String
+  content: String
+  status: PostStatus
+}
+
+extend type User {
+  "Their posts in id order: published ones, and drafts when the caller is the author or an admin."
+  posts${WINDOW_ARGS_SDL}: [Post!]!
+}
+
+extend type Query {
+  "The post with this id; null, with a NOT_FOUND error, when there is none or it is a draft the caller may not see."
+  post(id: ID!): Post
+}
+
+extend type Mutation {
+  "A post by the caller."
+  createPost(input: CreatePostInput!): Post!
+  "The author or an admin changes a post."
+  updatePost(id: ID!, input: UpdatePostInput!): Post!
+  "Deletes the post with its comments; answers the id."
+  deletePost(id: ID!): ID!
+}
+`
+
+export function postsResolvers(posts: PostsService) {
+  return {
+    Query: {
+      post: (_: unknown, args: { id: string }, context: GraphQLContext) => posts.get(context.caller, undefined, args.id),
+    },
+    Mutation: {
+      createPost: (_: unknown, args: { input: CreatePostInput }, context: GraphQLContext) => {
+        const author = requireSignedIn(context.caller)
+        assertValid<CreatePostInput>(CreatePostBody, args.input)
+        return posts.create(context.caller, author.userId, args.input)
+      },
+      updatePost: (_: unknown, args: { id: string; input: UpdatePostInput }, context: GraphQLContext) => {
+        assertValid<UpdatePostInput>(UpdatePostBody, args.input)
+        return posts.update(context.caller, undefined, args.id, args.input)
+      },
+      deletePost: async (_: unknown, args: { id: string }, context: GraphQLContext) => {
+        await posts.remove(context.caller, undefined, args.id)
+        return String(parseId(args.id))
+      },
+    },
+  }
+}
+
+export function postsLoaders(posts: PostsService, users: UsersService) {
+  return {
+    User: {
+      posts: windowLoader((user: User) => user.id, (caller, ids, window) => posts.listOfUsers(caller, ids, window)),
+    },
+    Post: {
+      author: referenceLoader((post: Post) => post.userId, (caller, ids) => users.getMany(caller, ids), () => notFound('User')),
+    },
+  }
+}

@@ -1,0 +1,75 @@
+// GraphQL adapter for todos: the Todo type, a user's todos, and the todo mutations (a new todo
+// is the caller's), each one service call.
+import { requireSignedIn } from '../caller.js'
+import { notFound } from '../errors.js'
+import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
+import { type GraphQLContext, referenceLoader, windowLoader } from '../graphql/context.js'
+import { parseId } from '../ids.js'
+import type { User } from '../users/users.schemas.js'
+import type { UsersService } from '../users/users.service.js'
+import { assertValid } from '../validation.js'
+import { type CreateTodoInput, CreateTodoBody, type Todo, type UpdateTodoInput, UpdateTodoBody } from './todos.schemas.js'
+import type { TodosService } from './todos.service.js'
+
+export const todosTypeDefs = /* GraphQL */ `
+"Something a user means to do. Anyone reads todos; only their owner or an admin writes them."
+type Todo {
+  id: ID!
+  text: String!
+  completed: Boolean!
+  createdAt: String!
+  updatedAt: String!
+  user: User!
+}
+
+"Only the fields given change."
+input UpdateTodoInput {
+  text: String
+  completed: Boolean
+}
+
+extend type User {
+  "Their todos in id order."
+  todos${WINDOW_ARGS_SDL}: [Todo!]!
+}
+
+extend type Mutation {
+  "A new, open todo for the caller."
+  addTodo(text: String!): Todo!
+  updateTodo(id: ID!, input: UpdateTodoInput!): Todo!
+  "Answers the id of the deleted todo."
+  deleteTodo(id: ID!): ID!
+}
+`
+
+export function todosResolvers(todos: TodosService) {
+  return {
+    Mutation: {
+      addTodo: (_: unknown, args: { text: string }, context: GraphQLContext) => {
+        const owner = requireSignedIn(context.caller)
+        const input = { text: args.text }
+        assertValid<CreateTodoInput>(CreateTodoBody, input)
+        return todos.create(context.caller, owner.userId, input)
+      },
+      updateTodo: (_: unknown, args: { id: string; input: UpdateTodoInput }, context: GraphQLContext) => {
+        assertValid<UpdateTodoInput>(UpdateTodoBody, args.input)
+        return todos.update(context.caller, undefined, args.id, args.input)
+      },
+      deleteTodo: async (_: unknown, args: { id: string }, context: GraphQLContext) => {
+        await todos.remove(context.caller, undefined, args.id)
+        return String(parseId(args.id))
+      },
+    },
+  }
+}
+
+export function todosLoaders(todos: TodosService, users: UsersService) {
+  return {
+    User: {
+      todos: windowLoader((user: User) => user.id, (caller, ids, window) => todos.listOfUsers(caller, ids, window)),
+    },
+    Todo: {
+      user: referenceLoader((todo: Todo) => todo.userId, (caller, ids) => users.getMany(caller, ids), () => notFound('User')),
+    },
+  }
+}

@@ -1,0 +1,110 @@
+// GraphQL adapter for users: the User type, its queries and mutations, each one service call.
+// The input is checked with the same schemas as the REST bodies.
+import type { GraphQLResolveInfo } from 'graphql'
+import { collectionArgsSdl, type CollectionArgs, filterInputSdl, toCollectionQuery, toPageResult } from '../graphql/collection-args.js'
+import { type GraphQLContext, selects } from '../graphql/context.js'
+import { parseId } from '../ids.js'
+import { DEFAULT_PAGE_LIMIT } from '../pagination.js'
+import { assertValid } from '../validation.js'
+import { type CreateUserInput, CreateUserBody, type UpdateUserInput, UpdateUserBody, UsersCollection } from './users.schemas.js'
+import type { UsersService } from './users.service.js'
+
+export const usersTypeDefs = /* GraphQL */ `
+"A person who writes posts and comments and keeps todos. Anyone may read users."
+type User {
+  id: ID!
+  name: String!
+  "Unique, compared without regard to case."
+  email: String!
+  "An https URL, or null."
+  avatar: String
+  age: Int
+  role: Role!
+  "ISO 8601, UTC."
+  createdAt: String!
+  updatedAt: String!
+}
+
+enum Role {
+  user
+  admin
+}
+
+${filterInputSdl('UserFilter', UsersCollection, { role: 'Role' })}
+
+"A page of users and where it sits."
+type UserPage {
+  items: [User!]!
+  pageInfo: PageInfo!
+}
+
+"Only an admin creates users or sets a role."
+input CreateUserInput {
+  name: String!
+  email: String!
+  age: Int
+  avatar: String
+  role: Role
+  "Write-only: lets the user sign in with POST /tokens."
+  password: String
+}
+
+"Only the fields given change; null clears age or avatar."
+input UpdateUserInput {
+  name: String
+  email: String
+  age: Int
+  avatar: String
+  role: Role
+  password: String
+}
+
+extend type Query {
+  "The user with this id; null, with a NOT_FOUND error, when there is none."
+  user(id: ID!): User
+  "A page of users (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments."
+  users${collectionArgsSdl('UserFilter')}: [User!]!
+  "The same page as users, with its pageInfo (nextCursor to go on; total only when selected)."
+  usersPage${collectionArgsSdl('UserFilter')}: UserPage!
+  "The signed-in caller, or null when anonymous."
+  viewer: User
+}
+
+extend type Mutation {
+  createUser(input: CreateUserInput!): User!
+  "A user changes themself; an admin anyone."
+  updateUser(id: ID!, input: UpdateUserInput!): User!
+  "Deletes the user with their posts, comments, todos and tokens; answers the id."
+  deleteUser(id: ID!): ID!
+}
+`
+
+export function usersResolvers(users: UsersService) {
+  return {
+    Query: {
+      user: (_: unknown, args: { id: string }, context: GraphQLContext) => users.get(context.caller, args.id),
+      users: async (_: unknown, args: CollectionArgs, context: GraphQLContext) =>
+        (await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal: false }))).items,
+      usersPage: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
+        const withTotal = selects(info, ['pageInfo', 'total']) || selects(info, ['pageInfo', 'pages'])
+        return toPageResult(await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal })))
+      },
+      viewer: (_: unknown, _args: unknown, context: GraphQLContext) =>
+        context.caller === null ? null : users.get(context.caller, context.caller.userId),
+    },
+    Mutation: {
+      createUser: (_: unknown, args: { input: CreateUserInput }, context: GraphQLContext) => {
+        assertValid<CreateUserInput>(CreateUserBody, args.input)
+        return users.create(context.caller, args.input)
+      },
+      updateUser: (_: unknown, args: { id: string; input: UpdateUserInput }, context: GraphQLContext) => {
+        assertValid<UpdateUserInput>(UpdateUserBody, args.input)
+        return users.update(context.caller, args.id, args.input)
+      },
+      deleteUser: async (_: unknown, args: { id: string }, context: GraphQLContext) => {
+        await users.remove(context.caller, args.id)
+        return String(parseId(args.id))
+      },
+    },
+  }
+}
