@@ -1,6 +1,7 @@
 // Shared by the benchmark scripts: build the service, start a real `threadline serve`, summarize.
 import { execFileSync, spawn } from 'node:child_process'
 import { cpus, totalmem } from 'node:os'
+import autocannon from 'autocannon'
 
 /** Compiles src/ to dist/, so the benchmark runs what `npm start` runs. */
 export function build(): void {
@@ -64,4 +65,73 @@ export const median = (values: readonly number[]): number => stats(values).p50
 
 export function machine() {
   return { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30) }
+}
+
+export interface Load {
+  path: string
+  method?: 'GET' | 'POST'
+  body?: string
+  headers?: Record<string, string>
+}
+
+export interface Round {
+  requestsPerSecond: number
+  p50: number
+  p99: number
+  errors: number
+}
+
+export interface Summary extends Round {
+  min: number
+  max: number
+}
+
+/** One autocannon run of `load` against `url`. */
+export async function measure(url: string, load: Load, options: { connections: number; seconds: number }): Promise<Round> {
+  const result = await autocannon({
+    url: `${url}${load.path}`,
+    method: load.method ?? 'GET',
+    body: load.body,
+    headers: load.headers,
+    connections: options.connections,
+    duration: options.seconds,
+  })
+  return { requestsPerSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx }
+}
+
+/**
+ * Runs `load` against each server in turn, round after round (A B A B ...), after a warm-up
+ * run each, so that drift of the machine touches every server alike; returns each one's rounds.
+ */
+export async function interleave(
+  servers: Record<string, RunningServer>,
+  load: Load,
+  options: { rounds: number; connections: number; seconds: number },
+): Promise<Record<string, Round[]>> {
+  const rounds: Record<string, Round[]> = Object.fromEntries(Object.keys(servers).map((name) => [name, []]))
+  for (const server of Object.values(servers)) await measure(server.url, load, { ...options, seconds: 1 })
+  for (let round = 0; round < options.rounds; round++) {
+    for (const [name, server] of Object.entries(servers)) rounds[name]?.push(await measure(server.url, load, options))
+  }
+  return rounds
+}
+
+/** Medians of the rounds, with the throughput's min and max; errors summed. */
+export function summarize(rounds: readonly Round[]): Summary {
+  const rps = rounds.map((r) => r.requestsPerSecond)
+  return {
+    requestsPerSecond: median(rps),
+    min: Math.min(...rps),
+    max: Math.max(...rps),
+    p50: median(rounds.map((r) => r.p50)),
+    p99: median(rounds.map((r) => r.p99)),
+    errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+  }
+}
+
+export function formatSummary(name: string, s: Summary): string {
+  return (
+    `${name.padEnd(14)} ${Math.round(s.requestsPerSecond).toString().padStart(7)} req/s (${Math.round(s.min)}-${Math.round(s.max)})` +
+    `  p50 ${s.p50} ms  p99 ${s.p99} ms  errors ${s.errors}`
+  )
 }

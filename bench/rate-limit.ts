@@ -6,8 +6,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import autocannon from 'autocannon'
-import { build, machine, median, startServe, threadline } from './lib.js'
+import { build, formatSummary, interleave, machine, startServe, summarize, threadline } from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -16,27 +15,6 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '10' },
   },
 })
-
-interface Round {
-  requestsPerSecond: number
-  p50: number
-  p99: number
-  errors: number
-}
-
-async function load(url: string): Promise<Round> {
-  const result = await autocannon({
-    url: `${url}/api/v1/users/1`,
-    connections: Number(args.connections),
-    duration: Number(args.seconds),
-  })
-  return {
-    requestsPerSecond: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors + result.non2xx,
-  }
-}
 
 async function main(): Promise<void> {
   build()
@@ -52,32 +30,17 @@ async function main(): Promise<void> {
     'limiter on': await startServe({ ...env, RATE_LIMIT_MAX: '1000000000' }),
     'limiter off': await startServe({ ...env, RATE_LIMIT_MAX: '0' }),
   }
-  const rounds: Record<string, Round[]> = { 'limiter on': [], 'limiter off': [] }
+  const options = { rounds: Number(args.rounds), seconds: Number(args.seconds), connections: Number(args.connections) }
+  let rounds
   try {
-    for (const server of Object.values(servers)) await load(server.url) // warm up
-    for (let round = 0; round < Number(args.rounds); round++) {
-      for (const [name, server] of Object.entries(servers)) rounds[name]?.push(await load(server.url))
-    }
+    rounds = await interleave(servers, { path: '/api/v1/users/1' }, options)
   } finally {
     await Promise.all(Object.values(servers).map((server) => server.stop()))
   }
 
   console.log(`\nGET /api/v1/users/1, ${args.connections} connections, ${args.rounds} rounds of ${args.seconds} s, medians (min-max)\n`)
-  const summary: Record<string, { requestsPerSecond: number; p50: number; p99: number; errors: number }> = {}
-  for (const [name, results] of Object.entries(rounds)) {
-    const rps = results.map((r) => r.requestsPerSecond)
-    summary[name] = {
-      requestsPerSecond: median(rps),
-      p50: median(results.map((r) => r.p50)),
-      p99: median(results.map((r) => r.p99)),
-      errors: results.reduce((sum, r) => sum + r.errors, 0),
-    }
-    const s = summary[name]
-    console.log(
-      `${name.padEnd(12)} ${Math.round(s.requestsPerSecond).toString().padStart(7)} req/s (${Math.round(Math.min(...rps))}-${Math.round(Math.max(...rps))})` +
-        `  p50 ${s.p50} ms  p99 ${s.p99} ms  errors ${s.errors}`,
-    )
-  }
+  const summary = Object.fromEntries(Object.entries(rounds).map(([name, results]) => [name, summarize(results)]))
+  for (const [name, s] of Object.entries(summary)) console.log(formatSummary(name, s))
   const on = summary['limiter on']?.requestsPerSecond ?? 0
   const off = summary['limiter off']?.requestsPerSecond ?? 1
   console.log(`\nthe limiter costs ${((1 - on / off) * 100).toFixed(1)}% of throughput`)

@@ -19,7 +19,7 @@ describe('loadConfig', () => {
         introspection: true,
         jit: true,
         maxBatch: 10,
-        limits: { maxDepth: 10, maxCost: 50_000, maxAliases: 15, maxDirectives: 5 },
+        limits: { maxDepth: 10, maxCost: 100_000, maxAliases: 15, maxDirectives: 5 },
       },
     })
   })

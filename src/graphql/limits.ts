@@ -9,16 +9,20 @@
 //
 // Cost counts each field as 1 and multiplies a list field's subtree by its page size: its literal
 // `limit` (capped at maxLimit), maxLimit when `limit` is a variable (results are cached per
-// document text), defaultLimit when `limit` is left out. A list without a `limit` argument (the
-// introspection lists) counts as the longest list introspection can return for the schema.
+// document text), defaultLimit when `limit` is left out. Introspection's lists take no `limit`:
+// they count as the longest list introspection can return for the schema. A data list without
+// `limit` is a page's items (`usersPage(limit: 50) { items }`): it takes the page size of the
+// field around it, or maxLimit when that field takes no `limit`.
 //
 // Introspection (`__schema`, `__type` and everything under them) is measured apart, with bounds
 // of its own: the standard introspection query multiplies schema-sized lists three deep (types,
-// fields, args), which on this project's schema costs more than a reasonable maxCost allows, and
-// grows with the schema. Its bounds: INTROSPECTION_MAX_DEPTH levels, and twice what
-// getIntrospectionQuery() (every option on) costs on the schema at hand, computed once per
-// schema, so GraphiQL keeps working as the schema grows while `types { fields { type { fields {
-// ...` is refused. `__typename` is an ordinary field: it costs 1 and is one level deep.
+// fields, args), and grows with the schema. On this project's schema (lists of up to 31 items)
+// getIntrospectionQuery() costs 1,038,072 and GraphiQL's variant 1,095,673: more than three
+// nested lists at maxLimit (1,010,101), which maxCost must refuse. Introspection's bounds are
+// INTROSPECTION_MAX_DEPTH levels and twice what getIntrospectionQuery() with every option costs
+// on the schema at hand (2,191,526 here), computed once per schema, so GraphiQL keeps working as
+// the schema grows while `types { fields { type { fields { ...` is refused. `__typename` is an
+// ordinary field: it costs 1 and is one level deep.
 import {
   GraphQLError,
   Kind,
@@ -29,6 +33,7 @@ import {
   isEnumType,
   isInputObjectType,
   isInterfaceType,
+  isIntrospectionType,
   isListType,
   isNonNullType,
   isObjectType,
@@ -47,33 +52,12 @@ import {
   type ValidationContext,
   type ValidationRule,
 } from 'graphql'
+import type { GraphQLConfig } from '../config.js'
 import type { ErrorCode } from '../errors.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
 
-export interface QueryLimits {
-  /** Fields nested in one operation, through fragments. @default 10 */
-  maxDepth: number
-  /**
-   * Estimated fields resolved by one operation (lists multiplied by their page size).
-   * `{ users { posts { comments { author { name } } } } }` with default page sizes costs 16,421.
-   * @default 100_000
-   */
-  maxCost: number
-  /** Aliased fields in one selection set, those of fragments spread into it included. @default 15 */
-  maxAliases: number
-  /** Directives on one field, fragment spread, inline fragment, operation, fragment or variable. @default 5 */
-  maxDirectives: number
-}
-
-export const DEFAULT_QUERY_LIMITS: QueryLimits = Object.freeze({
-  maxDepth: 10,
-  // Three nested lists at the default page size (16,421 above) pass with room for a few more
-  // fields; three at maxLimit (`users(limit: 100) { posts(limit: 100) { comments(limit: 100)
-  // { id } } }`, 1,010,101) do not, nor do two at maxLimit inside one at the default (202,021).
-  maxCost: 100_000,
-  maxAliases: 15,
-  maxDirectives: 5,
-})
+/** The bounds, from config (GRAPHQL_MAX_*; the defaults and why are in src/config.ts). */
+export type QueryLimits = GraphQLConfig['limits']
 
 export interface ListSizes {
   defaultLimit: number
@@ -118,7 +102,7 @@ function operationRule<T>(
 ): ValidationRule {
   return (context) => ({
     Document(document) {
-      for (const [operation, value] of measureOperations(context.getSchema(), document, measureFor(context.getSchema()))) {
+      for (const [operation, value] of measureOperations(document, measureFor(context.getSchema()))) {
         const error = check(context, operation, value)
         if (error !== undefined) context.reportError(error)
       }
@@ -133,6 +117,8 @@ function operationRule<T>(
 // milliseconds, and visit's set-up per call would dominate a document of many small fragments.
 
 interface Measure<T> {
+  /** Where `field` finds each field's definition; without it (a lookup per field costs), none is. */
+  readonly schema?: GraphQLSchema
   readonly empty: T
   /** A field, given the sum of its own selections (`empty` for a leaf). */
   field(node: FieldNode, selections: T, definition: GraphQLField<unknown, unknown> | undefined): T
@@ -148,7 +134,7 @@ interface Fragment<T> {
 }
 
 /** Each operation's measure; a fragment is measured once, where it is first spread. */
-function measureOperations<T>(schema: GraphQLSchema, document: DocumentNode, measure: Measure<T>): Array<[OperationDefinitionNode, T]> {
+function measureOperations<T>(document: DocumentNode, measure: Measure<T>): Array<[OperationDefinitionNode, T]> {
   const fragments = new Map<string, Fragment<T>>()
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION && !fragments.has(definition.name.value)) {
@@ -157,7 +143,7 @@ function measureOperations<T>(schema: GraphQLSchema, document: DocumentNode, mea
   }
   return document.definitions
     .filter((definition) => definition.kind === Kind.OPERATION_DEFINITION)
-    .map((operation) => [operation, measureSelections(schema, operation, measure, fragments)])
+    .map((operation) => [operation, measureSelections(operation, measure, fragments)])
 }
 
 /** A selection set being summed: a field's (its sum goes through `field`), an inline fragment's, or a spread fragment's. */
@@ -175,7 +161,8 @@ interface Frame<T> {
  * One loop over the operation's selection sets, with the fragments it spreads on the same stack:
  * a fragment spread for the first time is measured there, and its measure kept for the next spreads.
  */
-function measureSelections<T>(schema: GraphQLSchema, operation: OperationDefinitionNode, measure: Measure<T>, fragments: ReadonlyMap<string, Fragment<T>>): T {
+function measureSelections<T>(operation: OperationDefinitionNode, measure: Measure<T>, fragments: ReadonlyMap<string, Fragment<T>>): T {
+  const { schema } = measure
   const frame = (selectionSet: SelectionSetNode, type: Frame<T>['type'], field?: FieldNode, definition?: Frame<T>['definition'], fragment?: Fragment<T>): Frame<T> => ({
     selections: selectionSet.selections,
     index: 0,
@@ -185,7 +172,7 @@ function measureSelections<T>(schema: GraphQLSchema, operation: OperationDefinit
     definition,
     fragment,
   })
-  const frames = [frame(operation.selectionSet, schema.getRootType(operation.operation))]
+  const frames = [frame(operation.selectionSet, schema?.getRootType(operation.operation))]
   for (;;) {
     const top = frames[frames.length - 1]!
     const selection = top.selections[top.index++]
@@ -196,11 +183,11 @@ function measureSelections<T>(schema: GraphQLSchema, operation: OperationDefinit
       if (top.fragment !== undefined) top.fragment.value = top.sum
       parent.sum = measure.add(parent.sum, top.field === undefined ? top.sum : measure.field(top.field, top.sum, top.definition))
     } else if (selection.kind === Kind.FIELD) {
-      const definition = fieldDefinition(top.type, selection.name.value)
+      const definition = schema && fieldDefinition(top.type, selection.name.value)
       if (selection.selectionSet === undefined) top.sum = measure.add(top.sum, measure.field(selection, measure.empty, definition))
       else frames.push(frame(selection.selectionSet, definition && getNamedType(definition.type), selection, definition))
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      const type = selection.typeCondition === undefined ? top.type : schema.getType(selection.typeCondition.name.value)
+      const type = selection.typeCondition === undefined ? top.type : schema?.getType(selection.typeCondition.name.value)
       frames.push(frame(selection.selectionSet, type))
     } else {
       const fragment = fragments.get(selection.name.value)
@@ -209,7 +196,7 @@ function measureSelections<T>(schema: GraphQLSchema, operation: OperationDefinit
       } else {
         fragment.started = true
         const { typeCondition, selectionSet } = fragment.definition
-        frames.push(frame(selectionSet, schema.getType(typeCondition.name.value), undefined, undefined, fragment))
+        frames.push(frame(selectionSet, schema?.getType(typeCondition.name.value), undefined, undefined, fragment))
       }
     }
   }
@@ -281,29 +268,40 @@ function depthRule(maxDepth: number): ValidationRule {
 // Cost
 
 interface Cost {
+  /** Outside introspection. */
   readonly main: number
+  /**
+   * What one item costs under a data list without a `limit` argument (`UserPage.items`): the field
+   * around it gives the page size (`usersPage(limit: 50)`), or maxLimit if it takes no `limit`.
+   */
+  readonly perItem: number
   readonly introspection: number
 }
 
-/** `listBound`: what a list without a `limit` argument counts as. */
-function costMeasure(listSizes: ListSizes, listBound: number): Measure<Cost> {
+function costMeasure(listSizes: ListSizes, schema: GraphQLSchema): Measure<Cost> {
+  const listBound = introspectionListBound(schema)
   return {
-    empty: { main: 0, introspection: 0 },
-    field(node, selections, definition) {
-      const size = pageSize(node, definition, listSizes, listBound)
-      if (isIntrospection(node)) return { main: 0, introspection: 1 + size * (selections.main + selections.introspection) }
-      return { main: 1 + size * selections.main, introspection: size * selections.introspection }
+    schema,
+    empty: { main: 0, perItem: 0, introspection: 0 },
+    field(node, { main, perItem, introspection }, definition) {
+      const type = definition && (isNonNullType(definition.type) ? definition.type.ofType : definition.type)
+      const isList = type !== undefined && isListType(type)
+      const limit = definition?.args.some((arg) => arg.name === 'limit') ? pageSize(node, listSizes) : undefined
+      const below = main + (isList || limit === undefined ? listSizes.maxLimit : limit) * perItem
+      if (isIntrospection(node)) return { main: 0, perItem: 0, introspection: 1 + below + introspection }
+      if (!isList) return { main: 1 + below, perItem: 0, introspection }
+      if (limit === undefined && !isIntrospectionType(getNamedType(type))) {
+        return { main: 1, perItem: below, introspection: listSizes.maxLimit * introspection }
+      }
+      const size = limit ?? listBound
+      return { main: 1 + size * below, perItem: 0, introspection: size * introspection }
     },
-    add: (a, b) => ({ main: a.main + b.main, introspection: a.introspection + b.introspection }),
+    add: (a, b) => ({ main: a.main + b.main, perItem: a.perItem + b.perItem, introspection: a.introspection + b.introspection }),
   }
 }
 
-/** How many items a field returns at most: 1 unless it returns a list. */
-function pageSize(node: FieldNode, field: GraphQLField<unknown, unknown> | undefined, listSizes: ListSizes, listBound: number): number {
-  if (field === undefined) return 1
-  const type = isNonNullType(field.type) ? field.type.ofType : field.type
-  if (!isListType(type)) return 1
-  if (!field.args.some((arg) => arg.name === 'limit')) return listBound
+/** The page a field's `limit` argument asks for: its literal value capped, or defaultLimit when left out. */
+function pageSize(node: FieldNode, listSizes: ListSizes): number {
   const limit = node.arguments?.find((arg) => arg.name.value === 'limit')?.value
   if (limit === undefined || limit.kind === Kind.NULL) return listSizes.defaultLimit
   // A limit below 1 is refused when the field runs; a variable (or a value the field will refuse)
@@ -355,7 +353,7 @@ function introspectionCostBound(schema: GraphQLSchema): number {
     }),
   )
   // The page sizes do not matter: introspection lists have no `limit`.
-  const measured = measureOperations(schema, query, costMeasure({ defaultLimit: 1, maxLimit: 1 }, introspectionListBound(schema)))
+  const measured = measureOperations(query, costMeasure({ defaultLimit: 1, maxLimit: 1 }, schema))
   bound = INTROSPECTION_COST_FACTOR * (measured[0]?.[1].introspection ?? 0)
   introspectionCostBounds.set(schema, bound)
   return bound
@@ -365,7 +363,9 @@ function introspectionCostBound(schema: GraphQLSchema): number {
 const reported = (cost: number): number => Math.min(cost, Number.MAX_SAFE_INTEGER)
 
 function costRule(maxCost: number, listSizes: ListSizes): ValidationRule {
-  return operationRule((schema) => costMeasure(listSizes, introspectionListBound(schema)), (context, operation, { main, introspection }) => {
+  return operationRule((schema) => costMeasure(listSizes, schema), (context, operation, cost) => {
+    const main = cost.main + listSizes.maxLimit * cost.perItem
+    const { introspection } = cost
     if (main > maxCost) {
       const message = `${sentence(nameOf(operation))} costs ${reported(main)} (each field 1, times the page size of each list it is in); the limit is ${maxCost}`
       return limitError(message, operation, 'cost', reported(main), maxCost)

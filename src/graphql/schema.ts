@@ -73,9 +73,12 @@ export function buildLoaders(services: GraphQLServices): MercuriusLoaders {
     commentsLoaders(services.comments, services.posts, services.users),
     todosLoaders(services.todos, services.users),
   ]
-  const merged: Record<string, Record<string, unknown>> = {}
+  // Batched, not cached: within a request, a read after a mutation sees what the mutation wrote.
+  const merged: Record<string, Record<string, { loader: unknown; opts: { cache: false } }>> = {}
   for (const part of parts) {
-    for (const [type, fields] of Object.entries(part) as [string, Record<string, unknown>][]) merged[type] = { ...merged[type], ...fields }
+    for (const [type, fields] of Object.entries(part) as [string, Record<string, unknown>][]) {
+      for (const [field, loader] of Object.entries(fields)) merged[type] = { ...merged[type], [field]: { loader, opts: { cache: false } } }
+    }
   }
   return merged as unknown as MercuriusLoaders
 }

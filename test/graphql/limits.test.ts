@@ -15,7 +15,10 @@ import {
   type SelectionSetNode,
 } from 'graphql'
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_QUERY_LIMITS, queryLimitRules, type QueryLimits } from '../../src/graphql/limits.js'
+import { loadConfig } from '../../src/config.js'
+import { queryLimitRules, type QueryLimits } from '../../src/graphql/limits.js'
+
+const DEFAULTS = loadConfig({}).graphql.limits
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../src/pagination.js'
 
 const schema = buildSchema(`
@@ -35,9 +38,12 @@ const schema = buildSchema(`
   type Query {
     user(id: ID!): User
     users(limit: Int, page: Int, cursor: String, sort: String): [User!]!
+    usersPage(limit: Int, page: Int, cursor: String, sort: String): UserPage!
     post(id: ID!): Post
     viewer: User
   }
+  type UserPage { items: [User!]! pageInfo: PageInfo! }
+  type PageInfo { total: Int page: Int hasMore: Boolean! }
   type Mutation { addTodo(text: String!): Todo! }
 `)
 
@@ -45,19 +51,19 @@ const LIST_SIZES = { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT 
 
 function check(document: string | DocumentNode, limits: Partial<QueryLimits> = {}): readonly GraphQLError[] {
   const ast = typeof document === 'string' ? parse(document) : document
-  return validate(schema, ast, [...specifiedRules, ...queryLimitRules({ ...DEFAULT_QUERY_LIMITS, ...limits }, LIST_SIZES)])
+  return validate(schema, ast, [...specifiedRules, ...queryLimitRules({ ...DEFAULTS, ...limits }, LIST_SIZES)])
 }
 
-/** Only our rules: for documents on which graphql's own rules would recurse past the stack. */
+/** Only our rules: for documents on which graphql's own rules recurse past the stack (NoFragmentCyclesRule, from about 4,000 chained fragments). */
 function checkLimitsOnly(document: DocumentNode, limits: Partial<QueryLimits> = {}): readonly GraphQLError[] {
-  return validate(schema, document, queryLimitRules({ ...DEFAULT_QUERY_LIMITS, ...limits }, LIST_SIZES))
+  return validate(schema, document, queryLimitRules({ ...DEFAULTS, ...limits }, LIST_SIZES))
 }
 
 const limitErrors = (errors: readonly GraphQLError[], limit: string) => errors.filter((error) => error.extensions['limit'] === limit)
 
-/** Where `needle` first appears (after `from`) in a one-line document, as graphql reports locations. */
-function at(document: string, needle: string, from = 0) {
-  const index = document.indexOf(needle, from)
+/** Where `needle` first appears in a one-line document, as graphql reports locations. */
+function at(document: string, needle: string) {
+  const index = document.indexOf(needle)
   if (index < 0) throw new Error(`${needle} not in the document`)
   return [{ line: 1, column: index + 1 }]
 }
@@ -81,9 +87,13 @@ describe('depth', () => {
   })
 
   it('checks every operation, a mutation included', () => {
-    const chain = 'user { posts(limit: 1) { author { '.repeat(3)
-    const document = `query Shallow { viewer { id } } mutation { addTodo(text: "x") { ${chain}id${' } } }'.repeat(3)} } }`
-    expect(check(document).map((error) => error.message)).toEqual(['The mutation is 11 levels deep; the limit is 10'])
+    const mutation = `mutation { addTodo(text: "x") { user { ${'posts(limit: 1) { author { '.repeat(4)}id${' } }'.repeat(4)} } } }`
+    expect(check(mutation).map((error) => error.message)).toEqual(['The mutation is 11 levels deep; the limit is 10'])
+    const document = `query Shallow { viewer { id } } ${mutation.replace('mutation', 'mutation Add')} query Deep ${nested(12)}`
+    expect(check(document).map((error) => error.message)).toEqual([
+      'Operation "Add" is 11 levels deep; the limit is 10',
+      'Operation "Deep" is 12 levels deep; the limit is 10',
+    ])
   })
 
   it('follows fragment spreads and inline fragments, which add no depth themselves', () => {
@@ -161,6 +171,14 @@ describe('cost', () => {
     expect(check(variable).map((error) => error.extensions['value'])).toEqual([1_010_101])
     expect(check(maxPages.replaceAll('100', '5000')).map((error) => error.extensions['value'])).toEqual([1_010_101])
     expect(check('{ users(limit: 3) { posts(limit: 0) { id } } }', { maxCost: 0 }).map((error) => error.extensions['value'])).toEqual([1 + 3 * 2])
+  })
+
+  it("gives a page's items the page size of the field around them, through fragments too", () => {
+    const value = (document: string) => check(document, { maxCost: 0 }).map((error) => error.extensions['value'])
+    expect(value('{ usersPage { items { posts { comments { author { name } } } } pageInfo { total } } }')).toEqual([1 + (1 + 20 * 821) + 2])
+    const items = 'items { posts(limit: 100) { comments(limit: 100) { id } } }'
+    expect(value(`{ usersPage(limit: 100) { ${items} } }`)).toEqual([1 + 1 + 100 * 10_101])
+    expect(value(`{ usersPage(limit: 100) { ...Page } } fragment Page on UserPage { ${items} }`)).toEqual([1 + 1 + 100 * 10_101])
   })
 
   it('multiplies fragments and inline fragments by the lists around them', () => {
@@ -259,7 +277,7 @@ describe('directives', () => {
   })
 })
 
-/** A field nested `levels` deep, built as an AST: graphql's parser overflows the stack near 2,000 levels. */
+/** A field nested `levels` deep, built as an AST (as mercurius accepts one): graphql's parser overflows the stack near 2,000 levels. */
 function nestedDocument(levels: number): DocumentNode {
   let selectionSet: SelectionSetNode | undefined
   for (let level = levels; level >= 1; level--) {
@@ -280,7 +298,7 @@ describe('hostile documents of about a megabyte', () => {
 
   it('refuses 1,500 levels of nesting as parsed, and 5,000 built as an AST, without recursing', () => {
     expect(limitErrors(check(nested(1_500)), 'depth').map((error) => error.extensions['value'])).toEqual([1_500])
-    const errors = checkLimitsOnly(nestedDocument(5_000))
+    const errors = check(nestedDocument(5_000))
     expect(errors.map((error) => error.extensions['limit'])).toEqual(['depth', 'cost'])
     expect(errors[0]?.extensions['value']).toBe(5_000)
     // Twenty to the power 2,499 is past any float: the cost is reported as the largest safe integer.
@@ -303,10 +321,9 @@ describe('hostile documents of about a megabyte', () => {
   })
 
   it('measures fragments that each spread the next twice without walking every path', () => {
-    // 2^40 paths through the fragments (graphql's field-merging rule would walk them); each fragment is measured once.
+    // 2^40 paths through the fragments; each fragment is measured once.
     const fragments = Array.from({ length: 40 }, (_, i) => `fragment F${i} on User { ...F${i + 1} ...F${i + 1} a${i}: id b${i}: id }`)
-    const document = parse(`{ viewer { ...F0 } } ${fragments.join(' ')} fragment F40 on User { id }`)
-    const aliases = limitErrors(checkLimitsOnly(document), 'aliases')
+    const aliases = limitErrors(check(`{ viewer { ...F0 } } ${fragments.join(' ')} fragment F40 on User { id }`), 'aliases')
     expect(aliases.map((error) => error.extensions['value'])).toEqual([2 ** 41 - 2])
   })
 })
