@@ -38,6 +38,8 @@ const trustHops = (hops: number) => (_address: string, hop: number) => hop < hop
 export interface AppDependencies {
   /** An open store to serve from (the app closes it); by default the one config names is opened. */
   database?: Database
+  /** Where the log lines go (tests read them); by default stdout. */
+  logStream?: { write(line: string): void }
 }
 
 export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
@@ -50,7 +52,11 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const tokens = createTokensService({ db, tokenTtlMs: config.tokenTtlMs })
 
   const app = Fastify({
-    logger: { level: config.logLevel, redact: ['req.headers.authorization', '*.password'] },
+    logger: {
+      level: config.logLevel,
+      redact: ['req.headers.authorization', '*.password'],
+      ...(dependencies.logStream === undefined ? {} : { stream: dependencies.logStream }),
+    },
     logController: new OneLinePerRequest(),
     requestIdHeader: false,
     genReqId: generateRequestId,

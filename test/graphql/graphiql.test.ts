@@ -120,3 +120,22 @@ describe('the GraphiQL page', () => {
     }
   })
 })
+
+describe('compressed assets', () => {
+  it('serves the large files brotli- or gzip-compressed as the client accepts, each compressed once', async () => {
+    const { brotliDecompressSync, gunzipSync } = await import('node:zlib')
+    const path = '/graphiql/assets/graphiql.min.js'
+    const plain = await get(path)
+    expect(plain.headers['content-encoding']).toBeUndefined()
+    const br = await app.inject({ method: 'GET', url: path, headers: { 'accept-encoding': 'gzip, deflate, br' } })
+    expect(br.headers['content-encoding']).toBe('br')
+    expect(br.rawPayload.length).toBeLessThan(plain.rawPayload.length / 3)
+    expect(brotliDecompressSync(br.rawPayload).equals(plain.rawPayload)).toBe(true)
+    const gz = await app.inject({ method: 'GET', url: path, headers: { 'accept-encoding': 'gzip, br;q=0' } })
+    expect(gz.headers['content-encoding']).toBe('gzip')
+    expect(gunzipSync(gz.rawPayload).equals(plain.rawPayload)).toBe(true)
+    expect(br.headers.vary).toContain('Accept-Encoding')
+    const again = await app.inject({ method: 'GET', url: path, headers: { 'accept-encoding': 'br' } })
+    expect(again.rawPayload.equals(br.rawPayload)).toBe(true)
+  })
+})

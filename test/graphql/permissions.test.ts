@@ -128,6 +128,7 @@ describe('GraphQL errors and permissions', () => {
     const body = response.json()
     expect(response.statusCode).toBe(200)
     expect(body.data).toEqual({ user: { name: 'Odd', age: null } })
+    expect(JSON.stringify(body)).not.toMatch(/forty|Int cannot|stack/i)
     expect(body.errors).toEqual([
       {
         message: `Something went wrong on our side; quote request id ${String(response.headers['x-request-id'])}`,
@@ -136,5 +137,22 @@ describe('GraphQL errors and permissions', () => {
         extensions: { code: 'INTERNAL_ERROR' },
       },
     ])
+  })
+
+  it('logs a masked failure in full, with the request id the answer quotes', async () => {
+    const lines: string[] = []
+    const logged = await buildTestApp({ LOG_LEVEL: 'error' }, { logStream: { write: (line) => lines.push(line) } })
+    try {
+      const { id } = await logged.createUser({ name: 'Odd', email: 'odd@example.com' })
+      await logged.database.db.updateTable('users').set({ age: 'forty' as unknown as number }).where('id', '=', id).execute()
+      const response = await logged.request({ method: 'POST', url: '/graphql', json: { query: `{ user(id: "${id}") { age } }` } })
+      const requestId = String(response.headers['x-request-id'])
+      const entries = lines.map((line) => JSON.parse(line) as { level: number; reqId?: string; msg: string; err?: { message: string }; path?: unknown })
+      expect(entries).toContainEqual(
+        expect.objectContaining({ level: 50, reqId: requestId, path: ['user', 'age'], err: expect.objectContaining({ message: expect.stringContaining('forty') as string }) as object }),
+      )
+    } finally {
+      await logged.close()
+    }
   })
 })

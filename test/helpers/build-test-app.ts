@@ -37,6 +37,8 @@ export function tempDatabaseUrl(): { url: string; dir: string } {
 export interface TestAppOptions {
   /** Called with the SQL of every statement the app runs. */
   onQuery?: (sql: string) => void
+  /** Receives the app's log lines (set LOG_LEVEL in env to see them). */
+  logStream?: { write(line: string): void }
 }
 
 export async function buildTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -52,7 +54,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   })
   const served = openDatabase(config.database, { onQuery: options.onQuery })
   await prepareDatabase(served, config)
-  const app = await buildApp(config, { database: served })
+  const app = await buildApp(config, { database: served, logStream: options.logStream })
   const database = openDatabase(config.database)
   const users = createUsersService({ db: database.db })
   const tokens = createTokensService({ db: database.db, tokenTtlMs: config.tokenTtlMs })
