@@ -10,6 +10,8 @@ import { commentsRoutes } from './comments/comments.routes.js'
 import { createCommentsService } from './comments/comments.service.js'
 import type { Config } from './config.js'
 import { type Database, openDatabase } from './db/create-database.js'
+import type { Events } from './events/events.js'
+import { createMemoryEvents } from './events/memory-events.js'
 import { graphqlRoutes } from './graphql/graphql-routes.js'
 import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
 import { registerCaching } from './http/caching.js'
@@ -38,6 +40,8 @@ const trustHops = (hops: number) => (_address: string, hop: number) => hop < hop
 export interface AppDependencies {
   /** An open store to serve from (the app closes it); by default the one config names is opened. */
   database?: Database
+  /** The events adapter (the app closes it); by default in-process. */
+  events?: Events
   /** Where the log lines go (tests read them); by default stdout. */
   logStream?: { write(line: string): void }
 }
@@ -47,7 +51,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const { db } = database
   const users = createUsersService({ db })
   const posts = createPostsService({ db })
-  const comments = createCommentsService({ db })
+  const events = dependencies.events ?? createMemoryEvents()
+  const comments = createCommentsService({ db, events })
   const todos = createTodosService({ db })
   const tokens = createTokensService({ db, tokenTtlMs: config.tokenTtlMs })
 
@@ -66,7 +71,10 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     frameworkErrors: onFrameworkError,
     clientErrorHandler: onClientError,
   }).withTypeProvider<TypeBoxTypeProvider>()
-  app.addHook('onClose', () => database.close())
+  app.addHook('onClose', async () => {
+    await events.close()
+    await database.close()
+  })
 
   // HTTP wiring, in the order a request meets it: validation and errors; request id and security
   // headers; CORS (so even refusals can be read by the browser); who is calling; the rate limit

@@ -2,7 +2,7 @@
 // comment mutations (the author is always the caller), each one service call.
 import { notFound } from '../errors.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
-import { type GraphQLContext, referenceLoader, windowLoader } from '../graphql/context.js'
+import type { GraphQLContext, WindowArgs } from '../graphql/context.js'
 import { parseId } from '../ids.js'
 import type { Post } from '../posts/posts.schemas.js'
 import type { PostsService } from '../posts/posts.service.js'
@@ -52,8 +52,26 @@ extend type Mutation {
 }
 `
 
-export function commentsResolvers(comments: CommentsService) {
+/** A Comment as resolvers see it: as the service returns it, or as an event carries it (with its author and post). */
+type CommentSource = Comment & { authorUser?: User; postObject?: Post }
+
+export function commentsResolvers(comments: CommentsService, posts: PostsService, users: UsersService) {
   return {
+    Post: {
+      comments: (post: Post, args: WindowArgs, context: GraphQLContext) =>
+        context.loaders.list('Post.comments', args, post.id, (caller, ids, window) => comments.listOfPosts(caller, ids, window)),
+    },
+    User: {
+      comments: (user: User, args: WindowArgs, context: GraphQLContext) =>
+        context.loaders.list('User.comments', args, user.id, (caller, ids, window) => comments.listOfAuthors(caller, ids, window)),
+    },
+    Comment: {
+      // A comment delivered by a subscription carries its author and post, read when it was made.
+      author: (comment: CommentSource, _args: unknown, context: GraphQLContext) =>
+        comment.authorUser ?? context.loaders.one('User', comment.authorId, (caller, ids) => users.getMany(caller, ids), () => notFound('User')),
+      post: (comment: CommentSource, _args: unknown, context: GraphQLContext) =>
+        comment.postObject ?? context.loaders.one('Post', comment.postId, (caller, ids) => posts.getMany(caller, ids), () => notFound('Post')),
+    },
     Mutation: {
       addComment: (_: unknown, args: { input: { postId: string; content: string } }, context: GraphQLContext) => {
         const input = { content: args.input.content }
@@ -68,21 +86,6 @@ export function commentsResolvers(comments: CommentsService) {
         await comments.remove(context.caller, undefined, args.id)
         return String(parseId(args.id))
       },
-    },
-  }
-}
-
-export function commentsLoaders(comments: CommentsService, posts: PostsService, users: UsersService) {
-  return {
-    Post: {
-      comments: windowLoader((post: Post) => post.id, (caller, ids, window) => comments.listOfPosts(caller, ids, window)),
-    },
-    User: {
-      comments: windowLoader((user: User) => user.id, (caller, ids, window) => comments.listOfAuthors(caller, ids, window)),
-    },
-    Comment: {
-      author: referenceLoader((comment: Comment) => comment.authorId, (caller, ids) => users.getMany(caller, ids), () => notFound('User')),
-      post: referenceLoader((comment: Comment) => comment.postId, (caller, ids) => posts.getMany(caller, ids), () => notFound('Post')),
     },
   }
 }

@@ -9,7 +9,10 @@ import { type PostRow, toIsoTimestamp } from '../db/tables.js'
 import { forbidden, isAppError, notFound } from '../errors.js'
 import { type IdInput, parseId } from '../ids.js'
 import type { ListWindow } from '../pagination.js'
-import { draftVisibility, loadVisiblePost } from '../posts/posts.service.js'
+import { draftVisibility, loadVisiblePost, mayRead, toPost } from '../posts/posts.service.js'
+import { loadUser, toUser } from '../users/users.service.js'
+import type { CommentAdded, Events } from '../events/events.js'
+import { eventStream, type EventStreamOptions } from '../events/event-stream.js'
 import { checkPrecondition, type WriteOptions } from '../preconditions.js'
 import * as repo from './comments.repository.js'
 import type { Comment, CreateCommentInput, UpdateCommentInput } from './comments.schemas.js'
@@ -22,7 +25,13 @@ export interface PostPath {
   postId: IdInput
 }
 
-export function createCommentsService({ db }: { db: Db }) {
+export interface CommentsServiceDeps {
+  db: Db
+  /** Where commentAdded is published, after the comment's transaction has committed. */
+  events: Events
+}
+
+export function createCommentsService({ db, events }: CommentsServiceDeps) {
   return {
     async list(caller: Caller | null, path: PostPath, query: CollectionQuery): Promise<CollectionPage<Comment>> {
       const post = await loadVisiblePost(db, caller, path.userId, path.postId)
@@ -47,19 +56,32 @@ export function createCommentsService({ db }: { db: Db }) {
 
     /** The author is the caller, never anyone named in the input. */
     async create(caller: Caller | null, path: PostPath, input: CreateCommentInput): Promise<Comment> {
-      const author = requireSignedIn(caller)
-      return db.transaction().execute(async (trx) => {
+      const signedIn = requireSignedIn(caller)
+      const added = await db.transaction().execute(async (trx) => {
         const post = await loadVisiblePost(trx, caller, path.userId, path.postId)
         const now = new Date().toISOString()
         const id = await repo.insertComment(trx, {
           post_id: post.id,
-          author_id: author.userId,
+          author_id: signedIn.userId,
           content: input.content,
           created_at: now,
           updated_at: now,
         })
-        return toComment(await loadComment(trx, post, id))
+        const comment = toComment(await loadComment(trx, post, id))
+        return { comment, post: toPost(post), author: toUser(await loadUser(trx, signedIn.userId)) }
       })
+      // Committed: only now may anyone hear of it.
+      await events.publish('commentAdded', added)
+      return added.comment
+    },
+
+    /**
+     * The comments created from now on that the caller may see — on one post (which must be
+     * visible to the caller now), or on any — as a bounded stream (see eventStream).
+     */
+    async streamAdded(caller: Caller | null, postId: IdInput | undefined, options: EventStreamOptions): Promise<AsyncIterableIterator<CommentAdded>> {
+      const only = postId === undefined ? undefined : (await loadVisiblePost(db, caller, undefined, postId)).id
+      return eventStream(events, 'commentAdded', (event) => (only === undefined || event.post.id === only) && mayRead(caller, event.post), options)
     },
 
     /** `path` undefined: the comment is found by its id alone. */

@@ -1,6 +1,6 @@
 // What every resolver and loader receives: the caller (the same Bearer token as REST), and the
 // helpers that turn GraphQL's shapes into service calls.
-import type { FastifyReply } from 'fastify'
+import DataLoader from 'dataloader'
 import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql'
 import type { Caller } from '../caller.js'
 import type { ListWindow } from '../pagination.js'
@@ -8,7 +8,7 @@ import { toListWindow } from './collection-args.js'
 
 export interface GraphQLContext {
   readonly caller: Caller | null
-  readonly reply: FastifyReply
+  readonly loaders: Loaders
 }
 
 export interface WindowArgs {
@@ -16,60 +16,43 @@ export interface WindowArgs {
   page?: number | null
 }
 
-/** One query of a mercurius loader batch: the parent object and the field's arguments. */
-export interface LoaderQuery<Parent, Args = WindowArgs> {
-  obj: Parent
-  params: Args
-}
+type ReadWindow<T> = (caller: Caller | null, parentIds: readonly number[], window: ListWindow) => Promise<Map<number, T[]>>
+type ReadMany<T> = (caller: Caller | null, ids: readonly number[]) => Promise<Map<number, T>>
 
 /**
- * A mercurius loader for a nested list (User.posts): every parent asking for the same window is
- * read by one service call, whatever the number of parents. A bad window fails only its fields.
+ * Per-operation batching (DataLoader): the nested lists and references asked for in one tick of
+ * execution are read together, one service call per field and window, whatever the number of
+ * parents. Batched, not cached: a read after a mutation in the same document sees the mutation.
  */
-export function windowLoader<Parent, Item>(
-  parentId: (parent: Parent) => number,
-  read: (caller: Caller | null, parentIds: readonly number[], window: ListWindow) => Promise<Map<number, Item[]>>,
-) {
-  return async (queries: readonly LoaderQuery<Parent>[], context: GraphQLContext): Promise<(Item[] | Error)[]> => {
-    const groups = new Map<string, { window: ListWindow; ids: Set<number>; items?: Map<number, Item[]> }>()
-    const keys = queries.map((query) => {
-      let window: ListWindow
-      try {
-        window = toListWindow(query.params)
-      } catch (error) {
-        return error as Error
-      }
-      const key = `${window.limit}:${window.offset}`
-      const group = groups.get(key) ?? { window, ids: new Set<number>() }
-      group.ids.add(parentId(query.obj))
-      groups.set(key, group)
-      return key
-    })
-    await Promise.all(
-      [...groups.values()].map(async (group) => {
-        group.items = await read(context.caller, [...group.ids], group.window)
-      }),
-    )
-    return queries.map((query, i) => {
-      const key = keys[i]
-      if (typeof key !== 'string') return key as Error
-      return groups.get(key)?.items?.get(parentId(query.obj)) ?? []
-    })
+export class Loaders {
+  private readonly loaders = new Map<string, DataLoader<number, unknown>>()
+
+  constructor(private readonly caller: Caller | null) {}
+
+  /** The `args` window of the list `field` under the parent `parentId`; a bad window fails this field only. */
+  list<T>(field: string, args: WindowArgs, parentId: number, read: ReadWindow<T>): Promise<T[]> {
+    const window = toListWindow(args)
+    return this.loader(`${field}:${window.limit}:${window.offset}`, async (ids) => {
+      const found = await read(this.caller, ids, window)
+      return ids.map((id) => found.get(id) ?? [])
+    }).load(parentId) as Promise<T[]>
   }
-}
 
-/**
- * A mercurius loader for a reference (Post.author): all ids of the batch in one service call.
- * A missing target is NOT_FOUND at its field (`missing`), never a silent null.
- */
-export function referenceLoader<Parent, Item>(
-  targetId: (parent: Parent) => number,
-  read: (caller: Caller | null, ids: readonly number[]) => Promise<Map<number, Item>>,
-  missing: () => Error,
-) {
-  return async (queries: readonly LoaderQuery<Parent, unknown>[], context: GraphQLContext): Promise<(Item | Error)[]> => {
-    const found = await read(context.caller, [...new Set(queries.map((query) => targetId(query.obj)))])
-    return queries.map((query) => found.get(targetId(query.obj)) ?? missing())
+  /** The object `id` of `field`'s type; a missing one is `missing()` at this field, never a silent null. */
+  one<T>(field: string, id: number, read: ReadMany<T>, missing: () => Error): Promise<T> {
+    return this.loader(field, async (ids) => {
+      const found = await read(this.caller, ids)
+      return ids.map((key) => found.get(key) ?? missing())
+    }).load(id) as Promise<T>
+  }
+
+  private loader(key: string, batch: (ids: readonly number[]) => Promise<unknown[]>): DataLoader<number, unknown> {
+    let loader = this.loaders.get(key)
+    if (loader === undefined) {
+      loader = new DataLoader(batch, { cache: false })
+      this.loaders.set(key, loader)
+    }
+    return loader
   }
 }
 

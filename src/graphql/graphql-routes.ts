@@ -2,8 +2,7 @@
 // (or a JSON array of up to maxBatch operations), GET /graphql?query=... for queries only, and
 // the answer as application/json or application/graphql-response+json, as the client accepts.
 //
-// Mercurius runs the documents (parse cache, validation with our limit rules, graphql-jit,
-// per-request loaders); the HTTP side is ours, so that content negotiation, status codes,
+// Mercurius runs the documents (parse cache, validation with our limit rules, graphql-jit); the HTTP side is ours, so that content negotiation, status codes,
 // CSRF refusal and error shapes follow the specification and the service's error vocabulary.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
@@ -20,11 +19,11 @@ import type { GraphQLConfig } from '../config.js'
 import { AppError, type ErrorDetail } from '../errors.js'
 import { errorHandler } from '../http/error-handler.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
-import type { GraphQLContext } from './context.js'
+import { type GraphQLContext, Loaders } from './context.js'
 import { formatError, requestError } from './errors.js'
 import { graphiqlRoutes } from './graphiql.js'
 import { queryLimitRules } from './limits.js'
-import { buildLoaders, buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
+import { buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
 
 export const GRAPHQL_PATH = '/graphql'
 
@@ -61,13 +60,10 @@ export async function graphqlRoutes(app: FastifyInstance, { config, services }: 
   await app.register(mercurius, {
     schema: typeDefs,
     resolvers: buildResolvers(services),
-    loaders: buildLoaders(services),
     routes: false,
     graphiql: false,
     // Compiled on the second use of a document; 0 keeps graphql-js's interpreter.
     jit: config.jit ? 1 : 0,
-    // Each operation of a batch gets its own loaders (we run batches ourselves, in order).
-    allowBatchedQueries: false,
     cache: 1024,
     graphql: { parseOptions: { maxTokens: MAX_TOKENS } },
     validationRules: [
@@ -130,7 +126,7 @@ export async function graphqlRoutes(app: FastifyInstance, { config, services }: 
 async function run(request: FastifyRequest, reply: FastifyReply, params: OperationParams): Promise<Answer> {
   const masquerade = jsonMasquerade(params.query)
   if (masquerade !== undefined) return { outcome: 'request-error', body: { errors: [formatError(masquerade, request)] } }
-  const context: Omit<GraphQLContext, 'reply'> = { caller: request.caller }
+  const context: GraphQLContext = { caller: request.caller, loaders: new Loaders(request.caller) }
   try {
     const result = await reply.graphql(params.query, context, params.variables, params.operationName)
     const errors = result.errors?.map((error) => formatError(error, request))

@@ -1,12 +1,12 @@
 // The GraphQL schema, assembled from the feature folders: each contributes its types, its fields on
-// the others' types (`extend type User { posts }`), its resolvers and its loaders.
-import type { IResolvers, MercuriusLoaders } from 'mercurius'
+// the others' types (`extend type User { posts }`) and its resolvers.
+import type { IResolvers } from 'mercurius'
 import { requireSignedIn } from '../caller.js'
-import { commentsLoaders, commentsResolvers, commentsTypeDefs } from '../comments/comments.graphql.js'
+import { commentsResolvers, commentsTypeDefs } from '../comments/comments.graphql.js'
 import type { CommentsService } from '../comments/comments.service.js'
-import { postsLoaders, postsResolvers, postsTypeDefs } from '../posts/posts.graphql.js'
+import { postsResolvers, postsTypeDefs } from '../posts/posts.graphql.js'
 import type { PostsService } from '../posts/posts.service.js'
-import { todosLoaders, todosResolvers, todosTypeDefs } from '../todos/todos.graphql.js'
+import { todosResolvers, todosTypeDefs } from '../todos/todos.graphql.js'
 import type { TodosService } from '../todos/todos.service.js'
 import { usersResolvers, usersTypeDefs } from '../users/users.graphql.js'
 import type { UsersService } from '../users/users.service.js'
@@ -41,15 +41,15 @@ type PageInfo {
 
 export const typeDefs = [baseTypeDefs, usersTypeDefs, postsTypeDefs, commentsTypeDefs, todosTypeDefs].join('\n')
 
-type Resolver = (parent: unknown, args: never, context: GraphQLContext, info: never) => unknown
+type Resolver = (parent: never, args: never, context: GraphQLContext, info: never) => unknown
 type ResolverMap = Record<string, Record<string, Resolver>>
 
 export function buildResolvers(services: GraphQLServices): IResolvers {
   const parts: ResolverMap[] = [
     usersResolvers(services.users),
-    postsResolvers(services.posts),
-    commentsResolvers(services.comments),
-    todosResolvers(services.todos),
+    postsResolvers(services.posts, services.users),
+    commentsResolvers(services.comments, services.posts, services.users),
+    todosResolvers(services.todos, services.users),
   ]
   const merged: ResolverMap = { Query: {}, Mutation: {} }
   for (const part of parts) {
@@ -65,20 +65,4 @@ export function buildResolvers(services: GraphQLServices): IResolvers {
     }
   }
   return merged as IResolvers
-}
-
-export function buildLoaders(services: GraphQLServices): MercuriusLoaders {
-  const parts = [
-    postsLoaders(services.posts, services.users),
-    commentsLoaders(services.comments, services.posts, services.users),
-    todosLoaders(services.todos, services.users),
-  ]
-  // Batched, not cached: within a request, a read after a mutation sees what the mutation wrote.
-  const merged: Record<string, Record<string, { loader: unknown; opts: { cache: false } }>> = {}
-  for (const part of parts) {
-    for (const [type, fields] of Object.entries(part) as [string, Record<string, unknown>][]) {
-      for (const [field, loader] of Object.entries(fields)) merged[type] = { ...merged[type], [field]: { loader, opts: { cache: false } } }
-    }
-  }
-  return merged as unknown as MercuriusLoaders
 }

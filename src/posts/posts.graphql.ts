@@ -1,8 +1,8 @@
 // GraphQL adapter for posts: the Post type, a user's posts, and the post mutations (the author
-// is always the caller), each one service call; lists and references read through loaders.
+// is always the caller), each one service call; lists and references read in batches.
 import { requireSignedIn } from '../caller.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
-import { type GraphQLContext, referenceLoader, windowLoader } from '../graphql/context.js'
+import type { GraphQLContext, WindowArgs } from '../graphql/context.js'
 import { notFound } from '../errors.js'
 import { parseId } from '../ids.js'
 import type { User } from '../users/users.schemas.js'
@@ -64,10 +64,18 @@ extend type Mutation {
 }
 `
 
-export function postsResolvers(posts: PostsService) {
+export function postsResolvers(posts: PostsService, users: UsersService) {
   return {
     Query: {
       post: (_: unknown, args: { id: string }, context: GraphQLContext) => posts.get(context.caller, undefined, args.id),
+    },
+    User: {
+      posts: (user: User, args: WindowArgs, context: GraphQLContext) =>
+        context.loaders.list('User.posts', args, user.id, (caller, ids, window) => posts.listOfUsers(caller, ids, window)),
+    },
+    Post: {
+      author: (post: Post, _args: unknown, context: GraphQLContext) =>
+        context.loaders.one('User', post.userId, (caller, ids) => users.getMany(caller, ids), () => notFound('User')),
     },
     Mutation: {
       createPost: (_: unknown, args: { input: CreatePostInput }, context: GraphQLContext) => {
@@ -83,17 +91,6 @@ export function postsResolvers(posts: PostsService) {
         await posts.remove(context.caller, undefined, args.id)
         return String(parseId(args.id))
       },
-    },
-  }
-}
-
-export function postsLoaders(posts: PostsService, users: UsersService) {
-  return {
-    User: {
-      posts: windowLoader((user: User) => user.id, (caller, ids, window) => posts.listOfUsers(caller, ids, window)),
-    },
-    Post: {
-      author: referenceLoader((post: Post) => post.userId, (caller, ids) => users.getMany(caller, ids), () => notFound('User')),
     },
   }
 }

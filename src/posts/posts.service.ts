@@ -103,6 +103,10 @@ export function createPostsService({ db }: { db: Db }) {
 
 const maySeeDrafts = (caller: Caller | null, ownerId: number): boolean => caller?.userId === ownerId || isAdmin(caller)
 
+/** Whether the caller may read this post: it is published, or it is theirs, or they are an admin. */
+export const mayRead = (caller: Caller | null, post: Pick<Post, 'status' | 'userId'>): boolean =>
+  post.status === 'published' || maySeeDrafts(caller, post.userId)
+
 /** maySeeDrafts, for a query over many owners' posts. */
 export const draftVisibility = (caller: Caller | null): DraftVisibility => ({
   allDrafts: isAdmin(caller),

@@ -3,7 +3,7 @@
 import { requireSignedIn } from '../caller.js'
 import { notFound } from '../errors.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
-import { type GraphQLContext, referenceLoader, windowLoader } from '../graphql/context.js'
+import type { GraphQLContext, WindowArgs } from '../graphql/context.js'
 import { parseId } from '../ids.js'
 import type { User } from '../users/users.schemas.js'
 import type { UsersService } from '../users/users.service.js'
@@ -42,8 +42,16 @@ extend type Mutation {
 }
 `
 
-export function todosResolvers(todos: TodosService) {
+export function todosResolvers(todos: TodosService, users: UsersService) {
   return {
+    User: {
+      todos: (user: User, args: WindowArgs, context: GraphQLContext) =>
+        context.loaders.list('User.todos', args, user.id, (caller, ids, window) => todos.listOfUsers(caller, ids, window)),
+    },
+    Todo: {
+      user: (todo: Todo, _args: unknown, context: GraphQLContext) =>
+        context.loaders.one('User', todo.userId, (caller, ids) => users.getMany(caller, ids), () => notFound('User')),
+    },
     Mutation: {
       addTodo: (_: unknown, args: { text: string }, context: GraphQLContext) => {
         const owner = requireSignedIn(context.caller)
@@ -59,17 +67,6 @@ export function todosResolvers(todos: TodosService) {
         await todos.remove(context.caller, undefined, args.id)
         return String(parseId(args.id))
       },
-    },
-  }
-}
-
-export function todosLoaders(todos: TodosService, users: UsersService) {
-  return {
-    User: {
-      todos: windowLoader((user: User) => user.id, (caller, ids, window) => todos.listOfUsers(caller, ids, window)),
-    },
-    Todo: {
-      user: referenceLoader((todo: Todo) => todo.userId, (caller, ids) => users.getMany(caller, ids), () => notFound('User')),
     },
   }
 }

@@ -3,6 +3,7 @@
 // the post and inserts in one transaction.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createCommentsService } from '../../src/comments/comments.service.js'
+import { createMemoryEvents } from '../../src/events/memory-events.js'
 import { isAppError } from '../../src/errors.js'
 import { createPostsService } from '../../src/posts/posts.service.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
@@ -17,7 +18,10 @@ describe('comments service', () => {
   it('never fails with a foreign-key error when the post is deleted at the same moment', async () => {
     const { db } = t.database
     const posts = createPostsService({ db })
-    const comments = createCommentsService({ db })
+    const events = createMemoryEvents()
+    const published: number[] = []
+    events.subscribe('commentAdded', (event) => published.push(event.comment.id))
+    const comments = createCommentsService({ db, events })
     const alice = { userId: t.alice.id, role: 'user' as const, tokenId: 0 }
     const bob = { userId: t.bob.id, role: 'user' as const, tokenId: 0 }
     const outcomes = { created: 0, notFound: 0 }
@@ -32,10 +36,34 @@ describe('comments service', () => {
         })(),
         posts.remove(alice, t.alice.id, post.id),
       ])
-      if (created.status === 'fulfilled') outcomes.created++
+      if (created.status === 'fulfilled') {
+        outcomes.created++
+        expect(published.at(-1)).toBe(created.value.id)
+      }
       else if (isAppError(created.reason) && created.reason.code === 'NOT_FOUND') outcomes.notFound++
       else throw created.reason
     }
     expect(outcomes.created + outcomes.notFound).toBe(40)
+    // Only the comments that were created were published, each once.
+    expect(published).toHaveLength(outcomes.created)
+  })
+
+  it('publishes commentAdded after the commit, never for a write that failed', async () => {
+    const { db } = t.database
+    const events = createMemoryEvents()
+    const comments = createCommentsService({ db, events })
+    const bob = { userId: t.bob.id, role: 'user' as const, tokenId: 0 }
+    const post = await createPostsService({ db }).create(bob, t.bob.id, { title: 'Events', content: 'x' })
+    const seen: { committed: boolean; id: number }[] = []
+    events.subscribe('commentAdded', (event) => {
+      // Read through another connection: the comment is already there for everyone.
+      const committed = t.database.db.selectFrom('comments').select('id').where('id', '=', event.comment.id).executeTakeFirst()
+      void committed.then((row) => seen.push({ committed: row !== undefined, id: event.comment.id }))
+    })
+    const comment = await comments.create(bob, { postId: post.id }, { content: 'hello' })
+    await expect(comments.create(bob, { postId: 999_999 }, { content: 'lost' })).rejects.toMatchObject({ code: 'NOT_FOUND' })
+    await expect(comments.create(null, { postId: post.id }, { content: 'anonymous' })).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(seen).toEqual([{ committed: true, id: comment.id }])
   })
 })
