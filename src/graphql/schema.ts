@@ -1,8 +1,9 @@
 // The GraphQL schema, assembled from the feature folders: each contributes its types, its fields on
 // the others' types (`extend type User { posts }`) and its resolvers.
+import type { GraphQLSchema } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import { requireSignedIn } from '../caller.js'
-import { commentsResolvers, commentsTypeDefs } from '../comments/comments.graphql.js'
+import { commentsResolvers, commentsSubscriptions, commentsTypeDefs } from '../comments/comments.graphql.js'
 import type { CommentsService } from '../comments/comments.service.js'
 import { postsResolvers, postsTypeDefs } from '../posts/posts.graphql.js'
 import type { PostsService } from '../posts/posts.service.js'
@@ -25,6 +26,9 @@ type Query
 
 "Writes. Every mutation needs a signed-in caller (Authorization: Bearer <token>)."
 type Mutation
+
+"Real time, over WebSocket (graphql-transport-ws) at /graphql or Server-Sent Events (graphql-sse) at /graphql/stream."
+type Subscription
 
 "Where a page sits in its collection: pass nextCursor as cursor for the next page."
 type PageInfo {
@@ -65,4 +69,15 @@ export function buildResolvers(services: GraphQLServices): IResolvers {
     }
   }
   return merged as IResolvers
+}
+
+/** Sets the subscription fields' subscribe and resolve on the schema (mercurius sets only resolve). */
+export function attachSubscriptions(schema: GraphQLSchema, services: GraphQLServices): void {
+  const fields = schema.getSubscriptionType()?.getFields() ?? {}
+  for (const [name, { subscribe, resolve }] of Object.entries(commentsSubscriptions(services.comments))) {
+    const field = fields[name]
+    if (field === undefined) throw new Error(`The schema has no subscription field ${name}`)
+    field.subscribe = subscribe
+    field.resolve = resolve
+  }
 }

@@ -5,7 +5,7 @@
 // Two hooks, so the rate limiter can run between them: `resolveCaller` reads the token (a bad one
 // is remembered, not thrown, so it still counts against the client's address), and
 // `enforceAccess` then refuses what needs refusing.
-import type { FastifyInstance } from 'fastify'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Caller } from '../caller.js'
 import { type AppError, isAppError, unauthenticated } from '../errors.js'
 import type { TokensService } from '../tokens/tokens.service.js'
@@ -16,6 +16,8 @@ export type RouteAccess = 'public' | 'signed-in'
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: RouteAccess
+    /** A WebSocket upgrade here with a refused token is let through, to be refused by its protocol (close 4401). */
+    refusesTokensInProtocol?: boolean
   }
   interface FastifyRequest {
     /** The signed-in caller, or null for an anonymous request. */
@@ -51,10 +53,16 @@ export function resolveCaller(app: FastifyInstance, tokens: TokensService): void
   })
 }
 
-/** A token that is sent must be valid, even where none is needed: a wrong token is never ignored. */
+/**
+ * A token that is sent must be valid, even where none is needed: a wrong token is never ignored.
+ * A WebSocket upgrade to a route that says so is let through, to be refused in its protocol.
+ */
 export function enforceAccess(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
-    if (request.authenticationError !== null) throw request.authenticationError
+    const inProtocol = request.routeOptions.config.refusesTokensInProtocol === true && isWebSocketUpgrade(request)
+    if (request.authenticationError !== null && !inProtocol) throw request.authenticationError
     if (request.caller === null && request.routeOptions.config.access === 'signed-in') throw unauthenticated()
   })
 }
+
+const isWebSocketUpgrade = (request: FastifyRequest): boolean => request.headers.upgrade?.toLowerCase() === 'websocket'

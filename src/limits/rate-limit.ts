@@ -20,8 +20,20 @@ const IPV6_PREFIX_BITS = 64
 const keyOf = (request: FastifyRequest): string =>
   request.caller === null ? `ip:${normalizeIP(request.ip, IPV6_PREFIX_BITS)}` : `user:${request.caller.userId}`
 
-export async function registerRateLimit(app: FastifyInstance, policy: RateLimitPolicy): Promise<void> {
-  if (policy.max === 0) return
+/** Counts one more request for the request's caller, outside HTTP (a WebSocket subscribe message). */
+export type RateLimitConsumer = (request: FastifyRequest) => Promise<RateLimitVerdict>
+
+export interface RateLimitVerdict {
+  allowed: boolean
+  /** When refused: seconds until the window resets. */
+  retryAfterS: number
+  max: number
+  windowS: number
+}
+
+/** Counts every HTTP request; returns the counter for other messages, or undefined when rate limiting is off. */
+export async function registerRateLimit(app: FastifyInstance, policy: RateLimitPolicy): Promise<RateLimitConsumer | undefined> {
+  if (policy.max === 0) return undefined
   await app.register(fastifyRateLimit, {
     global: false,
     timeWindow: policy.windowMs,
@@ -48,4 +60,10 @@ export async function registerRateLimit(app: FastifyInstance, policy: RateLimitP
       throw new AppError('RATE_LIMITED', `Too many requests: ${max} per ${windowS} s. Retry in ${Math.max(1, reset)} s.`)
     }
   })
+
+  return async (request) => {
+    const limit = await consume(request)
+    if (limit.isAllowed) return { allowed: true, retryAfterS: 0, max: 0, windowS }
+    return { allowed: !limit.isExceeded, retryAfterS: Math.max(1, limit.ttlInSeconds), max: limit.max, windowS }
+  }
 }
