@@ -13,6 +13,7 @@ import { type Database, openDatabase } from './db/create-database.js'
 import type { Events } from './events/events.js'
 import { createMemoryEvents } from './events/memory-events.js'
 import { graphqlRoutes } from './graphql/graphql-routes.js'
+import type { SubscriptionStats } from './graphql/subscriptions.js'
 import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
 import { registerCaching } from './http/caching.js'
 import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
@@ -36,6 +37,13 @@ import { bodyAjv, textAjv } from './validation.js'
 const COMPRESSION_THRESHOLD_BYTES = 1024
 
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Open subscription connections and dropped slow subscribers. */
+    readonly subscriptionStats: SubscriptionStats
+  }
+}
 
 export interface AppDependencies {
   /** An open store to serve from (the app closes it); by default the one config names is opened. */
@@ -116,7 +124,15 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   }
 
   // GraphQL: one endpoint over the same services.
-  await app.register(graphqlRoutes, { config: config.graphql, services: { users, posts, comments, todos }, tokens, consumeRateLimit })
+  let subscriptionStats: SubscriptionStats = { connections: 0, droppedSlowConsumers: 0 }
+  await app.register(graphqlRoutes, {
+    config: config.graphql,
+    services: { users, posts, comments, todos },
+    tokens,
+    consumeRateLimit,
+    exposeStats: (stats) => (subscriptionStats = stats),
+  })
+  app.decorate('subscriptionStats', { getter: () => subscriptionStats })
 
   answerUnservedMethods()
   return app

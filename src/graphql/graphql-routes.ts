@@ -61,16 +61,14 @@ export interface GraphQLRoutesOptions {
   services: GraphQLServices
   tokens: TokensService
   consumeRateLimit: RateLimitConsumer | undefined
+  /** Receives the subscription counters once they exist. */
+  exposeStats: (stats: SubscriptionStats) => void
 }
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Open subscription connections and dropped slow subscribers. */
-    subscriptionStats: SubscriptionStats
-  }
-}
-
-export async function graphqlRoutes(app: FastifyInstance, { config, services, tokens, consumeRateLimit }: GraphQLRoutesOptions): Promise<void> {
+export async function graphqlRoutes(
+  app: FastifyInstance,
+  { config, services, tokens, consumeRateLimit, exposeStats }: GraphQLRoutesOptions,
+): Promise<void> {
   const validationRules = [
     ...queryLimitRules(config.limits, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }),
     ...(config.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
@@ -118,7 +116,7 @@ export async function graphqlRoutes(app: FastifyInstance, { config, services, to
     tokens,
     consumeRateLimit,
   })
-  app.decorate('subscriptionStats', subscriptions.stats)
+  exposeStats(subscriptions.stats)
 
   // GET: queries over HTTP, and the WebSocket upgrade for subscriptions (graphql-transport-ws).
   app.route({ method: 'GET', url: GRAPHQL_PATH, config: { access: 'public', refusesTokensInProtocol: true }, wsHandler: subscriptions.wsHandler, handler: async (request, reply) => {

@@ -6,6 +6,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
+import WebSocket from 'ws'
 import { tempDatabaseUrl } from '../helpers/build-test-app.js'
 
 const run = promisify(execFile)
@@ -147,6 +148,37 @@ describe('threadline serve', () => {
 
       const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
       child.kill('SIGTERM')
+      expect(await exited).toBe(0)
+    } finally {
+      child.kill('SIGKILL')
+      rmSync(fresh.dir, { recursive: true, force: true })
+    }
+  })
+
+  it('on SIGTERM, delivers what was in flight, closes subscribers\' WebSockets with 1001 and exits 0', async () => {
+    const fresh = tempDatabaseUrl()
+    const { child, address } = await startServe({ DATABASE_URL: fresh.url })
+    try {
+      const token = (await threadline(['tokens', 'create', '--user', '2'], { DATABASE_URL: fresh.url })).stdout.trim()
+      const socket = new WebSocket(`${address.replace('http', 'ws')}/graphql`, 'graphql-transport-ws')
+      const messages: { type: string; payload?: unknown }[] = []
+      socket.on('message', (data: Buffer) => messages.push(JSON.parse(data.toString()) as (typeof messages)[number]))
+      const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)))
+      await new Promise((resolve) => socket.on('open', resolve))
+      socket.send(JSON.stringify({ type: 'connection_init' }))
+      socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } }))
+      await new Promise((resolve) => setTimeout(resolve, 200))
+
+      const created = await fetch(`${address}/api/v1/users/1/posts/1/comments`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ content: 'last words' }),
+      })
+      expect(created.status).toBe(201)
+      const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+      child.kill('SIGTERM')
+      expect(await closed).toBe(1001)
+      expect(messages.filter((m) => m.type === 'next')).toEqual([{ id: '1', type: 'next', payload: { data: { commentAdded: { content: 'last words' } } } }])
       expect(await exited).toBe(0)
     } finally {
       child.kill('SIGKILL')

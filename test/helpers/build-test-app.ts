@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
+import type { Events } from '../../src/events/events.js'
 import { OPERATOR } from '../../src/caller.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/create-database.js'
@@ -39,6 +40,8 @@ export interface TestAppOptions {
   onQuery?: (sql: string) => void
   /** Receives the app's log lines (set LOG_LEVEL in env to see them). */
   logStream?: { write(line: string): void }
+  /** The events adapter the app publishes to and subscribes on. */
+  events?: Events
 }
 
 export async function buildTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -54,7 +57,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   })
   const served = openDatabase(config.database, { onQuery: options.onQuery })
   await prepareDatabase(served, config)
-  const app = await buildApp(config, { database: served, logStream: options.logStream })
+  const app = await buildApp(config, { database: served, logStream: options.logStream, events: options.events })
   const database = openDatabase(config.database)
   const users = createUsersService({ db: database.db })
   const tokens = createTokensService({ db: database.db, tokenTtlMs: config.tokenTtlMs })

@@ -1,0 +1,381 @@
+// commentAdded over a real listening server, with the real clients: graphql-ws (WebSocket,
+// graphql-transport-ws) and graphql-sse (Server-Sent Events, distinct connections mode), and raw
+// WebSockets for what the protocol says about refusals and limits.
+import { type Client, createClient } from 'graphql-ws'
+import { createClient as createSseClient } from 'graphql-sse'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
+import { createMemoryEvents } from '../../src/events/memory-events.js'
+import { buildTestApp, type TestApp, type TestAppOptions } from '../helpers/build-test-app.js'
+
+const SELECTION = '{ id content author { name } }'
+
+interface Listening {
+  t: TestApp
+  http: string
+  ws: string
+}
+
+async function listening(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<Listening> {
+  const t = await buildTestApp(env, options)
+  const http = await t.app.listen({ host: '127.0.0.1', port: 0 })
+  return { t, http, ws: `${http.replace('http', 'ws')}/graphql` }
+}
+
+const wsClients: Client[] = []
+afterEach(async () => {
+  await Promise.all(wsClients.splice(0).map(async (client) => client.dispose()))
+})
+
+function wsClient(url: string, token?: string): Client {
+  const client = createClient({
+    url,
+    webSocketImpl: WebSocket,
+    retryAttempts: 0,
+    lazy: false,
+    connectionParams: token === undefined ? undefined : { authorization: `Bearer ${token}` },
+  })
+  wsClients.push(client)
+  return client
+}
+
+/** Subscribes and gathers what arrives; `ready` resolves once the server has the subscription. */
+function gather(client: Client, query: string, variables?: Record<string, unknown>) {
+  const received: unknown[] = []
+  const errors: unknown[] = []
+  client.subscribe({ query, variables }, { next: (value) => received.push(value), error: (error) => errors.push(error), complete: () => undefined })
+  return { received, errors }
+}
+
+/** A raw socket speaking graphql-transport-ws, for what the clients hide. */
+function rawSocket(url: string, headers: Record<string, string> = {}) {
+  const socket = new WebSocket(url, 'graphql-transport-ws', { headers })
+  const messages: { type: string; id?: string; payload?: unknown }[] = []
+  socket.on('message', (data: Buffer) => messages.push(JSON.parse(data.toString()) as (typeof messages)[number]))
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })))
+  const opened = new Promise<void>((resolve, reject) => {
+    socket.on('open', () => resolve())
+    socket.on('error', reject)
+  })
+  const send = (message: unknown) => socket.send(JSON.stringify(message))
+  return { socket, messages, closed, opened, send }
+}
+
+const until = async (condition: () => boolean, ms = 3000) => {
+  const deadline = Date.now() + ms
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+/** Settles: lets anything in flight arrive before asserting that nothing more did. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 150))
+
+describe('commentAdded', () => {
+  let s: Listening
+  let first: number
+  let second: number
+  let draft: number
+
+  beforeAll(async () => {
+    s = await listening()
+    const create = async (title: string, status = 'published') =>
+      (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts`, token: s.t.tokens.alice, json: { title, content: '.', status } })).json().data.id as number
+    first = await create('first')
+    second = await create('second')
+    draft = await create('draft', 'draft')
+  })
+  afterAll(() => s.t.close())
+
+  const commentOverRest = (postId: number, content: string, token = s.t.tokens.bob) =>
+    s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${postId}/comments`, token, json: { content } })
+  const commentOverGraphQL = (postId: number, content: string, token = s.t.tokens.bob) =>
+    s.t.request({ method: 'POST', url: '/graphql', token, json: { query: `mutation { addComment(input: {postId: "${postId}", content: "${content}"}) { id } }` } })
+
+  it('delivers comments made over REST and GraphQL to the subscribers of their post and to those of every post, and nothing else', async () => {
+    const onFirst = gather(wsClient(s.ws), `subscription($p: ID) { commentAdded(postId: $p) ${SELECTION} }`, { p: String(first) })
+    const onSecond = gather(wsClient(s.ws), `subscription($p: ID) { commentAdded(postId: $p) ${SELECTION} }`, { p: String(second) })
+    const onAll = gather(wsClient(s.ws), `subscription { commentAdded { content post { title } } }`)
+    await until(() => s.t.app.subscriptionStats.connections === 3)
+    await settle()
+
+    expect((await commentOverRest(first, 'rest on first')).statusCode).toBe(201)
+    expect((await commentOverGraphQL(second, 'graphql on second')).json().errors).toBeUndefined()
+    await until(() => onAll.received.length === 2)
+    await settle()
+
+    expect(onFirst.received).toEqual([{ data: { commentAdded: { id: expect.any(String) as string, content: 'rest on first', author: { name: 'Bob' } } } }])
+    expect(onSecond.received).toEqual([{ data: { commentAdded: { id: expect.any(String) as string, content: 'graphql on second', author: { name: 'Bob' } } } }])
+    expect(onAll.received).toEqual([
+      { data: { commentAdded: { content: 'rest on first', post: { title: 'first' } } } },
+      { data: { commentAdded: { content: 'graphql on second', post: { title: 'second' } } } },
+    ])
+    expect([onFirst.errors, onSecond.errors, onAll.errors]).toEqual([[], [], []])
+  })
+
+  it('delivers a comment on a draft only to those who may see the draft, and refuses a subscription to it for others', async () => {
+    const anonymous = gather(wsClient(s.ws), `subscription { commentAdded { content } }`)
+    const owner = gather(wsClient(s.ws, s.t.tokens.alice), `subscription { commentAdded { content } }`)
+    const admin = gather(wsClient(s.ws, s.t.tokens.admin), `subscription($p: ID) { commentAdded(postId: $p) { content } }`, { p: String(draft) })
+    const refused = gather(wsClient(s.ws, s.t.tokens.bob), `subscription($p: ID) { commentAdded(postId: $p) { content } }`, { p: String(draft) })
+    await until(() => refused.received.length + refused.errors.length > 0)
+    expect(refused.received).toEqual([{ errors: [expect.objectContaining({ message: 'Post not found', path: ['commentAdded'], extensions: { code: 'NOT_FOUND' } })] }])
+    await settle()
+
+    expect((await commentOverRest(draft, 'secret note', s.t.tokens.alice)).statusCode).toBe(201)
+    await until(() => owner.received.length === 1 && admin.received.length === 1)
+    await settle()
+    expect(owner.received).toEqual([{ data: { commentAdded: { content: 'secret note' } } }])
+    expect(admin.received).toEqual([{ data: { commentAdded: { content: 'secret note' } } }])
+    expect(anonymous.received).toEqual([])
+  })
+
+  it('publishes nothing for a comment that was refused', async () => {
+    const all = gather(wsClient(s.ws), `subscription { commentAdded { content } }`)
+    await settle()
+    expect((await commentOverRest(first, '   ')).statusCode).toBe(422)
+    expect((await commentOverRest(424242, 'nowhere')).statusCode).toBe(404)
+    expect((await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${first}/comments`, json: { content: 'anonymous' } })).statusCode).toBe(401)
+    await settle()
+    expect(all.received).toEqual([])
+  })
+
+  it('delivers over Server-Sent Events with the same selection and filters', async () => {
+    const sse = createSseClient({ url: `${s.http}/graphql/stream`, retryAttempts: 0 })
+    const received: unknown[] = []
+    const dispose = sse.subscribe({ query: `subscription($p: ID) { commentAdded(postId: $p) ${SELECTION} }`, variables: { p: String(second) } }, { next: (value) => received.push(value), error: () => undefined, complete: () => undefined })
+    try {
+      await until(() => s.t.app.subscriptionStats.connections >= 1)
+      await settle()
+      await commentOverRest(first, 'not for sse')
+      await commentOverGraphQL(second, 'for sse')
+      await until(() => received.length === 1)
+      await settle()
+      expect(received).toEqual([{ data: { commentAdded: { id: expect.any(String) as string, content: 'for sse', author: { name: 'Bob' } } } }])
+    } finally {
+      dispose()
+      sse.dispose()
+    }
+  })
+
+  it('refuses over SSE, with 400 and the errors, a document the HTTP endpoint would refuse', async () => {
+    const response = await fetch(`${s.http}/graphql/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: 'subscription { commentAdded { nope } }' }),
+    })
+    expect(response.status).toBe(400)
+    const body = (await response.json()) as { errors: { extensions: { code: string } }[] }
+    expect(body.errors[0]?.extensions.code).toBe('BAD_REQUEST')
+    const notStream = await s.t.request({ method: 'GET', url: '/graphql/stream?query=subscription{commentAdded{id}}' })
+    expect(notStream.statusCode).toBe(406)
+  })
+
+  it('refuses a subscription sent over plain HTTP, telling where to send it', async () => {
+    const response = await s.t.request({ method: 'POST', url: '/graphql', json: { query: 'subscription { commentAdded { id } }' } })
+    expect(response.json().errors[0]).toMatchObject({ message: expect.stringContaining('WebSocket') as string, extensions: { code: 'BAD_REQUEST' } })
+  })
+
+  it('applies the endpoint\'s validation and limits to WebSocket documents', async () => {
+    const raw = rawSocket(s.ws)
+    await raw.opened
+    raw.send({ type: 'connection_init' })
+    await until(() => raw.messages.some((m) => m.type === 'connection_ack'))
+    raw.send({ id: 'a', type: 'subscribe', payload: { query: 'subscription { commentAdded { nope } }' } })
+    raw.send({ id: 'b', type: 'subscribe', payload: { query: 'subscription { commentAdded { post { author { posts { author { posts { author { posts { author { posts { author { id } } } } } } } } } } } }' } })
+    raw.send({ id: 'c', type: 'subscribe', payload: { query: 'subscription { a: commentAdded { id } b: commentAdded { id } }' } })
+    await until(() => raw.messages.filter((m) => m.type === 'error').length === 3)
+    const errors: Record<string, { extensions: Record<string, unknown> }[]> = Object.fromEntries(
+      raw.messages.filter((m) => m.type === 'error').map((m) => [m.id, m.payload as { extensions: Record<string, unknown> }[]]),
+    )
+    expect(errors.a?.[0]?.extensions.code).toBe('BAD_REQUEST')
+    expect(errors.b?.map((e) => e.extensions.limit)).toContain('depth')
+    expect(errors.c?.[0]?.extensions.code).toBe('BAD_REQUEST')
+    raw.socket.close()
+  })
+
+  it('closes a connection that subscribes twice under one id with 4409', async () => {
+    const raw = rawSocket(s.ws)
+    await raw.opened
+    raw.send({ type: 'connection_init' })
+    await until(() => raw.messages.some((m) => m.type === 'connection_ack'))
+    const subscribe = { id: 'same', type: 'subscribe', payload: { query: 'subscription { commentAdded { id } }' } }
+    raw.send(subscribe)
+    raw.send(subscribe)
+    expect((await raw.closed).code).toBe(4409)
+  })
+
+  it('does not speak the legacy subscriptions-transport-ws protocol: the subprotocol is not agreed', async () => {
+    const legacy = new WebSocket(s.ws, 'graphql-ws')
+    const failed = new Promise<string>((resolve) => legacy.on('error', (error) => resolve(error.message)))
+    expect(await failed).toMatch(/no subprotocol/)
+  })
+})
+
+describe('subscription auth', () => {
+  let s: Listening
+  beforeAll(async () => {
+    s = await listening()
+  })
+  afterAll(() => s.t.close())
+
+  it('closes with 4401 for a bad token in connection_init or in the upgrade\'s Authorization header', async () => {
+    const inPayload = rawSocket(s.ws)
+    await inPayload.opened
+    inPayload.send({ type: 'connection_init', payload: { authorization: 'Bearer tl_not-a-token' } })
+    expect(await inPayload.closed).toMatchObject({ code: 4401 })
+
+    const revoked = await s.t.tokenFor(s.t.bob.id)
+    await s.t.request({ method: 'DELETE', url: '/api/v1/tokens/current', token: revoked })
+    const inHeader = rawSocket(s.ws, { authorization: `Bearer ${revoked}` })
+    await inHeader.opened
+    inHeader.send({ type: 'connection_init' })
+    expect(await inHeader.closed).toMatchObject({ code: 4401 })
+
+    const notAString = rawSocket(s.ws)
+    await notAString.opened
+    notAString.send({ type: 'connection_init', payload: { authorization: 42 } })
+    expect(await notAString.closed).toMatchObject({ code: 4401 })
+  })
+
+  it('takes the caller from the upgrade\'s Authorization header', async () => {
+    const post = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.bob.id}/posts`, token: s.t.tokens.bob, json: { title: 'mine', content: '.', status: 'draft' } })).json().data.id as number
+    const raw = rawSocket(s.ws, { authorization: `Bearer ${s.t.tokens.bob}` })
+    await raw.opened
+    raw.send({ type: 'connection_init' })
+    await until(() => raw.messages.some((m) => m.type === 'connection_ack'))
+    raw.send({ id: '1', type: 'subscribe', payload: { query: `subscription { commentAdded(postId: "${post}") { content } }` } })
+    await settle()
+    await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.bob.id}/posts/${post}/comments`, token: s.t.tokens.bob, json: { content: 'note to self' } })
+    await until(() => raw.messages.some((m) => m.type === 'next'))
+    expect(raw.messages.find((m) => m.type === 'next')?.payload).toEqual({ data: { commentAdded: { content: 'note to self' } } })
+    raw.socket.close()
+  })
+})
+
+describe('subscription limits', () => {
+  it('closes a socket that does not initialise in time with 4408', async () => {
+    const s = await listening({ GRAPHQL_WS_INIT_TIMEOUT_MS: '200' })
+    try {
+      const raw = rawSocket(s.ws)
+      await raw.opened
+      expect(await raw.closed).toMatchObject({ code: 4408 })
+    } finally {
+      await s.t.close()
+    }
+  })
+
+  it('caps subscriptions per connection, connections per caller, and the message size', async () => {
+    const s = await listening({ GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION: '2', GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '2', GRAPHQL_WS_MAX_MESSAGE_BYTES: '1024' })
+    try {
+      const raw = rawSocket(s.ws)
+      await raw.opened
+      raw.send({ type: 'connection_init' })
+      await until(() => raw.messages.some((m) => m.type === 'connection_ack'))
+      for (const id of ['1', '2', '3']) raw.send({ id, type: 'subscribe', payload: { query: 'subscription { commentAdded { id } }' } })
+      await until(() => raw.messages.some((m) => m.type === 'error'))
+      expect(raw.messages.filter((m) => m.type === 'error')).toEqual([
+        { id: '3', type: 'error', payload: [{ message: 'At most 2 subscriptions per connection', extensions: { code: 'BAD_REQUEST' } }] },
+      ])
+
+      const second = rawSocket(s.ws)
+      await second.opened
+      second.send({ type: 'connection_init' })
+      await until(() => second.messages.some((m) => m.type === 'connection_ack'))
+      const third = rawSocket(s.ws)
+      await third.opened
+      third.send({ type: 'connection_init' })
+      expect(await third.closed).toMatchObject({ code: 4429 })
+      const sse = await fetch(`${s.http}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ query: 'subscription { commentAdded { id } }' }) })
+      expect(sse.status).toBe(429)
+      // A signed-in caller is counted apart from the address.
+      const signedIn = rawSocket(s.ws)
+      await signedIn.opened
+      signedIn.send({ type: 'connection_init', payload: { authorization: `Bearer ${s.t.tokens.alice}` } })
+      await until(() => signedIn.messages.some((m) => m.type === 'connection_ack'))
+
+      second.send({ id: 'big', type: 'subscribe', payload: { query: `subscription { commentAdded { id } } # ${'x'.repeat(2048)}` } })
+      expect(await second.closed).toMatchObject({ code: 1009 })
+      raw.socket.close()
+      signedIn.socket.close()
+    } finally {
+      await s.t.close()
+    }
+  })
+
+  it('counts subscribe messages against the rate limit', async () => {
+    const s = await listening({ RATE_LIMIT_MAX: '3' })
+    try {
+      const raw = rawSocket(s.ws)
+      await raw.opened // the upgrade is the first request
+      raw.send({ type: 'connection_init' })
+      await until(() => raw.messages.some((m) => m.type === 'connection_ack'))
+      // One at a time: @fastify/rate-limit's in-memory store reads its counter after an await, so
+      // calls that overlap all see the last count.
+      for (const id of ['1', '2', '3']) {
+        raw.send({ id, type: 'subscribe', payload: { query: 'subscription { commentAdded { id } }' } })
+        await settle()
+      }
+      const errors = raw.messages.filter((m) => m.type === 'error')
+      expect(errors).toHaveLength(1)
+      expect(errors[0]).toMatchObject({ id: '3', payload: [{ extensions: { code: 'RATE_LIMITED' } }] })
+      raw.socket.close()
+    } finally {
+      await s.t.close()
+    }
+  })
+
+  it('pings to keep connections alive', async () => {
+    const s = await listening({ GRAPHQL_WS_KEEPALIVE_MS: '100' })
+    try {
+      const raw = rawSocket(s.ws)
+      let pings = 0
+      raw.socket.on('ping', () => pings++)
+      await raw.opened
+      raw.send({ type: 'connection_init' })
+      await until(() => pings >= 2)
+      raw.socket.close()
+    } finally {
+      await s.t.close()
+    }
+  })
+
+  it('drops a subscriber that falls too far behind, with 1008, and counts it', async () => {
+    const events = createMemoryEvents()
+    const s = await listening({ GRAPHQL_MAX_PENDING_EVENTS: '5' }, { events })
+    try {
+      const post = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts`, token: s.t.tokens.alice, json: { title: 'busy', content: '.' } })).json().data
+      const comment = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${post.id}/comments`, token: s.t.tokens.bob, json: { content: 'x' } })).json().data
+      const slow = rawSocket(s.ws)
+      await slow.opened
+      slow.send({ type: 'connection_init' })
+      await until(() => slow.messages.some((m) => m.type === 'connection_ack'))
+      slow.send({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } })
+      await settle()
+      // The client stops reading: the kernel's buffers fill, then the server's queue for it.
+      ;(slow.socket as unknown as { _socket: { pause(): void } })._socket.pause()
+      const big = 'x'.repeat(100_000)
+      const author = { ...s.t.bob }
+      for (let i = 0; i < 400 && s.t.app.subscriptionStats.droppedSlowConsumers === 0; i++) {
+        await events.publish('commentAdded', { comment: { ...comment, content: big }, post: { ...post, userId: s.t.alice.id }, author })
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      expect(s.t.app.subscriptionStats.droppedSlowConsumers).toBe(1)
+      ;(slow.socket as unknown as { _socket: { resume(): void } })._socket.resume()
+      expect(await slow.closed).toMatchObject({ code: 1008 })
+    } finally {
+      await s.t.close()
+    }
+  })
+
+  it('closes open WebSockets with 1001 when the app shuts down', async () => {
+    const s = await listening()
+    const raw = rawSocket(s.ws)
+    await raw.opened
+    raw.send({ type: 'connection_init' })
+    await until(() => raw.messages.some((m) => m.type === 'connection_ack'))
+    await s.t.close()
+    expect(await raw.closed).toMatchObject({ code: 1001 })
+  })
+})
