@@ -192,8 +192,11 @@ function parseSearch(
   if (q.length > MAX_SEARCH_LENGTH) problem('q', `must be at most ${MAX_SEARCH_LENGTH} characters long`)
   let fields = spec.defaultSearchFields
   if (fieldsText !== undefined) {
+    // Each field once: a name repeated a thousand times would make a thousand ORs.
+    const names = [...new Set(fieldsText.split(','))]
     const named: FieldSpec[] = []
-    for (const name of fieldsText.split(',')) {
+    if (names.length > MAX_VALUES) problem('fields', `may name at most ${MAX_VALUES} fields`)
+    for (const name of names.slice(0, MAX_VALUES)) {
       const field = spec.fields.get(name)
       if (field?.searchable) named.push(field)
       else problem('fields', `"${name}" is not a searchable field; these are: ${spec.defaultSearchFields.map((f) => f.name).join(', ')}`)

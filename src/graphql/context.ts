@@ -27,6 +27,9 @@ type ReadMany<T> = (caller: Caller | null, ids: readonly number[]) => Promise<Ma
  * execution are read together, one service call per field and window, whatever the number of
  * parents. Batched, not cached: a read after a mutation in the same document sees the mutation.
  */
+/** Ids bound in one statement: SQLite takes at most 32,766 parameters in one. */
+const MAX_BATCH_IDS = 1000
+
 export class Loaders {
   private readonly loaders = new Map<string, DataLoader<number, unknown>>()
 
@@ -52,7 +55,7 @@ export class Loaders {
   private loader(key: string, batch: (ids: readonly number[]) => Promise<unknown[]>): DataLoader<number, unknown> {
     let loader = this.loaders.get(key)
     if (loader === undefined) {
-      loader = new DataLoader(batch, { cache: false })
+      loader = new DataLoader(batch, { cache: false, maxBatchSize: MAX_BATCH_IDS })
       this.loaders.set(key, loader)
     }
     return loader

@@ -80,7 +80,9 @@ export async function graphqlRoutes(
     graphiql: false,
     // Compiled on the second use of a document; 0 keeps graphql-js's interpreter.
     jit: config.jit ? 1 : 0,
-    cache: 1024,
+    // Parsed (and compiled) documents kept: a document of 4,000 tokens can hold most of a
+    // megabyte of AST, so the cache stays small enough that unique documents cannot fill the heap.
+    cache: 128,
     graphql: { parseOptions: { maxTokens: MAX_TOKENS } },
     validationRules: [...validationRules, NoSubscriptionsOverHttp],
     // Errors are formatted here, by the route, not by mercurius.
@@ -159,9 +161,14 @@ export async function graphqlRoutes(
 async function run(request: FastifyRequest, reply: FastifyReply, params: OperationParams): Promise<Answer> {
   const masquerade = jsonMasquerade(params.query)
   if (masquerade !== undefined) return { outcome: 'request-error', body: { errors: [formatError(masquerade, request)] } }
+  const source = cacheKeyOf(params)
+  if (source === undefined) {
+    const unknown = new GraphQLError(`Unknown operation named "${params.operationName}".`)
+    return { outcome: 'request-error', body: { errors: [formatError(unknown, request)] } }
+  }
   const context: GraphQLContext = { caller: request.caller, loaders: new Loaders(request.caller) }
   try {
-    const result = await reply.graphql(params.query, context, params.variables, params.operationName)
+    const result = await reply.graphql(source, context, params.variables, params.operationName)
     const errors = result.errors?.map((error) => formatError(error, request))
     // No data at all: the operation never started (its variables were refused, or it was not found).
     if (result.data === undefined) return { outcome: 'request-error', body: { errors } }
@@ -173,6 +180,19 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: Operati
     }
     throw error
   }
+}
+
+/**
+ * The text mercurius caches (and compiles) the document under. Its compiled form runs the
+ * operation it was compiled for, whatever operationName a later request gives: so each named
+ * operation gets a key of its own, the document with a comment naming it (a comment changes
+ * neither the tokens counted nor the locations of errors). undefined: a name no operation can have.
+ */
+function cacheKeyOf(params: OperationParams): string | undefined {
+  const name = params.operationName
+  if (name === undefined) return params.query
+  if (!/^[_A-Za-z][_0-9A-Za-z]*$/.test(name)) return undefined
+  return `${params.query}\n# operation ${name}`
 }
 
 /**

@@ -265,6 +265,13 @@ describe('search', () => {
     expect(names((await get('/users?q=@example&fields=name')).body)).toEqual([])
   })
 
+  it('searches a field named a thousand times once, and refuses more than 100 names', async () => {
+    expect(names((await get(`/users?q=carol&fields=${Array(1100).fill('email').join(',')}`)).body)).toEqual(['Carol'])
+    const many = await get(`/users?q=carol&fields=${Array.from({ length: 101 }, (_, i) => `f${i}`).join(',')}`)
+    expect(many.status).toBe(400)
+    expect(many.body.error.details[0]).toEqual({ field: 'fields', message: 'may name at most 100 fields' })
+  })
+
   it('takes % and _ literally', async () => {
     expect(names((await get(`/users?q=${encodeURIComponent('100%')}`)).body)).toEqual(['Grace 100% _real_'])
     expect(names((await get(`/users?q=${encodeURIComponent('_real_')}`)).body)).toEqual(['Grace 100% _real_'])

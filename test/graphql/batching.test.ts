@@ -97,3 +97,37 @@ describe('GraphQL reads after writes', () => {
     }
   })
 })
+
+describe('GraphQL batches of many parents', () => {
+  it('reads the comments of 10,000 posts in statements of at most 1,000 ids', async () => {
+    const statements: string[] = []
+    let recording = false
+    const t = await buildTestApp({}, { onQuery: (sql) => recording && statements.push(sql) })
+    try {
+      const { db } = t.database
+      const now = new Date().toISOString()
+      const users = Array.from({ length: 97 }, (_, u) => ({ name: `U${u}`, email: `u${u}@example.com`, role: 'user' as const, created_at: now, updated_at: now }))
+      await db.insertInto('users').values(users).execute()
+      const ids = (await db.selectFrom('users').select('id').execute()).map((row) => row.id)
+      for (const userId of ids) {
+        const posts = Array.from({ length: 100 }, (_, p) => ({ user_id: userId, title: `P${p}`, content: '.', status: 'published' as const, published_at: now, created_at: now, updated_at: now }))
+        await db.insertInto('posts').values(posts).execute()
+      }
+      const lastPost = await db.selectFrom('posts').select('id').orderBy('id', 'desc').executeTakeFirstOrThrow()
+      await db.insertInto('comments').values({ post_id: lastPost.id, author_id: t.bob.id, content: 'the one', created_at: now, updated_at: now }).execute()
+
+      recording = true
+      const answer = await graphql(t, '{ users(limit: 100) { posts(limit: 100) { comments(limit: 1) { content } } } }')
+      recording = false
+      expect(answer.body.errors).toBeUndefined()
+      const posts = (answer.body.data?.users as { posts: { comments: { content: string }[] }[] }[]).flatMap((user) => user.posts)
+      expect(posts).toHaveLength(10_000)
+      expect(posts.flatMap((post) => post.comments)).toEqual([{ content: 'the one' }])
+      // users, posts of 100 users, then comments of 10,000 posts in ten statements.
+      expect(statements.filter((sql) => sql.includes('"comments"'))).toHaveLength(10)
+      expect(statements).toHaveLength(12)
+    } finally {
+      await t.close()
+    }
+  })
+})

@@ -106,6 +106,26 @@ describe.each([
     expect(answer.body).toEqual({ data: { someone: { kind: 'User', id: String(t.bob.id), name: 'Bob' }, nobody: null } })
   })
 
+  it('runs the operation named, every time, once the document is compiled', async () => {
+    const document = 'query Q { viewer { id } } mutation M { addTodo(text: "compiled") { text } }'
+    for (let i = 0; i < 3; i++) {
+      const mutation = await graphql(t, document, { operationName: 'M', token: t.tokens.bob })
+      expect(mutation.body.data).toEqual({ addTodo: { text: 'compiled' } })
+    }
+    const query = await graphql(t, document, { operationName: 'Q', token: t.tokens.bob })
+    expect(query.body.data).toEqual({ viewer: { id: String(t.bob.id) } })
+    const get = await t.request({ method: 'GET', url: `/graphql?query=${encodeURIComponent(document)}&operationName=Q`, token: t.tokens.bob })
+    expect(get.json()).toEqual({ data: { viewer: { id: String(t.bob.id) } } })
+    for (const operationName of ['', 'Nope', 'M N']) {
+      const unknown = await graphql(t, document, { operationName, token: t.tokens.bob })
+      expect(unknown.body.data).toBeUndefined()
+      expect(unknown.body.errors?.[0]?.extensions?.code).toBe('BAD_REQUEST')
+    }
+    const todos = await graphql(t, '{ viewer { todos(limit: 100) { text } } }', { token: t.tokens.bob })
+    const compiled = (todos.body.data?.viewer as { todos: { text: string }[] }).todos.filter((todo) => todo.text === 'compiled')
+    expect(compiled).toHaveLength(3)
+  })
+
   it('walks the graph: posts with their author and comments, comments with their post', async () => {
     await graphql(t, 'mutation($input: AddCommentInput!) { addComment(input: $input) { id } }', {
       variables: { input: { postId, content: 'Nice one' } },
