@@ -1,5 +1,6 @@
 // Shared by the benchmark scripts: build the service, start a real `threadline serve`, summarize.
 import { execFileSync, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import autocannon from 'autocannon'
 
@@ -15,6 +16,7 @@ export function threadline(args: string[], env: Record<string, string>): string 
 
 export interface RunningServer {
   url: string
+  pid: number
   stop(): Promise<void>
 }
 
@@ -39,6 +41,7 @@ export async function startServe(env: Record<string, string>): Promise<RunningSe
   })
   return {
     url,
+    pid: child.pid ?? 0,
     stop: () =>
       new Promise((resolve) => {
         child.on('exit', () => resolve())
@@ -62,6 +65,12 @@ export function stats(samples: readonly number[]): Stats {
 }
 
 export const median = (values: readonly number[]): number => stats(values).p50
+
+/** A process's resident memory, in bytes (Linux). */
+export function rssOf(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return match?.[1] === undefined ? Number.NaN : Number(match[1]) * 1024
+}
 
 export function machine() {
   return { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30) }

@@ -143,7 +143,7 @@ export async function graphqlRoutes(
     )
   }
 
-  if (config.graphiql) await app.register(graphiqlRoutes, { endpoint: GRAPHQL_PATH })
+  if (config.graphiql) await app.register(graphiqlRoutes, { endpoint: GRAPHQL_PATH, subscriptionEndpoint: GRAPHQL_PATH })
 
   async function sendBatch(request: FastifyRequest, reply: FastifyReply, media: MediaType, operations: unknown[]) {
     if (config.maxBatch === 0) throw new AppError('BAD_REQUEST', 'Batched operations are turned off: send one operation per request')

@@ -1,0 +1,137 @@
+// Subscription fan-out on one instance: N WebSocket subscribers (graphql-transport-ws) of
+// commentAdded on one post, against a real `threadline serve`; one comment at a time is created
+// over REST, and each subscriber's delivery is timed from the 201. Prints, per N: delivery
+// latency (p50, p99, the last subscriber), deliveries lost, and the server's memory per idle
+// subscriber. The subscribers live in this process: their own parsing is inside the figures.
+//
+//   npm run bench:subscriptions [-- --subscribers 1000,10000 --comments 5]
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import WebSocket from 'ws'
+import { build, machine, rssOf, startServe, stats, threadline } from './lib.js'
+
+const { values: args } = parseArgs({
+  options: {
+    subscribers: { type: 'string', default: '1000,10000' },
+    comments: { type: 'string', default: '5' },
+  },
+})
+
+const QUERY = 'subscription { commentAdded(postId: "1") { id content author { name } } }'
+const OPEN_AT_ONCE = 200
+
+interface Subscriber {
+  socket: WebSocket
+  /** Arrival time of each delivery, by comment content. */
+  arrivals: Map<string, number>
+}
+
+async function subscribe(wsUrl: string): Promise<Subscriber> {
+  const socket = new WebSocket(wsUrl, 'graphql-transport-ws')
+  const arrivals = new Map<string, number>()
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject)
+    socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init' })))
+    socket.on('message', (data: Buffer) => {
+      const message = JSON.parse(data.toString()) as { type: string; payload?: { data?: { commentAdded?: { content: string } } } }
+      if (message.type === 'connection_ack') {
+        socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: QUERY } }))
+        resolve()
+      } else if (message.type === 'next') {
+        const content = message.payload?.data?.commentAdded?.content
+        if (content !== undefined) arrivals.set(content, performance.now())
+      }
+    })
+  })
+  return { socket, arrivals }
+}
+
+async function untilDelivered(subscribers: readonly Subscriber[], content: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (subscribers.some((s) => !s.arrivals.has(content)) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
+
+async function main(): Promise<void> {
+  build()
+  const dir = join('bench', '.data')
+  mkdirSync(dir, { recursive: true })
+  const dbPath = join(dir, 'subscriptions.db')
+  rmSync(dbPath, { force: true })
+  const env = { DATABASE_URL: `sqlite:${dbPath}` }
+  threadline(['migrate'], env)
+  threadline(['seed', '--users', '10', '--posts', '10', '--comments', '0', '--todos', '0'], env)
+  const token = threadline(['tokens', 'create', '--user', '2'], env).trim()
+  const server = await startServe({
+    ...env,
+    RATE_LIMIT_MAX: '0',
+    GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '1000000',
+    GRAPHQL_WS_KEEPALIVE_MS: '0',
+  })
+  const wsUrl = `${server.url.replace('http', 'ws')}/graphql`
+  const results = []
+  try {
+    for (const size of args.subscribers.split(',').map(Number)) {
+      const before = rssOf(server.pid)
+      const subscribers: Subscriber[] = []
+      while (subscribers.length < size) {
+        const batch = Math.min(OPEN_AT_ONCE, size - subscribers.length)
+        subscribers.push(...(await Promise.all(Array.from({ length: batch }, () => subscribe(wsUrl)))))
+      }
+      const comment = async (content: string) => {
+        const response = await fetch(`${server.url}/api/v1/users/1/posts/1/comments`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ content }),
+        })
+        if (response.status !== 201) throw new Error(`comment: ${response.status}`)
+        return performance.now()
+      }
+      // A first comment proves every subscription is live before anything is timed.
+      await comment(`warm-up ${size}`)
+      await untilDelivered(subscribers, `warm-up ${size}`, 30_000)
+      const idleBytesPerSubscriber = (rssOf(server.pid) - before) / size
+
+      const latencies: number[] = []
+      const lasts: number[] = []
+      let lost = 0
+      for (let i = 0; i < Number(args.comments); i++) {
+        const content = `comment ${size}.${i}`
+        const created = await comment(content)
+        await untilDelivered(subscribers, content, 10_000)
+        const times = subscribers.map((s) => s.arrivals.get(content)).filter((t): t is number => t !== undefined)
+        lost += size - times.length
+        const delays = times.map((t) => t - created)
+        latencies.push(...delays)
+        lasts.push(Math.max(...delays))
+      }
+      const all = stats(latencies)
+      const result = {
+        subscribers: size,
+        comments: Number(args.comments),
+        deliveryMs: { p50: round(all.p50), p99: round(all.p99), lastP50: round(stats(lasts).p50), lastMax: round(Math.max(...lasts)) },
+        lost,
+        idleKiBPerSubscriber: Math.round(idleBytesPerSubscriber / 1024),
+      }
+      results.push(result)
+      console.log(
+        `${String(size).padStart(6)} subscribers: delivery p50 ${result.deliveryMs.p50} ms, p99 ${result.deliveryMs.p99} ms, ` +
+          `last subscriber ${result.deliveryMs.lastP50} ms (median of ${args.comments}; worst ${result.deliveryMs.lastMax} ms), ` +
+          `lost ${lost}, ${result.idleKiBPerSubscriber} KiB of server memory per idle subscriber`,
+      )
+      for (const s of subscribers) s.socket.terminate()
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+    }
+  } finally {
+    await server.stop()
+  }
+  mkdirSync(join('bench', 'results'), { recursive: true })
+  writeFileSync(join('bench', 'results', 'subscriptions.json'), `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), results }, null, 2)}\n`)
+  console.log('written to bench/results/subscriptions.json')
+}
+
+const round = (ms: number) => Math.round(ms * 10) / 10
+
+await main()
