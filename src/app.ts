@@ -124,13 +124,14 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   }
 
   // GraphQL: one endpoint over the same services.
-  let subscriptionStats: SubscriptionStats = { connections: 0, droppedSlowConsumers: 0 }
+  let subscriptionStats: SubscriptionStats = { connections: 0, subscriptions: 0, droppedSlowConsumers: 0 }
   await app.register(graphqlRoutes, {
     config: config.graphql,
     services: { users, posts, comments, todos },
     tokens,
     consumeRateLimit,
     exposeStats: (stats) => (subscriptionStats = stats),
+    activeSubscriptions: () => events.listenerCount('commentAdded'),
   })
   app.decorate('subscriptionStats', { getter: () => subscriptionStats })
 

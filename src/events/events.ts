@@ -26,5 +26,7 @@ export interface Events {
   publish<N extends EventName>(name: N, event: EventMap[N]): Promise<void>
   /** Calls `listener` with each event of `name` from now on; returns the unsubscribe function. */
   subscribe<N extends EventName>(name: N, listener: (event: EventMap[N]) => void): () => void
+  /** Listeners of `name` in this process (open subscriptions). */
+  listenerCount(name: EventName): number
   close(): Promise<void>
 }

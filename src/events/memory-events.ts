@@ -14,6 +14,7 @@ export function createMemoryEvents(): Events {
       emitter.on(name, listener)
       return () => emitter.off(name, listener)
     },
+    listenerCount: (name) => emitter.listenerCount(name),
     async close() {
       emitter.removeAllListeners()
     },

@@ -63,11 +63,12 @@ export interface GraphQLRoutesOptions {
   consumeRateLimit: RateLimitConsumer | undefined
   /** Receives the subscription counters once they exist. */
   exposeStats: (stats: SubscriptionStats) => void
+  activeSubscriptions: () => number
 }
 
 export async function graphqlRoutes(
   app: FastifyInstance,
-  { config, services, tokens, consumeRateLimit, exposeStats }: GraphQLRoutesOptions,
+  { config, services, tokens, consumeRateLimit, exposeStats, activeSubscriptions }: GraphQLRoutesOptions,
 ): Promise<void> {
   const validationRules = [
     ...queryLimitRules(config.limits, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }),
@@ -117,6 +118,7 @@ export async function graphqlRoutes(
     maxTokens: MAX_TOKENS,
     tokens,
     consumeRateLimit,
+    activeSubscriptions,
   })
   exposeStats(subscriptions.stats)
 

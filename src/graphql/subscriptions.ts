@@ -40,12 +40,16 @@ export interface SubscriptionServerOptions {
   maxTokens: number
   tokens: TokensService
   consumeRateLimit: RateLimitConsumer | undefined
+  /** Open subscriptions, as the events adapter counts them. */
+  activeSubscriptions: () => number
 }
 
 /** What the service counts, for tests and (later) metrics. */
 export interface SubscriptionStats {
   /** Open WebSockets and event streams. */
   readonly connections: number
+  /** Subscriptions receiving events. */
+  readonly subscriptions: number
   /** Subscribers dropped because they fell more than maxPendingEvents behind. */
   readonly droppedSlowConsumers: number
 }
@@ -259,6 +263,9 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
   const stats: SubscriptionStats = {
     get connections() {
       return counter.total
+    },
+    get subscriptions() {
+      return options.activeSubscriptions()
     },
     get droppedSlowConsumers() {
       return droppedSlowConsumers

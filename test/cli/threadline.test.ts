@@ -166,8 +166,11 @@ describe('threadline serve', () => {
       const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)))
       await new Promise((resolve) => socket.on('open', resolve))
       socket.send(JSON.stringify({ type: 'connection_init' }))
+      // The protocol closes a socket that subscribes before its connection_ack (4401).
+      while (!messages.some((m) => m.type === 'connection_ack')) await new Promise((resolve) => setTimeout(resolve, 10))
       socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } }))
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      // No acknowledgement exists for a subscribe; give the server a moment to open it.
+      await new Promise((resolve) => setTimeout(resolve, 300))
 
       const created = await fetch(`${address}/api/v1/users/1/posts/1/comments`, {
         method: 'POST',

@@ -69,6 +69,9 @@ const until = async (condition: () => boolean, ms = 3000) => {
   }
 }
 
+/** Waits until the server holds exactly `count` subscriptions receiving events. */
+const subscribed = (t: TestApp, count: number) => until(() => t.app.subscriptionStats.subscriptions === count)
+
 /** Settles: lets anything in flight arrive before asserting that nothing more did. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 150))
 
@@ -94,11 +97,11 @@ describe('commentAdded', () => {
     s.t.request({ method: 'POST', url: '/graphql', token, json: { query: `mutation { addComment(input: {postId: "${postId}", content: "${content}"}) { id } }` } })
 
   it('delivers comments made over REST and GraphQL to the subscribers of their post and to those of every post, and nothing else', async () => {
+    await subscribed(s.t, 0)
     const onFirst = gather(wsClient(s.ws), `subscription($p: ID) { commentAdded(postId: $p) ${SELECTION} }`, { p: String(first) })
     const onSecond = gather(wsClient(s.ws), `subscription($p: ID) { commentAdded(postId: $p) ${SELECTION} }`, { p: String(second) })
     const onAll = gather(wsClient(s.ws), `subscription { commentAdded { content post { title } } }`)
-    await until(() => s.t.app.subscriptionStats.connections === 3)
-    await settle()
+    await subscribed(s.t, 3)
 
     expect((await commentOverRest(first, 'rest on first')).statusCode).toBe(201)
     expect((await commentOverGraphQL(second, 'graphql on second')).json().errors).toBeUndefined()
@@ -115,13 +118,14 @@ describe('commentAdded', () => {
   })
 
   it('delivers a comment on a draft only to those who may see the draft, and refuses a subscription to it for others', async () => {
+    await subscribed(s.t, 0)
     const anonymous = gather(wsClient(s.ws), `subscription { commentAdded { content } }`)
     const owner = gather(wsClient(s.ws, s.t.tokens.alice), `subscription { commentAdded { content } }`)
     const admin = gather(wsClient(s.ws, s.t.tokens.admin), `subscription($p: ID) { commentAdded(postId: $p) { content } }`, { p: String(draft) })
     const refused = gather(wsClient(s.ws, s.t.tokens.bob), `subscription($p: ID) { commentAdded(postId: $p) { content } }`, { p: String(draft) })
     await until(() => refused.received.length + refused.errors.length > 0)
     expect(refused.received).toEqual([{ errors: [expect.objectContaining({ message: 'Post not found', path: ['commentAdded'], extensions: { code: 'NOT_FOUND' } })] }])
-    await settle()
+    await subscribed(s.t, 3)
 
     expect((await commentOverRest(draft, 'secret note', s.t.tokens.alice)).statusCode).toBe(201)
     await until(() => owner.received.length === 1 && admin.received.length === 1)
@@ -132,8 +136,9 @@ describe('commentAdded', () => {
   })
 
   it('publishes nothing for a comment that was refused', async () => {
+    await subscribed(s.t, 0)
     const all = gather(wsClient(s.ws), `subscription { commentAdded { content } }`)
-    await settle()
+    await subscribed(s.t, 1)
     expect((await commentOverRest(first, '   ')).statusCode).toBe(422)
     expect((await commentOverRest(424242, 'nowhere')).statusCode).toBe(404)
     expect((await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${first}/comments`, json: { content: 'anonymous' } })).statusCode).toBe(401)
@@ -142,12 +147,12 @@ describe('commentAdded', () => {
   })
 
   it('delivers over Server-Sent Events with the same selection and filters', async () => {
+    await subscribed(s.t, 0)
     const sse = createSseClient({ url: `${s.http}/graphql/stream`, retryAttempts: 0 })
     const received: unknown[] = []
     const dispose = sse.subscribe({ query: `subscription($p: ID) { commentAdded(postId: $p) ${SELECTION} }`, variables: { p: String(second) } }, { next: (value) => received.push(value), error: () => undefined, complete: () => undefined })
     try {
-      await until(() => s.t.app.subscriptionStats.connections >= 1)
-      await settle()
+      await subscribed(s.t, 1)
       await commentOverRest(first, 'not for sse')
       await commentOverGraphQL(second, 'for sse')
       await until(() => received.length === 1)
@@ -246,7 +251,7 @@ describe('subscription auth', () => {
     raw.send({ type: 'connection_init' })
     await until(() => raw.messages.some((m) => m.type === 'connection_ack'))
     raw.send({ id: '1', type: 'subscribe', payload: { query: `subscription { commentAdded(postId: "${post}") { content } }` } })
-    await settle()
+    await subscribed(s.t, 1)
     await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.bob.id}/posts/${post}/comments`, token: s.t.tokens.bob, json: { content: 'note to self' } })
     await until(() => raw.messages.some((m) => m.type === 'next'))
     expect(raw.messages.find((m) => m.type === 'next')?.payload).toEqual({ data: { commentAdded: { content: 'note to self' } } })
@@ -352,7 +357,7 @@ describe('subscription limits', () => {
       slow.send({ type: 'connection_init' })
       await until(() => slow.messages.some((m) => m.type === 'connection_ack'))
       slow.send({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } })
-      await settle()
+      await subscribed(s.t, 1)
       // The client stops reading: the kernel's buffers fill, then the server's queue for it.
       ;(slow.socket as unknown as { _socket: { pause(): void } })._socket.pause()
       const big = 'x'.repeat(100_000)
