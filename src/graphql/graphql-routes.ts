@@ -18,17 +18,18 @@ import {
 import fastifyWebsocket from '@fastify/websocket'
 import mercurius from 'mercurius'
 import type { GraphQLConfig } from '../config.js'
-import { AppError, type ErrorDetail } from '../errors.js'
+import { AppError } from '../errors.js'
 import { errorHandler } from '../http/error-handler.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError, requestError } from './errors.js'
+import { type OperationParams, readParams } from './request-params.js'
 import { graphiqlRoutes } from './graphiql.js'
 import { queryLimitRules } from './limits.js'
 import type { RateLimitConsumer } from '../limits/rate-limit.js'
 import type { TokensService } from '../tokens/tokens.service.js'
 import { attachSubscriptions, buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
-import { CLOSE_GOING_AWAY, STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions.js'
+import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions.js'
 
 export const GRAPHQL_PATH = '/graphql'
 
@@ -44,11 +45,6 @@ const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8'
 
 type MediaType = typeof JSON_TYPE | typeof GRAPHQL_RESPONSE_TYPE
 
-interface OperationParams {
-  query: string
-  variables: Record<string, unknown> | undefined
-  operationName: string | undefined
-}
 
 interface Answer {
   /** 'request-error': the document or variables were refused before execution. */
@@ -103,14 +99,6 @@ export async function graphqlRoutes(
   })
 
   attachSubscriptions(app.graphql.schema, services)
-  // WebSockets close with 1001 when the server goes away, after what was queued for them is sent.
-  await app.register(fastifyWebsocket, {
-    options: { maxPayload: config.subscriptions.maxMessageBytes },
-    preClose(done) {
-      for (const client of this.websocketServer.clients) client.close(CLOSE_GOING_AWAY, 'Server shutting down')
-      done()
-    },
-  })
   const subscriptions = subscriptionServer(app, {
     schema: () => app.graphql.schema,
     limits: config.subscriptions,
@@ -119,6 +107,15 @@ export async function graphqlRoutes(
     tokens,
     consumeRateLimit,
     activeSubscriptions,
+  })
+  // WebSockets close with 1001 when the server goes away, after what was queued for them is sent
+  // (cut a second later if they do not close).
+  await app.register(fastifyWebsocket, {
+    options: { maxPayload: config.subscriptions.maxMessageBytes },
+    preClose(done) {
+      subscriptions.closeSockets()
+      done()
+    },
   })
   exposeStats(subscriptions.stats)
 
@@ -205,42 +202,6 @@ function send(reply: FastifyReply, media: MediaType, answer: Answer) {
   const status = media === GRAPHQL_RESPONSE_TYPE && answer.outcome === 'request-error' ? 400 : 200
   return reply.code(status).type(media).send(answer.body)
 }
-
-/** The operation's parameters from a JSON body or a query string; anything else is 400. */
-function readParams(source: unknown, where: 'body' | 'query' | `body[${number}]`): OperationParams {
-  const problems: ErrorDetail[] = []
-  const fromQueryString = where === 'query'
-  if (typeof source !== 'object' || source === null || Array.isArray(source)) {
-    throw new AppError('BAD_REQUEST', `The ${where === 'query' ? 'query string' : where} must be an object with a query`)
-  }
-  const raw = source as Record<string, unknown>
-  const query = raw.query
-  if (typeof query !== 'string' || query.trim() === '') problems.push({ field: 'query', message: 'must be a GraphQL document (a string)' })
-  const operationName = raw.operationName ?? undefined
-  if (operationName !== undefined && typeof operationName !== 'string') problems.push({ field: 'operationName', message: 'must be a string or null' })
-  const variables = fromQueryString ? parseJsonParam(raw.variables, 'variables', problems) : raw.variables ?? undefined
-  if (variables !== undefined && !isPlainObject(variables)) problems.push({ field: 'variables', message: 'must be an object or null' })
-  const extensions = fromQueryString ? parseJsonParam(raw.extensions, 'extensions', problems) : raw.extensions ?? undefined
-  if (extensions !== undefined && !isPlainObject(extensions)) problems.push({ field: 'extensions', message: 'must be an object or null' })
-  if (problems.length > 0) throw new AppError('BAD_REQUEST', 'The GraphQL request is not valid', problems)
-  return { query: query as string, variables: variables as Record<string, unknown> | undefined, operationName: operationName as string | undefined }
-}
-
-function parseJsonParam(value: unknown, field: string, problems: ErrorDetail[]): unknown {
-  if (value === undefined || value === '') return undefined
-  if (typeof value !== 'string') {
-    problems.push({ field, message: 'may be given only once' })
-    return undefined
-  }
-  try {
-    return JSON.parse(value) ?? undefined
-  } catch {
-    problems.push({ field, message: 'must be URL-encoded JSON' })
-    return undefined
-  }
-}
-
-const isPlainObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 /**
  * For GET: 'mutation' when the operation to run is not a query; a GraphQLError when the operation

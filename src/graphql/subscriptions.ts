@@ -1,20 +1,36 @@
 // GraphQL subscriptions, over two transports that share everything but the wire:
-//   - WebSocket on /graphql, the graphql-transport-ws protocol, by the reference server of the
-//     graphql-ws package (on @fastify/websocket);
+//   - WebSocket on /graphql, the graphql-transport-ws protocol, by the protocol server of the
+//     graphql-ws package (`makeServer`) on @fastify/websocket's sockets;
 //   - Server-Sent Events on /graphql/stream, the graphql-sse protocol's distinct connections
-//     mode, by the graphql-sse package.
+//     mode, by the graphql-sse package's handler.
 // Both parse and validate with the HTTP endpoint's rules and limits, run the same resolvers with
 // the same context, and format errors the same way. Around them: who is calling (the upgrade's
 // Authorization header or the connection_init payload), how many connections a caller holds, how
 // many subscriptions a WebSocket carries, the rate limit on subscribe messages, and the bounded
 // queue that drops a subscriber too slow to keep up.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type ExecutionArgs, GraphQLError, type GraphQLFormattedError, type GraphQLSchema, parse, specifiedRules, validate, type ValidationRule } from 'graphql'
-import { CloseCode, type Context as WsContext } from 'graphql-ws'
-import { makeHandler } from 'graphql-ws/use/@fastify/websocket'
-import { createHandler as createSseHandler } from 'graphql-sse/lib/use/fastify'
-import type { WebSocket } from 'ws'
+//
+// The glue between the packages and Fastify is ours (about what their adapters are), for three
+// things theirs do not do: a client's protocol fault closes with 4400 and is logged through the
+// request's logger (not 4500 and console.error); an event stream applies back-pressure, so a
+// slow SSE client fills our bounded queue instead of an unbounded one inside graphql-sse; and a
+// stream's connection slot is released when its socket closes, whatever the handler does.
 import { normalizeIP } from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  type ExecutionArgs,
+  getOperationAST,
+  GraphQLError,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  OperationTypeNode,
+  parse,
+  specifiedRules,
+  validate,
+  type ValidationRule,
+} from 'graphql'
+import { createHandler as createSseHandler } from 'graphql-sse'
+import { CloseCode, type Context as WsContext, handleProtocols, makeServer } from 'graphql-ws'
+import type { WebSocket } from 'ws'
 import type { Caller } from '../caller.js'
 import type { GraphQLConfig } from '../config.js'
 import { AppError, isAppError } from '../errors.js'
@@ -22,15 +38,19 @@ import type { RateLimitConsumer } from '../limits/rate-limit.js'
 import type { TokensService } from '../tokens/tokens.service.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
+import { type OperationParams, readParams } from './request-params.js'
 
 /** RFC 6455 §7.4.1: the subscriber broke a policy of the server (here: it fell too far behind). */
 export const CLOSE_TOO_SLOW = 1008
 /** RFC 6455: the server is going away (shutting down). */
 export const CLOSE_GOING_AWAY = 1001
-/** Application range: the caller holds too many connections (as HTTP 429). */
-export const CLOSE_TOO_MANY_CONNECTIONS = 4429
+/** RFC 6455 (IANA registry): try again later — the caller holds too many connections now. */
+export const CLOSE_TRY_AGAIN_LATER = 1013
 
 export const STREAM_PATH = '/graphql/stream'
+
+/** How long a socket told to go away may take to close before it is cut. */
+const GOING_AWAY_GRACE_MS = 1000
 
 export interface SubscriptionServerOptions {
   schema: () => GraphQLSchema
@@ -54,14 +74,16 @@ export interface SubscriptionStats {
   readonly droppedSlowConsumers: number
 }
 
-/** graphql-sse types its context as a record; ours is a GraphQLContext. */
-type SseContext = GraphQLContext & Record<PropertyKey, unknown>
-
 interface SocketExtra {
   socket: WebSocket
   request: FastifyRequest
   caller?: Caller | null
 }
+
+type SocketContext = WsContext<Record<string, unknown> | undefined, SocketExtra>
+
+/** graphql-sse types its context as a record; ours is a GraphQLContext. */
+type SseContext = GraphQLContext & Record<PropertyKey, unknown>
 
 /** An error already in the service's shape, sent as it is by graphql-ws. */
 class FormattedError extends GraphQLError {
@@ -74,6 +96,8 @@ class FormattedError extends GraphQLError {
   }
 }
 
+const badRequest = (message: string) => new FormattedError({ message, extensions: { code: 'BAD_REQUEST' } })
+
 /** Open connections per caller (user, or client address when anonymous). */
 class ConnectionCounter {
   private readonly open = new Map<string, number>()
@@ -81,19 +105,21 @@ class ConnectionCounter {
 
   constructor(private readonly max: number) {}
 
-  acquire(key: string): boolean {
+  /** Takes a slot for `key`; the returned release frees it (once, however often it is called), or undefined when none is left. */
+  acquire(key: string): (() => void) | undefined {
     const count = this.open.get(key) ?? 0
-    if (count >= this.max) return false
+    if (count >= this.max) return undefined
     this.open.set(key, count + 1)
     this.total++
-    return true
-  }
-
-  release(key: string): void {
-    const count = (this.open.get(key) ?? 1) - 1
-    if (count <= 0) this.open.delete(key)
-    else this.open.set(key, count)
-    this.total--
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      const left = (this.open.get(key) ?? 1) - 1
+      if (left <= 0) this.open.delete(key)
+      else this.open.set(key, left)
+      this.total--
+    }
   }
 }
 
@@ -101,8 +127,8 @@ const callerKey = (request: FastifyRequest, caller: Caller | null): string =>
   caller === null ? `ip:${normalizeIP(request.ip, 64)}` : `user:${caller.userId}`
 
 /**
- * Registers the WebSocket handler (as the GET /graphql route's wsHandler, returned) and the
- * SSE route; returns the stats.
+ * Registers the SSE route and returns the WebSocket handler (for the GET /graphql route's
+ * wsHandler), the shutdown step for WebSockets, and the stats.
  */
 export function subscriptionServer(app: FastifyInstance, options: SubscriptionServerOptions) {
   const { limits } = options
@@ -110,125 +136,191 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
   let droppedSlowConsumers = 0
   const openStreams = new Set<FastifyReply>()
 
-  /** Parses and validates a subscribe request as the HTTP endpoint would; the execution arguments, or the errors. */
-  function prepare(request: FastifyRequest, payload: unknown, context: GraphQLContext): ExecutionArgs | FormattedError[] {
-    const refuse = (message: string) => [new FormattedError({ message, extensions: { code: 'BAD_REQUEST' } })]
-    const params = (typeof payload === 'object' && payload !== null ? payload : {}) as Record<string, unknown>
-    const { query, variables, operationName } = params
-    if (typeof query !== 'string' || query.trim() === '') return refuse('The subscription needs a query (a GraphQL document)')
-    if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) return refuse('variables must be an object')
-    if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') return refuse('operationName must be a string')
+  /**
+   * Parses and validates an operation as the HTTP endpoint would, and picks it out of its
+   * document; the execution arguments, or the errors in the service's shape.
+   */
+  function prepare(request: FastifyRequest, params: OperationParams, context: GraphQLContext): ExecutionArgs | FormattedError[] {
     let document
     try {
-      document = parse(query, { maxTokens: options.maxTokens })
+      document = parse(params.query, { maxTokens: options.maxTokens })
     } catch (error) {
       return [new FormattedError(formatError(error instanceof GraphQLError ? error : new GraphQLError(String(error)), request))]
     }
     const errors = validate(options.schema(), document, [...specifiedRules, ...options.validationRules])
     if (errors.length > 0) return errors.map((error) => new FormattedError(formatError(error, request)))
-    return {
-      schema: options.schema(),
-      document,
-      variableValues: (variables ?? undefined) as Record<string, unknown> | undefined,
-      operationName: (operationName ?? undefined),
-      contextValue: context,
+    if (getOperationAST(document, params.operationName) == null) {
+      return [
+        badRequest(
+          params.operationName === undefined
+            ? 'Must provide operation name if query contains multiple operations.'
+            : `Unknown operation named "${params.operationName}".`,
+        ),
+      ]
     }
+    return { schema: options.schema(), document, variableValues: params.variables, operationName: params.operationName, contextValue: context }
   }
 
   const formatResult = <R extends { errors?: readonly GraphQLError[] }>(request: FastifyRequest, result: R) =>
     result.errors === undefined ? undefined : { ...result, errors: result.errors.map((error) => formatError(error, request)) }
 
-  const wsHandler = makeHandler(
-    {
-      schema: options.schema(),
-      connectionInitWaitTimeout: limits.initTimeoutMs,
-
-      onConnect: async (ctx: WsContext<Record<string, unknown> | undefined, SocketExtra>) => {
-        const { socket, request } = ctx.extra
-        const unauthorized = (message: string) => {
-          socket.close(CloseCode.Unauthorized, message.slice(0, 120))
-          return false
-        }
-        if (request.authenticationError !== null) return unauthorized(request.authenticationError.message)
-        let caller = request.caller
-        const params = ctx.connectionParams ?? {}
-        const authorization = params.authorization ?? params.Authorization
-        if (authorization !== undefined) {
-          if (typeof authorization !== 'string') return unauthorized('connection_init authorization must be "Bearer <token>"')
-          try {
-            caller = await options.tokens.authenticate(authorization)
-          } catch (error) {
-            if (isAppError(error)) return unauthorized(error.message)
-            throw error
-          }
-        }
-        const key = callerKey(request, caller)
-        if (!counter.acquire(key)) {
-          socket.close(CLOSE_TOO_MANY_CONNECTIONS, `At most ${limits.maxConnectionsPerCaller} connections per caller`)
-          return false
-        }
-        socket.once('close', () => counter.release(key))
-        // The connection's caller is the one the rate limiter counts its messages against.
-        request.caller = caller
-        ctx.extra.caller = caller
-        return true
-      },
-
-      onSubscribe: async (ctx: WsContext<Record<string, unknown> | undefined, SocketExtra>, _id, payload) => {
-        const { socket, request } = ctx.extra
-        const caller = ctx.extra.caller ?? null
-        if (Object.keys(ctx.subscriptions).length > limits.maxPerConnection) {
-          return [new FormattedError({ message: `At most ${limits.maxPerConnection} subscriptions per connection`, extensions: { code: 'BAD_REQUEST' } })]
-        }
-        const verdict = await options.consumeRateLimit?.(request)
-        if (verdict !== undefined && !verdict.allowed) {
-          const message = `Too many requests: ${verdict.max} per ${verdict.windowS} s. Retry in ${verdict.retryAfterS} s.`
-          return [new FormattedError({ message, extensions: { code: 'RATE_LIMITED', retryAfter: verdict.retryAfterS } })]
-        }
-        return prepare(request, payload, {
-          caller,
-          loaders: new Loaders(caller),
-          stream: {
-            maxPending: limits.maxPendingEvents,
-            onOverflow: () => {
-              droppedSlowConsumers++
-              request.log.warn({ maxPendingEvents: limits.maxPendingEvents }, 'subscriber too slow: dropped')
-              socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
-            },
-          },
-        })
-      },
-
-      onNext: (ctx: WsContext<Record<string, unknown> | undefined, SocketExtra>, _id, _payload, _args, result) => formatResult(ctx.extra.request, result),
+  const streamOptions = (request: FastifyRequest, drop: () => void) => ({
+    maxPending: limits.maxPendingEvents,
+    onOverflow: () => {
+      droppedSlowConsumers++
+      request.log.warn({ maxPendingEvents: limits.maxPendingEvents }, 'subscriber too slow: dropped')
+      drop()
     },
-    limits.keepAliveMs,
-  )
+  })
 
-  const sseHandler = createSseHandler<SseContext>({
+  // ---- WebSocket (graphql-transport-ws) ----
+
+  const wsServer = makeServer<Record<string, unknown> | undefined, SocketExtra>({
+    schema: options.schema(),
+    connectionInitWaitTimeout: limits.initTimeoutMs,
+
+    onConnect: async (ctx: SocketContext) => {
+      const { socket, request } = ctx.extra
+      const unauthorized = (message: string) => {
+        socket.close(CloseCode.Unauthorized, message.slice(0, 120))
+        return false
+      }
+      // A token in connection_init wins over the upgrade's header; without one, the header's
+      // caller (or its refusal) stands.
+      const params = ctx.connectionParams ?? {}
+      const lower = params.authorization ?? undefined
+      const upper = params.Authorization ?? undefined
+      if (lower !== undefined && upper !== undefined && lower !== upper) return unauthorized('connection_init carries two different tokens')
+      const authorization = lower ?? upper
+      let caller = request.caller
+      if (authorization !== undefined) {
+        if (typeof authorization !== 'string') return unauthorized('connection_init authorization must be "Bearer <token>"')
+        try {
+          caller = await options.tokens.authenticate(authorization)
+        } catch (error) {
+          if (isAppError(error)) return unauthorized(error.message)
+          throw error
+        }
+      } else if (request.authenticationError !== null) {
+        return unauthorized(request.authenticationError.message)
+      }
+      // The socket may have gone while the token was looked up: take no slot for it.
+      if (socket.readyState !== socket.OPEN) return false
+      const release = counter.acquire(callerKey(request, caller))
+      if (release === undefined) {
+        socket.close(CLOSE_TRY_AGAIN_LATER, `At most ${limits.maxConnectionsPerCaller} connections per caller`)
+        return false
+      }
+      socket.once('close', release)
+      // The connection's caller is the one the rate limiter counts its messages against.
+      request.caller = caller
+      ctx.extra.caller = caller
+      return true
+    },
+
+    onSubscribe: async (ctx: SocketContext, _id, payload) => {
+      const { socket, request } = ctx.extra
+      const caller = ctx.extra.caller ?? null
+      if (Object.keys(ctx.subscriptions).length > limits.maxPerConnection) {
+        return [badRequest(`At most ${limits.maxPerConnection} subscriptions per connection`)]
+      }
+      const verdict = await options.consumeRateLimit?.(request)
+      if (verdict !== undefined && !verdict.allowed) {
+        const message = `Too many requests: ${verdict.max} per ${verdict.windowS} s. Retry in ${verdict.retryAfterS} s.`
+        return [new FormattedError({ message, extensions: { code: 'RATE_LIMITED', retryAfter: verdict.retryAfterS } })]
+      }
+      let params
+      try {
+        params = readParams(payload, 'body')
+      } catch (error) {
+        if (isAppError(error)) return [new FormattedError({ message: error.message, extensions: { code: error.code, details: error.details } })]
+        throw error
+      }
+      const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
+      return prepare(request, params, { caller, loaders: new Loaders(caller), stream: streamOptions(request, drop) })
+    },
+
+    onNext: (ctx: SocketContext, _id, _payload, _args, result) => formatResult(ctx.extra.request, result),
+  })
+
+  /** @fastify/websocket's handler for one upgraded socket: the protocol server, keep-alive pings, and quiet faults. */
+  function wsHandler(this: FastifyInstance, socket: WebSocket, request: FastifyRequest): void {
+    this.websocketServer.options.handleProtocols = handleProtocols
+    socket.on('error', (error) => request.log.debug({ err: error }, 'WebSocket fault (closed by ws)'))
+    let pongWait: NodeJS.Timeout | undefined
+    const pinger =
+      limits.keepAliveMs > 0
+        ? setInterval(() => {
+            if (socket.readyState !== socket.OPEN) return
+            pongWait = setTimeout(() => socket.terminate(), limits.keepAliveMs)
+            socket.once('pong', () => clearTimeout(pongWait))
+            socket.ping()
+          }, limits.keepAliveMs)
+        : undefined
+    const closed = wsServer.opened(
+      {
+        protocol: socket.protocol,
+        send: (data) =>
+          new Promise<void>((resolve, reject) => {
+            if (socket.readyState !== socket.OPEN) return resolve()
+            socket.send(data, (error) => (error ? reject(error) : resolve()))
+          }),
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (handle) =>
+          socket.on('message', (data: Buffer) => {
+            handle(data.toString()).catch((error: unknown) => {
+              // graphql-ws throws for a message out of protocol (a client sending `next`): the
+              // client's fault, said with 4400, not the 4500 of a server error.
+              request.log.debug({ err: error }, 'WebSocket message out of protocol')
+              if (socket.readyState === socket.OPEN) socket.close(CloseCode.BadRequest, 'Invalid message')
+            })
+          }),
+      },
+      { socket, request },
+    )
+    socket.once('close', (code, reason) => {
+      clearInterval(pinger)
+      clearTimeout(pongWait)
+      void closed(code, reason.toString())
+    })
+  }
+
+  /** Going away: every socket is told 1001 (after what is queued for it); one that does not close in time is cut. */
+  function closeSockets(): void {
+    for (const client of app.websocketServer.clients) {
+      client.close(CLOSE_GOING_AWAY, 'Server shutting down')
+      setTimeout(() => client.terminate(), GOING_AWAY_GRACE_MS).unref()
+    }
+  }
+
+  // ---- Server-Sent Events (graphql-sse, distinct connections) ----
+
+  const sseHandler = createSseHandler<FastifyRequest, SseRequestContext, SseContext>({
     schema: options.schema(),
     // Distinct connections mode only: no stream reservations (tokens) to hold.
     authenticate: () => null,
     onSubscribe: (req, params) => {
       const request = req.raw
-      const reply = req.context.reply
+      const { reply } = req.context
       const caller = request.caller
-      const prepared = prepare(request, params, {
+      const prepared = prepare(request, params as OperationParams, {
         caller,
         loaders: new Loaders(caller),
-        stream: {
-          maxPending: limits.maxPendingEvents,
-          onOverflow: () => {
-            droppedSlowConsumers++
-            request.log.warn({ maxPendingEvents: limits.maxPendingEvents }, 'subscriber too slow: dropped')
-            reply.raw.destroy()
-          },
-        },
+        stream: streamOptions(request, () => reply.raw.destroy()),
       })
-      if (!Array.isArray(prepared)) return prepared as ExecutionArgs & { contextValue: SseContext }
-      // Refused before it started: a 400 with the errors, like the HTTP endpoint's.
-      return [JSON.stringify({ errors: prepared.map((error) => error.formatted) }), { status: 400, statusText: 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }]
+      if (Array.isArray(prepared)) return jsonAnswer(400, { errors: prepared.map((error) => error.formatted) })
+      const operation = getOperationAST(prepared.document, prepared.operationName)
+      if (request.method === 'GET' && operation?.operation === OperationTypeNode.MUTATION) {
+        return jsonAnswer(405, { errors: [{ message: 'Mutations cannot be sent with GET; use POST', extensions: { code: 'METHOD_NOT_ALLOWED' } }] }, { allow: 'POST' })
+      }
+      return prepared as ExecutionArgs & { contextValue: SseContext }
     },
-    onNext: (_ctx, req, result) => formatResult(req.raw, result as { errors?: readonly GraphQLError[] }),
+    // Back-pressure: the next event is taken from the subscription's bounded queue only once the
+    // client has received the ones before it.
+    onNext: async (_ctx, req, result) => {
+      await req.context.flow.sent()
+      return formatResult(req.raw, result as { errors?: readonly GraphQLError[] })
+    },
   })
 
   app.route({
@@ -236,26 +328,60 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
     url: STREAM_PATH,
     config: { access: 'public' },
     handler: async (request, reply) => {
-      if (request.headers.accept !== 'text/event-stream') {
+      if (!acceptsEventStream(request.headers.accept)) {
         throw new AppError('NOT_ACCEPTABLE', 'This endpoint streams text/event-stream (graphql-sse, distinct connections mode)')
       }
-      const key = callerKey(request, request.caller)
-      if (!counter.acquire(key)) {
-        throw new AppError('RATE_LIMITED', `At most ${limits.maxConnectionsPerCaller} connections per caller`)
-      }
+      // Checked here, so a malformed request is answered in the service's words.
+      const params = readParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
+      const release = counter.acquire(callerKey(request, request.caller))
+      if (release === undefined) throw new AppError('RATE_LIMITED', `At most ${limits.maxConnectionsPerCaller} connections per caller`)
       reply.hijack()
       openStreams.add(reply)
-      try {
-        await sseHandler(request, reply)
-      } finally {
+      reply.raw.once('close', () => {
         openStreams.delete(reply)
-        counter.release(key)
-      }
+        release()
+      })
+      await serveEventStream(request, reply, params)
     },
   })
 
-  // Going away: event streams end (their clients reconnect elsewhere); WebSockets are closed
-  // with 1001 by @fastify/websocket's preClose (see graphql-routes.ts).
+  /** Runs graphql-sse's handler for one request and writes its answer, one event at a time. */
+  async function serveEventStream(request: FastifyRequest, reply: FastifyReply, params: OperationParams): Promise<void> {
+    const flow = new Flow(reply)
+    const [body, init] = await sseHandler({
+      method: request.method,
+      url: request.url,
+      // graphql-sse compares Accept to exactly text/event-stream; the route has negotiated it.
+      headers: { get: (key) => (key.toLowerCase() === 'accept' ? 'text/event-stream' : headerValue(request.headers[key.toLowerCase()])) },
+      body: () => Promise.resolve(params as unknown as Record<string, unknown>),
+      raw: request,
+      context: { reply, flow },
+    })
+    const response = reply.raw
+    if (response.destroyed) return
+    const headers: Record<string, string> = {}
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value)
+    response.writeHead(init.status, init.statusText, { ...headers, ...init.headers })
+    if (typeof body !== 'object' || body === null) {
+      response.end(body ?? undefined)
+      return
+    }
+    const stop = () => void body.return(undefined)
+    response.once('close', stop)
+    try {
+      for await (const chunk of body) {
+        if (!response.writable) break
+        await new Promise<void>((resolve) => response.write(chunk, () => resolve()))
+        if (chunk.startsWith('event: next')) flow.delivered()
+      }
+    } finally {
+      response.off('close', stop)
+      if (response.writable) response.end()
+      flow.close()
+    }
+  }
+
+  // Going away: event streams end (their clients reconnect elsewhere).
   app.addHook('preClose', async () => {
     for (const reply of openStreams) reply.raw.end()
   })
@@ -271,5 +397,62 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       return droppedSlowConsumers
     },
   }
-  return { wsHandler, stats }
+  return { wsHandler, closeSockets, stats }
 }
+
+interface SseRequestContext {
+  reply: FastifyReply
+  flow: Flow
+}
+
+/**
+ * Events of one stream handed to graphql-sse versus events written to the client: `sent()`
+ * resolves once the client has all but the one in hand, so graphql-sse's own queue never grows.
+ */
+class Flow {
+  private handed = 0
+  private written = 0
+  private waiting: (() => void) | undefined
+  private closed = false
+
+  constructor(reply: FastifyReply) {
+    reply.raw.once('close', () => this.close())
+  }
+
+  sent(): Promise<void> {
+    this.handed++
+    if (this.closed || this.handed - this.written <= 1) return Promise.resolve()
+    return new Promise((resolve) => (this.waiting = resolve))
+  }
+
+  delivered(): void {
+    this.written++
+    if (this.handed - this.written <= 1) this.wake()
+  }
+
+  close(): void {
+    this.closed = true
+    this.wake()
+  }
+
+  private wake(): void {
+    const resolve = this.waiting
+    this.waiting = undefined
+    resolve?.()
+  }
+}
+
+/** Accept names text/event-stream at a quality above 0. */
+function acceptsEventStream(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((range) => {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase())
+    const q = parameters.find((p) => p.startsWith('q='))
+    return type === 'text/event-stream' && (q === undefined || Number(q.slice(2)) > 0)
+  })
+}
+
+const headerValue = (value: string | string[] | undefined): string | null =>
+  value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+
+const jsonAnswer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  [JSON.stringify(body), { status, statusText: status === 405 ? 'Method Not Allowed' : 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8', ...headers } }] as const

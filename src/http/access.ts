@@ -65,4 +65,6 @@ export function enforceAccess(app: FastifyInstance): void {
   })
 }
 
-const isWebSocketUpgrade = (request: FastifyRequest): boolean => request.headers.upgrade?.toLowerCase() === 'websocket'
+/** A real upgrade, as Node's HTTP parser saw it (Connection: Upgrade), not just an Upgrade header. */
+const isWebSocketUpgrade = (request: FastifyRequest): boolean =>
+  (request.raw as { upgrade?: boolean }).upgrade === true && request.headers.upgrade?.toLowerCase() === 'websocket'

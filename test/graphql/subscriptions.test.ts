@@ -244,6 +244,38 @@ describe('subscription auth', () => {
     expect(await notAString.closed).toMatchObject({ code: 4401 })
   })
 
+  it('lets a token in connection_init win over the header\'s, and refuses two different ones', async () => {
+    const initWins = rawSocket(s.ws, { authorization: 'Bearer tl_not-a-token' })
+    await initWins.opened
+    initWins.send({ type: 'connection_init', payload: { authorization: `Bearer ${s.t.tokens.alice}` } })
+    await until(() => initWins.messages.some((m) => m.type === 'connection_ack'))
+    initWins.socket.close()
+    const two = rawSocket(s.ws)
+    await two.opened
+    two.send({ type: 'connection_init', payload: { authorization: `Bearer ${s.t.tokens.alice}`, Authorization: 'Bearer tl_other' } })
+    expect(await two.closed).toMatchObject({ code: 4401 })
+  })
+
+  it('does not let an Upgrade header on a plain request slip a bad token through', async () => {
+    const response = await s.t.request({ method: 'GET', url: '/graphql?query={viewer{id}}', headers: { upgrade: 'websocket', authorization: 'Bearer tl_bogus' } })
+    expect(response.statusCode).toBe(401)
+  })
+
+  it('closes a socket that breaks the protocol with 4400, and answers an unknown operation with BAD_REQUEST', async () => {
+    const raw = rawSocket(s.ws)
+    await raw.opened
+    raw.send({ type: 'connection_init' })
+    await until(() => raw.messages.some((m) => m.type === 'connection_ack'))
+    raw.send({ id: 'x', type: 'subscribe', payload: { query: 'subscription A { commentAdded { id } } subscription B { commentAdded { id } }' } })
+    raw.send({ id: 'y', type: 'subscribe', payload: { query: 'subscription A { commentAdded { id } }', operationName: 'Nope' } })
+    await until(() => raw.messages.filter((m) => m.type === 'error').length === 2)
+    for (const message of raw.messages.filter((m) => m.type === 'error')) {
+      expect(message.payload).toEqual([{ message: expect.stringMatching(/operation/) as string, extensions: { code: 'BAD_REQUEST' } }])
+    }
+    raw.send({ id: 'z', type: 'next', payload: {} })
+    expect(await raw.closed).toMatchObject({ code: 4400 })
+  })
+
   it('takes the caller from the upgrade\'s Authorization header', async () => {
     const post = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.bob.id}/posts`, token: s.t.tokens.bob, json: { title: 'mine', content: '.', status: 'draft' } })).json().data.id as number
     const raw = rawSocket(s.ws, { authorization: `Bearer ${s.t.tokens.bob}` })
@@ -291,7 +323,7 @@ describe('subscription limits', () => {
       const third = rawSocket(s.ws)
       await third.opened
       third.send({ type: 'connection_init' })
-      expect(await third.closed).toMatchObject({ code: 4429 })
+      expect(await third.closed).toMatchObject({ code: 1013 })
       const sse = await fetch(`${s.http}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ query: 'subscription { commentAdded { id } }' }) })
       expect(sse.status).toBe(429)
       // A signed-in caller is counted apart from the address.
@@ -304,6 +336,60 @@ describe('subscription limits', () => {
       expect(await second.closed).toMatchObject({ code: 1009 })
       raw.socket.close()
       signedIn.socket.close()
+    } finally {
+      await s.t.close()
+    }
+  })
+
+  it('gives an event stream\'s connection slot back when its client goes away', async () => {
+    const s = await listening({ GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '2' })
+    try {
+      for (let i = 0; i < 5; i++) {
+        const controller = new AbortController()
+        const response = await fetch(`${s.http}/graphql/stream`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream, */*;q=0.1' },
+          body: JSON.stringify({ query: 'subscription { commentAdded { id } }' }),
+          signal: controller.signal,
+        })
+        expect(response.status).toBe(200)
+        await subscribed(s.t, 1)
+        controller.abort()
+        await until(() => s.t.app.subscriptionStats.connections === 0 && s.t.app.subscriptionStats.subscriptions === 0)
+      }
+    } finally {
+      await s.t.close()
+    }
+  })
+
+  it('drops an event stream that falls too far behind, and counts it', async () => {
+    const events = createMemoryEvents()
+    const s = await listening({ GRAPHQL_MAX_PENDING_EVENTS: '5' }, { events })
+    try {
+      const post = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts`, token: s.t.tokens.alice, json: { title: 'busy', content: '.' } })).json().data
+      const comment = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${post.id}/comments`, token: s.t.tokens.bob, json: { content: 'x' } })).json().data
+      const { request: httpRequest } = await import('node:http')
+      let resume = () => undefined as unknown
+      const ended = new Promise<void>((resolve) => {
+        const request = httpRequest(`${s.http}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' } }, (response) => {
+          // The client reads nothing: the socket's buffers fill, then the server's queue for it.
+          response.pause()
+          response.socket.pause()
+          response.socket.on('close', () => resolve())
+          resume = () => response.resume()
+        })
+        request.end(JSON.stringify({ query: 'subscription { commentAdded { content } }' }))
+      })
+      await subscribed(s.t, 1)
+      const big = 'x'.repeat(100_000)
+      for (let i = 0; i < 400 && s.t.app.subscriptionStats.droppedSlowConsumers === 0; i++) {
+        await events.publish('commentAdded', { comment: { ...comment, content: big }, post: { ...post, userId: s.t.alice.id }, author: { ...s.t.bob } })
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      expect(s.t.app.subscriptionStats.droppedSlowConsumers).toBe(1)
+      resume()
+      await ended
+      await until(() => s.t.app.subscriptionStats.connections === 0 && s.t.app.subscriptionStats.subscriptions === 0)
     } finally {
       await s.t.close()
     }
@@ -372,6 +458,20 @@ describe('subscription limits', () => {
     } finally {
       await s.t.close()
     }
+  })
+
+  it('cuts, on shutdown, a WebSocket that does not close when told', async () => {
+    const s = await listening()
+    const raw = rawSocket(s.ws)
+    await raw.opened
+    raw.send({ type: 'connection_init' })
+    await until(() => raw.messages.some((m) => m.type === 'connection_ack'))
+    // A client that reads nothing never answers the close frame.
+    ;(raw.socket as unknown as { _socket: { pause(): void } })._socket.pause()
+    // Without the cut, ws waits 30 s for the close handshake: longer than this test may take.
+    await s.t.close()
+    ;(raw.socket as unknown as { _socket: { resume(): void } })._socket.resume()
+    await raw.closed
   })
 
   it('closes open WebSockets with 1001 when the app shuts down', async () => {

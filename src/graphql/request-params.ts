@@ -1,0 +1,46 @@
+// The parameters of a GraphQL request (GraphQL over HTTP §6): `query`, `variables`,
+// `operationName` and `extensions`, from a JSON body or a query string, checked once for every
+// transport that takes them over HTTP (POST and GET /graphql, and /graphql/stream).
+import { AppError, type ErrorDetail } from '../errors.js'
+
+export interface OperationParams {
+  query: string
+  variables: Record<string, unknown> | undefined
+  operationName: string | undefined
+}
+
+/** The operation's parameters from a JSON body or a query string; anything else is 400. */
+export function readParams(source: unknown, where: 'body' | 'query' | `body[${number}]`): OperationParams {
+  const problems: ErrorDetail[] = []
+  const fromQueryString = where === 'query'
+  if (typeof source !== 'object' || source === null || Array.isArray(source)) {
+    throw new AppError('BAD_REQUEST', `The ${where === 'query' ? 'query string' : where} must be an object with a query`)
+  }
+  const raw = source as Record<string, unknown>
+  const query = raw.query
+  if (typeof query !== 'string' || query.trim() === '') problems.push({ field: 'query', message: 'must be a GraphQL document (a string)' })
+  const operationName = raw.operationName ?? undefined
+  if (operationName !== undefined && typeof operationName !== 'string') problems.push({ field: 'operationName', message: 'must be a string or null' })
+  const variables = fromQueryString ? parseJsonParam(raw.variables, 'variables', problems) : raw.variables ?? undefined
+  if (variables !== undefined && !isPlainObject(variables)) problems.push({ field: 'variables', message: 'must be an object or null' })
+  const extensions = fromQueryString ? parseJsonParam(raw.extensions, 'extensions', problems) : raw.extensions ?? undefined
+  if (extensions !== undefined && !isPlainObject(extensions)) problems.push({ field: 'extensions', message: 'must be an object or null' })
+  if (problems.length > 0) throw new AppError('BAD_REQUEST', 'The GraphQL request is not valid', problems)
+  return { query: query as string, variables: variables as Record<string, unknown> | undefined, operationName: operationName as string | undefined }
+}
+
+function parseJsonParam(value: unknown, field: string, problems: ErrorDetail[]): unknown {
+  if (value === undefined || value === '') return undefined
+  if (typeof value !== 'string') {
+    problems.push({ field, message: 'may be given only once' })
+    return undefined
+  }
+  try {
+    return JSON.parse(value) ?? undefined
+  } catch {
+    problems.push({ field, message: 'must be URL-encoded JSON' })
+    return undefined
+  }
+}
+
+const isPlainObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value)
