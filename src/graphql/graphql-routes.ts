@@ -112,6 +112,14 @@ export async function graphqlRoutes(
   // (cut a second later if they do not close).
   await app.register(fastifyWebsocket, {
     options: { maxPayload: config.subscriptions.maxMessageBytes },
+    // A client's bad frame (too large, not UTF-8, unmasked) is its fault: ws has closed the socket
+    // with the right code; it is logged at debug, not as a server error.
+    errorHandler(error, socket, request) {
+      const clientFault = (error as { code?: string }).code?.startsWith('WS_ERR_') === true
+      if (clientFault) request.log.debug({ err: error }, 'WebSocket client fault')
+      else request.log.error({ err: error }, 'WebSocket handler failed')
+      socket.terminate()
+    },
     preClose(done) {
       subscriptions.closeSockets()
       done()

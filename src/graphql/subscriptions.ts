@@ -246,7 +246,6 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
   /** @fastify/websocket's handler for one upgraded socket: the protocol server, keep-alive pings, and quiet faults. */
   function wsHandler(this: FastifyInstance, socket: WebSocket, request: FastifyRequest): void {
     this.websocketServer.options.handleProtocols = handleProtocols
-    socket.on('error', (error) => request.log.debug({ err: error }, 'WebSocket fault (closed by ws)'))
     let pongWait: NodeJS.Timeout | undefined
     const pinger =
       limits.keepAliveMs > 0

@@ -395,6 +395,29 @@ describe('subscription limits', () => {
     }
   })
 
+  it('closes on a bad frame with the protocol\'s code and logs no server error for it', async () => {
+    const lines: string[] = []
+    const s = await listening({ LOG_LEVEL: 'info', GRAPHQL_WS_MAX_MESSAGE_BYTES: '1024' }, { logStream: { write: (line) => lines.push(line) } })
+    try {
+      const raw = rawSocket(s.ws)
+      await raw.opened
+      raw.send({ type: 'connection_init' })
+      await until(() => raw.messages.some((m) => m.type === 'connection_ack'))
+      raw.socket.send('x'.repeat(5000))
+      expect(await raw.closed).toMatchObject({ code: 1009 })
+      const out = rawSocket(s.ws)
+      await out.opened
+      out.send({ type: 'connection_init' })
+      await until(() => out.messages.some((m) => m.type === 'connection_ack'))
+      out.send({ id: '1', type: 'next', payload: {} })
+      expect(await out.closed).toMatchObject({ code: 4400 })
+    } finally {
+      await s.t.close()
+    }
+    const serious = lines.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((entry) => entry.level >= 40)
+    expect(serious).toEqual([])
+  })
+
   it('counts subscribe messages against the rate limit', async () => {
     const s = await listening({ RATE_LIMIT_MAX: '3' })
     try {
