@@ -13,5 +13,3 @@ export interface ListWindow {
   /** Items to skip: (page - 1) * limit. */
   readonly offset: number
 }
-
-export const FIRST_WINDOW: ListWindow = Object.freeze({ limit: DEFAULT_PAGE_LIMIT, offset: 0 })

@@ -22,14 +22,14 @@ export interface WindowArgs {
 type ReadWindow<T> = (caller: Caller | null, parentIds: readonly number[], window: ListWindow) => Promise<Map<number, T[]>>
 type ReadMany<T> = (caller: Caller | null, ids: readonly number[]) => Promise<Map<number, T>>
 
+/** Ids bound in one statement: SQLite takes at most 32,766 parameters in one. */
+const MAX_BATCH_IDS = 1000
+
 /**
  * Per-operation batching (DataLoader): the nested lists and references asked for in one tick of
  * execution are read together, one service call per field and window, whatever the number of
  * parents. Batched, not cached: a read after a mutation in the same document sees the mutation.
  */
-/** Ids bound in one statement: SQLite takes at most 32,766 parameters in one. */
-const MAX_BATCH_IDS = 1000
-
 export class Loaders {
   private readonly loaders = new Map<string, DataLoader<number, unknown>>()
 

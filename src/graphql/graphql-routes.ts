@@ -6,7 +6,6 @@
 // CSRF refusal and error shapes follow the specification and the service's error vocabulary.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  getOperationAST,
   GraphQLError,
   type GraphQLFormattedError,
   NoSchemaIntrospectionCustomRule,
@@ -16,6 +15,7 @@ import {
   type ValidationRule,
 } from 'graphql'
 import fastifyWebsocket from '@fastify/websocket'
+import { handleProtocols } from 'graphql-ws'
 import mercurius from 'mercurius'
 import type { GraphQLConfig } from '../config.js'
 import { AppError } from '../errors.js'
@@ -23,7 +23,7 @@ import { errorHandler } from '../http/error-handler.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError, requestError } from './errors.js'
-import { type OperationParams, readParams } from './request-params.js'
+import { chooseOperation, type OperationParams, readParams } from './request-params.js'
 import { graphiqlRoutes } from './graphiql.js'
 import { queryLimitRules } from './limits.js'
 import type { RateLimitConsumer } from '../limits/rate-limit.js'
@@ -31,7 +31,7 @@ import type { TokensService } from '../tokens/tokens.service.js'
 import { attachSubscriptions, buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
 import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions.js'
 
-export const GRAPHQL_PATH = '/graphql'
+const GRAPHQL_PATH = '/graphql'
 
 /**
  * A document longer than this many tokens is refused by the parser before it is built. graphql's
@@ -111,7 +111,8 @@ export async function graphqlRoutes(
   // WebSockets close with 1001 when the server goes away, after what was queued for them is sent
   // (cut a second later if they do not close).
   await app.register(fastifyWebsocket, {
-    options: { maxPayload: config.subscriptions.maxMessageBytes },
+    // Only graphql-transport-ws is agreed; anything else is refused in the handshake.
+    options: { maxPayload: config.subscriptions.maxMessageBytes, handleProtocols },
     // A client's bad frame (too large, not UTF-8, unmasked) is its fault: ws has closed the socket
     // with the right code; it is logged at debug, not as a server error.
     errorHandler(error, socket, request) {
@@ -133,12 +134,13 @@ export async function graphqlRoutes(
     const params = readParams(request.query, 'query')
     // Only queries travel by GET: a mutation must not run from a link or an <img>.
     const refusal = refuseOutsideQuery(params)
+    if (refusal === OperationTypeNode.MUTATION) {
+      reply.header('allow', 'POST')
+      throw new AppError('METHOD_NOT_ALLOWED', 'Only queries may be sent with GET; send mutations with POST')
+    }
     if (refusal !== undefined) {
-      if (refusal === 'mutation') {
-        reply.header('allow', 'POST')
-        throw new AppError('METHOD_NOT_ALLOWED', 'Only queries may be sent with GET; send mutations with POST')
-      }
-      return send(reply, media, { outcome: 'request-error', body: { errors: [formatError(refusal, request)] } })
+      const error = refusal === OperationTypeNode.SUBSCRIPTION ? new GraphQLError(SUBSCRIPTIONS_ELSEWHERE) : refusal
+      return send(reply, media, { outcome: 'request-error', body: { errors: [formatError(error, request)] } })
     }
     return send(reply, media, await run(request, reply, params))
   } })
@@ -212,26 +214,20 @@ function send(reply: FastifyReply, media: MediaType, answer: Answer) {
 }
 
 /**
- * For GET: 'mutation' when the operation to run is not a query; a GraphQLError when the operation
+ * For GET: the operation's type when it is not a query; a GraphQLError when the operation
  * cannot be chosen; undefined when it is a query (or the document does not parse: the parser's
  * error is reported by the run itself).
  */
-function refuseOutsideQuery(params: OperationParams): 'mutation' | GraphQLError | undefined {
+function refuseOutsideQuery(params: OperationParams): OperationTypeNode.MUTATION | OperationTypeNode.SUBSCRIPTION | GraphQLError | undefined {
   let document
   try {
     document = parse(params.query, { maxTokens: MAX_TOKENS })
   } catch {
     return undefined
   }
-  const operation = getOperationAST(document, params.operationName)
-  if (operation === null || operation === undefined) {
-    return new GraphQLError(
-      params.operationName === undefined
-        ? 'Must provide operation name if query contains multiple operations.'
-        : `Unknown operation named "${params.operationName}".`,
-    )
-  }
-  return operation.operation === OperationTypeNode.QUERY ? undefined : 'mutation'
+  const operation = chooseOperation(document, params.operationName)
+  if (operation instanceof GraphQLError) return operation
+  return operation.operation === OperationTypeNode.QUERY ? undefined : operation.operation
 }
 
 /**
@@ -254,12 +250,14 @@ function jsonMasquerade(query: string): GraphQLError | undefined {
   return new GraphQLError('Syntax Error: the query is JSON, not a GraphQL document.')
 }
 
+const SUBSCRIPTIONS_ELSEWHERE = `Subscriptions are served over WebSocket at ${GRAPHQL_PATH} (graphql-transport-ws) or Server-Sent Events at ${STREAM_PATH} (graphql-sse)`
+
 /** A subscription sent over plain HTTP would run once and end: it is refused, and told where to go. */
 const NoSubscriptionsOverHttp: ValidationRule = (context) => ({
   OperationDefinition(node) {
     if (node.operation === OperationTypeNode.SUBSCRIPTION) {
       context.reportError(
-        new GraphQLError(`Subscriptions are served over WebSocket at ${GRAPHQL_PATH} (graphql-transport-ws) or Server-Sent Events at ${STREAM_PATH} (graphql-sse)`, { nodes: node }),
+        new GraphQLError(SUBSCRIPTIONS_ELSEWHERE, { nodes: node }),
       )
     }
   },

@@ -1,6 +1,7 @@
 // The parameters of a GraphQL request (GraphQL over HTTP §6): `query`, `variables`,
 // `operationName` and `extensions`, from a JSON body or a query string, checked once for every
 // transport that takes them over HTTP (POST and GET /graphql, and /graphql/stream).
+import { type DocumentNode, getOperationAST, GraphQLError, type OperationDefinitionNode } from 'graphql'
 import { AppError, type ErrorDetail } from '../errors.js'
 
 export interface OperationParams {
@@ -44,3 +45,13 @@ function parseJsonParam(value: unknown, field: string, problems: ErrorDetail[]):
 }
 
 const isPlainObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** The operation of the document that the request names, or why none can be chosen (in graphql-js's words). */
+export function chooseOperation(document: DocumentNode, operationName: string | undefined): OperationDefinitionNode | GraphQLError {
+  return (
+    getOperationAST(document, operationName) ??
+    new GraphQLError(
+      operationName === undefined ? 'Must provide operation name if query contains multiple operations.' : `Unknown operation named "${operationName}".`,
+    )
+  )
+}

@@ -14,7 +14,6 @@
 // request's logger (not 4500 and console.error); an event stream applies back-pressure, so a
 // slow SSE client fills our bounded queue instead of an unbounded one inside graphql-sse; and a
 // stream's connection slot is released when its socket closes, whatever the handler does.
-import { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   type ExecutionArgs,
@@ -29,23 +28,24 @@ import {
   type ValidationRule,
 } from 'graphql'
 import { createHandler as createSseHandler } from 'graphql-sse'
-import { CloseCode, type Context as WsContext, handleProtocols, makeServer } from 'graphql-ws'
+import { CloseCode, type Context as WsContext, makeServer } from 'graphql-ws'
 import type { WebSocket } from 'ws'
 import type { Caller } from '../caller.js'
 import type { GraphQLConfig } from '../config.js'
+import { isDatabaseBusy } from '../db/database-errors.js'
 import { AppError, isAppError } from '../errors.js'
-import type { RateLimitConsumer } from '../limits/rate-limit.js'
+import { callerKey, type RateLimitConsumer } from '../limits/rate-limit.js'
 import type { TokensService } from '../tokens/tokens.service.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
-import { type OperationParams, readParams } from './request-params.js'
+import { chooseOperation, type OperationParams, readParams } from './request-params.js'
 
 /** RFC 6455 §7.4.1: the subscriber broke a policy of the server (here: it fell too far behind). */
-export const CLOSE_TOO_SLOW = 1008
+const CLOSE_TOO_SLOW = 1008
 /** RFC 6455: the server is going away (shutting down). */
-export const CLOSE_GOING_AWAY = 1001
+const CLOSE_GOING_AWAY = 1001
 /** RFC 6455 (IANA registry): try again later — the caller holds too many connections now. */
-export const CLOSE_TRY_AGAIN_LATER = 1013
+const CLOSE_TRY_AGAIN_LATER = 1013
 
 export const STREAM_PATH = '/graphql/stream'
 
@@ -97,6 +97,7 @@ class FormattedError extends GraphQLError {
 }
 
 const badRequest = (message: string) => new FormattedError({ message, extensions: { code: 'BAD_REQUEST' } })
+const internalError = () => new FormattedError({ message: 'Internal server error', extensions: { code: 'INTERNAL_ERROR' } })
 
 /** Open connections per caller (user, or client address when anonymous). */
 class ConnectionCounter {
@@ -123,9 +124,6 @@ class ConnectionCounter {
   }
 }
 
-const callerKey = (request: FastifyRequest, caller: Caller | null): string =>
-  caller === null ? `ip:${normalizeIP(request.ip, 64)}` : `user:${caller.userId}`
-
 /**
  * Registers the SSE route and returns the WebSocket handler (for the GET /graphql route's
  * wsHandler), the shutdown step for WebSockets, and the stats.
@@ -149,15 +147,8 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
     }
     const errors = validate(options.schema(), document, [...specifiedRules, ...options.validationRules])
     if (errors.length > 0) return errors.map((error) => new FormattedError(formatError(error, request)))
-    if (getOperationAST(document, params.operationName) == null) {
-      return [
-        badRequest(
-          params.operationName === undefined
-            ? 'Must provide operation name if query contains multiple operations.'
-            : `Unknown operation named "${params.operationName}".`,
-        ),
-      ]
-    }
+    const operation = chooseOperation(document, params.operationName)
+    if (operation instanceof GraphQLError) return [badRequest(operation.message)]
     return { schema: options.schema(), document, variableValues: params.variables, operationName: params.operationName, contextValue: context }
   }
 
@@ -179,7 +170,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
     schema: options.schema(),
     connectionInitWaitTimeout: limits.initTimeoutMs,
 
-    onConnect: async (ctx: SocketContext) => {
+    onConnect: guarded(false, async (ctx: SocketContext) => {
       const { socket, request } = ctx.extra
       const unauthorized = (message: string) => {
         socket.close(CloseCode.Unauthorized, message.slice(0, 120))
@@ -216,9 +207,9 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       request.caller = caller
       ctx.extra.caller = caller
       return true
-    },
+    }),
 
-    onSubscribe: async (ctx: SocketContext, _id, payload) => {
+    onSubscribe: guarded([internalError()], async (ctx: SocketContext, _id: string, payload: unknown) => {
       const { socket, request } = ctx.extra
       const caller = ctx.extra.caller ?? null
       if (Object.keys(ctx.subscriptions).length > limits.maxPerConnection) {
@@ -238,14 +229,36 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       }
       const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
       return prepare(request, params, { caller, loaders: new Loaders(caller), stream: streamOptions(request, drop) })
-    },
+    }),
 
     onNext: (ctx: SocketContext, _id, _payload, _args, result) => formatResult(ctx.extra.request, result),
   })
 
+  /**
+   * Runs a protocol hook; a failure of ours (not of the client's message) is logged as an error
+   * and closes the socket as the protocol says for server errors (4500), or asks the client to
+   * come back later (1013) when the database is busy. graphql-ws would take it for a bad message.
+   */
+  function guarded<A extends unknown[], R>(refused: R, hook: (ctx: SocketContext, ...args: A) => Promise<R>) {
+    return async (ctx: SocketContext, ...args: A): Promise<R> => {
+      try {
+        return await hook(ctx, ...args)
+      } catch (error) {
+        const { socket, request } = ctx.extra
+        if (isDatabaseBusy(error)) {
+          request.log.warn({ err: error }, 'database busy')
+          socket.close(CLOSE_TRY_AGAIN_LATER, 'The database is busy; retry in a moment')
+        } else {
+          request.log.error({ err: error }, 'subscription server failed')
+          socket.close(CloseCode.InternalServerError, `Internal server error; quote request id ${request.id}`)
+        }
+        return refused
+      }
+    }
+  }
+
   /** @fastify/websocket's handler for one upgraded socket: the protocol server, keep-alive pings, and quiet faults. */
-  function wsHandler(this: FastifyInstance, socket: WebSocket, request: FastifyRequest): void {
-    this.websocketServer.options.handleProtocols = handleProtocols
+  function wsHandler(socket: WebSocket, request: FastifyRequest): void {
     let pongWait: NodeJS.Timeout | undefined
     const pinger =
       limits.keepAliveMs > 0
@@ -268,8 +281,9 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
         onMessage: (handle) =>
           socket.on('message', (data: Buffer) => {
             handle(data.toString()).catch((error: unknown) => {
-              // graphql-ws throws for a message out of protocol (a client sending `next`): the
-              // client's fault, said with 4400, not the 4500 of a server error.
+              // Our hooks catch their own failures (guarded), so what reaches here is graphql-ws
+              // refusing a message out of protocol (a client sending `next`): the client's fault,
+              // said with 4400, not the 4500 of a server error.
               request.log.debug({ err: error }, 'WebSocket message out of protocol')
               if (socket.readyState === socket.OPEN) socket.close(CloseCode.BadRequest, 'Invalid message')
             })

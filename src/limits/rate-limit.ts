@@ -4,6 +4,7 @@
 // draft's RateLimit-Policy and RateLimit; past the allowance, 429 RATE_LIMITED with Retry-After.
 import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { Caller } from '../caller.js'
 import { AppError } from '../errors.js'
 
 export interface RateLimitPolicy {
@@ -17,8 +18,11 @@ export interface RateLimitPolicy {
 /** An IPv6 client holds a whole /64: counted as one address, it cannot step around its allowance. */
 const IPV6_PREFIX_BITS = 64
 
-const keyOf = (request: FastifyRequest): string =>
-  request.caller === null ? `ip:${normalizeIP(request.ip, IPV6_PREFIX_BITS)}` : `user:${request.caller.userId}`
+/** Whom an allowance belongs to: the user when signed in, else the client's address (its /64 for IPv6). */
+export const callerKey = (request: FastifyRequest, caller: Caller | null): string =>
+  caller === null ? `ip:${normalizeIP(request.ip, IPV6_PREFIX_BITS)}` : `user:${caller.userId}`
+
+const keyOf = (request: FastifyRequest): string => callerKey(request, request.caller)
 
 /** Counts one more request for the request's caller, outside HTTP (a WebSocket subscribe message). */
 export type RateLimitConsumer = (request: FastifyRequest) => Promise<RateLimitVerdict>

@@ -155,33 +155,49 @@ describe('threadline serve', () => {
     }
   })
 
-  it('on SIGTERM, delivers what was in flight, closes subscribers\' WebSockets with 1001 and exits 0', async () => {
+  it('on SIGTERM, delivers what was acknowledged, closes subscribers\' WebSockets with 1001 and exits 0', async () => {
     const fresh = tempDatabaseUrl()
-    const { child, address } = await startServe({ DATABASE_URL: fresh.url })
+    const { child, address } = await startServe({ DATABASE_URL: fresh.url, GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '100' })
     try {
       const token = (await threadline(['tokens', 'create', '--user', '2'], { DATABASE_URL: fresh.url })).stdout.trim()
-      const socket = new WebSocket(`${address.replace('http', 'ws')}/graphql`, 'graphql-transport-ws')
-      const messages: { type: string; payload?: unknown }[] = []
-      socket.on('message', (data: Buffer) => messages.push(JSON.parse(data.toString()) as (typeof messages)[number]))
-      const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)))
-      await new Promise((resolve) => socket.on('open', resolve))
-      socket.send(JSON.stringify({ type: 'connection_init' }))
-      // The protocol closes a socket that subscribes before its connection_ack (4401).
-      while (!messages.some((m) => m.type === 'connection_ack')) await new Promise((resolve) => setTimeout(resolve, 10))
-      socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } }))
-      // No acknowledgement exists for a subscribe; give the server a moment to open it.
-      await new Promise((resolve) => setTimeout(resolve, 300))
-
-      const created = await fetch(`${address}/api/v1/users/1/posts/1/comments`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ content: 'last words' }),
-      })
-      expect(created.status).toBe(201)
+      const subscribers = await Promise.all(
+        Array.from({ length: 50 }, async () => {
+          const socket = new WebSocket(`${address.replace('http', 'ws')}/graphql`, 'graphql-transport-ws')
+          const contents: string[] = []
+          let acknowledged = false
+          socket.on('message', (data: Buffer) => {
+            const message = JSON.parse(data.toString()) as { type: string; payload?: { data: { commentAdded: { content: string } } } }
+            if (message.type === 'connection_ack') acknowledged = true
+            if (message.type === 'next' && message.payload) contents.push(message.payload.data.commentAdded.content)
+          })
+          const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)))
+          await new Promise((resolve) => socket.on('open', resolve))
+          socket.send(JSON.stringify({ type: 'connection_init' }))
+          // The protocol closes a socket that subscribes before its connection_ack (4401).
+          while (!acknowledged) await new Promise((resolve) => setTimeout(resolve, 10))
+          socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } }))
+          return { contents, closed }
+        }),
+      )
+      const comment = (content: string) =>
+        fetch(`${address}/api/v1/users/1/posts/1/comments`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ content }),
+        })
+      // A subscribe has no acknowledgement: comment until every subscriber has heard one.
+      while (subscribers.some((s) => s.contents.length === 0)) {
+        expect((await comment('warm-up')).status).toBe(201)
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      // The signal follows the 201 at once, while the deliveries to 50 sockets may be on their way.
+      expect((await comment('last words')).status).toBe(201)
       const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
       child.kill('SIGTERM')
-      expect(await closed).toBe(1001)
-      expect(messages.filter((m) => m.type === 'next')).toEqual([{ id: '1', type: 'next', payload: { data: { commentAdded: { content: 'last words' } } } }])
+      for (const subscriber of subscribers) {
+        expect(await subscriber.closed).toBe(1001)
+        expect(subscriber.contents.at(-1)).toBe('last words')
+      }
       expect(await exited).toBe(0)
     } finally {
       child.kill('SIGKILL')

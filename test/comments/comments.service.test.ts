@@ -2,6 +2,7 @@
 // (and goes with the post) or finds no post (404). Never a foreign-key failure: the service checks
 // the post and inserts in one transaction.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import SqliteDatabase from 'better-sqlite3'
 import { createCommentsService } from '../../src/comments/comments.service.js'
 import { createMemoryEvents } from '../../src/events/memory-events.js'
 import { isAppError } from '../../src/errors.js'
@@ -54,16 +55,20 @@ describe('comments service', () => {
     const comments = createCommentsService({ db, events })
     const bob = { userId: t.bob.id, role: 'user' as const, tokenId: 0 }
     const post = await createPostsService({ db }).create(bob, t.bob.id, { title: 'Events', content: 'x' })
+    // Another connection, read synchronously while the listener runs: it sees only what is committed.
+    const other = new SqliteDatabase(t.config.database.path, { readonly: true })
     const seen: { committed: boolean; id: number }[] = []
     events.subscribe('commentAdded', (event) => {
-      // Read through another connection: the comment is already there for everyone.
-      const committed = t.database.db.selectFrom('comments').select('id').where('id', '=', event.comment.id).executeTakeFirst()
-      void committed.then((row) => seen.push({ committed: row !== undefined, id: event.comment.id }))
+      const row = other.prepare('select id from comments where id = ?').get(event.comment.id)
+      seen.push({ committed: row !== undefined, id: event.comment.id })
     })
-    const comment = await comments.create(bob, { postId: post.id }, { content: 'hello' })
-    await expect(comments.create(bob, { postId: 999_999 }, { content: 'lost' })).rejects.toMatchObject({ code: 'NOT_FOUND' })
-    await expect(comments.create(null, { postId: post.id }, { content: 'anonymous' })).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    expect(seen).toEqual([{ committed: true, id: comment.id }])
+    try {
+      const comment = await comments.create(bob, { postId: post.id }, { content: 'hello' })
+      await expect(comments.create(bob, { postId: 999_999 }, { content: 'lost' })).rejects.toMatchObject({ code: 'NOT_FOUND' })
+      await expect(comments.create(null, { postId: post.id }, { content: 'anonymous' })).rejects.toMatchObject({ code: 'UNAUTHENTICATED' })
+      expect(seen).toEqual([{ committed: true, id: comment.id }])
+    } finally {
+      other.close()
+    }
   })
 })

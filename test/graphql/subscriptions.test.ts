@@ -173,13 +173,24 @@ describe('commentAdded', () => {
     expect(response.status).toBe(400)
     const body = (await response.json()) as { errors: { extensions: { code: string } }[] }
     expect(body.errors[0]?.extensions.code).toBe('BAD_REQUEST')
+    const costly = await fetch(`${s.http}/graphql/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: 'subscription { commentAdded { post { author { posts(limit: 100) { comments(limit: 100) { author { posts(limit: 100) { id } } } } } } } }' }),
+    })
+    expect(costly.status).toBe(400)
+    expect(((await costly.json()) as { errors: { extensions: { limit?: string } }[] }).errors.map((e) => e.extensions.limit)).toContain('cost')
     const notStream = await s.t.request({ method: 'GET', url: '/graphql/stream?query=subscription{commentAdded{id}}' })
     expect(notStream.statusCode).toBe(406)
   })
 
-  it('refuses a subscription sent over plain HTTP, telling where to send it', async () => {
-    const response = await s.t.request({ method: 'POST', url: '/graphql', json: { query: 'subscription { commentAdded { id } }' } })
-    expect(response.json().errors[0]).toMatchObject({ message: expect.stringContaining('WebSocket') as string, extensions: { code: 'BAD_REQUEST' } })
+  it('refuses a subscription sent over plain HTTP, POST or GET, telling where to send it', async () => {
+    const post = await s.t.request({ method: 'POST', url: '/graphql', json: { query: 'subscription { commentAdded { id } }' } })
+    const get = await s.t.request({ method: 'GET', url: `/graphql?query=${encodeURIComponent('subscription { commentAdded { id } }')}` })
+    for (const response of [post, get]) {
+      expect(response.statusCode).toBe(200)
+      expect(response.json().errors[0]).toMatchObject({ message: expect.stringContaining('WebSocket') as string, extensions: { code: 'BAD_REQUEST' } })
+    }
   })
 
   it('applies the endpoint\'s validation and limits to WebSocket documents', async () => {
@@ -190,13 +201,17 @@ describe('commentAdded', () => {
     raw.send({ id: 'a', type: 'subscribe', payload: { query: 'subscription { commentAdded { nope } }' } })
     raw.send({ id: 'b', type: 'subscribe', payload: { query: 'subscription { commentAdded { post { author { posts { author { posts { author { posts { author { posts { author { id } } } } } } } } } } } }' } })
     raw.send({ id: 'c', type: 'subscribe', payload: { query: 'subscription { a: commentAdded { id } b: commentAdded { id } }' } })
-    await until(() => raw.messages.filter((m) => m.type === 'error').length === 3)
+    raw.send({ id: 'd', type: 'subscribe', payload: { query: 'subscription { commentAdded { post { author { posts(limit: 100) { comments(limit: 100) { author { posts(limit: 100) { id } } } } } } } }' } })
+    raw.send({ id: 'e', type: 'subscribe', payload: { query: `subscription { commentAdded { ${Array.from({ length: 16 }, (_, i) => `a${i}: id`).join(' ')} } }` } })
+    await until(() => raw.messages.filter((m) => m.type === 'error').length === 5)
     const errors: Record<string, { extensions: Record<string, unknown> }[]> = Object.fromEntries(
       raw.messages.filter((m) => m.type === 'error').map((m) => [m.id, m.payload as { extensions: Record<string, unknown> }[]]),
     )
     expect(errors.a?.[0]?.extensions.code).toBe('BAD_REQUEST')
     expect(errors.b?.map((e) => e.extensions.limit)).toContain('depth')
     expect(errors.c?.[0]?.extensions.code).toBe('BAD_REQUEST')
+    expect(errors.d?.map((e) => e.extensions.limit)).toContain('cost')
+    expect(errors.e?.map((e) => e.extensions.limit)).toContain('aliases')
     raw.socket.close()
   })
 
@@ -427,14 +442,33 @@ describe('subscription limits', () => {
       await until(() => raw.messages.some((m) => m.type === 'connection_ack'))
       // One at a time: @fastify/rate-limit's in-memory store reads its counter after an await, so
       // calls that overlap all see the last count.
-      for (const id of ['1', '2', '3']) {
-        raw.send({ id, type: 'subscribe', payload: { query: 'subscription { commentAdded { id } }' } })
-        await settle()
-      }
+      raw.send({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { id } }' } })
+      await subscribed(s.t, 1)
+      raw.send({ id: '2', type: 'subscribe', payload: { query: 'subscription { commentAdded { id } }' } })
+      await subscribed(s.t, 2)
+      raw.send({ id: '3', type: 'subscribe', payload: { query: 'subscription { commentAdded { id } }' } })
+      await until(() => raw.messages.some((m) => m.type === 'error'))
+      await settle()
+      expect(s.t.app.subscriptionStats.subscriptions).toBe(2)
       const errors = raw.messages.filter((m) => m.type === 'error')
       expect(errors).toHaveLength(1)
       expect(errors[0]).toMatchObject({ id: '3', payload: [{ extensions: { code: 'RATE_LIMITED' } }] })
       raw.socket.close()
+    } finally {
+      await s.t.close()
+    }
+  })
+
+  it('drops a client that does not answer a ping in time', async () => {
+    const s = await listening({ GRAPHQL_WS_KEEPALIVE_MS: '100' })
+    try {
+      const socket = new WebSocket(s.ws, 'graphql-transport-ws', { autoPong: false })
+      const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)))
+      await new Promise((resolve) => socket.on('open', resolve))
+      socket.send(JSON.stringify({ type: 'connection_init' }))
+      // Terminated, not closed: no close frame, so the client sees 1006.
+      expect(await closed).toBe(1006)
+      await until(() => s.t.app.subscriptionStats.connections === 0)
     } finally {
       await s.t.close()
     }
