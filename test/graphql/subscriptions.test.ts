@@ -433,6 +433,26 @@ describe('subscription limits', () => {
     expect(serious).toEqual([])
   })
 
+  it('closes with 4500 and logs an error when our side fails, not blaming the client', async () => {
+    const lines: string[] = []
+    const s = await listening({ LOG_LEVEL: 'error' }, { logStream: { write: (line) => lines.push(line) } })
+    try {
+      // The store fails under the token check (its table is gone).
+      await s.t.database.db.schema.dropTable('tokens').execute()
+      const raw = rawSocket(s.ws)
+      await raw.opened
+      raw.send({ type: 'connection_init', payload: { authorization: `Bearer ${s.t.tokens.alice}` } })
+      const closed = await raw.closed
+      expect(closed.code).toBe(4500)
+      expect(closed.reason).toMatch(/^Internal server error; quote request id /)
+      expect(closed.reason).not.toMatch(/tokens|SQL/i)
+    } finally {
+      await s.t.close()
+    }
+    const errors = lines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message: string } }).filter((entry) => entry.level >= 50)
+    expect(errors).toEqual([expect.objectContaining({ msg: 'subscription server failed', err: expect.objectContaining({ message: expect.stringContaining('no such table') as string }) as object })])
+  })
+
   it('counts subscribe messages against the rate limit', async () => {
     const s = await listening({ RATE_LIMIT_MAX: '3' })
     try {
