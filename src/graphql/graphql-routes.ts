@@ -2,8 +2,11 @@
 // (or a JSON array of up to maxBatch operations), GET /graphql?query=... for queries only, and
 // the answer as application/json or application/graphql-response+json, as the client accepts.
 //
-// Mercurius runs the documents (parse cache, validation with our limit rules, graphql-jit); the HTTP side is ours, so that content negotiation, status codes,
-// CSRF refusal and error shapes follow the specification and the service's error vocabulary.
+// Mercurius runs the documents (parse cache, validation with our limit rules, graphql-jit); the
+// HTTP side is ours, so that content negotiation, status codes, CSRF refusal and error shapes
+// follow the specification and the service's error vocabulary. Subscriptions (WebSocket on the
+// same path, SSE on /graphql/stream) are in subscriptions.ts.
+import fastifyWebsocket from '@fastify/websocket'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import {
   GraphQLError,
@@ -14,20 +17,19 @@ import {
   printSchema,
   type ValidationRule,
 } from 'graphql'
-import fastifyWebsocket from '@fastify/websocket'
 import { handleProtocols } from 'graphql-ws'
 import mercurius from 'mercurius'
 import type { GraphQLConfig } from '../config.js'
 import { AppError } from '../errors.js'
 import { errorHandler } from '../http/error-handler.js'
+import type { RateLimitConsumer } from '../limits/rate-limit.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
+import type { TokensService } from '../tokens/tokens.service.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError, requestError } from './errors.js'
-import { chooseOperation, type OperationParams, readParams } from './request-params.js'
 import { graphiqlRoutes } from './graphiql.js'
 import { queryLimitRules } from './limits.js'
-import type { RateLimitConsumer } from '../limits/rate-limit.js'
-import type { TokensService } from '../tokens/tokens.service.js'
+import { chooseOperation, type OperationParams, readParams } from './request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
 import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions.js'
 
@@ -44,7 +46,6 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8'
 
 type MediaType = typeof JSON_TYPE | typeof GRAPHQL_RESPONSE_TYPE
-
 
 interface Answer {
   /** 'request-error': the document or variables were refused before execution. */
@@ -129,21 +130,27 @@ export async function graphqlRoutes(
   exposeStats(subscriptions.stats)
 
   // GET: queries over HTTP, and the WebSocket upgrade for subscriptions (graphql-transport-ws).
-  app.route({ method: 'GET', url: GRAPHQL_PATH, config: { access: 'public', refusesTokensInProtocol: true }, wsHandler: subscriptions.wsHandler, handler: async (request, reply) => {
-    const media = negotiate(request.headers.accept)
-    const params = readParams(request.query, 'query')
-    // Only queries travel by GET: a mutation must not run from a link or an <img>.
-    const refusal = refuseOutsideQuery(params)
-    if (refusal === OperationTypeNode.MUTATION) {
-      reply.header('allow', 'POST')
-      throw new AppError('METHOD_NOT_ALLOWED', 'Only queries may be sent with GET; send mutations with POST')
-    }
-    if (refusal !== undefined) {
-      const error = refusal === OperationTypeNode.SUBSCRIPTION ? new GraphQLError(SUBSCRIPTIONS_ELSEWHERE) : refusal
-      return send(reply, media, { outcome: 'request-error', body: { errors: [formatError(error, request)] } })
-    }
-    return send(reply, media, await run(request, reply, params))
-  } })
+  app.route({
+    method: 'GET',
+    url: GRAPHQL_PATH,
+    config: { access: 'public', refusesTokensInProtocol: true },
+    wsHandler: subscriptions.wsHandler,
+    handler: async (request, reply) => {
+      const media = negotiate(request.headers.accept)
+      const params = readParams(request.query, 'query')
+      // Only queries travel by GET: a mutation must not run from a link or an <img>.
+      const refusal = refuseOutsideQuery(params)
+      if (refusal === OperationTypeNode.MUTATION) {
+        reply.header('allow', 'POST')
+        throw new AppError('METHOD_NOT_ALLOWED', 'Only queries may be sent with GET; send mutations with POST')
+      }
+      if (refusal !== undefined) {
+        const error = refusal === OperationTypeNode.SUBSCRIPTION ? new GraphQLError(SUBSCRIPTIONS_ELSEWHERE) : refusal
+        return send(reply, media, { outcome: 'request-error', body: { errors: [formatError(error, request)] } })
+      }
+      return send(reply, media, await run(request, reply, params))
+    },
+  })
 
   if (config.introspection) {
     const sdl = `${printSchema(app.graphql.schema)}\n`
