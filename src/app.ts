@@ -12,6 +12,7 @@ import type { Config } from './config.js'
 import { type Database, openDatabase } from './db/create-database.js'
 import type { Events } from './events/events.js'
 import { createMemoryEvents } from './events/memory-events.js'
+import { requestError } from './graphql/errors.js'
 import { graphqlRoutes } from './graphql/graphql-routes.js'
 import type { SubscriptionStats } from './graphql/subscriptions.js'
 import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
@@ -89,7 +90,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   // (which counts redirects and refusals too); trailing-slash redirects; who may reach the route;
   // caching and compression of the answer.
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
-  registerErrorHandling(app)
+  registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
   registerRequestContext(app)
   registerContentTypes(app)
   requireRouteAccess(app)

@@ -21,12 +21,11 @@ import { handleProtocols } from 'graphql-ws'
 import mercurius from 'mercurius'
 import type { GraphQLConfig } from '../config.js'
 import { AppError } from '../errors.js'
-import { errorHandler } from '../http/error-handler.js'
 import type { RateLimitConsumer } from '../limits/rate-limit.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
 import type { TokensService } from '../tokens/tokens.service.js'
 import { type GraphQLContext, Loaders } from './context.js'
-import { formatError, requestError } from './errors.js'
+import { formatError } from './errors.js'
 import { graphiqlRoutes } from './graphiql.js'
 import { queryLimitRules } from './limits.js'
 import { chooseOperation, type OperationParams, readParams } from './request-params.js'
@@ -88,10 +87,8 @@ export async function graphqlRoutes(
   })
 
   // Errors raised before the resolvers run (bad JSON, a refused token, the rate limit) are
-  // GraphQL responses too, with the status that says what happened.
-  app.setErrorHandler(errorHandler((error) => ({ errors: [requestError(error)] })))
-
-  app.post(GRAPHQL_PATH, { config: { access: 'public' } }, async (request, reply) => {
+  // GraphQL responses too (`errorBody: 'graphql'`), with the status that says what happened.
+  app.post(GRAPHQL_PATH, { config: { access: 'public', errorBody: 'graphql' } }, async (request, reply) => {
     requireJsonBody(request)
     const media = negotiate(request.headers.accept)
     if (Array.isArray(request.body)) return sendBatch(request, reply, media, request.body)
@@ -133,7 +130,7 @@ export async function graphqlRoutes(
   app.route({
     method: 'GET',
     url: GRAPHQL_PATH,
-    config: { access: 'public', refusesTokensInProtocol: true },
+    config: { access: 'public', errorBody: 'graphql', refusesTokensInProtocol: true },
     wsHandler: subscriptions.wsHandler,
     handler: async (request, reply) => {
       const media = negotiate(request.headers.accept)

@@ -30,19 +30,24 @@ const CODE_BY_STATUS = new Map<number, ErrorCode>(
   Object.entries(ERROR_STATUS).map(([code, status]) => [status, code as ErrorCode]),
 )
 
-/** How an error is written in the body: the REST error envelope, or (at /graphql) a GraphQL `errors` list. */
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** How the route's errors are written: the REST envelope (the default), or GraphQL's `errors` list. */
+    errorBody?: 'graphql'
+  }
+}
+
+/** How an error is written in the body. */
 export type ErrorRenderer = (error: AppError) => unknown
 
 const restBody: ErrorRenderer = (error) => errorBody(error.code, error.message, error.details)
 
-/** Fastify's error handler, writing bodies with `render`. */
-export function errorHandler(render: ErrorRenderer = restBody) {
-  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void =>
+/** One error handler for every route; a route that says `config.errorBody: 'graphql'` gets `renderers.graphql`. */
+export function registerErrorHandling(app: FastifyInstance, renderers: { graphql: ErrorRenderer }): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const render = request.routeOptions.config.errorBody === 'graphql' ? renderers.graphql : restBody
     sendError(toAppError(error, request), request, reply, render)
-}
-
-export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler(errorHandler())
+  })
 
   app.setNotFoundHandler((request, reply) =>
     sendError(new AppError('NOT_FOUND', `No resource at ${request.method} ${request.url.split('?')[0]}`), request, reply),

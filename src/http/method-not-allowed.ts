@@ -10,10 +10,14 @@ const ANSWERED: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH',
 /** Starts recording routes; call the returned function after the last route is registered. */
 export function trackAllowedMethods(app: FastifyInstance, options: { answerOptions: boolean }): () => void {
   const methodsByUrl = new Map<string, Set<string>>()
+  // A 405 is written like the path's other errors (GraphQL's shape at /graphql).
+  const errorBodyByUrl = new Map<string, 'graphql'>()
   app.addHook('onRoute', (route) => {
     const methods = methodsByUrl.get(route.url) ?? new Set<string>()
     for (const method of [route.method].flat()) methods.add(method)
     methodsByUrl.set(route.url, methods)
+    const errorBody = route.config?.errorBody
+    if (errorBody !== undefined) errorBodyByUrl.set(route.url, errorBody)
   })
 
   return () => {
@@ -28,7 +32,7 @@ export function trackAllowedMethods(app: FastifyInstance, options: { answerOptio
       app.route({
         method: missing,
         url,
-        config: { access: 'public' },
+        config: { access: 'public', errorBody: errorBodyByUrl.get(url) },
         handler: async (request, reply) => {
           reply.header('allow', allow)
           throw new AppError('METHOD_NOT_ALLOWED', `${request.method} is not served here; use ${allow}`)

@@ -187,6 +187,19 @@ describe('the GraphQL endpoint', () => {
     })
   })
 
+  describe('other methods', () => {
+    it('answers a method /graphql does not serve with 405, Allow, and a GraphQL error body', async () => {
+      for (const method of ['PUT', 'PATCH', 'DELETE'] as const) {
+        const response = await t.request({ method, url: '/graphql', json: { query: '{ __typename }' } })
+        expect(response.statusCode).toBe(405)
+        expect(response.headers.allow).toBe('GET, HEAD, POST, OPTIONS')
+        expect(response.json()).toEqual({ errors: [{ message: expect.stringContaining(method) as string, extensions: { code: 'METHOD_NOT_ALLOWED' } }] })
+      }
+      const rest = await t.request({ method: 'PUT', url: '/api/v1/users' })
+      expect(rest.json().error.code).toBe('METHOD_NOT_ALLOWED')
+    })
+  })
+
   describe('schema and GraphiQL', () => {
     it('serves the schema as SDL', async () => {
       const response = await t.request({ method: 'GET', url: '/graphql/schema.graphql' })
