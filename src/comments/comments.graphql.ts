@@ -1,14 +1,12 @@
 // GraphQL adapter for comments: the Comment type, the comments of a post and of a user, and the
 // comment mutations (the author is always the caller), each one service call.
-import { AppError, notFound } from '../errors.js'
+import { AppError } from '../errors.js'
 import type { CommentAdded } from '../events/events.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
-import type { GraphQLContext, WindowArgs } from '../graphql/context.js'
+import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
 import { parseId } from '../ids.js'
 import type { Post } from '../posts/posts.schemas.js'
-import type { PostsService } from '../posts/posts.service.js'
 import type { User } from '../users/users.schemas.js'
-import type { UsersService } from '../users/users.service.js'
 import { assertValid } from '../validation.js'
 import { type Comment, type CreateCommentInput, CreateCommentBody, type UpdateCommentInput, UpdateCommentBody } from './comments.schemas.js'
 import type { CommentsService } from './comments.service.js'
@@ -61,7 +59,7 @@ extend type Mutation {
 /** A Comment as resolvers see it: as the service returns it, or as an event carries it (with its author and post). */
 type CommentSource = Comment & { authorUser?: User; postObject?: Post }
 
-export function commentsResolvers(comments: CommentsService, posts: PostsService, users: UsersService) {
+export function commentsResolvers(comments: CommentsService, userById: Reference<User>, postById: Reference<Post>) {
   return {
     Post: {
       comments: (post: Post, args: WindowArgs, context: GraphQLContext) =>
@@ -73,10 +71,8 @@ export function commentsResolvers(comments: CommentsService, posts: PostsService
     },
     Comment: {
       // A comment delivered by a subscription carries its author and post, read when it was made.
-      author: (comment: CommentSource, _args: unknown, context: GraphQLContext) =>
-        comment.authorUser ?? context.loaders.one('User', comment.authorId, (caller, ids) => users.getMany(caller, ids), () => notFound('User')),
-      post: (comment: CommentSource, _args: unknown, context: GraphQLContext) =>
-        comment.postObject ?? context.loaders.one('Post', comment.postId, (caller, ids) => posts.getMany(caller, ids), () => notFound('Post')),
+      author: (comment: CommentSource, _args: unknown, context: GraphQLContext) => comment.authorUser ?? userById(context, comment.authorId),
+      post: (comment: CommentSource, _args: unknown, context: GraphQLContext) => comment.postObject ?? postById(context, comment.postId),
     },
     Mutation: {
       addComment: (_: unknown, args: { input: { postId: string; content: string } }, context: GraphQLContext) => {

@@ -19,6 +19,9 @@ export interface WindowArgs {
   page?: number | null
 }
 
+/** An object by id, read in the operation's batch (`userReference` in users.graphql.ts). */
+export type Reference<T> = (context: GraphQLContext, id: number) => Promise<T>
+
 type ReadWindow<T> = (caller: Caller | null, parentIds: readonly number[], window: ListWindow) => Promise<Map<number, T[]>>
 type ReadMany<T> = (caller: Caller | null, ids: readonly number[]) => Promise<Map<number, T>>
 

@@ -5,11 +5,11 @@ import type { IResolvers } from 'mercurius'
 import { requireSignedIn } from '../caller.js'
 import { commentsResolvers, commentsSubscriptions, commentsTypeDefs } from '../comments/comments.graphql.js'
 import type { CommentsService } from '../comments/comments.service.js'
-import { postsResolvers, postsTypeDefs } from '../posts/posts.graphql.js'
+import { postReference, postsResolvers, postsTypeDefs } from '../posts/posts.graphql.js'
 import type { PostsService } from '../posts/posts.service.js'
 import { todosResolvers, todosTypeDefs } from '../todos/todos.graphql.js'
 import type { TodosService } from '../todos/todos.service.js'
-import { usersResolvers, usersTypeDefs } from '../users/users.graphql.js'
+import { userReference, usersResolvers, usersTypeDefs } from '../users/users.graphql.js'
 import type { UsersService } from '../users/users.service.js'
 import type { GraphQLContext } from './context.js'
 
@@ -49,11 +49,12 @@ type Resolver = (parent: never, args: never, context: GraphQLContext, info: neve
 type ResolverMap = Record<string, Record<string, Resolver>>
 
 export function buildResolvers(services: GraphQLServices): IResolvers {
+  const userById = userReference(services.users)
   const parts: ResolverMap[] = [
     usersResolvers(services.users),
-    postsResolvers(services.posts, services.users),
-    commentsResolvers(services.comments, services.posts, services.users),
-    todosResolvers(services.todos, services.users),
+    postsResolvers(services.posts, userById),
+    commentsResolvers(services.comments, userById, postReference(services.posts)),
+    todosResolvers(services.todos, userById),
   ]
   const merged: ResolverMap = { Query: {}, Mutation: {} }
   for (const part of parts) {

@@ -2,11 +2,10 @@
 // is always the caller), each one service call; lists and references read in batches.
 import { requireSignedIn } from '../caller.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
-import type { GraphQLContext, WindowArgs } from '../graphql/context.js'
+import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
 import { notFound } from '../errors.js'
 import { parseId } from '../ids.js'
 import type { User } from '../users/users.schemas.js'
-import type { UsersService } from '../users/users.service.js'
 import { assertValid } from '../validation.js'
 import { type CreatePostInput, CreatePostBody, type Post, type UpdatePostInput, UpdatePostBody } from './posts.schemas.js'
 import type { PostsService } from './posts.service.js'
@@ -64,7 +63,13 @@ extend type Mutation {
 }
 `
 
-export function postsResolvers(posts: PostsService, users: UsersService) {
+/** A Post by id, in the operation's batch, if the caller may see it; else NOT_FOUND at its field. */
+export const postReference =
+  (posts: PostsService): Reference<Post> =>
+  (context, id) =>
+    context.loaders.one('Post', id, (caller, ids) => posts.getMany(caller, ids), () => notFound('Post'))
+
+export function postsResolvers(posts: PostsService, userById: Reference<User>) {
   return {
     Query: {
       post: (_: unknown, args: { id: string }, context: GraphQLContext) => posts.get(context.caller, undefined, args.id),
@@ -74,8 +79,7 @@ export function postsResolvers(posts: PostsService, users: UsersService) {
         context.loaders.list('User.posts', args, user.id, (caller, ids, window) => posts.listOfUsers(caller, ids, window)),
     },
     Post: {
-      author: (post: Post, _args: unknown, context: GraphQLContext) =>
-        context.loaders.one('User', post.userId, (caller, ids) => users.getMany(caller, ids), () => notFound('User')),
+      author: (post: Post, _args: unknown, context: GraphQLContext) => userById(context, post.userId),
     },
     Mutation: {
       createPost: (_: unknown, args: { input: CreatePostInput }, context: GraphQLContext) => {

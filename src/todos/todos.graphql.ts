@@ -1,12 +1,10 @@
 // GraphQL adapter for todos: the Todo type, a user's todos, and the todo mutations (a new todo
 // is the caller's), each one service call.
 import { requireSignedIn } from '../caller.js'
-import { notFound } from '../errors.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
-import type { GraphQLContext, WindowArgs } from '../graphql/context.js'
+import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
 import { parseId } from '../ids.js'
 import type { User } from '../users/users.schemas.js'
-import type { UsersService } from '../users/users.service.js'
 import { assertValid } from '../validation.js'
 import { type CreateTodoInput, CreateTodoBody, type Todo, type UpdateTodoInput, UpdateTodoBody } from './todos.schemas.js'
 import type { TodosService } from './todos.service.js'
@@ -42,15 +40,14 @@ extend type Mutation {
 }
 `
 
-export function todosResolvers(todos: TodosService, users: UsersService) {
+export function todosResolvers(todos: TodosService, userById: Reference<User>) {
   return {
     User: {
       todos: (user: User, args: WindowArgs, context: GraphQLContext) =>
         context.loaders.list('User.todos', args, user.id, (caller, ids, window) => todos.listOfUsers(caller, ids, window)),
     },
     Todo: {
-      user: (todo: Todo, _args: unknown, context: GraphQLContext) =>
-        context.loaders.one('User', todo.userId, (caller, ids) => users.getMany(caller, ids), () => notFound('User')),
+      user: (todo: Todo, _args: unknown, context: GraphQLContext) => userById(context, todo.userId),
     },
     Mutation: {
       addTodo: (_: unknown, args: { text: string }, context: GraphQLContext) => {

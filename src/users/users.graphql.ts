@@ -2,11 +2,12 @@
 // The input is checked with the same schemas as the REST bodies.
 import type { GraphQLResolveInfo } from 'graphql'
 import { collectionArgsSdl, type CollectionArgs, filterInputSdl, toCollectionQuery, toPageResult } from '../graphql/collection-args.js'
-import { type GraphQLContext, selects } from '../graphql/context.js'
+import { type GraphQLContext, type Reference, selects } from '../graphql/context.js'
+import { notFound } from '../errors.js'
 import { parseId } from '../ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../pagination.js'
 import { assertValid } from '../validation.js'
-import { type CreateUserInput, CreateUserBody, type UpdateUserInput, UpdateUserBody, UsersCollection } from './users.schemas.js'
+import { type CreateUserInput, CreateUserBody, type UpdateUserInput, UpdateUserBody, type User, UsersCollection } from './users.schemas.js'
 import type { UsersService } from './users.service.js'
 
 export const usersTypeDefs = /* GraphQL */ `
@@ -78,6 +79,12 @@ extend type Mutation {
   deleteUser(id: ID!): ID!
 }
 `
+
+/** A User by id, in the operation's batch; a missing one is NOT_FOUND at its field, never a silent null. */
+export const userReference =
+  (users: UsersService): Reference<User> =>
+  (context, id) =>
+    context.loaders.one('User', id, (caller, ids) => users.getMany(caller, ids), () => notFound('User'))
 
 export function usersResolvers(users: UsersService) {
   return {
