@@ -12,6 +12,7 @@ import type { Config } from './config.js'
 import { type Database, openDatabase } from './db/create-database.js'
 import type { Events } from './events/events.js'
 import { createMemoryEvents } from './events/memory-events.js'
+import { createRedisEvents } from './events/redis-events.js'
 import { requestError } from './graphql/errors.js'
 import { graphqlRoutes } from './graphql/graphql-routes.js'
 import type { SubscriptionStats } from './graphql/subscriptions.js'
@@ -26,6 +27,7 @@ import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.
 import { registerRateLimit } from './limits/rate-limit.js'
 import { postsRoutes } from './posts/posts.routes.js'
 import { createPostsService } from './posts/posts.service.js'
+import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis-connection.js'
 import { todosRoutes } from './todos/todos.routes.js'
 import { createTodosService } from './todos/todos.service.js'
 import { tokensRoutes } from './tokens/tokens.routes.js'
@@ -43,7 +45,19 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Open subscription connections and dropped slow subscribers. */
     readonly subscriptionStats: SubscriptionStats
+    /** Failures the service absorbed (Redis away), each logged when a run of them starts. */
+    readonly faults: Faults
   }
+}
+
+/** Counts of failures the service rode out instead of failing requests; for tests and (later) metrics. */
+export interface Faults {
+  /** Requests the rate-limit store could not count (let through, or refused with 503, by RATE_LIMIT_ON_REDIS_ERROR). */
+  readonly rateLimitStoreErrors: number
+  /** Events that could not be published (no instance delivers them). */
+  readonly eventPublishFailures: number
+  /** Times live events to this instance were interrupted (subscribers were told). */
+  readonly eventInterruptions: number
 }
 
 export interface AppDependencies {
@@ -60,8 +74,6 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const { db } = database
   const users = createUsersService({ db })
   const posts = createPostsService({ db })
-  const events = dependencies.events ?? createMemoryEvents()
-  const comments = createCommentsService({ db, events })
   const todos = createTodosService({ db })
   const tokens = createTokensService({ db, tokenTtlMs: config.tokenTtlMs })
 
@@ -80,8 +92,21 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     frameworkErrors: onFrameworkError,
     clientErrorHandler: onClientError,
   }).withTypeProvider<TypeBoxTypeProvider>()
+  // Shared through Redis when REDIS_URL is set (events across instances, one rate-limit allowance),
+  // else in this process. A Redis that is away holds the start for at most a moment.
+  const { url: redisUrl, keyPrefix } = config.redis
+  const rateLimitRedis =
+    redisUrl === undefined || config.rateLimit.max === 0
+      ? undefined
+      : createRedisConnection({ url: redisUrl, name: `${keyPrefix}rate-limit`, log: app.log, mode: 'commands' })
+  const [events] = await Promise.all([
+    dependencies.events ?? (redisUrl === undefined ? createMemoryEvents() : createRedisEvents({ url: redisUrl, keyPrefix, log: app.log })),
+    rateLimitRedis && firstAttempt(rateLimitRedis),
+  ])
+  const comments = createCommentsService({ db, events })
   app.addHook('onClose', async () => {
     await events.close()
+    if (rateLimitRedis !== undefined) await closeRedisConnection(rateLimitRedis)
     await database.close()
   })
 
@@ -97,7 +122,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const answerUnservedMethods = trackAllowedMethods(app, { answerOptions: config.corsOrigins.length === 0 })
   if (config.corsOrigins.length > 0) await app.register(fastifyCors, { ...CORS_OPTIONS, origin: [...config.corsOrigins] })
   resolveCaller(app, tokens)
-  const consumeRateLimit = await registerRateLimit(app, config.rateLimit)
+  const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix })
   redirectTrailingSlash(app)
   enforceAccess(app)
   registerCaching(app, { maxAgeS: config.cacheMaxAgeS })
@@ -130,11 +155,18 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     config: config.graphql,
     services: { users, posts, comments, todos },
     tokens,
-    consumeRateLimit,
+    consumeRateLimit: rateLimit.consume,
     exposeStats: (stats) => (subscriptionStats = stats),
     activeSubscriptions: () => events.listenerCount('commentAdded'),
   })
   app.decorate('subscriptionStats', { getter: () => subscriptionStats })
+  app.decorate('faults', {
+    getter: (): Faults => ({
+      rateLimitStoreErrors: rateLimit.storeErrors,
+      eventPublishFailures: events.stats.publishFailures,
+      eventInterruptions: events.stats.interruptions,
+    }),
+  })
 
   answerUnservedMethods()
   return app

@@ -5,7 +5,15 @@ import { parseDuration } from './duration.js'
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
 
-export type DatabaseLocation = { dialect: 'sqlite'; path: string }
+export type DatabaseLocation =
+  | { readonly dialect: 'sqlite'; readonly path: string }
+  | {
+      readonly dialect: 'postgres'
+      /** The libpq-style URL, handed to `pg` as it is (its query parameters included). */
+      readonly url: string
+      /** Connections this process keeps open at most. @default 10 */
+      readonly poolSize: number
+    }
 
 export interface Config {
   /** Interface to listen on. @default '127.0.0.1' */
@@ -28,6 +36,11 @@ export interface Config {
     readonly authenticatedMax: number
     /** @default 60 s */
     readonly windowMs: number
+    /**
+     * When the shared store (Redis) cannot count a request: 'open' lets it through, 'closed'
+     * answers 503 SERVICE_UNAVAILABLE. Either way the failure is logged and counted. @default 'open'
+     */
+    readonly onStoreError: RateLimitStoreFailure
   }
   /** max-age of anonymous GET answers, in seconds. @default 0 (always revalidate, with ETag) */
   readonly cacheMaxAgeS: number
@@ -36,6 +49,18 @@ export interface Config {
   /** Fastify's trustProxy: false, true, a hop count, or addresses/CIDRs. @default false */
   readonly trustProxy: boolean | number | string[]
   readonly graphql: GraphQLConfig
+  readonly redis: RedisConfig
+}
+
+export const RATE_LIMIT_STORE_FAILURES = ['open', 'closed'] as const
+export type RateLimitStoreFailure = (typeof RATE_LIMIT_STORE_FAILURES)[number]
+
+/** Redis, shared by every instance: the rate-limit counters and the events (pub/sub). */
+export interface RedisConfig {
+  /** A redis:// or rediss:// URL; undefined keeps rate limits and events in this process. */
+  readonly url: string | undefined
+  /** Starts every key and channel the service uses, so deployments can share one Redis. @default 'threadline:' */
+  readonly keyPrefix: string
 }
 
 export interface GraphQLConfig {
@@ -97,7 +122,7 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     host: readString(env, 'HOST', '127.0.0.1'),
     port: readInteger(env, 'PORT', 3000, 0, 65535),
-    database: readDatabaseUrl(env, 'DATABASE_URL', 'sqlite:data/threadline.db'),
+    database: readDatabaseUrl(env, 'DATABASE_URL', 'sqlite:data/threadline.db', readInteger(env, 'DATABASE_POOL_SIZE', 10, 1, 1000)),
     seedDemoData: readBoolean(env, 'SEED_DEMO_DATA', true),
     logLevel: readChoice(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     tokenTtlMs: readDuration(env, 'TOKEN_TTL', '30d'),
@@ -105,6 +130,7 @@ export function loadConfig(env: Env = process.env): Config {
       max: readInteger(env, 'RATE_LIMIT_MAX', 300, 0, 1_000_000_000),
       authenticatedMax: readInteger(env, 'RATE_LIMIT_AUTHENTICATED_MAX', 1200, 0, 1_000_000_000),
       windowMs: readInteger(env, 'RATE_LIMIT_WINDOW_S', 60, 1, 86_400) * 1000,
+      onStoreError: readChoice(env, 'RATE_LIMIT_ON_REDIS_ERROR', RATE_LIMIT_STORE_FAILURES, 'open'),
     }),
     cacheMaxAgeS: readInteger(env, 'CACHE_MAX_AGE_S', 0, 0, 31_536_000),
     corsOrigins: Object.freeze(readOrigins(env, 'CORS_ORIGINS')),
@@ -129,7 +155,36 @@ export function loadConfig(env: Env = process.env): Config {
         maxDirectives: readInteger(env, 'GRAPHQL_MAX_DIRECTIVES', 5, 0, 100),
       }),
     }),
+    redis: Object.freeze({
+      url: readRedisUrl(env, 'REDIS_URL'),
+      keyPrefix: readKeyPrefix(env, 'REDIS_KEY_PREFIX', 'threadline:'),
+    }),
   })
+}
+
+/** A redis:// or rediss:// URL. The value is not repeated in the error: it may hold a password. */
+function readRedisUrl(env: Env, name: string): string | undefined {
+  const value = raw(env, name)
+  if (value === undefined) return undefined
+  let url: URL | undefined
+  try {
+    url = new URL(value)
+  } catch {
+    url = undefined
+  }
+  if (url === undefined || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '') {
+    const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(value)?.[0]
+    throw new ConfigError(name, `expected a URL such as redis://127.0.0.1:6379 or rediss://host:6380${scheme === undefined ? '' : `, got a ${scheme} URL`}`)
+  }
+  return value
+}
+
+function readKeyPrefix(env: Env, name: string, fallback: string): string {
+  const value = raw(env, name) ?? fallback
+  if (!/^[A-Za-z0-9:_.{}-]{1,100}$/.test(value)) {
+    throw new ConfigError(name, `expected up to 100 letters, digits or : _ . - { }, got "${value}"`)
+  }
+  return value
 }
 
 function readOrigins(env: Env, name: string): string[] {
@@ -199,22 +254,34 @@ function readDuration(env: Env, name: string, fallback: string): number {
   return ms
 }
 
-function readDatabaseUrl(env: Env, name: string, fallback: string): DatabaseLocation {
+function readDatabaseUrl(env: Env, name: string, fallback: string, poolSize: number): DatabaseLocation {
   const value = raw(env, name) ?? fallback
-  const location = parseDatabaseUrl(value)
+  const location = parseDatabaseUrl(value, poolSize)
   if (typeof location === 'string') throw new ConfigError(name, location)
   return location
 }
 
 /** Parses a DATABASE_URL; returns the reason as a string when it is not usable. */
-export function parseDatabaseUrl(url: string): DatabaseLocation | string {
+export function parseDatabaseUrl(url: string, poolSize = 10): DatabaseLocation | string {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
     if (path === '') return 'the sqlite: URL names no file (e.g. sqlite:data/threadline.db)'
     return { dialect: 'sqlite', path }
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
-    return 'PostgreSQL is not supported by this version yet; use sqlite:PATH'
+    let parsed: URL
+    try {
+      parsed = new URL(url)
+    } catch {
+      return 'the postgres:// URL is malformed (e.g. postgres://user:password@host:5432/threadline)'
+    }
+    if (parsed.pathname.length <= 1) return 'the postgres:// URL names no database (e.g. postgres://user@host:5432/threadline)'
+    return { dialect: 'postgres', url, poolSize }
   }
-  return `expected sqlite:PATH, got "${url}"`
+  return `expected sqlite:PATH or postgres://..., got "${redactPassword(url)}"`
+}
+
+/** The URL as it may be printed: a password in it is replaced by ***. */
+export function redactPassword(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@')
 }

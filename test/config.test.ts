@@ -10,7 +10,7 @@ describe('loadConfig', () => {
       seedDemoData: true,
       logLevel: 'info',
       tokenTtlMs: 30 * 86_400_000,
-      rateLimit: { max: 300, authenticatedMax: 1200, windowMs: 60_000 },
+      rateLimit: { max: 300, authenticatedMax: 1200, windowMs: 60_000, onStoreError: 'open' },
       cacheMaxAgeS: 0,
       corsOrigins: [],
       trustProxy: false,
@@ -29,6 +29,7 @@ describe('loadConfig', () => {
         },
         limits: { maxDepth: 10, maxCost: 100_000, maxAliases: 15, maxDirectives: 5 },
       },
+      redis: { url: undefined, keyPrefix: 'threadline:' },
     })
   })
 
@@ -84,7 +85,7 @@ describe('loadConfig', () => {
       TOKEN_TTL: '12h',
     })
     expect(config).toMatchObject({ host: '0.0.0.0', port: 8080, seedDemoData: false, logLevel: 'warn', tokenTtlMs: 12 * 3_600_000 })
-    expect(config.database.path).toBe('/var/lib/threadline/db.sqlite')
+    expect(config.database).toEqual({ dialect: 'sqlite', path: '/var/lib/threadline/db.sqlite' })
   })
 
   it('is frozen', () => {
@@ -102,6 +103,8 @@ describe('loadConfig', () => {
     ['TOKEN_TTL', '0d'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['DATABASE_URL', 'sqlite:'],
+    ['DATABASE_URL', 'postgres://db.internal'],
+    ['DATABASE_POOL_SIZE', '0'],
     ['RATE_LIMIT_MAX', 'lots'],
     ['RATE_LIMIT_WINDOW_S', '0'],
     ['CACHE_MAX_AGE_S', '-5'],
@@ -128,7 +131,55 @@ describe('parseDatabaseUrl', () => {
     expect(parseDatabaseUrl(url)).toEqual({ dialect: 'sqlite', path })
   })
 
-  it('says PostgreSQL is not supported yet rather than failing later', () => {
-    expect(parseDatabaseUrl('postgres://localhost/threadline')).toMatch(/not supported/)
+  it('reads postgres:// and postgresql:// URLs whole, with the pool size', () => {
+    const url = 'postgres://app:secret@db.internal:5433/threadline?sslmode=require'
+    expect(parseDatabaseUrl(url, 25)).toEqual({ dialect: 'postgres', url, poolSize: 25 })
+    expect(parseDatabaseUrl('postgresql://db/threadline')).toEqual({ dialect: 'postgres', url: 'postgresql://db/threadline', poolSize: 10 })
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/threadline', DATABASE_POOL_SIZE: '4' }).database).toMatchObject({ poolSize: 4 })
+  })
+
+  it('refuses a postgres:// URL without a database, and never prints a password', () => {
+    expect(parseDatabaseUrl('postgres://db.internal:5432')).toMatch(/names no database/)
+    expect(parseDatabaseUrl('postgres://db.internal:5432/')).toMatch(/names no database/)
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://app:hunter2@db/threadline' })).toThrow(/mysql:\/\/app:\*\*\*@db/)
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://app:hunter2@db/threadline' })).not.toThrow(/hunter2/)
+  })
+})
+
+describe('Redis settings', () => {
+  it('keeps rate limits and events in the process without REDIS_URL', () => {
+    expect(loadConfig({}).redis).toEqual({ url: undefined, keyPrefix: 'threadline:' })
+    expect(loadConfig({ REDIS_URL: ' ' }).redis.url).toBeUndefined()
+  })
+
+  it('reads redis:// and rediss:// URLs whole, the key prefix and the store failure policy', () => {
+    const config = loadConfig({
+      REDIS_URL: 'rediss://app:secret@cache.internal:6380/2',
+      REDIS_KEY_PREFIX: 'tl-staging:',
+      RATE_LIMIT_ON_REDIS_ERROR: 'closed',
+    })
+    expect(config.redis).toEqual({ url: 'rediss://app:secret@cache.internal:6380/2', keyPrefix: 'tl-staging:' })
+    expect(config.rateLimit.onStoreError).toBe('closed')
+    expect(Object.isFrozen(config.redis)).toBe(true)
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redis.url).toBe('redis://127.0.0.1:6379')
+    expect(loadConfig({ RATE_LIMIT_ON_REDIS_ERROR: 'open' }).rateLimit.onStoreError).toBe('open')
+  })
+
+  it.each([
+    ['REDIS_URL', 'http://cache.internal:6379'],
+    ['REDIS_URL', '127.0.0.1:6379'],
+    ['REDIS_URL', 'redis://'],
+    ['REDIS_URL', 'not a url'],
+    ['REDIS_KEY_PREFIX', 'has space:'],
+    ['REDIS_KEY_PREFIX', 'glob*:'],
+    ['REDIS_KEY_PREFIX', 'x'.repeat(101)],
+    ['RATE_LIMIT_ON_REDIS_ERROR', 'ignore'],
+  ])('names the variable when %s=%s is wrong', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid environment variable ${name}: `))
+  })
+
+  it('never repeats a REDIS_URL in its error: it may hold a password', () => {
+    expect(() => loadConfig({ REDIS_URL: 'https://app:hunter2@cache.internal' })).toThrow(/got a https: URL/)
+    expect(() => loadConfig({ REDIS_URL: 'https://app:hunter2@cache.internal' })).not.toThrow(/hunter2/)
   })
 })

@@ -1,6 +1,7 @@
 // SQL for comments, always with their author's name.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
+import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { CommentRow, NewCommentRow } from '../db/tables.js'
 import type { ListWindow } from '../pagination.js'
@@ -43,30 +44,17 @@ export function listCommentsOfPosts(
   visibility: DraftVisibility,
 ): Promise<CommentWithAuthorRow[]> {
   if (postIds.length === 0) return Promise.resolve([])
-  return db
-    .selectFrom('posts as parent')
-    .innerJoin('comments', (join) =>
-      join.on((eb) =>
-        eb(
-          'comments.id',
-          'in',
-          eb
-            .selectFrom('comments as c')
-            .select('c.id')
-            .whereRef('c.post_id', '=', 'parent.id')
-            .orderBy('c.id')
-            .limit(window.limit)
-            .offset(window.offset),
-        ),
-      ),
-    )
+  const windowIds = (eb: WindowBuilder) =>
+    eb.selectFrom('comments as c').select('c.id').whereRef('c.post_id', '=', 'parent.id').orderBy('c.id').limit(window.limit).offset(window.offset)
+  return factsOf(db)
+    .joinWindow(db.selectFrom('posts as parent'), 'comments', windowIds)
     .innerJoin('users', 'users.id', 'comments.author_id')
     .selectAll('comments')
     .select('users.name as author_name')
     .where('parent.id', 'in', postIds)
     .where(visible('parent', visibility))
     .orderBy('comments.id')
-    .execute()
+    .execute() as Promise<CommentWithAuthorRow[]>
 }
 
 /** The same window of each user's comments, on posts the reader may see, in one statement. */
@@ -77,30 +65,23 @@ export function listCommentsOfAuthors(
   visibility: DraftVisibility,
 ): Promise<CommentWithAuthorRow[]> {
   if (authorIds.length === 0) return Promise.resolve([])
-  return db
-    .selectFrom('users as parent')
-    .innerJoin('comments', (join) =>
-      join.on((eb) =>
-        eb(
-          'comments.id',
-          'in',
-          eb
-            .selectFrom('comments as c')
-            .innerJoin('posts as p', 'p.id', 'c.post_id')
-            .select('c.id')
-            .whereRef('c.author_id', '=', 'parent.id')
-            .where(visible('p', visibility))
-            .orderBy('c.id')
-            .limit(window.limit)
-            .offset(window.offset),
-        ),
-      ),
-    )
+  const windowIds = (eb: WindowBuilder) =>
+    eb
+      .selectFrom('comments as c')
+      .innerJoin('posts as p', 'p.id', 'c.post_id')
+      .select('c.id')
+      .whereRef('c.author_id', '=', 'parent.id')
+      .where(visible('p', visibility))
+      .orderBy('c.id')
+      .limit(window.limit)
+      .offset(window.offset)
+  return factsOf(db)
+    .joinWindow(db.selectFrom('users as parent'), 'comments', windowIds)
     .selectAll('comments')
     .select('parent.name as author_name')
     .where('parent.id', 'in', authorIds)
     .orderBy('comments.id')
-    .execute()
+    .execute() as Promise<CommentWithAuthorRow[]>
 }
 
 export async function insertComment(db: Db, row: NewCommentRow): Promise<number> {

@@ -12,10 +12,11 @@ import type { ListWindow } from '../pagination.js'
 import { draftVisibility, loadVisiblePost, mayRead, toPost } from '../posts/posts.service.js'
 import { loadUser, toUser } from '../users/users.service.js'
 import type { CommentAdded, Events } from '../events/events.js'
-import { eventStream, type EventStreamOptions } from '../events/event-stream.js'
+import { eventStream, type EventStreamOptions, type EventsInterrupted } from '../events/event-stream.js'
 import { checkPrecondition, type WriteOptions } from '../preconditions.js'
 import * as repo from './comments.repository.js'
 import type { Comment, CreateCommentInput, UpdateCommentInput } from './comments.schemas.js'
+import { writeTransaction } from '../db/write-transaction.js'
 
 export type CommentsService = ReturnType<typeof createCommentsService>
 
@@ -57,7 +58,7 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
     /** The author is the caller, never anyone named in the input. */
     async create(caller: Caller | null, path: PostPath, input: CreateCommentInput): Promise<Comment> {
       const signedIn = requireSignedIn(caller)
-      const added = await db.transaction().execute(async (trx) => {
+      const added = await writeTransaction(db, async (trx) => {
         const post = await loadVisiblePost(trx, caller, path.userId, path.postId)
         const now = new Date().toISOString()
         const id = await repo.insertComment(trx, {
@@ -77,9 +78,14 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
 
     /**
      * The comments created from now on that the caller may see — on one post (which must be
-     * visible to the caller now), or on any — as a bounded stream (see eventStream).
+     * visible to the caller now), or on any — as a bounded stream (see eventStream), with a marker
+     * where delivery was interrupted.
      */
-    async streamAdded(caller: Caller | null, postId: IdInput | undefined, options: EventStreamOptions): Promise<AsyncIterableIterator<CommentAdded>> {
+    async streamAdded(
+      caller: Caller | null,
+      postId: IdInput | undefined,
+      options: EventStreamOptions,
+    ): Promise<AsyncIterableIterator<CommentAdded | EventsInterrupted>> {
       const only = postId === undefined ? undefined : (await loadVisiblePost(db, caller, undefined, postId)).id
       return eventStream(events, 'commentAdded', (event) => (only === undefined || event.post.id === only) && mayRead(caller, event.post), options)
     },
@@ -92,7 +98,7 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
       input: UpdateCommentInput,
       options?: WriteOptions<Comment>,
     ): Promise<Comment> {
-      return db.transaction().execute(async (trx) => {
+      return writeTransaction(db, async (trx) => {
         const { post, comment } = await loadVisibleComment(trx, caller, path, commentId)
         requireOwnerOrAdmin(caller, comment.author_id, 'edit this comment')
         checkPrecondition(options, () => toComment(comment))
@@ -105,7 +111,7 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
     /** `path` undefined: the comment is found by its id alone. */
     async remove(caller: Caller | null, path: PostPath | undefined, commentId: IdInput, options?: WriteOptions<Comment>): Promise<void> {
       const signedIn = requireSignedIn(caller)
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(db, async (trx) => {
         const { post, comment } = await loadVisibleComment(trx, caller, path, commentId)
         const allowed = signedIn.userId === comment.author_id || signedIn.userId === post.user_id || isAdmin(signedIn)
         if (!allowed) throw forbidden("Only the comment's author, the post's owner or an admin may delete this comment")

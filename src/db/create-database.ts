@@ -1,10 +1,12 @@
-// Opens the store named by the config: Kysely over better-sqlite3 (the embedded default).
+// Opens the store named by the config: Kysely over better-sqlite3 (the embedded default), or over
+// a pool of `pg` connections to PostgreSQL (the scale-out one). Nothing else knows which it is.
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { type Dialect, Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
 import type { DatabaseLocation } from '../config.js'
-import { type DialectFacts, sqliteFacts } from './dialect-facts.js'
+import { type DialectFacts, postgresFacts, sqliteFacts } from './dialect-facts.js'
 import type { Tables } from './tables.js'
 
 export type Db = Kysely<Tables>
@@ -28,13 +30,54 @@ export interface OpenOptions {
 }
 
 export function openDatabase(location: DatabaseLocation, options: OpenOptions = {}): Database {
-  const connection = openSqlite(location.path)
   const { onQuery } = options
-  const db = new Kysely<Tables>({
-    dialect: new SqliteDialect({ database: connection }),
-    ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }),
+  const open = (dialect: Dialect, facts: DialectFacts): Database => {
+    const db = new Kysely<Tables>({ dialect, ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }) })
+    return { db, facts, close: () => db.destroy() }
+  }
+  if (location.dialect === 'postgres') return open(new PostgresDialect({ pool: openPool(location.url, location.poolSize) }), postgresFacts)
+  return open(new SqliteDialect({ database: openSqlite(location.path) }), sqliteFacts)
+}
+
+/**
+ * How long a request waits for a PostgreSQL connection (from the pool, or a new one) before it is
+ * answered 503: the server is down, or the pool is exhausted for that long.
+ */
+const PG_CONNECT_TIMEOUT_MS = 3000
+
+const TIMESTAMPTZ_OID = 1184
+
+function openPool(url: string, size: number): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: size,
+    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+    application_name: 'threadline',
+    types: { getTypeParser: typeParser },
   })
-  return { db, facts: sqliteFacts, close: () => db.destroy() }
+  // A connection that breaks is dropped by the pool, which opens a new one when asked, and a query
+  // running on it fails on its own (answered 503). What is left is an 'error' event, on the pool
+  // or on the connection itself (seen when the server went away between a release and the next
+  // checkout), which would end the process if nobody listened.
+  pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
+  return pool
+}
+
+/**
+ * Instants come back as ISO 8601 text in UTC, as SQLite stores them, so rows (and the ETags of the
+ * representations made from them) are the same whatever the store.
+ */
+function typeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
+  if (oid === TIMESTAMPTZ_OID && format !== 'binary') return isoInstant
+  return pg.types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown
+}
+
+/** '2026-11-26 02:21:15.123+00' (PostgreSQL's text form) → '2026-11-26T02:21:15.123Z'. */
+function isoInstant(text: string): string {
+  const iso = text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00')
+  return new Date(iso).toISOString()
 }
 
 function openSqlite(path: string): SqliteDatabase.Database {

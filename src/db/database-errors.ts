@@ -1,17 +1,71 @@
-// Database errors the services expect, recognized at the database boundary. Each driver's error
-// shape is distinct, so one predicate serves every dialect.
+// Database errors the service expects, recognized at the database boundary and translated once
+// into the service's vocabulary (REST, GraphQL and the WebSocket hooks all ask `databaseAppError`).
+// Each driver's error shape is distinct, so one predicate serves every dialect.
+import { AppError } from '../errors.js'
 
 /**
- * The database could not take the lock in time: another process (a `threadline seed` against the
- * same file) holds it. Worth retrying shortly: SERVICE_UNAVAILABLE, not a bug.
+ * SQLite could not take its lock in time: another process (a `threadline seed`) holds it; or
+ * PostgreSQL refused a write that conflicted with others as many times as write-transaction.ts tries.
  */
-export function isDatabaseBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_LOCKED'
+const BUSY_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED', '40001'])
+
+/**
+ * The PostgreSQL server cannot be reached or is going away: the network (Node's codes), the
+ * connection (SQLSTATE class 08), the server shutting down or starting (57P01-57P03), too many
+ * connections (53300), a deadlock victim (40P01, worth a retry).
+ */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '40P01',
+])
+
+/** What `pg` says, with no code, when a connection is lost or none comes from the pool in time. */
+const UNREACHABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed)/
+
+const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)?.code
+
+/**
+ * A database error as the AppError a client should see, or undefined when the error is not one the
+ * service expects (a bug: answered INTERNAL_ERROR by the caller). Both kinds of unavailability are
+ * worth retrying shortly: SERVICE_UNAVAILABLE, with Retry-After.
+ */
+export function databaseAppError(error: unknown): AppError | undefined {
+  const code = codeOf(error)
+  if (typeof code === 'string' && BUSY_CODES.has(code)) {
+    return new AppError('SERVICE_UNAVAILABLE', 'The database is busy; retry in a moment')
+  }
+  if (isUnreachable(error)) {
+    return new AppError('SERVICE_UNAVAILABLE', 'The database cannot be reached; retry in a moment')
+  }
+  if (code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
+    // A row this write refers to was deleted by a concurrent request after the service checked it
+    // (PostgreSQL runs READ COMMITTED): what the write needed is gone.
+    return new AppError('NOT_FOUND', 'What this write refers to no longer exists')
+  }
+  return undefined
+}
+
+function isUnreachable(error: unknown): boolean {
+  const code = codeOf(error)
+  if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('08'))) return true
+  // Node reports a refused connection to a name with several addresses as an AggregateError.
+  if (error instanceof AggregateError) return error.errors.some(isUnreachable)
+  return error instanceof Error && UNREACHABLE_MESSAGES.test(error.message)
 }
 
 /** A UNIQUE constraint refused the write (SQLite SQLITE_CONSTRAINT_UNIQUE, PostgreSQL 23505). */
 export function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
+  const code = codeOf(error)
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505'
 }

@@ -11,6 +11,7 @@
 // in the set costs what the first page costs.
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
 import type { Db } from './create-database.js'
+import { type DialectFacts, factsOf } from './dialect-facts.js'
 import type { FieldSpec } from '../collections/collection-spec.js'
 import type { CollectionQuery, SortKey } from '../collections/collection-query.js'
 import { type Cursor, encodeCursor, type KeyValue } from '../collections/cursor.js'
@@ -50,7 +51,8 @@ export async function listPage<Row extends object>(db: Db, options: ListPageOpti
 
 async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row>): Promise<RowPage<Row>> {
   const { query } = options
-  const matching = () => narrow(options.from(db), query)
+  const facts = factsOf(db)
+  const matching = () => narrow(options.from(db), query, facts)
   const total = query.withTotal ? await countRows(matching()) : undefined
   const cursorOf = (row: Row | undefined, direction: Cursor['direction']) =>
     row === undefined ? null : encodeCursor({ direction, values: keyValues(row, query.sort) }, query.fingerprint)
@@ -87,7 +89,7 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
 /** Up to limit+1 rows past the cursor (or from the start), tier by tier. */
 async function readByKeyset<Row>(db: Db, options: ListPageOptions<Row>, query: CollectionQuery, backwards: boolean): Promise<Row[]> {
   const wanted = query.limit + 1
-  const base = () => ordered(narrow(options.from(db), query), query.sort, backwards)
+  const base = () => ordered(narrow(options.from(db), query, factsOf(db)), query.sort, backwards)
   if (query.cursor === undefined) return (await options.select(base()).limit(wanted).execute())
   const rows: Row[] = []
   for (const tier of keysetTiers(query.sort, query.cursor.values, backwards)) {
@@ -98,7 +100,7 @@ async function readByKeyset<Row>(db: Db, options: ListPageOptions<Row>, query: C
   return rows
 }
 
-function narrow(select: AnySelect, query: CollectionQuery): AnySelect {
+function narrow(select: AnySelect, query: CollectionQuery, facts: DialectFacts): AnySelect {
   let narrowed = select
   for (const filter of query.filters) {
     const column = columnOf(filter.field)
@@ -111,11 +113,8 @@ function narrow(select: AnySelect, query: CollectionQuery): AnySelect {
   }
   const search = query.search
   if (search !== undefined) {
-    // lower(x) LIKE lower(pattern), both sides folded by the same database function: case-insensitive
-    // on every dialect, as far as its lower() knows the alphabet. \ escapes % and _.
-    narrowed = narrowed.where(
-      or(search.fields.map((field) => sql<SqlBool>`lower(${sql.ref(field.column)}) like lower(${search.pattern}) escape '\\'`)),
-    )
+    // Case-insensitive (ASCII) on every dialect, each in its own words (dialect-facts.ts).
+    narrowed = narrowed.where(or(search.fields.map((field) => facts.matches(sql.ref(field.column), search.pattern))))
   }
   return narrowed
 }

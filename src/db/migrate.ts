@@ -1,14 +1,17 @@
 // Applies the migrations in code with Kysely's Migrator, which also keeps two processes from
-// migrating the same database at once (its lock table).
-import { type Migration, type MigrationResult, Migrator } from 'kysely'
+// migrating the same database at once: on SQLite a write lock on its lock table, on PostgreSQL a
+// transaction-scoped advisory lock held while the migrations run, each in its own transaction.
+import { type Migration, type MigrationResult, Migrator, sql } from 'kysely'
 import type { Database } from './create-database.js'
 import { initialMigration } from './migrations/0001-initial.js'
 import { listIndexesMigration } from './migrations/0002-list-indexes.js'
+import { searchIndexesMigration } from './migrations/0003-search-indexes.js'
 
 function migrationsFor(database: Database): Record<string, Migration> {
   return {
     '0001-initial': initialMigration(database.facts),
     '0002-list-indexes': listIndexesMigration(),
+    '0003-search-indexes': searchIndexesMigration(database.facts),
   }
 }
 
@@ -20,6 +23,9 @@ export interface MigrationReport {
 export async function migrateToLatest(database: Database): Promise<MigrationReport> {
   const migrator = new Migrator({
     db: database.db,
+    // Kysely looks for its own tables in every schema of a PostgreSQL database unless told which:
+    // the one the connection works in (the first of its search_path).
+    ...(database.facts.dialect === 'postgres' ? { migrationTableSchema: await currentSchema(database) } : {}),
     provider: { getMigrations: () => Promise.resolve(migrationsFor(database)) },
   })
   const { error, results = [] } = await migrator.migrateToLatest()
@@ -28,4 +34,11 @@ export async function migrateToLatest(database: Database): Promise<MigrationRepo
     throw new Error(`Migration ${failed?.migrationName ?? '(unknown)'} failed: ${error instanceof Error ? error.message : 'see cause'}`, { cause: error })
   }
   return { applied: results.filter((r) => r.status === 'Success').map((r) => r.migrationName) }
+}
+
+async function currentSchema(database: Database): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db)
+  const schema = rows[0]?.schema
+  if (schema === undefined) throw new Error('The connection has no current schema: its search_path names none that exists')
+  return schema
 }

@@ -1,7 +1,8 @@
 // Events as an async iterator, for a subscription: the events of one name that pass a filter,
-// queued while the consumer is busy. The queue is bounded: a consumer that falls more than
-// `maxPending` events behind is told (`onOverflow`) and the stream ends, so a slow client can
-// never hold an unbounded backlog in memory.
+// queued while the consumer is busy, and a marker where delivery was interrupted (the consumer
+// tells its client that events may have been missed). The queue is bounded: a consumer that falls
+// more than `maxPending` items behind is told (`onOverflow`) and the stream ends, so a slow client
+// can never hold an unbounded backlog in memory.
 import type { EventMap, EventName, Events } from './events.js'
 
 export interface EventStreamOptions {
@@ -11,17 +12,24 @@ export interface EventStreamOptions {
   onOverflow: () => void
 }
 
+/** What a stream yields where the adapter stopped delivering: events after it may be missing. */
+export const EVENTS_INTERRUPTED = Symbol('events interrupted')
+export type EventsInterrupted = typeof EVENTS_INTERRUPTED
+
+export const isEventsInterrupted = (item: unknown): item is EventsInterrupted => item === EVENTS_INTERRUPTED
+
 export function eventStream<N extends EventName>(
   events: Events,
   name: N,
   accept: (event: EventMap[N]) => boolean,
   options: EventStreamOptions,
-): AsyncIterableIterator<EventMap[N]> {
-  const queue: EventMap[N][] = []
-  let waiting: ((result: IteratorResult<EventMap[N]>) => void) | undefined
+): AsyncIterableIterator<EventMap[N] | EventsInterrupted> {
+  type Item = EventMap[N] | EventsInterrupted
+  const queue: Item[] = []
+  let waiting: ((result: IteratorResult<Item>) => void) | undefined
   let done = false
 
-  const finish = (): IteratorResult<EventMap[N]> => {
+  const finish = (): IteratorResult<Item> => {
     if (!done) {
       done = true
       unsubscribe()
@@ -32,25 +40,32 @@ export function eventStream<N extends EventName>(
     return { done: true, value: undefined }
   }
 
-  const unsubscribe = events.subscribe(name, (event) => {
-    if (done || !accept(event)) return
+  const push = (item: Item) => {
+    if (done) return
     if (waiting !== undefined) {
       const resolve = waiting
       waiting = undefined
-      resolve({ done: false, value: event })
+      resolve({ done: false, value: item })
     } else if (queue.length < options.maxPending) {
-      queue.push(event)
+      queue.push(item)
     } else {
       finish()
       options.onOverflow()
     }
-  })
+  }
+
+  const unsubscribe = events.subscribe(
+    name,
+    (event) => {
+      if (accept(event)) push(event)
+    },
+    { onInterrupted: () => push(EVENTS_INTERRUPTED) },
+  )
 
   return {
     next() {
       if (done) return Promise.resolve({ done: true, value: undefined })
-      const event = queue.shift()
-      if (event !== undefined) return Promise.resolve({ done: false, value: event })
+      if (queue.length > 0) return Promise.resolve({ done: false, value: queue.shift() as Item })
       return new Promise((resolve) => {
         waiting = resolve
       })

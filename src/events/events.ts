@@ -1,6 +1,6 @@
 // The events port: what happened, told to whoever listens — in this process (memory-events.ts)
-// or, when scaling out, across instances (Redis). Services publish after their write has
-// committed; the GraphQL subscriptions listen.
+// or, when scaling out, across instances (redis-events.ts). Services publish after their write
+// has committed; the GraphQL subscriptions listen, and are told when delivery is interrupted.
 import type { Comment } from '../comments/comments.schemas.js'
 import type { Post } from '../posts/posts.schemas.js'
 import type { User } from '../users/users.schemas.js'
@@ -18,6 +18,29 @@ export interface EventMap {
 
 export type EventName = keyof EventMap
 
+/** Every event name once (a name added to EventMap and missing here does not compile). */
+const EVENT_NAME_SET: Record<EventName, true> = { commentAdded: true }
+export const EVENT_NAMES = Object.keys(EVENT_NAME_SET) as readonly EventName[]
+
+/**
+ * What a subscriber is told besides events, by an adapter whose delivery can stop (Redis): that
+ * events may be missed from now on, and that they flow again. The in-process adapter never stops.
+ */
+export interface DeliverySignals {
+  /** Delivery stopped: events published from now on may never arrive. Once per outage; at once for a subscription opened during one. */
+  onInterrupted?(): void
+  /** Delivery works again: events published from now on arrive. */
+  onResumed?(): void
+}
+
+/** What an adapter counts, for the service's counters. */
+export interface EventsStats {
+  /** Events that could not be handed on (logged when a run of failures starts). */
+  readonly publishFailures: number
+  /** Times delivery to this process stopped. */
+  readonly interruptions: number
+}
+
 export interface Events {
   /**
    * Tells every listener of `name`. Never rejects: the write it reports has committed, and an
@@ -25,8 +48,9 @@ export interface Events {
    */
   publish<N extends EventName>(name: N, event: EventMap[N]): Promise<void>
   /** Calls `listener` with each event of `name` from now on; returns the unsubscribe function. */
-  subscribe<N extends EventName>(name: N, listener: (event: EventMap[N]) => void): () => void
+  subscribe<N extends EventName>(name: N, listener: (event: EventMap[N]) => void, signals?: DeliverySignals): () => void
   /** Listeners of `name` in this process (open subscriptions). */
   listenerCount(name: EventName): number
+  readonly stats: EventsStats
   close(): Promise<void>
 }

@@ -1,6 +1,9 @@
-// The embedded events adapter: listeners in this process, called in order of subscription.
+// The embedded events adapter: listeners in this process, called in order of subscription. Its
+// delivery cannot be interrupted, so it never signals, and nothing can fail to publish.
 import { EventEmitter } from 'node:events'
 import type { EventMap, EventName, Events } from './events.js'
+
+const NO_FAULTS = Object.freeze({ publishFailures: 0, interruptions: 0 })
 
 export function createMemoryEvents(): Events {
   const emitter = new EventEmitter()
@@ -15,6 +18,7 @@ export function createMemoryEvents(): Events {
       return () => emitter.off(name, listener)
     },
     listenerCount: (name) => emitter.listenerCount(name),
+    stats: NO_FAULTS,
     async close() {
       emitter.removeAllListeners()
     },

@@ -5,7 +5,7 @@
 // executing is masked as INTERNAL_ERROR and logged with the request id.
 import type { FastifyBaseLogger } from 'fastify'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
-import { isDatabaseBusy } from '../db/database-errors.js'
+import { databaseAppError } from '../db/database-errors.js'
 import { type AppError, type ErrorCode, type ErrorDetail, isAppError } from '../errors.js'
 
 export interface RequestScope {
@@ -17,9 +17,10 @@ export function formatError(error: GraphQLError, request: RequestScope): GraphQL
   const original = error.originalError
   const located = { locations: error.locations, path: error.path }
   if (isAppError(original)) return withCode(original.message, located, original.code, original.details)
-  if (original !== undefined && isDatabaseBusy(original)) {
-    request.log.warn({ err: original }, 'database busy')
-    return withCode('The database is busy; retry in a moment', located, 'SERVICE_UNAVAILABLE')
+  const fromDatabase = original === undefined ? undefined : databaseAppError(original)
+  if (fromDatabase !== undefined) {
+    request.log.warn({ err: original }, fromDatabase.message)
+    return withCode(fromDatabase.message, located, fromDatabase.code)
   }
   if (error.path === undefined && (original === undefined || original instanceof GraphQLError)) {
     // The document or its variables: graphql-js's message says what is wrong, and where.

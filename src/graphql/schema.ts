@@ -5,6 +5,8 @@ import type { IResolvers } from 'mercurius'
 import { requireSignedIn } from '../caller.js'
 import { commentsResolvers, commentsSubscriptions, commentsTypeDefs } from '../comments/comments.graphql.js'
 import type { CommentsService } from '../comments/comments.service.js'
+import { AppError } from '../errors.js'
+import { isEventsInterrupted } from '../events/event-stream.js'
 import { postReference, postsResolvers, postsTypeDefs } from '../posts/posts.graphql.js'
 import type { PostsService } from '../posts/posts.service.js'
 import { todosResolvers, todosTypeDefs } from '../todos/todos.graphql.js'
@@ -72,13 +74,24 @@ export function buildResolvers(services: GraphQLServices): IResolvers {
   return merged as IResolvers
 }
 
-/** Sets the subscription fields' subscribe and resolve on the schema (mercurius sets only resolve). */
+/** What a subscriber receives where live events were interrupted (Redis away); its subscription stays open. */
+export const EVENTS_INTERRUPTED_MESSAGE = 'Live events are interrupted; events may be missed until they resume.'
+
+/**
+ * Sets the subscription fields' subscribe and resolve on the schema (mercurius sets only resolve).
+ * Where an event stream marks an interruption, the field fails for that one result
+ * (SERVICE_UNAVAILABLE), which every transport sends as a result with `errors`, and the
+ * subscription goes on: the one place where subscribers are told.
+ */
 export function attachSubscriptions(schema: GraphQLSchema, services: GraphQLServices): void {
   const fields = schema.getSubscriptionType()?.getFields() ?? {}
   for (const [name, { subscribe, resolve }] of Object.entries(commentsSubscriptions(services.comments))) {
     const field = fields[name]
     if (field === undefined) throw new Error(`The schema has no subscription field ${name}`)
     field.subscribe = subscribe
-    field.resolve = resolve
+    field.resolve = (source: unknown) => {
+      if (isEventsInterrupted(source)) throw new AppError('SERVICE_UNAVAILABLE', EVENTS_INTERRUPTED_MESSAGE)
+      return resolve(source as Parameters<typeof resolve>[0])
+    }
   }
 }

@@ -32,7 +32,7 @@ import { CloseCode, type Context as WsContext, makeServer } from 'graphql-ws'
 import type { WebSocket } from 'ws'
 import type { Caller } from '../caller.js'
 import type { GraphQLConfig } from '../config.js'
-import { isDatabaseBusy } from '../db/database-errors.js'
+import { databaseAppError } from '../db/database-errors.js'
 import { AppError, isAppError } from '../errors.js'
 import { callerKey, type RateLimitConsumer } from '../limits/rate-limit.js'
 import type { TokensService } from '../tokens/tokens.service.js'
@@ -217,8 +217,8 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       }
       const verdict = await options.consumeRateLimit?.(request)
       if (verdict !== undefined && !verdict.allowed) {
-        const message = `Too many requests: ${verdict.max} per ${verdict.windowS} s. Retry in ${verdict.retryAfterS} s.`
-        return [new FormattedError({ message, extensions: { code: 'RATE_LIMITED', retryAfter: verdict.retryAfterS } })]
+        const { error, retryAfterS } = verdict
+        return [new FormattedError({ message: error.message, extensions: { code: error.code, retryAfter: retryAfterS } })]
       }
       let params
       try {
@@ -237,7 +237,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
   /**
    * Runs a protocol hook; a failure of ours (not of the client's message) is logged as an error
    * and closes the socket as the protocol says for server errors (4500), or asks the client to
-   * come back later (1013) when the database is busy. graphql-ws would take it for a bad message.
+   * come back later (1013) when the database is busy or unreachable. graphql-ws would take it for a bad message.
    */
   function guarded<A extends unknown[], R>(refused: R, hook: (ctx: SocketContext, ...args: A) => Promise<R>) {
     return async (ctx: SocketContext, ...args: A): Promise<R> => {
@@ -245,9 +245,10 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
         return await hook(ctx, ...args)
       } catch (error) {
         const { socket, request } = ctx.extra
-        if (isDatabaseBusy(error)) {
-          request.log.warn({ err: error }, 'database busy')
-          socket.close(CLOSE_TRY_AGAIN_LATER, 'The database is busy; retry in a moment')
+        const fromDatabase = databaseAppError(error)
+        if (fromDatabase?.code === 'SERVICE_UNAVAILABLE') {
+          request.log.warn({ err: error }, fromDatabase.message)
+          socket.close(CLOSE_TRY_AGAIN_LATER, fromDatabase.message)
         } else {
           request.log.error({ err: error }, 'subscription server failed')
           socket.close(CloseCode.InternalServerError, `Internal server error; quote request id ${request.id}`)

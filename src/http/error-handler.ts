@@ -3,7 +3,7 @@
 // its detail only in the log. No Fastify message or FST_ code reaches the client as it is.
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { isDatabaseBusy } from '../db/database-errors.js'
+import { databaseAppError } from '../db/database-errors.js'
 import { AppError, ERROR_STATUS, type ErrorCode, isAppError } from '../errors.js'
 import { toErrorDetails } from '../validation.js'
 import { errorBody } from './envelope.js'
@@ -84,9 +84,10 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
   const known = error.code === undefined ? undefined : FRAMEWORK_ERRORS[error.code]
   if (known) return new AppError(known.code, known.message)
   const status = error.statusCode ?? 500
-  if (isDatabaseBusy(error)) {
-    request.log.warn({ err: error }, 'database busy')
-    return new AppError('SERVICE_UNAVAILABLE', 'The database is busy; retry in a moment')
+  const fromDatabase = databaseAppError(error)
+  if (fromDatabase !== undefined) {
+    request.log.warn({ err: error }, fromDatabase.message)
+    return fromDatabase
   }
   const code = status >= 400 && status < 500 ? CODE_BY_STATUS.get(status) : undefined
   if (code !== undefined) return new AppError(code, 'The request cannot be served')

@@ -2,6 +2,7 @@
 import { type Expression, type SqlBool, sql } from 'kysely'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
+import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../pagination.js'
@@ -38,28 +39,21 @@ export function listPostsOfUsers(
   visibility: DraftVisibility,
 ): Promise<PostRow[]> {
   if (userIds.length === 0) return Promise.resolve([])
-  return db
-    .selectFrom('users as parent')
-    .innerJoin('posts', (join) =>
-      join.on((eb) =>
-        eb(
-          'posts.id',
-          'in',
-          eb
-            .selectFrom('posts as p')
-            .select('p.id')
-            .whereRef('p.user_id', '=', 'parent.id')
-            .where(visible('p', visibility))
-            .orderBy('p.id')
-            .limit(window.limit)
-            .offset(window.offset),
-        ),
-      ),
-    )
+  const windowIds = (eb: WindowBuilder) =>
+    eb
+      .selectFrom('posts as p')
+      .select('p.id')
+      .whereRef('p.user_id', '=', 'parent.id')
+      .where(visible('p', visibility))
+      .orderBy('p.id')
+      .limit(window.limit)
+      .offset(window.offset)
+  return factsOf(db)
+    .joinWindow(db.selectFrom('users as parent'), 'posts', windowIds)
     .selectAll('posts')
     .where('parent.id', 'in', userIds)
     .orderBy('posts.id')
-    .execute()
+    .execute() as Promise<PostRow[]>
 }
 
 /** Published posts, and the drafts this reader may see (`table` names the posts table or its alias). */

@@ -14,6 +14,7 @@ import { loadUser } from '../users/users.service.js'
 import * as repo from './posts.repository.js'
 import type { DraftVisibility } from './posts.repository.js'
 import type { CreatePostInput, Post, UpdatePostInput } from './posts.schemas.js'
+import { writeTransaction } from '../db/write-transaction.js'
 
 export type PostsService = ReturnType<typeof createPostsService>
 
@@ -44,7 +45,7 @@ export function createPostsService({ db }: { db: Db }) {
 
     /** The owner's existence is checked in the insert's transaction: no post for a user deleted meanwhile. */
     async create(caller: Caller | null, userId: IdInput, input: CreatePostInput): Promise<Post> {
-      return db.transaction().execute(async (trx) => {
+      return writeTransaction(db, async (trx) => {
         const owner = await loadUser(trx, userId)
         requireOwnerOrAdmin(caller, owner.id, "write this user's posts")
         const now = new Date().toISOString()
@@ -73,7 +74,7 @@ export function createPostsService({ db }: { db: Db }) {
 
     /** Deletes the post and its comments. */
     async remove(caller: Caller | null, userId: IdInput | undefined, postId: IdInput, options?: WriteOptions<Post>): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(db, async (trx) => {
         const post = await loadVisiblePost(trx, caller, userId, postId)
         requireOwnerOrAdmin(caller, post.user_id, 'delete this post')
         checkPrecondition(options, () => toPost(post))
@@ -89,7 +90,7 @@ export function createPostsService({ db }: { db: Db }) {
     input: UpdatePostInput,
     options?: WriteOptions<Post>,
   ): Promise<Post> {
-    return db.transaction().execute(async (trx) => {
+    return writeTransaction(db, async (trx) => {
       const post = await loadVisiblePost(trx, caller, userId, postId)
       requireOwnerOrAdmin(caller, post.user_id, 'change this post')
       checkPrecondition(options, () => toPost(post))

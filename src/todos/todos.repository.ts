@@ -1,6 +1,7 @@
 // SQL for todos. Every function takes the executor first: the database or a transaction.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
+import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../pagination.js'
@@ -20,27 +21,14 @@ export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery):
 /** The same window of each user's todos, in id order, in one statement (see listPostsOfUsers). */
 export function listTodosOfUsers(db: Db, userIds: readonly number[], window: ListWindow): Promise<TodoRow[]> {
   if (userIds.length === 0) return Promise.resolve([])
-  return db
-    .selectFrom('users as parent')
-    .innerJoin('todos', (join) =>
-      join.on((eb) =>
-        eb(
-          'todos.id',
-          'in',
-          eb
-            .selectFrom('todos as t')
-            .select('t.id')
-            .whereRef('t.user_id', '=', 'parent.id')
-            .orderBy('t.id')
-            .limit(window.limit)
-            .offset(window.offset),
-        ),
-      ),
-    )
+  const windowIds = (eb: WindowBuilder) =>
+    eb.selectFrom('todos as t').select('t.id').whereRef('t.user_id', '=', 'parent.id').orderBy('t.id').limit(window.limit).offset(window.offset)
+  return factsOf(db)
+    .joinWindow(db.selectFrom('users as parent'), 'todos', windowIds)
     .selectAll('todos')
     .where('parent.id', 'in', userIds)
     .orderBy('todos.id')
-    .execute()
+    .execute() as Promise<TodoRow[]>
 }
 
 export function insertTodo(db: Db, row: NewTodoRow): Promise<TodoRow> {

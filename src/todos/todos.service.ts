@@ -11,6 +11,7 @@ import { checkPrecondition, type WriteOptions } from '../preconditions.js'
 import { loadUser } from '../users/users.service.js'
 import * as repo from './todos.repository.js'
 import type { CreateTodoInput, Todo, UpdateTodoInput } from './todos.schemas.js'
+import { writeTransaction } from '../db/write-transaction.js'
 
 export type TodosService = ReturnType<typeof createTodosService>
 
@@ -31,7 +32,7 @@ export function createTodosService({ db }: { db: Db }) {
     },
 
     async create(caller: Caller | null, userId: IdInput, input: CreateTodoInput): Promise<Todo> {
-      return db.transaction().execute(async (trx) => {
+      return writeTransaction(db, async (trx) => {
         const owner = await loadUser(trx, userId)
         requireOwnerOrAdmin(caller, owner.id, "write this user's todos")
         const now = new Date().toISOString()
@@ -49,7 +50,7 @@ export function createTodosService({ db }: { db: Db }) {
       input: UpdateTodoInput,
       options?: WriteOptions<Todo>,
     ): Promise<Todo> {
-      return db.transaction().execute(async (trx) => {
+      return writeTransaction(db, async (trx) => {
         const todo = await loadTodo(trx, userId, todoId)
         requireOwnerOrAdmin(caller, todo.user_id, 'change this todo')
         checkPrecondition(options, () => toTodo(todo))
@@ -63,7 +64,7 @@ export function createTodosService({ db }: { db: Db }) {
     },
 
     async remove(caller: Caller | null, userId: IdInput | undefined, todoId: IdInput, options?: WriteOptions<Todo>): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(db, async (trx) => {
         const todo = await loadTodo(trx, userId, todoId)
         requireOwnerOrAdmin(caller, todo.user_id, 'delete this todo')
         checkPrecondition(options, () => toTodo(todo))

@@ -13,6 +13,7 @@ import { checkPrecondition, type WriteOptions } from '../preconditions.js'
 import { hashPassword } from './passwords.js'
 import * as repo from './users.repository.js'
 import type { CreateUserInput, ReplaceUserInput, UpdateUserInput, User } from './users.schemas.js'
+import { writeTransaction } from '../db/write-transaction.js'
 
 export interface UsersServiceDeps {
   db: Db
@@ -67,7 +68,7 @@ export function createUsersService({ db }: UsersServiceDeps) {
     /** Deletes the user with their posts, comments, todos and tokens. */
     async remove(caller: Caller | null, id: IdInput, options?: WriteOptions<User>): Promise<void> {
       const signedIn = requireSignedIn(caller)
-      await db.transaction().execute(async (trx) => {
+      await writeTransaction(db, async (trx) => {
         const target = await loadUser(trx, id)
         requireOwnerOrAdmin(signedIn, target.id, 'delete this user')
         checkPrecondition(options, () => toUser(target))
@@ -86,7 +87,7 @@ export function createUsersService({ db }: UsersServiceDeps) {
       requireOwnerOrAdmin(signedIn, (await loadUser(db, id)).id, 'change this user')
       passwordHash = await hashPassword(input.password)
     }
-    return db.transaction().execute(async (trx) => {
+    return writeTransaction(db, async (trx) => {
       const target = await loadUser(trx, id)
       requireOwnerOrAdmin(signedIn, target.id, 'change this user')
       checkPrecondition(options, () => toUser(target))

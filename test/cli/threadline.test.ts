@@ -1,23 +1,23 @@
 // The `threadline` command, run as a child process exactly as a user runs it (dist/main.js, built
 // by the global setup), on a temporary database.
-import { execFile, spawn } from 'node:child_process'
-import { rmSync } from 'node:fs'
+import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import WebSocket from 'ws'
-import { tempDatabaseUrl } from '../helpers/build-test-app.js'
+import { BIN, startServe } from '../helpers/serve-process.js'
+import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
 
 const run = promisify(execFile)
-const BIN = 'dist/main.js'
 
 let url: string
-let dir: string
-beforeAll(() => {
-  ;({ url, dir } = tempDatabaseUrl())
+let store: TestDatabase
+beforeAll(async () => {
+  store = await freshDatabase()
+  url = store.url
 })
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+afterAll(() => store.drop())
 
 function threadline(args: string[], env: Record<string, string> = {}) {
   return run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, DATABASE_URL: url, ...env } })
@@ -46,7 +46,7 @@ describe('threadline', () => {
   })
 
   it('migrate applies the schema once, then says it is up to date', async () => {
-    expect((await threadline(['migrate'])).stdout).toBe('Applied: 0001-initial, 0002-list-indexes\n')
+    expect((await threadline(['migrate'])).stdout).toBe('Applied: 0001-initial, 0002-list-indexes, 0003-search-indexes\n')
     expect((await threadline(['migrate'])).stdout).toBe('The database is up to date.\n')
   })
 
@@ -119,24 +119,9 @@ describe('threadline', () => {
   })
 })
 
-/** Starts `threadline serve` on a free port; resolves with its address once it logged it. */
-async function startServe(env: Record<string, string>) {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', ...env } })
-  let output = ''
-  const address = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString()
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)
-      if (match?.[1]) resolve(match[1])
-    })
-    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)))
-  })
-  return { child, address, output: () => output }
-}
-
 describe('threadline serve', () => {
   it('migrates, fills a new database with demo data, logs its URL, serves, and stops on SIGTERM', async () => {
-    const fresh = tempDatabaseUrl()
+    const fresh = await freshDatabase()
     const { child, address, output } = await startServe({ DATABASE_URL: fresh.url })
     try {
       const res = await fetch(`${address}/api/v1/users?limit=100`)
@@ -151,12 +136,12 @@ describe('threadline serve', () => {
       expect(await exited).toBe(0)
     } finally {
       child.kill('SIGKILL')
-      rmSync(fresh.dir, { recursive: true, force: true })
+      await fresh.drop()
     }
   })
 
   it('on SIGTERM, delivers what was acknowledged, closes subscribers\' WebSockets with 1001 and exits 0', async () => {
-    const fresh = tempDatabaseUrl()
+    const fresh = await freshDatabase()
     const { child, address } = await startServe({ DATABASE_URL: fresh.url, GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '100' })
     try {
       const token = (await threadline(['tokens', 'create', '--user', '2'], { DATABASE_URL: fresh.url })).stdout.trim()
@@ -201,19 +186,19 @@ describe('threadline serve', () => {
       expect(await exited).toBe(0)
     } finally {
       child.kill('SIGKILL')
-      rmSync(fresh.dir, { recursive: true, force: true })
+      await fresh.drop()
     }
   })
 
   it('keeps a new database empty with SEED_DEMO_DATA=false', async () => {
-    const fresh = tempDatabaseUrl()
+    const fresh = await freshDatabase()
     const { child, address } = await startServe({ DATABASE_URL: fresh.url, SEED_DEMO_DATA: 'false' })
     try {
       const body = (await (await fetch(`${address}/users`)).json()) as { meta: { pagination: { total: number } } }
       expect(body.meta.pagination.total).toBe(0)
     } finally {
       child.kill('SIGKILL')
-      rmSync(fresh.dir, { recursive: true, force: true })
+      await fresh.drop()
     }
   })
 
@@ -228,7 +213,7 @@ describe('threadline serve', () => {
   })
 
   it('does not fill a database again on the next start', async () => {
-    const fresh = tempDatabaseUrl()
+    const fresh = await freshDatabase()
     const first = await startServe({ DATABASE_URL: fresh.url })
     const stopped = new Promise((resolve) => first.child.on('exit', resolve))
     first.child.kill('SIGTERM')
@@ -239,7 +224,7 @@ describe('threadline serve', () => {
       expect(body.meta.pagination.total).toBe(10)
     } finally {
       second.child.kill('SIGKILL')
-      rmSync(fresh.dir, { recursive: true, force: true })
+      await fresh.drop()
     }
   })
 })

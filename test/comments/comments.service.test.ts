@@ -8,6 +8,7 @@ import { createMemoryEvents } from '../../src/events/memory-events.js'
 import { isAppError } from '../../src/errors.js'
 import { createPostsService } from '../../src/posts/posts.service.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { sqlitePath, TEST_STORE } from '../helpers/test-store.js'
 
 let t: TestApp
 beforeAll(async () => {
@@ -49,14 +50,15 @@ describe('comments service', () => {
     expect(published).toHaveLength(outcomes.created)
   })
 
-  it('publishes commentAdded after the commit, never for a write that failed', async () => {
+  // Read synchronously on a second SQLite connection; the order (commit, then publish) is one code path for both stores.
+  it.runIf(TEST_STORE === 'sqlite')('publishes commentAdded after the commit, never for a write that failed', async () => {
     const { db } = t.database
     const events = createMemoryEvents()
     const comments = createCommentsService({ db, events })
     const bob = { userId: t.bob.id, role: 'user' as const, tokenId: 0 }
     const post = await createPostsService({ db }).create(bob, t.bob.id, { title: 'Events', content: 'x' })
     // Another connection, read synchronously while the listener runs: it sees only what is committed.
-    const other = new SqliteDatabase(t.config.database.path, { readonly: true })
+    const other = new SqliteDatabase(sqlitePath(t.config.database), { readonly: true })
     const seen: { committed: boolean; id: number }[] = []
     events.subscribe('commentAdded', (event) => {
       const row = other.prepare('select id from comments where id = ?').get(event.comment.id)

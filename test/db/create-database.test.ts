@@ -1,23 +1,21 @@
-import { rmSync } from 'node:fs'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { tempDatabaseUrl } from '../helpers/build-test-app.js'
+import { freshSqliteFile, type TestDatabase } from '../helpers/test-store.js'
 
 let database: Database
-let dir: string
+let temp: TestDatabase
 beforeAll(async () => {
-  const temp = tempDatabaseUrl()
-  dir = temp.dir
+  temp = freshSqliteFile()
   // A folder that does not exist yet: opening creates it.
   database = openDatabase(loadConfig({ DATABASE_URL: `${temp.url.replace(/test\.db$/, '')}nested/deeper/test.db` }).database)
   await migrateToLatest(database)
 })
 afterAll(async () => {
   await database.close()
-  rmSync(dir, { recursive: true, force: true })
+  await temp.drop()
 })
 
 const pragma = async (name: string) => {

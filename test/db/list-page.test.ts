@@ -1,6 +1,5 @@
 // A page read by keyset takes several statements (one per tier, and the count in v1). They run in
 // one read transaction: a write committed between them must not show a row twice or hide it.
-import { rmSync } from 'node:fs'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,19 +10,18 @@ import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Tables } from '../../src/db/tables.js'
 import { listUsers } from '../../src/users/users.repository.js'
 import { UsersCollection } from '../../src/users/users.schemas.js'
-import { tempDatabaseUrl } from '../helpers/build-test-app.js'
+import { freshSqliteFile, sqlitePath, type TestDatabase } from '../helpers/test-store.js'
 
 const T0 = '2025-01-01T00:00:00.000Z'
 const T1 = '2025-02-01T00:00:00.000Z'
 const T2 = '2025-03-01T00:00:00.000Z'
 
-let dir: string
+let temp: TestDatabase
 let path: string
 beforeAll(async () => {
-  const temp = tempDatabaseUrl()
-  dir = temp.dir
+  temp = freshSqliteFile()
   const config = loadConfig({ DATABASE_URL: temp.url })
-  path = config.database.path
+  path = sqlitePath(config.database)
   const setup = openDatabase(config.database)
   await migrateToLatest(setup)
   for (let i = 1; i <= 8; i++) {
@@ -35,7 +33,7 @@ beforeAll(async () => {
   }
   await setup.close()
 })
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
+afterAll(() => temp.drop())
 
 describe('listPage', () => {
   it('reads every tier of a cursor page from one snapshot', async () => {

@@ -1,7 +1,6 @@
 // The list queries the API runs, as SQLite plans them: every filter and sort offered on users and
 // on a user's posts, and a post's comments, are served by an index (no table scan, no sort of the
 // whole result), on the first page and on pages reached by cursor.
-import { rmSync } from 'node:fs'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -19,22 +18,21 @@ import { PostsCollection } from '../../src/posts/posts.schemas.js'
 import { DEMO_COUNTS, seedDatabase } from '../../src/seed/seed-database.js'
 import { listUsers } from '../../src/users/users.repository.js'
 import { UsersCollection } from '../../src/users/users.schemas.js'
-import { tempDatabaseUrl } from '../helpers/build-test-app.js'
+import { freshSqliteFile, sqlitePath, type TestDatabase } from '../helpers/test-store.js'
 
-let dir: string
+let temp: TestDatabase
 let connection: SqliteDatabase.Database
 let db: Kysely<Tables>
 const ran: { sql: string; parameters: readonly unknown[] }[] = []
 
 beforeAll(async () => {
-  const temp = tempDatabaseUrl()
-  dir = temp.dir
+  temp = freshSqliteFile()
   const config = loadConfig({ DATABASE_URL: temp.url })
   const setup = openDatabase(config.database)
   await migrateToLatest(setup)
   await seedDatabase(setup.db, DEMO_COUNTS)
   await setup.close()
-  connection = new SqliteDatabase(config.database.path)
+  connection = new SqliteDatabase(sqlitePath(config.database))
   db = new Kysely<Tables>({
     dialect: new SqliteDialect({ database: connection }),
     log: (event) => {
@@ -44,7 +42,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await db.destroy()
-  rmSync(dir, { recursive: true, force: true })
+  await temp.drop()
 })
 
 function plan(statement: { sql: string; parameters: readonly unknown[] }): string {

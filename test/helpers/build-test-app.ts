@@ -1,8 +1,6 @@
-// Builds the real app (the same buildApp as production) on a fresh SQLite file in a temp folder,
-// with three users and their tokens: an admin, and two ordinary users, alice and bob.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+// Builds the real app (the same buildApp as production) on a fresh database of the run's store (a
+// SQLite file in a temp folder, or a PostgreSQL schema: test-store.ts), with three users and their
+// tokens: an admin, and two ordinary users, alice and bob.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import type { Events } from '../../src/events/events.js'
@@ -13,11 +11,12 @@ import { prepareDatabase } from '../../src/server.js'
 import { createTokensService } from '../../src/tokens/tokens.service.js'
 import type { CreateUserInput, User } from '../../src/users/users.schemas.js'
 import { createUsersService } from '../../src/users/users.service.js'
+import { freshDatabase } from './test-store.js'
 
 export interface TestApp {
   app: FastifyInstance
   config: Config
-  /** A second handle on the same file, for fixtures and for looking at what was stored. */
+  /** A second handle on the same database, for fixtures and for looking at what was stored. */
   database: Database
   admin: User
   alice: User
@@ -30,11 +29,6 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-export function tempDatabaseUrl(): { url: string; dir: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'threadline-test-'))
-  return { url: `sqlite:${join(dir, 'test.db')}`, dir }
-}
-
 export interface TestAppOptions {
   /** Called with the SQL of every statement the app runs. */
   onQuery?: (sql: string) => void
@@ -45,9 +39,9 @@ export interface TestAppOptions {
 }
 
 export async function buildTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const { url, dir } = tempDatabaseUrl()
+  const store = await freshDatabase()
   const config = loadConfig({
-    DATABASE_URL: url,
+    DATABASE_URL: store.url,
     LOG_LEVEL: 'silent',
     SEED_DEMO_DATA: 'false',
     // Out of the way of tests that are not about rate limiting.
@@ -93,7 +87,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
     async close() {
       await app.close()
       await database.close()
-      rmSync(dir, { recursive: true, force: true })
+      await store.drop()
     },
   }
 }

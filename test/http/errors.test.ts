@@ -1,6 +1,7 @@
 import SqliteDatabase from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { sqlitePath, TEST_STORE } from '../helpers/test-store.js'
 
 let t: TestApp
 beforeAll(async () => {
@@ -141,9 +142,9 @@ describe('routes', () => {
   })
 })
 
-describe('a busy database', () => {
+describe.runIf(TEST_STORE === 'sqlite')('a busy database (SQLite: another process holds the write lock)', () => {
   it('answers 503 with Retry-After while another process holds the write lock, and writes nothing', async () => {
-    const other = new SqliteDatabase(t.config.database.path)
+    const other = new SqliteDatabase(sqlitePath(t.config.database))
     other.exec('BEGIN IMMEDIATE')
     try {
       const res = await t.request({ method: 'POST', url: `/users/${t.bob.id}/todos`, token: t.tokens.bob, json: { text: 'later' } })

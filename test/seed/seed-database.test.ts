@@ -1,23 +1,22 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { rmSync } from 'node:fs'
 import { loadConfig } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { DEMO_COUNTS, seedDatabase } from '../../src/seed/seed-database.js'
-import { tempDatabaseUrl } from '../helpers/build-test-app.js'
+import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
 
-const opened: { database: Database; dir: string }[] = []
+const opened: { database: Database; store: TestDatabase }[] = []
 afterEach(async () => {
-  for (const { database, dir } of opened.splice(0)) {
+  for (const { database, store } of opened.splice(0)) {
     await database.close()
-    rmSync(dir, { recursive: true, force: true })
+    await store.drop()
   }
 })
 
 async function emptyDatabase(): Promise<Database> {
-  const { url, dir } = tempDatabaseUrl()
-  const database = openDatabase(loadConfig({ DATABASE_URL: url }).database)
-  opened.push({ database, dir })
+  const store = await freshDatabase()
+  const database = openDatabase(loadConfig({ DATABASE_URL: store.url }).database)
+  opened.push({ database, store })
   await migrateToLatest(database)
   return database
 }

@@ -1,21 +1,22 @@
 // The first schema: users, posts, comments, todos and tokens. Written once for every dialect:
-// the few differences (id columns, timestamp type) come from the dialect's facts.
+// the few differences (id columns, timestamp and text types) come from the dialect's facts.
 import { type Kysely, type Migration, sql } from 'kysely'
 import type { DialectFacts } from '../dialect-facts.js'
 
 export function initialMigration(facts: DialectFacts): Migration {
   const ts = facts.timestampType
+  const text = facts.textType
   return {
     async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('users')
         .addColumn('id', 'integer', (c) => facts.autoIncrementPrimaryKey(c))
-        .addColumn('name', 'text', (c) => c.notNull())
-        .addColumn('email', 'text', (c) => c.notNull())
+        .addColumn('name', text, (c) => c.notNull())
+        .addColumn('email', text, (c) => c.notNull())
         .addColumn('age', 'integer')
-        .addColumn('avatar', 'text')
-        .addColumn('role', 'text', (c) => c.notNull().defaultTo('user'))
-        .addColumn('password_hash', 'text')
+        .addColumn('avatar', text)
+        .addColumn('role', text, (c) => c.notNull().defaultTo('user'))
+        .addColumn('password_hash', text)
         .addColumn('created_at', ts, (c) => c.notNull())
         .addColumn('updated_at', ts, (c) => c.notNull())
         .addCheckConstraint('users_role_check', sql`role in ('user', 'admin')`)
@@ -33,9 +34,9 @@ export function initialMigration(facts: DialectFacts): Migration {
         .createTable('posts')
         .addColumn('id', 'integer', (c) => facts.autoIncrementPrimaryKey(c))
         .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
-        .addColumn('title', 'text', (c) => c.notNull())
-        .addColumn('content', 'text', (c) => c.notNull())
-        .addColumn('status', 'text', (c) => c.notNull().defaultTo('published'))
+        .addColumn('title', text, (c) => c.notNull())
+        .addColumn('content', text, (c) => c.notNull())
+        .addColumn('status', text, (c) => c.notNull().defaultTo('published'))
         .addColumn('published_at', ts)
         .addColumn('created_at', ts, (c) => c.notNull())
         .addColumn('updated_at', ts, (c) => c.notNull())
@@ -48,7 +49,7 @@ export function initialMigration(facts: DialectFacts): Migration {
         .addColumn('id', 'integer', (c) => facts.autoIncrementPrimaryKey(c))
         .addColumn('post_id', 'integer', (c) => c.notNull().references('posts.id').onDelete('cascade'))
         .addColumn('author_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
-        .addColumn('content', 'text', (c) => c.notNull())
+        .addColumn('content', text, (c) => c.notNull())
         .addColumn('created_at', ts, (c) => c.notNull())
         .addColumn('updated_at', ts, (c) => c.notNull())
         .execute()
@@ -59,7 +60,7 @@ export function initialMigration(facts: DialectFacts): Migration {
         .createTable('todos')
         .addColumn('id', 'integer', (c) => facts.autoIncrementPrimaryKey(c))
         .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
-        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('text', text, (c) => c.notNull())
         .addColumn('completed', 'boolean', (c) => c.notNull().defaultTo(sql`false`))
         .addColumn('created_at', ts, (c) => c.notNull())
         .addColumn('updated_at', ts, (c) => c.notNull())
@@ -70,7 +71,7 @@ export function initialMigration(facts: DialectFacts): Migration {
         .createTable('tokens')
         .addColumn('id', 'integer', (c) => facts.autoIncrementPrimaryKey(c))
         .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
-        .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+        .addColumn('token_hash', text, (c) => c.notNull().unique())
         .addColumn('created_at', ts, (c) => c.notNull())
         .addColumn('expires_at', ts, (c) => c.notNull())
         .addColumn('revoked_at', ts)

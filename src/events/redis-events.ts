@@ -1,0 +1,148 @@
+// The events adapter for many instances: Redis pub/sub. An event published on any instance reaches
+// the listeners of every instance, this one included (it hears its own events back from Redis,
+// so every instance sees one order). Two connections: a dedicated subscriber, and one for PUBLISH.
+// One SUBSCRIBE per event name, for the life of the process, whatever the number of listeners:
+// a message is fanned out here to the local listeners. When the subscriber connection is lost,
+// every listener is told (DeliverySignals) once; when it is back and subscribed again, told
+// again, and events flow. Publishing never waits for Redis to come back: it fails at once, is
+// logged when a run of failures starts, and counted.
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyBaseLogger } from 'fastify'
+import { FailureLog } from '../failure-log.js'
+import { closeRedisConnection, createRedisConnection, firstAttempt } from '../redis-connection.js'
+import { type DeliverySignals, EVENT_NAMES, type EventMap, type EventName, type Events } from './events.js'
+
+export interface RedisEventsOptions {
+  /** A redis:// or rediss:// URL. */
+  url: string
+  /** Starts every channel: `${keyPrefix}events:${name}`. */
+  keyPrefix: string
+  log: FastifyBaseLogger
+}
+
+interface Subscription {
+  listener: (event: unknown) => void
+  signals: DeliverySignals | undefined
+}
+
+/** At start, how long to wait for the first subscription to be in place before serving anyway. */
+const STARTUP_WAIT_MS = 2000
+
+/**
+ * Connects (without failing when Redis is away: it keeps trying in the background, and
+ * subscriptions are told that live events are interrupted) and subscribes to every event's channel.
+ */
+export async function createRedisEvents(options: RedisEventsOptions): Promise<Events> {
+  const { log } = options
+  const channelPrefix = `${options.keyPrefix}events:`
+  const channels = EVENT_NAMES.map((name) => `${channelPrefix}${name}`)
+  const subscriptions = new Map<string, Set<Subscription>>(EVENT_NAMES.map((name) => [name, new Set()]))
+  const publishing = new FailureLog(log, 'event publishing', 'events are lost for every instance')
+  let interrupted = false
+  let interruptions = 0
+  let closed = false
+  let started: () => void = () => undefined
+  const start = new Promise<void>((resolve) => (started = resolve))
+
+  const signal = (subscription: Subscription, which: keyof DeliverySignals) => {
+    try {
+      subscription.signals?.[which]?.()
+    } catch (error) {
+      log.error({ err: error }, `event subscriber failed on ${which}`)
+    }
+  }
+  const signalAll = (which: keyof DeliverySignals) => {
+    for (const set of subscriptions.values()) for (const subscription of set) signal(subscription, which)
+  }
+
+  const interrupt = () => {
+    started()
+    if (interrupted || closed) return
+    interrupted = true
+    interruptions++
+    signalAll('onInterrupted')
+  }
+
+  // Each time the subscriber is ready (after a reconnect, on a new connection): subscribe again
+  // (ioredis's own autoResubscribe is off, so that "resumed" is when Redis has acknowledged).
+  const resume = async () => {
+    try {
+      await subscriber.subscribe(...channels)
+    } catch (error) {
+      if (!closed) log.warn({ err: error }, 'could not subscribe to the event channels')
+      interrupt()
+      return
+    }
+    started()
+    if (!interrupted || closed || subscriber.status !== 'ready') return
+    interrupted = false
+    signalAll('onResumed')
+  }
+
+  const subscriber = createRedisConnection({
+    url: options.url,
+    name: `${options.keyPrefix}events-subscriber`,
+    log,
+    mode: 'subscriber',
+    onUp: () => void resume(),
+    onDown: interrupt,
+  })
+  const publisher = createRedisConnection({ url: options.url, name: `${options.keyPrefix}events-publisher`, log, mode: 'commands' })
+
+  subscriber.on('message', (channel: string, message: string) => {
+    const listeners = channel.startsWith(channelPrefix) ? subscriptions.get(channel.slice(channelPrefix.length)) : undefined
+    if (listeners === undefined || listeners.size === 0) return
+    let event: unknown
+    try {
+      event = JSON.parse(message)
+    } catch (error) {
+      log.warn({ err: error, channel }, 'unreadable event from Redis: dropped')
+      return
+    }
+    for (const subscription of listeners) {
+      try {
+        subscription.listener(event)
+      } catch (error) {
+        log.error({ err: error, channel }, 'event listener failed')
+      }
+    }
+  })
+
+  // Serve once both connections have had their first try (and the channels are subscribed when
+  // Redis is there), at most STARTUP_WAIT_MS: a Redis that is away does not hold the start.
+  await Promise.all([firstAttempt(publisher), Promise.race([start, sleep(STARTUP_WAIT_MS, undefined, { ref: false })])])
+
+  return {
+    async publish<N extends EventName>(name: N, event: EventMap[N]) {
+      try {
+        await publisher.publish(`${channelPrefix}${name}`, JSON.stringify(event))
+        publishing.succeeded()
+      } catch (error) {
+        publishing.failed(error)
+      }
+    },
+    subscribe<N extends EventName>(name: N, listener: (event: EventMap[N]) => void, signals?: DeliverySignals) {
+      const set = subscriptions.get(name)
+      if (set === undefined) throw new Error(`Unknown event ${name}`)
+      const subscription: Subscription = { listener: listener as (event: unknown) => void, signals }
+      set.add(subscription)
+      // Opened during an outage: told at once (once the caller holds its unsubscribe function).
+      if (interrupted) queueMicrotask(() => interrupted && set.has(subscription) && signal(subscription, 'onInterrupted'))
+      return () => void set.delete(subscription)
+    },
+    listenerCount: (name) => subscriptions.get(name)?.size ?? 0,
+    stats: {
+      get publishFailures() {
+        return publishing.failures
+      },
+      get interruptions() {
+        return interruptions
+      },
+    },
+    async close() {
+      closed = true
+      for (const set of subscriptions.values()) set.clear()
+      await Promise.all([closeRedisConnection(subscriber), closeRedisConnection(publisher)])
+    },
+  }
+}

@@ -1,0 +1,146 @@
+// PostgreSQL as the store: what differs from SQLite and is not visible through the API alone — two
+// processes migrating at once, instants and ids, the search index, an outage and the recovery, and
+// database errors in the service's words. (The whole behavioural suite also runs on PostgreSQL:
+// the `postgres` project of vitest.config.ts.)
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config.js'
+import { type Database, openDatabase } from '../../src/db/create-database.js'
+import { databaseAppError } from '../../src/db/database-errors.js'
+import { postgresFacts } from '../../src/db/dialect-facts.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { postgresUrl } from '../helpers/services.js'
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
+import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
+
+const server = await postgresUrl()
+
+const open = (url: string, poolSize = 4): Database => openDatabase(loadConfig({ DATABASE_URL: url, DATABASE_POOL_SIZE: String(poolSize) }).database)
+
+describe.runIf(server)('PostgreSQL', () => {
+  let store: TestDatabase
+  let database: Database
+  beforeAll(async () => {
+    store = await freshDatabase('postgres')
+    database = open(store.url)
+    await migrateToLatest(database)
+  })
+  afterAll(async () => {
+    await database.close()
+    await store.drop()
+  })
+
+  it('migrates once when two processes start at the same moment on an empty database', async () => {
+    const fresh = await freshDatabase('postgres')
+    const [a, b] = [open(fresh.url), open(fresh.url)]
+    try {
+      const reports = await Promise.all([migrateToLatest(a), migrateToLatest(b)])
+      const applied = reports.map((r) => r.applied).sort((x, y) => y.length - x.length)
+      expect(applied).toEqual([['0001-initial', '0002-list-indexes', '0003-search-indexes'], []])
+      expect((await migrateToLatest(a)).applied).toEqual([])
+    } finally {
+      await a.close()
+      await b.close()
+      await fresh.drop()
+    }
+  })
+
+  it('reads instants back as ISO 8601 in UTC, exactly as written, and booleans as booleans', async () => {
+    const at = '2026-03-04T05:06:07.089Z'
+    const user = await database.db
+      .insertInto('users')
+      .values({ name: 'Instant', email: 'instant@example.com', role: 'user', created_at: at, updated_at: at })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+    expect(user.created_at).toBe(at)
+    const todo = await database.db
+      .insertInto('todos')
+      .values({ user_id: user.id, text: 'x', completed: 1, created_at: at, updated_at: at })
+      .returningAll()
+      .executeTakeFirstOrThrow()
+    expect(todo.completed).toBe(true)
+    // The server's own time zone does not change what comes back.
+    const { rows } = await sql<{ t: unknown }>`select ${at}::timestamptz at time zone 'Asia/Kolkata' at time zone 'Asia/Kolkata' as t`.execute(database.db)
+    expect(rows[0]?.t).toBe(at)
+  })
+
+  it('never hands out an id twice, even after the newest row is deleted', async () => {
+    const at = new Date().toISOString()
+    const insert = (email: string) =>
+      database.db.insertInto('users').values({ name: 'Id', email, role: 'user', created_at: at, updated_at: at }).returning('id').executeTakeFirstOrThrow()
+    const first = await insert('id-1@example.com')
+    await database.db.deleteFrom('users').where('id', '=', first.id).execute()
+    const second = await insert('id-2@example.com')
+    expect(second.id).toBeGreaterThan(first.id)
+  })
+
+  it('serves a search with a trigram index (pg_trgm), matching without regard to ASCII case', async () => {
+    const at = new Date().toISOString()
+    await database.db.insertInto('users').values({ name: 'Grace Hopper', email: 'grace@example.com', role: 'user', created_at: at, updated_at: at }).execute()
+    const search = (db: Database['db']) => db.selectFrom('users').select('name').where(postgresFacts.matches(sql.ref('name'), '%hOPP%'))
+    expect(await search(database.db).execute()).toEqual([{ name: 'Grace Hopper' }])
+    // On a table this small a scan is cheaper; forbid it for one transaction to see the index is usable.
+    const plan = await database.db.transaction().execute(async (trx) => {
+      await sql`set local enable_seqscan = off`.execute(trx)
+      const rows = await search(trx).explain<{ 'QUERY PLAN': string }>()
+      return rows.map((row) => row['QUERY PLAN']).join('\n')
+    })
+    expect(plan).toContain('users_name_trgm_idx')
+  })
+
+  it('names a foreign key that no longer holds as NOT_FOUND, and a lost connection as SERVICE_UNAVAILABLE', async () => {
+    const at = new Date().toISOString()
+    const failure = await database.db
+      .insertInto('todos')
+      .values({ user_id: 2_000_000_000, text: 'orphan', completed: 0, created_at: at, updated_at: at })
+      .execute()
+      .then(() => undefined, (error: unknown) => error)
+    expect(databaseAppError(failure)).toMatchObject({ code: 'NOT_FOUND' })
+
+    const unreachable = open('postgres://postgres@127.0.0.1:1/nowhere')
+    const noServer = await unreachable.db.selectFrom('users').select('id').execute().then(() => undefined, (error: unknown) => error)
+    await unreachable.close()
+    expect(databaseAppError(noServer)).toMatchObject({ code: 'SERVICE_UNAVAILABLE' })
+  })
+})
+
+describe.runIf(server)('PostgreSQL out of reach', () => {
+  let proxy: TcpProxy
+  let t: TestApp
+  let store: TestDatabase
+  beforeAll(async () => {
+    store = await freshDatabase('postgres')
+    const real = new URL(store.url)
+    proxy = await startTcpProxy({ host: real.hostname, port: Number(real.port || 5432) })
+    const relayed = new URL(store.url)
+    relayed.hostname = '127.0.0.1'
+    relayed.port = String(proxy.port)
+    t = await buildTestApp({ DATABASE_URL: relayed.toString() })
+  })
+  afterAll(async () => {
+    await proxy.restore()
+    await t.close()
+    await proxy.close()
+    await store.drop()
+  })
+
+  it('answers 503 with Retry-After while it is gone, loses no acknowledged write, and recovers by itself', async () => {
+    const write = (text: string) => t.request({ method: 'POST', url: `/users/${t.bob.id}/todos`, token: t.tokens.bob, json: { text } })
+    expect((await write('before')).statusCode).toBe(201)
+
+    await proxy.cut()
+    for (const res of [await t.request({ method: 'GET', url: '/users' }), await write('during')]) {
+      expect(res.statusCode).toBe(503)
+      expect(res.headers['retry-after']).toBe('1')
+      expect(res.json()).toEqual({ error: { code: 'SERVICE_UNAVAILABLE', message: 'The database cannot be reached; retry in a moment' } })
+    }
+    const graphql = await t.request({ method: 'POST', url: '/graphql', json: { query: '{ users { id } }' } })
+    expect(graphql.json().errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE')
+
+    await proxy.restore()
+    expect((await write('after')).statusCode).toBe(201)
+    const texts = (await t.request({ method: 'GET', url: `/users/${t.bob.id}/todos` })).json().data.map((todo: { text: string }) => todo.text)
+    expect(texts).toEqual(['before', 'after'])
+  })
+})

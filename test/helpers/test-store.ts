@@ -1,0 +1,102 @@
+// Where a test's data lives. The behavioural suite runs once per store (vitest.config.ts): on a
+// new SQLite file, and, in the `postgres` project, in a new schema of the `threadline_test`
+// database on TEST_DATABASE_URL's server — so test files running side by side never share rows.
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import pg from 'pg'
+import type { DatabaseLocation } from '../../src/config.js'
+import { TEST_DATABASE_URL } from './services.js'
+
+export type TestStore = 'sqlite' | 'postgres'
+
+/** The store of this run: set by the vitest project (THREADLINE_TEST_STORE). */
+export const TEST_STORE: TestStore = process.env.THREADLINE_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite'
+
+/** The database the schemas of the postgres runs are made in. */
+const TEST_DATABASE = 'threadline_test'
+
+export interface TestDatabase {
+  /** A DATABASE_URL naming an empty database. */
+  url: string
+  /** Removes it and everything in it. */
+  drop(): Promise<void>
+}
+
+/** A new, empty database on the run's store (or the one named). */
+export function freshDatabase(store: TestStore = TEST_STORE): Promise<TestDatabase> {
+  return store === 'postgres' ? freshSchema() : Promise.resolve(freshSqliteFile())
+}
+
+export function freshSqliteFile(): TestDatabase {
+  const dir = mkdtempSync(join(tmpdir(), 'threadline-test-'))
+  return {
+    url: `sqlite:${join(dir, 'test.db')}`,
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  }
+}
+
+/** A URL on the test server naming `database` (TEST_DATABASE_URL's user, host and port). */
+export function postgresUrlOf(database: string, searchPath?: string): string {
+  const url = new URL(TEST_DATABASE_URL)
+  url.pathname = `/${database}`
+  if (searchPath !== undefined) url.searchParams.set('options', `-c search_path=${searchPath}`)
+  return url.toString()
+}
+
+let testDatabaseReady: Promise<void> | undefined
+
+/** Creates the threadline_test database once per worker (another worker may be creating it too). */
+function ensureTestDatabase(): Promise<void> {
+  testDatabaseReady ??= withClient(TEST_DATABASE_URL, async (client) => {
+    const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [TEST_DATABASE])
+    if (rowCount !== 0) return
+    try {
+      await client.query(`create database ${TEST_DATABASE}`)
+    } catch (error) {
+      // 42P04 duplicate_database, or 23505 when two creates race on the catalog: it exists now.
+      const code = (error as { code?: string }).code
+      if (code !== '42P04' && code !== '23505') throw error
+    }
+  })
+  return testDatabaseReady
+}
+
+/** A new schema of its own, named by the URL's search_path, dropped with everything in it. */
+async function freshSchema(): Promise<TestDatabase> {
+  await ensureTestDatabase()
+  const schema = `t_${process.pid}_${randomBytes(6).toString('hex')}`
+  const admin = postgresUrlOf(TEST_DATABASE)
+  await withClient(admin, (client) => client.query(`create schema ${schema}`))
+  return {
+    url: postgresUrlOf(TEST_DATABASE, schema),
+    drop: () => withClient(admin, (client) => client.query(`drop schema if exists ${schema} cascade`)).then(() => undefined),
+  }
+}
+
+/** A new database of its own on the test server (for processes that share one, like two instances). */
+export async function freshPostgresDatabase(): Promise<TestDatabase> {
+  const name = `threadline_t_${process.pid}_${randomBytes(6).toString('hex')}`
+  await withClient(TEST_DATABASE_URL, (client) => client.query(`create database ${name}`))
+  return {
+    url: postgresUrlOf(name),
+    drop: () => withClient(TEST_DATABASE_URL, (client) => client.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+  }
+}
+
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return await work(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** The file of a SQLite location (tests that open it directly run on SQLite only). */
+export function sqlitePath(location: DatabaseLocation): string {
+  if (location.dialect !== 'sqlite') throw new Error('This test opens the SQLite file directly; it runs on SQLite only')
+  return location.path
+}
