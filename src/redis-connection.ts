@@ -13,6 +13,13 @@ const COMMAND_TIMEOUT_MS = 500
 const MAX_RECONNECT_DELAY_MS = 2000
 /** On close, how long QUIT may take before the connection is cut (a Redis that hangs must not hold the shutdown). */
 const QUIT_WAIT_MS = 1000
+/**
+ * A Redis that hangs (stopped, or a network that drops packets) keeps the TCP connection up, and
+ * nothing else tells: a PING this often, unanswered for HEALTH_TIMEOUT_MS, drops the connection,
+ * which reconnects as after any loss (subscribers are told; commands fail at once meanwhile).
+ */
+const HEALTH_INTERVAL_MS = 2000
+const HEALTH_TIMEOUT_MS = 1000
 
 export interface RedisConnectionOptions {
   url: string
@@ -66,6 +73,20 @@ export function createRedisConnection(options: RedisConnectionOptions): Redis {
     lastError = undefined
     options.onUp?.()
   })
+  const health = setInterval(() => {
+    if (isClosing(redis)) return clearInterval(health)
+    if (redis.status !== 'ready') return
+    const pong = redis.ping().then(
+      () => true,
+      () => false,
+    )
+    void Promise.race([pong, sleep(HEALTH_TIMEOUT_MS, false, { ref: false })]).then((answered) => {
+      if (answered || isClosing(redis) || redis.status !== 'ready') return
+      lastError = new Error(`no answer to PING in ${HEALTH_TIMEOUT_MS} ms`)
+      redis.disconnect(true)
+    })
+  }, HEALTH_INTERVAL_MS)
+  health.unref()
   redis.on('close', () => {
     if (state === 'down' || isClosing(redis)) return
     log.warn(

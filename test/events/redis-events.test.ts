@@ -186,6 +186,28 @@ describe.skipIf(!privateRedis)('events when Redis goes away', () => {
     expect(s.received).toEqual([interruptedNotice, delivered(content)])
   })
 
+  it('tells subscribers of a Redis that hangs (no answer, the connection up), serves meanwhile, and resumes when it answers', async () => {
+    await server.start()
+    const a = await instance({ REDIS_URL: server.url, REDIS_KEY_PREFIX: uniquePrefix(), RATE_LIMIT_MAX: '1000' })
+    const s = subscriber(a, '{ content }')
+    await subscribed(a, 1)
+    server.pause()
+    try {
+      // Found by the health check's PING: within its interval and timeout (3 s), with margin.
+      await until(() => s.received.length === 1, 6000)
+      expect(s.received).toEqual([interruptedNotice])
+      // The rate limit cannot count the request and lets it through (counted), as when Redis is down.
+      const res = await a.t.request({ method: 'GET', url: '/api/v1/users' })
+      expect(res.statusCode).toBe(200)
+      expect(a.t.app.faults.rateLimitStoreErrors).toBeGreaterThan(0)
+      expect(await a.comment('while it hangs')).toBe(201)
+    } finally {
+      server.resume()
+    }
+    const content = await commentUntilDelivered(a, s)
+    expect(s.received).toEqual([interruptedNotice, delivered(content)])
+  })
+
   it('delivers across instances again after an outage', async () => {
     await server.start()
     const prefix = uniquePrefix()

@@ -68,6 +68,16 @@ export class PrivateRedis {
     await until(() => answers(this.url, this.port), 5000)
   }
 
+  /** Stops the server's process (SIGSTOP): connections stay open and nothing answers, as in a hang. */
+  pause(): void {
+    this.child?.kill('SIGSTOP')
+  }
+
+  /** Lets a paused server go on (SIGCONT). */
+  resume(): void {
+    this.child?.kill('SIGCONT')
+  }
+
   /** Kills the server, as a crash would, and waits until it is gone. */
   async stop(): Promise<void> {
     const child = this.child
@@ -75,6 +85,7 @@ export class PrivateRedis {
     this.child = undefined
     const exited = new Promise((resolve) => child.once('exit', resolve))
     child.kill('SIGKILL')
+    child.kill('SIGCONT')
     await exited
   }
 }
