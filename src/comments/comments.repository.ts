@@ -2,6 +2,7 @@
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
+import { forWrite } from '../db/write-transaction.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { CommentRow, NewCommentRow } from '../db/tables.js'
 import type { ListWindow } from '../pagination.js'
@@ -18,7 +19,7 @@ function selectWithAuthor(db: Db) {
 }
 
 export function findCommentById(db: Db, id: number): Promise<CommentWithAuthorRow | undefined> {
-  return selectWithAuthor(db).where('comments.id', '=', id).executeTakeFirst()
+  return forWrite(db, selectWithAuthor(db).where('comments.id', '=', id), 'comments').executeTakeFirst()
 }
 
 export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuery): Promise<RowPage<CommentWithAuthorRow>> {

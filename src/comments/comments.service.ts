@@ -59,17 +59,19 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
     async create(caller: Caller | null, path: PostPath, input: CreateCommentInput): Promise<Comment> {
       const signedIn = requireSignedIn(caller)
       const added = await writeTransaction(db, async (trx) => {
+        // Both read (and, on PostgreSQL, locked) before the insert refers to them.
         const post = await loadVisiblePost(trx, caller, path.userId, path.postId)
+        const author = await loadUser(trx, signedIn.userId)
         const now = new Date().toISOString()
         const id = await repo.insertComment(trx, {
           post_id: post.id,
-          author_id: signedIn.userId,
+          author_id: author.id,
           content: input.content,
           created_at: now,
           updated_at: now,
         })
         const comment = toComment(await loadComment(trx, post, id))
-        return { comment, post: toPost(post), author: toUser(await loadUser(trx, signedIn.userId)) }
+        return { comment, post: toPost(post), author: toUser(author) }
       })
       // Committed: only now may anyone hear of it.
       await events.publish('commentAdded', added)

@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { type Dialect, Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import { CompiledQuery, type Dialect, Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import type { DatabaseLocation } from '../config.js'
 import { type DialectFacts, postgresFacts, sqliteFacts } from './dialect-facts.js'
@@ -35,7 +35,15 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
     const db = new Kysely<Tables>({ dialect, ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }) })
     return { db, facts, close: () => db.destroy() }
   }
-  if (location.dialect === 'postgres') return open(new PostgresDialect({ pool: openPool(location.url, location.poolSize) }), postgresFacts)
+  if (location.dialect === 'postgres') {
+    const pool = openPool(location.url, location.poolSize)
+    // Instants are written and read in ISO 8601 and UTC, whatever the server's or the URL's settings.
+    const onCreateConnection = async (connection: { executeQuery(query: CompiledQuery): Promise<unknown> }) => {
+      await connection.executeQuery(CompiledQuery.raw(`set datestyle = 'ISO'`))
+      await connection.executeQuery(CompiledQuery.raw(`set timezone = 'UTC'`))
+    }
+    return open(new PostgresDialect({ pool, onCreateConnection }), postgresFacts)
+  }
   return open(new SqliteDialect({ database: openSqlite(location.path) }), sqliteFacts)
 }
 
@@ -52,7 +60,9 @@ function openPool(url: string, size: number): pg.Pool {
     connectionString: url,
     max: size,
     connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    // A server that vanished without closing the connection is found by TCP keepalive probes, from 10 s idle.
     keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     application_name: 'threadline',
     types: { getTypeParser: typeParser },
   })

@@ -5,14 +5,19 @@ import { AppError } from '../errors.js'
 
 /**
  * SQLite could not take its lock in time: another process (a `threadline seed`) holds it; or
- * PostgreSQL refused a write that conflicted with others as many times as write-transaction.ts tries.
+ * PostgreSQL ended a transaction in conflict with others (40001; a deadlock, 40P01, once
+ * write-transaction.ts has run it again as often as it does), has no connection left (53300), or
+ * cancelled a statement that ran too long (57014, statement_timeout).
  */
-const BUSY_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED', '40001'])
+const BUSY_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED', '40001', '40P01', '53300', '57014'])
+
+/** `pg`'s words when no connection comes from the pool in time: every one is in use, or none can be made. */
+const POOL_TIMEOUT = /^timeout exceeded when trying to connect/
 
 /**
- * The PostgreSQL server cannot be reached or is going away: the network (Node's codes), the
- * connection (SQLSTATE class 08), the server shutting down or starting (57P01-57P03), too many
- * connections (53300), a deadlock victim (40P01, worth a retry).
+ * The PostgreSQL server cannot be reached or cannot serve: the network (Node's codes), the
+ * connection (SQLSTATE class 08), the server shutting down or starting (57P01-57P03), out of disk or
+ * memory (53100, 53200), a standby that cannot write (25006, after a failover).
  */
 const UNREACHABLE_CODES = new Set([
   'ECONNREFUSED',
@@ -26,12 +31,13 @@ const UNREACHABLE_CODES = new Set([
   '57P01',
   '57P02',
   '57P03',
-  '53300',
-  '40P01',
+  '53100',
+  '53200',
+  '25006',
 ])
 
-/** What `pg` says, with no code, when a connection is lost or none comes from the pool in time. */
-const UNREACHABLE_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed)/
+/** What `pg` says, with no code, when a connection is lost. */
+const UNREACHABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed)/
 
 const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)?.code
 
@@ -41,8 +47,10 @@ const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)
  * worth retrying shortly: SERVICE_UNAVAILABLE, with Retry-After.
  */
 export function databaseAppError(error: unknown): AppError | undefined {
+  // An HTTP error (a client that went away mid-body: ECONNRESET) is not the database's.
+  if ((error as { statusCode?: unknown } | null)?.statusCode !== undefined) return undefined
   const code = codeOf(error)
-  if (typeof code === 'string' && BUSY_CODES.has(code)) {
+  if ((typeof code === 'string' && BUSY_CODES.has(code)) || (error instanceof Error && POOL_TIMEOUT.test(error.message))) {
     return new AppError('SERVICE_UNAVAILABLE', 'The database is busy; retry in a moment')
   }
   if (isUnreachable(error)) {

@@ -42,6 +42,8 @@ export interface DialectFacts {
    * statement, costing what the windows hold, never the size of a parent's whole list.
    */
   joinWindow(parents: AnySelect, table: string, windowIds: (eb: WindowBuilder) => AnySelect): AnySelect
+  /** Locks the rows the query reads (of `table` only, if given) until the transaction ends. */
+  lockRows<Q extends AnySelect>(query: Q, table?: string): Q
 }
 
 export interface SearchedColumn {
@@ -57,11 +59,13 @@ export const sqliteFacts: DialectFacts = {
   textType: 'text',
   autoIncrementPrimaryKey: (column) => column.primaryKey().autoIncrement(),
   // LIKE needs no index here: the search is a scan, bounded by the page's limit.
-  matches: (column, pattern) => sql<SqlBool>`lower(${column}) like lower(${pattern}) escape '\\'`,
+  matches: (column, pattern) => sql<SqlBool>`lower(${column}) like lower(${pattern}) escape ${'\\'}`,
   createSearchIndexes: async () => {},
   dropSearchIndexes: async () => {},
   // SQLite has no LATERAL; it runs `id IN (correlated query)` once per parent, by the index.
   joinWindow: (parents, table, windowIds) => parents.innerJoin(table, (join) => join.on((eb) => eb(`${table}.id`, 'in', windowIds(eb)))),
+  // One writer at a time: nothing to lock (and no FOR UPDATE in its grammar).
+  lockRows: (query) => query,
 }
 
 export const postgresFacts: DialectFacts = {
@@ -71,7 +75,7 @@ export const postgresFacts: DialectFacts = {
   textType: sql`text collate "C"`,
   // An identity's sequence never hands out a number twice, deleted rows included.
   autoIncrementPrimaryKey: (column) => column.primaryKey().generatedByDefaultAsIdentity(),
-  matches: (column, pattern) => sql<SqlBool>`${column} ilike ${pattern} escape '\\'`,
+  matches: (column, pattern) => sql<SqlBool>`${column} ilike ${pattern} escape ${'\\'}`,
   async createSearchIndexes(db, columns) {
     const schema = await trigramSchema(db)
     if (schema === undefined) return
@@ -83,6 +87,7 @@ export const postgresFacts: DialectFacts = {
   // PostgreSQL would test that IN against every (parent, row) pair; LATERAL runs the window once per parent.
   joinWindow: (parents, table, windowIds) =>
     parents.innerJoinLateral((eb) => windowIds(eb).as('window'), (join) => join.onTrue()).innerJoin(table, `${table}.id`, 'window.id'),
+  lockRows: (query, table) => query.forUpdate(table) as typeof query,
   async dropSearchIndexes(db, columns) {
     for (const { table, column } of columns) {
       await sql`drop index if exists ${sql.id(trigramIndexName(table, column))}`.execute(db)

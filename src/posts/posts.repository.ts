@@ -3,6 +3,7 @@ import { type Expression, type SqlBool, sql } from 'kysely'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
+import { forWrite } from '../db/write-transaction.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../pagination.js'
@@ -14,7 +15,7 @@ export interface DraftVisibility {
 }
 
 export function findPostById(db: Db, id: number): Promise<PostRow | undefined> {
-  return db.selectFrom('posts').selectAll().where('id', '=', id).executeTakeFirst()
+  return forWrite(db, db.selectFrom('posts').selectAll().where('id', '=', id)).executeTakeFirst()
 }
 
 export function findPostsByIds(db: Db, ids: readonly number[], visibility: DraftVisibility): Promise<PostRow[]> {

@@ -2,12 +2,13 @@
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
+import { forWrite } from '../db/write-transaction.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../pagination.js'
 
 export function findTodoById(db: Db, id: number): Promise<TodoRow | undefined> {
-  return db.selectFrom('todos').selectAll().where('id', '=', id).executeTakeFirst()
+  return forWrite(db, db.selectFrom('todos').selectAll().where('id', '=', id)).executeTakeFirst()
 }
 
 export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery): Promise<RowPage<TodoRow>> {

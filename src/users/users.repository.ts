@@ -2,11 +2,12 @@
 import { sql } from 'kysely'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
+import { forWrite } from '../db/write-transaction.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewUserRow, UserRow, UserRowChanges } from '../db/tables.js'
 
 export function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
+  return forWrite(db, db.selectFrom('users').selectAll().where('id', '=', id)).executeTakeFirst()
 }
 
 export function findUsersByIds(db: Db, ids: readonly number[]): Promise<UserRow[]> {
@@ -27,13 +28,9 @@ export function listUsers(db: Db, query: CollectionQuery): Promise<RowPage<UserR
   return listPage<UserRow>(db, { from: (executor) => executor.selectFrom('users'), select: (q) => q.selectAll(), query })
 }
 
+/** The admins, counted; in a write transaction they stay admins until it ends (the last-admin rule). */
 export async function countAdmins(db: Db): Promise<number> {
-  const { count } = await db
-    .selectFrom('users')
-    .select((eb) => eb.fn.countAll<number | string>().as('count'))
-    .where('role', '=', 'admin')
-    .executeTakeFirstOrThrow()
-  return Number(count)
+  return (await forWrite(db, db.selectFrom('users').select('id').where('role', '=', 'admin')).execute()).length
 }
 
 export function insertUser(db: Db, row: NewUserRow): Promise<UserRow> {

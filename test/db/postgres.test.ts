@@ -60,9 +60,25 @@ describe.runIf(server)('PostgreSQL', () => {
       .returningAll()
       .executeTakeFirstOrThrow()
     expect(todo.completed).toBe(true)
-    // The server's own time zone does not change what comes back.
-    const { rows } = await sql<{ t: unknown }>`select ${at}::timestamptz at time zone 'Asia/Kolkata' at time zone 'Asia/Kolkata' as t`.execute(database.db)
-    expect(rows[0]?.t).toBe(at)
+  })
+
+  it("reads instants the same whatever the URL asks of the session's date style and time zone", async () => {
+    const url = new URL(store.url)
+    url.searchParams.set('options', `${url.searchParams.get('options') ?? ''} -c DateStyle=SQL,DMY -c TimeZone=Asia/Kolkata`.trim())
+    const odd = open(url.toString())
+    try {
+      const at = '2026-07-08T23:45:01.234Z'
+      const row = await odd.db
+        .insertInto('users')
+        .values({ name: 'Zone', email: 'zone@example.com', role: 'user', created_at: at, updated_at: at })
+        .returning('created_at')
+        .executeTakeFirstOrThrow()
+      expect(row.created_at).toBe(at)
+      const read = await database.db.selectFrom('users').select('created_at').where('email', '=', 'zone@example.com').executeTakeFirstOrThrow()
+      expect(read.created_at).toBe(at)
+    } finally {
+      await odd.close()
+    }
   })
 
   it('never hands out an id twice, even after the newest row is deleted', async () => {

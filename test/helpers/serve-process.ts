@@ -14,9 +14,20 @@ export interface ServeProcess {
   stop: () => Promise<number | null>
 }
 
-/** Starts `threadline serve`; resolves with its address once it logged it. */
+/** Servers still running, killed if the test process ends without stopping them (a failed hook). */
+const running = new Set<ChildProcessWithoutNullStreams>()
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL')
+})
+
+/** How long a server may take to say it listens before the start counts as failed. */
+const START_TIMEOUT_MS = 30_000
+
+/** Starts `threadline serve`; resolves with its address once it logged it (killing it if it never does). */
 export async function startServe(env: Record<string, string>): Promise<ServeProcess> {
   const child = spawn(process.execPath, [BIN, 'serve'], { env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', ...env } })
+  running.add(child)
+  child.on('exit', () => running.delete(child))
   let output = ''
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
@@ -27,6 +38,10 @@ export async function startServe(env: Record<string, string>): Promise<ServeProc
       if (match?.[1]) resolve(match[1])
     })
     void exited.then((code) => reject(new Error(`serve exited with ${code}: ${output}`)))
+    setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`serve did not say it listens within ${START_TIMEOUT_MS} ms: ${output}`))
+    }, START_TIMEOUT_MS).unref()
   })
   return {
     child,

@@ -1,6 +1,7 @@
 // Where a test's data lives. The behavioural suite runs once per store (vitest.config.ts): on a
-// new SQLite file, and, in the `postgres` project, in a new schema of the `threadline_test`
-// database on TEST_DATABASE_URL's server — so test files running side by side never share rows.
+// new SQLite file, and, in the `postgres` project, in a new schema of this run's database on
+// TEST_DATABASE_URL's server (made by global-setup.ts) — so tests running side by side never
+// share rows, and two runs never meet.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,8 +15,8 @@ export type TestStore = 'sqlite' | 'postgres'
 /** The store of this run: set by the vitest project (THREADLINE_TEST_STORE). */
 export const TEST_STORE: TestStore = process.env.THREADLINE_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite'
 
-/** The database the schemas of the postgres runs are made in. */
-const TEST_DATABASE = 'threadline_test'
+/** The database the schemas are made in: this run's own, or one made on first use. */
+const TEST_DATABASE = process.env.THREADLINE_TEST_DATABASE ?? `threadline_test_${process.ppid}`
 
 export interface TestDatabase {
   /** A DATABASE_URL naming an empty database. */
@@ -47,7 +48,7 @@ export function postgresUrlOf(database: string, searchPath?: string): string {
 
 let testDatabaseReady: Promise<void> | undefined
 
-/** Creates the threadline_test database once per worker (another worker may be creating it too). */
+/** Creates the test database once per worker unless the run made it (another worker may be creating it too). */
 function ensureTestDatabase(): Promise<void> {
   testDatabaseReady ??= withClient(TEST_DATABASE_URL, async (client) => {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [TEST_DATABASE])

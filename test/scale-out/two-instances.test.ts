@@ -34,7 +34,13 @@ describe.runIf(postgres !== undefined && redis !== undefined)('two instances on 
       RATE_LIMIT_AUTHENTICATED_MAX: '6',
     }
     // At the same moment, on an empty database: one migrates and seeds, the other waits for it.
-    ;[a, b] = await Promise.all([startServe(env), startServe(env)])
+    const started = await Promise.allSettled([startServe(env), startServe(env)])
+    const failed = started.find((result) => result.status === 'rejected')
+    if (failed !== undefined) {
+      for (const result of started) if (result.status === 'fulfilled') await result.value.stop()
+      throw failed.reason
+    }
+    ;[a, b] = started.map((result) => (result as PromiseFulfilledResult<ServeProcess>).value) as [ServeProcess, ServeProcess]
   }, 60_000)
 
   afterAll(async () => {

@@ -1,0 +1,65 @@
+// Writers side by side (PostgreSQL runs them so; SQLite one at a time): each answers as if it ran
+// alone — writers of different rows never refuse each other, and checks never go stale.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+
+let t: TestApp
+beforeAll(async () => {
+  t = await buildTestApp()
+})
+afterAll(() => t.close())
+
+const statuses = (responses: { statusCode: number }[]) => responses.map((res) => res.statusCode).sort()
+
+describe('concurrent writes', () => {
+  it('lets 30 users change 30 different rows at once, every one of them', async () => {
+    const owners = await Promise.all(Array.from({ length: 30 }, (_, i) => t.createUser({ name: `Writer ${i}`, email: `writer-${i}@example.com` })))
+    const tokens = await Promise.all(owners.map((owner) => t.tokenFor(owner.id)))
+    const todos = await Promise.all(
+      owners.map(async (owner, i) => (await t.request({ method: 'POST', url: `/users/${owner.id}/todos`, token: tokens[i], json: { text: 'x' } })).json().data.id as number),
+    )
+    const patched = await Promise.all(
+      owners.map((owner, i) => t.request({ method: 'PATCH', url: `/users/${owner.id}/todos/${todos[i]}`, token: tokens[i], json: { completed: true } })),
+    )
+    expect(statuses(patched)).toEqual(Array(30).fill(200))
+    const renamed = await Promise.all(owners.map((owner, i) => t.request({ method: 'PATCH', url: `/users/${owner.id}`, token: tokens[i], json: { name: `Renamed ${i}` } })))
+    expect(statuses(renamed)).toEqual(Array(30).fill(200))
+  })
+
+  it('applies 30 changes of one row one after another, none lost', async () => {
+    const todo = (await t.request({ method: 'POST', url: `/users/${t.bob.id}/todos`, token: t.tokens.bob, json: { text: 'start' } })).json().data.id as number
+    const patched = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => t.request({ method: 'PATCH', url: `/users/${t.bob.id}/todos/${todo}`, token: t.tokens.bob, json: { text: `v${i}` } })),
+    )
+    expect(statuses(patched)).toEqual(Array(30).fill(200))
+    const texts = new Set(patched.map((res) => res.json().data.text as string))
+    expect(texts.size).toBe(30)
+    const last = (await t.request({ method: 'GET', url: `/users/${t.bob.id}/todos/${todo}` })).json().data.text as string
+    expect(texts.has(last)).toBe(true)
+  })
+
+  it('keeps one admin when two admins demote each other at the same moment', async () => {
+    const second = await t.createUser({ name: 'Second Admin', email: 'second-admin@example.com', role: 'admin' })
+    const secondToken = await t.tokenFor(second.id)
+    // Two admins now: each demotes the other; only one may succeed.
+    const [a, b] = await Promise.all([
+      t.request({ method: 'PATCH', url: `/users/${second.id}`, token: t.tokens.admin, json: { role: 'user' } }),
+      t.request({ method: 'PATCH', url: `/users/${t.admin.id}`, token: secondToken, json: { role: 'user' } }),
+    ])
+    expect([a.statusCode, b.statusCode].sort()).toEqual([200, 409].sort())
+    const admins = (await t.request({ method: 'GET', url: '/users?role=admin' })).json().data as unknown[]
+    expect(admins).toHaveLength(1)
+  })
+
+  it('answers a comment racing its post being deleted with 201 or 404, never a failure', async () => {
+    for (let i = 0; i < 10; i++) {
+      const post = (await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: `race ${i}`, content: '.' } })).json().data.id as number
+      const [comment, removed] = await Promise.all([
+        t.request({ method: 'POST', url: `/users/${t.alice.id}/posts/${post}/comments`, token: t.tokens.bob, json: { content: 'first!' } }),
+        t.request({ method: 'DELETE', url: `/users/${t.alice.id}/posts/${post}`, token: t.tokens.alice }),
+      ])
+      expect([201, 404]).toContain(comment.statusCode)
+      expect(removed.statusCode).toBe(204)
+    }
+  })
+})
