@@ -13,6 +13,14 @@ const MAX_PAGE = 10_000_000
 const MAX_VALUES = 100
 const MAX_SEARCH_LENGTH = 200
 
+// The values both stores hold: PostgreSQL's `integer`, its `timestamptz` without year 0 (and
+// ISO 8601's four-digit years), text without NUL. SQLite would take more, PostgreSQL refuses it
+// (a 500), and no row could match it anyway.
+const MIN_INTEGER = -2_147_483_648
+const MAX_INTEGER = 2_147_483_647
+const EARLIEST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z')
+const LATEST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z')
+
 export interface Filter {
   readonly field: FieldSpec
   /** Any of these (a repeated parameter); null matches a missing value. */
@@ -120,29 +128,56 @@ function parseValue(field: FieldSpec, value: unknown): KeyValue | typeof INVALID
   if (typeof value !== 'string') return INVALID
   if (field.nullable && value === 'null') return null
   switch (field.type) {
-    case 'integer':
-      return /^-?\d{1,15}$/.test(value) ? Number(value) : INVALID
+    case 'integer': {
+      const n = /^-?\d+$/.test(value) ? Number(value) : NaN
+      return isStorableInteger(n) ? n : INVALID
+    }
     case 'boolean':
       return value === 'true' ? true : value === 'false' ? false : INVALID
     case 'timestamp':
       return parseTimestamp(value) ?? INVALID
     case 'string':
       if (field.values !== undefined && !field.values.includes(value)) return INVALID
-      return value
+      return isStorableText(value) ? value : INVALID
   }
 }
 
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/
+function isStorableInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= MIN_INTEGER && value <= MAX_INTEGER
+}
 
+function isStorableText(text: string): boolean {
+  return !text.includes('\0')
+}
+
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/
+
+/** The instant as ISO 8601 in UTC with milliseconds, if the text names a real one both stores hold. */
 function parseTimestamp(value: string): string | undefined {
-  const ms = ISO_DATE_TIME.test(value) ? Date.parse(value) : NaN
-  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString()
+  const match = ISO_DATE_TIME.exec(value)
+  if (match === null) return undefined
+  // Date.parse takes 2024-02-31 for March 2nd.
+  const [year, month, day] = match.slice(1, 4).map(Number) as [number, number, number]
+  if (day > daysInMonth(year, month)) return undefined
+  // The instant, not the text, must be in range: 0001-01-01T00:30+01:00 is in year 0.
+  const ms = Date.parse(value)
+  return ms >= EARLIEST_INSTANT && ms <= LATEST_INSTANT ? new Date(ms).toISOString() : undefined
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28
+  return [4, 6, 9, 11].includes(month) ? 30 : 31
 }
 
 function describeType(field: FieldSpec): string {
   const orNull = field.nullable ? ' (or null)' : ''
   if (field.values !== undefined) return `must be one of: ${field.values.join(', ')}${orNull}`
-  const words = { integer: 'an integer', boolean: 'true or false', timestamp: 'an ISO 8601 date-time', string: 'text' }
+  const words = {
+    integer: `an integer from ${MIN_INTEGER} to ${MAX_INTEGER}`,
+    boolean: 'true or false',
+    timestamp: 'an ISO 8601 date-time in the years 0001 to 9999',
+    string: 'text without NUL characters',
+  }
   return `must be ${words[field.type]}${orNull}`
 }
 
@@ -190,6 +225,7 @@ function parseSearch(
   if (fieldsText !== undefined && (q === undefined || q === '')) problem('fields', 'is only used with q')
   if (q === undefined || q === '') return undefined
   if (q.length > MAX_SEARCH_LENGTH) problem('q', `must be at most ${MAX_SEARCH_LENGTH} characters long`)
+  else if (!isStorableText(q)) problem('q', 'must not contain NUL characters')
   let fields = spec.defaultSearchFields
   if (fieldsText !== undefined) {
     // Each field once: a name repeated a thousand times would make a thousand ORs.
@@ -231,12 +267,12 @@ function fitsType(field: FieldSpec, value: KeyValue): boolean {
   if (value === null) return field.nullable === true
   switch (field.type) {
     case 'integer':
-      return Number.isSafeInteger(value)
+      return isStorableInteger(value)
     case 'boolean':
       return typeof value === 'boolean'
     case 'timestamp':
       return typeof value === 'string' && parseTimestamp(value) === value
     case 'string':
-      return typeof value === 'string'
+      return typeof value === 'string' && isStorableText(value)
   }
 }

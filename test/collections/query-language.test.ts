@@ -60,10 +60,23 @@ describe('filters', () => {
   })
 
   it.each([
-    ['age=thirty', 'age', 'must be an integer (or null)'],
-    ['age=3.5', 'age', 'must be an integer (or null)'],
+    ['age=thirty', 'age', 'must be an integer from -2147483648 to 2147483647 (or null)'],
+    ['age=3.5', 'age', 'must be an integer from -2147483648 to 2147483647 (or null)'],
+    ['age=2147483648', 'age', 'must be an integer from -2147483648 to 2147483647 (or null)'],
+    ['age=-2147483649', 'age', 'must be an integer from -2147483648 to 2147483647 (or null)'],
+    ['id=99999999999', 'id', 'must be an integer from -2147483648 to 2147483647'],
+    ['id=1e3', 'id', 'must be an integer from -2147483648 to 2147483647'],
     ['role=root', 'role', 'must be one of: user, admin'],
-    ['createdAt=yesterday', 'createdAt', 'must be an ISO 8601 date-time'],
+    ['role=user%00', 'role', 'must be one of: user, admin'],
+    ['createdAt=yesterday', 'createdAt', 'must be an ISO 8601 date-time in the years 0001 to 9999'],
+    ['createdAt=0000-01-01T00:00Z', 'createdAt', 'must be an ISO 8601 date-time in the years 0001 to 9999'],
+    ['createdAt=0001-01-01T00:00%2B00:01', 'createdAt', 'must be an ISO 8601 date-time in the years 0001 to 9999'],
+    ['createdAt=9999-12-31T23:59:59.999-00:01', 'createdAt', 'must be an ISO 8601 date-time in the years 0001 to 9999'],
+    ['createdAt=2023-02-29T00:00Z', 'createdAt', 'must be an ISO 8601 date-time in the years 0001 to 9999'],
+    ['createdAt=2024-04-31T00:00Z', 'createdAt', 'must be an ISO 8601 date-time in the years 0001 to 9999'],
+    ['name=%00', 'name', 'must be text without NUL characters'],
+    ['name=Carol&name=Car%00ol', 'name', 'must be text without NUL characters'],
+    ['email=carol%00@example.com', 'email', 'must be text without NUL characters'],
     ['height=2', 'height', 'is not a field of this collection'],
     ['avatar=x', 'avatar', 'cannot be filtered on; search it with q'],
     ['password=x', 'password', 'is not a field of this collection'],
@@ -74,6 +87,11 @@ describe('filters', () => {
     expect(status).toBe(400)
     expect(body.error.code).toBe('BAD_REQUEST')
     expect(body.error.details).toContainEqual({ field, message })
+  })
+
+  it('takes the bounds themselves, and leading zeros', async () => {
+    expect((await get('/users?age=2147483647&age=-2147483648&age=00030')).body.data.map((u: { age: number }) => u.age)).toEqual([30, 30, 30])
+    expect((await get('/users?createdAt=0001-01-01T00:00Z&createdAt=9999-12-31T23:59:59.999Z&createdAt=2024-02-29T00:00Z')).status).toBe(200)
   })
 
   it('reports every bad parameter at once', async () => {
@@ -215,6 +233,9 @@ describe('cursor pagination', () => {
       '%%%',
       forge({ d: 'a', k: ['Bob'], f: decoded.f }),
       forge({ d: 'a', k: [42, 1], f: decoded.f }),
+      forge({ d: 'a', k: ['Bob\u0000', 1], f: decoded.f }),
+      forge({ d: 'a', k: ['Bob', 2 ** 31], f: decoded.f }),
+      forge({ d: 'a', k: ['Bob', 1.5], f: decoded.f }),
       forge({ d: 'sideways', k: decoded.k, f: decoded.f }),
       forge({ ...decoded, f: 'somethingelse' }),
       forge([1, 2, 3]),
@@ -292,6 +313,7 @@ describe('search', () => {
     ['q=a&fields=height', 'fields'],
     ['fields=name', 'fields'],
     [`q=${'a'.repeat(201)}`, 'q'],
+    ['q=a%00', 'q'],
   ])('answers 400 to %s', async (query, field) => {
     const { status, body } = await get(`/users?${query}`)
     expect(status).toBe(400)

@@ -180,6 +180,19 @@ describe.each([
     expect(codesOf(cursor)).toEqual(['BAD_REQUEST'])
   })
 
+  it.each([
+    ['an id beyond 32 bits', '{ users(filter: {id: ["99999999999"]}) { id } }', 'id'],
+    ['NUL in q', '{ users(q: "a\\u0000") { id } }', 'q'],
+    ['NUL in a text filter', '{ users(filter: {name: ["\\u0000"]}) { id } }', 'name'],
+    ['an instant in year 0', '{ users(filter: {createdAt: ["0000-01-01T00:00:00Z"]}) { id } }', 'createdAt'],
+  ])('refuses %s in collection arguments with BAD_REQUEST naming the argument', async (_what, query, field) => {
+    const answer = await graphql(t, query)
+    expect(codesOf(answer)).toEqual(['BAD_REQUEST'])
+    expect(answer.body.data).toBeNull()
+    const details = answer.body.errors?.[0]?.extensions?.details as { field: string }[]
+    expect(details.map((detail) => detail.field)).toEqual([field])
+  })
+
   it('bounds nested lists: limit and page pick a window of each parent\'s list', async () => {
     for (const title of ['two', 'three', 'four']) {
       await graphql(t, 'mutation($i: CreatePostInput!) { createPost(input: $i) { id } }', {
