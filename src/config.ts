@@ -13,6 +13,8 @@ export type DatabaseLocation =
       readonly url: string
       /** Connections this process keeps open at most. @default 10 */
       readonly poolSize: number
+      /** A statement unanswered this long fails (503) and its connection is replaced; 0 waits forever. @default 10000 */
+      readonly queryTimeoutMs: number
     }
 
 export interface Config {
@@ -122,7 +124,10 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     host: readString(env, 'HOST', '127.0.0.1'),
     port: readInteger(env, 'PORT', 3000, 0, 65535),
-    database: readDatabaseUrl(env, 'DATABASE_URL', 'sqlite:data/threadline.db', readInteger(env, 'DATABASE_POOL_SIZE', 10, 1, 1000)),
+    database: readDatabaseUrl(env, 'DATABASE_URL', 'sqlite:data/threadline.db', {
+      poolSize: readInteger(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+      queryTimeoutMs: readInteger(env, 'DATABASE_QUERY_TIMEOUT_MS', 10_000, 0, 3_600_000),
+    }),
     seedDemoData: readBoolean(env, 'SEED_DEMO_DATA', true),
     logLevel: readChoice(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     tokenTtlMs: readDuration(env, 'TOKEN_TTL', '30d'),
@@ -254,15 +259,18 @@ function readDuration(env: Env, name: string, fallback: string): number {
   return ms
 }
 
-function readDatabaseUrl(env: Env, name: string, fallback: string, poolSize: number): DatabaseLocation {
+function readDatabaseUrl(env: Env, name: string, fallback: string, postgres: PostgresOptions): DatabaseLocation {
   const value = raw(env, name) ?? fallback
-  const location = parseDatabaseUrl(value, poolSize)
+  const location = parseDatabaseUrl(value, postgres)
   if (typeof location === 'string') throw new ConfigError(name, location)
   return location
 }
 
+/** The settings of a PostgreSQL location that do not come from its URL. */
+type PostgresOptions = Pick<Extract<DatabaseLocation, { dialect: 'postgres' }>, 'poolSize' | 'queryTimeoutMs'>
+
 /** Parses a DATABASE_URL; returns the reason as a string when it is not usable. */
-export function parseDatabaseUrl(url: string, poolSize = 10): DatabaseLocation | string {
+export function parseDatabaseUrl(url: string, postgres: PostgresOptions = { poolSize: 10, queryTimeoutMs: 10_000 }): DatabaseLocation | string {
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '')
     if (path === '') return 'the sqlite: URL names no file (e.g. sqlite:data/threadline.db)'
@@ -276,7 +284,7 @@ export function parseDatabaseUrl(url: string, poolSize = 10): DatabaseLocation |
       return 'the postgres:// URL is malformed (e.g. postgres://user:password@host:5432/threadline)'
     }
     if (parsed.pathname.length <= 1) return 'the postgres:// URL names no database (e.g. postgres://user@host:5432/threadline)'
-    return { dialect: 'postgres', url, poolSize }
+    return { dialect: 'postgres', url, ...postgres }
   }
   return `expected sqlite:PATH or postgres://..., got "${redactPassword(url)}"`
 }

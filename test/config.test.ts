@@ -105,6 +105,7 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'sqlite:'],
     ['DATABASE_URL', 'postgres://db.internal'],
     ['DATABASE_POOL_SIZE', '0'],
+    ['DATABASE_QUERY_TIMEOUT_MS', '-1'],
     ['RATE_LIMIT_MAX', 'lots'],
     ['RATE_LIMIT_WINDOW_S', '0'],
     ['CACHE_MAX_AGE_S', '-5'],
@@ -133,9 +134,10 @@ describe('parseDatabaseUrl', () => {
 
   it('reads postgres:// and postgresql:// URLs whole, with the pool size', () => {
     const url = 'postgres://app:secret@db.internal:5433/threadline?sslmode=require'
-    expect(parseDatabaseUrl(url, 25)).toEqual({ dialect: 'postgres', url, poolSize: 25 })
-    expect(parseDatabaseUrl('postgresql://db/threadline')).toEqual({ dialect: 'postgres', url: 'postgresql://db/threadline', poolSize: 10 })
-    expect(loadConfig({ DATABASE_URL: 'postgres://db/threadline', DATABASE_POOL_SIZE: '4' }).database).toMatchObject({ poolSize: 4 })
+    expect(parseDatabaseUrl(url, { poolSize: 25, queryTimeoutMs: 500 })).toEqual({ dialect: 'postgres', url, poolSize: 25, queryTimeoutMs: 500 })
+    expect(parseDatabaseUrl('postgresql://db/threadline')).toEqual({ dialect: 'postgres', url: 'postgresql://db/threadline', poolSize: 10, queryTimeoutMs: 10_000 })
+    const database = loadConfig({ DATABASE_URL: 'postgres://db/threadline', DATABASE_POOL_SIZE: '4', DATABASE_QUERY_TIMEOUT_MS: '0' }).database
+    expect(database).toMatchObject({ poolSize: 4, queryTimeoutMs: 0 })
   })
 
   it('refuses a postgres:// URL without a database, and never prints a password', () => {

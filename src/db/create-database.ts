@@ -36,7 +36,7 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
     return { db, facts, close: () => db.destroy() }
   }
   if (location.dialect === 'postgres') {
-    const pool = openPool(location.url, location.poolSize)
+    const pool = openPool(location.url, location.poolSize, location.queryTimeoutMs)
     // Instants are written and read in ISO 8601 and UTC, whatever the server's or the URL's settings.
     const onCreateConnection = async (connection: { executeQuery(query: CompiledQuery): Promise<unknown> }) => {
       await connection.executeQuery(CompiledQuery.raw(`set datestyle = 'ISO'`))
@@ -55,7 +55,7 @@ const PG_CONNECT_TIMEOUT_MS = 3000
 
 const TIMESTAMPTZ_OID = 1184
 
-function openPool(url: string, size: number): pg.Pool {
+function openPool(url: string, size: number, queryTimeoutMs: number): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max: size,
@@ -65,14 +65,40 @@ function openPool(url: string, size: number): pg.Pool {
     keepAliveInitialDelayMillis: 10_000,
     application_name: 'threadline',
     types: { getTypeParser: typeParser },
+    ...(queryTimeoutMs > 0 ? { query_timeout: queryTimeoutMs } : {}),
   })
   // A connection that breaks is dropped by the pool, which opens a new one when asked, and a query
   // running on it fails on its own (answered 503). What is left is an 'error' event, on the pool
   // or on the connection itself (seen when the server went away between a release and the next
   // checkout), which would end the process if nobody listened.
   pool.on('error', () => {})
-  pool.on('connect', (client) => client.on('error', () => {}))
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+    if (queryTimeoutMs > 0) cutOnTimeout(client)
+  })
   return pool
+}
+
+/** What `pg` says when a query outlives query_timeout (database-errors.ts answers it 503). */
+const QUERY_TIMEOUT_MESSAGE = 'Query read timeout'
+
+/**
+ * `pg`'s query_timeout fails the query but leaves its connection waiting for the answer, and the
+ * next query on it would wait behind: a server that stopped answering (a network that drops
+ * packets, a frozen host) would hold every pooled connection. A connection whose query timed out
+ * is cut instead; the pool replaces it.
+ */
+function cutOnTimeout(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  client.query = ((...args: unknown[]) => {
+    const result = query(...args)
+    if (result instanceof Promise) {
+      result.catch((error: unknown) => {
+        if (error instanceof Error && error.message === QUERY_TIMEOUT_MESSAGE) (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
+      })
+    }
+    return result
+  }) as typeof client.query
 }
 
 /**

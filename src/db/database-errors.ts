@@ -36,8 +36,8 @@ const UNREACHABLE_CODES = new Set([
   '25006',
 ])
 
-/** What `pg` says, with no code, when a connection is lost. */
-const UNREACHABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed)/
+/** What `pg` says, with no code, when a connection is lost or a query outlived query_timeout. */
+const UNREACHABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed|Query read timeout)/
 
 const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)?.code
 

@@ -132,7 +132,7 @@ describe.runIf(server)('PostgreSQL out of reach', () => {
     const relayed = new URL(store.url)
     relayed.hostname = '127.0.0.1'
     relayed.port = String(proxy.port)
-    t = await buildTestApp({ DATABASE_URL: relayed.toString() })
+    t = await buildTestApp({ DATABASE_URL: relayed.toString(), DATABASE_QUERY_TIMEOUT_MS: '1000' })
   })
   afterAll(async () => {
     await proxy.restore()
@@ -158,5 +158,24 @@ describe.runIf(server)('PostgreSQL out of reach', () => {
     expect((await write('after')).statusCode).toBe(201)
     const texts = (await t.request({ method: 'GET', url: `/users/${t.bob.id}/todos` })).json().data.map((todo: { text: string }) => todo.text)
     expect(texts).toEqual(['before', 'after'])
+  })
+
+  it('answers 503 when the server stops answering with the connections up (a frozen network), and recovers', async () => {
+    const write = (text: string) => t.request({ method: 'POST', url: `/users/${t.alice.id}/todos`, token: t.tokens.alice, json: { text } })
+    expect((await write('before the freeze')).statusCode).toBe(201)
+    proxy.freeze()
+    try {
+      // Each waits out the query timeout (1 s here) or the connection timeout (3 s), not forever.
+      for (const res of [await t.request({ method: 'GET', url: '/users' }), await write('during the freeze')]) {
+        expect(res.statusCode).toBe(503)
+        expect(res.headers['retry-after']).toBe('1')
+        expect(res.json().error.code).toBe('SERVICE_UNAVAILABLE')
+      }
+    } finally {
+      await proxy.restore()
+    }
+    expect((await write('after the freeze')).statusCode).toBe(201)
+    const texts = (await t.request({ method: 'GET', url: `/users/${t.alice.id}/todos` })).json().data.map((todo: { text: string }) => todo.text)
+    expect(texts).toEqual(['before the freeze', 'after the freeze'])
   })
 })

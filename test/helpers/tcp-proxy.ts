@@ -8,18 +8,34 @@ export interface TcpProxy {
   readonly port: number
   /** Drops every relayed connection and refuses new ones, until `restore`. */
   cut(): Promise<void>
-  /** Accepts connections again, on the same port. */
+  /**
+   * Stops relaying without closing anything: connections stay up and nothing arrives, as when a
+   * network drops packets or the server's host freezes. New connections are accepted and go nowhere.
+   */
+  freeze(): void
+  /** Relays again: drops what was frozen, accepts connections again on the same port. */
   restore(): Promise<void>
   close(): Promise<void>
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<Socket>()
+  const pairs = new Set<[Socket, Socket]>()
   let server: Server | undefined
+  let frozen = false
   const listen = (port: number) =>
     new Promise<number>((resolve, reject) => {
       const relay = createServer((client) => {
+        if (frozen) {
+          sockets.add(client)
+          client.on('close', () => sockets.delete(client))
+          client.on('error', () => client.destroy())
+          return
+        }
         const upstream = connect(target)
+        const pair: [Socket, Socket] = [client, upstream]
+        pairs.add(pair)
+        client.on('close', () => pairs.delete(pair))
         for (const socket of [client, upstream]) {
           sockets.add(socket)
           socket.on('close', () => sockets.delete(socket))
@@ -46,7 +62,20 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   return {
     port,
     cut: stop,
+    freeze() {
+      frozen = true
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream)
+        upstream.unpipe(client)
+        client.pause()
+        upstream.pause()
+      }
+    },
     async restore() {
+      if (frozen) {
+        frozen = false
+        for (const socket of sockets) socket.destroy()
+      }
       if (server === undefined) await listen(port)
     },
     close: stop,
