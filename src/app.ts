@@ -100,7 +100,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       ? undefined
       : createRedisConnection({ url: redisUrl, name: `${keyPrefix}rate-limit`, log: app.log, mode: 'commands' })
   const [events] = await Promise.all([
-    dependencies.events ?? (redisUrl === undefined ? createMemoryEvents() : createRedisEvents({ url: redisUrl, keyPrefix, log: app.log })),
+    dependencies.events ?? (redisUrl === undefined ? createMemoryEvents({ log: app.log }) : createRedisEvents({ url: redisUrl, keyPrefix, log: app.log })),
     rateLimitRedis && firstAttempt(rateLimitRedis),
   ])
   const comments = createCommentsService({ db, events })

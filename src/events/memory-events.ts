@@ -1,17 +1,25 @@
 // The embedded events adapter: listeners in this process, called in order of subscription. Its
 // delivery cannot be interrupted, so it never signals, and nothing can fail to publish.
 import { EventEmitter } from 'node:events'
+import type { FastifyBaseLogger } from 'fastify'
 import type { EventMap, EventName, Events } from './events.js'
 
 const NO_FAULTS = Object.freeze({ publishFailures: 0, interruptions: 0 })
 
-export function createMemoryEvents(): Events {
+export function createMemoryEvents(options: { log?: FastifyBaseLogger } = {}): Events {
   const emitter = new EventEmitter()
   // One listener per open subscription: thousands are expected, not a leak.
   emitter.setMaxListeners(0)
   return {
     async publish<N extends EventName>(name: N, event: EventMap[N]) {
-      emitter.emit(name, event)
+      // One listener's failure (a bug) neither reaches the others nor the write that published.
+      for (const listener of emitter.listeners(name) as ((event: EventMap[N]) => void)[]) {
+        try {
+          listener(event)
+        } catch (error) {
+          options.log?.error({ err: error, event: name }, 'event listener failed')
+        }
+      }
     },
     subscribe<N extends EventName>(name: N, listener: (event: EventMap[N]) => void) {
       emitter.on(name, listener)

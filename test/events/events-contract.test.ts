@@ -61,6 +61,18 @@ describe.each(adapters)('the %s events adapter', (_name, create) => {
     expect(left).toEqual([])
   })
 
+  it('keeps a listener that throws (a bug) from the others and from the publisher', async () => {
+    const events = await open()
+    const heard: CommentAdded[] = []
+    events.subscribe('commentAdded', () => {
+      throw new Error('a broken listener')
+    })
+    events.subscribe('commentAdded', (e) => heard.push(e))
+    await expect(events.publish('commentAdded', event(1))).resolves.toBeUndefined()
+    await until(() => heard.length === 1)
+    expect(heard).toEqual([event(1)])
+  })
+
   it('never rejects a publish, even once closed, and reports no fault while all is well', async () => {
     const events = await create()
     events.subscribe('commentAdded', () => undefined)
