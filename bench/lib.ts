@@ -44,6 +44,8 @@ export async function startServe(env: Record<string, string>): Promise<RunningSe
     pid: child.pid ?? 0,
     stop: () =>
       new Promise((resolve) => {
+        // Already gone: its 'exit' has been and will not come again.
+        if (child.exitCode !== null || child.signalCode !== null) return resolve()
         child.on('exit', () => resolve())
         child.kill('SIGTERM')
       }),

@@ -204,14 +204,17 @@ function readOrigins(env: Env, name: string): string[] {
   return origins
 }
 
+/** The named ranges Fastify's trustProxy (proxy-addr) knows: 127.0.0.1/8 and ::1; fe80::/10 and 169.254/16; fc00::/7 and the private IPv4 ranges. */
+const TRUST_PROXY_RANGES = ['loopback', 'linklocal', 'uniquelocal']
+
 function readTrustProxy(env: Env, name: string): boolean | number | string[] {
   const value = raw(env, name)
   if (value === undefined || value === 'false') return false
   if (value === 'true') return true
   if (/^\d{1,2}$/.test(value)) return Number(value)
   const addresses = value.split(',').map((a) => a.trim())
-  if (addresses.some((a) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(a))) {
-    throw new ConfigError(name, `expected true, false, a hop count, or addresses/CIDRs, got "${value}"`)
+  if (addresses.some((a) => !/^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(a) && !TRUST_PROXY_RANGES.includes(a))) {
+    throw new ConfigError(name, `expected true, false, a hop count, addresses/CIDRs, or ${TRUST_PROXY_RANGES.join(', ')}, got "${value}"`)
   }
   return addresses
 }
