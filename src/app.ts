@@ -5,7 +5,7 @@ import { constants as zlib } from 'node:zlib'
 import fastifyCompress from '@fastify/compress'
 import fastifyCors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
 import { commentsRoutes } from './comments/comments.routes.js'
 import { createCommentsService } from './comments/comments.service.js'
 import type { Config } from './config.js'
@@ -22,6 +22,7 @@ import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
 import { CORS_OPTIONS } from './http/cors.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
 import { trackAllowedMethods } from './http/method-not-allowed.js'
+import { registerOpenApi } from './http/openapi.js'
 import { generateRequestId, OneLinePerRequest, redirectTrailingSlash, registerRequestContext } from './http/request-context.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
 import { registerRateLimit } from './limits/rate-limit.js'
@@ -67,6 +68,8 @@ export interface AppDependencies {
   events?: Events
   /** Where the log lines go (tests read them); by default stdout. */
   logStream?: { write(line: string): void }
+  /** Told of every route as it is registered (tests list what is served). */
+  onRoute?: (route: RouteOptions & { prefix: string }) => void
 }
 
 export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
@@ -92,6 +95,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     frameworkErrors: onFrameworkError,
     clientErrorHandler: onClientError,
   }).withTypeProvider<TypeBoxTypeProvider>()
+  if (dependencies.onRoute !== undefined) app.addHook('onRoute', dependencies.onRoute)
   // Shared through Redis when REDIS_URL is set (events across instances, one rate-limit allowance),
   // else in this process. A Redis that is away holds the start for at most a moment.
   const { url: redisUrl, keyPrefix } = config.redis
@@ -133,6 +137,9 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     globalDecompression: false,
   })
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
+
+  // The API description, gathered from the routes below as they are registered (OpenAPI 3.1).
+  if (config.openapi) await registerOpenApi(app, { cacheMaxAgeS: config.cacheMaxAgeS })
 
   // The REST API, once per version prefix and once unversioned (version from Accept).
   for (const mount of API_MOUNTS) {

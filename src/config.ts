@@ -46,6 +46,8 @@ export interface Config {
   }
   /** max-age of anonymous GET answers, in seconds. @default 0 (always revalidate, with ETag) */
   readonly cacheMaxAgeS: number
+  /** Serve the API description (OpenAPI 3.1) at /openapi.json and /openapi.yaml. @default true */
+  readonly openapi: boolean
   /** Origins allowed to call from a browser (CORS); empty: none. */
   readonly corsOrigins: readonly string[]
   /** Fastify's trustProxy: false, true, a hop count, or addresses/CIDRs. @default false */
@@ -138,6 +140,7 @@ export function loadConfig(env: Env = process.env): Config {
       onStoreError: readChoice(env, 'RATE_LIMIT_ON_REDIS_ERROR', RATE_LIMIT_STORE_FAILURES, 'open'),
     }),
     cacheMaxAgeS: readInteger(env, 'CACHE_MAX_AGE_S', 0, 0, 31_536_000),
+    openapi: readBoolean(env, 'OPENAPI', true),
     corsOrigins: Object.freeze(readOrigins(env, 'CORS_ORIGINS')),
     trustProxy: readTrustProxy(env, 'TRUST_PROXY'),
     graphql: Object.freeze({

@@ -12,6 +12,7 @@ describe('loadConfig', () => {
       tokenTtlMs: 30 * 86_400_000,
       rateLimit: { max: 300, authenticatedMax: 1200, windowMs: 60_000, onStoreError: 'open' },
       cacheMaxAgeS: 0,
+      openapi: true,
       corsOrigins: [],
       trustProxy: false,
       graphql: {

@@ -9,9 +9,9 @@ import type { CollectionSpec, FieldSpec } from './collection-spec.js'
 import { badCursor, type Cursor, decodeCursor, type KeyValue } from './cursor.js'
 
 export const RESERVED_PARAMETERS = ['page', 'limit', 'cursor', 'sort', 'q', 'fields'] as const
-const MAX_PAGE = 10_000_000
+export const MAX_PAGE = 10_000_000
 const MAX_VALUES = 100
-const MAX_SEARCH_LENGTH = 200
+export const MAX_SEARCH_LENGTH = 200
 
 // The values both stores hold: PostgreSQL's `integer`, its `timestamptz` without year 0 (and
 // ISO 8601's four-digit years), text without NUL. SQLite would take more, PostgreSQL refuses it

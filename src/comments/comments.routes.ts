@@ -15,7 +15,7 @@ const OneComment = SingleEnvelope(Comment)
 export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsService }> = async (app, { comments }) => {
   app.get(
     '/users/:userId/posts/:postId/comments',
-    { config: { access: 'public' }, schema: { params: PostParams, response: { 200: CollectionEnvelope(Comment) } } },
+    { config: { access: 'public', collection: CommentsCollection }, schema: { params: PostParams, response: { 200: CollectionEnvelope(Comment) } } },
     async (request, reply) => {
       const { params } = request
       const query = readCollectionQuery(request, CommentsCollection, `user:${params.userId}/post:${params.postId}`)

@@ -9,6 +9,13 @@ import { type CollectionQuery, parseCollectionQuery } from '../collections/colle
 import type { CollectionSpec } from '../collections/collection-spec.js'
 import { Timestamp } from '../schema-types.js'
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The collection a list route reads: its query parameters are described (OpenAPI) from it. */
+    collection?: CollectionSpec
+  }
+}
+
 const Pagination = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1 })),
   limit: Type.Integer({ minimum: 1 }),

@@ -15,7 +15,7 @@ const OnePost = SingleEnvelope(Post)
 export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService }> = async (app, { posts }) => {
   app.get(
     '/users/:userId/posts',
-    { config: { access: 'public' }, schema: { params: UserParams, response: { 200: CollectionEnvelope(Post) } } },
+    { config: { access: 'public', collection: PostsCollection }, schema: { params: UserParams, response: { 200: CollectionEnvelope(Post) } } },
     async (request, reply) => {
       const { userId } = request.params
       const query = readCollectionQuery(request, PostsCollection, `user:${userId}`)

@@ -15,7 +15,7 @@ const OneTodo = SingleEnvelope(Todo)
 export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = async (app, { todos }) => {
   app.get(
     '/users/:userId/todos',
-    { config: { access: 'public' }, schema: { params: UserParams, response: { 200: CollectionEnvelope(Todo) } } },
+    { config: { access: 'public', collection: TodosCollection }, schema: { params: UserParams, response: { 200: CollectionEnvelope(Todo) } } },
     async (request, reply) => {
       const { userId } = request.params
       const query = readCollectionQuery(request, TodosCollection, `user:${userId}`)

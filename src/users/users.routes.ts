@@ -15,7 +15,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   app.get(
     '/users',
     {
-      config: { access: 'public' },
+      config: { access: 'public', collection: UsersCollection },
       schema: { response: { 200: CollectionEnvelope(User) } },
     },
     async (request, reply) =>

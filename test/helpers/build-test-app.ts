@@ -1,7 +1,7 @@
 // Builds the real app (the same buildApp as production) on a fresh database of the run's store (a
 // SQLite file in a temp folder, or a PostgreSQL schema: test-store.ts), with three users and their
 // tokens: an admin, and two ordinary users, alice and bob.
-import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify'
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse, RouteOptions } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import type { Events } from '../../src/events/events.js'
 import { OPERATOR } from '../../src/caller.js'
@@ -36,6 +36,8 @@ export interface TestAppOptions {
   logStream?: { write(line: string): void }
   /** The events adapter the app publishes to and subscribes on. */
   events?: Events
+  /** Told of every route as it is registered. */
+  onRoute?: (route: RouteOptions & { prefix: string }) => void
 }
 
 export async function buildTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -51,7 +53,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   })
   const served = openDatabase(config.database, { onQuery: options.onQuery })
   await prepareDatabase(served, config)
-  const app = await buildApp(config, { database: served, logStream: options.logStream, events: options.events })
+  const app = await buildApp(config, { database: served, logStream: options.logStream, events: options.events, onRoute: options.onRoute })
   const database = openDatabase(config.database)
   const users = createUsersService({ db: database.db })
   const tokens = createTokensService({ db: database.db, tokenTtlMs: config.tokenTtlMs })

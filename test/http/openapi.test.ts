@@ -1,0 +1,216 @@
+import { compileErrors, validate } from '@readme/openapi-parser'
+import { createConfig, lintFromString } from '@redocly/openapi-core'
+import type { RouteOptions } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parse as parseYaml } from 'yaml'
+import { CommentsCollection } from '../../src/comments/comments.schemas.js'
+import { API_MOUNTS } from '../../src/http/versioning.js'
+import { PostsCollection } from '../../src/posts/posts.schemas.js'
+import { TodosCollection } from '../../src/todos/todos.schemas.js'
+import { User, UsersCollection } from '../../src/users/users.schemas.js'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+
+interface Operation {
+  operationId: string
+  summary: string
+  security: Record<string, string[]>[]
+  parameters?: { name: string; in: string; example?: unknown; schema: Record<string, unknown> }[]
+  requestBody?: { content: Record<string, { example?: unknown }> }
+  responses: Record<string, { $ref?: string; headers?: Record<string, unknown>; content?: Record<string, { schema: unknown; example?: unknown }> }>
+}
+interface Document {
+  openapi: string
+  paths: Record<string, Record<string, Operation>>
+  components: { responses: Record<string, { content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }> }
+}
+
+let t: TestApp
+/** Every route the app registered, as it was registered. */
+const routes: (RouteOptions & { prefix: string })[] = []
+let body: string
+let document: Document
+
+beforeAll(async () => {
+  t = await buildTestApp({}, { onRoute: (route) => void routes.push(route) })
+  const res = await t.request({ method: 'GET', url: '/openapi.json' })
+  expect(res.statusCode).toBe(200)
+  body = res.body
+  document = res.json()
+})
+afterAll(() => t.close())
+
+/** `/users/:userId/posts` as OpenAPI writes it. */
+const openApiPath = (url: string) => url.replace(/:(\w+)/g, '{$1}')
+
+/** The REST routes of one mount: every route declares a schema; the 405 answers and HEAD copies do not count. */
+const restRoutesOf = (prefix: string) =>
+  routes.filter((route) => route.prefix === prefix && route.schema !== undefined && route.method !== 'HEAD' && route.method !== 'OPTIONS')
+
+const operations = () =>
+  Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation })))
+
+const versioned = API_MOUNTS.filter((mount) => mount.version !== 'negotiated')
+
+describe('the API description', () => {
+  it('is an OpenAPI 3.1 document that a validator accepts', async () => {
+    expect(document.openapi).toBe('3.1.0')
+    const result = await validate(JSON.parse(body))
+    expect(result.valid ? '' : compileErrors(result)).toBe('')
+    expect(result.warnings).toEqual([])
+  })
+
+  it("passes Redocly's recommended lint rules without an error or a warning", async () => {
+    const config = await createConfig({ extends: ['recommended'] })
+    const problems = await lintFromString({ source: body, absoluteRef: 'openapi.json', config })
+    expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? ''}`)).toEqual([])
+  })
+
+  it('describes every REST route of both versions, with every method, and nothing else', () => {
+    const served = versioned.flatMap((mount) => restRoutesOf(mount.prefix).map((route) => `${String(route.method)} ${openApiPath(route.url)}`))
+    expect(served.length).toBe(2 * 24)
+    const described = operations().map(({ path, method }) => `${method} ${path}`)
+    expect(described.sort()).toEqual(served.sort())
+    // The unversioned mount serves the same operations as each version.
+    const unversioned = restRoutesOf('').map((route) => `${String(route.method)} ${openApiPath(route.url)}`)
+    expect(unversioned.map((route) => route.replace(' ', ' /api/v1')).sort()).toEqual(served.filter((route) => route.includes('/api/v1/')).sort())
+  })
+
+  it('leaves out the unversioned paths, GraphQL, the documents themselves, HEAD, OPTIONS and 405 answers', () => {
+    const paths = Object.keys(document.paths)
+    expect(paths.every((path) => path.startsWith('/api/v1/') || path.startsWith('/api/v2/'))).toBe(true)
+    expect(operations().every(({ method }) => ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(method))).toBe(true)
+    // PUT is not served on a todo: no operation for it.
+    expect(document.paths['/api/v1/users/{userId}/todos/{todoId}']?.put).toBeUndefined()
+  })
+
+  it('asks for a bearer token on signed-in routes, and takes an optional one on public routes', () => {
+    const accessByRoute = new Map(
+      versioned.flatMap((mount) => restRoutesOf(mount.prefix).map((route) => [`${String(route.method)} ${openApiPath(route.url)}`, route.config?.access])),
+    )
+    for (const { path, method, operation } of operations()) {
+      const access = accessByRoute.get(`${method} ${path}`)
+      expect(access, `${method} ${path}`).toBeDefined()
+      expect(operation.security, `${method} ${path}`).toEqual(access === 'signed-in' ? [{ bearerAuth: [] }] : [{}, { bearerAuth: [] }])
+    }
+    expect(document.paths['/api/v1/users']?.post?.security).toEqual([{ bearerAuth: [] }])
+    expect(document.paths['/api/v1/tokens']?.post?.security).toEqual([{}, { bearerAuth: [] }])
+  })
+
+  it('declares each error answer, with the error body, and the success answers with their statuses', () => {
+    for (const { path, method, operation } of operations()) {
+      const where = `${method} ${path}`
+      const statuses = Object.keys(operation.responses)
+      expect(statuses, where).toEqual(expect.arrayContaining(['400', '401', '406', '429', '500', '503']))
+      if (operation.security.length === 1) expect(statuses, where).toContain('403')
+      if (path.includes('{')) expect(statuses, where).toContain('404')
+      if (operation.requestBody !== undefined) expect(statuses, where).toEqual(expect.arrayContaining(['413', '415', '422']))
+      if (['PUT', 'PATCH', 'DELETE'].includes(method)) expect(statuses, where).toContain('412')
+      const success = { GET: ['200', '304'], POST: ['201'], PUT: ['200'], PATCH: ['200'], DELETE: ['204'] }[method] ?? []
+      expect(statuses.filter((status) => status < '400').sort(), where).toEqual(success)
+    }
+    for (const [name, response] of Object.entries(document.components.responses)) {
+      if (name === 'NotModified') expect(response.content).toBeUndefined()
+      else expect(response.content?.['application/json']?.schema, name).toEqual({ $ref: '#/components/schemas/Error' })
+    }
+    expect(document.paths['/api/v1/users/{id}']?.put?.responses['409']).toEqual({ $ref: '#/components/responses/Conflict' })
+    // The conditions that lead to 304 and 412.
+    expect(document.paths['/api/v1/users/{id}']?.get?.parameters).toContainEqual({ $ref: '#/components/parameters/IfNoneMatch' })
+    expect(document.paths['/api/v1/users/{id}']?.patch?.parameters).toContainEqual({ $ref: '#/components/parameters/IfMatch' })
+  })
+
+  it('declares the response headers: caching, rate limits, Link, Location, Retry-After, request id and version', () => {
+    const common = ['X-Request-Id', 'API-Version', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy']
+    for (const { method, operation } of operations()) {
+      const success = operation.responses[method === 'POST' ? '201' : method === 'DELETE' ? '204' : '200']
+      expect(Object.keys(success?.headers ?? {})).toEqual(expect.arrayContaining(common))
+      if (method === 'GET') expect(Object.keys(success?.headers ?? {})).toEqual(expect.arrayContaining(['ETag', 'Last-Modified', 'Cache-Control', 'Vary']))
+    }
+    expect(document.paths['/api/v2/users']?.get?.responses['200']?.headers).toHaveProperty('Link')
+    expect(document.paths['/api/v1/users/{userId}/todos']?.post?.responses['201']?.headers).toHaveProperty('Location')
+    expect(Object.keys(document.components.responses.RateLimited?.headers ?? {})).toEqual(expect.arrayContaining([...common, 'Retry-After']))
+    expect(document.components.responses.ServiceUnavailable?.headers).toHaveProperty('Retry-After')
+    expect(document.components.responses.NotModified?.headers).toHaveProperty('ETag')
+  })
+
+  it("describes the collection query language on every list, from the collection's own fields", () => {
+    const lists = [
+      ['/users', UsersCollection],
+      ['/users/{userId}/posts', PostsCollection],
+      ['/users/{userId}/posts/{postId}/comments', CommentsCollection],
+      ['/users/{userId}/todos', TodosCollection],
+    ] as const
+    for (const mount of versioned) {
+      for (const [path, spec] of lists) {
+        const parameters = document.paths[`${mount.prefix}${path}`]?.get?.parameters ?? []
+        const query = parameters.filter((p) => p.in === 'query').map((p) => p.name)
+        const filterable = [...spec.fields.values()].filter((field) => field.filterable).map((field) => field.name)
+        expect(query.sort()).toEqual([...filterable, 'sort', 'q', 'fields', 'page', 'limit', 'cursor'].sort())
+      }
+    }
+    const users = document.paths['/api/v1/users']?.get?.parameters ?? []
+    expect(users.find((p) => p.name === 'role')?.schema).toMatchObject({ type: 'array', items: { type: 'string', enum: ['user', 'admin'] } })
+    expect(users.find((p) => p.name === 'limit')?.schema).toMatchObject({ type: 'integer', minimum: 1 })
+    expect(users.some((p) => p.name === 'avatar')).toBe(false)
+    // Operations that are not lists take no query parameters.
+    expect(document.paths['/api/v1/users/{id}']?.get?.parameters?.some((p) => p.in === 'query')).toBe(false)
+  })
+
+  it('has an example for every operation: its answer, its body, its path parameters', () => {
+    for (const { path, method, operation } of operations()) {
+      const where = `${method} ${path}`
+      for (const media of Object.values(operation.requestBody?.content ?? {})) expect(media.example, where).toBeDefined()
+      const success = operation.responses[method === 'POST' ? '201' : '200']
+      const media = success?.content?.['application/json']
+      if (method !== 'DELETE') expect(media?.example, where).toBeDefined()
+      for (const parameter of operation.parameters?.filter((p) => p.in === 'path') ?? []) expect(parameter.example, where).toBeDefined()
+    }
+  })
+
+  it("uses the routes' own schemas", () => {
+    const answer = document.paths['/api/v1/users/{id}']?.get?.responses['200']?.content?.['application/json']?.schema as {
+      properties: { data: unknown }
+    }
+    expect(answer.properties.data).toEqual(JSON.parse(JSON.stringify(User)))
+  })
+
+  it('serves the same document as YAML', async () => {
+    const res = await t.request({ method: 'GET', url: '/openapi.yaml' })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toBe('application/yaml; charset=utf-8')
+    expect(parseYaml(res.body)).toEqual(document)
+  })
+
+  it('is public, counted by the rate limit, and revalidated with its ETag', async () => {
+    const res = await t.request({ method: 'GET', url: '/openapi.json' })
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(res.headers['x-ratelimit-limit']).toBeDefined()
+    expect(res.headers['cache-control']).toBe('public, max-age=0')
+    expect(res.headers.etag).toMatch(/^W\/"[\w-]+"$/)
+    expect(res.body).toBe(body)
+    const again = await t.request({ method: 'GET', url: '/openapi.json', headers: { 'if-none-match': String(res.headers.etag) } })
+    expect(again.statusCode).toBe(304)
+    expect(again.body).toBe('')
+    const yaml = await t.request({ method: 'GET', url: '/openapi.yaml' })
+    const yamlAgain = await t.request({ method: 'GET', url: '/openapi.yaml', headers: { 'if-none-match': String(yaml.headers.etag) } })
+    expect(yamlAgain.statusCode).toBe(304)
+    // A bad token is refused here too, as everywhere.
+    expect((await t.request({ method: 'GET', url: '/openapi.json', token: 'tl_nope' })).statusCode).toBe(401)
+    expect((await t.request({ method: 'POST', url: '/openapi.json' })).statusCode).toBe(405)
+  })
+})
+
+describe('with OPENAPI=false', () => {
+  it('serves no API description', async () => {
+    const off = await buildTestApp({ OPENAPI: 'false' })
+    try {
+      for (const url of ['/openapi.json', '/openapi.yaml']) {
+        const res = await off.request({ method: 'GET', url })
+        expect(res.statusCode).toBe(404)
+        expect(res.json().error.code).toBe('NOT_FOUND')
+      }
+      expect((await off.request({ method: 'GET', url: '/api/v1/users' })).statusCode).toBe(200)
+    } finally {
+      await off.close()
+    }
+  })
+})
