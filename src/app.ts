@@ -20,9 +20,10 @@ import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.
 import { registerCaching } from './http/caching.js'
 import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
 import { CORS_OPTIONS } from './http/cors.js'
+import { docsPageRoutes } from './http/docs-page.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
 import { trackAllowedMethods } from './http/method-not-allowed.js'
-import { registerOpenApi } from './http/openapi.js'
+import { OPENAPI_JSON_PATH, registerOpenApi } from './http/openapi.js'
 import { generateRequestId, OneLinePerRequest, redirectTrailingSlash, registerRequestContext } from './http/request-context.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
 import { registerRateLimit } from './limits/rate-limit.js'
@@ -139,7 +140,9 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
 
   // The API description, gathered from the routes below as they are registered (OpenAPI 3.1).
+  // The interactive reference reads that document: without it (OPENAPI=false) there is no page.
   if (config.openapi) await registerOpenApi(app, { cacheMaxAgeS: config.cacheMaxAgeS })
+  if (config.openapi && config.docs) await app.register(docsPageRoutes, { specUrl: OPENAPI_JSON_PATH })
 
   // The REST API, once per version prefix and once unversioned (version from Accept).
   for (const mount of API_MOUNTS) {

@@ -48,6 +48,8 @@ export interface Config {
   readonly cacheMaxAgeS: number
   /** Serve the API description (OpenAPI 3.1) at /openapi.json and /openapi.yaml. @default true */
   readonly openapi: boolean
+  /** Serve the interactive API reference (Swagger UI) at /docs; needs `openapi`. @default true */
+  readonly docs: boolean
   /** Origins allowed to call from a browser (CORS); empty: none. */
   readonly corsOrigins: readonly string[]
   /** Fastify's trustProxy: false, true, a hop count, or addresses/CIDRs. @default false */
@@ -141,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     }),
     cacheMaxAgeS: readInteger(env, 'CACHE_MAX_AGE_S', 0, 0, 31_536_000),
     openapi: readBoolean(env, 'OPENAPI', true),
+    docs: readBoolean(env, 'DOCS', true),
     corsOrigins: Object.freeze(readOrigins(env, 'CORS_ORIGINS')),
     trustProxy: readTrustProxy(env, 'TRUST_PROXY'),
     graphql: Object.freeze({

@@ -13,6 +13,7 @@ describe('loadConfig', () => {
       rateLimit: { max: 300, authenticatedMax: 1200, windowMs: 60_000, onStoreError: 'open' },
       cacheMaxAgeS: 0,
       openapi: true,
+      docs: true,
       corsOrigins: [],
       trustProxy: false,
       graphql: {
@@ -65,8 +66,10 @@ describe('loadConfig', () => {
       CACHE_MAX_AGE_S: '30',
       CORS_ORIGINS: 'https://app.example.com, http://localhost:5173',
       TRUST_PROXY: '10.0.0.0/8,127.0.0.1',
+      DOCS: 'false',
     })
     expect(config).toMatchObject({
+      docs: false,
       rateLimit: { max: 10, authenticatedMax: 50, windowMs: 5000 },
       cacheMaxAgeS: 30,
       corsOrigins: ['https://app.example.com', 'http://localhost:5173'],
@@ -75,6 +78,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true)
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2)
     expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toEqual(['loopback', '10.0.0.0/8'])
+    expect(() => loadConfig({ DOCS: 'maybe' })).toThrow(/DOCS/)
   })
 
   it('reads every variable', () => {

@@ -2,14 +2,8 @@
 // The page runs no inline script, so its Content-Security-Policy can forbid them; the bootstrap
 // is a static script that reads the endpoints from data- attributes on the page. Assets are a
 // fixed list of routes, read into memory at start-up: there is no directory to traverse.
-import { createHash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
-import { promisify } from 'node:util'
-import { brotliCompress, constants as zlib, gzip } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
-import { matchesAny } from '../http/caching.js'
+import { assertServicePath, assetElements, createPageAsset, CSS, escapeHtml, JS, type PageAsset, readPackageAsset, servePageAssets } from '../http/page-assets.js'
 
 export interface GraphiqlOptions {
   /** The GraphQL endpoint, a path on this service (`/graphql`): the page may connect to its own origin only. */
@@ -38,11 +32,6 @@ export const GRAPHIQL_CSP = [
   "frame-ancestors 'none'",
   "base-uri 'none'",
 ].join('; ')
-
-const ASSET_CACHE_CONTROL = 'public, max-age=86400'
-const MIN_COMPRESSED_BYTES = 1024
-const JS = 'text/javascript; charset=utf-8'
-const CSS = 'text/css; charset=utf-8'
 
 const DEFAULT_QUERY = `# Threadline's GraphQL API. Run a query with Ctrl-Enter; the Docs button lists the schema.
 #
@@ -86,68 +75,19 @@ const PAGE_CSS = `html, body { height: 100%; margin: 0; }
 #graphiql { height: 100vh; }
 `
 
-interface Asset {
-  name: string
-  contentType: string
-  body: Buffer
-  etag: string
-  /** The body compressed once, on first demand (graphiql.min.js is 3.5 MB: compressing it per request would cost ~55 ms of CPU each time). */
-  encoded: Map<Encoding, Promise<Buffer>>
-}
-
-type Encoding = 'br' | 'gzip'
-
-const ENCODERS: Record<Encoding, (body: Buffer) => Promise<Buffer>> = {
-  br: (body) => promisify(brotliCompress)(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }),
-  gzip: (body) => promisify(gzip)(body, { level: 9 }),
-}
-
-/** The best encoding the client takes (br, then gzip), or none. */
-function chooseEncoding(acceptEncoding: string | undefined): Encoding | undefined {
-  const accepted = new Set<string>()
-  for (const part of (acceptEncoding ?? '').toLowerCase().split(',')) {
-    const [name = '', ...parameters] = part.split(';').map((p) => p.trim())
-    const q = parameters.find((p) => p.startsWith('q='))
-    if (q === undefined || Number(q.slice(2)) > 0) accepted.add(name)
-  }
-  if (accepted.has('br')) return 'br'
-  if (accepted.has('gzip')) return 'gzip'
-  return undefined
-}
-
-function encodedBody(asset: Asset, encoding: Encoding): Promise<Buffer> {
-  let body = asset.encoded.get(encoding)
-  if (body === undefined) {
-    body = ENCODERS[encoding](asset.body)
-    asset.encoded.set(encoding, body)
-  }
-  return body
-}
-
 /** The files the page loads, in the order it loads them (React before GraphiQL before the bootstrap). */
-async function loadAssets(): Promise<Asset[]> {
-  const require = createRequire(import.meta.url)
-  const packageDir = (name: string) => dirname(require.resolve(`${name}/package.json`))
-  const fromPackage = async (name: string, packageName: string, file: string, contentType: string) =>
-    asset(name, contentType, await readFile(join(packageDir(packageName), file)))
+async function loadAssets(): Promise<PageAsset[]> {
   return [
-    await fromPackage('graphiql.min.css', 'graphiql', 'graphiql.min.css', CSS),
-    asset('page.css', CSS, Buffer.from(PAGE_CSS)),
-    await fromPackage('react.production.min.js', 'react', 'umd/react.production.min.js', JS),
-    await fromPackage('react-dom.production.min.js', 'react-dom', 'umd/react-dom.production.min.js', JS),
-    await fromPackage('graphiql.min.js', 'graphiql', 'graphiql.min.js', JS),
-    asset('init.js', JS, Buffer.from(INIT_SCRIPT)),
+    await readPackageAsset('graphiql', 'graphiql.min.css', CSS),
+    createPageAsset('page.css', CSS, Buffer.from(PAGE_CSS)),
+    await readPackageAsset('react', 'umd/react.production.min.js', JS),
+    await readPackageAsset('react-dom', 'umd/react-dom.production.min.js', JS),
+    await readPackageAsset('graphiql', 'graphiql.min.js', JS),
+    createPageAsset('init.js', JS, Buffer.from(INIT_SCRIPT)),
   ]
 }
 
-function asset(name: string, contentType: string, body: Buffer): Asset {
-  // Weak: the compression plugin may send the same bytes in another encoding.
-  return { name, contentType, body, etag: `W/"${createHash('sha1').update(body).digest('base64url')}"`, encoded: new Map() }
-}
-
-function pageHtml(assetsPath: string, assets: readonly Asset[], options: GraphiqlOptions): string {
-  const styles = assets.filter((a) => a.contentType === CSS).map((a) => `<link rel="stylesheet" href="${assetsPath}/${a.name}">`)
-  const scripts = assets.filter((a) => a.contentType === JS).map((a) => `<script defer src="${assetsPath}/${a.name}"></script>`)
+function pageHtml(assetsPath: string, assets: readonly PageAsset[], options: GraphiqlOptions): string {
   const subscription = options.subscriptionEndpoint === undefined ? '' : ` data-subscription-endpoint="${escapeHtml(options.subscriptionEndpoint)}"`
   return `<!doctype html>
 <html lang="en">
@@ -156,7 +96,7 @@ function pageHtml(assetsPath: string, assets: readonly Asset[], options: Graphiq
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Threadline GraphiQL</title>
 <link rel="icon" href="data:,">
-${[...styles, ...scripts].join('\n')}
+${assetElements(assetsPath, assets)}
 </head>
 <body>
 <div id="graphiql" data-endpoint="${escapeHtml(options.endpoint)}"${subscription}>Loading GraphiQL…</div>
@@ -166,19 +106,9 @@ ${[...styles, ...scripts].join('\n')}
 `
 }
 
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
-
-/** A same-origin path: a full URL, or "//host", would be refused by the page's connect-src. */
-function assertServicePath(name: string, value: string | undefined): void {
-  if (value !== undefined && !/^\/(?![/\\])/.test(value)) {
-    throw new Error(`graphiqlRoutes: ${name} must be a path on this service (starting with one "/"), not ${value}`)
-  }
-}
-
 export async function graphiqlRoutes(app: FastifyInstance, options: GraphiqlOptions): Promise<void> {
-  assertServicePath('endpoint', options.endpoint)
-  assertServicePath('subscriptionEndpoint', options.subscriptionEndpoint)
+  assertServicePath('graphiqlRoutes', 'endpoint', options.endpoint)
+  assertServicePath('graphiqlRoutes', 'subscriptionEndpoint', options.subscriptionEndpoint)
   const assets = await loadAssets()
   const assetsPath = `${app.prefix}/graphiql/assets`
   const html = pageHtml(assetsPath, assets, options)
@@ -191,16 +121,5 @@ export async function graphiqlRoutes(app: FastifyInstance, options: GraphiqlOpti
       .send(html),
   )
 
-  for (const asset of assets) {
-    // Compressed here, once per encoding, not by the compression plugin on every request.
-    app.get(`/graphiql/assets/${asset.name}`, { config: { access: 'public' }, compress: false }, async (request, reply) => {
-      reply.header('cache-control', ASSET_CACHE_CONTROL).header('etag', asset.etag).header('vary', 'Accept-Encoding')
-      const ifNoneMatch = request.headers['if-none-match']
-      if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, asset.etag)) return reply.code(304).send()
-      reply.header('content-type', asset.contentType)
-      const encoding = asset.body.length > MIN_COMPRESSED_BYTES ? chooseEncoding(request.headers['accept-encoding']) : undefined
-      if (encoding === undefined) return reply.send(asset.body)
-      return reply.header('content-encoding', encoding).send(await encodedBody(asset, encoding))
-    })
-  }
+  servePageAssets(app, '/graphiql/assets', assets)
 }

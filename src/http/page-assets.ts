@@ -1,0 +1,105 @@
+// The files a browser page served by the service loads (GraphiQL, the API reference): a fixed list,
+// read from node_modules into memory at start-up and served as routes, so there is no directory to
+// traverse and no CDN to reach. Each is compressed once per encoding, on first demand.
+import { createHash } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
+import { brotliCompress, constants as zlib, gzip } from 'node:zlib'
+import type { FastifyInstance } from 'fastify'
+import { matchesAny } from './caching.js'
+
+export const JS = 'text/javascript; charset=utf-8'
+export const CSS = 'text/css; charset=utf-8'
+export const PNG = 'image/png'
+
+const ASSET_CACHE_CONTROL = 'public, max-age=86400'
+const MIN_COMPRESSED_BYTES = 1024
+
+export interface PageAsset {
+  name: string
+  contentType: string
+  body: Buffer
+  etag: string
+  /** The body compressed once, on first demand (graphiql.min.js is 3.5 MB: compressing it per request would cost ~55 ms of CPU each time). */
+  encoded: Map<Encoding, Promise<Buffer>>
+}
+
+type Encoding = 'br' | 'gzip'
+
+const ENCODERS: Record<Encoding, (body: Buffer) => Promise<Buffer>> = {
+  br: (body) => promisify(brotliCompress)(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+  gzip: (body) => promisify(gzip)(body, { level: 9 }),
+}
+
+/** The best encoding the client takes (br, then gzip), or none. */
+function chooseEncoding(acceptEncoding: string | undefined): Encoding | undefined {
+  const accepted = new Set<string>()
+  for (const part of (acceptEncoding ?? '').toLowerCase().split(',')) {
+    const [name = '', ...parameters] = part.split(';').map((p) => p.trim())
+    const q = parameters.find((p) => p.startsWith('q='))
+    if (q === undefined || Number(q.slice(2)) > 0) accepted.add(name)
+  }
+  if (accepted.has('br')) return 'br'
+  if (accepted.has('gzip')) return 'gzip'
+  return undefined
+}
+
+function encodedBody(asset: PageAsset, encoding: Encoding): Promise<Buffer> {
+  let body = asset.encoded.get(encoding)
+  if (body === undefined) {
+    body = ENCODERS[encoding](asset.body)
+    asset.encoded.set(encoding, body)
+  }
+  return body
+}
+
+export function createPageAsset(name: string, contentType: string, body: Buffer): PageAsset {
+  // Weak: the compression plugin may send the same bytes in another encoding.
+  return { name, contentType, body, etag: `W/"${createHash('sha1').update(body).digest('base64url')}"`, encoded: new Map() }
+}
+
+const require = createRequire(import.meta.url)
+
+/** A file of an installed package, found as Node resolves the package (never a path from a request). */
+export async function readPackageAsset(packageName: string, file: string, contentType: string, name = file.split('/').pop() ?? file): Promise<PageAsset> {
+  const packageDir = dirname(require.resolve(`${packageName}/package.json`))
+  return createPageAsset(name, contentType, await readFile(join(packageDir, file)))
+}
+
+/**
+ * Serves each asset at `${path}/${name}`, a day of caching with an ETag (304 on revalidation),
+ * brotli or gzip as the client takes them. Compressed here, once per encoding, not by the
+ * compression plugin on every request.
+ */
+export function servePageAssets(app: FastifyInstance, path: string, assets: readonly PageAsset[]): void {
+  for (const asset of assets) {
+    app.get(`${path}/${asset.name}`, { config: { access: 'public' }, compress: false }, async (request, reply) => {
+      reply.header('cache-control', ASSET_CACHE_CONTROL).header('etag', asset.etag).header('vary', 'Accept-Encoding')
+      const ifNoneMatch = request.headers['if-none-match']
+      if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, asset.etag)) return reply.code(304).send()
+      reply.header('content-type', asset.contentType)
+      const compressible = asset.contentType !== PNG && asset.body.length > MIN_COMPRESSED_BYTES
+      const encoding = compressible ? chooseEncoding(request.headers['accept-encoding']) : undefined
+      if (encoding === undefined) return reply.send(asset.body)
+      return reply.header('content-encoding', encoding).send(await encodedBody(asset, encoding))
+    })
+  }
+}
+
+/** The <link> and <script defer> elements that load the page's styles and scripts, in list order. */
+export function assetElements(assetsPath: string, assets: readonly PageAsset[]): string {
+  const styles = assets.filter((a) => a.contentType === CSS).map((a) => `<link rel="stylesheet" href="${assetsPath}/${a.name}">`)
+  const scripts = assets.filter((a) => a.contentType === JS).map((a) => `<script defer src="${assetsPath}/${a.name}"></script>`)
+  return [...styles, ...scripts].join('\n')
+}
+
+export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+
+/** A same-origin path: a full URL, or "//host", would be refused by the page's connect-src. */
+export function assertServicePath(owner: string, name: string, value: string | undefined): void {
+  if (value !== undefined && !/^\/(?![/\\])/.test(value)) {
+    throw new Error(`${owner}: ${name} must be a path on this service (starting with one "/"), not ${value}`)
+  }
+}
