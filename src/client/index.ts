@@ -1,0 +1,5 @@
+// threadline/client: the typed SDK for Threadline's REST API, GraphQL and subscriptions.
+export { type ClientOptions, createClient, type ThreadlineClient } from './create-client.js'
+export { ThreadlineError, type ThreadlineErrorDetail } from './threadline-error.js'
+export type * from './client-types.js'
+export type { components, operations, paths } from './openapi.js'
