@@ -205,9 +205,19 @@ export function createClient(options: ClientOptions) {
     if (token !== undefined) headers.Authorization = `Bearer ${token}`
     const response = await fetch(new Request(`${baseUrl}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) }))
     const body: unknown = await response.json().catch(() => undefined)
+    // A refused token is the client's business (the hook), whatever the body's shape: under
+    // /graphql the refusal comes as `errors` with the same code REST would give.
+    if (response.status === 401) throw failure(401, asRestError(body))
     // GraphQL reports its own failures in `errors`; a refusal before execution has the REST error body.
     if (!response.ok && !(typeof body === 'object' && body !== null && 'errors' in body)) throw failure(response.status, body)
     return body as GraphQLResult<TData>
+  }
+
+  /** `{errors: [{message, extensions: {code}}]}` as the REST error body, so ThreadlineError reads it alike. */
+  function asRestError(body: unknown): unknown {
+    const first = (body as { errors?: { message?: unknown; extensions?: { code?: unknown; details?: unknown } }[] } | undefined)?.errors?.[0]
+    if (first === undefined) return body
+    return { error: { code: first.extensions?.code, message: first.message, details: first.extensions?.details } }
   }
 
   let ws: WsClient | undefined
@@ -223,7 +233,34 @@ export function createClient(options: ClientOptions) {
 
   /** Subscribes over graphql-ws (graphql-transport-ws); end the iteration (break, return()) to unsubscribe. */
   function subscribe<TData = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): AsyncIterableIterator<GraphQLResult<TData>> {
-    return wsClient().iterate({ query, variables }) as AsyncIterableIterator<GraphQLResult<TData>>
+    const events = wsClient().iterate({ query, variables }) as AsyncIterableIterator<GraphQLResult<TData>>
+    // graphql-ws ends a refused connection with a close event (4401: the token); throw it as the
+    // ThreadlineError every other refusal is, calling the 401 hook the same way.
+    const typed = async <R>(step: Promise<R>): Promise<R> => {
+      try {
+        return await step
+      } catch (error) {
+        throw closeError(error)
+      }
+    }
+    return {
+      next: () => typed(events.next()),
+      return: (value?: unknown) => typed(events.return?.(value) ?? Promise.resolve({ done: true as const, value: undefined })),
+      throw: (error?: unknown) => typed(events.throw?.(error) ?? Promise.reject(error instanceof Error ? error : new Error(String(error)))),
+      [Symbol.asyncIterator]() {
+        return this
+      },
+    }
+  }
+
+  /** A WebSocket close (graphql-ws rejects with the CloseEvent) as a ThreadlineError; anything else as it is. */
+  function closeError(error: unknown): unknown {
+    const close = error as { code?: unknown; reason?: unknown } | null
+    if (typeof close?.code !== 'number' || !('reason' in close)) return error
+    const reason = typeof close.reason === 'string' && close.reason !== '' ? close.reason : `The subscription connection closed (${close.code})`
+    if (close.code === 4401) return failure(401, { error: { code: 'UNAUTHENTICATED', message: reason } })
+    if (close.code === 4403) return failure(403, { error: { code: 'FORBIDDEN', message: reason } })
+    return new ThreadlineError(0, `WS_CLOSE_${close.code}`, reason)
   }
 
   return {

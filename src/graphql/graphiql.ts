@@ -35,7 +35,8 @@ export const GRAPHIQL_CSP = [
 
 const DEFAULT_QUERY = `# Threadline's GraphQL API. Run a query with Ctrl-Enter; the Docs button lists the schema.
 #
-# Some queries need a signed-in caller: get a token (POST /tokens) and put it in the
+# Some queries need a signed-in caller: get a token (npx threadline tokens create --user 1,
+# or POST /api/v1/tokens with an e-mail and password) and put it in the
 # Headers tab below, as JSON:
 #   {"Authorization": "Bearer <token>"}
 # Headers are kept in this browser's localStorage.

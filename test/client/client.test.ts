@@ -226,6 +226,21 @@ describe('the client on a 401', () => {
     expect(onUnauthorized).toHaveBeenCalledWith(error)
     expect(exchanges.length).toBe(1)
   })
+
+  it('does the same for a GraphQL query and for a subscription refused for its token', async () => {
+    const onUnauthorized = vi.fn()
+    const client = createClient({ baseUrl: s.baseUrl, token: 'not-a-token', onUnauthorized, webSocketImpl: WebSocket })
+    try {
+      const queried = await rejection(client.graphql('{ users { id } }'))
+      expect({ status: queried.status, code: queried.code }).toEqual({ status: 401, code: 'UNAUTHENTICATED' })
+      const subscribed = await rejection(client.subscribe('subscription { commentAdded { id } }').next())
+      expect(subscribed).toBeInstanceOf(ThreadlineError)
+      expect({ status: subscribed.status, code: subscribed.code }).toEqual({ status: 401, code: 'UNAUTHENTICATED' })
+      expect(onUnauthorized.mock.calls.map(([error]) => error)).toEqual([queried, subscribed])
+    } finally {
+      await client.close()
+    }
+  })
 })
 
 describe('the client over GraphQL', () => {
