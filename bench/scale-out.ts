@@ -20,7 +20,6 @@
 //   BENCH_REDIS_URL: default redis://127.0.0.1:6379
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -28,6 +27,9 @@ import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import WebSocket from 'ws'
+import { freePort } from '../test/helpers/private-redis.js'
+import { answers } from '../test/helpers/services.js'
+import { withClient } from '../test/helpers/test-store.js'
 import { build, formatSummary, type Load, machine, measure, median, type Round, type RunningServer, startServe, stats, summarize, threadline } from './lib.js'
 
 const { values: args } = parseArgs({
@@ -114,33 +116,9 @@ async function startInstance(env: Record<string, string>): Promise<RunningServer
 
 // --- what is there to run against
 
-function answers(url: string, defaultPort: number): Promise<boolean> {
-  const { hostname, port } = new URL(url)
-  return new Promise((resolve) => {
-    const socket = connect({ host: hostname, port: Number(port || defaultPort) })
-    const done = (ok: boolean) => {
-      socket.destroy()
-      resolve(ok)
-    }
-    socket.setTimeout(1000, () => done(false))
-    socket.once('connect', () => done(true))
-    socket.once('error', () => done(false))
-  })
-}
-
 function findNginx(): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':').filter((dir) => dir !== ''), '/usr/sbin', '/usr/local/sbin']
   return dirs.map((dir) => join(dir, 'nginx')).find((path) => existsSync(path))
-}
-
-async function onAdminDatabase<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_DATABASE_URL })
-  await client.connect()
-  try {
-    return await run(client)
-  } finally {
-    await client.end()
-  }
 }
 
 // --- CPU accounting from /proc (Linux)
@@ -265,17 +243,6 @@ function scenarios(token: string): Record<string, Load> {
 }
 
 // --- nginx from deploy/nginx.conf
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
 
 /** deploy/nginx.conf with its upstream listing `upstreams` and listening on `port`. */
 function nginxConfig(upstreams: readonly string[], port: number): string {
@@ -508,8 +475,8 @@ async function main(): Promise<void> {
   const sqlitePath = join(dataDir, 'scale-out.db')
   rmSync(sqlitePath, { force: true })
   cleanups.push(async () => rmSync(sqlitePath, { force: true }))
-  await onAdminDatabase((client) => client.query(`create database ${DATABASE_NAME}`))
-  cleanups.push(() => onAdminDatabase((client) => client.query(`drop database if exists ${DATABASE_NAME} with (force)`)))
+  await withClient(ADMIN_DATABASE_URL, (client) => client.query(`create database ${DATABASE_NAME}`))
+  cleanups.push(() => withClient(ADMIN_DATABASE_URL, (client) => client.query(`drop database if exists ${DATABASE_NAME} with (force)`)))
   const postgresUrl = new URL(ADMIN_DATABASE_URL)
   postgresUrl.pathname = `/${DATABASE_NAME}`
 

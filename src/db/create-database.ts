@@ -6,6 +6,7 @@ import SqliteDatabase from 'better-sqlite3'
 import { CompiledQuery, type Dialect, Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import type { DatabaseLocation } from '../config.js'
+import { isQueryTimeout } from './database-errors.js'
 import { type DialectFacts, postgresFacts, sqliteFacts } from './dialect-facts.js'
 import type { Tables } from './tables.js'
 
@@ -79,9 +80,6 @@ function openPool(url: string, size: number, queryTimeoutMs: number): pg.Pool {
   return pool
 }
 
-/** What `pg` says when a query outlives query_timeout (database-errors.ts answers it 503). */
-const QUERY_TIMEOUT_MESSAGE = 'Query read timeout'
-
 /**
  * `pg`'s query_timeout fails the query but leaves its connection waiting for the answer, and the
  * next query on it would wait behind: a server that stopped answering (a network that drops
@@ -94,7 +92,7 @@ function cutOnTimeout(client: pg.PoolClient): void {
     const result = query(...args)
     if (result instanceof Promise) {
       result.catch((error: unknown) => {
-        if (error instanceof Error && error.message === QUERY_TIMEOUT_MESSAGE) (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
+        if (isQueryTimeout(error)) (client as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy()
       })
     }
     return result

@@ -5,11 +5,11 @@ import { AppError } from '../errors.js'
 
 /**
  * SQLite could not take its lock in time: another process (a `threadline seed`) holds it; or
- * PostgreSQL ended a transaction in conflict with others (40001; a deadlock, 40P01, once
- * write-transaction.ts has run it again as often as it does), has no connection left (53300), or
- * cancelled a statement that ran too long (57014, statement_timeout).
+ * PostgreSQL ended a transaction in a deadlock (40P01, once write-transaction.ts has run it again
+ * as often as it does), has no connection left (53300), or cancelled a statement that ran too long
+ * (57014, a statement_timeout set on the server).
  */
-const BUSY_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED', '40001', '40P01', '53300', '57014'])
+const BUSY_CODES = new Set(['SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_LOCKED', '40P01', '53300', '57014'])
 
 /** `pg`'s words when no connection comes from the pool in time: every one is in use, or none can be made. */
 const POOL_TIMEOUT = /^timeout exceeded when trying to connect/
@@ -36,8 +36,11 @@ const UNREACHABLE_CODES = new Set([
   '25006',
 ])
 
-/** What `pg` says, with no code, when a connection is lost or a query outlived query_timeout. */
-const UNREACHABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed|Query read timeout)/
+/** What `pg` says, with no code, when a connection is lost. */
+const UNREACHABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed)/
+
+/** `pg`'s query_timeout: the query outlived DATABASE_QUERY_TIMEOUT_MS (a server that stopped answering). */
+export const isQueryTimeout = (error: unknown): boolean => error instanceof Error && error.message === 'Query read timeout'
 
 const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)?.code
 
@@ -69,7 +72,7 @@ function isUnreachable(error: unknown): boolean {
   if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('08'))) return true
   // Node reports a refused connection to a name with several addresses as an AggregateError.
   if (error instanceof AggregateError) return error.errors.some(isUnreachable)
-  return error instanceof Error && UNREACHABLE_MESSAGES.test(error.message)
+  return isQueryTimeout(error) || (error instanceof Error && UNREACHABLE_MESSAGES.test(error.message))
 }
 
 /** A UNIQUE constraint refused the write (SQLite SQLITE_CONSTRAINT_UNIQUE, PostgreSQL 23505). */

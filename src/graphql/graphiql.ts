@@ -3,7 +3,7 @@
 // is a static script that reads the endpoints from data- attributes on the page. Assets are a
 // fixed list of routes, read into memory at start-up: there is no directory to traverse.
 import type { FastifyInstance } from 'fastify'
-import { assertServicePath, assetElements, createPageAsset, CSS, escapeHtml, JS, type PageAsset, readPackageAsset, servePageAssets } from '../http/page-assets.js'
+import { assertServicePath, assetElements, createPageAsset, CSS, escapeHtml, JS, PAGE_CSP, type PageAsset, readPackageAsset, servePageAssets } from '../http/page-assets.js'
 
 export interface GraphiqlOptions {
   /** The GraphQL endpoint, a path on this service (`/graphql`): the page may connect to its own origin only. */
@@ -16,22 +16,6 @@ export interface GraphiqlOptions {
   subscriptionEndpoint?: string
 }
 
-/**
- * GraphiQL needs 'unsafe-inline' styles: react-style-singleton (under its Radix dialogs) injects
- * <style> elements at run time. Its fonts and icons are data: URLs inside graphiql.min.css.
- * `connect-src 'self'` admits ws: and wss: to the same host (CSP Level 3).
- */
-export const GRAPHIQL_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "font-src 'self' data:",
-  // Kept from the service-wide policy (no framing), and no <base> to redirect relative URLs.
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ')
 
 const DEFAULT_QUERY = `# Threadline's GraphQL API. Run a query with Ctrl-Enter; the Docs button lists the schema.
 #
@@ -118,7 +102,7 @@ export async function graphiqlRoutes(app: FastifyInstance, options: GraphiqlOpti
     reply
       .header('content-type', 'text/html; charset=utf-8')
       .header('cache-control', 'no-cache')
-      .header('content-security-policy', GRAPHIQL_CSP)
+      .header('content-security-policy', PAGE_CSP)
       .send(html),
   )
 

@@ -4,7 +4,7 @@
 // "/"). The page runs no inline script: a static bootstrap reads the document's path from a data-
 // attribute, so the Content-Security-Policy forbids inline scripts and every other origin.
 import type { FastifyInstance } from 'fastify'
-import { assertServicePath, assetElements, createPageAsset, CSS, escapeHtml, JS, type PageAsset, PNG, readPackageAsset, servePageAssets } from './page-assets.js'
+import { assertServicePath, assetElements, createPageAsset, CSS, escapeHtml, JS, PAGE_CSP, type PageAsset, PNG, readPackageAsset, servePageAssets } from './page-assets.js'
 
 export const DOCS_PATH = '/docs'
 
@@ -13,22 +13,6 @@ export interface DocsPageOptions {
   specUrl: string
 }
 
-/**
- * Swagger UI sets inline style attributes and injects <style> at run time ('unsafe-inline'
- * styles); its icons are inline SVG and data: URLs. Nothing else: no inline script, no eval, no
- * other origin (the external validator is off), no framing, no <base>.
- */
-export const DOCS_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "font-src 'self' data:",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ')
 
 // Written for the browsers of the day, as it is served: no build step. BaseLayout, not the
 // standalone one: its top bar would let a visitor load a document from anywhere. queryConfigEnabled
@@ -96,7 +80,7 @@ export async function docsPageRoutes(app: FastifyInstance, options: DocsPageOpti
     reply
       .header('content-type', 'text/html; charset=utf-8')
       .header('cache-control', 'no-cache')
-      .header('content-security-policy', DOCS_CSP)
+      .header('content-security-policy', PAGE_CSP)
       .send(html),
   )
 

@@ -10,6 +10,25 @@ import { brotliCompress, constants as zlib, gzip } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
 import { matchesAny } from './caching.js'
 
+/**
+ * The content security policy of every page the service serves (GraphiQL, the API reference):
+ * scripts, styles, fonts, images and connections from this origin only (`connect-src 'self'`
+ * admits ws: and wss: to the same host, CSP Level 3); no inline script, no eval, no framing, no
+ * <base>. Both pages need 'unsafe-inline' styles (GraphiQL's Radix dialogs and Swagger UI inject
+ * <style> at run time), and data: images and fonts (their icons and fonts are data: URLs).
+ */
+export const PAGE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "font-src 'self' data:",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ')
+
 export const JS = 'text/javascript; charset=utf-8'
 export const CSS = 'text/css; charset=utf-8'
 export const PNG = 'image/png'

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { GRAPHIQL_CSP, graphiqlRoutes } from '../../src/graphql/graphiql.js'
+import { graphiqlRoutes } from '../../src/graphql/graphiql.js'
+import { PAGE_CSP } from '../../src/http/page-assets.js'
 import { requireRouteAccess } from '../../src/http/access.js'
 
 let app: FastifyInstance
@@ -26,9 +27,9 @@ describe('the GraphiQL page', () => {
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8')
     expect(res.headers['cache-control']).toBe('no-cache')
-    expect(res.headers['content-security-policy']).toBe(GRAPHIQL_CSP)
-    expect(GRAPHIQL_CSP).toContain("script-src 'self'")
-    expect(GRAPHIQL_CSP).not.toMatch(/unsafe-eval|https?:|\*/)
+    expect(res.headers['content-security-policy']).toBe(PAGE_CSP)
+    expect(PAGE_CSP).toContain("script-src 'self'")
+    expect(PAGE_CSP).not.toMatch(/unsafe-eval|https?:|\*/)
     expect(res.body).toMatch(/^<!doctype html>/)
     expect(res.body).toContain('<div id="graphiql" data-endpoint="/graphql" data-subscription-endpoint="/graphql">')
   })

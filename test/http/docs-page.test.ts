@@ -1,6 +1,6 @@
 import { brotliDecompressSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { DOCS_CSP } from '../../src/http/docs-page.js'
+import { PAGE_CSP } from '../../src/http/page-assets.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
 let t: TestApp
@@ -23,10 +23,10 @@ describe('the API reference page', () => {
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8')
     expect(res.headers['cache-control']).toBe('no-cache')
-    expect(res.headers['content-security-policy']).toBe(DOCS_CSP)
-    expect(DOCS_CSP).toContain("script-src 'self'")
-    expect(DOCS_CSP).toContain("connect-src 'self'")
-    expect(DOCS_CSP).not.toMatch(/unsafe-eval|https?:|\*/)
+    expect(res.headers['content-security-policy']).toBe(PAGE_CSP)
+    expect(PAGE_CSP).toContain("script-src 'self'")
+    expect(PAGE_CSP).toContain("connect-src 'self'")
+    expect(PAGE_CSP).not.toMatch(/unsafe-eval|https?:|\*/)
     expect(res.headers['x-ratelimit-limit']).toBe('50')
     expect(res.body).toContain('<div id="swagger-ui" data-spec-url="/openapi.json">')
   })
