@@ -35,7 +35,9 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-redundant-type-constituents': 'off' },
   },
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
+    // Plain JavaScript runs on Node (bench/peers/*.mjs, this file).
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly' } },
   },
 )

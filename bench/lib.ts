@@ -3,6 +3,7 @@ import { execFileSync, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import autocannon from 'autocannon'
+import { freePort } from '../test/helpers/private-redis.js'
 
 /** Compiles src/ to dist/, so the benchmark runs what `npm start` runs. */
 export function build(): void {
@@ -20,27 +21,48 @@ export interface RunningServer {
   stop(): Promise<void>
 }
 
-/** Starts `threadline serve` on a free port with `env` (logging at `info`, the default, unless env says otherwise); resolves once it listens. */
-export async function startServe(env: Record<string, string>): Promise<RunningServer> {
-  const child = spawn(process.execPath, ['dist/main.js', 'serve'], {
-    env: { PATH: process.env.PATH, SEED_DEMO_DATA: 'false', ...env, PORT: '0', HOST: '127.0.0.1' },
-  })
+/**
+ * Starts `threadline serve` on a free port with `env` (logging at `info`, the default, unless env
+ * says otherwise); resolves once it answers (it says nothing on stdout below `info`).
+ */
+export async function startServe(env: Record<string, string>, nodeOptions: readonly string[] = []): Promise<RunningServer> {
+  const port = await freePort()
+  return startServer(
+    [...nodeOptions, 'dist/main.js', 'serve'],
+    { SEED_DEMO_DATA: 'false', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    `http://127.0.0.1:${port}/`,
+  )
+}
+
+/**
+ * Runs `node args` with `env` and resolves once it prints "listening on http://host:port", or,
+ * when `url` is given (a server that prints no such line), once `url` answers.
+ */
+export async function startServer(args: readonly string[], env: Record<string, string>, url?: string): Promise<RunningServer> {
+  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH, ...env } })
   let output = ''
-  const url = await new Promise<string>((resolve, reject) => {
+  const exited = new Promise<never>((_resolve, reject) => {
+    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${output}`)))
+  })
+  exited.catch(() => undefined) // an exit after start-up is stop()'s business
+  child.stderr.on('data', (chunk: Buffer) => {
+    if (output.length < 10_000) output += chunk.toString()
+  })
+  const listening = new Promise<string>((resolve) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString()
       const match = /listening on (http:\/\/[\d.]+:\d+)/.exec(output)
-      if (!match?.[1]) return
+      if (url === undefined && !match?.[1]) return
       // From here on the request log is only drained, not kept.
       child.stdout.off('data', onData)
       child.stdout.resume()
-      resolve(match[1])
+      if (match?.[1]) resolve(match[1])
     }
     child.stdout.on('data', onData)
-    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)))
+    if (url !== undefined) void untilAnswers(url, () => child.exitCode === null).then(() => resolve(new URL(url).origin))
   })
   return {
-    url,
+    url: await Promise.race([listening, exited]),
     pid: child.pid ?? 0,
     stop: () =>
       new Promise((resolve) => {
@@ -49,6 +71,17 @@ export async function startServe(env: Record<string, string>): Promise<RunningSe
         child.on('exit', () => resolve())
         child.kill('SIGTERM')
       }),
+  }
+}
+
+async function untilAnswers(url: string, alive: () => boolean): Promise<void> {
+  while (alive()) {
+    try {
+      await fetch(url)
+      return
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
   }
 }
 
@@ -83,13 +116,18 @@ export interface Load {
   method?: 'GET' | 'POST'
   body?: string
   headers?: Record<string, string>
+  /** The status every answer must have to count as a success: 200 unless said (any 2xx passes for 200). */
+  status?: 200 | 201 | 304
 }
 
 export interface Round {
   requestsPerSecond: number
   p50: number
   p99: number
+  /** Connection errors, timeouts and answers with another status than the load's. */
   errors: number
+  /** The server's largest resident memory seen during the run, in bytes, when its pid was given. */
+  peakRss?: number
 }
 
 export interface Summary extends Round {
@@ -97,17 +135,32 @@ export interface Summary extends Round {
   max: number
 }
 
-/** One autocannon run of `load` against `url`. */
-export async function measure(url: string, load: Load, options: { connections: number; seconds: number }): Promise<Round> {
-  const result = await autocannon({
-    url: `${url}${load.path}`,
-    method: load.method ?? 'GET',
-    body: load.body,
-    headers: load.headers,
-    connections: options.connections,
-    duration: options.seconds,
-  })
-  return { requestsPerSecond: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx }
+/** One autocannon run of `load` against `url`; with `pid`, the server's memory is sampled every 100 ms. */
+export async function measure(url: string, load: Load, options: { connections: number; seconds: number; pid?: number }): Promise<Round> {
+  let peakRss = 0
+  const { pid } = options
+  const sampler = pid === undefined ? undefined : setInterval(() => (peakRss = Math.max(peakRss, rssOf(pid))), 100)
+  try {
+    const result = await autocannon({
+      url: `${url}${load.path}`,
+      method: load.method ?? 'GET',
+      body: load.body,
+      headers: load.headers,
+      connections: options.connections,
+      duration: options.seconds,
+    })
+    const answered = result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx']
+    const wanted = load.status === 304 ? result['3xx'] : result['2xx']
+    return {
+      requestsPerSecond: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      errors: result.errors + answered - wanted,
+      ...(pid === undefined ? {} : { peakRss: Math.max(peakRss, rssOf(pid)) }),
+    }
+  } finally {
+    clearInterval(sampler)
+  }
 }
 
 /**

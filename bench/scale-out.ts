@@ -26,11 +26,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
 import pg from 'pg'
-import WebSocket from 'ws'
 import { freePort } from '../test/helpers/private-redis.js'
 import { answers } from '../test/helpers/services.js'
 import { withClient } from '../test/helpers/test-store.js'
-import { build, formatSummary, type Load, machine, measure, median, type Round, type RunningServer, startServe, stats, summarize, threadline } from './lib.js'
+import { createPost, type Delivery, timeDeliveries } from './deliveries.js'
+import { build, formatSummary, type Load, machine, measure, median, type Round, type RunningServer, startServe, summarize, threadline } from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -288,111 +288,8 @@ async function startNginx(binary: string, instances: readonly RunningServer[]): 
   return { url, pids: () => [pid, ...childrenOf(pid)] }
 }
 
-// --- c. subscription delivery
-
-interface Subscriber {
-  socket: WebSocket
-  arrivals: Map<string, number>
-}
-
-function subscribe(url: string, postId: string): Promise<Subscriber> {
-  const socket = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws')
-  const arrivals = new Map<string, number>()
-  const query = `subscription { commentAdded(postId: "${postId}") { id content author { name } } }`
-  return new Promise((resolve, reject) => {
-    socket.once('error', reject)
-    socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init' })))
-    socket.on('message', (data: Buffer) => {
-      const message = JSON.parse(data.toString()) as { type: string; payload?: { data?: { commentAdded?: { content: string } } } }
-      if (message.type === 'connection_ack') {
-        socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query } }))
-        resolve({ socket, arrivals })
-      } else if (message.type === 'next') {
-        const content = message.payload?.data?.commentAdded?.content
-        if (content !== undefined) arrivals.set(content, performance.now())
-      }
-    })
-  })
-}
-
-async function untilDelivered(subscribers: readonly Subscriber[], content: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (subscribers.some((s) => !s.arrivals.has(content)) && Date.now() < deadline) await sleep(2)
-}
-
-interface Delivery {
-  subscribers: number
-  comments: number
-  fromSendMs: { p50: number; p99: number }
-  from201Ms: { p50: number; p99: number }
-  lastSubscriberFromSendMs: { p50: number; p99: number }
-  lost: number
-}
-
-/** N subscribers on `listenOn`; comments created one at a time on `commentOn`; each delivery timed. */
-async function timeDeliveries(listenOn: RunningServer, commentOn: RunningServer, token: string, postPath: string, label: string): Promise<Delivery> {
-  const size = Number(args.subscribers)
-  const postId = postPath.split('/').at(-1) ?? ''
-  const subscribers = await Promise.all(Array.from({ length: size }, () => subscribe(listenOn.url, postId)))
-  try {
-    const comment = async (content: string) => {
-      const sent = performance.now()
-      const response = await fetch(`${commentOn.url}${postPath}/comments`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ content }),
-      })
-      if (response.status !== 201) throw new Error(`comment: ${response.status} ${await response.text()}`)
-      return { sent, created: performance.now() }
-    }
-    // A first comment proves every subscription is live before anything is timed.
-    await comment(`warm-up ${label}`)
-    await untilDelivered(subscribers, `warm-up ${label}`, 10_000)
-    const fromSend: number[] = []
-    const from201: number[] = []
-    const lasts: number[] = []
-    let lost = 0
-    for (let i = 0; i < Number(args.comments); i++) {
-      const content = `${label} ${i}`
-      const { sent, created } = await comment(content)
-      await untilDelivered(subscribers, content, 5000)
-      const times = subscribers.map((s) => s.arrivals.get(content)).filter((t): t is number => t !== undefined)
-      lost += size - times.length
-      fromSend.push(...times.map((t) => t - sent))
-      from201.push(...times.map((t) => t - created))
-      if (times.length > 0) lasts.push(Math.max(...times) - sent)
-      await sleep(20)
-    }
-    const send = stats(fromSend)
-    const ok = stats(from201)
-    const last = stats(lasts)
-    return {
-      subscribers: size,
-      comments: Number(args.comments),
-      fromSendMs: { p50: round(send.p50), p99: round(send.p99) },
-      from201Ms: { p50: round(ok.p50), p99: round(ok.p99) },
-      lastSubscriberFromSendMs: { p50: round(last.p50), p99: round(last.p99) },
-      lost,
-    }
-  } finally {
-    for (const s of subscribers) s.socket.terminate()
-  }
-}
-
-async function createPost(server: RunningServer, token: string): Promise<string> {
-  const response = await fetch(`${server.url}/api/v1/users/1/posts`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ title: 'Subscribed to', content: 'Comments on this post are timed.' }),
-  })
-  const body = (await response.json()) as { data?: { id: number } }
-  if (response.status !== 201 || body.data === undefined) throw new Error(`creating a post: ${response.status}`)
-  return `/api/v1/users/1/posts/${body.data.id}`
-}
-
 // --- printing
 
-const round = (ms: number) => Math.round(ms * 10) / 10
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 
 function printComparison(title: string, summary: Record<string, Record<string, ReturnType<typeof summarize>>>, ratio?: [string, string]) {
@@ -510,11 +407,12 @@ async function main(): Promise<void> {
 
   // c, its last line first: the same instance with in-process events (no Redis), for reference.
   const deliveries: Record<string, Delivery> = {}
+  const delivery = { subscribers: Number(args.subscribers), comments: Number(args.comments) }
   let postPath: string | undefined
   if (hasRedis) {
     postPath = await createPost(single.postgres, postgresToken)
     console.log('c. same instance, in-process events...')
-    deliveries['same instance, no Redis (in-process)'] = await timeDeliveries(single.postgres, single.postgres, postgresToken, postPath, 'in-process')
+    deliveries['same instance, no Redis (in-process)'] = await timeDeliveries(single.postgres, single.postgres, postgresToken, postPath, 'in-process', delivery)
   }
   await Promise.all(Object.values(single).map((server) => stopServer(server)))
 
@@ -532,9 +430,9 @@ async function main(): Promise<void> {
 
     // c. across instances, and on one instance, both through Redis.
     console.log('c. across instances (B to A through Redis)...')
-    deliveries['across instances (B to A, Redis)'] = await timeDeliveries(instanceA, instanceB, postgresToken, postPath, 'across')
+    deliveries['across instances (B to A, Redis)'] = await timeDeliveries(instanceA, instanceB, postgresToken, postPath, 'across', delivery)
     console.log('c. same instance through Redis...')
-    deliveries['same instance (A to A, Redis)'] = await timeDeliveries(instanceA, instanceA, postgresToken, postPath, 'same')
+    deliveries['same instance (A to A, Redis)'] = await timeDeliveries(instanceA, instanceA, postgresToken, postPath, 'same', delivery)
     results.c = deliveries
 
     // b. one instance against two behind nginx.

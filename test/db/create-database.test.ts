@@ -42,6 +42,22 @@ describe('the SQLite store', () => {
     expect(await pragma('busy_timeout')).toBe(200)
   })
 
+  it('keeps prepared statements: a reused one gives fresh results, one past the cache size is prepared again, and a table that changes shape is read as it is now', async () => {
+    await sql`create table cached_statements (id integer primary key, a text)`.execute(database.db)
+    await sql`insert into cached_statements (id, a) values (1, 'one')`.execute(database.db)
+    const read = () => database.db.selectFrom('cached_statements' as 'users').selectAll().execute() as Promise<unknown[]>
+    expect(await read()).toEqual([{ id: 1, a: 'one' }])
+    await sql`update cached_statements set a = 'uno'`.execute(database.db)
+    expect(await read()).toEqual([{ id: 1, a: 'uno' }])
+    // More distinct statements than the cache keeps: the first is evicted, then prepared again.
+    for (let i = 0; i < 600; i++) await sql.raw(`select ${i} as n`).execute(database.db)
+    expect(await read()).toEqual([{ id: 1, a: 'uno' }])
+    await sql`alter table cached_statements add column b text default 'bee'`.execute(database.db)
+    expect(await read()).toEqual([{ id: 1, a: 'uno', b: 'bee' }])
+    await sql`drop table cached_statements`.execute(database.db)
+    await expect(read()).rejects.toThrow(/no such table/)
+  })
+
   it('refuses a row whose parent does not exist', async () => {
     const now = new Date().toISOString()
     await expect(

@@ -1,0 +1,112 @@
+// A CPU profile of the hot path: `threadline serve` under `node --cpu-prof`, loaded by autocannon
+// with one scenario at a time (a fresh process each), on the suite's data set. Prints, per
+// scenario, the throughput and the functions that took the most of the server's CPU (self time,
+// and time inside each of our own source files and each package), and keeps the .cpuprofile files
+// in bench/results/profiles/ (open them in Chrome DevTools or speedscope).
+//
+//   npm run bench:profile [-- --seconds 10 --connections 50 --top 25]
+//
+// Run `npm run bench` once first: it seeds the data set this script reuses.
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { parseArgs } from 'node:util'
+import { build, type Load, measure, startServe, threadline } from './lib.js'
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    top: { type: 'string', default: '25' },
+    users: { type: 'string', default: '10000' },
+    posts: { type: 'string', default: '100000' },
+  },
+})
+
+const PROFILES = join('bench', 'results', 'profiles')
+
+interface ProfileNode {
+  id: number
+  callFrame: { functionName: string; url: string; lineNumber: number }
+  hitCount?: number
+  children?: number[]
+}
+
+interface Profile {
+  nodes: ProfileNode[]
+  startTime: number
+  endTime: number
+  samples: number[]
+}
+
+/** Where a frame's code lives: our own file, a package, Node itself, or the engine. */
+function placeOf(url: string): string {
+  if (url === '') return '(engine: GC, native, idle)'
+  if (url.startsWith('node:')) return 'node: (Node.js core)'
+  const path = url.replace(/^file:\/\//, '')
+  const inPackage = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(path)
+  if (inPackage?.[1]) return inPackage[1]
+  return relative(process.cwd(), path)
+}
+
+function report(profile: Profile, top: number): void {
+  const total = profile.samples.length
+  const byFunction = new Map<string, number>()
+  const byPlace = new Map<string, number>()
+  for (const node of profile.nodes) {
+    const hits = node.hitCount ?? 0
+    if (hits === 0) continue
+    const { functionName, url, lineNumber } = node.callFrame
+    const place = placeOf(url)
+    const name = `${functionName || '(anonymous)'}  ${place}${url === '' ? '' : `:${lineNumber + 1}`}`
+    byFunction.set(name, (byFunction.get(name) ?? 0) + hits)
+    byPlace.set(place, (byPlace.get(place) ?? 0) + hits)
+  }
+  const idle = byFunction.get('(idle)  (engine: GC, native, idle)') ?? 0
+  const percent = (hits: number) => `${((hits / total) * 100).toFixed(1).padStart(5)}%`
+  console.log(`  ${total} samples; idle ${percent(idle)}`)
+  console.log('  self time by place:')
+  for (const [place, hits] of [...byPlace].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`    ${percent(hits)}  ${place}`)
+  console.log(`  self time by function (top ${top}):`)
+  for (const [name, hits] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${percent(hits)}  ${name}`)
+}
+
+const graphql = (query: string, variables?: Record<string, unknown>): Load => ({
+  path: '/graphql',
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ query, variables }),
+})
+
+async function main(): Promise<void> {
+  build()
+  const seeded = join('bench', '.data', `suite-${args.users}-${args.posts}.db`)
+  if (!readdirSync(join('bench', '.data')).includes(`suite-${args.users}-${args.posts}.db`)) throw new Error(`${seeded} is missing: run npm run bench first`)
+  rmSync(PROFILES, { recursive: true, force: true })
+  mkdirSync(PROFILES, { recursive: true })
+  const env = {
+    DATABASE_URL: `sqlite:${seeded}`,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_MAX: '1000000000',
+    RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
+  }
+  const scenarios: Record<string, Load> = {
+    'get-one-user': { path: '/api/v1/users/1' },
+    'graphql-user': graphql('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' }),
+  }
+  // Only reads: the seeded database stays as the suite left it.
+  threadline(['migrate'], env)
+  for (const [name, load] of Object.entries(scenarios)) {
+    const dir = join(PROFILES, name)
+    const server = await startServe(env, ['--cpu-prof', '--cpu-prof-dir', dir])
+    const options = { connections: Number(args.connections), seconds: Number(args.seconds), pid: server.pid }
+    await measure(server.url, load, { ...options, seconds: 2 })
+    const round = await measure(server.url, load, options)
+    await server.stop()
+    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
+    if (file === undefined) throw new Error(`no profile written in ${dir}`)
+    console.log(`\n${name}: ${Math.round(round.requestsPerSecond)} req/s, p99 ${round.p99} ms, errors ${round.errors} (${join(dir, file)})`)
+    report(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile, Number(args.top))
+  }
+}
+
+await main()

@@ -1,0 +1,370 @@
+// The benchmark suite: Threadline against what Node.js itself can do and against the servers a user
+// would pick instead, in ONE run on one machine, on the same generated data set.
+//
+//   node:http    the ceiling: a bare node:http server answering a fixed ~120-byte JSON body
+//   threadline   `threadline serve` on SQLite, production settings: logging at `info`, the rate
+//                limiter on (with an allowance no run reaches), every header and check it always has
+//   json-server  json-server 0.17, its CLI on a JSON file of the same users and posts
+//   apollo       a minimal Apollo Server 5, same schema and resolvers as yoga (bench/peers/)
+//   yoga         a minimal GraphQL Yoga 5
+//
+// Each scenario runs against every server that can answer it, interleaved (A B C ... A B C ...,
+// after a 1 s warm-up of each), for --rounds rounds; medians with the min-max over the rounds.
+// Before anything is timed, the answers of the servers to each scenario are compared, so that
+// every server does the same work (the same 20 users in the same order, the same nested posts).
+// Then a subscription fan-out: --subscribers graphql-ws subscribers, --comments comments.
+//
+// Writes bench/results/latest.json and bench/results/latest.svg (the ratios to the ceiling).
+//
+//   npm run bench [-- --rounds 3 --seconds 5 --connections 50 --users 10000 --posts 100000]
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { isDeepStrictEqual, parseArgs } from 'node:util'
+import Database from 'better-sqlite3'
+import { freePort } from '../test/helpers/private-redis.js'
+import { renderChart } from './chart.js'
+import { createPost, type Delivery, timeDeliveries } from './deliveries.js'
+import { build, type Load, machine, measure, type Round, type RunningServer, startServe, startServer, summarize, threadline } from './lib.js'
+
+const { values: args } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '50' },
+    users: { type: 'string', default: '10000' },
+    posts: { type: 'string', default: '100000' },
+    subscribers: { type: 'string', default: '1000' },
+    comments: { type: 'string', default: '20' },
+  },
+})
+const options = { rounds: Number(args.rounds), seconds: Number(args.seconds), connections: Number(args.connections) }
+
+type Target = 'node:http' | 'threadline' | 'json-server' | 'apollo' | 'yoga'
+
+interface Scenario {
+  name: string
+  targets: Partial<Record<Target, Load>>
+}
+
+const DATA = join('bench', '.data')
+const PEERS_DIR = join('bench', 'peers')
+const RESULTS = join('bench', 'results')
+
+// --- the data set
+
+/** The seeded database, made once per size and kept: each run copies it, so every run starts alike. */
+function seededDatabase(): string {
+  const file = join(DATA, `suite-${args.users}-${args.posts}.db`)
+  if (existsSync(file)) return file
+  console.log(`Seeding ${Number(args.users).toLocaleString('en')} users and ${Number(args.posts).toLocaleString('en')} posts into ${file} ...`)
+  const env = { DATABASE_URL: `sqlite:${file}.tmp` }
+  rmSync(`${file}.tmp`, { force: true })
+  threadline(['migrate'], env)
+  threadline(['seed', '--users', args.users, '--posts', args.posts, '--comments', '0', '--todos', '0', '--batch-size', '4000'], env)
+  const db = new Database(`${file}.tmp`)
+  db.pragma('wal_checkpoint(TRUNCATE)')
+  db.pragma('journal_mode = DELETE')
+  db.close()
+  copyFileSync(`${file}.tmp`, file)
+  rmSync(`${file}.tmp`, { force: true })
+  return file
+}
+
+/** The same users and posts as json-server's JSON file, in Threadline's representation. */
+function exportForJsonServer(dbFile: string, jsonFile: string): void {
+  const db = new Database(dbFile, { readonly: true })
+  const users = db
+    .prepare('select id, name, email, age, avatar, role, created_at as createdAt, updated_at as updatedAt from users order by id')
+    .all()
+  const posts = db
+    .prepare(
+      'select id, user_id as userId, title, content, status, published_at as publishedAt, created_at as createdAt, updated_at as updatedAt from posts order by id',
+    )
+    .all()
+  db.close()
+  writeFileSync(jsonFile, JSON.stringify({ users, posts }))
+}
+
+/** The peers live in bench/peers/ with their own lockfile: installed on first run, never by the project. */
+function ensurePeers(): void {
+  if (existsSync(join(PEERS_DIR, 'node_modules', 'json-server'))) return
+  console.log('Installing the peers (bench/peers: json-server, Apollo Server, GraphQL Yoga) ...')
+  execFileSync('npm', ['ci', '--prefix', PEERS_DIR, '--ignore-scripts', '--no-audit', '--no-fund'], { stdio: 'inherit' })
+}
+
+// --- the scenarios
+
+const graphql = (query: string, variables?: Record<string, unknown>): Omit<Load, 'path'> => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ query, variables }),
+})
+
+function scenarios(token: string, etag: string): Scenario[] {
+  const userById = graphql('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' })
+  const nested = graphql('{ users { id name posts { id title } } }')
+  return [
+    { name: 'ceiling (fixed JSON)', targets: { 'node:http': { path: '/' } } },
+    { name: 'GET one user', targets: { threadline: { path: '/api/v1/users/1' }, 'json-server': { path: '/users/1' } } },
+    { name: 'GET one user, with a token', targets: { threadline: { path: '/api/v1/users/1', headers: { authorization: `Bearer ${token}` } } } },
+    {
+      name: 'GET page of 20, v1 (total)',
+      targets: {
+        threadline: { path: '/api/v1/users?role=user&sort=name&limit=20' },
+        'json-server': { path: '/users?role=user&_sort=name&_order=asc&_page=1&_limit=20' },
+      },
+    },
+    {
+      name: 'GET page of 20, v2 (no total)',
+      targets: {
+        threadline: { path: '/api/v2/users?role=user&sort=name&limit=20' },
+        'json-server': { path: '/users?role=user&_sort=name&_order=asc&_page=1&_limit=20' },
+      },
+    },
+    { name: 'conditional GET, 304', targets: { threadline: { path: '/api/v1/users/2', headers: { 'if-none-match': etag }, status: 304 } } },
+    {
+      name: 'POST create',
+      targets: {
+        threadline: {
+          // The last user's posts (as user 1, an admin): not among the 20 users the nested GraphQL query reads.
+          path: `/api/v1/users/${args.users}/posts`,
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ title: 'Benchmark', content: 'Written by bench/suite.ts, many times over.' }),
+          status: 201,
+        },
+      },
+    },
+    {
+      name: 'GraphQL user(id)',
+      targets: { threadline: { path: '/graphql', ...userById }, apollo: { path: '/', ...userById }, yoga: { path: '/graphql', ...userById } },
+    },
+    {
+      name: 'GraphQL users { posts }',
+      targets: { threadline: { path: '/graphql', ...nested }, apollo: { path: '/', ...nested }, yoga: { path: '/graphql', ...nested } },
+    },
+  ]
+}
+
+/** What a server answered, reduced to what every server of a scenario must agree on. */
+function essence(body: unknown): unknown {
+  const value = body as { data?: unknown }
+  // Threadline wraps REST answers in {data, meta}; json-server answers the bare resource.
+  const data = typeof value === 'object' && value !== null && 'data' in value ? value.data : body
+  return JSON.parse(JSON.stringify(data, (_key, v: unknown) => (typeof v === 'number' ? String(v) : v))) as unknown
+}
+
+/** One request per server and scenario before anything is timed: the status, and the same answer from every server. */
+async function checkAnswers(list: readonly Scenario[], servers: Record<Target, RunningServer>): Promise<void> {
+  for (const scenario of list) {
+    let first: { target: string; essence: unknown } | undefined
+    for (const [target, load] of Object.entries(scenario.targets) as [Target, Load][]) {
+      const response = await fetch(`${servers[target].url}${load.path}`, { method: load.method ?? 'GET', headers: load.headers, body: load.body })
+      const expected = load.status ?? 200
+      if (response.status !== expected) throw new Error(`${scenario.name}: ${target} answered ${response.status}: ${await response.text()}`)
+      if (expected !== 200) continue
+      const answer = essence(await response.json())
+      if (first === undefined) first = { target, essence: answer }
+      else if (!isDeepStrictEqual(first.essence, answer)) {
+        throw new Error(`${scenario.name}: ${target} does not answer what ${first.target} does:\n${JSON.stringify(answer).slice(0, 500)}\n${JSON.stringify(first.essence).slice(0, 500)}`)
+      }
+    }
+  }
+}
+
+// --- running
+
+async function startAll(runDb: string, peersDb: string, jsonFile: string): Promise<Record<Target, RunningServer>> {
+  const jsonServerPort = await freePort()
+  const peer = (file: string) => join(PEERS_DIR, file)
+  return {
+    'node:http': await startServer([peer('ceiling.mjs')], {}),
+    threadline: await startServe({
+      DATABASE_URL: `sqlite:${runDb}`,
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_MAX: '1000000000',
+      RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
+      // The fan-out's subscribers all come from this one address.
+      GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '1000000',
+    }),
+    'json-server': await startServer(
+      [peer('node_modules/json-server/lib/cli/bin.js'), '--port', String(jsonServerPort), '--host', '127.0.0.1', jsonFile],
+      {},
+      `http://127.0.0.1:${jsonServerPort}/users/1`,
+    ),
+    apollo: await startServer([peer('apollo.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' }),
+    yoga: await startServer([peer('yoga.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' }),
+  }
+}
+
+type Results = Record<string, Partial<Record<Target, Round[]>>>
+
+async function run(list: readonly Scenario[], servers: Record<Target, RunningServer>): Promise<Results> {
+  const results: Results = Object.fromEntries(list.map((s) => [s.name, {}]))
+  const each = async (callback: (scenario: Scenario, target: Target, load: Load) => Promise<void>) => {
+    for (const scenario of list) {
+      for (const [target, load] of Object.entries(scenario.targets) as [Target, Load][]) await callback(scenario, target, load)
+    }
+  }
+  console.log('Warming up ...')
+  await each(async (_scenario, target, load) => void (await measure(servers[target].url, load, { ...options, seconds: 1 })))
+  for (let round = 1; round <= options.rounds; round++) {
+    console.log(`Round ${round} of ${options.rounds} ...`)
+    await each(async (scenario, target, load) => {
+      const result = await measure(servers[target].url, load, { ...options, pid: servers[target].pid })
+      ;(results[scenario.name]![target] ??= []).push(result)
+    })
+  }
+  return results
+}
+
+// --- reporting
+
+type Summary = ReturnType<typeof summarize> & { peakRss: number }
+
+interface Goal {
+  goal: string
+  measured: number
+  target: number
+  /** 'min': the measured figure must reach the target; 'max': stay below it. */
+  kind: 'min' | 'max'
+  unit: 'x' | 'MB'
+}
+
+function goalsOf(summary: Record<string, Partial<Record<Target, Summary>>>, ceiling: number): Goal[] {
+  const rps = (scenario: string, target: Target) => summary[scenario]?.[target]?.requestsPerSecond ?? Number.NaN
+  const toCeiling = (scenario: string) => rps(scenario, 'threadline') / ceiling
+  const toPeer = (scenario: string, peer: Target) => rps(scenario, 'threadline') / rps(scenario, peer)
+  const peakRss = Math.max(...Object.values(summary).map((byTarget) => byTarget.threadline?.peakRss ?? 0))
+  return [
+    { goal: 'GET one user, x ceiling (aim 0.6)', measured: toCeiling('GET one user'), target: 0.45, kind: 'min', unit: 'x' },
+    { goal: 'GET page of 20 v1, x ceiling', measured: toCeiling('GET page of 20, v1 (total)'), target: 0.21, kind: 'min', unit: 'x' },
+    { goal: 'GET page of 20 v2, x ceiling', measured: toCeiling('GET page of 20, v2 (no total)'), target: 0.35, kind: 'min', unit: 'x' },
+    { goal: 'conditional GET 304, x ceiling', measured: toCeiling('conditional GET, 304'), target: 0.5, kind: 'min', unit: 'x' },
+    { goal: 'GraphQL user(id), x ceiling', measured: toCeiling('GraphQL user(id)'), target: 0.28, kind: 'min', unit: 'x' },
+    {
+      goal: 'GraphQL users { posts } / user(id) (within 2x)',
+      measured: rps('GraphQL users { posts }', 'threadline') / rps('GraphQL user(id)', 'threadline'),
+      target: 0.5,
+      kind: 'min',
+      unit: 'x',
+    },
+    { goal: 'GET one user, x json-server', measured: toPeer('GET one user', 'json-server'), target: 10, kind: 'min', unit: 'x' },
+    { goal: 'GET page v1, x json-server', measured: toPeer('GET page of 20, v1 (total)', 'json-server'), target: 20, kind: 'min', unit: 'x' },
+    { goal: 'GET page v2, x json-server', measured: toPeer('GET page of 20, v2 (no total)', 'json-server'), target: 20, kind: 'min', unit: 'x' },
+    { goal: 'GraphQL user(id), x Apollo Server', measured: toPeer('GraphQL user(id)', 'apollo'), target: 3, kind: 'min', unit: 'x' },
+    { goal: 'GraphQL user(id), x GraphQL Yoga', measured: toPeer('GraphQL user(id)', 'yoga'), target: 5, kind: 'min', unit: 'x' },
+    { goal: 'Threadline peak RSS under load', measured: peakRss / 2 ** 20, target: 150, kind: 'max', unit: 'MB' },
+  ]
+}
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
+const ratio = (n: number) => (n >= 10 ? n.toFixed(0) : n >= 1 ? n.toFixed(1) : n.toFixed(2))
+
+function printTable(summary: Record<string, Partial<Record<Target, Summary>>>, ceiling: number): void {
+  const header = ['scenario', 'server', 'req/s', 'min-max', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB', 'x ceiling', 'Threadline x this']
+  const rows: string[][] = []
+  for (const [scenario, byTarget] of Object.entries(summary)) {
+    const ours = byTarget.threadline?.requestsPerSecond
+    for (const [target, s] of Object.entries(byTarget) as [Target, Summary][]) {
+      rows.push([
+        scenario,
+        target,
+        fmt(s.requestsPerSecond),
+        `${fmt(s.min)}-${fmt(s.max)}`,
+        String(s.p50),
+        String(s.p99),
+        String(s.errors),
+        fmt(s.peakRss / 2 ** 20),
+        ratio(s.requestsPerSecond / ceiling),
+        ours !== undefined && target !== 'threadline' ? `${ratio(ours / s.requestsPerSecond)}x` : '',
+      ])
+    }
+  }
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)))
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')
+  console.log(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`)
+  for (const row of rows) console.log(line(row))
+}
+
+function printGoals(goals: readonly Goal[]): void {
+  console.log('\nGoals (ratios to the ceiling measured in this run)')
+  for (const g of goals) {
+    const met = g.kind === 'min' ? g.measured >= g.target : g.measured < g.target
+    const shown = g.unit === 'MB' ? `${fmt(g.measured)} MB (below ${g.target})` : `${ratio(g.measured)}x (at least ${g.target})`
+    console.log(`  ${met ? 'met    ' : 'NOT MET'}  ${g.goal.padEnd(48)} ${shown}`)
+  }
+}
+
+async function main(): Promise<void> {
+  const started = Date.now()
+  build()
+  ensurePeers()
+  mkdirSync(DATA, { recursive: true })
+  mkdirSync(RESULTS, { recursive: true })
+  const seeded = seededDatabase()
+  // Every run and every server starts from the same copy; Threadline's writes stay in its own.
+  const runDb = join(DATA, 'suite-run.db')
+  const peersDb = join(DATA, 'suite-peers.db')
+  const jsonFile = join(DATA, 'suite-json-server.json')
+  for (const file of [runDb, `${runDb}-wal`, `${runDb}-shm`]) rmSync(file, { force: true })
+  copyFileSync(seeded, runDb)
+  copyFileSync(seeded, peersDb)
+  exportForJsonServer(seeded, jsonFile)
+  const token = threadline(['tokens', 'create', '--user', '1'], { DATABASE_URL: `sqlite:${runDb}` }).trim()
+
+  const servers = await startAll(runDb, peersDb, jsonFile)
+  let results: Results
+  let fanOut: Delivery
+  try {
+    const etag = (await fetch(`${servers.threadline.url}/api/v1/users/2`)).headers.get('etag') ?? ''
+    const list = scenarios(token, etag)
+    await checkAnswers(list, servers)
+    results = await run(list, servers)
+    console.log(`Subscription fan-out: ${args.subscribers} subscribers, ${args.comments} comments ...`)
+    const postPath = await createPost(servers.threadline, token)
+    fanOut = await timeDeliveries(servers.threadline, servers.threadline, token, postPath, 'fan-out', {
+      subscribers: Number(args.subscribers),
+      comments: Number(args.comments),
+    })
+  } finally {
+    await Promise.all(Object.values(servers).map((server) => server.stop()))
+  }
+
+  const summary = Object.fromEntries(
+    Object.entries(results).map(([scenario, byTarget]) => [
+      scenario,
+      Object.fromEntries(
+        Object.entries(byTarget).map(([target, rounds]) => [target, { ...summarize(rounds), peakRss: Math.max(...rounds.map((r) => r.peakRss ?? 0)) }]),
+      ) as Partial<Record<Target, Summary>>,
+    ]),
+  )
+  const ceiling = summary['ceiling (fixed JSON)']?.['node:http']?.requestsPerSecond ?? Number.NaN
+  const goals = goalsOf(summary, ceiling)
+  const date = new Date().toISOString()
+  console.log(
+    `\n${date}, ${machine().cpus} cores (${machine().cpu}), Node ${process.version}; ${fmt(Number(args.users))} users, ${fmt(Number(args.posts))} posts;` +
+      ` autocannon, ${options.connections} connections, ${options.rounds} interleaved rounds of ${options.seconds} s, medians (min-max over the rounds)`,
+  )
+  printTable(summary, ceiling)
+  printGoals(goals)
+  console.log(
+    `\nSubscription fan-out (${fanOut.subscribers} graphql-ws subscribers of one post, ${fanOut.comments} comments one at a time, ms):` +
+      ` from the 201 p50 ${fanOut.from201Ms.p50} / p99 ${fanOut.from201Ms.p99}; last subscriber from send p50 ${fanOut.lastSubscriberFromSendMs.p50} /` +
+      ` p99 ${fanOut.lastSubscriberFromSendMs.p99}; lost ${fanOut.lost}`,
+  )
+  const errors = Object.values(summary).flatMap((byTarget) => Object.entries(byTarget).filter(([, s]) => s.errors > 0).map(([target]) => target))
+  writeFileSync(
+    join(RESULTS, 'latest.json'),
+    `${JSON.stringify({ date, machine: machine(), options, dataset: { users: Number(args.users), posts: Number(args.posts) }, ceiling, summary, goals, fanOut, results }, null, 2)}\n`,
+  )
+  writeFileSync(join(RESULTS, 'latest.svg'), renderChart({ summary, ceiling, goals, date, machine: machine() }))
+  console.log(`\nwritten to bench/results/latest.json and bench/results/latest.svg in ${Math.round((Date.now() - started) / 1000)} s`)
+  if (errors.length > 0 || fanOut.lost > 0) {
+    console.error(`errors from: ${[...new Set(errors)].join(', ') || 'none'}; deliveries lost: ${fanOut.lost}`)
+    process.exitCode = 1
+  }
+}
+
+await main()
