@@ -59,12 +59,14 @@ export async function timeDeliveries(
 ): Promise<Delivery> {
   const postId = postPath.split('/').at(-1) ?? ''
   const subscribers: Subscriber[] = []
-  // Opened in batches: thousands of handshakes at once would time the server's accept queue.
-  while (subscribers.length < size) {
-    const batch = Math.min(OPEN_AT_ONCE, size - subscribers.length)
-    subscribers.push(...(await Promise.all(Array.from({ length: batch }, () => subscribe(listenOn.url, postId)))))
-  }
   try {
+    // Opened in batches: thousands of handshakes at once would time the server's accept queue.
+    while (subscribers.length < size) {
+      const batch = await Promise.allSettled(Array.from({ length: Math.min(OPEN_AT_ONCE, size - subscribers.length) }, () => subscribe(listenOn.url, postId)))
+      for (const result of batch) if (result.status === 'fulfilled') subscribers.push(result.value)
+      const failed = batch.find((result) => result.status === 'rejected')
+      if (failed !== undefined) throw failed.reason
+    }
     const comment = async (content: string) => {
       const sent = performance.now()
       const response = await fetch(`${commentOn.url}${postPath}/comments`, {

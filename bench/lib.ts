@@ -34,20 +34,35 @@ export async function startServe(env: Record<string, string>, nodeOptions: reado
   )
 }
 
+/** How long a server may take to answer after it is started. */
+const START_TIMEOUT_MS = 60_000
+
 /**
  * Runs `node args` with `env` and resolves once it prints "listening on http://host:port", or,
- * when `url` is given (a server that prints no such line), once `url` answers.
+ * when `url` is given (a server that prints no such line), once `url` answers at all.
  */
 export async function startServer(args: readonly string[], env: Record<string, string>, url?: string): Promise<RunningServer> {
   const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH, ...env } })
+  const running = () => child.exitCode === null && child.signalCode === null
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      // Already gone: its 'exit' has been and will not come again.
+      if (!running()) return resolve()
+      const kill = setTimeout(() => child.kill('SIGKILL'), 5000)
+      child.on('exit', () => {
+        clearTimeout(kill)
+        resolve()
+      })
+      child.kill('SIGTERM')
+    })
   let output = ''
-  const exited = new Promise<never>((_resolve, reject) => {
-    child.on('exit', (code) => reject(new Error(`${args.join(' ')} exited with ${code}: ${output}`)))
-  })
-  exited.catch(() => undefined) // an exit after start-up is stop()'s business
   child.stderr.on('data', (chunk: Buffer) => {
     if (output.length < 10_000) output += chunk.toString()
   })
+  const exited = new Promise<never>((_resolve, reject) => {
+    child.on('exit', (code, signal) => reject(new Error(`${args.join(' ')} exited with ${code ?? signal}: ${output}`)))
+  })
+  exited.catch(() => undefined) // an exit after start-up is stop()'s business
   const listening = new Promise<string>((resolve) => {
     const onData = (chunk: Buffer) => {
       output += chunk.toString()
@@ -59,23 +74,24 @@ export async function startServer(args: readonly string[], env: Record<string, s
       if (match?.[1]) resolve(match[1])
     }
     child.stdout.on('data', onData)
-    if (url !== undefined) void untilAnswers(url, () => child.exitCode === null).then(() => resolve(new URL(url).origin))
+    if (url !== undefined) void untilAnswers(url, running).then(() => resolve(new URL(url).origin))
   })
-  return {
-    url: await Promise.race([listening, exited]),
-    pid: child.pid ?? 0,
-    stop: () =>
-      new Promise((resolve) => {
-        // Already gone: its 'exit' has been and will not come again.
-        if (child.exitCode !== null || child.signalCode !== null) return resolve()
-        child.on('exit', () => resolve())
-        child.kill('SIGTERM')
-      }),
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${args.join(' ')} did not answer within ${START_TIMEOUT_MS / 1000} s: ${output}`)), START_TIMEOUT_MS)
+  })
+  try {
+    return { url: await Promise.race([listening, exited, timeout]), pid: child.pid ?? 0, stop }
+  } catch (error) {
+    await stop()
+    throw error
+  } finally {
+    clearTimeout(timer)
   }
 }
 
-async function untilAnswers(url: string, alive: () => boolean): Promise<void> {
-  while (alive()) {
+async function untilAnswers(url: string, running: () => boolean): Promise<void> {
+  while (running()) {
     try {
       await fetch(url)
       return
@@ -101,9 +117,9 @@ export function stats(samples: readonly number[]): Stats {
 
 export const median = (values: readonly number[]): number => stats(values).p50
 
-/** A process's resident memory, in bytes (Linux). */
-export function rssOf(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+/** A process's resident memory now (VmRSS) or its peak since it started (VmHWM), in bytes (Linux). */
+export function rssOf(pid: number, which: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
+  const match = new RegExp(`${which}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return match?.[1] === undefined ? Number.NaN : Number(match[1]) * 1024
 }
 
@@ -116,17 +132,19 @@ export interface Load {
   method?: 'GET' | 'POST'
   body?: string
   headers?: Record<string, string>
-  /** The status every answer must have to count as a success: 200 unless said (any 2xx passes for 200). */
+  /** The status every answer must have to count as a success: 200 unless said. */
   status?: 200 | 201 | 304
+  /** A check of each answer's body (a GraphQL answer must carry no `errors`); a failure counts as an error. */
+  verifyBody?: (body: string) => boolean
 }
 
 export interface Round {
   requestsPerSecond: number
   p50: number
   p99: number
-  /** Connection errors, timeouts and answers with another status than the load's. */
+  /** Connection errors, timeouts, answers with another status than the load's, and bodies that fail its check. */
   errors: number
-  /** The server's largest resident memory seen during the run, in bytes, when its pid was given. */
+  /** The server's largest resident memory seen during the run (sampled every 100 ms), in bytes, when its pid was given. */
   peakRss?: number
 }
 
@@ -148,14 +166,16 @@ export async function measure(url: string, load: Load, options: { connections: n
       headers: load.headers,
       connections: options.connections,
       duration: options.seconds,
+      ...(load.verifyBody === undefined ? {} : { verifyBody: (body: string | Buffer | undefined) => load.verifyBody?.(String(body)) === true }),
     })
+    // errors counts connection errors and timeouts; every answer with another status is one more.
     const answered = result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx']
-    const wanted = load.status === 304 ? result['3xx'] : result['2xx']
+    const wanted = result.statusCodeStats?.[`${load.status ?? 200}`]?.count ?? 0
     return {
       requestsPerSecond: result.requests.average,
       p50: result.latency.p50,
       p99: result.latency.p99,
-      errors: result.errors + answered - wanted,
+      errors: result.errors + answered - wanted + result.mismatches,
       ...(pid === undefined ? {} : { peakRss: Math.max(peakRss, rssOf(pid)) }),
     }
   } finally {

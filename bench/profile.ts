@@ -2,15 +2,16 @@
 // with one scenario at a time (a fresh process each), on the suite's data set. Prints, per
 // scenario, the throughput and the functions that took the most of the server's CPU (self time,
 // and time inside each of our own source files and each package), and keeps the .cpuprofile files
-// in bench/results/profiles/ (open them in Chrome DevTools or speedscope).
+// in bench/results/profiles/ (open them in Chrome DevTools or speedscope); the summary goes to
+// bench/results/profile.json.
 //
 //   npm run bench:profile [-- --seconds 10 --connections 50 --top 25]
 //
 // Run `npm run bench` once first: it seeds the data set this script reuses.
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
-import { build, type Load, measure, startServe, threadline } from './lib.js'
+import { build, type Load, machine, measure, startServe, threadline } from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -48,7 +49,13 @@ function placeOf(url: string): string {
   return relative(process.cwd(), path)
 }
 
-function report(profile: Profile, top: number): void {
+interface Shares {
+  samples: number
+  byPlace: Record<string, number>
+  byFunction: Record<string, number>
+}
+
+function report(profile: Profile, top: number): Shares {
   const total = profile.samples.length
   const byFunction = new Map<string, number>()
   const byPlace = new Map<string, number>()
@@ -68,6 +75,9 @@ function report(profile: Profile, top: number): void {
   for (const [place, hits] of [...byPlace].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`    ${percent(hits)}  ${place}`)
   console.log(`  self time by function (top ${top}):`)
   for (const [name, hits] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${percent(hits)}  ${name}`)
+  const shares = (entries: Map<string, number>) =>
+    Object.fromEntries([...entries].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, hits]) => [name, Math.round((hits / total) * 1000) / 10]))
+  return { samples: total, byPlace: shares(byPlace), byFunction: shares(byFunction) }
 }
 
 const graphql = (query: string, variables?: Record<string, unknown>): Load => ({
@@ -80,11 +90,15 @@ const graphql = (query: string, variables?: Record<string, unknown>): Load => ({
 async function main(): Promise<void> {
   build()
   const seeded = join('bench', '.data', `suite-${args.users}-${args.posts}.db`)
-  if (!readdirSync(join('bench', '.data')).includes(`suite-${args.users}-${args.posts}.db`)) throw new Error(`${seeded} is missing: run npm run bench first`)
+  if (!existsSync(seeded)) throw new Error(`${seeded} is missing: run npm run bench first`)
+  // A copy: serving turns on WAL mode, and the suite copies the seeded file as it is.
+  const copy = join('bench', '.data', 'profile-run.db')
+  for (const part of ['', '-wal', '-shm']) rmSync(`${copy}${part}`, { force: true })
+  copyFileSync(seeded, copy)
   rmSync(PROFILES, { recursive: true, force: true })
   mkdirSync(PROFILES, { recursive: true })
   const env = {
-    DATABASE_URL: `sqlite:${seeded}`,
+    DATABASE_URL: `sqlite:${copy}`,
     LOG_LEVEL: 'info',
     RATE_LIMIT_MAX: '1000000000',
     RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
@@ -93,8 +107,8 @@ async function main(): Promise<void> {
     'get-one-user': { path: '/api/v1/users/1' },
     'graphql-user': graphql('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' }),
   }
-  // Only reads: the seeded database stays as the suite left it.
   threadline(['migrate'], env)
+  const results: Record<string, { requestsPerSecond: number; p99: number; errors: number } & Shares> = {}
   for (const [name, load] of Object.entries(scenarios)) {
     const dir = join(PROFILES, name)
     const server = await startServe(env, ['--cpu-prof', '--cpu-prof-dir', dir])
@@ -105,8 +119,15 @@ async function main(): Promise<void> {
     const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
     if (file === undefined) throw new Error(`no profile written in ${dir}`)
     console.log(`\n${name}: ${Math.round(round.requestsPerSecond)} req/s, p99 ${round.p99} ms, errors ${round.errors} (${join(dir, file)})`)
-    report(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile, Number(args.top))
+    const shares = report(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile, Number(args.top))
+    results[name] = { requestsPerSecond: Math.round(round.requestsPerSecond), p99: round.p99, errors: round.errors, ...shares }
   }
+  const options = { seconds: Number(args.seconds), connections: Number(args.connections) }
+  writeFileSync(
+    join('bench', 'results', 'profile.json'),
+    `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), options, note: 'self time, % of samples', results }, null, 2)}\n`,
+  )
+  console.log('\nwritten to bench/results/profile.json')
 }
 
 await main()

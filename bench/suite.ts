@@ -18,14 +18,14 @@
 //
 //   npm run bench [-- --rounds 3 --seconds 5 --connections 50 --users 10000 --posts 100000]
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isDeepStrictEqual, parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
 import { freePort } from '../test/helpers/private-redis.js'
 import { renderChart } from './chart.js'
 import { createPost, type Delivery, timeDeliveries } from './deliveries.js'
-import { build, type Load, machine, measure, type Round, type RunningServer, startServe, startServer, summarize, threadline } from './lib.js'
+import { build, type Load, machine, measure, type Round, rssOf, type RunningServer, startServe, startServer, summarize, threadline } from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -86,9 +86,10 @@ function exportForJsonServer(dbFile: string, jsonFile: string): void {
   writeFileSync(jsonFile, JSON.stringify({ users, posts }))
 }
 
-/** The peers live in bench/peers/ with their own lockfile: installed on first run, never by the project. */
+/** The peers live in bench/peers/ with their own lockfile: installed on first run (and when the lockfile changes), never by the project. */
 function ensurePeers(): void {
-  if (existsSync(join(PEERS_DIR, 'node_modules', 'json-server'))) return
+  const installed = join(PEERS_DIR, 'node_modules', '.package-lock.json')
+  if (existsSync(installed) && statSync(installed).mtimeMs >= statSync(join(PEERS_DIR, 'package-lock.json')).mtimeMs) return
   console.log('Installing the peers (bench/peers: json-server, Apollo Server, GraphQL Yoga) ...')
   execFileSync('npm', ['ci', '--prefix', PEERS_DIR, '--ignore-scripts', '--no-audit', '--no-fund'], { stdio: 'inherit' })
 }
@@ -99,6 +100,8 @@ const graphql = (query: string, variables?: Record<string, unknown>): Omit<Load,
   method: 'POST',
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify({ query, variables }),
+  // A GraphQL error comes with a 200: only the body tells.
+  verifyBody: (body) => !body.includes('"errors"'),
 })
 
 function scenarios(token: string, etag: string): Scenario[] {
@@ -147,27 +150,42 @@ function scenarios(token: string, etag: string): Scenario[] {
   ]
 }
 
+interface Essence {
+  data: unknown
+  /** A list's total, where the server tells it (Threadline's v1, json-server's X-Total-Count). */
+  total?: number
+}
+
 /** What a server answered, reduced to what every server of a scenario must agree on. */
-function essence(body: unknown): unknown {
-  const value = body as { data?: unknown }
+async function essence(scenario: string, target: Target, response: Response): Promise<Essence> {
+  const body = (await response.json()) as { data?: unknown; errors?: unknown; meta?: { pagination?: { total?: number } } }
+  if (body.errors !== undefined) throw new Error(`${scenario}: ${target} answered errors: ${JSON.stringify(body.errors)}`)
   // Threadline wraps REST answers in {data, meta}; json-server answers the bare resource.
-  const data = typeof value === 'object' && value !== null && 'data' in value ? value.data : body
-  return JSON.parse(JSON.stringify(data, (_key, v: unknown) => (typeof v === 'number' ? String(v) : v))) as unknown
+  if (target === 'json-server') {
+    const total = response.headers.get('x-total-count')
+    return { data: body, ...(total === null ? {} : { total: Number(total) }) }
+  }
+  const total = body.meta?.pagination?.total
+  return { data: body.data, ...(total === undefined ? {} : { total }) }
 }
 
 /** One request per server and scenario before anything is timed: the status, and the same answer from every server. */
 async function checkAnswers(list: readonly Scenario[], servers: Record<Target, RunningServer>): Promise<void> {
   for (const scenario of list) {
-    let first: { target: string; essence: unknown } | undefined
+    let first: (Essence & { target: Target }) | undefined
     for (const [target, load] of Object.entries(scenario.targets) as [Target, Load][]) {
       const response = await fetch(`${servers[target].url}${load.path}`, { method: load.method ?? 'GET', headers: load.headers, body: load.body })
       const expected = load.status ?? 200
       if (response.status !== expected) throw new Error(`${scenario.name}: ${target} answered ${response.status}: ${await response.text()}`)
       if (expected !== 200) continue
-      const answer = essence(await response.json())
-      if (first === undefined) first = { target, essence: answer }
-      else if (!isDeepStrictEqual(first.essence, answer)) {
-        throw new Error(`${scenario.name}: ${target} does not answer what ${first.target} does:\n${JSON.stringify(answer).slice(0, 500)}\n${JSON.stringify(first.essence).slice(0, 500)}`)
+      const answer = await essence(scenario.name, target, response)
+      if (first === undefined) {
+        first = { ...answer, target }
+        continue
+      }
+      const totalsDisagree = first.total !== undefined && answer.total !== undefined && first.total !== answer.total
+      if (!isDeepStrictEqual(first.data, answer.data) || totalsDisagree) {
+        throw new Error(`${scenario.name}: ${target} does not answer what ${first.target} does:\n${JSON.stringify(answer).slice(0, 500)}\n${JSON.stringify(first).slice(0, 500)}`)
       }
     }
   }
@@ -175,26 +193,39 @@ async function checkAnswers(list: readonly Scenario[], servers: Record<Target, R
 
 // --- running
 
+/** Every server started so far: stopped at the end, on a failure and on Ctrl-C alike. */
+const started: RunningServer[] = []
+const stopAll = () => Promise.all(started.splice(0).map((server) => server.stop()))
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopAll().then(() => process.exit(130)))
+
 async function startAll(runDb: string, peersDb: string, jsonFile: string): Promise<Record<Target, RunningServer>> {
   const jsonServerPort = await freePort()
   const peer = (file: string) => join(PEERS_DIR, file)
+  const start = async (server: Promise<RunningServer>) => {
+    started.push(await server)
+    return started.at(-1) as RunningServer
+  }
   return {
-    'node:http': await startServer([peer('ceiling.mjs')], {}),
-    threadline: await startServe({
-      DATABASE_URL: `sqlite:${runDb}`,
-      LOG_LEVEL: 'info',
-      RATE_LIMIT_MAX: '1000000000',
-      RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
-      // The fan-out's subscribers all come from this one address.
-      GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '1000000',
-    }),
-    'json-server': await startServer(
-      [peer('node_modules/json-server/lib/cli/bin.js'), '--port', String(jsonServerPort), '--host', '127.0.0.1', jsonFile],
-      {},
-      `http://127.0.0.1:${jsonServerPort}/users/1`,
+    'node:http': await start(startServer([peer('ceiling.mjs')], {})),
+    threadline: await start(
+      startServe({
+        DATABASE_URL: `sqlite:${runDb}`,
+        LOG_LEVEL: 'info',
+        RATE_LIMIT_MAX: '1000000000',
+        RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
+        // The fan-out's subscribers all come from this one address.
+        GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '1000000',
+      }),
     ),
-    apollo: await startServer([peer('apollo.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' }),
-    yoga: await startServer([peer('yoga.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' }),
+    'json-server': await start(
+      startServer(
+        [peer('node_modules/json-server/lib/cli/bin.js'), '--port', String(jsonServerPort), '--host', '127.0.0.1', jsonFile],
+        { NODE_ENV: 'production' },
+        `http://127.0.0.1:${jsonServerPort}/users/1`,
+      ),
+    ),
+    apollo: await start(startServer([peer('apollo.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' })),
+    yoga: await start(startServer([peer('yoga.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' })),
   }
 }
 
@@ -232,11 +263,10 @@ interface Goal {
   unit: 'x' | 'MB'
 }
 
-function goalsOf(summary: Record<string, Partial<Record<Target, Summary>>>, ceiling: number): Goal[] {
+function goalsOf(summary: Record<string, Partial<Record<Target, Summary>>>, ceiling: number, threadlinePeakRss: number): Goal[] {
   const rps = (scenario: string, target: Target) => summary[scenario]?.[target]?.requestsPerSecond ?? Number.NaN
   const toCeiling = (scenario: string) => rps(scenario, 'threadline') / ceiling
   const toPeer = (scenario: string, peer: Target) => rps(scenario, 'threadline') / rps(scenario, peer)
-  const peakRss = Math.max(...Object.values(summary).map((byTarget) => byTarget.threadline?.peakRss ?? 0))
   return [
     { goal: 'GET one user, x ceiling (aim 0.6)', measured: toCeiling('GET one user'), target: 0.45, kind: 'min', unit: 'x' },
     { goal: 'GET page of 20 v1, x ceiling', measured: toCeiling('GET page of 20, v1 (total)'), target: 0.21, kind: 'min', unit: 'x' },
@@ -255,7 +285,7 @@ function goalsOf(summary: Record<string, Partial<Record<Target, Summary>>>, ceil
     { goal: 'GET page v2, x json-server', measured: toPeer('GET page of 20, v2 (no total)', 'json-server'), target: 20, kind: 'min', unit: 'x' },
     { goal: 'GraphQL user(id), x Apollo Server', measured: toPeer('GraphQL user(id)', 'apollo'), target: 3, kind: 'min', unit: 'x' },
     { goal: 'GraphQL user(id), x GraphQL Yoga', measured: toPeer('GraphQL user(id)', 'yoga'), target: 5, kind: 'min', unit: 'x' },
-    { goal: 'Threadline peak RSS under load', measured: peakRss / 2 ** 20, target: 150, kind: 'max', unit: 'MB' },
+    { goal: 'Threadline peak RSS under load', measured: threadlinePeakRss / 2 ** 20, target: 150, kind: 'max', unit: 'MB' },
   ]
 }
 
@@ -308,28 +338,33 @@ async function main(): Promise<void> {
   const runDb = join(DATA, 'suite-run.db')
   const peersDb = join(DATA, 'suite-peers.db')
   const jsonFile = join(DATA, 'suite-json-server.json')
-  for (const file of [runDb, `${runDb}-wal`, `${runDb}-shm`]) rmSync(file, { force: true })
+  for (const file of [runDb, peersDb]) for (const part of ['', '-wal', '-shm']) rmSync(`${file}${part}`, { force: true })
   copyFileSync(seeded, runDb)
   copyFileSync(seeded, peersDb)
   exportForJsonServer(seeded, jsonFile)
   const token = threadline(['tokens', 'create', '--user', '1'], { DATABASE_URL: `sqlite:${runDb}` }).trim()
 
-  const servers = await startAll(runDb, peersDb, jsonFile)
   let results: Results
   let fanOut: Delivery
+  const peakRss: Partial<Record<Target, number>> = {}
+  let fanOutPeakRss = Number.NaN
   try {
+    const servers = await startAll(runDb, peersDb, jsonFile)
     const etag = (await fetch(`${servers.threadline.url}/api/v1/users/2`)).headers.get('etag') ?? ''
     const list = scenarios(token, etag)
     await checkAnswers(list, servers)
     results = await run(list, servers)
+    // VmHWM: the most each server held at any moment since it started, which sampling can miss.
+    for (const [target, server] of Object.entries(servers) as [Target, RunningServer][]) peakRss[target] = rssOf(server.pid, 'VmHWM')
     console.log(`Subscription fan-out: ${args.subscribers} subscribers, ${args.comments} comments ...`)
     const postPath = await createPost(servers.threadline, token)
     fanOut = await timeDeliveries(servers.threadline, servers.threadline, token, postPath, 'fan-out', {
       subscribers: Number(args.subscribers),
       comments: Number(args.comments),
     })
+    fanOutPeakRss = rssOf(servers.threadline.pid, 'VmHWM')
   } finally {
-    await Promise.all(Object.values(servers).map((server) => server.stop()))
+    await stopAll()
   }
 
   const summary = Object.fromEntries(
@@ -341,7 +376,7 @@ async function main(): Promise<void> {
     ]),
   )
   const ceiling = summary['ceiling (fixed JSON)']?.['node:http']?.requestsPerSecond ?? Number.NaN
-  const goals = goalsOf(summary, ceiling)
+  const goals = goalsOf(summary, ceiling, peakRss.threadline ?? Number.NaN)
   const date = new Date().toISOString()
   console.log(
     `\n${date}, ${machine().cpus} cores (${machine().cpu}), Node ${process.version}; ${fmt(Number(args.users))} users, ${fmt(Number(args.posts))} posts;` +
@@ -350,6 +385,10 @@ async function main(): Promise<void> {
   printTable(summary, ceiling)
   printGoals(goals)
   console.log(
+    `\nPeak RSS of each server over all its scenarios (VmHWM): ${Object.entries(peakRss).map(([target, bytes]) => `${target} ${fmt(bytes / 2 ** 20)} MB`).join(', ')}` +
+      `; Threadline after the fan-out's ${args.subscribers} sockets too: ${fmt(fanOutPeakRss / 2 ** 20)} MB`,
+  )
+  console.log(
     `\nSubscription fan-out (${fanOut.subscribers} graphql-ws subscribers of one post, ${fanOut.comments} comments one at a time, ms):` +
       ` from the 201 p50 ${fanOut.from201Ms.p50} / p99 ${fanOut.from201Ms.p99}; last subscriber from send p50 ${fanOut.lastSubscriberFromSendMs.p50} /` +
       ` p99 ${fanOut.lastSubscriberFromSendMs.p99}; lost ${fanOut.lost}`,
@@ -357,7 +396,7 @@ async function main(): Promise<void> {
   const errors = Object.values(summary).flatMap((byTarget) => Object.entries(byTarget).filter(([, s]) => s.errors > 0).map(([target]) => target))
   writeFileSync(
     join(RESULTS, 'latest.json'),
-    `${JSON.stringify({ date, machine: machine(), options, dataset: { users: Number(args.users), posts: Number(args.posts) }, ceiling, summary, goals, fanOut, results }, null, 2)}\n`,
+    `${JSON.stringify({ date, machine: machine(), options, dataset: { users: Number(args.users), posts: Number(args.posts) }, ceiling, summary, goals, peakRss, fanOut: { ...fanOut, threadlinePeakRss: fanOutPeakRss }, results }, null, 2)}\n`,
   )
   writeFileSync(join(RESULTS, 'latest.svg'), renderChart({ summary, ceiling, goals, date, machine: machine() }))
   console.log(`\nwritten to bench/results/latest.json and bench/results/latest.svg in ${Math.round((Date.now() - started) / 1000)} s`)

@@ -28,15 +28,21 @@ export function createResolvers(file) {
   const db = new Database(file, { readonly: true })
   const userById = db.prepare('select id, name, email from users where id = ?')
   const firstUsers = db.prepare('select id, name, email from users order by id limit 20')
-  const postsOf = (userIds) =>
-    db
-      .prepare(
+  // One statement per batch size, prepared once (as Threadline keeps its statements).
+  const postsStatements = new Map()
+  const postsOf = (userIds) => {
+    let statement = postsStatements.get(userIds.length)
+    if (statement === undefined) {
+      statement = db.prepare(
         `select id, title, user_id from (
            select id, title, user_id, row_number() over (partition by user_id order by id) as n
            from posts where status = 'published' and user_id in (${userIds.map(() => '?').join(', ')})
          ) where n <= 20 order by id`,
       )
-      .all(...userIds)
+      postsStatements.set(userIds.length, statement)
+    }
+    return statement.all(...userIds)
+  }
   const resolvers = {
     Query: {
       user: (_parent, { id }) => userById.get(Number(id)) ?? null,

@@ -49,8 +49,8 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
 }
 
 /**
- * Statements prepared once per SQL text and kept (most recently used first, at most
- * STATEMENT_CACHE_SIZE): Kysely's SQLite driver prepares every query anew, which was a tenth of
+ * Statements prepared once per SQL text and kept (at most STATEMENT_CACHE_SIZE; the least
+ * recently used goes first): Kysely's SQLite driver prepares every query anew, which was a tenth of
  * the CPU of serving GET one user (npm run bench:profile). Safe on one connection because no
  * statement is left half-read: Kysely runs each to completion (all or run), and nothing here
  * streams. A statement whose table changes shape is prepared again by SQLite itself.
