@@ -3,7 +3,8 @@
 // keeps coming back by itself, and its going and coming are logged once each.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
-import { Redis } from 'ioredis'
+import { createRequire } from 'node:module'
+import type { Redis } from 'ioredis'
 
 /** How long to wait for a TCP connection (and the ready check) before trying again. */
 const CONNECT_TIMEOUT_MS = 1000
@@ -42,7 +43,11 @@ export interface RedisConnectionOptions {
  * Opens a connection and returns it without waiting: it connects, and reconnects, in the
  * background. `firstAttempt` tells when the first try is over.
  */
+/** ioredis is loaded when REDIS_URL is set, not before: without Redis it would only hold memory. */
+const loadRedis = (): typeof Redis => (createRequire(import.meta.url)('ioredis') as { Redis: typeof Redis }).Redis
+
 export function createRedisConnection(options: RedisConnectionOptions): Redis {
+  const Redis = loadRedis()
   const { log, name } = options
   const commands = options.mode === 'commands'
   const redis = new Redis(options.url, {

@@ -1,16 +1,23 @@
 // Opens the store named by the config: Kysely over better-sqlite3 (the embedded default), or over
 // a pool of `pg` connections to PostgreSQL (the scale-out one). Nothing else knows which it is.
 import { mkdirSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { CompiledQuery, type Dialect, Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig } from 'kysely'
-import pg from 'pg'
+import type pgModule from 'pg'
 import type { DatabaseLocation } from '../config.js'
 import { isQueryTimeout } from './database-errors.js'
 import { type DialectFacts, postgresFacts, sqliteFacts } from './dialect-facts.js'
 import type { Tables } from './tables.js'
 
 export type Db = Kysely<Tables>
+
+/**
+ * pg is loaded when the store is PostgreSQL, not before: on SQLite it would only hold memory
+ * (about 5 MB of a server's resident set, npm run bench's peak RSS goal).
+ */
+const loadPg = (): typeof pgModule => createRequire(import.meta.url)('pg') as typeof pgModule
 
 export interface Database {
   readonly db: Db
@@ -86,7 +93,8 @@ const PG_CONNECT_TIMEOUT_MS = 3000
 
 const TIMESTAMPTZ_OID = 1184
 
-function openPool(url: string, size: number, queryTimeoutMs: number): pg.Pool {
+function openPool(url: string, size: number, queryTimeoutMs: number): pgModule.Pool {
+  const pg = loadPg()
   const pool = new pg.Pool({
     connectionString: url,
     max: size,
@@ -116,7 +124,7 @@ function openPool(url: string, size: number, queryTimeoutMs: number): pg.Pool {
  * packets, a frozen host) would hold every pooled connection. A connection whose query timed out
  * is cut instead; the pool replaces it.
  */
-function cutOnTimeout(client: pg.PoolClient): void {
+function cutOnTimeout(client: pgModule.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown
   client.query = ((...args: unknown[]) => {
     const result = query(...args)
@@ -135,7 +143,7 @@ function cutOnTimeout(client: pg.PoolClient): void {
  */
 function typeParser(oid: number, format?: 'text' | 'binary'): (value: string) => unknown {
   if (oid === TIMESTAMPTZ_OID && format !== 'binary') return isoInstant
-  return pg.types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown
+  return loadPg().types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown
 }
 
 /** '2026-11-26 02:21:15.123+00' (PostgreSQL's text form) → '2026-11-26T02:21:15.123Z'. */

@@ -1,0 +1,45 @@
+// pg and ioredis are loaded only when the config names PostgreSQL or Redis: a server on SQLite
+// without Redis never holds them in memory (README, Performance). Checked in a fresh process on
+// the built app, where nothing else has loaded them.
+import { execFileSync } from 'node:child_process'
+import { describe, expect, it } from 'vitest'
+import { postgresUrl, redisUrl } from '../helpers/services.js'
+import { freshPostgresDatabase, freshSqliteFile } from '../helpers/test-store.js'
+
+const SCRIPT = `
+import { createRequire } from 'node:module'
+import { buildApp } from './dist/app.js'
+import { loadConfig } from './dist/config.js'
+const app = await buildApp(loadConfig({ ...JSON.parse(process.argv[1]), SEED_DEMO_DATA: 'false', LOG_LEVEL: 'silent' }))
+await app.ready()
+const loaded = Object.keys(createRequire(import.meta.url).cache)
+console.log(JSON.stringify({ pg: loaded.some((path) => path.includes('/node_modules/pg/')), ioredis: loaded.some((path) => path.includes('/node_modules/ioredis/')) }))
+await app.close()
+`
+
+function driversLoaded(env: Record<string, string>): { pg: boolean; ioredis: boolean } {
+  const output = execFileSync(process.execPath, ['--input-type=module', '-e', SCRIPT, JSON.stringify(env)], { encoding: 'utf8' })
+  return JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as { pg: boolean; ioredis: boolean }
+}
+
+describe('database and Redis drivers', () => {
+  it('are not loaded on SQLite without Redis', async () => {
+    const file = freshSqliteFile()
+    try {
+      expect(driversLoaded({ DATABASE_URL: file.url })).toEqual({ pg: false, ioredis: false })
+    } finally {
+      await file.drop()
+    }
+  })
+
+  it('are loaded when DATABASE_URL names PostgreSQL and REDIS_URL is set', async (context) => {
+    const [database, redis] = [await postgresUrl(), await redisUrl()]
+    if (database === undefined || redis === undefined) return context.skip()
+    const store = await freshPostgresDatabase()
+    try {
+      expect(driversLoaded({ DATABASE_URL: store.url, REDIS_URL: redis })).toEqual({ pg: true, ioredis: true })
+    } finally {
+      await store.drop()
+    }
+  })
+})
