@@ -73,6 +73,9 @@ export interface AppDependencies {
   onRoute?: (route: RouteOptions & { prefix: string }) => void
 }
 
+/** How often the server looks for connections past their headers or request timeout. */
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
+
 export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
   const database = dependencies.database ?? openDatabase(config.database)
   const { db } = database
@@ -95,7 +98,17 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     bodyLimit: MAX_BODY_BYTES,
     frameworkErrors: onFrameworkError,
     clientErrorHandler: onClientError,
+    // Slow and greedy clients. On Node 20 the request timeout alone never cuts a slow body: the
+    // server checks its connections for both timeouts every connectionsCheckingInterval.
+    requestTimeout: config.http.requestTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: config.http.headersTimeoutMs,
+      connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS,
+      maxHeaderSize: config.http.maxHeaderBytes,
+    },
   }).withTypeProvider<TypeBoxTypeProvider>()
+  if (config.http.maxConnections > 0) app.server.maxConnections = config.http.maxConnections
   if (dependencies.onRoute !== undefined) app.addHook('onRoute', dependencies.onRoute)
   // Shared through Redis when REDIS_URL is set (events across instances, one rate-limit allowance),
   // else in this process. A Redis that is away holds the start for at most a moment.

@@ -56,6 +56,21 @@ export interface Config {
   readonly trustProxy: boolean | number | string[]
   readonly graphql: GraphQLConfig
   readonly redis: RedisConfig
+  readonly http: HttpLimits
+}
+
+/** What the HTTP server grants one client: time to send, room for headers, connections. */
+export interface HttpLimits {
+  /** Time to receive a request's headers; a slower client is cut (slowloris). @default 10000 */
+  readonly headersTimeoutMs: number
+  /** Time to receive a whole request, its body included (slow bodies); at least headersTimeoutMs. @default 30000 */
+  readonly requestTimeoutMs: number
+  /** How long a kept-alive connection may sit idle between requests. @default 72000 */
+  readonly keepAliveTimeoutMs: number
+  /** The request line and headers, in bytes; more is answered 400 (a long URL counts here). @default 16384 */
+  readonly maxHeaderBytes: number
+  /** Connections open at once, WebSockets included; one more is closed on arrival. 0: no limit. @default 20000 */
+  readonly maxConnections: number
 }
 
 export const RATE_LIMIT_STORE_FAILURES = ['open', 'closed'] as const
@@ -146,6 +161,7 @@ export function loadConfig(env: Env = process.env): Config {
     docs: readBoolean(env, 'DOCS', true),
     corsOrigins: Object.freeze(readOrigins(env, 'CORS_ORIGINS')),
     trustProxy: readTrustProxy(env, 'TRUST_PROXY'),
+    http: readHttpLimits(env),
     graphql: Object.freeze({
       graphiql: readBoolean(env, 'GRAPHIQL', true),
       introspection: readBoolean(env, 'GRAPHQL_INTROSPECTION', true),
@@ -232,6 +248,22 @@ function raw(env: Env, name: string): string | undefined {
 
 function readString(env: Env, name: string, fallback: string): string {
   return raw(env, name) ?? fallback
+}
+
+function readHttpLimits(env: Env): HttpLimits {
+  const headersTimeoutMs = readInteger(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000)
+  const requestTimeoutMs = readInteger(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000)
+  // Node refuses a headers timeout longer than the request timeout.
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', `expected at least HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}), got ${requestTimeoutMs}`)
+  }
+  return Object.freeze({
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: readInteger(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
+    maxHeaderBytes: readInteger(env, 'HTTP_MAX_HEADER_BYTES', 16_384, 1024, 1_048_576),
+    maxConnections: readInteger(env, 'HTTP_MAX_CONNECTIONS', 20_000, 0, 1_000_000),
+  })
 }
 
 function readInteger(env: Env, name: string, fallback: number, min: number, max: number): number {

@@ -1,0 +1,184 @@
+// What the HTTP server grants one client, tested with raw sockets against a listening app (light-my-request
+// would skip Node's parser and its timers): oversized headers and URLs, slow headers (slowloris), slow
+// bodies, idle kept-alive connections and too many connections. Short limits from the env keep it quick.
+import { connect, type Socket } from 'node:net'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+
+let t: TestApp
+let port: number
+beforeAll(async () => {
+  t = await buildTestApp({
+    HTTP_HEADERS_TIMEOUT_MS: '1000',
+    HTTP_REQUEST_TIMEOUT_MS: '2000',
+    HTTP_KEEP_ALIVE_TIMEOUT_MS: '500',
+    HTTP_MAX_HEADER_BYTES: '8192',
+    HTTP_MAX_CONNECTIONS: '8',
+  })
+  await t.app.listen({ port: 0, host: '127.0.0.1' })
+  port = (t.app.server.address() as { port: number }).port
+})
+afterAll(() => t.close())
+
+interface Conversation {
+  socket: Socket
+  /** Everything the server sent so far. */
+  received(): string
+  /** Resolves with the time (ms since open) at which the server closed the connection. */
+  closed: Promise<number>
+}
+
+function open(): Promise<Conversation> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now()
+    const socket = connect(port, '127.0.0.1')
+    let data = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => (data += chunk))
+    socket.on('error', () => undefined) // a reset is one way of being closed
+    const closed = new Promise<number>((done) => socket.on('close', () => done(performance.now() - started)))
+    socket.once('connect', () => resolve({ socket, received: () => data, closed }))
+    socket.once('error', reject)
+  })
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** An ordinary request over a new connection: its status. */
+async function ordinaryGet(): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${port}/api/v1/users/1`)
+  await response.arrayBuffer()
+  return response.status
+}
+
+describe('HTTP server limits', () => {
+  it('answers headers larger than HTTP_MAX_HEADER_BYTES with 400 in the error envelope, and a URL that long too', async () => {
+    for (const request of [
+      `GET /api/v1/users HTTP/1.1\r\nHost: x\r\nX-Padding: ${'a'.repeat(10_000)}\r\n\r\n`,
+      `GET /api/v1/users?q=${'a'.repeat(10_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    ]) {
+      const conversation = await open()
+      conversation.socket.write(request)
+      await conversation.closed
+      const [head = '', body = ''] = conversation.received().split('\r\n\r\n')
+      expect(head).toMatch(/^HTTP\/1\.1 400 /)
+      expect(JSON.parse(body)).toEqual({ error: { code: 'BAD_REQUEST', message: 'The request headers are too large' } })
+    }
+    expect(await ordinaryGet()).toBe(200)
+  })
+
+  it('cuts a client that sends its headers slowly (slowloris) after HTTP_HEADERS_TIMEOUT_MS, while others are served', async () => {
+    const slow = await open()
+    slow.socket.write('GET /api/v1/users HTTP/1.1\r\nHost: x\r\n')
+    const trickle = setInterval(() => slow.socket.writable && slow.socket.write(`X-Slow-${Date.now()}: 1\r\n`), 200)
+    try {
+      expect(await ordinaryGet()).toBe(200)
+      // 1 s of timeout, checked every second: cut between 1 and 2 s (3 s of slack for a loaded machine).
+      expect(await slow.closed).toBeLessThan(5000)
+    } finally {
+      clearInterval(trickle)
+    }
+  })
+
+  it('cuts a client that sends its body slowly after HTTP_REQUEST_TIMEOUT_MS, and stores nothing of it', async () => {
+    const before = await t.database.db.selectFrom('posts').select(({ fn }) => fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const slow = await open()
+    const body = JSON.stringify({ title: 'slow', content: 'body' })
+    slow.socket.write(
+      `POST /api/v1/users/${t.alice.id}/posts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.tokens.alice}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+    )
+    let sent = 0
+    const trickle = setInterval(() => slow.socket.writable && sent < body.length - 1 && slow.socket.write(body[sent++] ?? ''), 300)
+    try {
+      expect(await ordinaryGet()).toBe(200)
+      // 2 s of timeout, checked every second; the body would need 5 s more to arrive.
+      expect(await slow.closed).toBeLessThan(6000)
+    } finally {
+      clearInterval(trickle)
+    }
+    const after = await t.database.db.selectFrom('posts').select(({ fn }) => fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    expect(Number(after.n)).toBe(Number(before.n))
+  })
+
+  it('closes a kept-alive connection idle for HTTP_KEEP_ALIVE_TIMEOUT_MS', async () => {
+    const conversation = await open()
+    conversation.socket.write('GET /api/v1/users/1 HTTP/1.1\r\nHost: x\r\n\r\n')
+    const closedAt = await conversation.closed
+    expect(conversation.received()).toMatch(/^HTTP\/1\.1 200 /)
+    expect(closedAt).toBeLessThan(4000)
+  })
+
+  it('closes connections beyond HTTP_MAX_CONNECTIONS on arrival, and takes new ones once others have gone', async () => {
+    // Connections of earlier tests (fetch keeps them alive) are gone after the keep-alive timeout.
+    await sleep(1000)
+    const held: Conversation[] = []
+    try {
+      // Up to the limit (8), held open with a request in progress.
+      for (let i = 0; i < 8; i++) {
+        const conversation = await open()
+        conversation.socket.write('GET /api/v1/users/1 HTTP/1.1\r\nHost: x\r\n')
+        held.push(conversation)
+      }
+      await sleep(100)
+      const extra = await open()
+      extra.socket.write('GET /api/v1/users/1 HTTP/1.1\r\nHost: x\r\n\r\n')
+      await extra.closed
+      expect(extra.received()).toBe('')
+    } finally {
+      for (const conversation of held) conversation.socket.destroy()
+    }
+    await Promise.all(held.map((conversation) => conversation.closed))
+    await sleep(100)
+    expect(await ordinaryGet()).toBe(200)
+  })
+
+  it('leaves a WebSocket subscription and an event stream open past the request timeout: once the request is in, they are answers', async () => {
+    const created = await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'Open', content: 'long' } })
+    const query = `subscription { commentAdded(postId: "${created.json().data.id}") { id } }`
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/graphql`, 'graphql-transport-ws')
+    const acknowledged = new Promise<void>((resolve) => {
+      ws.on('message', (data: Buffer) => {
+        if ((JSON.parse(data.toString()) as { type: string }).type !== 'connection_ack') return
+        ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query } }))
+        resolve()
+      })
+    })
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init' })))
+    const stream = new AbortController()
+    const events = await fetch(`http://127.0.0.1:${port}/graphql/stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query }),
+      signal: stream.signal,
+    })
+    let streamEnded = false
+    void (async () => {
+      try {
+        const reader = events.body?.getReader()
+        while (reader !== undefined && !(await reader.read()).done);
+      } catch {
+        // aborted below
+      }
+      streamEnded = true
+    })()
+    try {
+      await acknowledged
+      await sleep(3500) // past the 2 s request timeout, the 1 s headers timeout and the 0.5 s keep-alive
+      expect(ws.readyState).toBe(WebSocket.OPEN)
+      expect(events.status).toBe(200)
+      expect(streamEnded).toBe(false)
+    } finally {
+      ws.close()
+      stream.abort()
+    }
+  })
+})
+
+describe('HTTP limits in the config', () => {
+  it('refuses a request timeout shorter than the headers timeout', async () => {
+    const { loadConfig } = await import('../../src/config.js')
+    expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '5000', HTTP_REQUEST_TIMEOUT_MS: '1000' })).toThrow(/HTTP_REQUEST_TIMEOUT_MS/)
+  })
+})
