@@ -178,3 +178,28 @@ describe('request ids', () => {
     expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
   })
 })
+
+// A row no write of ours could make (SQLite keeps any value in any column): what an unexpected
+// failure deep inside looks like from the outside, and in the log.
+describe.runIf(TEST_STORE === 'sqlite')('an unexpected error', () => {
+  it('is answered 500 INTERNAL_ERROR with the request id and nothing of its cause, and logged with the request id and its stack', async () => {
+    const lines: string[] = []
+    const logged = await buildTestApp({ LOG_LEVEL: 'error' }, { logStream: { write: (line) => void lines.push(line) } })
+    try {
+      const other = new SqliteDatabase(sqlitePath(logged.config.database))
+      other.prepare(`update users set age = 'forty' where id = ?`).run(logged.bob.id)
+      other.close()
+      const res = await logged.request({ method: 'GET', url: `/api/v1/users/${logged.bob.id}` })
+      expect(res.statusCode).toBe(500)
+      expectErrorBody(res.body, 'INTERNAL_ERROR')
+      const requestId = res.headers['x-request-id'] as string
+      expect(res.json().error.message).toBe(`Something went wrong on our side; quote request id ${requestId}`)
+      expect(res.body).not.toMatch(/stack|at |\/|\\|sqlite|better-sqlite3|fast-json-stringify|TypeError|select|schema|forty/i)
+      const entry = lines.map((line) => JSON.parse(line) as { reqId?: string; msg?: string; err?: { stack?: string } }).find((l) => l.msg === 'unexpected error')
+      expect(entry?.reqId).toBe(requestId)
+      expect(entry?.err?.stack).toMatch(/TypeError/)
+    } finally {
+      await logged.close()
+    }
+  })
+})

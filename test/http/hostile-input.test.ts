@@ -3,6 +3,7 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { fuzzRuns } from '../helpers/fuzz.js'
 import type { LightMyRequestResponse } from 'fastify'
 import { parseCollectionQuery } from '../../src/collections/collection-query.js'
 import { encodeCursor, type KeyValue } from '../../src/collections/cursor.js'
@@ -14,7 +15,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const RUNS = { numRuns: 150 }
+const RUNS = fuzzRuns(300)
 
 function expectHandled(res: LightMyRequestResponse) {
   expect(res.statusCode, res.body).toBeLessThan(500)
@@ -119,7 +120,7 @@ describe('hostile input', () => {
         expectHandled(await t.request({ method: 'POST', url: '/tokens', json }))
       }),
       // Fewer: every well-formed attempt costs a scrypt (a decoy one for an unknown e-mail).
-      { numRuns: 50 },
+      fuzzRuns(100),
     )
   })
 
