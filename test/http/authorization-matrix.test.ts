@@ -1,0 +1,181 @@
+// Who may write what: every write operation, REST and GraphQL, tried as each of four callers —
+// anonymous, another user, the owner of the object, an admin — from ONE table per API. A write
+// route or mutation missing from its table fails the test, so a new one cannot ship without saying
+// who may call it. Every try gets a world of its own (a fresh owner with a post, a comment and a
+// todo, fresh tokens), so a DELETE in one cell cannot change the next.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+
+type Actor = 'anonymous' | 'other' | 'owner' | 'admin'
+const ACTORS: readonly Actor[] = ['anonymous', 'other', 'owner', 'admin']
+
+interface World {
+  ownerId: number
+  ownerEmail: string
+  postId: number
+  commentId: number
+  todoId: number
+}
+
+const OWNER_PASSWORD = 'matrix owner password'
+let counter = 0
+const unique = (what: string) => `${what}-${process.pid}-${++counter}`
+
+interface RestCase {
+  path(w: World): string
+  body?(w: World): unknown
+  /** The status each caller gets. */
+  expect: Record<Actor, number>
+  /** The owner needs a password (hashing one costs a tenth of a second: only where it is used). */
+  password?: true
+}
+
+const ownerOrAdmin = (ok: number): Record<Actor, number> => ({ anonymous: 401, other: 403, owner: ok, admin: ok })
+const anySignedIn = (ok: number): Record<Actor, number> => ({ anonymous: 401, other: ok, owner: ok, admin: ok })
+
+/** Every REST write route of /api/v1 (the other mounts run the same handlers), by its template. */
+const REST: Record<string, RestCase> = {
+  'POST /users': { path: () => '/users', body: () => ({ name: 'New', email: `${unique('new')}@example.com` }), expect: { anonymous: 401, other: 403, owner: 403, admin: 201 } },
+  'PUT /users/:id': { path: (w) => `/users/${w.ownerId}`, body: (w) => ({ name: 'Replaced', email: w.ownerEmail }), expect: ownerOrAdmin(200) },
+  'PATCH /users/:id': { path: (w) => `/users/${w.ownerId}`, body: () => ({ name: 'Renamed' }), expect: ownerOrAdmin(200) },
+  'DELETE /users/:id': { path: (w) => `/users/${w.ownerId}`, expect: ownerOrAdmin(204) },
+  'POST /users/:userId/posts': { path: (w) => `/users/${w.ownerId}/posts`, body: () => ({ title: 'T', content: 'C' }), expect: ownerOrAdmin(201) },
+  'PUT /users/:userId/posts/:postId': { path: (w) => `/users/${w.ownerId}/posts/${w.postId}`, body: () => ({ title: 'T2', content: 'C2' }), expect: ownerOrAdmin(200) },
+  'PATCH /users/:userId/posts/:postId': { path: (w) => `/users/${w.ownerId}/posts/${w.postId}`, body: () => ({ title: 'T3' }), expect: ownerOrAdmin(200) },
+  'DELETE /users/:userId/posts/:postId': { path: (w) => `/users/${w.ownerId}/posts/${w.postId}`, expect: ownerOrAdmin(204) },
+  // Anyone signed in may comment on a published post; the comment's author (here the owner) or an admin edits it.
+  'POST /users/:userId/posts/:postId/comments': { path: (w) => `/users/${w.ownerId}/posts/${w.postId}/comments`, body: () => ({ content: 'Hi' }), expect: anySignedIn(201) },
+  'PATCH /users/:userId/posts/:postId/comments/:commentId': {
+    path: (w) => `/users/${w.ownerId}/posts/${w.postId}/comments/${w.commentId}`,
+    body: () => ({ content: 'Edited' }),
+    expect: ownerOrAdmin(200),
+  },
+  'DELETE /users/:userId/posts/:postId/comments/:commentId': { path: (w) => `/users/${w.ownerId}/posts/${w.postId}/comments/${w.commentId}`, expect: ownerOrAdmin(204) },
+  'POST /users/:userId/todos': { path: (w) => `/users/${w.ownerId}/todos`, body: () => ({ text: 'Do' }), expect: ownerOrAdmin(201) },
+  'PATCH /users/:userId/todos/:todoId': { path: (w) => `/users/${w.ownerId}/todos/${w.todoId}`, body: () => ({ completed: true }), expect: ownerOrAdmin(200) },
+  'DELETE /users/:userId/todos/:todoId': { path: (w) => `/users/${w.ownerId}/todos/${w.todoId}`, expect: ownerOrAdmin(204) },
+  // Signing in needs the credentials, not a token: whoever holds them gets a token.
+  'POST /tokens': {
+    path: () => '/tokens',
+    body: (w) => ({ email: w.ownerEmail, password: OWNER_PASSWORD }),
+    expect: { anonymous: 201, other: 201, owner: 201, admin: 201 },
+    password: true,
+  },
+  // Each caller revokes the token it calls with (a fresh one).
+  'DELETE /tokens/current': { path: () => '/tokens/current', expect: anySignedIn(204) },
+}
+
+interface GraphQLCase {
+  query(w: World): string
+  /** null: allowed (data, no errors); else the error code each caller gets. */
+  expect: Record<Actor, null | 'UNAUTHENTICATED' | 'FORBIDDEN'>
+}
+
+const gqlOwnerOrAdmin = { anonymous: 'UNAUTHENTICATED', other: 'FORBIDDEN', owner: null, admin: null } as const
+const gqlAnySignedIn = { anonymous: 'UNAUTHENTICATED', other: null, owner: null, admin: null } as const
+
+/** Every mutation of the schema. */
+const GRAPHQL: Record<string, GraphQLCase> = {
+  createUser: {
+    query: () => `mutation { createUser(input: { name: "New", email: "${unique('gql')}@example.com" }) { id } }`,
+    expect: { anonymous: 'UNAUTHENTICATED', other: 'FORBIDDEN', owner: 'FORBIDDEN', admin: null },
+  },
+  updateUser: { query: (w) => `mutation { updateUser(id: "${w.ownerId}", input: { name: "Renamed" }) { id } }`, expect: gqlOwnerOrAdmin },
+  deleteUser: { query: (w) => `mutation { deleteUser(id: "${w.ownerId}") }`, expect: gqlOwnerOrAdmin },
+  // The caller's own post, comment or todo: anyone signed in.
+  createPost: { query: () => 'mutation { createPost(input: { title: "T", content: "C" }) { id } }', expect: gqlAnySignedIn },
+  updatePost: { query: (w) => `mutation { updatePost(id: "${w.postId}", input: { title: "T2" }) { id } }`, expect: gqlOwnerOrAdmin },
+  deletePost: { query: (w) => `mutation { deletePost(id: "${w.postId}") }`, expect: gqlOwnerOrAdmin },
+  addComment: { query: (w) => `mutation { addComment(input: { postId: "${w.postId}", content: "Hi" }) { id } }`, expect: gqlAnySignedIn },
+  updateComment: { query: (w) => `mutation { updateComment(id: "${w.commentId}", input: { content: "Edited" }) { id } }`, expect: gqlOwnerOrAdmin },
+  deleteComment: { query: (w) => `mutation { deleteComment(id: "${w.commentId}") }`, expect: gqlOwnerOrAdmin },
+  addTodo: { query: () => 'mutation { addTodo(text: "Do") { id } }', expect: gqlAnySignedIn },
+  updateTodo: { query: (w) => `mutation { updateTodo(id: "${w.todoId}", input: { completed: true }) { id } }`, expect: gqlOwnerOrAdmin },
+  deleteTodo: { query: (w) => `mutation { deleteTodo(id: "${w.todoId}") }`, expect: gqlOwnerOrAdmin },
+}
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+const restRoutes: string[] = []
+let t: TestApp
+beforeAll(async () => {
+  t = await buildTestApp(
+    {},
+    {
+      onRoute: (route) => {
+        // The 405 answers for methods a path lacks are registered as routes too; they are not writes.
+        if (!route.url.startsWith('/api/v1/') || 'errorBody' in (route.config ?? {})) return
+        for (const method of ([] as string[]).concat(route.method)) {
+          if (WRITE_METHODS.has(method)) restRoutes.push(`${method} ${route.url.slice('/api/v1'.length)}`)
+        }
+      },
+    },
+  )
+})
+afterAll(() => t.close())
+
+/** A fresh owner (with a password if asked), a published post, a comment of theirs on it and a todo. */
+async function newWorld(withPassword = false): Promise<World> {
+  const ownerEmail = `${unique('owner')}@example.com`
+  const owner = await t.createUser({ name: 'Owner', email: ownerEmail, ...(withPassword ? { password: OWNER_PASSWORD } : {}) })
+  const token = await t.tokenFor(owner.id)
+  const post = await t.request({ method: 'POST', url: `/api/v1/users/${owner.id}/posts`, token, json: { title: 'Mine', content: 'Mine' } })
+  const comment = await t.request({ method: 'POST', url: `/api/v1/users/${owner.id}/posts/${post.json().data.id}/comments`, token, json: { content: 'Mine' } })
+  const todo = await t.request({ method: 'POST', url: `/api/v1/users/${owner.id}/todos`, token, json: { text: 'Mine' } })
+  return { ownerId: owner.id, ownerEmail, postId: post.json().data.id, commentId: comment.json().data.id, todoId: todo.json().data.id }
+}
+
+async function tokenOf(actor: Actor, world: World): Promise<string | undefined> {
+  switch (actor) {
+    case 'anonymous':
+      return undefined
+    case 'other':
+      return t.tokenFor(t.bob.id)
+    case 'owner':
+      return t.tokenFor(world.ownerId)
+    case 'admin':
+      return t.tokenFor(t.admin.id)
+  }
+}
+
+describe('the authorization matrix', () => {
+  it('has an entry for every REST write route, and none for a route that is gone', () => {
+    expect(restRoutes.length).toBeGreaterThan(0)
+    expect([...new Set(restRoutes)].sort()).toEqual(Object.keys(REST).sort())
+  })
+
+  it('has an entry for every GraphQL mutation, and none for a mutation that is gone', async () => {
+    const res = await t.request({ method: 'POST', url: '/graphql', json: { query: '{ __type(name: "Mutation") { fields { name } } }' } })
+    const names = (res.json().data.__type.fields as { name: string }[]).map((field) => field.name)
+    expect(names.sort()).toEqual(Object.keys(GRAPHQL).sort())
+  })
+
+  for (const [route, spec] of Object.entries(REST)) {
+    it(`REST ${route}: ${ACTORS.map((actor) => `${actor} ${spec.expect[actor]}`).join(', ')}`, async () => {
+      const method = route.split(' ')[0] as 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+      for (const actor of ACTORS) {
+        const world = await newWorld(spec.password)
+        const res = await t.request({ method, url: `/api/v1${spec.path(world)}`, token: await tokenOf(actor, world), json: spec.body?.(world) })
+        expect(res.statusCode, `${actor}: ${res.body}`).toBe(spec.expect[actor])
+        if (res.statusCode >= 400) expect(res.json().error.code).toBe(spec.expect[actor] === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN')
+      }
+    })
+  }
+
+  for (const [mutation, spec] of Object.entries(GRAPHQL)) {
+    it(`GraphQL ${mutation}: ${ACTORS.map((actor) => `${actor} ${spec.expect[actor] ?? 'ok'}`).join(', ')}`, async () => {
+      for (const actor of ACTORS) {
+        const world = await newWorld()
+        const res = await t.request({ method: 'POST', url: '/graphql', token: await tokenOf(actor, world), json: { query: spec.query(world) } })
+        const body = res.json()
+        const expected = spec.expect[actor]
+        if (expected === null) {
+          expect(body.errors, `${actor}: ${res.body}`).toBeUndefined()
+          expect(body.data[mutation], actor).toBeTruthy()
+        } else {
+          expect(body.errors?.[0]?.extensions?.code, `${actor}: ${res.body}`).toBe(expected)
+          expect(body.data?.[mutation] ?? null, actor).toBeNull()
+        }
+      }
+    })
+  }
+})
