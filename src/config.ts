@@ -63,7 +63,7 @@ export interface Config {
 export interface HttpLimits {
   /** Time to receive a request's headers; a slower client is cut (slowloris). @default 10000 */
   readonly headersTimeoutMs: number
-  /** Time to receive a whole request, its body included (slow bodies); at least headersTimeoutMs. @default 30000 */
+  /** Time to receive a whole request, its body included (slow bodies); at least headersTimeoutMs. @default 12000 */
   readonly requestTimeoutMs: number
   /** How long a kept-alive connection may sit idle between requests. @default 72000 */
   readonly keepAliveTimeoutMs: number
@@ -252,7 +252,7 @@ function readString(env: Env, name: string, fallback: string): string {
 
 function readHttpLimits(env: Env): HttpLimits {
   const headersTimeoutMs = readInteger(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000)
-  const requestTimeoutMs = readInteger(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000)
+  const requestTimeoutMs = readInteger(env, 'HTTP_REQUEST_TIMEOUT_MS', 12_000, 100, 3_600_000)
   // Node refuses a headers timeout longer than the request timeout.
   if (requestTimeoutMs < headersTimeoutMs) {
     throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', `expected at least HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}), got ${requestTimeoutMs}`)
