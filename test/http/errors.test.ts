@@ -57,6 +57,24 @@ describe('bodies', () => {
     },
   )
 
+  it.each([
+    ['PATCH merge-patch', 'PATCH', 'users/bob', 'application/merge-patch+json', '{"__proto__": {"role": "admin"}}'],
+    ['PATCH json', 'PATCH', 'users/bob', 'application/json', '{"constructor": {"prototype": {"role": "admin"}}}'],
+    ['GraphQL variables', 'POST', 'graphql', 'application/json', '{"query": "query($id: ID!) { user(id: $id) { id } }", "variables": {"id": "1", "__proto__": {"role": "admin"}}}'],
+  ])('answers 400 to prototype poisoning in a %s body, changes nothing and grants nothing', async (_what, method, target, type, payload) => {
+    const url = target === 'users/bob' ? `/users/${t.bob.id}` : '/graphql'
+    const before = (await t.request({ method: 'GET', url: `/users/${t.bob.id}` })).json().data
+    const res = await t.app.inject({ method: method as 'PATCH' | 'POST', url, headers: { authorization: `Bearer ${t.tokens.bob}`, 'content-type': type }, payload })
+    expect(res.statusCode).toBe(400)
+    // GraphQL answers in its own shape, with the same code.
+    if (target === 'graphql') expect(res.json().errors[0].extensions.code).toBe('BAD_REQUEST')
+    else expectErrorBody(res.body, 'BAD_REQUEST')
+    expect((await t.request({ method: 'GET', url: `/users/${t.bob.id}` })).json().data).toEqual(before)
+    // No object anywhere in this process took the key.
+    expect(({} as { role?: unknown }).role).toBeUndefined()
+    expect(Object.prototype).not.toHaveProperty('role')
+  })
+
   it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml'])(
     'answers 415 to a %s body and creates nothing',
     async (type) => {
