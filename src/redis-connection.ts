@@ -39,13 +39,13 @@ export interface RedisConnectionOptions {
   onDown?: () => void
 }
 
+/** ioredis is loaded when REDIS_URL is set, not before: without Redis it would only hold memory. */
+const loadRedis = (): typeof Redis => (createRequire(import.meta.url)('ioredis') as { Redis: typeof Redis }).Redis
+
 /**
  * Opens a connection and returns it without waiting: it connects, and reconnects, in the
  * background. `firstAttempt` tells when the first try is over.
  */
-/** ioredis is loaded when REDIS_URL is set, not before: without Redis it would only hold memory. */
-const loadRedis = (): typeof Redis => (createRequire(import.meta.url)('ioredis') as { Redis: typeof Redis }).Redis
-
 export function createRedisConnection(options: RedisConnectionOptions): Redis {
   const Redis = loadRedis()
   const { log, name } = options

@@ -17,7 +17,8 @@ export type Db = Kysely<Tables>
  * pg is loaded when the store is PostgreSQL, not before: on SQLite it would only hold memory
  * (about 5 MB of a server's resident set, npm run bench's peak RSS goal).
  */
-const loadPg = (): typeof pgModule => createRequire(import.meta.url)('pg') as typeof pgModule
+let pgLoaded: typeof pgModule | undefined
+const loadPg = (): typeof pgModule => (pgLoaded ??= createRequire(import.meta.url)('pg') as typeof pgModule)
 
 export interface Database {
   readonly db: Db

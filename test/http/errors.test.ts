@@ -70,9 +70,6 @@ describe('bodies', () => {
     if (target === 'graphql') expect(res.json().errors[0].extensions.code).toBe('BAD_REQUEST')
     else expectErrorBody(res.body, 'BAD_REQUEST')
     expect((await t.request({ method: 'GET', url: `/users/${t.bob.id}` })).json().data).toEqual(before)
-    // No object anywhere in this process took the key.
-    expect(({} as { role?: unknown }).role).toBeUndefined()
-    expect(Object.prototype).not.toHaveProperty('role')
   })
 
   it.each(['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml'])(
