@@ -1,12 +1,13 @@
 // Timing subscription deliveries: N graphql-ws subscribers of commentAdded on one server, comments
 // created one at a time over REST on another (or the same), each delivery timed from the send and
-// from the 201. Shared by bench/scale-out.ts and bench/suite.ts.
+// from the 201. Shared by bench/scale-out.ts, bench/subscriptions.ts and bench/suite.ts.
 import { setTimeout as sleep } from 'node:timers/promises'
 import WebSocket from 'ws'
 import { type RunningServer, stats } from './lib.js'
 
-interface Subscriber {
+export interface Subscriber {
   socket: WebSocket
+  /** Arrival time of each delivery, by comment content. */
   arrivals: Map<string, number>
 }
 
@@ -34,9 +35,24 @@ function subscribe(url: string, postId: string): Promise<Subscriber> {
   })
 }
 
-async function untilDelivered(subscribers: readonly Subscriber[], content: string, timeoutMs: number): Promise<void> {
+export async function untilDelivered(subscribers: readonly Subscriber[], content: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (subscribers.some((s) => !s.arrivals.has(content)) && Date.now() < deadline) await sleep(2)
+}
+
+/**
+ * Adds `size` live subscribers of `postId` on the server at `url` to `into`, in batches: thousands of
+ * handshakes at once would time the server's accept queue. On a failure, those opened are in `into`
+ * for the caller to close.
+ */
+export async function openSubscribers(into: Subscriber[], url: string, postId: string, size: number): Promise<void> {
+  const target = into.length + size
+  while (into.length < target) {
+    const batch = await Promise.allSettled(Array.from({ length: Math.min(OPEN_AT_ONCE, target - into.length) }, () => subscribe(url, postId)))
+    for (const result of batch) if (result.status === 'fulfilled') into.push(result.value)
+    const failed = batch.find((result) => result.status === 'rejected')
+    if (failed !== undefined) throw failed.reason
+  }
 }
 
 export interface Delivery {
@@ -60,13 +76,7 @@ export async function timeDeliveries(
   const postId = postPath.split('/').at(-1) ?? ''
   const subscribers: Subscriber[] = []
   try {
-    // Opened in batches: thousands of handshakes at once would time the server's accept queue.
-    while (subscribers.length < size) {
-      const batch = await Promise.allSettled(Array.from({ length: Math.min(OPEN_AT_ONCE, size - subscribers.length) }, () => subscribe(listenOn.url, postId)))
-      for (const result of batch) if (result.status === 'fulfilled') subscribers.push(result.value)
-      const failed = batch.find((result) => result.status === 'rejected')
-      if (failed !== undefined) throw failed.reason
-    }
+    await openSubscribers(subscribers, listenOn.url, postId, size)
     const comment = async (content: string) => {
       const sent = performance.now()
       const response = await fetch(`${commentOn.url}${postPath}/comments`, {

@@ -10,6 +10,15 @@ export function build(): void {
   execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
 }
 
+/** Stops with the apt-get line to run when `command` (from Debian package `debianPackage`) is missing. */
+export function requireCommand(command: string, debianPackage = command): void {
+  try {
+    execFileSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' })
+  } catch {
+    throw new Error(`${command} is missing: apt-get install -y ${debianPackage}`)
+  }
+}
+
 /** Runs a `threadline` command to completion; returns its stdout. */
 export function threadline(args: string[], env: Record<string, string>): string {
   return execFileSync(process.execPath, ['dist/main.js', ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' })

@@ -6,12 +6,12 @@
 // seconds or the p99 passes --p99-ms.
 //
 //   npm run bench:slow-clients [-- --sockets 200 --seconds 30 --cut-within 15 --p99-ms 100]
-import { execFileSync, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { Pool } from 'undici'
-import { build, machine, startServe, stats } from './lib.js'
+import { build, machine, requireCommand, startServe, stats } from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -56,11 +56,7 @@ function runAttack(attack: Attack, prefix: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  try {
-    execFileSync('sh', ['-c', 'command -v slowhttptest'], { stdio: 'ignore' })
-  } catch {
-    throw new Error('slowhttptest is missing: apt-get install -y slowhttptest')
-  }
+  requireCommand('slowhttptest')
   build()
   mkdirSync(DATA, { recursive: true })
   const db = join(DATA, 'slow-clients.db')

@@ -6,11 +6,11 @@
 // anything found injectable or any 5xx answer.
 //
 //   npm run bench:sqlmap [-- --level 3 --risk 2]
-import { execFileSync, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { build, machine, startServe, threadline } from './lib.js'
+import { build, machine, requireCommand, startServe, threadline } from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -50,11 +50,7 @@ function readOutcome(target: string, output: string): Outcome {
 }
 
 async function main(): Promise<void> {
-  try {
-    execFileSync('sh', ['-c', 'command -v sqlmap'], { stdio: 'ignore' })
-  } catch {
-    throw new Error('sqlmap is missing: apt-get install -y sqlmap')
-  }
+  requireCommand('sqlmap')
   build()
   mkdirSync(DATA, { recursive: true })
   const db = join(DATA, 'sqlmap.db')

@@ -8,7 +8,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import WebSocket from 'ws'
+import { openSubscribers, type Subscriber, untilDelivered } from './deliveries.js'
 import { build, machine, rssOf, startServe, stats, threadline } from './lib.js'
 
 const { values: args } = parseArgs({
@@ -17,42 +17,6 @@ const { values: args } = parseArgs({
     comments: { type: 'string', default: '20' },
   },
 })
-
-const QUERY = 'subscription { commentAdded(postId: "1") { id content author { name } } }'
-const OPEN_AT_ONCE = 200
-
-interface Subscriber {
-  socket: WebSocket
-  /** Arrival time of each delivery, by comment content. */
-  arrivals: Map<string, number>
-}
-
-async function subscribe(wsUrl: string): Promise<Subscriber> {
-  const socket = new WebSocket(wsUrl, 'graphql-transport-ws')
-  const arrivals = new Map<string, number>()
-  await new Promise<void>((resolve, reject) => {
-    socket.once('error', reject)
-    socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init' })))
-    socket.on('message', (data: Buffer) => {
-      const message = JSON.parse(data.toString()) as { type: string; payload?: { data?: { commentAdded?: { content: string } } } }
-      if (message.type === 'connection_ack') {
-        socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: QUERY } }))
-        resolve()
-      } else if (message.type === 'next') {
-        const content = message.payload?.data?.commentAdded?.content
-        if (content !== undefined) arrivals.set(content, performance.now())
-      }
-    })
-  })
-  return { socket, arrivals }
-}
-
-async function untilDelivered(subscribers: readonly Subscriber[], content: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (subscribers.some((s) => !s.arrivals.has(content)) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}
 
 async function main(): Promise<void> {
   build()
@@ -70,16 +34,12 @@ async function main(): Promise<void> {
     GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '1000000',
     GRAPHQL_WS_KEEPALIVE_MS: '0',
   })
-  const wsUrl = `${server.url.replace('http', 'ws')}/graphql`
   const results = []
   try {
     for (const size of args.subscribers.split(',').map(Number)) {
       const before = rssOf(server.pid)
       const subscribers: Subscriber[] = []
-      while (subscribers.length < size) {
-        const batch = Math.min(OPEN_AT_ONCE, size - subscribers.length)
-        subscribers.push(...(await Promise.all(Array.from({ length: batch }, () => subscribe(wsUrl)))))
-      }
+      await openSubscribers(subscribers, server.url, '1', size)
       const comment = async (content: string) => {
         const response = await fetch(`${server.url}/api/v1/users/1/posts/1/comments`, {
           method: 'POST',
