@@ -1,6 +1,6 @@
 // Bodies are JSON and nothing else. Fastify also parses text/plain by default: that is what a
 // cross-site form can send without a preflight, so it is refused (415) like every other type.
-import type { FastifyInstance } from 'fastify'
+import type { FastifyBodyParser, FastifyInstance } from 'fastify'
 import { AppError } from '../errors.js'
 
 export const MAX_BODY_BYTES = 1024 * 1024
@@ -19,10 +19,25 @@ export function registerContentTypes(app: FastifyInstance): void {
       throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body uncompressed (no Content-Encoding)')
     }
   })
-  // RFC 7396: what PATCH does here is a JSON merge patch, so its media type is welcome too.
-  app.addContentTypeParser(
-    'application/merge-patch+json',
-    { parseAs: 'string', bodyLimit: MAX_BODY_BYTES },
-    app.getDefaultJsonParser('error', 'error'),
-  )
+  // Bodies are decoded strictly: Node would turn bytes that are not UTF-8 into U+FFFD and the text
+  // would be stored changed, so such a body is refused. RFC 7396: what PATCH does here is a JSON
+  // merge patch, so its media type is welcome too.
+  const parseJson = app.getDefaultJsonParser('error', 'error')
+  const parseUtf8Json: FastifyBodyParser<Buffer> = (request, body, done) => {
+    let text: string
+    try {
+      text = strictUtf8.decode(body)
+    } catch {
+      done(new AppError('BAD_REQUEST', 'The request body is not valid UTF-8'), undefined)
+      return
+    }
+    // Fastify's own parser, callback style: it answers through done.
+    void parseJson(request, text, done)
+  }
+  app.removeContentTypeParser('application/json')
+  for (const type of ['application/json', 'application/merge-patch+json']) {
+    app.addContentTypeParser(type, { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, parseUtf8Json)
+  }
 }
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })

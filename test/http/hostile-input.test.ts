@@ -314,6 +314,33 @@ describe('values no column of either store can hold', () => {
     expect((await t.request({ method: 'POST', url: '/api/v1/tokens', json: { email: 'not-an-address', password: 'x' } })).statusCode).toBe(401)
   })
 
+  it('answers 400 to a body that is not UTF-8, and stores nothing; takes UTF-8 beyond ASCII as sent', async () => {
+    const url = `/api/v1/users/${t.bob.id}/todos`
+    const send = (payload: Buffer, contentType = 'application/json') =>
+      t.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${t.tokens.bob}`, 'content-type': contentType }, payload })
+    const before = (await t.request({ method: 'GET', url, token: t.tokens.bob })).json().data.length
+    for (const bytes of [[0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80], [0xe2, 0x82]]) {
+      const payload = Buffer.concat([Buffer.from('{"text":"milk'), Buffer.from(bytes), Buffer.from('"}')])
+      for (const contentType of ['application/json', 'application/json; charset=utf-8']) {
+        const res = await send(payload, contentType)
+        expect(res.statusCode, `${bytes.join(',')} as ${contentType}`).toBe(400)
+        expect(res.json().error).toEqual({ code: 'BAD_REQUEST', message: 'The request body is not valid UTF-8' })
+      }
+    }
+    const merge = await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${t.bob.id}`,
+      headers: { authorization: `Bearer ${t.tokens.bob}`, 'content-type': 'application/merge-patch+json' },
+      payload: Buffer.concat([Buffer.from('{"name":"B'), Buffer.from([0xff]), Buffer.from('b"}')]),
+    })
+    expect(merge.statusCode).toBe(400)
+    expect((await t.request({ method: 'GET', url, token: t.tokens.bob })).json().data.length).toBe(before)
+    expect((await t.request({ method: 'GET', url: `/api/v1/users/${t.bob.id}` })).json().data.name).toBe('Bob')
+    const fine = await send(Buffer.from('{"text":"Zoë 東京 🙂"}'))
+    expect(fine.statusCode).toBe(201)
+    expect(fine.json().data.text).toBe('Zoë 東京 🙂')
+  })
+
   it('answers 422 to NUL in any text of a body, and takes a password with NUL (only its hash is stored)', async () => {
     const posts = `/api/v1/users/${t.alice.id}/posts`
     const cases: [string, string, Record<string, unknown>, string][] = [
