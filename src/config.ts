@@ -105,6 +105,11 @@ export interface GraphQLConfig {
     readonly maxPerConnection: number
     /** Open WebSockets and event streams per signed-in user, or per client address. @default 20 */
     readonly maxConnectionsPerCaller: number
+    /**
+     * Open WebSockets and event streams on the instance, whoever holds them; kept below
+     * HTTP_MAX_CONNECTIONS so plain requests still get in when they are all taken. @default 10000
+     */
+    readonly maxConnections: number
     /** Events that may wait for one slow subscriber; past it the subscriber is dropped (1008). @default 100 */
     readonly maxPendingEvents: number
   }
@@ -173,6 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
         maxMessageBytes: readInteger(env, 'GRAPHQL_WS_MAX_MESSAGE_BYTES', 65_536, 1024, 16_777_216),
         maxPerConnection: readInteger(env, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION', 20, 1, 10_000),
         maxConnectionsPerCaller: readInteger(env, 'GRAPHQL_MAX_CONNECTIONS_PER_CALLER', 20, 1, 1_000_000),
+        maxConnections: readInteger(env, 'GRAPHQL_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
         maxPendingEvents: readInteger(env, 'GRAPHQL_MAX_PENDING_EVENTS', 100, 1, 100_000),
       }),
       limits: Object.freeze({

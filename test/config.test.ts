@@ -27,6 +27,7 @@ describe('loadConfig', () => {
           maxMessageBytes: 65_536,
           maxPerConnection: 20,
           maxConnectionsPerCaller: 20,
+          maxConnections: 10_000,
           maxPendingEvents: 100,
         },
         limits: { maxDepth: 10, maxCost: 100_000, maxAliases: 15, maxDirectives: 5 },

@@ -27,19 +27,12 @@ import type { TokensService } from '../tokens/tokens.service.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
 import { graphiqlRoutes } from './graphiql.js'
-import { queryLimitRules } from './limits.js'
+import { MAX_TOKENS, queryLimitRules, tooManyTokens } from './limits.js'
 import { chooseOperation, type OperationParams, readParams } from './request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
 import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions.js'
 
 const GRAPHQL_PATH = '/graphql'
-
-/**
- * A document longer than this many tokens is refused by the parser before it is built. graphql's
- * parser recurses once per nesting level and overflows the stack near 2,000 levels (about 6,000
- * tokens); 4,000 tokens keeps any nesting well under that, and is ten times GraphiQL's introspection query.
- */
-const MAX_TOKENS = 4_000
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8'
@@ -172,8 +165,8 @@ export async function graphqlRoutes(
 }
 
 async function run(request: FastifyRequest, reply: FastifyReply, params: OperationParams): Promise<Answer> {
-  const masquerade = jsonMasquerade(params.query)
-  if (masquerade !== undefined) return { outcome: 'request-error', body: { errors: [formatError(masquerade, request)] } }
+  const refused = tooManyTokens(params.query, MAX_TOKENS) ?? jsonMasquerade(params.query)
+  if (refused !== undefined) return { outcome: 'request-error', body: { errors: [formatError(refused, request)] } }
   const source = cacheKeyOf(params)
   if (source === undefined) {
     const unknown = new GraphQLError(`Unknown operation named "${params.operationName}".`)
@@ -223,6 +216,7 @@ function send(reply: FastifyReply, media: MediaType, answer: Answer) {
  * error is reported by the run itself).
  */
 function refuseOutsideQuery(params: OperationParams): OperationTypeNode.MUTATION | OperationTypeNode.SUBSCRIPTION | GraphQLError | undefined {
+  if (tooManyTokens(params.query, MAX_TOKENS) !== undefined) return undefined
   let document
   try {
     document = parse(params.query, { maxTokens: MAX_TOKENS })

@@ -26,6 +26,9 @@
 import {
   GraphQLError,
   Kind,
+  Lexer,
+  Source,
+  TokenKind,
   SchemaMetaFieldDef,
   TypeMetaFieldDef,
   getIntrospectionQuery,
@@ -55,6 +58,38 @@ import {
 import type { GraphQLConfig } from '../config.js'
 import type { ErrorCode } from '../errors.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
+
+/**
+ * A document longer than this many tokens is refused before it is parsed. graphql's parser
+ * recurses once per nesting level and overflows the stack near 2,000 levels (about 6,000 tokens);
+ * 4,000 tokens keeps any nesting well under that, and is ten times GraphiQL's introspection query.
+ */
+export const MAX_TOKENS = 4_000
+
+/**
+ * The refusal of a document of more than `max` tokens, counted before it is parsed; undefined
+ * when it has no more (or does not lex: the parser then reports where). graphql's parser stops at
+ * the same count (its `maxTokens`), but only after building the tree of everything before: under a
+ * flood of such documents those trees outlived the young generation and filled the old one, and
+ * refusals took up to 80 ms (npm run bench:graphql-abuse, docs/architecture.md). The lexer alone,
+ * each token let go as the next is read, leaves only short-lived garbage. A document of at most
+ * `max` characters cannot hold more tokens than that, so most are not counted at all.
+ */
+export function tooManyTokens(query: string, max: number): GraphQLError | undefined {
+  if (query.length <= max) return undefined
+  const lexer = new Lexer(new Source(query))
+  let count = 0
+  try {
+    for (let token = lexer.advance(); token.kind !== TokenKind.EOF; token = lexer.advance()) {
+      // The lexer links each token to the one before: unlinked, the ones read can be collected.
+      ;(token as { prev: unknown }).prev = null
+      if (++count > max) return new GraphQLError(`Syntax Error: Document contains more than ${max} tokens. Parsing aborted.`)
+    }
+  } catch {
+    return undefined
+  }
+  return undefined
+}
 
 /** The bounds, from config (GRAPHQL_MAX_*; the defaults and why are in src/config.ts). */
 export type QueryLimits = GraphQLConfig['limits']

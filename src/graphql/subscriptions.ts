@@ -38,6 +38,7 @@ import { callerKey, type RateLimitConsumer } from '../limits/rate-limit.js'
 import type { TokensService } from '../tokens/tokens.service.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
+import { tooManyTokens } from './limits.js'
 import { chooseOperation, type OperationParams, readParams } from './request-params.js'
 
 /** RFC 6455 §7.4.1: the subscriber broke a policy of the server (here: it fell too far behind). */
@@ -104,12 +105,19 @@ class ConnectionCounter {
   private readonly open = new Map<string, number>()
   total = 0
 
-  constructor(private readonly max: number) {}
+  constructor(
+    private readonly maxPerCaller: number,
+    private readonly maxTotal: number,
+  ) {}
 
-  /** Takes a slot for `key`; the returned release frees it (once, however often it is called), or undefined when none is left. */
-  acquire(key: string): (() => void) | undefined {
+  /**
+   * Takes a slot for `key`; the returned release frees it (once, however often it is called), or
+   * which limit is reached: the caller's, or the instance's.
+   */
+  acquire(key: string): (() => void) | 'caller' | 'instance' {
+    if (this.total >= this.maxTotal) return 'instance'
     const count = this.open.get(key) ?? 0
-    if (count >= this.max) return undefined
+    if (count >= this.maxPerCaller) return 'caller'
     this.open.set(key, count + 1)
     this.total++
     let released = false
@@ -130,7 +138,11 @@ class ConnectionCounter {
  */
 export function subscriptionServer(app: FastifyInstance, options: SubscriptionServerOptions) {
   const { limits } = options
-  const counter = new ConnectionCounter(limits.maxConnectionsPerCaller)
+  const counter = new ConnectionCounter(limits.maxConnectionsPerCaller, limits.maxConnections)
+  const refusal = (limit: 'caller' | 'instance') =>
+    limit === 'caller'
+      ? `At most ${limits.maxConnectionsPerCaller} connections per caller`
+      : `This instance holds its most subscription connections (${limits.maxConnections}); try again later`
   let droppedSlowConsumers = 0
   const openStreams = new Set<FastifyReply>()
 
@@ -139,6 +151,8 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
    * document; the execution arguments, or the errors in the service's shape.
    */
   function prepare(request: FastifyRequest, params: OperationParams, context: GraphQLContext): ExecutionArgs | FormattedError[] {
+    const tooLong = tooManyTokens(params.query, options.maxTokens)
+    if (tooLong !== undefined) return [new FormattedError(formatError(tooLong, request))]
     let document
     try {
       document = parse(params.query, { maxTokens: options.maxTokens })
@@ -198,8 +212,8 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       // The socket may have gone while the token was looked up: take no slot for it.
       if (socket.readyState !== socket.OPEN) return false
       const release = counter.acquire(callerKey(request, caller))
-      if (release === undefined) {
-        socket.close(CLOSE_TRY_AGAIN_LATER, `At most ${limits.maxConnectionsPerCaller} connections per caller`)
+      if (typeof release === 'string') {
+        socket.close(CLOSE_TRY_AGAIN_LATER, refusal(release))
         return false
       }
       socket.once('close', release)
@@ -348,7 +362,8 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       // Checked here, so a malformed request is answered in the service's words.
       const params = readParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
       const release = counter.acquire(callerKey(request, request.caller))
-      if (release === undefined) throw new AppError('RATE_LIMITED', `At most ${limits.maxConnectionsPerCaller} connections per caller`)
+      if (release === 'caller') throw new AppError('RATE_LIMITED', refusal(release))
+      if (release === 'instance') throw new AppError('SERVICE_UNAVAILABLE', refusal(release))
       reply.hijack()
       openStreams.add(reply)
       reply.raw.once('close', () => {

@@ -16,7 +16,7 @@ import {
 } from 'graphql'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { queryLimitRules, type QueryLimits } from '../../src/graphql/limits.js'
+import { MAX_TOKENS, queryLimitRules, type QueryLimits, tooManyTokens } from '../../src/graphql/limits.js'
 
 const DEFAULTS = loadConfig({}).graphql.limits
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../src/pagination.js'
@@ -325,5 +325,37 @@ describe('hostile documents of about a megabyte', () => {
     const fragments = Array.from({ length: 40 }, (_, i) => `fragment F${i} on User { ...F${i + 1} ...F${i + 1} a${i}: id b${i}: id }`)
     const aliases = limitErrors(check(`{ viewer { ...F0 } } ${fragments.join(' ')} fragment F40 on User { id }`), 'aliases')
     expect(aliases.map((error) => error.extensions['value'])).toEqual([2 ** 41 - 2])
+  })
+})
+
+describe('tokens, counted before the parser builds anything', () => {
+  /** graphql's own verdict on the same document: the parser's maxTokens. */
+  const parserRefuses = (query: string, max: number) => {
+    try {
+      parse(query, { maxTokens: max })
+      return false
+    } catch (error) {
+      return /more th.. \d+ tokens/.test((error as Error).message)
+    }
+  }
+
+  it.each([
+    ['exactly the limit', `{ ${'a '.repeat(MAX_TOKENS - 2)}}`, false],
+    ['one token past it', `{ ${'a '.repeat(MAX_TOKENS - 1)}}`, true],
+    ['punctuators only', `{${'a{'.repeat(MAX_TOKENS)}`, true],
+    ['a megabyte of comment around three tokens', `{ a } # ${'x'.repeat(1_000_000)}`, false],
+    ['a short document', '{ viewer { id } }', false],
+    ['a long string literal', `{ user(id: "${'9'.repeat(50_000)}") { id } }`, false],
+  ])('agrees with the parser on %s', (_what, query, refused) => {
+    expect(tooManyTokens(query, MAX_TOKENS) !== undefined).toBe(refused)
+    expect(parserRefuses(query, MAX_TOKENS)).toBe(refused)
+  })
+
+  it('leaves a document that does not lex to the parser, which says where', () => {
+    expect(tooManyTokens(`{ a "${'x'.repeat(5000)}`, MAX_TOKENS)).toBeUndefined()
+  })
+
+  it('refuses past the limit with a syntax error naming it', () => {
+    expect(tooManyTokens(`{ ${'a '.repeat(MAX_TOKENS)}}`, MAX_TOKENS)?.message).toBe(`Syntax Error: Document contains more than ${MAX_TOKENS} tokens. Parsing aborted.`)
   })
 })

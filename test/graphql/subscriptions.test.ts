@@ -203,7 +203,8 @@ describe('commentAdded', () => {
     raw.send({ id: 'c', type: 'subscribe', payload: { query: 'subscription { a: commentAdded { id } b: commentAdded { id } }' } })
     raw.send({ id: 'd', type: 'subscribe', payload: { query: 'subscription { commentAdded { post { author { posts(limit: 100) { comments(limit: 100) { author { posts(limit: 100) { id } } } } } } } }' } })
     raw.send({ id: 'e', type: 'subscribe', payload: { query: `subscription { commentAdded { ${Array.from({ length: 16 }, (_, i) => `a${i}: id`).join(' ')} } }` } })
-    await until(() => raw.messages.filter((m) => m.type === 'error').length === 5)
+    raw.send({ id: 'f', type: 'subscribe', payload: { query: `subscription { commentAdded { ${'id '.repeat(4000)}} }` } })
+    await until(() => raw.messages.filter((m) => m.type === 'error').length === 6)
     const errors: Record<string, { extensions: Record<string, unknown> }[]> = Object.fromEntries(
       raw.messages.filter((m) => m.type === 'error').map((m) => [m.id, m.payload as { extensions: Record<string, unknown> }[]]),
     )
@@ -212,6 +213,7 @@ describe('commentAdded', () => {
     expect(errors.c?.[0]?.extensions.code).toBe('BAD_REQUEST')
     expect(errors.d?.map((e) => e.extensions.limit)).toContain('cost')
     expect(errors.e?.map((e) => e.extensions.limit)).toContain('aliases')
+    expect(errors.f).toEqual([{ message: 'Syntax Error: Document contains more than 4000 tokens. Parsing aborted.', extensions: { code: 'BAD_REQUEST' } }])
     raw.socket.close()
   })
 
@@ -351,6 +353,42 @@ describe('subscription limits', () => {
       expect(await second.closed).toMatchObject({ code: 1009 })
       raw.socket.close()
       signedIn.socket.close()
+    } finally {
+      await s.t.close()
+    }
+  })
+
+  it('caps the connections of the whole instance, whoever holds them, and takes one again when a slot frees', async () => {
+    const s = await listening({ GRAPHQL_MAX_CONNECTIONS: '2' })
+    try {
+      const open = async (token?: string) => {
+        const raw = rawSocket(s.ws)
+        await raw.opened
+        raw.send({ type: 'connection_init', ...(token === undefined ? {} : { payload: { authorization: `Bearer ${token}` } }) })
+        return raw
+      }
+      const anonymous = await open()
+      const alice = await open(s.t.tokens.alice)
+      await until(() => alice.messages.some((m) => m.type === 'connection_ack') && anonymous.messages.some((m) => m.type === 'connection_ack'))
+      // A third caller, under its own per-caller limit, finds the instance full.
+      const bob = await open(s.t.tokens.bob)
+      expect(await bob.closed).toEqual({ code: 1013, reason: 'This instance holds its most subscription connections (2); try again later' })
+      const sse = await fetch(`${s.http}/graphql/stream`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${s.t.tokens.bob}` },
+        body: JSON.stringify({ query: 'subscription { commentAdded { id } }' }),
+      })
+      expect(sse.status).toBe(503)
+      expect(sse.headers.get('retry-after')).not.toBeNull()
+      expect((await sse.json()).errors[0].extensions.code).toBe('SERVICE_UNAVAILABLE')
+      // Plain requests are not counted.
+      expect((await fetch(`${s.http}/api/v1/users/${s.t.bob.id}`)).status).toBe(200)
+      anonymous.socket.close()
+      await until(() => s.t.app.subscriptionStats.connections === 1)
+      const again = await open(s.t.tokens.bob)
+      await until(() => again.messages.some((m) => m.type === 'connection_ack'))
+      again.socket.close()
+      alice.socket.close()
     } finally {
       await s.t.close()
     }
