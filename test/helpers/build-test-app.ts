@@ -11,7 +11,7 @@ import { prepareDatabase } from '../../src/server.js'
 import { createTokensService } from '../../src/tokens/tokens.service.js'
 import type { CreateUserInput, User } from '../../src/users/users.schemas.js'
 import { createUsersService } from '../../src/users/users.service.js'
-import { freshDatabase } from './test-store.js'
+import { freshDatabase, type TestStore } from './test-store.js'
 
 export interface TestApp {
   app: FastifyInstance
@@ -38,10 +38,12 @@ export interface TestAppOptions {
   events?: Events
   /** Told of every route as it is registered. */
   onRoute?: (route: RouteOptions & { prefix: string }) => void
+  /** The store, when not the run's (a test comparing the two builds one of each). */
+  store?: TestStore
 }
 
 export async function buildTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
-  const store = await freshDatabase()
+  const store = await freshDatabase(options.store)
   const config = loadConfig({
     DATABASE_URL: store.url,
     LOG_LEVEL: 'silent',
