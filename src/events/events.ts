@@ -1,9 +1,10 @@
 // The events port: what happened, told to whoever listens — in this process (memory-events.ts)
 // or, when scaling out, across instances (redis-events.ts). Services publish after their write
 // has committed; the GraphQL subscriptions listen, and are told when delivery is interrupted.
-import type { Comment } from '../comments/comments.schemas.js'
-import type { Post } from '../posts/posts.schemas.js'
-import type { User } from '../users/users.schemas.js'
+import { type TSchema, Type } from 'typebox'
+import { Comment } from '../comments/comments.schemas.js'
+import { Post } from '../posts/posts.schemas.js'
+import { User } from '../users/users.schemas.js'
 
 /** A comment was created: the comment, its post and its author, as they were at that moment. */
 export interface CommentAdded {
@@ -18,9 +19,15 @@ export interface EventMap {
 
 export type EventName = keyof EventMap
 
-/** Every event name once (a name added to EventMap and missing here does not compile). */
-const EVENT_NAME_SET: Record<EventName, true> = { commentAdded: true }
-export const EVENT_NAMES = Object.keys(EVENT_NAME_SET) as readonly EventName[]
+/**
+ * Each event's shape, by name (a name added to EventMap and missing here does not compile). An
+ * event that comes from outside the process (Redis) is delivered only when it matches: anyone who
+ * can publish on the channel could otherwise hand subscribers half an object.
+ */
+export const EVENT_SCHEMAS: Record<EventName, TSchema> = {
+  commentAdded: Type.Object({ comment: Comment, post: Post, author: User }),
+}
+export const EVENT_NAMES = Object.keys(EVENT_SCHEMAS) as readonly EventName[]
 
 /**
  * What a subscriber is told besides events, by an adapter whose delivery can stop (Redis): that

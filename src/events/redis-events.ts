@@ -10,7 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import { FailureLog } from '../failure-log.js'
 import { closeRedisConnection, createRedisConnection, firstAttempt } from '../redis-connection.js'
-import { type DeliverySignals, EVENT_NAMES, type EventMap, type EventName, type Events } from './events.js'
+import { bodyAjv, toErrorDetails } from '../validation.js'
+import { type DeliverySignals, EVENT_NAMES, EVENT_SCHEMAS, type EventMap, type EventName, type Events } from './events.js'
 
 export interface RedisEventsOptions {
   /** A redis:// or rediss:// URL. */
@@ -35,6 +36,7 @@ const STARTUP_WAIT_MS = 2000
 export async function createRedisEvents(options: RedisEventsOptions): Promise<Events> {
   const { log } = options
   const channelPrefix = `${options.keyPrefix}events:`
+  const eventChecks = new Map(EVENT_NAMES.map((name) => [name as string, bodyAjv.compile(EVENT_SCHEMAS[name])]))
   const channels = EVENT_NAMES.map((name) => `${channelPrefix}${name}`)
   const subscriptions = new Map<string, Set<Subscription>>(EVENT_NAMES.map((name) => [name, new Set()]))
   const publishing = new FailureLog(log, 'event publishing', 'events are lost for every instance')
@@ -97,6 +99,11 @@ export async function createRedisEvents(options: RedisEventsOptions): Promise<Ev
       event = JSON.parse(message)
     } catch (error) {
       log.warn({ err: error, channel }, 'unreadable event from Redis: dropped')
+      return
+    }
+    const matches = eventChecks.get(channel.slice(channelPrefix.length))
+    if (matches === undefined || !matches(event)) {
+      log.warn({ channel, problems: toErrorDetails(matches?.errors ?? []).slice(0, 5) }, 'malformed event from Redis: dropped')
       return
     }
     for (const subscription of listeners) {

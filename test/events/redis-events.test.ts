@@ -104,6 +104,41 @@ describe.skipIf(sharedUrl === undefined)('events on Redis', () => {
     expect(many.map((s) => s.received)).toEqual(Array.from({ length: 5 }, () => [delivered('for five')]))
     expect(other.received).toEqual([])
   })
+
+  it('drops a forged or malformed message on its channel, logs it, and goes on delivering', async () => {
+    const prefix = uniquePrefix()
+    const logs: string[] = []
+    const a = await instance({ REDIS_URL: sharedUrl as string, REDIS_KEY_PREFIX: prefix }, logs)
+    const onA = subscriber(a)
+    await subscribed(a, 1)
+    const real = (await a.t.request({ method: 'GET', url: `/api/v1/users/${a.t.alice.id}/posts/${a.postId}` })).json().data
+    const forged = [
+      'not json',
+      'null',
+      '[]',
+      '{}',
+      '{"comment":null,"post":null,"author":null}',
+      // Shaped like an event, but missing fields the subscriber asked for.
+      JSON.stringify({ comment: { id: 999 }, post: { id: a.postId }, author: { id: 1 } }),
+      // A draft's comment, which the subscriber may not see, with every field.
+      JSON.stringify({
+        comment: { id: 998, postId: a.postId, authorId: a.t.bob.id, author: { id: a.t.bob.id, name: 'Bob' }, content: 'forged', createdAt: real.createdAt, updatedAt: real.updatedAt },
+        post: { ...real, status: 'draft', title: 'forged' },
+        author: a.t.bob,
+      }),
+      '{"__proto__":{"polluted":true},"comment":{}}',
+    ]
+    for (const message of forged) await redis.publish(`${prefix}events:commentAdded`, message)
+    expect(await a.comment('after the forgeries')).toBe(201)
+    await until(() => onA.received.length >= 1)
+    await settle()
+    expect(onA.received).toEqual([{ data: { commentAdded: { content: 'after the forgeries', author: { name: 'Bob' }, post: { title: 'on air' } } } }])
+    expect(onA.errors).toEqual([])
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+    const dropped = logs.map((line) => JSON.parse(line) as { msg: string; level: number }).filter((line) => /event from Redis: dropped/.test(line.msg))
+    expect(dropped).toHaveLength(forged.length - 1)
+    expect((await a.t.request({ method: 'GET', url: `/api/v1/users/${a.t.alice.id}` })).statusCode).toBe(200)
+  })
 })
 
 describe.skipIf(!privateRedis)('events when Redis goes away', () => {
