@@ -54,6 +54,15 @@ const anyInstant = fc
   .date({ min: new Date('0000-01-01T00:00:00.000Z'), max: new Date('+010000-12-31T23:59:59.999Z'), noInvalidDate: true })
   .map((date) => date.toISOString())
 
+/** X-Forwarded-For as proxies write it, as a client forges it, and as nothing writes it. */
+const forwardedFor = fc.oneof(
+  fc.ipV4(),
+  fc.ipV6(),
+  fc.array(fc.oneof(fc.ipV4(), fc.ipV6(), fc.constantFrom('unknown', '_hidden', '[::1]:80', '1.2.3.4:5678', '')), { minLength: 1, maxLength: 5 }).map((hops) => hops.join(', ')),
+  fc.string({ maxLength: 60 }).filter((value) => /^[\t\x20-\x7e]*$/.test(value)),
+  fc.constantFrom('999.999.999.999', '::ffff:127.0.0.1', '0.0.0.0', ', , ,', `${'1.1.1.1, '.repeat(500)}2.2.2.2`),
+)
+
 /** JSON values shaped like user bodies, with hostile strings, numbers and keys mixed in. */
 const userish = fc.record(
   {
@@ -140,6 +149,23 @@ describe('hostile input', () => {
     )
   })
 
+  it('never answers 500 to any X-Forwarded-For when proxies are trusted, and still counts the caller against the limit', async () => {
+    // Behind a proxy the address comes from the header: it keys the rate limit of anonymous callers.
+    const proxied = await buildTestApp({ TRUST_PROXY: 'true', RATE_LIMIT_MAX: '1000000' })
+    try {
+      await fc.assert(
+        fc.asyncProperty(forwardedFor, fc.constantFrom('/api/v1/users/1', '/api/v1/users?limit=1', '/graphql?query=%7B__typename%7D'), async (header, url) => {
+          const res = await proxied.app.inject({ method: 'GET', url, headers: { 'x-forwarded-for': header } })
+          expect(res.statusCode, `${header} ${res.body}`).toBeLessThan(500)
+          expect(res.headers['x-ratelimit-remaining'], header).toBeDefined()
+        }),
+        RUNS,
+      )
+    } finally {
+      await proxied.close()
+    }
+  })
+
   it('never answers 500 to any path, query string or header', async () => {
     const segment = fc.oneof(fc.string(), fc.integer().map(String), fc.constantFrom('users', 'api', 'v1', 'v2', 'tokens', 'current'))
     await fc.assert(
@@ -156,6 +182,7 @@ describe('hostile input', () => {
             'if-modified-since': fc.oneof(fc.string(), fc.date({ noInvalidDate: true }).map((d) => d.toUTCString())),
             origin: fc.string(),
             'accept-encoding': fc.oneof(fc.string(), fc.constantFrom('gzip', 'br', 'br;q=0, gzip;q=1', 'identity;q=0')),
+            'x-forwarded-for': forwardedFor,
           },
           { requiredKeys: [] },
         ),
