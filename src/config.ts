@@ -106,8 +106,9 @@ export interface GraphQLConfig {
     /** Open WebSockets and event streams per signed-in user, or per client address. @default 20 */
     readonly maxConnectionsPerCaller: number
     /**
-     * Open WebSockets and event streams on the instance, whoever holds them; kept below
-     * HTTP_MAX_CONNECTIONS so plain requests still get in when they are all taken. @default 10000
+     * Open WebSockets and event streams on the instance, whoever holds them; below
+     * HTTP_MAX_CONNECTIONS so plain requests still get in when they are all taken. @default half
+     * of HTTP_MAX_CONNECTIONS (10000)
      */
     readonly maxConnections: number
     /** Events that may wait for one slow subscriber; past it the subscriber is dropped (1008). @default 100 */
@@ -178,7 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
         maxMessageBytes: readInteger(env, 'GRAPHQL_WS_MAX_MESSAGE_BYTES', 65_536, 1024, 16_777_216),
         maxPerConnection: readInteger(env, 'GRAPHQL_MAX_SUBSCRIPTIONS_PER_CONNECTION', 20, 1, 10_000),
         maxConnectionsPerCaller: readInteger(env, 'GRAPHQL_MAX_CONNECTIONS_PER_CALLER', 20, 1, 1_000_000),
-        maxConnections: readInteger(env, 'GRAPHQL_MAX_CONNECTIONS', 10_000, 1, 1_000_000),
+        maxConnections: readSubscriptionConnections(env, readHttpLimits(env).maxConnections),
         maxPendingEvents: readInteger(env, 'GRAPHQL_MAX_PENDING_EVENTS', 100, 1, 100_000),
       }),
       limits: Object.freeze({
@@ -270,6 +271,17 @@ function readHttpLimits(env: Env): HttpLimits {
     maxHeaderBytes: readInteger(env, 'HTTP_MAX_HEADER_BYTES', 16_384, 1024, 1_048_576),
     maxConnections: readInteger(env, 'HTTP_MAX_CONNECTIONS', 20_000, 0, 1_000_000),
   })
+}
+
+/**
+ * GRAPHQL_MAX_CONNECTIONS: half of HTTP_MAX_CONNECTIONS unless given (10,000 by default), and
+ * below it, so plain requests still get in when every subscription slot is taken.
+ */
+function readSubscriptionConnections(env: Env, httpMax: number): number {
+  const name = 'GRAPHQL_MAX_CONNECTIONS'
+  const value = readInteger(env, name, httpMax === 0 ? 10_000 : Math.max(1, Math.floor(httpMax / 2)), 1, 1_000_000)
+  if (httpMax !== 0 && value >= httpMax) throw new ConfigError(name, `expected less than HTTP_MAX_CONNECTIONS (${httpMax}), got ${value}`)
+  return value
 }
 
 function readInteger(env: Env, name: string, fallback: number, min: number, max: number): number {

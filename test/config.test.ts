@@ -60,6 +60,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ GRAPHIQL: 'maybe' })).toThrow(/GRAPHIQL/)
   })
 
+  it('keeps the subscription connections of an instance below its HTTP connections', () => {
+    const subscriptionsOf = (env: Record<string, string>) => loadConfig(env).graphql.subscriptions.maxConnections
+    expect(subscriptionsOf({})).toBe(10_000)
+    expect(subscriptionsOf({ HTTP_MAX_CONNECTIONS: '300' })).toBe(150)
+    expect(subscriptionsOf({ HTTP_MAX_CONNECTIONS: '0' })).toBe(10_000)
+    expect(subscriptionsOf({ HTTP_MAX_CONNECTIONS: '300', GRAPHQL_MAX_CONNECTIONS: '299' })).toBe(299)
+    expect(() => loadConfig({ HTTP_MAX_CONNECTIONS: '300', GRAPHQL_MAX_CONNECTIONS: '300' })).toThrow(/GRAPHQL_MAX_CONNECTIONS: expected less than HTTP_MAX_CONNECTIONS \(300\), got 300/)
+  })
+
   it('reads the HTTP settings', () => {
     const config = loadConfig({
       RATE_LIMIT_MAX: '10',

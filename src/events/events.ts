@@ -1,7 +1,7 @@
 // The events port: what happened, told to whoever listens — in this process (memory-events.ts)
 // or, when scaling out, across instances (redis-events.ts). Services publish after their write
 // has committed; the GraphQL subscriptions listen, and are told when delivery is interrupted.
-import { type TSchema, Type } from 'typebox'
+import { Type } from 'typebox'
 import { Comment } from '../comments/comments.schemas.js'
 import { Post } from '../posts/posts.schemas.js'
 import { User } from '../users/users.schemas.js'
@@ -19,14 +19,31 @@ export interface EventMap {
 
 export type EventName = keyof EventMap
 
+const INPUT_RULES = new Set(['pattern', 'format', 'minLength', 'maxLength', 'minimum', 'maximum'])
+
 /**
  * Each event's shape, by name (a name added to EventMap and missing here does not compile). An
  * event that comes from outside the process (Redis) is delivered only when it matches: anyone who
- * can publish on the channel could otherwise hand subscribers half an object.
+ * can publish on the channel could otherwise hand subscribers half an object. Only the structure
+ * is checked (types, required fields, enums), not the rules on input (lengths, patterns, formats):
+ * a row stored before a rule was tightened still makes an event.
  */
-export const EVENT_SCHEMAS: Record<EventName, TSchema> = {
-  commentAdded: Type.Object({ comment: Comment, post: Post, author: User }),
+export const EVENT_SCHEMAS: Record<EventName, object> = {
+  commentAdded: shapeOf(Type.Object({ comment: Comment, post: Post, author: User })),
 }
+
+/** `schema` without the rules on input, as plain JSON schema. */
+function shapeOf(schema: object): object {
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([keyword]) => !INPUT_RULES.has(keyword) && !keyword.startsWith('x-'))
+      .map(([keyword, value]) => {
+        if (keyword === 'properties') return [keyword, Object.fromEntries(Object.entries(value as Record<string, object>).map(([name, property]) => [name, shapeOf(property)]))]
+        return [keyword, typeof value === 'object' && value !== null && !Array.isArray(value) ? shapeOf(value as object) : value]
+      }),
+  )
+}
+
 export const EVENT_NAMES = Object.keys(EVENT_SCHEMAS) as readonly EventName[]
 
 /**

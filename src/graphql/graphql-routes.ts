@@ -27,7 +27,7 @@ import type { TokensService } from '../tokens/tokens.service.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
 import { graphiqlRoutes } from './graphiql.js'
-import { MAX_TOKENS, queryLimitRules, tooManyTokens } from './limits.js'
+import { MAX_TOKENS, queryLimitRules, parserLimitError } from './limits.js'
 import { chooseOperation, type OperationParams, readParams } from './request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
 import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions.js'
@@ -165,7 +165,7 @@ export async function graphqlRoutes(
 }
 
 async function run(request: FastifyRequest, reply: FastifyReply, params: OperationParams): Promise<Answer> {
-  const refused = tooManyTokens(params.query, MAX_TOKENS) ?? jsonMasquerade(params.query)
+  const refused = parserLimitError(params.query, MAX_TOKENS) ?? jsonMasquerade(params.query)
   if (refused !== undefined) return { outcome: 'request-error', body: { errors: [formatError(refused, request)] } }
   const source = cacheKeyOf(params)
   if (source === undefined) {
@@ -216,7 +216,7 @@ function send(reply: FastifyReply, media: MediaType, answer: Answer) {
  * error is reported by the run itself).
  */
 function refuseOutsideQuery(params: OperationParams): OperationTypeNode.MUTATION | OperationTypeNode.SUBSCRIPTION | GraphQLError | undefined {
-  if (tooManyTokens(params.query, MAX_TOKENS) !== undefined) return undefined
+  if (parserLimitError(params.query, MAX_TOKENS) !== undefined) return undefined
   let document
   try {
     document = parse(params.query, { maxTokens: MAX_TOKENS })

@@ -60,30 +60,44 @@ import type { ErrorCode } from '../errors.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
 
 /**
- * A document longer than this many tokens is refused before it is parsed. graphql's parser
- * recurses once per nesting level and overflows the stack near 2,000 levels (about 6,000 tokens);
- * 4,000 tokens keeps any nesting well under that, and is ten times GraphiQL's introspection query.
+ * A document longer than this many tokens is refused before it is parsed: it is ten times
+ * GraphiQL's introspection query.
  */
 export const MAX_TOKENS = 4_000
 
 /**
- * The refusal of a document of more than `max` tokens, counted before it is parsed; undefined
- * when it has no more (or does not lex: the parser then reports where). graphql's parser stops at
- * the same count (its `maxTokens`), but only after building the tree of everything before: under a
- * flood of such documents those trees outlived the young generation and filled the old one, and
- * refusals took up to 80 ms (npm run bench:graphql-abuse, docs/architecture.md). The lexer alone,
- * each token let go as the next is read, leaves only short-lived garbage. A document of at most
- * `max` characters cannot hold more tokens than that, so most are not counted at all.
+ * Brackets ({, ( and [) open at once, at most. graphql's parser recurses once per level and
+ * overflows the stack near 2,000 (`{a{a{a...` fits 1,999 levels in 4,000 tokens): the depth rule
+ * refuses past GRAPHQL_MAX_DEPTH anyway, but only once the parser has built the document.
  */
-export function tooManyTokens(query: string, max: number): GraphQLError | undefined {
-  if (query.length <= max) return undefined
+export const MAX_NESTING = 500
+
+/**
+ * The refusal of a document beyond what the parser should be handed: more than `maxTokens`
+ * tokens, or brackets nested past MAX_NESTING; undefined otherwise (or when it does not lex: the
+ * parser then reports where). Counted with the lexer alone, each token let go as the next is read.
+ *
+ * graphql's parser has a `maxTokens` of its own, but stops only after building the tree of
+ * everything before: under a flood of 4,200-token documents those trees outlived the young
+ * generation and filled the old one, and refusals took up to 80 ms (npm run bench:graphql-abuse,
+ * docs/architecture.md). A document of at most MAX_NESTING characters can hold neither too many
+ * tokens nor too deep a nesting, so short ones are not counted at all.
+ */
+export function parserLimitError(query: string, maxTokens: number): GraphQLError | undefined {
+  if (query.length <= Math.min(maxTokens, MAX_NESTING)) return undefined
   const lexer = new Lexer(new Source(query))
   let count = 0
+  let depth = 0
   try {
     for (let token = lexer.advance(); token.kind !== TokenKind.EOF; token = lexer.advance()) {
       // The lexer links each token to the one before: unlinked, the ones read can be collected.
       ;(token as { prev: unknown }).prev = null
-      if (++count > max) return new GraphQLError(`Syntax Error: Document contains more than ${max} tokens. Parsing aborted.`)
+      if (++count > maxTokens) return new GraphQLError(`Syntax Error: Document contains more than ${maxTokens} tokens. Parsing aborted.`)
+      if (token.kind === TokenKind.BRACE_L || token.kind === TokenKind.PAREN_L || token.kind === TokenKind.BRACKET_L) {
+        if (++depth > MAX_NESTING) return new GraphQLError(`Syntax Error: Document nests brackets more than ${MAX_NESTING} deep. Parsing aborted.`)
+      } else if (token.kind === TokenKind.BRACE_R || token.kind === TokenKind.PAREN_R || token.kind === TokenKind.BRACKET_R) {
+        depth--
+      }
     }
   } catch {
     return undefined

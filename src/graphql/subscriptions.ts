@@ -38,7 +38,7 @@ import { callerKey, type RateLimitConsumer } from '../limits/rate-limit.js'
 import type { TokensService } from '../tokens/tokens.service.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
-import { tooManyTokens } from './limits.js'
+import { parserLimitError } from './limits.js'
 import { chooseOperation, type OperationParams, readParams } from './request-params.js'
 
 /** RFC 6455 §7.4.1: the subscriber broke a policy of the server (here: it fell too far behind). */
@@ -151,7 +151,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
    * document; the execution arguments, or the errors in the service's shape.
    */
   function prepare(request: FastifyRequest, params: OperationParams, context: GraphQLContext): ExecutionArgs | FormattedError[] {
-    const tooLong = tooManyTokens(params.query, options.maxTokens)
+    const tooLong = parserLimitError(params.query, options.maxTokens)
     if (tooLong !== undefined) return [new FormattedError(formatError(tooLong, request))]
     let document
     try {
@@ -364,6 +364,12 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       const release = counter.acquire(callerKey(request, request.caller))
       if (release === 'caller') throw new AppError('RATE_LIMITED', refusal(release))
       if (release === 'instance') throw new AppError('SERVICE_UNAVAILABLE', refusal(release))
+      // The client may have gone while its token was looked up: its 'close' has fired already.
+      if (request.raw.socket.destroyed) {
+        release()
+        reply.hijack()
+        return
+      }
       reply.hijack()
       openStreams.add(reply)
       reply.raw.once('close', () => {

@@ -16,7 +16,7 @@ import {
 } from 'graphql'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { MAX_TOKENS, queryLimitRules, type QueryLimits, tooManyTokens } from '../../src/graphql/limits.js'
+import { MAX_NESTING, MAX_TOKENS, parserLimitError, queryLimitRules, type QueryLimits } from '../../src/graphql/limits.js'
 
 const DEFAULTS = loadConfig({}).graphql.limits
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../src/pagination.js'
@@ -328,7 +328,7 @@ describe('hostile documents of about a megabyte', () => {
   })
 })
 
-describe('tokens, counted before the parser builds anything', () => {
+describe('tokens and nesting, counted before the parser builds anything', () => {
   /** graphql's own verdict on the same document: the parser's maxTokens. */
   const parserRefuses = (query: string, max: number) => {
     try {
@@ -342,20 +342,35 @@ describe('tokens, counted before the parser builds anything', () => {
   it.each([
     ['exactly the limit', `{ ${'a '.repeat(MAX_TOKENS - 2)}}`, false],
     ['one token past it', `{ ${'a '.repeat(MAX_TOKENS - 1)}}`, true],
-    ['punctuators only', `{${'a{'.repeat(MAX_TOKENS)}`, true],
+    ['short tokens, no spaces', `{${'a:b,'.repeat(1400)}}`, true],
     ['a megabyte of comment around three tokens', `{ a } # ${'x'.repeat(1_000_000)}`, false],
     ['a short document', '{ viewer { id } }', false],
     ['a long string literal', `{ user(id: "${'9'.repeat(50_000)}") { id } }`, false],
   ])('agrees with the parser on %s', (_what, query, refused) => {
-    expect(tooManyTokens(query, MAX_TOKENS) !== undefined).toBe(refused)
+    expect(parserLimitError(query, MAX_TOKENS) !== undefined).toBe(refused)
     expect(parserRefuses(query, MAX_TOKENS)).toBe(refused)
   })
 
+  // The parser recurses per level and overflows the stack near 2,000: such documents never reach it.
+  it.each([
+    ['selections left open', `{${'a{'.repeat(1999)}`],
+    ['selections closed', `{${'a{'.repeat(MAX_NESTING)}a${'}'.repeat(MAX_NESTING + 1)}`],
+    ['a list value', `{ a(x: ${'['.repeat(MAX_NESTING + 1)}1${']'.repeat(MAX_NESTING + 1)}) }`],
+    ['an object value', `{ a(x: ${'{b:'.repeat(MAX_NESTING)}1${'}'.repeat(MAX_NESTING)}) }`],
+  ])('refuses brackets nested too deep: %s', (_what, query) => {
+    expect(parserLimitError(query, MAX_TOKENS)?.message).toBe(`Syntax Error: Document nests brackets more than ${MAX_NESTING} deep. Parsing aborted.`)
+  })
+
+  it('passes nesting up to the bound, and short documents without counting', () => {
+    expect(parserLimitError(`{${'a{'.repeat(MAX_NESTING - 1)}a${'}'.repeat(MAX_NESTING)}`, MAX_TOKENS)).toBeUndefined()
+    expect(parserLimitError(`{${'['.repeat(MAX_NESTING - 1)}`, MAX_TOKENS)).toBeUndefined()
+  })
+
   it('leaves a document that does not lex to the parser, which says where', () => {
-    expect(tooManyTokens(`{ a "${'x'.repeat(5000)}`, MAX_TOKENS)).toBeUndefined()
+    expect(parserLimitError(`{ a "${'x'.repeat(5000)}`, MAX_TOKENS)).toBeUndefined()
   })
 
   it('refuses past the limit with a syntax error naming it', () => {
-    expect(tooManyTokens(`{ ${'a '.repeat(MAX_TOKENS)}}`, MAX_TOKENS)?.message).toBe(`Syntax Error: Document contains more than ${MAX_TOKENS} tokens. Parsing aborted.`)
+    expect(parserLimitError(`{ ${'a '.repeat(MAX_TOKENS)}}`, MAX_TOKENS)?.message).toBe(`Syntax Error: Document contains more than ${MAX_TOKENS} tokens. Parsing aborted.`)
   })
 })

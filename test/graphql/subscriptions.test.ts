@@ -410,6 +410,25 @@ describe('subscription limits', () => {
         controller.abort()
         await until(() => s.t.app.subscriptionStats.connections === 0 && s.t.app.subscriptionStats.subscriptions === 0)
       }
+      // Clients that go away as soon as their request is sent, some before it is even read.
+      const { connect } = await import('node:net')
+      const { port } = new URL(s.http)
+      const body = JSON.stringify({ query: 'subscription { commentAdded { id } }' })
+      for (let i = 0; i < 40; i++) {
+        const socket = connect(Number(port), '127.0.0.1')
+        await new Promise((resolve) => socket.once('connect', resolve))
+        socket.write(
+          `POST /graphql/stream HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${s.t.tokens.alice}\r\nContent-Type: application/json\r\n` +
+            `Accept: text/event-stream\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        )
+        if (i % 2 === 0) await new Promise((resolve) => setImmediate(resolve))
+        socket.destroy()
+      }
+      await until(() => s.t.app.subscriptionStats.connections === 0 && s.t.app.subscriptionStats.subscriptions === 0)
+      // Every slot came back: the caller can open as many streams as the limit allows.
+      const held = await Promise.all([0, 1].map(() => fetch(`${s.http}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${s.t.tokens.alice}` }, body })))
+      expect(held.map((response) => response.status)).toEqual([200, 200])
+      for (const response of held) await response.body?.cancel()
     } finally {
       await s.t.close()
     }

@@ -12,9 +12,9 @@ function fromEnv(name: string, fallback: number, valid: (n: number) => boolean):
 }
 
 export const FUZZ_SEED = fromEnv('FUZZ_SEED', 20_261_126, Number.isSafeInteger)
-const FACTOR = fromEnv('FUZZ_RUNS_FACTOR', 1, (n) => Number.isFinite(n) && n > 0)
+export const FUZZ_RUNS_FACTOR = fromEnv('FUZZ_RUNS_FACTOR', 1, (n) => Number.isFinite(n) && n > 0)
 
 /** fast-check parameters: `numRuns` cases (times FUZZ_RUNS_FACTOR) from the seed. */
 export function fuzzRuns(numRuns: number): fc.Parameters<unknown> {
-  return { numRuns: Math.max(1, Math.round(numRuns * FACTOR)), seed: FUZZ_SEED }
+  return { numRuns: Math.max(1, Math.round(numRuns * FUZZ_RUNS_FACTOR)), seed: FUZZ_SEED }
 }

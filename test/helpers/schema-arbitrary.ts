@@ -48,8 +48,11 @@ function stringOf(schema: JsonSchema): fc.Arbitrary<string> {
       return word.map((path) => `https://example.com/${path}.png`)
     case 'date-time':
       return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString())
-    case undefined:
-      return fitted(prose, schema)
+    case undefined: {
+      // Valid means valid: text the schema's own pattern refuses is left out.
+      const pattern = schema.pattern === undefined ? undefined : new RegExp(schema.pattern, 'u')
+      return fitted(prose, schema).filter((text) => pattern === undefined || pattern.test(text))
+    }
     default:
       throw new Error(`schema-arbitrary: no generator for format ${schema.format}`)
   }

@@ -15,6 +15,8 @@ beforeAll(async () => {
     HTTP_KEEP_ALIVE_TIMEOUT_MS: '500',
     HTTP_MAX_HEADER_BYTES: '8192',
     HTTP_MAX_CONNECTIONS: '8',
+    // Below HTTP_MAX_CONNECTIONS, as it must be: the eighth connection is a WebSocket not yet initialised.
+    GRAPHQL_MAX_CONNECTIONS: '7',
   })
   await t.app.listen({ port: 0, host: '127.0.0.1' })
   port = (t.app.server.address() as { port: number }).port
@@ -143,8 +145,11 @@ describe('HTTP server limits', () => {
     await untilConnections(0)
     const held: WebSocket[] = []
     try {
-      // Up to the limit (8): WebSockets, which no timeout ends.
-      for (let i = 0; i < 8; i++) held.push(await acknowledgedWebSocket())
+      // Up to the limit (8): WebSockets, which no timeout ends: seven initialised (GRAPHQL_MAX_CONNECTIONS), one not yet.
+      for (let i = 0; i < 7; i++) held.push(await acknowledgedWebSocket())
+      const uninitialised = new WebSocket(`ws://127.0.0.1:${port}/graphql`, 'graphql-transport-ws')
+      held.push(uninitialised)
+      await new Promise((resolve, reject) => uninitialised.once('open', resolve).once('error', reject))
       await untilConnections(8)
       const extra = await open()
       extra.socket.write('GET /api/v1/users/1 HTTP/1.1\r\nHost: x\r\n\r\n')

@@ -21,7 +21,7 @@ import { CreatePostBody, UpdatePostBody } from '../../src/posts/posts.schemas.js
 import { CreateTodoBody, UpdateTodoBody } from '../../src/todos/todos.schemas.js'
 import { CreateUserBody, UpdateUserBody } from '../../src/users/users.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
-import { fuzzRuns } from '../helpers/fuzz.js'
+import { FUZZ_RUNS_FACTOR, fuzzRuns } from '../helpers/fuzz.js'
 import { type BodyCase, brokenBodyOf, type JsonSchema } from '../helpers/schema-arbitrary.js'
 import { postgresUrl } from '../helpers/services.js'
 import type { TestStore } from '../helpers/test-store.js'
@@ -36,6 +36,8 @@ interface Side {
   t: TestApp
   /** What the successful writes answered, in the order the rows were made. */
   model: Model
+  /** The three users' rows as made, to put back before each sequence. */
+  baseUsers: Record<string, unknown>[]
 }
 
 /** The columns compared, by their API names. */
@@ -168,6 +170,8 @@ interface Target {
   owners: number[]
   /** The row written, when it exists. */
   row?: Row
+  /** Set when the request cannot reach a row: an id that names nothing, or another user's path to it. */
+  wrongWay?: 'bogus-id' | 'other-parent'
 }
 
 const REST_ROUTES = new Map<string, JsonSchema | undefined>()
@@ -188,12 +192,41 @@ beforeAll(async () => {
         }
       },
     })
-    sides.push({ store, t, model: { users: [t.admin, t.alice, t.bob], posts: [], comments: [], todos: [] } })
+    const baseUsers = await t.database.db.selectFrom('users').selectAll().orderBy('id').execute()
+    sides.push({ store, t, model: baseModel(t), baseUsers })
   }
 })
 afterAll(async () => {
   for (const side of sides) await side.t.close()
 })
+
+const baseModel = (t: TestApp): Model => ({ users: [t.admin, t.alice, t.bob], posts: [], comments: [], todos: [] })
+
+/**
+ * Puts the world back as it was made, so each sequence starts alike and a failing one replays and
+ * shrinks from the same state: the three users, then through the API a fourth user, a published
+ * post of alice's with a comment of bob's, a draft of bob's and a todo of alice's.
+ */
+async function reset(side: Side) {
+  const { db } = side.t.database
+  for (const table of ['comments', 'posts', 'todos'] as const) await db.deleteFrom(table).execute()
+  await db.deleteFrom('users').where('id', 'not in', side.baseUsers.map((user) => user.id as number)).execute()
+  for (const { id, ...row } of side.baseUsers) await db.updateTable('users').set(row).where('id', '=', id as number).execute()
+  side.model = baseModel(side.t)
+  const { t, model } = side
+  const made = async (table: Table, url: string, token: string, json: unknown) => {
+    const res = await t.request({ method: 'POST', url: `/api/v1${url}`, token, json })
+    expect(res.statusCode, res.body).toBe(201)
+    const row = res.json().data as Row
+    apply(model, { table, kind: 'create' }, row)
+    return row
+  }
+  await made('users', '/users', t.tokens.admin, { name: 'Dora', email: 'dora@example.com' })
+  const published = await made('posts', `/users/${t.alice.id}/posts`, t.tokens.alice, { title: 'Out', content: 'There' })
+  await made('comments', `/users/${t.alice.id}/posts/${published.id}/comments`, t.tokens.bob, { content: 'Nice' })
+  await made('posts', `/users/${t.bob.id}/posts`, t.tokens.bob, { title: 'Not yet', content: 'Soon', status: 'draft' })
+  await made('todos', `/users/${t.alice.id}/todos`, t.tokens.alice, { text: 'Write' })
+}
 
 function userIdOf(side: Side, actor: Actor): number | undefined {
   return actor === 'anonymous' ? undefined : side.t[actor].id
@@ -210,52 +243,55 @@ function targetOf(side: Side, op: Operation, command: Command): Target {
   const pickFrom = <T>(list: T[], offset = 0): T | undefined => (list.length === 0 ? undefined : list[(command.pick + offset) % list.length])
   const otherUser = (id: number) => model.users.find((user) => user.id !== id && user.id === pickFrom(model.users, 1)?.id) ?? model.users.find((u) => u.id !== id)!
   const bogus = command.twist === 'bogus-id'
+  const nothing = { id: command.bogus, owners: [], wrongWay: 'bogus-id' as const }
+  const otherParent = command.twist === 'other-parent' ? { wrongWay: 'other-parent' as const } : {}
   switch (op.table) {
     case 'users': {
       if (op.kind === 'create') return { url: '/users', id: '', owners: [] }
       const user = pickFrom(users)
-      const id = bogus || user === undefined ? command.bogus : String(user.id)
-      return { url: `/users/${encodeURIComponent(id)}`, id, owners: user === undefined || bogus ? [] : [user.id], row: bogus ? undefined : user }
+      if (user === undefined || bogus) return { ...nothing, url: `/users/${encodeURIComponent(command.bogus)}` }
+      return { url: `/users/${user.id}`, id: String(user.id), owners: [user.id], row: user }
     }
     case 'posts':
     case 'todos': {
       if (op.kind === 'create') {
-        // The caller's own collection, unless twisted to someone else's.
+        // The caller's own collection, unless twisted to someone else's (an admin may write there).
         const own = model.users.find((user) => user.id === userIdOf(side, command.caller))
         const owner = command.twist === 'other-parent' || own === undefined ? pickFrom(model.users)! : own
         return { url: `/users/${owner.id}/${op.table}`, id: '', owners: [owner.id] }
       }
       const row = pickFrom(model[op.table])
-      if (row === undefined || bogus) {
-        const owner = pickFrom(model.users)!
-        return { url: `/users/${owner.id}/${op.table}/${encodeURIComponent(command.bogus)}`, id: command.bogus, owners: [] }
-      }
+      if (row === undefined || bogus) return { ...nothing, url: `/users/${pickFrom(model.users)!.id}/${op.table}/${encodeURIComponent(command.bogus)}` }
       const owner = row.userId as number
       const parent = command.twist === 'other-parent' ? otherUser(owner).id : owner
-      return { url: `/users/${parent}/${op.table}/${row.id}`, id: String(row.id), owners: [owner], row }
+      return { url: `/users/${parent}/${op.table}/${row.id}`, id: String(row.id), owners: [owner], row, ...otherParent }
     }
     case 'comments': {
       const postOf = (id: unknown) => model.posts.find((post) => post.id === id)
       if (op.kind === 'create') {
         const post = pickFrom(model.posts)
-        if (post === undefined || bogus) return { url: `/users/${side.t.alice.id}/posts/${encodeURIComponent(command.bogus)}/comments`, id: command.bogus, owners: [] }
+        if (post === undefined || bogus) return { ...nothing, url: `/users/${side.t.alice.id}/posts/${encodeURIComponent(command.bogus)}/comments` }
         const parent = command.twist === 'other-parent' ? otherUser(post.userId as number).id : (post.userId as number)
-        // Anyone signed in may comment on a post they can see.
-        return { url: `/users/${parent}/posts/${post.id}/comments`, id: String(post.id), owners: model.users.map((user) => user.id), row: post }
+        // Anyone signed in may comment on a post they can see: a draft only its author (and admins).
+        const owners = model.users.map((user) => user.id).filter((id) => canSee(post, id))
+        return { url: `/users/${parent}/posts/${post.id}/comments`, id: String(post.id), owners, row: post, ...otherParent }
       }
       const comment = pickFrom(model.comments)
       if (comment === undefined || bogus) {
         const post = pickFrom(model.posts)
-        return { url: `/users/${Number(post?.userId ?? 1)}/posts/${post?.id ?? 1}/comments/${encodeURIComponent(command.bogus)}`, id: command.bogus, owners: [] }
+        return { ...nothing, url: `/users/${Number(post?.userId ?? 1)}/posts/${Number(post?.id ?? 1)}/comments/${encodeURIComponent(command.bogus)}` }
       }
       const post = postOf(comment.postId)!
       const parent = command.twist === 'other-parent' ? otherUser(post.userId as number).id : (post.userId as number)
-      // The author edits; the author or the post's author deletes.
-      const owners = op.kind === 'delete' ? [comment.authorId as number, post.userId as number] : [comment.authorId as number]
-      return { url: `/users/${parent}/posts/${post.id}/comments/${comment.id}`, id: String(comment.id), owners, row: comment }
+      // The author edits; the author or the post's author deletes; nobody but admins touches what they cannot see.
+      const owners = (op.kind === 'delete' ? [comment.authorId as number, post.userId as number] : [comment.authorId as number]).filter((id) => canSee(post, id))
+      return { url: `/users/${parent}/posts/${post.id}/comments/${comment.id}`, id: String(comment.id), owners, row: comment, ...otherParent }
     }
   }
 }
+
+/** Drafts are seen by their author only (and admins). */
+const canSee = (post: Row, userId: number) => post.status === 'published' || post.userId === userId
 
 /** A success the caller was not allowed, or a role a caller who is not an admin changed. */
 function expectAllowed(side: Side, op: Operation, command: Command, target: Target, written: Row | number) {
@@ -263,6 +299,11 @@ function expectAllowed(side: Side, op: Operation, command: Command, target: Targ
   const caller = side.model.users.find((user) => user.id === callerId)
   const what = `${command.op} as ${command.caller} (${side.store})`
   expect(caller, `${what}: succeeded without a signed-in caller`).toBeDefined()
+  // Another user's path to the object, or an id that names nothing, never reaches it, whoever asks.
+  expect(target.wrongWay, `${what}: succeeded through ${target.wrongWay}`).toBeUndefined()
+  if (op.kind === 'create' && (op.table === 'posts' || op.table === 'todos') && typeof written === 'object') {
+    expect(written.userId, `${what}: created elsewhere than the path (or the caller) says`).toBe(target.owners[0])
+  }
   if (caller!.role === 'admin') return
   expect(target.owners, `${what}: succeeded on what the caller does not own`).toContain(caller!.id)
   if (op.table === 'users' && typeof written === 'object') {
@@ -301,15 +342,25 @@ function apply(model: Model, op: Operation, written: Row | number) {
 /** The outcome of one write on one store: what is compared between the stores. */
 interface Outcome {
   status: number
+  /** The write was made. */
+  ok?: true
   error?: { code: string; details?: unknown }
   errors?: string[]
   data?: unknown
 }
 
-/** Ids and instants differ between the stores (sequences, clocks); their presence does not. */
-function comparable(row: Row): Record<string, unknown> {
+/**
+ * Ids differ between the stores (PostgreSQL's sequences move on a failed insert): each is compared
+ * as the place of its row in that store's model. Instants differ too (clocks): only their presence.
+ */
+function comparable(side: Side, table: Table, row: Row): Record<string, unknown> {
+  const place = (of: Table, id: unknown) => side.model[of].findIndex((existing) => existing.id === id)
+  const tableOf: Record<string, Table> = { id: table, userId: 'users', authorId: 'users', postId: 'posts' }
   return Object.fromEntries(
-    Object.entries(row).map(([key, value]) => [key, /^(id|userId|postId|authorId)$|At$/.test(key) ? value !== null : value]),
+    Object.entries(row).map(([key, value]) => {
+      const of = tableOf[key]
+      return [key, of !== undefined ? place(of, value) : /At$/.test(key) ? value !== null : value]
+    }),
   )
 }
 
@@ -327,9 +378,8 @@ function expectNoSecrets(res: LightMyRequestResponse, what: string) {
   expect(keys.filter((key) => /password|hash|secret/i.test(key)), what).toEqual([])
 }
 
-async function runRest(side: Side, op: Operation, command: Command): Promise<Outcome> {
+async function runRest(side: Side, op: Operation, command: Command, target: Target): Promise<Outcome> {
   const method = command.op.split(' ')[0] as 'POST' | 'PUT' | 'PATCH' | 'DELETE'
-  const target = targetOf(side, op, command)
   const token = tokenOf(side, command.caller)
   const what = `${command.op} ${target.url} as ${command.caller}, body ${command.body?.breakage ?? 'none'} (${side.store})`
   const res = await side.t.app.inject({
@@ -347,13 +397,10 @@ async function runRest(side: Side, op: Operation, command: Command): Promise<Out
   expect(res.statusCode, what).toBe({ create: 201, update: 200, delete: 204 }[op.kind])
   expectAllowed(side, op, command, target, written)
   apply(side.model, op, written)
-  return { status: res.statusCode, data: typeof written === 'object' ? comparable(written) : undefined }
+  return { status: res.statusCode, ok: true, data: typeof written === 'object' ? comparable(side, op.table, written) : undefined }
 }
 
-async function runGraphql(side: Side, op: Operation, command: Command): Promise<Outcome> {
-  const target = targetOf(side, op, command)
-  // createPost and addTodo write for the caller: there is no owner to name.
-  if (op.kind === 'create' && (op.table === 'posts' || op.table === 'todos')) target.owners = [userIdOf(side, command.caller) ?? 0]
+async function runGraphql(side: Side, op: Operation, command: Command, target: Target): Promise<Outcome> {
   const token = tokenOf(side, command.caller)
   const what = `${command.op} id ${target.id} as ${command.caller}, variables ${command.body?.breakage ?? 'none'} (${side.store})`
   const graphqlWrite = op.graphql!
@@ -381,7 +428,63 @@ async function runGraphql(side: Side, op: Operation, command: Command): Promise<
   const written = graphqlWrite.answer(json.data)
   expectAllowed(side, op, command, target, written)
   apply(side.model, op, written)
-  return { status: res.statusCode, data: typeof written === 'object' ? comparable(written) : undefined }
+  return { status: res.statusCode, ok: true, data: typeof written === 'object' ? comparable(side, op.table, written) : undefined }
+}
+
+/** What no write's answer shows and the model cannot hold: password hashes, and the tokens. */
+async function secretsOf(side: Side) {
+  const { db } = side.t.database
+  const hashes = await db.selectFrom('users').select(['id', 'password_hash']).orderBy('id').execute()
+  const tokens = await db.selectFrom('tokens').selectAll().orderBy('id').execute()
+  return { hashes: new Map(hashes.map((row) => [row.id, row.password_hash])), tokens }
+}
+
+/** Whether the body (or the variables' input) names a password. */
+function sendsPassword(command: Command): boolean {
+  const payload = command.body?.payload
+  if (typeof payload !== 'string') return false
+  try {
+    const body = JSON.parse(payload) as unknown
+    return typeof body === 'object' && body !== null && Object.hasOwn(body, 'password')
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Runs one command on one store, and checks around it what the model cannot: a refused write
+ * changed no hash and no token; a successful one changed a hash only where it set a password, and
+ * took tokens only with their deleted user; and a write that must succeed (an admin, a real target,
+ * the path right, the body as its schema makes it) did, or met a conflict.
+ */
+async function runCommand(side: Side, op: Operation, command: Command): Promise<Outcome> {
+  const target = targetOf(side, op, command)
+  if (op.graphql !== undefined) {
+    // GraphQL names objects by id alone: there is no path to twist.
+    if (target.wrongWay === 'other-parent') delete target.wrongWay
+    // createPost and addTodo write for the caller: there is no owner to name.
+    if (op.kind === 'create' && (op.table === 'posts' || op.table === 'todos')) target.owners = [userIdOf(side, command.caller) ?? 0]
+  }
+  const callerIsAdmin = side.model.users.find((user) => user.id === userIdOf(side, command.caller))?.role === 'admin'
+  const before = await secretsOf(side)
+  const outcome = await (op.graphql === undefined ? runRest(side, op, command, target) : runGraphql(side, op, command, target))
+  const after = await secretsOf(side)
+  const what = `${command.op} as ${command.caller}, body ${command.body?.breakage ?? 'none'} (${side.store})`
+
+  const users = new Set(side.model.users.map((user) => user.id))
+  expect(after.tokens, `${what}: tokens`).toEqual(outcome.ok ? before.tokens.filter((token) => users.has(token.user_id)) : before.tokens)
+  const changedHash = outcome.ok && op.table === 'users' && sendsPassword(command)
+  for (const [id, hash] of after.hashes) {
+    if (before.hashes.has(id) && !(changedHash && String(id) === target.id)) expect(hash, `${what}: the password hash of user ${id}`).toBe(before.hashes.get(id))
+    if (!before.hashes.has(id)) expect(hash !== null, `${what}: a new user's password hash`).toBe(changedHash)
+  }
+
+  const mustSucceed = callerIsAdmin && target.wrongWay === undefined && (op.kind === 'create' || target.row !== undefined) && (command.body?.breakage ?? 'none') === 'none'
+  if (mustSucceed && !outcome.ok) {
+    const conflict = outcome.status === 409 || (outcome.errors ?? []).includes('CONFLICT')
+    expect(conflict, `${what}: a write that must succeed answered ${JSON.stringify(outcome)}`).toBe(true)
+  }
+  return outcome
 }
 
 /** Each store's rows, as the API names them, next to what the successful writes answered. */
@@ -435,15 +538,18 @@ describe('fuzzed writes, REST and GraphQL, on both stores', () => {
     const ops = new Map<string, Operation>([...restOps, ...Object.entries(GRAPHQL)])
     let requests = 0
     const outcomesSeen = new Map<string, number>()
+    const succeeded = new Set<string>()
     await fc.assert(
       fc.asyncProperty(fc.array(fc.oneof(commandsFor(restOps), commandsFor(Object.entries(GRAPHQL))), { minLength: 1, maxLength: 10 }), async (commands) => {
+        for (const side of sides) await reset(side)
         for (const command of commands) {
           const op = ops.get(command.op)!
           const outcomes: Outcome[] = []
           for (const side of sides) {
-            outcomes.push(await (op.graphql === undefined ? runRest(side, op, command) : runGraphql(side, op, command)))
+            outcomes.push(await runCommand(side, op, command))
             requests++
           }
+          if (outcomes[0]!.ok) succeeded.add(command.op)
           const seen = op.graphql === undefined ? String(outcomes[0]!.status) : `GraphQL ${outcomes[0]!.errors?.join('+') ?? outcomes[0]!.error?.code ?? 'ok'}`
           outcomesSeen.set(seen, (outcomesSeen.get(seen) ?? 0) + 1)
           for (const outcome of outcomes.slice(1)) expect(outcome, `${command.op} (${command.body?.breakage ?? 'no body'}): postgres vs sqlite`).toEqual(outcomes[0])
@@ -452,7 +558,9 @@ describe('fuzzed writes, REST and GraphQL, on both stores', () => {
       }),
       fuzzRuns(150),
     )
+    // Refusing everything would pass the rest: every write went through at least once.
+    expect([...ops.keys()].filter((name) => !succeeded.has(name))).toEqual([])
     const mix = [...outcomesSeen].sort(([a], [b]) => a.localeCompare(b)).map(([outcome, n]) => `${outcome}: ${n}`).join(', ')
     console.info(`fuzzed writes: ${requests} requests on ${sides.map((side) => side.store).join(' and ')}, none 5xx (per store: ${mix})`)
-  })
+  }, 60_000 * FUZZ_RUNS_FACTOR)
 })
