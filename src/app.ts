@@ -1,6 +1,7 @@
 // The composition root: opens the store, builds the services, and wires them into Fastify.
 // The list of registrations below is the table of contents of the service, in the order a
 // request meets them. Tests build the app with this same function.
+import { createRequire } from 'node:module'
 import { constants as zlib } from 'node:zlib'
 import fastifyCompress from '@fastify/compress'
 import fastifyCors from '@fastify/cors'
@@ -24,7 +25,9 @@ import { docsPageRoutes } from './http/docs-page.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
 import { trackAllowedMethods } from './http/method-not-allowed.js'
 import { OPENAPI_JSON_PATH, registerOpenApi } from './http/openapi.js'
-import { generateRequestId, OneLinePerRequest, redirectTrailingSlash, registerRequestContext } from './http/request-context.js'
+import { healthRoutes } from './http/health.js'
+import { countedEvents, createMetrics, metricsRoute } from './http/metrics.js'
+import { generateRequestId, OneLinePerRequest, redirectTrailingSlash, refuseWhileClosing, registerRequestContext } from './http/request-context.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
 import { registerRateLimit } from './limits/rate-limit.js'
 import { postsRoutes } from './posts/posts.routes.js'
@@ -76,6 +79,12 @@ export interface AppDependencies {
 /** How often the server looks for connections past their headers or request timeout. */
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
 
+/** pino-pretty, loaded only when LOG_FORMAT=pretty asks for it; written synchronously, as pino's default stream is. */
+function prettyLogStream(): NodeJS.WritableStream {
+  const pretty = createRequire(import.meta.url)('pino-pretty') as (options: object) => NodeJS.WritableStream
+  return pretty({ sync: true, colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+}
+
 export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
   const database = dependencies.database ?? openDatabase(config.database)
   const { db } = database
@@ -84,12 +93,15 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const todos = createTodosService({ db })
   const tokens = createTokensService({ db, tokenTtlMs: config.tokenTtlMs })
 
+  let subscriptionStats: SubscriptionStats = { connections: 0, subscriptions: 0, droppedSlowConsumers: 0 }
   const app = Fastify({
     logger: {
       level: config.logLevel,
-      redact: ['req.headers.authorization', '*.password'],
-      ...(dependencies.logStream === undefined ? {} : { stream: dependencies.logStream }),
+      redact: ['req.headers.authorization', 'req.headers.cookie', '*.headers.authorization', '*.headers.cookie', '*.password'],
+      ...(dependencies.logStream === undefined ? (config.logFormat === 'pretty' ? { stream: prettyLogStream() } : {}) : { stream: dependencies.logStream }),
     },
+    // A request that arrives while the app closes is answered by refuseWhileClosing, in our words.
+    return503OnClosing: false,
     logController: new OneLinePerRequest(),
     requestIdHeader: false,
     genReqId: generateRequestId,
@@ -120,10 +132,14 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     redisUrl === undefined || config.rateLimit.max === 0
       ? undefined
       : createRedisConnection({ url: redisUrl, name: `${keyPrefix}rate-limit`, log: app.log, mode: 'commands' })
-  const [events] = await Promise.all([
+  const [eventsAdapter] = await Promise.all([
     dependencies.events ?? (redisUrl === undefined ? createMemoryEvents({ log: app.log }) : createRedisEvents({ url: redisUrl, keyPrefix, log: app.log })),
     rateLimitRedis && firstAttempt(rateLimitRedis),
   ])
+  const metrics = config.operations.metrics
+    ? createMetrics({ subscriptionStats: () => subscriptionStats, faults: () => app.faults, database })
+    : undefined
+  const events = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
   const comments = createCommentsService({ db, events })
   app.addHook('onClose', async () => {
     await events.close()
@@ -138,12 +154,14 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
   registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
   registerRequestContext(app)
+  refuseWhileClosing(app)
+  metrics?.observe(app)
   registerContentTypes(app)
   requireRouteAccess(app)
   const answerUnservedMethods = trackAllowedMethods(app, { answerOptions: config.corsOrigins.length === 0 })
   if (config.corsOrigins.length > 0) await app.register(fastifyCors, { ...CORS_OPTIONS, origin: [...config.corsOrigins] })
   resolveCaller(app, tokens)
-  const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix })
+  const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
   redirectTrailingSlash(app)
   enforceAccess(app)
   registerCaching(app, { maxAgeS: config.cacheMaxAgeS })
@@ -154,6 +172,18 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     globalDecompression: false,
   })
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
+
+  // Operations: liveness, readiness (the database decides; Redis is reported), metrics.
+  healthRoutes(app, {
+    db,
+    timeoutMs: config.operations.readyTimeoutMs,
+    redis: () => {
+      if (redisUrl === undefined) return undefined
+      const up = (rateLimitRedis === undefined || rateLimitRedis.status === 'ready') && (events.connected?.() ?? true)
+      return up ? 'up' : 'down'
+    },
+  })
+  if (metrics !== undefined) metricsRoute(app, metrics, config.operations.metricsToken)
 
   // The API description, gathered from the routes below as they are registered (OpenAPI 3.1).
   // The interactive reference reads that document: without it (OPENAPI=false) there is no page.
@@ -176,7 +206,6 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   }
 
   // GraphQL: one endpoint over the same services.
-  let subscriptionStats: SubscriptionStats = { connections: 0, subscriptions: 0, droppedSlowConsumers: 0 }
   await app.register(graphqlRoutes, {
     config: config.graphql,
     services: { users, posts, comments, todos },

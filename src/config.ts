@@ -4,6 +4,8 @@ import { parseDuration } from './duration.js'
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
+export const LOG_FORMATS = ['json', 'pretty'] as const
+export type LogFormat = (typeof LOG_FORMATS)[number]
 
 export type DatabaseLocation =
   | { readonly dialect: 'sqlite'; readonly path: string }
@@ -28,6 +30,19 @@ export interface Config {
   readonly seedDemoData: boolean
   /** pino log level. @default 'info' */
   readonly logLevel: LogLevel
+  /** 'json': one JSON object a line (production); 'pretty': coloured, readable lines (development). @default 'json' */
+  readonly logFormat: LogFormat
+  /** Operations: readiness, metrics, shutdown. */
+  readonly operations: {
+    /** GET /ready answers 503 when the database takes longer than this to answer. @default 1000 */
+    readonly readyTimeoutMs: number
+    /** Serve GET /metrics (Prometheus). @default true */
+    readonly metrics: boolean
+    /** When set, GET /metrics asks for it as a bearer token. */
+    readonly metricsToken: string | undefined
+    /** On SIGTERM/SIGINT, how long requests in flight may take before their connections are cut. @default 10000 */
+    readonly shutdownGraceMs: number
+  }
   /** Lifetime of tokens issued by POST /tokens, in milliseconds. @default 30 days */
   readonly tokenTtlMs: number
   /** Requests per window per caller; 0 turns rate limiting off. */
@@ -155,6 +170,13 @@ export function loadConfig(env: Env = process.env): Config {
     }),
     seedDemoData: readBoolean(env, 'SEED_DEMO_DATA', true),
     logLevel: readChoice(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: readChoice(env, 'LOG_FORMAT', LOG_FORMATS, 'json'),
+    operations: Object.freeze({
+      readyTimeoutMs: readInteger(env, 'READY_TIMEOUT_MS', 1000, 10, 60_000),
+      metrics: readBoolean(env, 'METRICS', true),
+      metricsToken: raw(env, 'METRICS_TOKEN'),
+      shutdownGraceMs: readInteger(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    }),
     tokenTtlMs: readDuration(env, 'TOKEN_TTL', '30d'),
     rateLimit: Object.freeze({
       max: readInteger(env, 'RATE_LIMIT_MAX', 300, 0, 1_000_000_000),

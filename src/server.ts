@@ -21,6 +21,43 @@ export async function prepareDatabase(database: Database, config: Config): Promi
   return { applied, seeded }
 }
 
+/**
+ * SIGTERM or SIGINT: stop accepting connections, let requests in flight finish for up to
+ * `graceMs` (new requests on open connections are answered 503 with Connection: close, WebSockets
+ * closed with 1001), close the database and Redis, and exit 0. Past the grace period the
+ * connections left are cut and the exit code is 1; a second signal stops at once, also with 1.
+ */
+function stopOnSignals(app: FastifyInstance, graceMs: number): void {
+  let stopping = false
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      app.log.warn({ signal }, 'second signal: stopping now')
+      process.exit(1)
+    }
+    stopping = true
+    app.log.info({ signal, graceMs }, 'shutting down: finishing the requests in flight')
+    let cut = false
+    const grace = setTimeout(() => {
+      cut = true
+      app.log.warn({ graceMs }, 'grace period over: cutting the connections left')
+      app.server.closeAllConnections()
+    }, graceMs)
+    app.close().then(
+      () => {
+        clearTimeout(grace)
+        app.log.info('stopped')
+        process.exit(cut ? 1 : 0)
+      },
+      (error: unknown) => {
+        app.log.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+}
+
 export async function startServer(config: Config): Promise<FastifyInstance> {
   // One handle for preparing and serving: with sqlite::memory: a second one would be another, empty database.
   const database = openDatabase(config.database)
@@ -39,17 +76,6 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     port: config.port,
     listenTextResolver: (address) => `Threadline is listening on ${address} (try ${address}/api/v1/users)`,
   })
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      app.log.info({ signal }, 'shutting down')
-      app.close().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          app.log.error({ err: error }, 'shutdown failed')
-          process.exit(1)
-        },
-      )
-    })
-  }
+  stopOnSignals(app, config.operations.shutdownGraceMs)
   return app
 }

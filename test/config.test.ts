@@ -9,6 +9,8 @@ describe('loadConfig', () => {
       database: { dialect: 'sqlite', path: 'data/threadline.db' },
       seedDemoData: true,
       logLevel: 'info',
+      logFormat: 'json',
+      operations: { readyTimeoutMs: 1000, metrics: true, metricsToken: undefined, shutdownGraceMs: 10_000 },
       tokenTtlMs: 30 * 86_400_000,
       rateLimit: { max: 300, authenticatedMax: 1200, windowMs: 60_000, onStoreError: 'open' },
       cacheMaxAgeS: 0,
@@ -58,6 +60,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ GRAPHQL_MAX_DEPTH: '0' })).toThrow(/GRAPHQL_MAX_DEPTH/)
     expect(() => loadConfig({ GRAPHQL_MAX_BATCH: '1000' })).toThrow(/GRAPHQL_MAX_BATCH/)
     expect(() => loadConfig({ GRAPHIQL: 'maybe' })).toThrow(/GRAPHIQL/)
+  })
+
+  it('reads the operations settings, and refuses bad ones naming the variable', () => {
+    const config = loadConfig({ LOG_FORMAT: 'pretty', READY_TIMEOUT_MS: '250', METRICS: 'false', METRICS_TOKEN: 'scrape', SHUTDOWN_GRACE_MS: '0' })
+    expect(config.logFormat).toBe('pretty')
+    expect(config.operations).toEqual({ readyTimeoutMs: 250, metrics: false, metricsToken: 'scrape', shutdownGraceMs: 0 })
+    expect(() => loadConfig({ LOG_FORMAT: 'xml' })).toThrow(/LOG_FORMAT/)
+    expect(() => loadConfig({ READY_TIMEOUT_MS: '0' })).toThrow(/READY_TIMEOUT_MS/)
+    expect(() => loadConfig({ SHUTDOWN_GRACE_MS: '-1' })).toThrow(/SHUTDOWN_GRACE_MS/)
   })
 
   it('keeps the subscription connections of an instance below its HTTP connections', () => {

@@ -25,6 +25,8 @@ export interface Database {
   readonly facts: DialectFacts
   /** Closes the connection; the handle is unusable afterwards. */
   close(): Promise<void>
+  /** PostgreSQL's pool: connections open, idle, requests waiting for one, and the pool's size. */
+  readonly poolStats?: () => { total: number; idle: number; waiting: number; max: number }
 }
 
 /**
@@ -40,9 +42,9 @@ export interface OpenOptions {
 
 export function openDatabase(location: DatabaseLocation, options: OpenOptions = {}): Database {
   const { onQuery } = options
-  const open = (dialect: Dialect, facts: DialectFacts): Database => {
+  const open = (dialect: Dialect, facts: DialectFacts, poolStats?: Database['poolStats']): Database => {
     const db = new Kysely<Tables>({ dialect, ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }) })
-    return { db, facts, close: () => db.destroy() }
+    return { db, facts, close: () => db.destroy(), ...(poolStats === undefined ? {} : { poolStats }) }
   }
   if (location.dialect === 'postgres') {
     const pool = openPool(location.url, location.poolSize, location.queryTimeoutMs)
@@ -51,7 +53,8 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
       await connection.executeQuery(CompiledQuery.raw(`set datestyle = 'ISO'`))
       await connection.executeQuery(CompiledQuery.raw(`set timezone = 'UTC'`))
     }
-    return open(new PostgresDialect({ pool, onCreateConnection }), postgresFacts)
+    const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: location.poolSize })
+    return open(new PostgresDialect({ pool, onCreateConnection }), postgresFacts, poolStats)
   }
   return open(new SqliteDialect({ database: withStatementCache(openSqlite(location.path)) }), sqliteFacts)
 }

@@ -76,5 +76,7 @@ export interface Events {
   /** Listeners of `name` in this process (open subscriptions). */
   listenerCount(name: EventName): number
   readonly stats: EventsStats
+  /** Whether delivery across instances works right now (Redis: both connections up); absent in the process. */
+  connected?(): boolean
   close(): Promise<void>
 }

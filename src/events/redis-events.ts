@@ -138,6 +138,7 @@ export async function createRedisEvents(options: RedisEventsOptions): Promise<Ev
       return () => void set.delete(subscription)
     },
     listenerCount: (name) => subscriptions.get(name)?.size ?? 0,
+    connected: () => subscriber.status === 'ready' && publisher.status === 'ready',
     stats: {
       get publishFailures() {
         return publishing.failures

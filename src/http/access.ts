@@ -18,6 +18,8 @@ declare module 'fastify' {
     access?: RouteAccess
     /** A WebSocket upgrade here with a refused token is let through, to be refused by its protocol (close 4401). */
     refusesTokensInProtocol?: boolean
+    /** The route reads the Authorization header itself (GET /metrics and METRICS_TOKEN): it names no user. */
+    ownAuthorization?: boolean
   }
   interface FastifyRequest {
     /** The signed-in caller, or null for an anonymous request. */
@@ -43,7 +45,7 @@ export function resolveCaller(app: FastifyInstance, tokens: TokensService): void
   app.decorateRequest('authenticationError', null)
   app.addHook('onRequest', async (request) => {
     const authorization = request.headers.authorization
-    if (authorization === undefined) return
+    if (authorization === undefined || request.routeOptions.config.ownAuthorization === true) return
     try {
       request.caller = await tokens.authenticate(authorization)
     } catch (error) {

@@ -13,6 +13,13 @@ import type { RateLimitStoreFailure } from '../config.js'
 import { AppError } from '../errors.js'
 import { FailureLog } from '../failure-log.js'
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Not counted against the rate limit (probes and scrapers: GET /health, /ready, /metrics). */
+    unmetered?: boolean
+  }
+}
+
 export interface RateLimitPolicy {
   /** Requests per window for an anonymous client address; 0 turns rate limiting off. */
   max: number
@@ -57,7 +64,13 @@ const STORE_RETRY_AFTER_S = 1
 const storeUnavailable = () => new AppError('SERVICE_UNAVAILABLE', 'The rate limit cannot be checked right now; retry in a moment')
 
 /** Counts every HTTP request (in Redis when `store` is given, else in this process); RATE_LIMIT_MAX=0 counts nothing. */
-export async function registerRateLimit(app: FastifyInstance, policy: RateLimitPolicy, store?: RedisRateLimitStore): Promise<RateLimit> {
+export async function registerRateLimit(
+  app: FastifyInstance,
+  policy: RateLimitPolicy,
+  store?: RedisRateLimitStore,
+  /** Told of each request or subscription refused for being over the limit (metrics). */
+  onRefused: () => void = () => {},
+): Promise<RateLimit> {
   if (policy.max === 0) return { consume: undefined, storeErrors: 0 }
   const failures = new FailureLog(app.log, 'rate-limit store', policy.onStoreError === 'open' ? 'requests are let through uncounted' : 'requests are refused with 503')
   await app.register(fastifyRateLimit, {
@@ -86,6 +99,7 @@ export async function registerRateLimit(app: FastifyInstance, policy: RateLimitP
   }
 
   app.addHook('onRequest', async (request, reply) => {
+    if (request.routeOptions.config.unmetered === true) return
     const limit = await count(request)
     if (limit === undefined || limit.isAllowed) return
     const { max, remaining, ttlInSeconds: reset } = limit
@@ -98,6 +112,7 @@ export async function registerRateLimit(app: FastifyInstance, policy: RateLimitP
       ratelimit: `"${policyName}";r=${remaining};t=${reset}`,
     })
     if (limit.isExceeded) {
+      onRefused()
       reply.header('retry-after', Math.max(1, reset))
       throw new AppError('RATE_LIMITED', `Too many requests: ${max} per ${windowS} s. Retry in ${Math.max(1, reset)} s.`)
     }
@@ -114,6 +129,7 @@ export async function registerRateLimit(app: FastifyInstance, policy: RateLimitP
       }
       if (limit === undefined || limit.isAllowed || !limit.isExceeded) return { allowed: true }
       const retryAfterS = Math.max(1, limit.ttlInSeconds)
+      onRefused()
       return { allowed: false, error: new AppError('RATE_LIMITED', `Too many requests: ${limit.max} per ${windowS} s. Retry in ${retryAfterS} s.`), retryAfterS }
     },
     get storeErrors() {

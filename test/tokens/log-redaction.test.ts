@@ -53,6 +53,11 @@ describe('the log', () => {
       })
     })
     ws.close()
+    // A cookie (the service sets none, but a browser or proxy may send one), and the metrics token.
+    const cookie = 'session=cookie-secret-4711'
+    expect((await t.request({ method: 'GET', url: '/api/v1/users/1', headers: { cookie } })).statusCode).toBe(200)
+    expect((await t.request({ method: 'GET', url: '/metrics', headers: { cookie, authorization: 'Bearer metrics-secret-4711' } })).statusCode).toBe(200)
+    secrets.push('cookie-secret-4711', 'metrics-secret-4711')
 
     const log = lines.join('')
     expect(log).toContain('"route":"/api/v1/tokens"') // the requests were logged, at trace level

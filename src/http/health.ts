@@ -1,0 +1,57 @@
+// Liveness and readiness, for load balancers and orchestrators. GET /health: the process answers
+// (nothing else is asked, so a slow database never gets a live instance restarted). GET /ready:
+// the database answers a trivial query within READY_TIMEOUT_MS, else 503 with Retry-After (take
+// this instance out of rotation). Redis is reported, never decisive: when it goes away every
+// instance loses it at once, and taking them all out would turn a degraded service into none.
+import type { FastifyInstance } from 'fastify'
+import { sql } from 'kysely'
+import type { Db } from '../db/create-database.js'
+
+export const HEALTH_PATH = '/health'
+export const READY_PATH = '/ready'
+
+/** What /ready reports of Redis: nothing when it is not configured. */
+export type RedisState = 'up' | 'down' | undefined
+
+export interface HealthOptions {
+  db: Db
+  timeoutMs: number
+  redis(): RedisState
+}
+
+/** Seconds a load balancer is told to wait before asking an instance that is not ready again. */
+const NOT_READY_RETRY_AFTER_S = 5
+
+export function healthRoutes(app: FastifyInstance, options: HealthOptions): void {
+  // Probes come every few seconds: outside the rate limit, and logged only at debug.
+  const config = { access: 'public' as const, unmetered: true, quietLog: true }
+  app.get(HEALTH_PATH, { config }, async (_request, reply) => {
+    reply.header('cache-control', 'no-store')
+    return { status: 'ok' }
+  })
+  app.get(READY_PATH, { config }, async (_request, reply) => {
+    const started = performance.now()
+    const database = await answersWithin(sql`select 1`.execute(options.db), options.timeoutMs)
+    const ms = Math.round((performance.now() - started) * 10) / 10
+    const redis = options.redis()
+    reply.header('cache-control', 'no-store')
+    if (!database) reply.code(503).header('retry-after', NOT_READY_RETRY_AFTER_S)
+    return {
+      status: !database ? 'unavailable' : redis === 'down' ? 'degraded' : 'ok',
+      checks: { database: { status: database ? 'up' : 'down', ms }, ...(redis === undefined ? {} : { redis: { status: redis } }) },
+    }
+  })
+}
+
+/** True when `work` settles successfully within `ms`. */
+async function answersWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms)
+  })
+  try {
+    return await Promise.race([work.then(() => true, () => false), late])
+  } finally {
+    clearTimeout(timer)
+  }
+}

@@ -1,0 +1,159 @@
+// GET /metrics in the Prometheus text format (prom-client), one registry per app: requests by
+// route template, method and status, their latency, rate-limit refusals, subscription connections
+// and subscriptions, events published and delivered, the PostgreSQL pool, the failures the service
+// rode out, and the process (CPU, memory, event-loop lag, GC). With METRICS_TOKEN set, it asks for
+// that bearer token.
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Database } from '../db/create-database.js'
+import { AppError } from '../errors.js'
+import type { EventMap, EventName, Events } from '../events/events.js'
+import type { SubscriptionStats } from '../graphql/subscriptions.js'
+
+export const METRICS_PATH = '/metrics'
+
+/** The counters other parts of the app move. */
+export interface Metrics {
+  readonly registry: Registry
+  rateLimitRejected: () => void
+}
+
+export interface MetricsSources {
+  subscriptionStats(): SubscriptionStats
+  faults(): { rateLimitStoreErrors: number; eventPublishFailures: number; eventInterruptions: number }
+  database: Database
+}
+
+/** A route label for requests no route matched: their URLs are the caller's to invent, so they are never a label. */
+const UNMATCHED = 'unmatched'
+
+export function createMetrics(sources: MetricsSources): Metrics & { events: Counter<'event' | 'outcome'>; observe(app: FastifyInstance): void } {
+  const registry = new Registry()
+  collectDefaultMetrics({ register: registry })
+  const requests = new Counter({
+    name: 'threadline_http_requests_total',
+    help: 'HTTP requests answered, by route template, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  })
+  const latency = new Histogram({
+    name: 'threadline_http_request_duration_seconds',
+    help: 'Time from the request arriving to its answer being written, by route template and method.',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  })
+  const rateLimited = new Counter({ name: 'threadline_rate_limit_rejections_total', help: 'Requests and subscriptions refused by the rate limit.', registers: [registry] })
+  const events = new Counter({
+    name: 'threadline_events_total',
+    help: 'Events published by this instance, and delivered to its subscribers (once per listener).',
+    labelNames: ['event', 'outcome'] as const,
+    registers: [registry],
+  })
+  new Gauge({
+    name: 'threadline_subscription_connections',
+    help: 'Open WebSockets and event streams.',
+    registers: [registry],
+    collect() {
+      this.set(sources.subscriptionStats().connections)
+    },
+  })
+  new Gauge({
+    name: 'threadline_subscriptions_active',
+    help: 'Subscriptions receiving events.',
+    registers: [registry],
+    collect() {
+      this.set(sources.subscriptionStats().subscriptions)
+    },
+  })
+  new Gauge({
+    name: 'threadline_subscribers_dropped_total',
+    help: 'Subscribers dropped for falling too far behind.',
+    registers: [registry],
+    collect() {
+      this.set(sources.subscriptionStats().droppedSlowConsumers)
+    },
+  })
+  new Gauge({
+    name: 'threadline_faults_total',
+    help: 'Failures the service rode out instead of failing requests: rate-limit store errors, events that could not be published, interruptions of delivery.',
+    labelNames: ['fault'] as const,
+    registers: [registry],
+    collect() {
+      const faults = sources.faults()
+      this.set({ fault: 'rate_limit_store_error' }, faults.rateLimitStoreErrors)
+      this.set({ fault: 'event_publish_failure' }, faults.eventPublishFailures)
+      this.set({ fault: 'event_interruption' }, faults.eventInterruptions)
+    },
+  })
+  const pool = sources.database.poolStats
+  if (pool !== undefined) {
+    new Gauge({
+      name: 'threadline_db_pool_connections',
+      help: 'PostgreSQL pool connections: open in all, idle, and requests waiting for one; max is the pool size.',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const stats = pool()
+        for (const state of ['total', 'idle', 'waiting', 'max'] as const) this.set({ state }, stats[state])
+      },
+    })
+  }
+
+  return {
+    registry,
+    events,
+    rateLimitRejected: () => rateLimited.inc(),
+    observe(app) {
+      app.addHook('onResponse', async (request, reply) => {
+        const route = request.routeOptions.url ?? UNMATCHED
+        requests.inc({ route, method: request.method, status: reply.statusCode })
+        latency.observe({ route, method: request.method }, reply.elapsedTime / 1000)
+      })
+    },
+  }
+}
+
+/** The events port with each publish and each delivery counted. */
+export function countedEvents(events: Events, counter: Counter<'event' | 'outcome'>): Events {
+  return {
+    publish<N extends EventName>(name: N, event: EventMap[N]) {
+      counter.inc({ event: name, outcome: 'published' })
+      return events.publish(name, event)
+    },
+    subscribe<N extends EventName>(name: N, listener: (event: EventMap[N]) => void, signals?: Parameters<Events['subscribe']>[2]) {
+      return events.subscribe(
+        name,
+        (event) => {
+          counter.inc({ event: name, outcome: 'delivered' })
+          listener(event)
+        },
+        signals,
+      )
+    },
+    listenerCount: (name) => events.listenerCount(name),
+    ...(events.connected === undefined ? {} : { connected: () => events.connected?.() ?? false }),
+    get stats() {
+      return events.stats
+    },
+    close: () => events.close(),
+  }
+}
+
+/** GET /metrics, outside the rate limit; with a token configured, only for whoever sends it. */
+export function metricsRoute(app: FastifyInstance, metrics: Metrics, token: string | undefined): void {
+  const expected = token === undefined ? undefined : digest(token)
+  app.get(METRICS_PATH, { config: { access: 'public', unmetered: true, quietLog: true, ownAuthorization: true } }, async (request: FastifyRequest, reply) => {
+    if (expected !== undefined) {
+      const sent = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '')?.[1]
+      if (sent === undefined || !timingSafeEqual(digest(sent), expected)) {
+        throw new AppError('UNAUTHENTICATED', 'The metrics need the token set in METRICS_TOKEN')
+      }
+    }
+    reply.type(metrics.registry.contentType)
+    return metrics.registry.metrics()
+  })
+}
+
+const digest = (text: string) => createHash('sha256').update(text).digest()

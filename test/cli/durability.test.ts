@@ -1,0 +1,74 @@
+// Durability: a real `threadline serve` is killed with SIGKILL right after the last of 300
+// acknowledged writes (eight writers at once), restarted on the same database, and every
+// acknowledged write is there. Runs on SQLite and, in the postgres project, on PostgreSQL.
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import { describe, expect, it } from 'vitest'
+import { BIN, startServe } from '../helpers/serve-process.js'
+import { freshDatabase } from '../helpers/test-store.js'
+
+const run = promisify(execFile)
+const WRITERS = 8
+const ACKNOWLEDGED = 300
+
+describe('durability', () => {
+  it('keeps every acknowledged write through a SIGKILL right after the last one', async () => {
+    const fresh = await freshDatabase()
+    const env = { DATABASE_URL: fresh.url, RATE_LIMIT_MAX: '1000000', RATE_LIMIT_AUTHENTICATED_MAX: '1000000' }
+    const first = await startServe(env)
+    let second: Awaited<ReturnType<typeof startServe>> | undefined
+    try {
+      const token = (await run(process.execPath, [BIN, 'tokens', 'create', '--user', '2'], { env: { PATH: process.env.PATH, DATABASE_URL: fresh.url } })).stdout.trim()
+      const killed = new Promise<NodeJS.Signals | null>((resolve) => first.child.on('exit', (_code, signal) => resolve(signal)))
+      const acknowledged: string[] = []
+      let sent = 0
+      let stop = false
+      await Promise.all(
+        Array.from({ length: WRITERS }, async (_, writer) => {
+          for (let i = 0; !stop; i++) {
+            const content = `writer ${writer}, write ${i}`
+            sent++
+            try {
+              const response = await fetch(`${first.address}/api/v1/users/1/posts/1/comments`, {
+                method: 'POST',
+                headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+                body: JSON.stringify({ content }),
+              })
+              if (response.status !== 201) throw new Error(`answered ${response.status}: ${await response.text()}`)
+              // Answers already on their way when the process is killed are acknowledged writes too.
+              acknowledged.push(content)
+              if (acknowledged.length === ACKNOWLEDGED) {
+                // At once, before any other answer is read.
+                first.child.kill('SIGKILL')
+                stop = true
+              }
+            } catch (error) {
+              // The requests in flight when the process died fail; nothing else may.
+              if (!stop) throw error
+            }
+          }
+        }),
+      )
+      expect(await killed).toBe('SIGKILL')
+
+      second = await startServe(env)
+      const stored = new Set<string>()
+      for (let cursor: string | null = null; ; ) {
+        const page = await fetch(`${second.address}/api/v2/users/1/posts/1/comments?limit=100${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)
+        const body = (await page.json()) as { data: { content: string }[]; meta: { pagination: { nextCursor: string | null } } }
+        for (const comment of body.data) stored.add(comment.content)
+        cursor = body.meta.pagination.nextCursor
+        if (cursor === null) break
+      }
+      expect(acknowledged.filter((content) => !stored.has(content))).toEqual([])
+      // Besides them, at most the writes that were in flight (one per writer).
+      const extra = [...stored].filter((content) => content.startsWith('writer ') && !acknowledged.includes(content))
+      expect(extra.length).toBeLessThanOrEqual(WRITERS)
+      expect(sent).toBeGreaterThanOrEqual(ACKNOWLEDGED)
+    } finally {
+      first.child.kill('SIGKILL')
+      if (second !== undefined) await second.stop()
+      await fresh.drop()
+    }
+  })
+})
