@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
-import { freePort } from '../helpers/private-redis.js'
+import WebSocket from 'ws'
+import { freePort, until } from '../helpers/private-redis.js'
 import { TEST_STORE } from '../helpers/test-store.js'
 
 /** The value of a sample in Prometheus text, by its name and labels as written; undefined when absent. */
@@ -124,6 +125,38 @@ describe('metrics', () => {
     const text = (await t.request({ method: 'GET', url: '/metrics' })).body
     expect(sample(text, 'threadline_rate_limit_rejections_total')).toBeGreaterThanOrEqual(2)
     expect(sample(text, 'threadline_events_total{event="commentAdded",outcome="published"}')).toBe(1)
+  })
+
+})
+
+describe('subscription metrics', () => {
+  it('counts subscription connections, active subscriptions and deliveries', async () => {
+    // An app of its own: the other tests spend the small anonymous allowance the upgrade needs.
+    const t = await buildTestApp()
+    try {
+      const address = await t.app.listen({ host: '127.0.0.1', port: 0 })
+      const socket = new WebSocket(`${address.replace('http', 'ws')}/graphql`, 'graphql-transport-ws')
+      const received: unknown[] = []
+      socket.on('message', (data: Buffer) => {
+        const message = JSON.parse(data.toString()) as { type: string }
+        if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } }))
+        if (message.type === 'next') received.push(message)
+      })
+      socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init' })))
+      await until(() => t.app.subscriptionStats.subscriptions === 1)
+      const scrape = async () => (await t.request({ method: 'GET', url: '/metrics' })).body
+      expect(sample(await scrape(), 'threadline_subscription_connections')).toBe(1)
+      expect(sample(await scrape(), 'threadline_subscriptions_active')).toBe(1)
+      const post = (await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'Heard', content: '.' } })).json().data.id
+      await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts/${post}/comments`, token: t.tokens.bob, json: { content: 'two' } })
+      await until(() => received.length === 1)
+      expect(sample(await scrape(), 'threadline_events_total{event="commentAdded",outcome="delivered"}')).toBe(1)
+      socket.close()
+      await until(() => t.app.subscriptionStats.connections === 0)
+      expect(sample(await scrape(), 'threadline_subscription_connections')).toBe(0)
+    } finally {
+      await t.close()
+    }
   })
 })
 
