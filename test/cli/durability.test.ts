@@ -1,13 +1,10 @@
 // Durability: a real `threadline serve` is killed with SIGKILL right after the last of 300
 // acknowledged writes (eight writers at once), restarted on the same database, and every
 // acknowledged write is there. Runs on SQLite and, in the postgres project, on PostgreSQL.
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { describe, expect, it } from 'vitest'
-import { BIN, startServe } from '../helpers/serve-process.js'
+import { commentsOnFirstPost, startServe, tokenFromCli } from '../helpers/serve-process.js'
 import { freshDatabase } from '../helpers/test-store.js'
 
-const run = promisify(execFile)
 const WRITERS = 8
 const ACKNOWLEDGED = 300
 
@@ -18,7 +15,7 @@ describe('durability', () => {
     const first = await startServe(env)
     let second: Awaited<ReturnType<typeof startServe>> | undefined
     try {
-      const token = (await run(process.execPath, [BIN, 'tokens', 'create', '--user', '2'], { env: { PATH: process.env.PATH, DATABASE_URL: fresh.url } })).stdout.trim()
+      const token = await tokenFromCli(fresh.url, 2)
       const killed = new Promise<NodeJS.Signals | null>((resolve) => first.child.on('exit', (_code, signal) => resolve(signal)))
       const acknowledged: string[] = []
       let sent = 0
@@ -52,14 +49,7 @@ describe('durability', () => {
       expect(await killed).toBe('SIGKILL')
 
       second = await startServe(env)
-      const stored = new Set<string>()
-      for (let cursor: string | null = null; ; ) {
-        const page = await fetch(`${second.address}/api/v2/users/1/posts/1/comments?limit=100${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)
-        const body = (await page.json()) as { data: { content: string }[]; meta: { pagination: { nextCursor: string | null } } }
-        for (const comment of body.data) stored.add(comment.content)
-        cursor = body.meta.pagination.nextCursor
-        if (cursor === null) break
-      }
+      const stored = await commentsOnFirstPost(second.address)
       expect(acknowledged.filter((content) => !stored.has(content))).toEqual([])
       // Besides them, at most the writes that were in flight (one per writer).
       const extra = [...stored].filter((content) => content.startsWith('writer ') && !acknowledged.includes(content))

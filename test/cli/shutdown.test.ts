@@ -1,15 +1,12 @@
 // Graceful shutdown of a real `threadline serve` under load: SIGTERM while requests are in flight
 // (bodies still arriving, so the server certainly holds them), while clients keep sending, and with
 // a kept-alive connection that sends one more request after the signal.
-import { execFile } from 'node:child_process'
 import { connect, type Socket } from 'node:net'
-import { promisify } from 'node:util'
 import { Pool } from 'undici'
 import { describe, expect, it } from 'vitest'
-import { BIN, startServe } from '../helpers/serve-process.js'
+import { startServe, tokenFromCli } from '../helpers/serve-process.js'
 import { freshDatabase } from '../helpers/test-store.js'
 
-const run = promisify(execFile)
 
 /** A raw connection: what it sends, and everything it received until the server closed it. */
 function rawConnection(address: string) {
@@ -31,7 +28,7 @@ describe('shutdown', () => {
     const { child, address, output } = await startServe({ DATABASE_URL: fresh.url, SHUTDOWN_GRACE_MS: '10000', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_AUTHENTICATED_MAX: '1000000' })
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
     try {
-      const token = (await run(process.execPath, [BIN, 'tokens', 'create', '--user', '2'], { env: { PATH: process.env.PATH, DATABASE_URL: fresh.url } })).stdout.trim()
+      const token = await tokenFromCli(fresh.url, 2)
       const body = (content: string) => JSON.stringify({ content })
       const post = (content: string) =>
         `POST /api/v1/users/1/posts/1/comments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body(content).length}\r\n\r\n`
@@ -105,12 +102,14 @@ describe('shutdown', () => {
     }
   })
 
-  it('prints readable lines instead of JSON with LOG_FORMAT=pretty, and still stops cleanly', async () => {
+  it('prints readable lines instead of JSON with LOG_FORMAT=pretty, and stops cleanly on SIGINT (Ctrl-C) too', async () => {
     const fresh = await freshDatabase()
     const server = await startServe({ DATABASE_URL: fresh.url, LOG_FORMAT: 'pretty' })
     try {
       expect((await fetch(`${server.address}/api/v1/users/1`)).status).toBe(200)
-      expect(await server.stop()).toBe(0)
+      const exited = new Promise<number | null>((resolve) => server.child.on('exit', (code) => resolve(code)))
+      server.child.kill('SIGINT')
+      expect(await exited).toBe(0)
       const lines = server.output().trim().split('\n')
       expect(lines.some((line) => /INFO.*Threadline is listening on/.test(line))).toBe(true)
       expect(lines.some((line) => /INFO: request$/.test(line))).toBe(true)

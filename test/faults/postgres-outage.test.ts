@@ -2,14 +2,11 @@
 // `threadline serve` answers 503 with Retry-After while it is away (never a 500, never a dropped
 // connection), is not ready meanwhile but stays alive, serves again without a restart once it is
 // back, and has lost no acknowledged write.
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { canRunPrivatePostgres, PrivatePostgres } from '../helpers/private-postgres.js'
 import { until } from '../helpers/private-redis.js'
-import { BIN, type ServeProcess, startServe } from '../helpers/serve-process.js'
+import { type ServeProcess, commentsOnFirstPost, startServe, tokenFromCli } from '../helpers/serve-process.js'
 
-const run = promisify(execFile)
 const WRITERS = 4
 
 describe.skipIf(!canRunPrivatePostgres())('PostgreSQL outage under load', () => {
@@ -26,7 +23,7 @@ describe.skipIf(!canRunPrivatePostgres())('PostgreSQL outage under load', () => 
   })
 
   it('answers 503 with Retry-After while it is away, recovers without a restart, and loses no acknowledged write', async () => {
-    const token = (await run(process.execPath, [BIN, 'tokens', 'create', '--user', '2'], { env: { PATH: process.env.PATH, DATABASE_URL: pg.url } })).stdout.trim()
+    const token = await tokenFromCli(pg.url, 2)
     const acknowledged: string[] = []
     const answers: { status: number; retryAfter: string | null; phase: string }[] = []
     const failures: string[] = []
@@ -77,14 +74,7 @@ describe.skipIf(!canRunPrivatePostgres())('PostgreSQL outage under load', () => 
     expect((await fetch(`${serve.address}/ready`)).status).toBe(200)
     expect(serve.child.exitCode).toBeNull()
 
-    const stored = new Set<string>()
-    for (let cursor: string | null = null; ; ) {
-      const page = await fetch(`${serve.address}/api/v2/users/1/posts/1/comments?limit=100${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)
-      const body = (await page.json()) as { data: { content: string }[]; meta: { pagination: { nextCursor: string | null } } }
-      for (const comment of body.data) stored.add(comment.content)
-      cursor = body.meta.pagination.nextCursor
-      if (cursor === null) break
-    }
+    const stored = await commentsOnFirstPost(serve.address)
     expect(acknowledged.filter((content) => !stored.has(content))).toEqual([])
   }, 90_000)
 })

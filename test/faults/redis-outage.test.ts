@@ -2,15 +2,12 @@
 // `threadline serve` keeps answering (the rate limiter fails open by default), tells its
 // subscribers that events may be missed, and once Redis is back delivers again and counts again,
 // without a restart.
-import { execFile } from 'node:child_process'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { canRunPrivateRedis, PrivateRedis, until } from '../helpers/private-redis.js'
-import { BIN, type ServeProcess, startServe } from '../helpers/serve-process.js'
+import { type ServeProcess, startServe, tokenFromCli } from '../helpers/serve-process.js'
 import { freshSqliteFile, type TestDatabase } from '../helpers/test-store.js'
 
-const run = promisify(execFile)
 
 describe.skipIf(!canRunPrivateRedis())('Redis outage under load', () => {
   let redis: PrivateRedis
@@ -29,7 +26,7 @@ describe.skipIf(!canRunPrivateRedis())('Redis outage under load', () => {
   })
 
   it('keeps serving, tells subscribers, and delivers and counts again once Redis is back', async () => {
-    const token = (await run(process.execPath, [BIN, 'tokens', 'create', '--user', '2'], { env: { PATH: process.env.PATH, DATABASE_URL: store.url } })).stdout.trim()
+    const token = await tokenFromCli(store.url, 2)
     const comment = async (content: string) =>
       (
         await fetch(`${serve.address}/api/v1/users/1/posts/1/comments`, {
