@@ -174,8 +174,8 @@ export function loadConfig(env: Env = process.env): Config {
     operations: Object.freeze({
       readyTimeoutMs: readInteger(env, 'READY_TIMEOUT_MS', 1000, 10, 60_000),
       metrics: readBoolean(env, 'METRICS', true),
-      metricsToken: raw(env, 'METRICS_TOKEN'),
-      shutdownGraceMs: readInteger(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+      metricsToken: readMetricsToken(env),
+      shutdownGraceMs: readInteger(env, 'SHUTDOWN_GRACE_MS', 10_000, 100, 600_000),
     }),
     tokenTtlMs: readDuration(env, 'TOKEN_TTL', '30d'),
     rateLimit: Object.freeze({
@@ -303,6 +303,17 @@ function readSubscriptionConnections(env: Env, httpMax: number): number {
   const name = 'GRAPHQL_MAX_CONNECTIONS'
   const value = readInteger(env, name, httpMax === 0 ? 10_000 : Math.max(1, Math.floor(httpMax / 2)), 1, 1_000_000)
   if (httpMax !== 0 && value >= httpMax) throw new ConfigError(name, `expected less than HTTP_MAX_CONNECTIONS (${httpMax}), got ${value}`)
+  return value
+}
+
+/** /metrics is outside the rate limit: its token must be too long to guess by trying. */
+const METRICS_TOKEN_MIN_LENGTH = 24
+
+function readMetricsToken(env: Env): string | undefined {
+  const value = raw(env, 'METRICS_TOKEN')
+  if (value !== undefined && value.length < METRICS_TOKEN_MIN_LENGTH) {
+    throw new ConfigError('METRICS_TOKEN', `expected at least ${METRICS_TOKEN_MIN_LENGTH} characters (openssl rand -hex 16 makes one), got ${value.length}`)
+  }
   return value
 }
 

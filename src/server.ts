@@ -27,14 +27,16 @@ export async function prepareDatabase(database: Database, config: Config): Promi
  * closed with 1001), close the database and Redis, and exit 0. Past the grace period the
  * connections left are cut and the exit code is 1; a second signal stops at once, also with 1.
  */
-function stopOnSignals(app: FastifyInstance, graceMs: number): void {
+function stopOnSignals(app: FastifyInstance, graceMs: number, listening: Promise<unknown>): void {
   let stopping = false
-  const onSignal = (signal: NodeJS.Signals) => {
+  const onSignal = async (signal: NodeJS.Signals) => {
     if (stopping) {
       app.log.warn({ signal }, 'second signal: stopping now')
       process.exit(1)
     }
     stopping = true
+    // A signal during the start is acted on once the server listens (or failed to).
+    await listening.catch(() => undefined)
     app.log.info({ signal, graceMs }, 'shutting down: finishing the requests in flight')
     let cut = false
     const grace = setTimeout(() => {
@@ -42,6 +44,11 @@ function stopOnSignals(app: FastifyInstance, graceMs: number): void {
       app.log.warn({ graceMs }, 'grace period over: cutting the connections left')
       app.server.closeAllConnections()
     }, graceMs)
+    // Should closing still hang (a hook that never returns), the process goes anyway.
+    setTimeout(() => {
+      app.log.error('shutdown did not finish after the grace period: exiting')
+      process.exit(1)
+    }, graceMs + HARD_STOP_AFTER_GRACE_MS).unref()
     app.close().then(
       () => {
         clearTimeout(grace)
@@ -54,9 +61,12 @@ function stopOnSignals(app: FastifyInstance, graceMs: number): void {
       },
     )
   }
-  process.on('SIGINT', onSignal)
-  process.on('SIGTERM', onSignal)
+  process.on('SIGINT', (signal) => void onSignal(signal))
+  process.on('SIGTERM', (signal) => void onSignal(signal))
 }
+
+/** How long closing may go on after the connections were cut, before the process exits regardless. */
+const HARD_STOP_AFTER_GRACE_MS = 5000
 
 export async function startServer(config: Config): Promise<FastifyInstance> {
   // One handle for preparing and serving: with sqlite::memory: a second one would be another, empty database.
@@ -71,11 +81,13 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   const app = await buildApp(config, { database })
   if (prepared.applied.length > 0) app.log.info({ migrations: prepared.applied }, 'database migrated')
   if (prepared.seeded) app.log.info('new database filled with demo data')
-  await app.listen({
+  const listening = app.listen({
     host: config.host,
     port: config.port,
     listenTextResolver: (address) => `Threadline is listening on ${address} (try ${address}/api/v1/users)`,
   })
-  stopOnSignals(app, config.operations.shutdownGraceMs)
+  // Before listen resolves: with HOST=localhost the second address is bound after "listening".
+  stopOnSignals(app, config.operations.shutdownGraceMs, listening)
+  await listening
   return app
 }

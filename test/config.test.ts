@@ -63,12 +63,15 @@ describe('loadConfig', () => {
   })
 
   it('reads the operations settings, and refuses bad ones naming the variable', () => {
-    const config = loadConfig({ LOG_FORMAT: 'pretty', READY_TIMEOUT_MS: '250', METRICS: 'false', METRICS_TOKEN: 'scrape', SHUTDOWN_GRACE_MS: '0' })
+    const token = 'a'.repeat(24)
+    const config = loadConfig({ LOG_FORMAT: 'pretty', READY_TIMEOUT_MS: '250', METRICS: 'false', METRICS_TOKEN: token, SHUTDOWN_GRACE_MS: '100' })
     expect(config.logFormat).toBe('pretty')
-    expect(config.operations).toEqual({ readyTimeoutMs: 250, metrics: false, metricsToken: 'scrape', shutdownGraceMs: 0 })
+    expect(config.operations).toEqual({ readyTimeoutMs: 250, metrics: false, metricsToken: token, shutdownGraceMs: 100 })
+    expect(() => loadConfig({ METRICS_TOKEN: 'a'.repeat(23) })).toThrow(/METRICS_TOKEN: expected at least 24 characters/)
+    expect(() => loadConfig({ METRICS_TOKEN: 'secret-but-short' })).not.toThrow(/secret-but-short/)
     expect(() => loadConfig({ LOG_FORMAT: 'xml' })).toThrow(/LOG_FORMAT/)
     expect(() => loadConfig({ READY_TIMEOUT_MS: '0' })).toThrow(/READY_TIMEOUT_MS/)
-    expect(() => loadConfig({ SHUTDOWN_GRACE_MS: '-1' })).toThrow(/SHUTDOWN_GRACE_MS/)
+    expect(() => loadConfig({ SHUTDOWN_GRACE_MS: '0' })).toThrow(/SHUTDOWN_GRACE_MS/)
   })
 
   it('keeps the subscription connections of an instance below its HTTP connections', () => {

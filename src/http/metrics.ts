@@ -25,12 +25,26 @@ export interface MetricsSources {
   database: Database
 }
 
+/**
+ * Node's process metrics (CPU, memory, event-loop lag, GC), collected once per process: each call
+ * of collectDefaultMetrics starts an event-loop monitor and a GC observer of its own, which nothing
+ * stops, and tests build many apps in one process. Each app's registry is merged with it when
+ * scraped.
+ */
+let processRegistry: Registry | undefined
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry()
+    collectDefaultMetrics({ register: processRegistry })
+  }
+  return processRegistry
+}
+
 /** A route label for requests no route matched: their URLs are the caller's to invent, so they are never a label. */
 const UNMATCHED = 'unmatched'
 
 export function createMetrics(sources: MetricsSources): Metrics & { events: Counter<'event' | 'outcome'>; observe(app: FastifyInstance): void } {
   const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
   const requests = new Counter({
     name: 'threadline_http_requests_total',
     help: 'HTTP requests answered, by route template, method and status.',
@@ -47,7 +61,7 @@ export function createMetrics(sources: MetricsSources): Metrics & { events: Coun
   const rateLimited = new Counter({ name: 'threadline_rate_limit_rejections_total', help: 'Requests and subscriptions refused by the rate limit.', registers: [registry] })
   const events = new Counter({
     name: 'threadline_events_total',
-    help: 'Events published by this instance, and delivered to its subscribers (once per listener).',
+    help: 'Events this instance handed to the events port (published; those that failed are in threadline_faults), and delivered to its subscribers (once per listener).',
     labelNames: ['event', 'outcome'] as const,
     registers: [registry],
   })
@@ -68,7 +82,7 @@ export function createMetrics(sources: MetricsSources): Metrics & { events: Coun
     },
   })
   new Gauge({
-    name: 'threadline_subscribers_dropped_total',
+    name: 'threadline_subscribers_dropped',
     help: 'Subscribers dropped for falling too far behind.',
     registers: [registry],
     collect() {
@@ -76,7 +90,7 @@ export function createMetrics(sources: MetricsSources): Metrics & { events: Coun
     },
   })
   new Gauge({
-    name: 'threadline_faults_total',
+    name: 'threadline_faults',
     help: 'Failures the service rode out instead of failing requests: rate-limit store errors, events that could not be published, interruptions of delivery.',
     labelNames: ['fault'] as const,
     registers: [registry],
@@ -91,12 +105,20 @@ export function createMetrics(sources: MetricsSources): Metrics & { events: Coun
   if (pool !== undefined) {
     new Gauge({
       name: 'threadline_db_pool_connections',
-      help: 'PostgreSQL pool connections: open in all, idle, and requests waiting for one; max is the pool size.',
+      help: 'PostgreSQL pool: connections open (total) and idle, and requests waiting for one.',
       labelNames: ['state'] as const,
       registers: [registry],
       collect() {
         const stats = pool()
-        for (const state of ['total', 'idle', 'waiting', 'max'] as const) this.set({ state }, stats[state])
+        for (const state of ['total', 'idle', 'waiting'] as const) this.set({ state }, stats[state])
+      },
+    })
+    new Gauge({
+      name: 'threadline_db_pool_max_connections',
+      help: 'The PostgreSQL pool size (DATABASE_POOL_SIZE).',
+      registers: [registry],
+      collect() {
+        this.set(pool().max)
       },
     })
   }
@@ -151,8 +173,9 @@ export function metricsRoute(app: FastifyInstance, metrics: Metrics, token: stri
         throw new AppError('UNAUTHENTICATED', 'The metrics need the token set in METRICS_TOKEN')
       }
     }
-    reply.type(metrics.registry.contentType)
-    return metrics.registry.metrics()
+    const merged = Registry.merge([processMetrics(), metrics.registry])
+    reply.type(merged.contentType)
+    return merged.metrics()
   })
 }
 

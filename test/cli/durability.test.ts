@@ -9,7 +9,7 @@ const WRITERS = 8
 const ACKNOWLEDGED = 300
 
 describe('durability', () => {
-  it('keeps every acknowledged write through a SIGKILL right after the last one', async () => {
+  it('keeps every acknowledged write through a SIGKILL right after the last one', { timeout: 60_000 }, async () => {
     const fresh = await freshDatabase()
     const env = { DATABASE_URL: fresh.url, RATE_LIMIT_MAX: '1000000', RATE_LIMIT_AUTHENTICATED_MAX: '1000000' }
     const first = await startServe(env)
@@ -18,13 +18,11 @@ describe('durability', () => {
       const token = await tokenFromCli(fresh.url, 2)
       const killed = new Promise<NodeJS.Signals | null>((resolve) => first.child.on('exit', (_code, signal) => resolve(signal)))
       const acknowledged: string[] = []
-      let sent = 0
       let stop = false
       await Promise.all(
         Array.from({ length: WRITERS }, async (_, writer) => {
           for (let i = 0; !stop; i++) {
             const content = `writer ${writer}, write ${i}`
-            sent++
             try {
               const response = await fetch(`${first.address}/api/v1/users/1/posts/1/comments`, {
                 method: 'POST',
@@ -54,7 +52,6 @@ describe('durability', () => {
       // Besides them, at most the writes that were in flight (one per writer).
       const extra = [...stored].filter((content) => content.startsWith('writer ') && !acknowledged.includes(content))
       expect(extra.length).toBeLessThanOrEqual(WRITERS)
-      expect(sent).toBeGreaterThanOrEqual(ACKNOWLEDGED)
     } finally {
       first.child.kill('SIGKILL')
       if (second !== undefined) await second.stop()

@@ -4,7 +4,7 @@
 import { connect, type Socket } from 'node:net'
 import { Pool } from 'undici'
 import { describe, expect, it } from 'vitest'
-import { startServe, tokenFromCli } from '../helpers/serve-process.js'
+import { commentsOnFirstPost, startServe, tokenFromCli } from '../helpers/serve-process.js'
 import { freshDatabase } from '../helpers/test-store.js'
 
 
@@ -19,8 +19,17 @@ function rawConnection(address: string) {
   return { socket, closed, received: () => received, opened: new Promise((resolve) => socket.once('connect', resolve)) }
 }
 
-/** The status of every response in `text`, in order (a body ends where the next status line starts). */
-const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]))
+/** The final status of every response in `text`, in order (a body ends where the next status line starts). */
+const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1])).filter((status) => status !== 100)
+
+/** Waits until the server has read the request's headers: it answers Expect: 100-continue. */
+const until100Continue = async (connection: ReturnType<typeof rawConnection>) => {
+  const deadline = Date.now() + 10_000
+  while (!connection.received().includes('HTTP/1.1 100 Continue')) {
+    if (Date.now() > deadline) throw new Error('no 100 Continue')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
 
 describe('shutdown', () => {
   it('on SIGTERM under load finishes every request in flight, answers new ones on kept-alive connections 503 with Connection: close, and exits 0', async () => {
@@ -31,25 +40,28 @@ describe('shutdown', () => {
       const token = await tokenFromCli(fresh.url, 2)
       const body = (content: string) => JSON.stringify({ content })
       const post = (content: string) =>
-        `POST /api/v1/users/1/posts/1/comments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: ${body(content).length}\r\n\r\n`
+        `POST /api/v1/users/1/posts/1/comments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body(content).length}\r\nExpect: 100-continue\r\n\r\n`
 
       // Load: clients on kept-alive connections, reading and writing, until the server is gone.
       const pool = new Pool(address, { connections: 6, pipelining: 1 })
       const answered: number[] = []
-      const failures: string[] = []
+      const failures: { code: string; afterSignal: boolean; content?: string }[] = []
+      let signalled = false
       let loading = true
       const loops = Array.from({ length: 6 }, async (_, i) => {
-        while (loading) {
+        for (let n = 0; loading; n++) {
+          const content = i % 2 === 0 ? undefined : `load ${i}-${n}`
           try {
             const response = await pool.request(
-              i % 2 === 0
+              content === undefined
                 ? { method: 'GET', path: '/api/v1/users?limit=50' }
-                : { method: 'POST', path: '/api/v1/users/1/posts/1/comments', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body(`load ${i}`) },
+                : { method: 'POST', path: '/api/v1/users/1/posts/1/comments', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body(content) },
             )
             await response.body.arrayBuffer()
             answered.push(response.statusCode)
           } catch (error) {
-            failures.push((error as { code?: string }).code ?? String(error))
+            failures.push({ code: (error as { code?: string }).code ?? String(error), afterSignal: signalled, ...(content === undefined ? {} : { content }) })
             // The server is gone or going: new connections are refused from now on.
             if (!loading) break
             await new Promise((resolve) => setTimeout(resolve, 20))
@@ -58,16 +70,16 @@ describe('shutdown', () => {
       })
       await new Promise((resolve) => setTimeout(resolve, 500))
 
-      // In flight: five requests whose bodies are half sent; and a kept-alive connection doing the same.
+      // In flight: five requests whose headers the server has read (it said 100 Continue) and whose
+      // bodies are half sent; and a kept-alive connection doing the same.
       const inFlight = Array.from({ length: 5 }, () => rawConnection(address))
       const keptAlive = rawConnection(address)
       await Promise.all([...inFlight, keptAlive].map((connection) => connection.opened))
-      for (const [i, connection] of [...inFlight, keptAlive].entries()) {
-        const content = `in flight ${i}`
-        connection.socket.write(post(content) + body(content).slice(0, 5))
-      }
-      await new Promise((resolve) => setTimeout(resolve, 200))
+      for (const [i, connection] of [...inFlight, keptAlive].entries()) connection.socket.write(post(`in flight ${i}`))
+      await Promise.all([...inFlight, keptAlive].map(until100Continue))
+      for (const [i, connection] of [...inFlight, keptAlive].entries()) connection.socket.write(body(`in flight ${i}`).slice(0, 5))
 
+      signalled = true
       child.kill('SIGTERM')
       await new Promise((resolve) => setTimeout(resolve, 300))
       loading = false
@@ -92,17 +104,55 @@ describe('shutdown', () => {
       // Under load: every answer a success or the 503 of a request that came after the signal.
       expect(answered.length).toBeGreaterThan(10)
       expect(answered.filter((status) => status !== 200 && status !== 201 && status !== 503)).toEqual([])
-      // What failed on the client never reached the server: refused or closed connections only.
-      expect(failures.filter((code) => !['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED'].includes(code))).toEqual([])
+      // Nothing failed before the signal; after it, only connections refused or closed.
+      expect(failures.filter((failure) => !failure.afterSignal)).toEqual([])
+      expect(failures.filter((failure) => !['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED'].includes(failure.code))).toEqual([])
       expect(output()).toMatch(/"msg":"shutting down/)
       expect(output()).toMatch(/"msg":"stopped"/)
+
+      // A write that failed on the client never reached the server: none of them is stored.
+      const again = await startServe({ DATABASE_URL: fresh.url })
+      try {
+        const stored = await commentsOnFirstPost(again.address)
+        expect(failures.filter((failure) => failure.content !== undefined && stored.has(failure.content))).toEqual([])
+        for (let i = 0; i < 6; i++) expect(stored.has(`in flight ${i}`)).toBe(true)
+      } finally {
+        await again.stop()
+      }
     } finally {
       child.kill('SIGKILL')
       await fresh.drop()
     }
-  })
+  }, 60_000)
 
-  it('prints readable lines instead of JSON with LOG_FORMAT=pretty, and stops cleanly on SIGINT (Ctrl-C) too', async () => {
+  it('cuts what is left after SHUTDOWN_GRACE_MS and exits 1; a second signal stops at once', async () => {
+    const fresh = await freshDatabase()
+    try {
+      for (const second of [false, true]) {
+        const server = await startServe({ DATABASE_URL: fresh.url, SHUTDOWN_GRACE_MS: second ? '30000' : '500' })
+        const exited = new Promise<number | null>((resolve) => server.child.on('exit', (code) => resolve(code)))
+        // A request whose body never comes: in flight until the connection is cut.
+        const stuck = rawConnection(server.address)
+        await stuck.opened
+        stuck.socket.write(`POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n`)
+        await until100Continue(stuck)
+        const signalled = Date.now()
+        server.child.kill('SIGTERM')
+        if (second) {
+          await new Promise((resolve) => setTimeout(resolve, 300))
+          server.child.kill('SIGTERM')
+        }
+        expect(await exited).toBe(1)
+        expect(Date.now() - signalled).toBeLessThan(second ? 5000 : 8000)
+        expect(server.output()).toMatch(second ? /"msg":"second signal: stopping now"/ : /"msg":"grace period over: cutting the connections left"/)
+        await stuck.closed
+      }
+    } finally {
+      await fresh.drop()
+    }
+  }, 60_000)
+
+  it('prints readable lines instead of JSON with LOG_FORMAT=pretty, and stops cleanly on SIGINT (Ctrl-C) too', { timeout: 60_000 }, async () => {
     const fresh = await freshDatabase()
     const server = await startServe({ DATABASE_URL: fresh.url, LOG_FORMAT: 'pretty' })
     try {

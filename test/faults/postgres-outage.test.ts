@@ -14,12 +14,12 @@ describe.skipIf(!canRunPrivatePostgres())('PostgreSQL outage under load', () => 
   let serve: ServeProcess
   beforeAll(async () => {
     pg = await PrivatePostgres.create()
-    pg.start()
+    await pg.start()
     serve = await startServe({ DATABASE_URL: pg.url, RATE_LIMIT_MAX: '1000000', RATE_LIMIT_AUTHENTICATED_MAX: '1000000', READY_TIMEOUT_MS: '500' })
   }, 60_000)
   afterAll(async () => {
     await serve?.stop()
-    pg?.destroy()
+    await pg?.destroy()
   })
 
   it('answers 503 with Retry-After while it is away, recovers without a restart, and loses no acknowledged write', async () => {
@@ -49,8 +49,8 @@ describe.skipIf(!canRunPrivatePostgres())('PostgreSQL outage under load', () => 
     })
     await until(() => acknowledged.length >= 50, 15_000)
 
-    pg.stop()
     phase = 'away'
+    await pg.stop()
     const awayAt = answers.length
     await until(() => answers.slice(awayAt).filter((a) => a.status === 503).length >= 8, 20_000)
     const ready = await fetch(`${serve.address}/ready`)
@@ -58,7 +58,7 @@ describe.skipIf(!canRunPrivatePostgres())('PostgreSQL outage under load', () => 
     expect((await ready.json()) as unknown).toMatchObject({ status: 'unavailable', checks: { database: { status: 'down' } } })
     expect((await fetch(`${serve.address}/health`)).status).toBe(200)
 
-    pg.start()
+    await pg.start()
     phase = 'back'
     const backAt = acknowledged.length
     await until(() => acknowledged.length >= backAt + 50, 20_000)

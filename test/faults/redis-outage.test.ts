@@ -89,11 +89,15 @@ describe.skipIf(!canRunPrivateRedis())('Redis outage under load', () => {
     await redis.start()
     phase = 'back'
     await commentUntilDelivered('after')
-    // Counting again: a fresh Redis starts the allowance over, and it goes down request by request.
+    // Counting again, in Redis: the restarted one (no persistence) starts the allowance over, above
+    // where it stood before the outage, and it goes down request by request.
+    const lastBefore = Number(answers.filter((a) => a.phase === 'before' && a.remaining !== null).at(-1)?.remaining)
     await until(() => {
       const counted = answers.filter((a) => a.phase === 'back' && a.remaining !== null).map((a) => Number(a.remaining))
       return counted.length >= 5 && counted.at(-1)! < counted.at(-5)!
     }, 15_000)
+    const firstBack = Number(answers.find((a) => a.phase === 'back' && a.remaining !== null)?.remaining)
+    expect(firstBack).toBeGreaterThan(lastBefore)
     reading = false
     await Promise.all(readers)
     socket.close()

@@ -1,7 +1,8 @@
 // A PostgreSQL server of a test's own, to stop and start mid-load without touching the machine's
 // shared server: initdb and pg_ctl from the installed PostgreSQL, a temp folder, a free port, its
 // socket in that folder. initdb refuses to run as root: as root, the server runs as `postgres`.
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
+import { promisify } from 'node:util'
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,6 +19,7 @@ function postgresBin(): string | undefined {
 }
 
 const isRoot = process.getuid?.() === 0
+const runAsync = promisify(execFile)
 
 /** The uid and gid of the `postgres` user, read from /etc/passwd. */
 function postgresUser(): { uid: number; gid: number } | undefined {
@@ -53,11 +55,11 @@ export class PrivatePostgres {
     return join(this.dir, 'data')
   }
 
-  /** Runs a PostgreSQL program, as the postgres user when we are root. */
-  private run(program: string, args: string[]): void {
+  /** Runs a PostgreSQL program, as the postgres user when we are root; the test's load goes on meanwhile. */
+  private async run(program: string, args: string[]): Promise<void> {
     const command = join(this.bin, program)
-    if (isRoot) execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { stdio: 'ignore' })
-    else execFileSync(command, args, { stdio: 'ignore' })
+    if (isRoot) await runAsync('runuser', ['-u', 'postgres', '--', command, ...args])
+    else await runAsync(command, args)
   }
 
   /** A new cluster in a temp folder (trust authentication, superuser postgres), not started yet. */
@@ -68,24 +70,24 @@ export class PrivatePostgres {
     const user = isRoot ? postgresUser() : undefined
     if (user !== undefined) chownSync(dir, user.uid, user.gid)
     const server = new PrivatePostgres(bin, dir, await freePort())
-    server.run('initdb', ['-D', server.data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale', 'C'])
+    await server.run('initdb', ['-D', server.data, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8', '--locale', 'C'])
     return server
   }
 
   /** Starts it (again) on its port, and waits until it accepts connections. */
-  start(): void {
-    this.run('pg_ctl', ['-D', this.data, '-l', join(this.dir, 'log'), '-w', '-t', '30', '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1`, 'start'])
+  start(): Promise<void> {
+    return this.run('pg_ctl', ['-D', this.data, '-l', join(this.dir, 'log'), '-w', '-t', '30', '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1`, 'start'])
   }
 
   /** Stops it the way an operator restarting it would: connections cut, a clean shutdown. */
-  stop(): void {
-    this.run('pg_ctl', ['-D', this.data, '-m', 'fast', '-w', 'stop'])
+  stop(): Promise<void> {
+    return this.run('pg_ctl', ['-D', this.data, '-m', 'fast', '-w', 'stop'])
   }
 
   /** Stops it if it runs, and removes everything. */
-  destroy(): void {
+  async destroy(): Promise<void> {
     try {
-      this.run('pg_ctl', ['-D', this.data, '-m', 'immediate', '-w', 'stop'])
+      await this.run('pg_ctl', ['-D', this.data, '-m', 'immediate', '-w', 'stop'])
     } catch {
       // Not running.
     }
