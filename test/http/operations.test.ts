@@ -151,6 +151,19 @@ describe('subscription metrics', () => {
       const scrape = async () => (await t.request({ method: 'GET', url: '/metrics' })).body
       expect(sample(await scrape(), 'threadline_subscription_connections')).toBe(1)
       expect(sample(await scrape(), 'threadline_subscriptions_active')).toBe(1)
+      // An event stream counts as a connection too.
+      const stream = new AbortController()
+      const sse = await fetch(`${address}/graphql/stream`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ query: 'subscription { commentAdded { id } }' }),
+        signal: stream.signal,
+      })
+      expect(sse.status).toBe(200)
+      await until(() => t.app.subscriptionStats.subscriptions === 2)
+      expect(sample(await scrape(), 'threadline_subscription_connections')).toBe(2)
+      stream.abort()
+      await until(() => t.app.subscriptionStats.connections === 1)
       const post = (await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'Heard', content: '.' } })).json().data.id
       await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts/${post}/comments`, token: t.tokens.bob, json: { content: 'two' } })
       await until(() => received.length === 1)
