@@ -138,7 +138,8 @@ export async function graphqlRoutes(
         const error = refusal === OperationTypeNode.SUBSCRIPTION ? new GraphQLError(SUBSCRIPTIONS_ELSEWHERE) : refusal
         return send(reply, media, { outcome: 'request-error', body: { errors: [formatError(error, request)] } })
       }
-      return send(reply, media, await run(request, reply, params))
+      // refuseOutsideQuery has counted the tokens already.
+      return send(reply, media, await run(request, reply, params, { counted: true }))
     },
   })
 
@@ -164,8 +165,8 @@ export async function graphqlRoutes(
   }
 }
 
-async function run(request: FastifyRequest, reply: FastifyReply, params: OperationParams): Promise<Answer> {
-  const refused = parserLimitError(params.query, MAX_TOKENS) ?? jsonMasquerade(params.query)
+async function run(request: FastifyRequest, reply: FastifyReply, params: OperationParams, options: { counted?: boolean } = {}): Promise<Answer> {
+  const refused = (options.counted === true ? undefined : parserLimitError(params.query, MAX_TOKENS)) ?? jsonMasquerade(params.query)
   if (refused !== undefined) return { outcome: 'request-error', body: { errors: [formatError(refused, request)] } }
   const source = cacheKeyOf(params)
   if (source === undefined) {
@@ -211,12 +212,13 @@ function send(reply: FastifyReply, media: MediaType, answer: Answer) {
 }
 
 /**
- * For GET: the operation's type when it is not a query; a GraphQLError when the operation
- * cannot be chosen; undefined when it is a query (or the document does not parse: the parser's
- * error is reported by the run itself).
+ * For GET: the operation's type when it is not a query; a GraphQLError when the document is past
+ * the parser's limits or the operation cannot be chosen; undefined when it is a query (or the
+ * document does not parse: the parser's error is reported by the run itself).
  */
 function refuseOutsideQuery(params: OperationParams): OperationTypeNode.MUTATION | OperationTypeNode.SUBSCRIPTION | GraphQLError | undefined {
-  if (parserLimitError(params.query, MAX_TOKENS) !== undefined) return undefined
+  const tooLarge = parserLimitError(params.query, MAX_TOKENS)
+  if (tooLarge !== undefined) return tooLarge
   let document
   try {
     document = parse(params.query, { maxTokens: MAX_TOKENS })

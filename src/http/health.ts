@@ -3,6 +3,7 @@
 // the database answers a trivial query within READY_TIMEOUT_MS, else 503 with Retry-After (take
 // this instance out of rotation). Redis is reported, never decisive: when it goes away every
 // instance loses it at once, and taking them all out would turn a degraded service into none.
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import type { Db } from '../db/create-database.js'
@@ -31,7 +32,8 @@ export function healthRoutes(app: FastifyInstance, options: HealthOptions): void
   })
   app.get(READY_PATH, { config }, async (_request, reply) => {
     const started = performance.now()
-    const database = await answersWithin(sql`select 1`.execute(options.db), options.timeoutMs)
+    const answered = sql`select 1`.execute(options.db).then(() => true, () => false)
+    const database = await Promise.race([answered, sleep(options.timeoutMs, false, { ref: false })])
     const ms = Math.round((performance.now() - started) * 10) / 10
     const redis = options.redis()
     reply.header('cache-control', 'no-store')
@@ -41,17 +43,4 @@ export function healthRoutes(app: FastifyInstance, options: HealthOptions): void
       checks: { database: { status: database ? 'up' : 'down', ms }, ...(redis === undefined ? {} : { redis: { status: redis } }) },
     }
   })
-}
-
-/** True when `work` settles successfully within `ms`. */
-async function answersWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms)
-  })
-  try {
-    return await Promise.race([work.then(() => true, () => false), late])
-  } finally {
-    clearTimeout(timer)
-  }
 }

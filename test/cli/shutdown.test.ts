@@ -1,29 +1,18 @@
 // Graceful shutdown of a real `threadline serve` under load: SIGTERM while requests are in flight
 // (bodies still arriving, so the server certainly holds them), while clients keep sending, and with
 // a kept-alive connection that sends one more request after the signal.
-import { connect, type Socket } from 'node:net'
 import { Pool } from 'undici'
 import { describe, expect, it } from 'vitest'
+import { type Conversation, openRaw } from '../helpers/raw-connection.js'
 import { commentsOnFirstPost, startServe, tokenFromCli } from '../helpers/serve-process.js'
 import { freshDatabase } from '../helpers/test-store.js'
 
-
-/** A raw connection: what it sends, and everything it received until the server closed it. */
-function rawConnection(address: string) {
-  const { port } = new URL(address)
-  const socket: Socket = connect(Number(port), '127.0.0.1')
-  let received = ''
-  socket.on('data', (chunk: Buffer) => (received += chunk.toString()))
-  const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
-  socket.on('error', () => {})
-  return { socket, closed, received: () => received, opened: new Promise((resolve) => socket.once('connect', resolve)) }
-}
 
 /** The final status of every response in `text`, in order (a body ends where the next status line starts). */
 const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1])).filter((status) => status !== 100)
 
 /** Waits until the server has read the request's headers: it answers Expect: 100-continue. */
-const until100Continue = async (connection: ReturnType<typeof rawConnection>) => {
+const until100Continue = async (connection: Conversation) => {
   const deadline = Date.now() + 10_000
   while (!connection.received().includes('HTTP/1.1 100 Continue')) {
     if (Date.now() > deadline) throw new Error('no 100 Continue')
@@ -72,9 +61,9 @@ describe('shutdown', () => {
 
       // In flight: five requests whose headers the server has read (it said 100 Continue) and whose
       // bodies are half sent; and a kept-alive connection doing the same.
-      const inFlight = Array.from({ length: 5 }, () => rawConnection(address))
-      const keptAlive = rawConnection(address)
-      await Promise.all([...inFlight, keptAlive].map((connection) => connection.opened))
+      const port = Number(new URL(address).port)
+      const inFlight = await Promise.all(Array.from({ length: 5 }, () => openRaw(port)))
+      const keptAlive = await openRaw(port)
       for (const [i, connection] of [...inFlight, keptAlive].entries()) connection.socket.write(post(`in flight ${i}`))
       await Promise.all([...inFlight, keptAlive].map(until100Continue))
       for (const [i, connection] of [...inFlight, keptAlive].entries()) connection.socket.write(body(`in flight ${i}`).slice(0, 5))
@@ -132,8 +121,7 @@ describe('shutdown', () => {
         const server = await startServe({ DATABASE_URL: fresh.url, SHUTDOWN_GRACE_MS: second ? '30000' : '500' })
         const exited = new Promise<number | null>((resolve) => server.child.on('exit', (code) => resolve(code)))
         // A request whose body never comes: in flight until the connection is cut.
-        const stuck = rawConnection(server.address)
-        await stuck.opened
+        const stuck = await openRaw(Number(new URL(server.address).port))
         stuck.socket.write(`POST /api/v1/tokens HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n`)
         await until100Continue(stuck)
         const signalled = Date.now()

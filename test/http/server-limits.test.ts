@@ -1,10 +1,10 @@
 // What the HTTP server grants one client, tested with raw sockets against a listening app (light-my-request
 // would skip Node's parser and its timers): oversized headers and URLs, slow headers (slowloris), slow
 // bodies, idle kept-alive connections and too many connections. Short limits from the env keep it quick.
-import { connect, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { openRaw } from '../helpers/raw-connection.js'
 
 let t: TestApp
 let port: number
@@ -23,27 +23,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-interface Conversation {
-  socket: Socket
-  /** Everything the server sent so far. */
-  received(): string
-  /** Resolves with the time (ms since open) at which the server closed the connection. */
-  closed: Promise<number>
-}
-
-function open(to = port): Promise<Conversation> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now()
-    const socket = connect(to, '127.0.0.1')
-    let data = ''
-    socket.setEncoding('utf8')
-    socket.on('data', (chunk: string) => (data += chunk))
-    socket.on('error', () => undefined) // a reset is one way of being closed
-    const closed = new Promise<number>((done) => socket.on('close', () => done(performance.now() - started)))
-    socket.once('connect', () => resolve({ socket, received: () => data, closed }))
-    socket.once('error', reject)
-  })
-}
+const open = (to = port) => openRaw(to)
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
