@@ -30,15 +30,22 @@ export interface ErrorDetail {
 /** An expected failure: its message and details are safe to show to the caller. */
 export class AppError extends Error {
   readonly status: number
+  /**
+   * Seconds the caller should wait before trying again (an allowance spent, a store away): sent
+   * as Retry-After over HTTP and as `extensions.retryAfter` in GraphQL errors.
+   */
+  readonly retryAfterS: number | undefined
 
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details?: readonly ErrorDetail[],
+    options: { retryAfterS?: number } = {},
   ) {
     super(message)
     this.name = 'AppError'
     this.status = ERROR_STATUS[code]
+    this.retryAfterS = options.retryAfterS
   }
 }
 

@@ -16,7 +16,7 @@ export interface RequestScope {
 export function formatError(error: GraphQLError, request: RequestScope): GraphQLFormattedError {
   const original = error.originalError
   const located = { locations: error.locations, path: error.path }
-  if (isAppError(original)) return withCode(original.message, located, original.code, original.details)
+  if (isAppError(original)) return withCode(original.message, located, original.code, original.details, original.retryAfterS)
   const fromDatabase = original === undefined ? undefined : databaseAppError(original)
   if (fromDatabase !== undefined) {
     request.log.warn({ err: original }, fromDatabase.message)
@@ -32,7 +32,7 @@ export function formatError(error: GraphQLError, request: RequestScope): GraphQL
 
 /** An error of the HTTP request itself (bad JSON, a refused token, the rate limit) as a GraphQL error. */
 export function requestError(error: AppError): GraphQLFormattedError {
-  return withCode(error.message, {}, error.code, error.details)
+  return withCode(error.message, {}, error.code, error.details, error.retryAfterS)
 }
 
 function withCode(
@@ -40,8 +40,14 @@ function withCode(
   where: Pick<GraphQLFormattedError, 'locations' | 'path'>,
   code: ErrorCode,
   details?: readonly ErrorDetail[],
+  /** Seconds to wait before trying again (AppError.retryAfterS), as `extensions.retryAfter`. */
+  retryAfter?: number,
 ): GraphQLFormattedError {
-  const extensions = details?.length ? { code, details } : { code }
+  const extensions = {
+    code,
+    ...(details?.length ? { details } : {}),
+    ...(retryAfter === undefined ? {} : { retryAfter }),
+  }
   return {
     message,
     ...(where.locations === undefined ? {} : { locations: where.locations }),

@@ -116,7 +116,8 @@ function internalError(error: Error, request: FastifyRequest): AppError {
 
 function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply, render = restBody): void {
   if (error.status === 401) reply.header('www-authenticate', bearerChallenge(request.headers.authorization))
-  if (error.status === 503) reply.header('retry-after', 1)
+  if (error.retryAfterS !== undefined) reply.header('retry-after', error.retryAfterS)
+  else if (error.status === 503) reply.header('retry-after', 1)
   reply.code(error.status).send(render(error))
 }
 

@@ -1,0 +1,120 @@
+// Allowances counted in points: each key (a caller, an account, an address) may spend `points`
+// per window, and an action takes as many as the work it causes (one HTTP request 1, a batch of
+// GraphQL operations one per operation, a failed sign-in 1). A port over rate-limiter-flexible,
+// which counts in this process (RateLimiterMemory) or in Redis (RateLimiterRedis: one Lua script,
+// INCRBY and PTTL at once, on Redis's clock) so that every instance shares one allowance.
+// The window is fixed: it starts with the key's first point and every point of it is back when it ends.
+// When the store cannot count (Redis away), the policy decides: let the action through uncounted
+// ('open'), or refuse it with 503 ('closed'); either way the failure is logged once per outage
+// and counted.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Redis } from 'ioredis'
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
+import { AppError } from '../errors.js'
+import { FailureLog } from '../failure-log.js'
+
+export interface LimitState {
+  /** Points per window. */
+  readonly limit: number
+  /** Points left in the current window. */
+  readonly remaining: number
+  /** Seconds until the window ends and every point is back. */
+  readonly resetS: number
+}
+
+export type LimitVerdict = LimitState &
+  (
+    | {
+        readonly allowed: true
+        /** Let through without counting: the store failed and the policy is 'open' (the state is then the full allowance). */
+        readonly uncounted?: true
+      }
+    | { readonly allowed: false; readonly retryAfterS: number }
+  )
+
+export interface Limiter {
+  /** Takes `points` (default 1) from `key`'s allowance. A refused consume takes its points too (the store counts every attempt); `reward` gives them back. */
+  consume(key: string, points?: number): Promise<LimitVerdict>
+  /** Gives points back (e.g. a sign-in that succeeded). A store failure here is logged and counted, never thrown. */
+  reward(key: string, points?: number): Promise<void>
+}
+
+/** A limiter that also tells how often its store failed (for the service's fault counters). */
+export interface CountedLimiter extends Limiter {
+  /** Operations the store could not count since the start (let through or refused, by policy). */
+  readonly storeErrors: number
+}
+
+export interface LimiterOptions {
+  /** Names the allowance in its keys (`<prefix><name>:<key>` in Redis) and in its log lines. */
+  name: string
+  /** Points per window for each key. */
+  points: number
+  /** The window, in whole seconds (the Redis store counts its expiry in seconds). */
+  windowMs: number
+  /** Counts in Redis, shared by every instance, under `keyPrefix`; in this process when absent. */
+  redis?: { redis: Redis; keyPrefix: string }
+  /** What an action meets when the store fails: let through ('open') or 503 SERVICE_UNAVAILABLE ('closed'). */
+  onStoreError: 'open' | 'closed'
+  log: FastifyBaseLogger
+  /** What is counted, as the log lines say it when the store fails ("requests are let through uncounted"); 'actions' by default. */
+  counts?: string
+}
+
+const storeUnavailable = (): AppError =>
+  new AppError('SERVICE_UNAVAILABLE', 'The rate limit cannot be checked right now; retry in a moment')
+
+export function createLimiter(options: LimiterOptions): CountedLimiter {
+  const { name, points: limit, windowMs, redis, onStoreError } = options
+  if (!Number.isInteger(limit) || limit < 1) throw new Error(`${name}: points must be a positive integer, not ${limit}`)
+  if (!Number.isInteger(windowMs / 1000) || windowMs < 1000) throw new Error(`${name}: the window must be whole seconds, not ${windowMs} ms`)
+  const duration = windowMs / 1000
+  const store: RateLimiterAbstract =
+    redis === undefined
+      ? new RateLimiterMemory({ keyPrefix: name, points: limit, duration })
+      : new RateLimiterRedis({ storeClient: redis.redis, keyPrefix: `${redis.keyPrefix}${name}`, points: limit, duration })
+  const counts = options.counts ?? 'actions'
+  const failures = new FailureLog(
+    options.log,
+    `${name} store`,
+    onStoreError === 'open' ? `${counts} are let through uncounted` : `${counts} are refused with 503`,
+  )
+
+  const stateOf = (res: RateLimiterRes): LimitState => ({
+    limit,
+    remaining: res.remainingPoints,
+    resetS: Math.max(0, Math.ceil(res.msBeforeNext / 1000)),
+  })
+
+  return {
+    async consume(key, points = 1) {
+      if (!Number.isInteger(points) || points < 1) throw new Error(`${name}: points to consume must be a positive integer, not ${points}`)
+      try {
+        const res = await store.consume(key, points)
+        failures.succeeded()
+        return { allowed: true, ...stateOf(res) }
+      } catch (error) {
+        if (error instanceof RateLimiterRes) {
+          failures.succeeded()
+          const state = stateOf(error)
+          return { allowed: false, ...state, retryAfterS: Math.max(1, state.resetS) }
+        }
+        failures.failed(error)
+        if (onStoreError === 'open') return { allowed: true, uncounted: true, limit, remaining: limit, resetS: 0 }
+        throw storeUnavailable()
+      }
+    },
+    async reward(key, points = 1) {
+      try {
+        await store.reward(key, points)
+        failures.succeeded()
+      } catch (error) {
+        // Giving back is a courtesy: a store that cannot take it must not fail what succeeded.
+        failures.failed(error)
+      }
+    },
+    get storeErrors() {
+      return failures.failures
+    },
+  }
+}

@@ -1,0 +1,141 @@
+// The points limiter (src/limits/limiter.ts) on both of its stores, and the Retry-After an
+// AppError carries, over REST and GraphQL.
+import Fastify from 'fastify'
+import { GraphQLError } from 'graphql'
+import type { Redis } from 'ioredis'
+import { pino } from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AppError } from '../../src/errors.js'
+import { formatError, requestError } from '../../src/graphql/errors.js'
+import { registerErrorHandling } from '../../src/http/error-handler.js'
+import { createLimiter, type LimiterOptions } from '../../src/limits/limiter.js'
+import { closeRedisConnection, createRedisConnection, firstAttempt } from '../../src/redis-connection.js'
+import { freePort, uniquePrefix } from '../helpers/private-redis.js'
+import { redisUrl } from '../helpers/services.js'
+
+const sharedUrl = await redisUrl()
+
+/** A logger whose lines are kept, to count what a failing store logs. */
+function keptLog() {
+  const lines: { msg: string }[] = []
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) })
+  return { log, lines }
+}
+
+const base = (log = keptLog().log): Omit<LimiterOptions, 'redis'> => ({ name: 'test-allowance', points: 10, windowMs: 2000, onStoreError: 'open', log })
+
+let redis: Redis | undefined
+beforeAll(async () => {
+  if (sharedUrl === undefined) return
+  redis = createRedisConnection({ url: sharedUrl, name: 'limiter-test', log: keptLog().log, mode: 'commands' })
+  await firstAttempt(redis)
+})
+afterAll(async () => {
+  if (redis !== undefined) await closeRedisConnection(redis)
+})
+
+const stores = [
+  { store: 'memory', skip: false, redisOf: () => undefined },
+  { store: 'Redis', skip: sharedUrl === undefined, redisOf: (keyPrefix: string) => ({ redis: redis as Redis, keyPrefix }) },
+] as const
+
+describe.each(stores)('the points limiter in $store', ({ skip, redisOf, store }) => {
+  it.skipIf(skip)('takes the points asked for, refuses past the allowance with the seconds to wait, and gives points back', async () => {
+    const limiter = createLimiter({ ...base(), redis: redisOf(uniquePrefix()) })
+    const first = await limiter.consume('k')
+    expect(first).toMatchObject({ allowed: true, limit: 10, remaining: 9 })
+    expect(first.resetS).toBeGreaterThanOrEqual(1)
+    expect(first.resetS).toBeLessThanOrEqual(2)
+    expect(await limiter.consume('k', 7)).toMatchObject({ allowed: true, remaining: 2 })
+    const refused = await limiter.consume('k', 3)
+    expect(refused).toMatchObject({ allowed: false, limit: 10, remaining: 0 })
+    expect(refused.allowed === false && refused.retryAfterS).toBeGreaterThanOrEqual(1)
+    // The refused 3 were counted too (11 taken); giving 5 back and taking 1 leaves 3.
+    await limiter.reward('k', 5)
+    expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 3 })
+    // Another key has an allowance of its own.
+    expect(await limiter.consume('other', 10)).toMatchObject({ allowed: true, remaining: 0 })
+    expect(limiter.storeErrors).toBe(0)
+  })
+
+  it.skipIf(skip)('starts the allowance over when the window ends', async () => {
+    const limiter = createLimiter({ ...base(), windowMs: 1000, redis: redisOf(uniquePrefix()) })
+    expect(await limiter.consume('k', 10)).toMatchObject({ allowed: true, remaining: 0 })
+    expect((await limiter.consume('k')).allowed).toBe(false)
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 9 })
+  })
+
+  it.skipIf(skip || store === 'memory')('keeps its counters in Redis under the key prefix and its name, expiring with the window', async () => {
+    const prefix = uniquePrefix()
+    const a = createLimiter({ ...base(), redis: redisOf(prefix) })
+    const b = createLimiter({ ...base(), redis: redisOf(prefix) })
+    await a.consume('ip:10.1.2.3', 4)
+    // A second instance on the same Redis and prefix shares the allowance.
+    expect(await b.consume('ip:10.1.2.3', 2)).toMatchObject({ remaining: 4 })
+    expect(await (redis as Redis).keys(`${prefix}*`)).toEqual([`${prefix}test-allowance:ip:10.1.2.3`])
+    const ttl = await (redis as Redis).pttl(`${prefix}test-allowance:ip:10.1.2.3`)
+    expect(ttl).toBeGreaterThan(0)
+    expect(ttl).toBeLessThanOrEqual(2000)
+  })
+})
+
+describe('the points limiter when its Redis is away', () => {
+  let away: Redis
+  beforeAll(async () => {
+    away = createRedisConnection({ url: `redis://127.0.0.1:${await freePort()}`, name: 'limiter-away', log: keptLog().log, mode: 'commands' })
+    await firstAttempt(away)
+  })
+  afterAll(() => closeRedisConnection(away))
+
+  it("lets actions through uncounted with 'open', logging once per outage and counting each", async () => {
+    const { log, lines } = keptLog()
+    const limiter = createLimiter({ ...base(log), counts: 'sign-ins', redis: { redis: away, keyPrefix: uniquePrefix() } })
+    const verdicts = [await limiter.consume('k'), await limiter.consume('k', 5), await limiter.consume('k')]
+    expect(verdicts).toEqual(Array(3).fill({ allowed: true, uncounted: true, limit: 10, remaining: 10, resetS: 0 }))
+    await limiter.reward('k')
+    expect(limiter.storeErrors).toBe(4)
+    expect(lines.map((line) => line.msg)).toEqual(['test-allowance store failing: sign-ins are let through uncounted (logged once until it recovers)'])
+  })
+
+  it("refuses with 503 SERVICE_UNAVAILABLE with 'closed'; giving back never throws", async () => {
+    const limiter = createLimiter({ ...base(), onStoreError: 'closed', redis: { redis: away, keyPrefix: uniquePrefix() } })
+    await expect(limiter.consume('k')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 })
+    await expect(limiter.reward('k')).resolves.toBeUndefined()
+    expect(limiter.storeErrors).toBe(2)
+  })
+})
+
+describe('an AppError that says when to retry', () => {
+  const spent = () => new AppError('RATE_LIMITED', 'Too many sign-ins; retry in 42 s', undefined, { retryAfterS: 42 })
+
+  it('is answered over REST with Retry-After', async () => {
+    const app = Fastify()
+    registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
+    app.get('/spent', () => {
+      throw spent()
+    })
+    app.get('/spent-graphql', { config: { errorBody: 'graphql' } }, () => {
+      throw spent()
+    })
+    try {
+      const rest = await app.inject('/spent')
+      expect(rest.statusCode).toBe(429)
+      expect(rest.headers['retry-after']).toBe('42')
+      expect(rest.json()).toEqual({ error: { code: 'RATE_LIMITED', message: 'Too many sign-ins; retry in 42 s' } })
+      const graphql = await app.inject('/spent-graphql')
+      expect(graphql.headers['retry-after']).toBe('42')
+      expect(graphql.json()).toEqual({ errors: [{ message: 'Too many sign-ins; retry in 42 s', extensions: { code: 'RATE_LIMITED', retryAfter: 42 } }] })
+    } finally {
+      await app.close()
+    }
+  })
+
+  it('is formatted in GraphQL with extensions.retryAfter, and without it when it does not say', () => {
+    const scope = { id: 'req-1', log: keptLog().log }
+    const inResolver = new GraphQLError('x', { path: ['signIn'], originalError: spent() })
+    expect(formatError(inResolver, scope)).toEqual({ message: 'Too many sign-ins; retry in 42 s', path: ['signIn'], extensions: { code: 'RATE_LIMITED', retryAfter: 42 } })
+    const plain = new GraphQLError('x', { path: ['user'], originalError: new AppError('NOT_FOUND', 'User not found') })
+    expect(formatError(plain, scope)).toEqual({ message: 'User not found', path: ['user'], extensions: { code: 'NOT_FOUND' } })
+  })
+})
