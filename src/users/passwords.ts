@@ -1,31 +1,127 @@
 // Password hashing with scrypt from node:crypto, at OWASP's recommended cost (N=2^14, r=8, p=5),
 // stored as `scrypt$N$r$p$salt$hash` so the cost can rise later without breaking old hashes.
+// One derivation costs about 250 ms of CPU. It runs on libuv's thread pool (scrypt's callback form
+// queues a job there; the event loop only waits for the callback), but that pool has 4 threads
+// (UV_THREADPOOL_SIZE) and fs, dns.lookup and zlib share them: so at most MAX_CONCURRENT
+// derivations run at once, the others wait in a bounded queue served in turn by whose work it is
+// (a client address, a user), and past the queue the work is refused with 503 and Retry-After.
 import { randomBytes, scrypt, type ScryptOptions, timingSafeEqual } from 'node:crypto'
+import { AppError } from '../errors.js'
 
 const COST = { N: 2 ** 14, r: 8, p: 5 } as const
 const KEY_LENGTH = 64
 const SALT_LENGTH = 16
 
-function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFC'), salt, KEY_LENGTH, { ...options, maxmem: 64 * 1024 * 1024 }, (error, key) =>
-      error ? reject(error) : resolve(key),
-    )
-  })
+/** Derivations on the thread pool at once: two of its four threads, the other two left to fs, dns and zlib. */
+export const MAX_CONCURRENT_DERIVATIONS = 2
+/**
+ * Derivations waiting for a thread, whoever asked; one more is refused (503). At 250 ms each, two
+ * at a time, a full queue drains in about 4 s: a longer wait helps no client.
+ */
+export const MAX_QUEUED_DERIVATIONS = 32
+
+/** Whose work a derivation is (a client address, a user): the queue serves each in turn. */
+export type HashingLane = string
+
+/** The lane of work nobody in particular asked for. */
+const SHARED_LANE: HashingLane = ''
+
+export interface PasswordHashingStats {
+  /** Derivations started since the process started. */
+  readonly derivations: number
+  readonly running: number
+  readonly queued: number
+  /** Derivations refused because the queue was full. */
+  readonly refused: number
 }
 
-export async function hashPassword(password: string): Promise<string> {
+/**
+ * A semaphore whose waiters queue per lane and are let in round-robin over the lanes: a flood from
+ * one address waits behind itself, while another client's single sign-in takes the next free thread.
+ */
+function createDerivationGate() {
+  const lanes = new Map<HashingLane, (() => void)[]>()
+  let running = 0
+  let queued = 0
+  let derivations = 0
+  let refused = 0
+  /** Milliseconds a derivation took lately (a moving average), for Retry-After. */
+  let averageMs = 250
+
+  function admitNext(): void {
+    const next = lanes.entries().next()
+    if (next.done === true) return
+    const [lane, waiters] = next.value
+    const admit = waiters.shift()
+    // The lane goes to the back of the turn order (or leaves it when empty).
+    lanes.delete(lane)
+    if (waiters.length > 0) lanes.set(lane, waiters)
+    queued--
+    running++
+    admit?.()
+  }
+
+  return {
+    async run<T>(lane: HashingLane, work: () => Promise<T>): Promise<T> {
+      if (running >= MAX_CONCURRENT_DERIVATIONS) {
+        if (queued >= MAX_QUEUED_DERIVATIONS) {
+          refused++
+          const retryAfterS = Math.max(1, Math.ceil(((queued / MAX_CONCURRENT_DERIVATIONS + 1) * averageMs) / 1000))
+          throw new AppError('SERVICE_UNAVAILABLE', `Too many passwords are being checked right now; retry in ${retryAfterS} s`, undefined, { retryAfterS })
+        }
+        queued++
+        await new Promise<void>((resolve) => {
+          const waiters = lanes.get(lane)
+          if (waiters === undefined) lanes.set(lane, [resolve])
+          else waiters.push(resolve)
+        })
+      } else {
+        running++
+      }
+      derivations++
+      const started = performance.now()
+      try {
+        return await work()
+      } finally {
+        averageMs = 0.8 * averageMs + 0.2 * (performance.now() - started)
+        running--
+        admitNext()
+      }
+    },
+    stats: (): PasswordHashingStats => ({ derivations, running, queued, refused }),
+  }
+}
+
+const gate = createDerivationGate()
+
+/** How much hashing this process has done and is doing (tests and metrics read it). */
+export const passwordHashingStats = (): PasswordHashingStats => gate.stats()
+
+function derive(password: string, salt: Buffer, options: ScryptOptions, lane: HashingLane): Promise<Buffer> {
+  return gate.run(
+    lane,
+    () =>
+      new Promise((resolve, reject) => {
+        scrypt(password.normalize('NFC'), salt, KEY_LENGTH, { ...options, maxmem: 64 * 1024 * 1024 }, (error, key) =>
+          error ? reject(error) : resolve(key),
+        )
+      }),
+  )
+}
+
+/** The stored form of `password`; SERVICE_UNAVAILABLE (with Retry-After) when too much hashing waits already. */
+export async function hashPassword(password: string, lane: HashingLane = SHARED_LANE): Promise<string> {
   const salt = randomBytes(SALT_LENGTH)
-  const key = await derive(password, salt, COST)
+  const key = await derive(password, salt, COST, lane)
   return ['scrypt', COST.N, COST.r, COST.p, salt.toString('base64'), key.toString('base64')].join('$')
 }
 
-/** True when `password` matches `stored`; compares in constant time. */
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+/** True when `password` matches `stored`; compares in constant time. SERVICE_UNAVAILABLE as hashPassword. */
+export async function verifyPassword(password: string, stored: string, lane: HashingLane = SHARED_LANE): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$')
   if (scheme !== 'scrypt' || salt === undefined || hash === undefined) return false
   const expected = Buffer.from(hash, 'base64')
-  const key = await derive(password, Buffer.from(salt, 'base64'), { N: Number(n), r: Number(r), p: Number(p) })
+  const key = await derive(password, Buffer.from(salt, 'base64'), { N: Number(n), r: Number(r), p: Number(p) }, lane)
   return key.length === expected.length && timingSafeEqual(key, expected)
 }
 
@@ -34,8 +130,12 @@ let decoy: Promise<string> | undefined
  * Spends the time a real check would when there is no hash to check against (unknown e-mail, no
  * password set), so the answer's timing does not tell which part of a sign-in was wrong.
  */
-export async function verifyAgainstDecoy(password: string): Promise<false> {
-  decoy ??= hashPassword('decoy password that matches nothing')
-  await verifyPassword(password, await decoy)
+export async function verifyAgainstDecoy(password: string, lane: HashingLane = SHARED_LANE): Promise<false> {
+  // The decoy is computed once; a failed attempt (a full queue) is not kept.
+  decoy ??= hashPassword('decoy password that matches nothing').catch((error: unknown) => {
+    decoy = undefined
+    throw error
+  })
+  await verifyPassword(password, await decoy, lane)
   return false
 }
