@@ -59,6 +59,8 @@ export interface Config {
      */
     readonly onStoreError: RateLimitStoreFailure
   }
+  /** What password work a client may cause: each check or hash is one scrypt derivation (about 250 ms of CPU). */
+  readonly passwords: PasswordAllowances
   /** max-age of anonymous GET answers, in seconds. @default 0 (always revalidate, with ETag) */
   readonly cacheMaxAgeS: number
   /** Serve the API description (OpenAPI 3.1) at /openapi.json and /openapi.yaml. @default true */
@@ -86,6 +88,28 @@ export interface HttpLimits {
   readonly maxHeaderBytes: number
   /** Connections open at once, WebSockets included; one more is closed on arrival. 0: no limit. @default 20000 */
   readonly maxConnections: number
+}
+
+/**
+ * Allowances of password work, apart from the rate limit. A sign-in attempt takes a point from
+ * three allowances before its password is checked and gives them back when it succeeds, so they
+ * count failures (and attempts in flight). The account-wide bound is the highest: one address can
+ * spend at most its account-and-address allowance of it, so locking a victim out takes
+ * SIGN_IN_MAX_PER_ACCOUNT / SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS addresses (10 by default) at once.
+ */
+export interface PasswordAllowances {
+  /** Failed sign-ins from one client address (its /64 for IPv6), whatever the accounts, per window. @default 20 */
+  readonly signInMaxPerAddress: number
+  /** Failed sign-ins to one account (the e-mail address given) from one client address, per window. @default 10 */
+  readonly signInMaxPerAccountAndAddress: number
+  /** Failed sign-ins to one account from every address together, per window; above SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS. @default 100 */
+  readonly signInMaxPerAccount: number
+  /** @default 900 s (15 minutes) */
+  readonly signInWindowMs: number
+  /** Passwords one signed-in user may set (their own, or others' as an admin: create, PUT, PATCH, updateUser) per window. @default 5 */
+  readonly changesMax: number
+  /** @default 900 s (15 minutes) */
+  readonly changesWindowMs: number
 }
 
 export const RATE_LIMIT_STORE_FAILURES = ['open', 'closed'] as const
@@ -184,6 +208,7 @@ export function loadConfig(env: Env = process.env): Config {
       windowMs: readInteger(env, 'RATE_LIMIT_WINDOW_S', 60, 1, 86_400) * 1000,
       onStoreError: readChoice(env, 'RATE_LIMIT_ON_REDIS_ERROR', RATE_LIMIT_STORE_FAILURES, 'open'),
     }),
+    passwords: readPasswordAllowances(env),
     cacheMaxAgeS: readInteger(env, 'CACHE_MAX_AGE_S', 0, 0, 31_536_000),
     openapi: readBoolean(env, 'OPENAPI', true),
     docs: readBoolean(env, 'DOCS', true),
@@ -292,6 +317,23 @@ function readHttpLimits(env: Env): HttpLimits {
     keepAliveTimeoutMs: readInteger(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
     maxHeaderBytes: readInteger(env, 'HTTP_MAX_HEADER_BYTES', 16_384, 1024, 1_048_576),
     maxConnections: readInteger(env, 'HTTP_MAX_CONNECTIONS', 20_000, 0, 1_000_000),
+  })
+}
+
+function readPasswordAllowances(env: Env): PasswordAllowances {
+  const signInMaxPerAccountAndAddress = readInteger(env, 'SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS', 10, 1, 1_000_000_000)
+  const signInMaxPerAccount = readInteger(env, 'SIGN_IN_MAX_PER_ACCOUNT', 100, 1, 1_000_000_000)
+  // Else one address could spend an account's whole allowance and lock its owner out alone.
+  if (signInMaxPerAccount <= signInMaxPerAccountAndAddress) {
+    throw new ConfigError('SIGN_IN_MAX_PER_ACCOUNT', `expected more than SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS (${signInMaxPerAccountAndAddress}), got ${signInMaxPerAccount}`)
+  }
+  return Object.freeze({
+    signInMaxPerAddress: readInteger(env, 'SIGN_IN_MAX_PER_ADDRESS', 20, 1, 1_000_000_000),
+    signInMaxPerAccountAndAddress,
+    signInMaxPerAccount,
+    signInWindowMs: readInteger(env, 'SIGN_IN_WINDOW_S', 900, 1, 86_400) * 1000,
+    changesMax: readInteger(env, 'PASSWORD_CHANGES_MAX', 5, 1, 1_000_000_000),
+    changesWindowMs: readInteger(env, 'PASSWORD_CHANGES_WINDOW_S', 900, 1, 86_400) * 1000,
   })
 }
 

@@ -13,6 +13,14 @@ describe('loadConfig', () => {
       operations: { readyTimeoutMs: 1000, metrics: true, metricsToken: undefined, shutdownGraceMs: 10_000 },
       tokenTtlMs: 30 * 86_400_000,
       rateLimit: { max: 300, authenticatedMax: 1200, windowMs: 60_000, onStoreError: 'open' },
+      passwords: {
+        signInMaxPerAddress: 20,
+        signInMaxPerAccountAndAddress: 10,
+        signInMaxPerAccount: 100,
+        signInWindowMs: 900_000,
+        changesMax: 5,
+        changesWindowMs: 900_000,
+      },
       cacheMaxAgeS: 0,
       openapi: true,
       docs: true,
@@ -81,6 +89,28 @@ describe('loadConfig', () => {
     expect(subscriptionsOf({ HTTP_MAX_CONNECTIONS: '0' })).toBe(10_000)
     expect(subscriptionsOf({ HTTP_MAX_CONNECTIONS: '300', GRAPHQL_MAX_CONNECTIONS: '299' })).toBe(299)
     expect(() => loadConfig({ HTTP_MAX_CONNECTIONS: '300', GRAPHQL_MAX_CONNECTIONS: '300' })).toThrow(/GRAPHQL_MAX_CONNECTIONS: expected less than HTTP_MAX_CONNECTIONS \(300\), got 300/)
+  })
+
+  it('reads the password allowances, the account-wide bound above the one per account and address', () => {
+    const config = loadConfig({
+      SIGN_IN_MAX_PER_ADDRESS: '30',
+      SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS: '5',
+      SIGN_IN_MAX_PER_ACCOUNT: '50',
+      SIGN_IN_WINDOW_S: '600',
+      PASSWORD_CHANGES_MAX: '3',
+      PASSWORD_CHANGES_WINDOW_S: '3600',
+    })
+    expect(config.passwords).toEqual({
+      signInMaxPerAddress: 30,
+      signInMaxPerAccountAndAddress: 5,
+      signInMaxPerAccount: 50,
+      signInWindowMs: 600_000,
+      changesMax: 3,
+      changesWindowMs: 3_600_000,
+    })
+    expect(() => loadConfig({ SIGN_IN_MAX_PER_ACCOUNT: '10' })).toThrow(/SIGN_IN_MAX_PER_ACCOUNT: expected more than SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS \(10\)/)
+    expect(() => loadConfig({ SIGN_IN_MAX_PER_ADDRESS: '0' })).toThrow(/SIGN_IN_MAX_PER_ADDRESS/)
+    expect(() => loadConfig({ PASSWORD_CHANGES_WINDOW_S: '1m' })).toThrow(/PASSWORD_CHANGES_WINDOW_S/)
   })
 
   it('reads the HTTP settings', () => {
