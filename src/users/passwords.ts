@@ -36,11 +36,14 @@ export interface PasswordHashingStats {
 }
 
 /**
- * A semaphore whose waiters queue per lane and are let in round-robin over the lanes: a flood from
- * one address waits behind itself, while another client's single sign-in takes the next free thread.
+ * A semaphore whose waiters queue per lane: a free thread goes to the waiting lane with the fewest
+ * derivations running, the longest-unserved first. A flood from one address waits behind itself,
+ * while another client's single sign-in takes the next free thread.
  */
-function createDerivationGate() {
+export function createDerivationGate() {
+  /** The waiters of each lane, the lanes in turn order (a lane served goes to the back). */
   const lanes = new Map<HashingLane, (() => void)[]>()
+  const runningByLane = new Map<HashingLane, number>()
   let running = 0
   let queued = 0
   let derivations = 0
@@ -48,16 +51,33 @@ function createDerivationGate() {
   /** Milliseconds a derivation took lately (a moving average), for Retry-After. */
   let averageMs = 250
 
+  const runningIn = (lane: HashingLane) => runningByLane.get(lane) ?? 0
+
+  function start(lane: HashingLane): void {
+    running++
+    runningByLane.set(lane, runningIn(lane) + 1)
+  }
+
+  function finish(lane: HashingLane): void {
+    running--
+    const left = runningIn(lane) - 1
+    if (left === 0) runningByLane.delete(lane)
+    else runningByLane.set(lane, left)
+  }
+
   function admitNext(): void {
-    const next = lanes.entries().next()
-    if (next.done === true) return
-    const [lane, waiters] = next.value
+    let chosen: HashingLane | undefined
+    for (const lane of lanes.keys()) {
+      if (chosen === undefined || runningIn(lane) < runningIn(chosen)) chosen = lane
+    }
+    if (chosen === undefined) return
+    const waiters = lanes.get(chosen) ?? []
     const admit = waiters.shift()
     // The lane goes to the back of the turn order (or leaves it when empty).
-    lanes.delete(lane)
-    if (waiters.length > 0) lanes.set(lane, waiters)
+    lanes.delete(chosen)
+    if (waiters.length > 0) lanes.set(chosen, waiters)
     queued--
-    running++
+    start(chosen)
     admit?.()
   }
 
@@ -76,7 +96,7 @@ function createDerivationGate() {
           else waiters.push(resolve)
         })
       } else {
-        running++
+        start(lane)
       }
       derivations++
       const started = performance.now()
@@ -84,7 +104,7 @@ function createDerivationGate() {
         return await work()
       } finally {
         averageMs = 0.8 * averageMs + 0.2 * (performance.now() - started)
-        running--
+        finish(lane)
         admitNext()
       }
     },
