@@ -54,9 +54,22 @@ export function registerErrorHandling(app: FastifyInstance, renderers: { graphql
   )
 }
 
+/** What runs before a framework error is answered, per app: no route's hooks run for such a request. */
+const frameworkErrorHooks = new WeakMap<FastifyInstance, (request: FastifyRequest, reply: FastifyReply) => Promise<void>>()
+
+/** Runs `hook` before each framework error of `app` is answered (the rate limit counts them); an AppError it throws is answered instead. */
+export function beforeFrameworkErrors(app: FastifyInstance, hook: (request: FastifyRequest, reply: FastifyReply) => Promise<void>): void {
+  frameworkErrorHooks.set(app, hook)
+}
+
 /** Errors the router meets before any route runs (a malformed URL, an over-long parameter). */
 export function onFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  sendError(toAppError(error, request), request, reply)
+  const hook = frameworkErrorHooks.get(request.server)
+  if (hook === undefined) return sendError(toAppError(error, request), request, reply)
+  hook(request, reply).then(
+    () => sendError(toAppError(error, request), request, reply),
+    (refusal: FastifyError) => sendError(toAppError(refusal, request), request, reply),
+  )
 }
 
 /** Requests Node's HTTP parser cannot read: answered on the socket in the same error body. */

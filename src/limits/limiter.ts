@@ -59,6 +59,8 @@ export interface LimiterOptions {
   log: FastifyBaseLogger
   /** What is counted, as the log lines say it when the store fails ("requests are let through uncounted"); 'actions' by default. */
   counts?: string
+  /** The log of store failures, when allowances in one store share it (one outage, one line, one count); else the limiter's own. */
+  failures?: FailureLog
 }
 
 const storeUnavailable = (): AppError =>
@@ -66,7 +68,7 @@ const storeUnavailable = (): AppError =>
 
 export function createLimiter(options: LimiterOptions): CountedLimiter {
   const { name, points: limit, windowMs, redis, onStoreError } = options
-  if (!Number.isInteger(limit) || limit < 1) throw new Error(`${name}: points must be a positive integer, not ${limit}`)
+  if (!Number.isInteger(limit) || limit < 0) throw new Error(`${name}: points must be a whole number, not ${limit}`)
   if (!Number.isInteger(windowMs / 1000) || windowMs < 1000) throw new Error(`${name}: the window must be whole seconds, not ${windowMs} ms`)
   const duration = windowMs / 1000
   const store: RateLimiterAbstract =
@@ -74,11 +76,7 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
       ? new RateLimiterMemory({ keyPrefix: name, points: limit, duration })
       : new RateLimiterRedis({ storeClient: redis.redis, keyPrefix: `${redis.keyPrefix}${name}`, points: limit, duration })
   const counts = options.counts ?? 'actions'
-  const failures = new FailureLog(
-    options.log,
-    `${name} store`,
-    onStoreError === 'open' ? `${counts} are let through uncounted` : `${counts} are refused with 503`,
-  )
+  const failures = options.failures ?? storeFailureLog(options.log, name, onStoreError, counts)
 
   const stateOf = (res: RateLimiterRes): LimitState => ({
     limit,
@@ -117,4 +115,9 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
       return failures.failures
     },
   }
+}
+
+/** A log of a store's failures, as a limiter words it: "<name> store failing: <counts> are let through uncounted". */
+export function storeFailureLog(log: FastifyBaseLogger, name: string, onStoreError: 'open' | 'closed', counts = 'actions'): FailureLog {
+  return new FailureLog(log, `${name} store`, onStoreError === 'open' ? `${counts} are let through uncounted` : `${counts} are refused with 503`)
 }

@@ -1,17 +1,21 @@
-// Rate limiting (spec §8): N requests per window per caller — per user when signed in, per client
-// address otherwise — counted by @fastify/rate-limit's store: in this process, or in Redis (its
-// RedisStore: one Lua script, atomic, on Redis's clock) so every instance shares one allowance.
+// Rate limiting (spec §8): N points per window per caller — per user when signed in, per client
+// address otherwise — counted by the points limiter (src/limits/limiter.ts): in this process, or
+// in Redis so every instance shares one allowance. An HTTP request takes 1 point when it arrives;
+// work that costs more takes more before it runs (GraphQL: each operation of a batch, each
+// mutation field, and its cost — src/graphql/metering.ts), as does a WebSocket subscribe message.
 // Every answer says where the caller stands, in the X-RateLimit-* headers and in the IETF draft's
-// RateLimit-Policy and RateLimit; past the allowance, 429 RATE_LIMITED with Retry-After. When the
-// store cannot count (Redis away), the request is let through or refused with 503, by config;
-// either way the failure is logged (once per outage) and counted.
-import fastifyRateLimit, { normalizeIP } from '@fastify/rate-limit'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+// RateLimit-Policy and RateLimit — answers given before routing (a malformed URL) or before the
+// limit's own hook (a CORS preflight) included; past the allowance, 429 RATE_LIMITED with
+// Retry-After. When the store cannot count (Redis away), the request is let through or refused
+// with 503, by config; either way the failure is logged (once per outage) and counted.
+import { isIPv6 } from 'node:net'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Caller } from '../caller.js'
 import type { RateLimitStoreFailure } from '../config.js'
 import { AppError } from '../errors.js'
-import { FailureLog } from '../failure-log.js'
+import { beforeFrameworkErrors } from '../http/error-handler.js'
+import { createLimiter, type CountedLimiter, type LimitVerdict, storeFailureLog } from './limiter.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -21,9 +25,9 @@ declare module 'fastify' {
 }
 
 export interface RateLimitPolicy {
-  /** Requests per window for an anonymous client address; 0 turns rate limiting off. */
+  /** Points per window for an anonymous client address; 0 turns rate limiting off. */
   max: number
-  /** Requests per window for a signed-in user. */
+  /** Points per window for a signed-in user. */
   authenticatedMax: number
   windowMs: number
   /** What a request meets when the store fails: let through ('open') or 503 ('closed'). */
@@ -37,23 +41,33 @@ export interface RedisRateLimitStore {
 }
 
 /** An IPv6 client holds a whole /64: counted as one address, it cannot step around its allowance. */
-const IPV6_PREFIX_BITS = 64
+const IPV6_PREFIX_HEXTETS = 4
 
 /** Whom an allowance belongs to: the user when signed in, else the client's address (its /64 for IPv6). */
 export const callerKey = (request: FastifyRequest, caller: Caller | null): string =>
-  caller === null ? `ip:${normalizeIP(request.ip, IPV6_PREFIX_BITS)}` : `user:${caller.userId}`
+  caller === null ? `ip:${addressKey(request.ip)}` : `user:${caller.userId}`
 
-const keyOf = (request: FastifyRequest): string => callerKey(request, request.caller)
+const keyOf = (request: FastifyRequest): string => callerKey(request, request.caller ?? null)
 
-/** Counts one more request for the request's caller, outside HTTP (a WebSocket subscribe message). */
-export type RateLimitConsumer = (request: FastifyRequest) => Promise<RateLimitVerdict>
+/** Takes `points` (default 1) for the request's caller, outside HTTP (a WebSocket subscribe message). */
+export type RateLimitConsumer = (request: FastifyRequest, points?: number) => Promise<RateLimitVerdict>
 
 /** Allowed, or refused with the error to show (RATE_LIMITED, or SERVICE_UNAVAILABLE when the store failed closed). */
 export type RateLimitVerdict = { allowed: true } | { allowed: false; error: AppError; retryAfterS: number }
 
+/**
+ * Takes `points` more from an HTTP request's caller, before the work they pay for runs: the
+ * headers then report what is left, and X-RateLimit-Cost what the request took in all. Throws
+ * RATE_LIMITED (with retryAfterS) when the allowance is short — the points asked are given back,
+ * so a refused request costs only the point it took on arrival.
+ */
+export type RateLimitCharger = (request: FastifyRequest, reply: FastifyReply, points: number) => Promise<void>
+
 export interface RateLimit {
   /** The counter for messages that are not HTTP requests; undefined when rate limiting is off. */
   consume: RateLimitConsumer | undefined
+  /** Charges an HTTP request more than its 1 point; undefined when rate limiting is off. */
+  charge: RateLimitCharger | undefined
   /** Requests the store could not count (let through or refused, by policy). */
   readonly storeErrors: number
 }
@@ -61,7 +75,8 @@ export interface RateLimit {
 /** Seconds a WebSocket client refused for a failed store is told to wait (HTTP's 503 says the same, from the error handler). */
 const STORE_RETRY_AFTER_S = 1
 
-const storeUnavailable = () => new AppError('SERVICE_UNAVAILABLE', 'The rate limit cannot be checked right now; retry in a moment')
+/** The points a request took so far; a request absent here has not been counted yet. */
+const charged = new WeakMap<FastifyRequest, number>()
 
 /** Counts every HTTP request (in Redis when `store` is given, else in this process); RATE_LIMIT_MAX=0 counts nothing. */
 export async function registerRateLimit(
@@ -71,69 +86,133 @@ export async function registerRateLimit(
   /** Told of each request or subscription refused for being over the limit (metrics). */
   onRefused: () => void = () => {},
 ): Promise<RateLimit> {
-  if (policy.max === 0) return { consume: undefined, storeErrors: 0 }
-  const failures = new FailureLog(app.log, 'rate-limit store', policy.onStoreError === 'open' ? 'requests are let through uncounted' : 'requests are refused with 503')
-  await app.register(fastifyRateLimit, {
-    global: false,
-    timeWindow: policy.windowMs,
-    max: (request) => (request.caller === null ? policy.max : policy.authenticatedMax),
-    keyGenerator: keyOf,
-    // A store error is thrown to us (not skipped as if counted): the policy decides below.
-    skipOnError: false,
-    ...(store === undefined ? {} : { redis: store.redis, nameSpace: `${store.keyPrefix}rate-limit:` }),
-  })
-  const consume = app.createRateLimit()
+  if (policy.max === 0) return { consume: undefined, charge: undefined, storeErrors: 0 }
   const windowS = Math.ceil(policy.windowMs / 1000)
+  // One allowance per kind of caller; one store, so one log of its failures for both.
+  const failures = storeFailureLog(app.log, 'rate-limit', policy.onStoreError, 'requests')
+  const limiterOf = (points: number): CountedLimiter =>
+    createLimiter({ name: 'rate-limit', points, windowMs: policy.windowMs, redis: store, onStoreError: policy.onStoreError, log: app.log, failures })
+  const anonymous = limiterOf(policy.max)
+  const signedIn = limiterOf(policy.authenticatedMax)
+  const limiterFor = (request: FastifyRequest) => (request.caller ? signedIn : anonymous)
+  const policyName = (request: FastifyRequest) => (request.caller ? 'signed-in' : 'anonymous')
 
-  /** Counts the request: the store's answer, or undefined when it failed and the policy lets the request through. */
-  async function count(request: FastifyRequest) {
-    try {
-      const limit = await consume(request)
-      failures.succeeded()
-      return limit
-    } catch (error) {
-      failures.failed(error)
-      if (policy.onStoreError === 'open') return undefined
-      throw storeUnavailable()
+  const refusal = (verdict: LimitVerdict & { allowed: false }) =>
+    new AppError('RATE_LIMITED', `Too many requests: ${verdict.limit} per ${windowS} s. Retry in ${verdict.retryAfterS} s.`, undefined, {
+      retryAfterS: verdict.retryAfterS,
+    })
+
+  /** Where the caller stands, on the answer; nothing when the store could not count. */
+  function report(request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict): void {
+    if (verdict.allowed && verdict.uncounted === true) return
+    const { limit, remaining, resetS } = verdict
+    const name = policyName(request)
+    reply.headers({
+      'x-ratelimit-limit': limit,
+      'x-ratelimit-remaining': remaining,
+      'x-ratelimit-reset': resetS,
+      'ratelimit-policy': `"${name}";q=${limit};w=${windowS}`,
+      ratelimit: `"${name}";r=${remaining};t=${resetS}`,
+    })
+  }
+
+  /** Takes the request's first point, reports it, and throws when the caller is over the allowance. */
+  async function arrive(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (request.routeOptions.config?.unmetered === true || charged.has(request)) return
+    charged.set(request, 1)
+    const verdict = await limiterFor(request).consume(keyOf(request))
+    report(request, reply, verdict)
+    if (!verdict.allowed) {
+      onRefused()
+      throw refusal(verdict)
     }
   }
 
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.routeOptions.config.unmetered === true) return
-    const limit = await count(request)
-    if (limit === undefined || limit.isAllowed) return
-    const { max, remaining, ttlInSeconds: reset } = limit
-    const policyName = request.caller === null ? 'anonymous' : 'signed-in'
-    reply.headers({
-      'x-ratelimit-limit': max,
-      'x-ratelimit-remaining': remaining,
-      'x-ratelimit-reset': reset,
-      'ratelimit-policy': `"${policyName}";q=${max};w=${windowS}`,
-      ratelimit: `"${policyName}";r=${remaining};t=${reset}`,
-    })
-    if (limit.isExceeded) {
-      onRefused()
-      reply.header('retry-after', Math.max(1, reset))
-      throw new AppError('RATE_LIMITED', `Too many requests: ${max} per ${windowS} s. Retry in ${Math.max(1, reset)} s.`)
+  app.addHook('onRequest', async (request, reply) => arrive(request, reply))
+  // Answered before the hook above ran (a CORS preflight, answered by @fastify/cors's own hook):
+  // counted as it leaves; one that is past the allowance is refused all the same.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (charged.has(request) || request.routeOptions.config?.unmetered === true) return payload
+    try {
+      await arrive(request, reply)
+      return payload
+    } catch (error) {
+      if (!(error instanceof AppError) || reply.statusCode >= 400) return payload
+      reply.code(error.status).header('content-type', 'application/json; charset=utf-8')
+      if (error.retryAfterS !== undefined) reply.header('retry-after', error.retryAfterS)
+      return JSON.stringify({ error: { code: error.code, message: error.message } })
     }
   })
+  // Answered before routing (a malformed URL): no route's hooks run, so the error handler asks.
+  beforeFrameworkErrors(app, arrive)
 
   return {
-    async consume(request) {
-      let limit
+    async consume(request, points = 1) {
+      let verdict
       try {
-        limit = await count(request)
+        verdict = await limiterFor(request).consume(keyOf(request), points)
       } catch (error) {
         if (error instanceof AppError) return { allowed: false, error, retryAfterS: STORE_RETRY_AFTER_S }
         throw error
       }
-      if (limit === undefined || limit.isAllowed || !limit.isExceeded) return { allowed: true }
-      const retryAfterS = Math.max(1, limit.ttlInSeconds)
+      if (verdict.allowed) return { allowed: true }
       onRefused()
-      return { allowed: false, error: new AppError('RATE_LIMITED', `Too many requests: ${limit.max} per ${windowS} s. Retry in ${retryAfterS} s.`), retryAfterS }
+      return { allowed: false, error: refusal(verdict), retryAfterS: verdict.retryAfterS }
+    },
+    async charge(request, reply, points) {
+      if (points <= 0) return reportCost(reply, request)
+      const limiter = limiterFor(request)
+      const verdict = await limiter.consume(keyOf(request), points)
+      if (!verdict.allowed) {
+        // A refused request does none of its work: only its arrival is paid for.
+        await limiter.reward(keyOf(request), points)
+        onRefused()
+        reportCost(reply, request)
+        throw refusal(verdict)
+      }
+      report(request, reply, verdict)
+      charged.set(request, (charged.get(request) ?? 0) + points)
+      reportCost(reply, request)
     },
     get storeErrors() {
       return failures.failures
     },
   }
+}
+
+/** What the request took in all (GitHub's GraphQL calls it the query's cost). */
+function reportCost(reply: FastifyReply, request: FastifyRequest): void {
+  reply.header('x-ratelimit-cost', charged.get(request) ?? 0)
+}
+
+/**
+ * The key of a client address: an IPv4 address as it is, an IPv6 one by its /64 (its first four
+ * groups), an IPv4-mapped IPv6 address (::ffff:a.b.c.d) as the IPv4 address it is.
+ */
+export function addressKey(ip: string): string {
+  if (!isIPv6(ip)) return ip.toLowerCase()
+  const groups = hextets(ip.replace(/%.*$/, ''))
+  const mapped = groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff
+  if (mapped) return [groups[6] ?? 0, groups[7] ?? 0].flatMap((group) => [group >> 8, group & 0xff]).join('.')
+  return `${groups
+    .slice(0, IPV6_PREFIX_HEXTETS)
+    .map((group) => group.toString(16))
+    .join(':')}::/64`
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, an IPv4 tail as two groups). */
+function hextets(ip: string): number[] {
+  const toGroups = (part: string): number[] =>
+    part === ''
+      ? []
+      : part.split(':').flatMap((piece) => {
+          if (!piece.includes('.')) return [Number.parseInt(piece, 16)]
+          const [a = 0, b = 0, c = 0, d = 0] = piece.split('.').map(Number)
+          return [(a << 8) | b, (c << 8) | d]
+        })
+  const [head = '', tail] = ip.split('::')
+  const front = toGroups(head)
+  if (tail === undefined) return front
+  const back = toGroups(tail)
+  return [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back]
 }

@@ -94,3 +94,51 @@ describe('rate limiting off', () => {
     }
   })
 })
+
+describe('answers given before the rate limit could look at them', () => {
+  const ORIGIN = 'https://app.example.com'
+  let c: TestApp
+  beforeAll(async () => {
+    // A long window, so no test crosses into the next one.
+    c = await buildTestApp({ RATE_LIMIT_MAX: '4', RATE_LIMIT_WINDOW_S: '60', CORS_ORIGINS: ORIGIN })
+  })
+  afterAll(() => c.close())
+  const get = (remoteAddress: string, url = '/users') => c.app.inject({ method: 'GET', url, remoteAddress })
+  const preflight = (remoteAddress: string) =>
+    c.app.inject({ method: 'OPTIONS', url: '/users', remoteAddress, headers: { origin: ORIGIN, 'access-control-request-method': 'POST' } })
+
+  it('counts a malformed URL (answered before routing) and says where the caller stands; past the allowance it is 429', async () => {
+    const client = newClient()
+    const malformed = await get(client, '/api/v1/users/%')
+    expect(malformed.statusCode).toBe(400)
+    expect(malformed.json().error.code).toBe('BAD_REQUEST')
+    expect(malformed.headers['x-ratelimit-limit']).toBe('4')
+    expect(malformed.headers['x-ratelimit-remaining']).toBe('3')
+    expect(malformed.headers['ratelimit-policy']).toBe('"anonymous";q=4;w=60')
+    expect((await get(client)).headers['x-ratelimit-remaining']).toBe('2')
+    for (let i = 0; i < 2; i++) await get(client, '/api/v1/users/%')
+    const refused = await get(client, '/api/v1/users/%')
+    expect(refused.statusCode).toBe(429)
+    expect(refused.json().error.code).toBe('RATE_LIMITED')
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0')
+  })
+
+  it('counts a CORS preflight (answered by @fastify/cors before the limit) and says where the caller stands; past the allowance it is 429', async () => {
+    const client = newClient()
+    const first = await preflight(client)
+    expect(first.statusCode).toBe(204)
+    expect(first.headers['access-control-allow-origin']).toBe(ORIGIN)
+    expect(first.headers['x-ratelimit-limit']).toBe('4')
+    expect(first.headers['x-ratelimit-remaining']).toBe('3')
+    expect(first.headers.ratelimit).toMatch(/^"anonymous";r=3;t=\d+$/)
+    expect((await get(client)).headers['x-ratelimit-remaining']).toBe('2')
+    expect((await preflight(client)).headers['x-ratelimit-remaining']).toBe('1')
+    expect((await preflight(client)).statusCode).toBe(204)
+    const refused = await preflight(client)
+    expect(refused.statusCode).toBe(429)
+    expect(refused.json().error).toEqual({ code: 'RATE_LIMITED', message: expect.stringMatching(/^Too many requests: 4 per 60 s\. Retry in \d+ s\.$/) })
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0')
+  })
+})
