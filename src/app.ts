@@ -20,7 +20,7 @@ import type { SubscriptionStats } from './graphql/subscriptions.js'
 import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
 import { registerCaching } from './http/caching.js'
 import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
-import { CORS_OPTIONS } from './http/cors.js'
+import { corsOptions } from './http/cors.js'
 import { docsPageRoutes } from './http/docs-page.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
 import { trackAllowedMethods } from './http/method-not-allowed.js'
@@ -158,8 +158,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   metrics?.observe(app)
   registerContentTypes(app)
   requireRouteAccess(app)
-  const answerUnservedMethods = trackAllowedMethods(app, { answerOptions: config.corsOrigins.length === 0 })
-  if (config.corsOrigins.length > 0) await app.register(fastifyCors, { ...CORS_OPTIONS, origin: [...config.corsOrigins] })
+  const answerUnservedMethods = trackAllowedMethods(app)
+  if (config.corsOrigins.length > 0) await app.register(fastifyCors, corsOptions(config.corsOrigins))
   resolveCaller(app, tokens)
   const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
   redirectTrailingSlash(app)

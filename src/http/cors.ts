@@ -2,8 +2,9 @@
 // cookies, so credentials stay off; the headers a client needs to page, cache and pace itself
 // are exposed.
 import type { FastifyCorsOptions } from '@fastify/cors'
+import type { FastifyRequest } from 'fastify'
 
-export const CORS_OPTIONS: FastifyCorsOptions = {
+const CORS_OPTIONS: FastifyCorsOptions = {
   methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
   allowedHeaders: ['Accept', 'Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'If-Modified-Since', 'X-Request-Id'],
   exposedHeaders: [
@@ -22,5 +23,21 @@ export const CORS_OPTIONS: FastifyCorsOptions = {
   ],
   credentials: false,
   maxAge: 600,
-  strictPreflight: true,
+}
+
+/**
+ * A preflight is an OPTIONS with an Origin and Access-Control-Request-Method (Fetch standard,
+ * §3.2.2); @fastify/cors answers it before routing. Any other OPTIONS is an ordinary request: it
+ * goes on to the router, which answers 204 with Allow on a known path and 404 elsewhere — left to
+ * the plugin, it would be a text/plain 400 "Invalid Preflight Request" (strictPreflight) or a 204
+ * without Allow.
+ */
+const isPreflight = (request: FastifyRequest) =>
+  request.method === 'OPTIONS' && request.headers.origin !== undefined && request.headers['access-control-request-method'] !== undefined
+
+/** The options of @fastify/cors for these origins, preflights told from other OPTIONS per request. */
+export function corsOptions(origins: readonly string[]): FastifyCorsOptions {
+  const preflights: FastifyCorsOptions = { ...CORS_OPTIONS, origin: [...origins] }
+  const others: FastifyCorsOptions = { ...preflights, preflight: false }
+  return { delegator: (request, callback) => callback(null, isPreflight(request) ? preflights : others) }
 }

@@ -1,18 +1,23 @@
 // A known path asked with a method it does not serve is 405 with an Allow header (RFC 9110
 // §15.5.6), not 404. The router knows only exact method+path pairs, so once every route is
 // registered, each path gets a route for the methods it lacks. OPTIONS on a path answers 204 with
-// Allow (RFC 9110 §9.3.7), unless CORS serves OPTIONS for its preflights.
+// Allow (RFC 9110 §9.3.7); with CORS on, a browser's preflight is answered before routing
+// (src/http/cors.ts) and any other OPTIONS comes here.
 import type { FastifyInstance, HTTPMethods } from 'fastify'
 import { AppError } from '../errors.js'
 
 const ANSWERED: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
 
+/** A catch-all is not a resource: its 405 would answer every unknown path (CORS's `OPTIONS *` is one). */
+const isCatchAll = (url: string) => url === '*' || url === '/*'
+
 /** Starts recording routes; call the returned function after the last route is registered. */
-export function trackAllowedMethods(app: FastifyInstance, options: { answerOptions: boolean }): () => void {
+export function trackAllowedMethods(app: FastifyInstance): () => void {
   const methodsByUrl = new Map<string, Set<string>>()
   // A 405 is written like the path's other errors (GraphQL's shape at /graphql).
   const errorBodyByUrl = new Map<string, 'graphql'>()
   app.addHook('onRoute', (route) => {
+    if (isCatchAll(route.url)) return
     const methods = methodsByUrl.get(route.url) ?? new Set<string>()
     for (const method of [route.method].flat()) methods.add(method)
     methodsByUrl.set(route.url, methods)
@@ -23,8 +28,8 @@ export function trackAllowedMethods(app: FastifyInstance, options: { answerOptio
   return () => {
     for (const [url, served] of [...methodsByUrl]) {
       const missing = ANSWERED.filter((method) => !served.has(method))
-      const answersOptions = options.answerOptions && !served.has('OPTIONS')
-      const allow = [...ANSWERED.filter((method) => served.has(method)), ...(answersOptions ? ['OPTIONS'] : [])].join(', ')
+      const answersOptions = !served.has('OPTIONS')
+      const allow = [...ANSWERED.filter((method) => served.has(method)), 'OPTIONS'].join(', ')
       if (answersOptions) {
         app.route({ method: 'OPTIONS', url, handler: async (_request, reply) => reply.code(204).header('allow', allow).send() })
       }

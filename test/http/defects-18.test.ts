@@ -1,0 +1,74 @@
+// The smaller defects of issue #18, section 3: what an unknown path, an unknown method, a bare
+// OPTIONS and a refused encoding are answered, with and without CORS.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+
+const ORIGIN = 'https://app.example.com'
+
+/** Every refusal leaves in the spec's body. */
+function expectErrorBody(body: string, code: string) {
+  const parsed = JSON.parse(body)
+  expect(Object.keys(parsed)).toEqual(['error'])
+  expect(parsed.error.code).toBe(code)
+}
+
+let plain: TestApp
+let cors: TestApp
+beforeAll(async () => {
+  plain = await buildTestApp()
+  cors = await buildTestApp({ CORS_ORIGINS: ORIGIN, GRAPHQL_INTROSPECTION: 'false', GRAPHIQL: 'false' })
+})
+afterAll(async () => {
+  await plain.close()
+  await cors.close()
+})
+
+describe('unknown paths with CORS on', () => {
+  it.each(['/nowhere', '/api/v1/nothing-here', '/graphql/schema.graphql', '/graphiql'])('answers GET %s 404 NOT_FOUND, not 405', async (url) => {
+    const res = await cors.app.inject({ method: 'GET', url })
+    expect(res.statusCode).toBe(404)
+    expect(res.headers.allow).toBeUndefined()
+    expectErrorBody(res.body, 'NOT_FOUND')
+  })
+
+  it('answers other methods on an unknown path 404 too, and an OPTIONS without a preflight', async () => {
+    for (const method of ['POST', 'DELETE', 'OPTIONS'] as const) {
+      const res = await cors.app.inject({ method, url: '/nowhere' })
+      expect(res.statusCode, method).toBe(404)
+      expectErrorBody(res.body, 'NOT_FOUND')
+    }
+  })
+
+  it('still answers a preflight to any path', async () => {
+    const res = await cors.app.inject({
+      method: 'OPTIONS',
+      url: '/api/v1/users',
+      headers: { origin: ORIGIN, 'access-control-request-method': 'POST' },
+    })
+    expect(res.statusCode).toBe(204)
+    expect(res.headers['access-control-allow-origin']).toBe(ORIGIN)
+    expect(res.headers['access-control-allow-methods']).toContain('POST')
+  })
+
+  it('keeps 405 with Allow for a known path', async () => {
+    const res = await cors.app.inject({ method: 'DELETE', url: '/api/v1/users', headers: { authorization: `Bearer ${cors.tokens.admin}` } })
+    expect(res.statusCode).toBe(405)
+    expect(res.headers.allow).toBe('GET, HEAD, POST, OPTIONS')
+    expectErrorBody(res.body, 'METHOD_NOT_ALLOWED')
+  })
+})
+
+describe('a bare OPTIONS (no preflight) with CORS on', () => {
+  it.each([
+    ['no Origin', {}],
+    ['an Origin but no Access-Control-Request-Method', { origin: ORIGIN }],
+  ])('answers 204 with Allow to %s, as without CORS', async (_name, headers: Record<string, string>) => {
+    const res = await cors.app.inject({ method: 'OPTIONS', url: '/api/v1/users', headers })
+    expect(res.statusCode).toBe(204)
+    expect(res.headers.allow).toBe('GET, HEAD, POST, OPTIONS')
+    expect(res.body).toBe('')
+    const without = await plain.app.inject({ method: 'OPTIONS', url: '/api/v1/users', headers })
+    expect(without.statusCode).toBe(204)
+    expect(without.headers.allow).toBe(res.headers.allow)
+  })
+})
