@@ -88,10 +88,8 @@ function prettyLogStream(): NodeJS.WritableStream {
 export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
   const database = dependencies.database ?? openDatabase(config.database)
   const { db } = database
-  const users = createUsersService({ db })
   const posts = createPostsService({ db })
   const todos = createTodosService({ db })
-  const tokens = createTokensService({ db, tokenTtlMs: config.tokenTtlMs })
 
   let subscriptionStats: SubscriptionStats = { connections: 0, subscriptions: 0, droppedSlowConsumers: 0 }
   const app = Fastify({
@@ -141,6 +139,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     : undefined
   const events = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
   const comments = createCommentsService({ db, events })
+  const users = createUsersService({ db, events })
+  const tokens = createTokensService({ db, events, tokenTtlMs: config.tokenTtlMs })
   app.addHook('onClose', async () => {
     await events.close()
     if (rateLimitRedis !== undefined) await closeRedisConnection(rateLimitRedis)
@@ -213,6 +213,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     consumeRateLimit: rateLimit.consume,
     exposeStats: (stats) => (subscriptionStats = stats),
     activeSubscriptions: () => events.listenerCount('commentAdded'),
+    events,
   })
   app.decorate('subscriptionStats', { getter: () => subscriptionStats })
   app.decorate('faults', {

@@ -4,12 +4,19 @@ import { OPERATOR } from '../caller.js'
 import type { Config } from '../config.js'
 import { type Database, openDatabase } from '../db/create-database.js'
 import { migrateToLatest } from '../db/migrate.js'
+import { createMemoryEvents } from '../events/memory-events.js'
 import { createProgressBar } from './progress.js'
 import { type SeedCounts, seedDatabase } from '../seed/seed-database.js'
 import { createTokensService } from '../tokens/tokens.service.js'
 import { CreateUserBody, type CreateUserInput } from '../users/users.schemas.js'
 import { createUsersService } from '../users/users.service.js'
 import { assertValid } from '../validation.js'
+
+/**
+ * The CLI's events: nobody listens in this process. A server's open connections learn of a token
+ * revoked here through their periodic check of the tokens they hold (ConnectionRights).
+ */
+const events = createMemoryEvents()
 
 async function withDatabase<T>(config: Config, run: (database: Database) => Promise<T>): Promise<T> {
   const database = openDatabase(config.database)
@@ -46,18 +53,18 @@ export async function seedCommand(config: Config, options: SeedCounts & { batchS
 
 export async function createUserCommand(config: Config, input: Record<string, unknown>): Promise<void> {
   assertValid<CreateUserInput>(CreateUserBody, input)
-  const user = await withDatabase(config, ({ db }) => createUsersService({ db }).create(OPERATOR, input))
+  const user = await withDatabase(config, ({ db }) => createUsersService({ db, events }).create(OPERATOR, input))
   console.log(JSON.stringify(user, null, 2))
 }
 
 export async function createTokenCommand(config: Config, user: string, ttlMs: number): Promise<void> {
   const issued = await withDatabase(config, ({ db }) =>
-    createTokensService({ db, tokenTtlMs: config.tokenTtlMs }).issueFor(user, ttlMs),
+    createTokensService({ db, events, tokenTtlMs: config.tokenTtlMs }).issueFor(user, ttlMs),
   )
   console.log(issued.token)
 }
 
 export async function revokeTokenCommand(config: Config, token: string): Promise<void> {
-  await withDatabase(config, ({ db }) => createTokensService({ db, tokenTtlMs: config.tokenTtlMs }).revoke(token))
+  await withDatabase(config, ({ db }) => createTokensService({ db, events, tokenTtlMs: config.tokenTtlMs }).revoke(token))
   console.error('Token revoked.')
 }

@@ -81,15 +81,16 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
     /**
      * The comments created from now on that the caller may see — on one post (which must be
      * visible to the caller now), or on any — as a bounded stream (see eventStream), with a marker
-     * where delivery was interrupted.
+     * where delivery was interrupted. Each event is judged with the caller as they are when it
+     * arrives (`caller` is read then): a revoked token or a lost role stops the drafts at once.
      */
     async streamAdded(
-      caller: Caller | null,
+      caller: () => Caller | null,
       postId: IdInput | undefined,
       options: EventStreamOptions,
     ): Promise<AsyncIterableIterator<CommentAdded | EventsInterrupted>> {
-      const only = postId === undefined ? undefined : (await loadVisiblePost(db, caller, undefined, postId)).id
-      return eventStream(events, 'commentAdded', (event) => (only === undefined || event.post.id === only) && mayRead(caller, event.post), options)
+      const only = postId === undefined ? undefined : (await loadVisiblePost(db, caller(), undefined, postId)).id
+      return eventStream(events, 'commentAdded', (event) => (only === undefined || event.post.id === only) && mayRead(caller(), event.post), options)
     },
 
     /** `path` undefined: the comment is found by its id alone. */

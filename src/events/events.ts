@@ -2,6 +2,7 @@
 // or, when scaling out, across instances (redis-events.ts). Services publish after their write
 // has committed; the GraphQL subscriptions listen, and are told when delivery is interrupted.
 import { Type } from 'typebox'
+import { ROLES, type Role } from '../caller.js'
 import { Comment } from '../comments/comments.schemas.js'
 import { Post } from '../posts/posts.schemas.js'
 import { User } from '../users/users.schemas.js'
@@ -13,8 +14,18 @@ export interface CommentAdded {
   author: User
 }
 
+/**
+ * What a user may do changed: one of their tokens was revoked, they were deleted, or their role
+ * changed. Open connections (WebSocket, event stream) acting for them close or narrow on hearing it.
+ */
+export type CallerChanged =
+  | { userId: number; change: 'token-revoked'; tokenId: number }
+  | { userId: number; change: 'user-deleted' }
+  | { userId: number; change: 'role-changed'; role: Role }
+
 export interface EventMap {
   commentAdded: CommentAdded
+  callerChanged: CallerChanged
 }
 
 export type EventName = keyof EventMap
@@ -30,6 +41,11 @@ const INPUT_RULES = new Set(['pattern', 'format', 'minLength', 'maxLength', 'min
  */
 export const EVENT_SCHEMAS: Record<EventName, object> = {
   commentAdded: shapeOf(Type.Object({ comment: Comment, post: Post, author: User })),
+  callerChanged: Type.Union([
+    Type.Object({ userId: Type.Integer(), change: Type.Literal('token-revoked'), tokenId: Type.Integer() }),
+    Type.Object({ userId: Type.Integer(), change: Type.Literal('user-deleted') }),
+    Type.Object({ userId: Type.Integer(), change: Type.Literal('role-changed'), role: Type.Union(ROLES.map((role) => Type.Literal(role))) }),
+  ]),
 }
 
 /** `schema` without the rules on input, as plain JSON schema. */

@@ -8,6 +8,11 @@ import type { ListWindow } from '../pagination.js'
 import { toListWindow } from './collection-args.js'
 
 export interface GraphQLContext {
+  /**
+   * Who is calling, read when each resolver runs: on a long-lived connection (WebSocket, event
+   * stream) a getter over the connection's Seat, so a revoked token or a changed role applies to
+   * every later operation and delivery.
+   */
   readonly caller: Caller | null
   readonly loaders: Loaders
   /** For a subscription (WebSocket or SSE): how far its events may queue, and what to do past that. */
@@ -36,13 +41,14 @@ const MAX_BATCH_IDS = 1000
 export class Loaders {
   private readonly loaders = new Map<string, DataLoader<number, unknown>>()
 
-  constructor(private readonly caller: Caller | null) {}
+  /** `caller` is read at each batch: on a long-lived connection it follows the caller's rights. */
+  constructor(private readonly caller: () => Caller | null) {}
 
   /** The `args` window of the list `field` under the parent `parentId`; a bad window fails this field only. */
   list<T>(field: string, args: WindowArgs, parentId: number, read: ReadWindow<T>): Promise<T[]> {
     const window = toListWindow(args)
     return this.loader(`${field}:${window.limit}:${window.offset}`, async (ids) => {
-      const found = await read(this.caller, ids, window)
+      const found = await read(this.caller(), ids, window)
       return ids.map((id) => found.get(id) ?? [])
     }).load(parentId) as Promise<T[]>
   }
@@ -50,7 +56,7 @@ export class Loaders {
   /** The object `id` of `field`'s type; a missing one is `missing()` at this field, never a silent null. */
   one<T>(field: string, id: number, read: ReadMany<T>, missing: () => Error): Promise<T> {
     return this.loader(field, async (ids) => {
-      const found = await read(this.caller, ids)
+      const found = await read(this.caller(), ids)
       return ids.map((key) => found.get(key) ?? missing())
     }).load(id) as Promise<T>
   }

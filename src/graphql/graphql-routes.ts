@@ -21,6 +21,7 @@ import { handleProtocols } from 'graphql-ws'
 import mercurius from 'mercurius'
 import type { GraphQLConfig } from '../config.js'
 import { AppError } from '../errors.js'
+import type { Events } from '../events/events.js'
 import type { RateLimitConsumer } from '../limits/rate-limit.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
 import type { TokensService } from '../tokens/tokens.service.js'
@@ -53,11 +54,13 @@ export interface GraphQLRoutesOptions {
   /** Receives the subscription counters once they exist. */
   exposeStats: (stats: SubscriptionStats) => void
   activeSubscriptions: () => number
+  /** Where open connections hear that their caller's rights changed (callerChanged). */
+  events: Pick<Events, 'subscribe'>
 }
 
 export async function graphqlRoutes(
   app: FastifyInstance,
-  { config, services, tokens, consumeRateLimit, exposeStats, activeSubscriptions }: GraphQLRoutesOptions,
+  { config, services, tokens, consumeRateLimit, exposeStats, activeSubscriptions, events }: GraphQLRoutesOptions,
 ): Promise<void> {
   const validationRules = [
     ...queryLimitRules(config.limits, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }),
@@ -98,6 +101,7 @@ export async function graphqlRoutes(
     tokens,
     consumeRateLimit,
     activeSubscriptions,
+    events,
   })
   // WebSockets close with 1001 when the server goes away, after what was queued for them is sent
   // (cut a second later if they do not close).
@@ -173,7 +177,7 @@ async function run(request: FastifyRequest, reply: FastifyReply, params: Operati
     const unknown = new GraphQLError(`Unknown operation named "${params.operationName}".`)
     return { outcome: 'request-error', body: { errors: [formatError(unknown, request)] } }
   }
-  const context: GraphQLContext = { caller: request.caller, loaders: new Loaders(request.caller) }
+  const context: GraphQLContext = { caller: request.caller, loaders: new Loaders(() => request.caller) }
   try {
     const result = await reply.graphql(source, context, params.variables, params.operationName)
     const errors = result.errors?.map((error) => formatError(error, request))

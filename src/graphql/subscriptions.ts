@@ -27,15 +27,16 @@ import {
   validate,
   type ValidationRule,
 } from 'graphql'
-import { createHandler as createSseHandler } from 'graphql-sse'
+import { createHandler as createSseHandler, print as printStreamEvent } from 'graphql-sse'
 import { CloseCode, type Context as WsContext, makeServer } from 'graphql-ws'
 import type { WebSocket } from 'ws'
-import type { Caller } from '../caller.js'
 import type { GraphQLConfig } from '../config.js'
 import { databaseAppError } from '../db/database-errors.js'
 import { AppError, isAppError } from '../errors.js'
+import type { Events } from '../events/events.js'
 import { callerKey, type RateLimitConsumer } from '../limits/rate-limit.js'
 import type { TokensService } from '../tokens/tokens.service.js'
+import { ConnectionRights, REVOKED_MESSAGE, type Seat } from './connection-rights.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
 import { parserLimitError } from './limits.js'
@@ -63,6 +64,8 @@ export interface SubscriptionServerOptions {
   consumeRateLimit: RateLimitConsumer | undefined
   /** Open subscriptions, as the events adapter counts them. */
   activeSubscriptions: () => number
+  /** Where callerChanged is heard: a connection's rights follow its caller (ConnectionRights). */
+  events: Pick<Events, 'subscribe'>
 }
 
 /** What the service counts, for tests and (later) metrics. */
@@ -78,7 +81,10 @@ export interface SubscriptionStats {
 interface SocketExtra {
   socket: WebSocket
   request: FastifyRequest
-  caller?: Caller | null
+  /** The connection's caller as it stands now (set once connection_init is accepted). */
+  seat?: Seat
+  /** The Authorization value the connection was opened with, checked again on each subscribe. */
+  authorization?: string
 }
 
 type SocketContext = WsContext<Record<string, unknown> | undefined, SocketExtra>
@@ -98,6 +104,18 @@ class FormattedError extends GraphQLError {
 }
 
 const badRequest = (message: string) => new FormattedError({ message, extensions: { code: 'BAD_REQUEST' } })
+const revokedError = () => new FormattedError({ message: REVOKED_MESSAGE, extensions: { code: 'UNAUTHENTICATED' } })
+
+/** The context of one operation on a long-lived connection: its caller is read from the seat each time. */
+function connectionContext(seat: Seat, stream: GraphQLContext['stream']): GraphQLContext {
+  return {
+    get caller() {
+      return seat.caller
+    },
+    loaders: new Loaders(() => seat.caller),
+    stream,
+  }
+}
 const internalError = () => new FormattedError({ message: 'Internal server error', extensions: { code: 'INTERNAL_ERROR' } })
 
 /** Open connections per caller (user, or client address when anonymous). */
@@ -145,6 +163,8 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       : `This instance holds its most subscription connections (${limits.maxConnections}); try again later`
   let droppedSlowConsumers = 0
   const openStreams = new Set<FastifyReply>()
+  const rights = new ConnectionRights({ events: options.events, tokens: options.tokens, log: app.log })
+  app.addHook('onClose', async () => rights.close())
 
   /**
    * Parses and validates an operation as the HTTP endpoint would, and picks it out of its
@@ -216,16 +236,24 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
         socket.close(CLOSE_TRY_AGAIN_LATER, refusal(release))
         return false
       }
-      socket.once('close', release)
+      // From now on the caller's rights are followed: a revoked token, an expiry or a deleted user
+      // closes the socket with 4401, a changed role applies to the next operation and delivery.
+      const seat = rights.seat(caller, () => socket.close(CloseCode.Unauthorized, REVOKED_MESSAGE))
+      socket.once('close', () => {
+        release()
+        seat.release()
+      })
       // The connection's caller is the one the rate limiter counts its messages against.
       request.caller = caller
-      ctx.extra.caller = caller
+      ctx.extra.seat = seat
+      ctx.extra.authorization = caller === null ? undefined : (authorization ?? request.headers.authorization)
       return true
     }),
 
     onSubscribe: guarded([internalError()], async (ctx: SocketContext, _id: string, payload: unknown) => {
-      const { socket, request } = ctx.extra
-      const caller = ctx.extra.caller ?? null
+      const { socket, request, seat } = ctx.extra
+      if (seat === undefined) return [internalError()]
+      if (seat.revoked) return [revokedError()]
       if (Object.keys(ctx.subscriptions).length > limits.maxPerConnection) {
         return [badRequest(`At most ${limits.maxPerConnection} subscriptions per connection`)]
       }
@@ -241,8 +269,18 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
         if (isAppError(error)) return [new FormattedError({ message: error.message, extensions: { code: error.code, details: error.details } })]
         throw error
       }
+      // Rights are judged at use: the token is looked up again (one indexed read) before anything runs.
+      if (seat.caller !== null && ctx.extra.authorization !== undefined) {
+        try {
+          seat.update(await options.tokens.authenticate(ctx.extra.authorization))
+        } catch (error) {
+          if (!isAppError(error)) throw error
+          seat.revoke()
+          return [revokedError()]
+        }
+      }
       const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
-      return prepare(request, params, { caller, loaders: new Loaders(caller), stream: streamOptions(request, drop) })
+      return prepare(request, params, connectionContext(seat, streamOptions(request, drop)))
     }),
 
     onNext: (ctx: SocketContext, _id, _payload, _args, result) => formatResult(ctx.extra.request, result),
@@ -329,13 +367,8 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
     authenticate: () => null,
     onSubscribe: (req, params) => {
       const request = req.raw
-      const { reply } = req.context
-      const caller = request.caller
-      const prepared = prepare(request, params as OperationParams, {
-        caller,
-        loaders: new Loaders(caller),
-        stream: streamOptions(request, () => reply.raw.destroy()),
-      })
+      const { reply, seat } = req.context
+      const prepared = prepare(request, params as OperationParams, connectionContext(seat, streamOptions(request, () => reply.raw.destroy())))
       if (Array.isArray(prepared)) return jsonAnswer(400, { errors: prepared.map((error) => error.formatted) })
       const operation = getOperationAST(prepared.document, prepared.operationName)
       if (request.method === 'GET' && operation?.operation === OperationTypeNode.MUTATION) {
@@ -372,16 +405,19 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       }
       reply.hijack()
       openStreams.add(reply)
+      // The stream's caller is followed: when they lose the right, the stream ends with an error.
+      const seat = rights.seat(request.caller, () => endRevokedStream(reply))
       reply.raw.once('close', () => {
         openStreams.delete(reply)
         release()
+        seat.release()
       })
-      await serveEventStream(request, reply, params)
+      await serveEventStream(request, reply, params, seat)
     },
   })
 
   /** Runs graphql-sse's handler for one request and writes its answer, one event at a time. */
-  async function serveEventStream(request: FastifyRequest, reply: FastifyReply, params: OperationParams): Promise<void> {
+  async function serveEventStream(request: FastifyRequest, reply: FastifyReply, params: OperationParams, seat: Seat): Promise<void> {
     const flow = new Flow(reply)
     const [body, init] = await sseHandler({
       method: request.method,
@@ -390,7 +426,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       headers: { get: (key) => (key.toLowerCase() === 'accept' ? 'text/event-stream' : headerValue(request.headers[key.toLowerCase()])) },
       body: () => Promise.resolve(params as unknown as Record<string, unknown>),
       raw: request,
-      context: { reply, flow },
+      context: { reply, flow, seat },
     })
     const response = reply.raw
     if (response.destroyed) return
@@ -403,6 +439,8 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
     }
     const stop = () => void body.return(undefined)
     response.once('close', stop)
+    // Revoked while the operation was being prepared: told now that the stream is open.
+    if (seat.revoked) endRevokedStream(reply)
     try {
       for await (const chunk of body) {
         if (!response.writable) break
@@ -438,6 +476,18 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
 interface SseRequestContext {
   reply: FastifyReply
   flow: Flow
+  seat: Seat
+}
+
+/**
+ * Ends an event stream whose caller lost the right: an error result, then complete, then the end
+ * of the response. Before its head is written, serveEventStream does it once the head is out.
+ */
+function endRevokedStream(reply: FastifyReply): void {
+  const response = reply.raw
+  if (!response.headersSent || !response.writable) return
+  response.write(printStreamEvent({ event: 'next', data: { errors: [revokedError()] } }))
+  response.end(printStreamEvent({ event: 'complete', data: null }))
 }
 
 /**

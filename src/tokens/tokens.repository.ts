@@ -20,6 +20,19 @@ export function findActiveToken(db: Db, tokenHash: string, now: string): Promise
     .executeTakeFirst()
 }
 
+/** Of the tokens with these ids, those neither revoked nor expired at `now`, with their user's role (by primary key). */
+export function findActiveTokensByIds(db: Db, ids: readonly number[], now: string): Promise<ActiveToken[]> {
+  if (ids.length === 0) return Promise.resolve([])
+  return db
+    .selectFrom('tokens')
+    .innerJoin('users', 'users.id', 'tokens.user_id')
+    .select(['tokens.id', 'tokens.user_id', 'users.role'])
+    .where('tokens.id', 'in', ids)
+    .where('tokens.revoked_at', 'is', null)
+    .where('tokens.expires_at', '>', now)
+    .execute()
+}
+
 export async function insertToken(
   db: Db,
   row: { user_id: number; token_hash: string; created_at: string; expires_at: string },
@@ -27,14 +40,13 @@ export async function insertToken(
   await db.insertInto('tokens').values(row).execute()
 }
 
-/** Marks the token revoked; false when no unrevoked token matched. */
+/** Marks the token revoked; the token (id and user) it revoked, or undefined when no unrevoked token matched. */
 export async function revokeTokenWhere(
   db: Db,
   where: { id: number } | { token_hash: string },
   now: string,
-): Promise<boolean> {
+): Promise<{ id: number; user_id: number } | undefined> {
   let query = db.updateTable('tokens').set({ revoked_at: now }).where('revoked_at', 'is', null)
   query = 'id' in where ? query.where('id', '=', where.id) : query.where('token_hash', '=', where.token_hash)
-  const result = await query.executeTakeFirst()
-  return result.numUpdatedRows > 0n
+  return query.returning(['id', 'user_id']).executeTakeFirst()
 }

@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Caller } from '../caller.js'
 import type { Db } from '../db/create-database.js'
+import type { Events } from '../events/events.js'
 import { AppError, notFound, unauthenticated } from '../errors.js'
 import { parseId } from '../ids.js'
 import { verifyAgainstDecoy, verifyPassword } from '../users/passwords.js'
@@ -14,16 +15,20 @@ import type { IssuedToken, SignInInput } from './tokens.schemas.js'
 const TOKEN_PREFIX = 'tl_'
 const TOKEN_PATTERN = /^tl_[A-Za-z0-9_-]{43}$/
 const BEARER_PATTERN = /^Bearer +(\S+) *$/i
+/** Ids bound in one statement (SQLite takes at most 32,766 parameters). */
+const MAX_IDS_PER_QUERY = 1000
 
 export interface TokensServiceDeps {
   db: Db
+  /** Where callerChanged is published when a token is revoked (open connections close on it). */
+  events: Pick<Events, 'publish'>
   /** Lifetime of tokens issued by signing in. */
   tokenTtlMs: number
 }
 
 export type TokensService = ReturnType<typeof createTokensService>
 
-export function createTokensService({ db, tokenTtlMs }: TokensServiceDeps) {
+export function createTokensService({ db, tokenTtlMs, events }: TokensServiceDeps) {
   async function issue(userId: number, ttlMs: number): Promise<IssuedToken> {
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url')
     const now = new Date()
@@ -68,15 +73,33 @@ export function createTokensService({ db, tokenTtlMs }: TokensServiceDeps) {
       return issue(row.id, ttlMs)
     },
 
+    /**
+     * Of these tokens (of open connections), the ones still live, as the callers they name now
+     * (their user's current role), by token id: one query by primary key, in chunks.
+     */
+    async activeCallers(tokenIds: readonly number[]): Promise<Map<number, Caller>> {
+      const now = new Date().toISOString()
+      const callers = new Map<number, Caller>()
+      for (let start = 0; start < tokenIds.length; start += MAX_IDS_PER_QUERY) {
+        for (const found of await repo.findActiveTokensByIds(db, tokenIds.slice(start, start + MAX_IDS_PER_QUERY), now)) {
+          callers.set(found.id, { userId: found.user_id, role: found.role, tokenId: found.id })
+        }
+      }
+      return callers
+    },
+
     /** Revokes the token the caller signed in with. */
     async revokeCurrent(caller: Caller): Promise<void> {
-      await repo.revokeTokenWhere(db, { id: caller.tokenId }, new Date().toISOString())
+      const revoked = await repo.revokeTokenWhere(db, { id: caller.tokenId }, new Date().toISOString())
+      // Committed: connections opened with this token close now, on every instance.
+      if (revoked !== undefined) await events.publish('callerChanged', { userId: revoked.user_id, change: 'token-revoked', tokenId: revoked.id })
     },
 
     /** For the operator's CLI: revokes a token given in full. */
     async revoke(token: string): Promise<void> {
       const revoked = await repo.revokeTokenWhere(db, { token_hash: hashToken(token) }, new Date().toISOString())
-      if (!revoked) throw new AppError('NOT_FOUND', 'No active token matches')
+      if (revoked === undefined) throw new AppError('NOT_FOUND', 'No active token matches')
+      await events.publish('callerChanged', { userId: revoked.user_id, change: 'token-revoked', tokenId: revoked.id })
     },
   }
 }

@@ -1,10 +1,11 @@
 // The rules for users, for every transport: reads are public; a signed-in user may change or
 // delete themself; only an admin creates users, sets a role, or changes someone else. The last
 // admin can be neither demoted nor deleted.
-import { type Caller, requireAdmin, requireOwnerOrAdmin, requireSignedIn } from '../caller.js'
+import { type Caller, type Role, requireAdmin, requireOwnerOrAdmin, requireSignedIn } from '../caller.js'
 import { type CollectionPage, toCollectionPage } from '../collections/collection-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
+import type { Events } from '../events/events.js'
 import { isUniqueViolation } from '../db/database-errors.js'
 import { toIsoTimestamp, type UserRow, type UserRowChanges } from '../db/tables.js'
 import { AppError, notFound } from '../errors.js'
@@ -17,11 +18,13 @@ import { writeTransaction } from '../db/write-transaction.js'
 
 export interface UsersServiceDeps {
   db: Db
+  /** Where callerChanged is published when a role changes or a user is deleted (open connections narrow or close on it). */
+  events: Pick<Events, 'publish'>
 }
 
 export type UsersService = ReturnType<typeof createUsersService>
 
-export function createUsersService({ db }: UsersServiceDeps) {
+export function createUsersService({ db, events }: UsersServiceDeps) {
   return {
     async list(_caller: Caller | null, query: CollectionQuery): Promise<CollectionPage<User>> {
       return toCollectionPage(query, await repo.listUsers(db, query), toUser)
@@ -68,13 +71,16 @@ export function createUsersService({ db }: UsersServiceDeps) {
     /** Deletes the user with their posts, comments, todos and tokens. */
     async remove(caller: Caller | null, id: IdInput, options?: WriteOptions<User>): Promise<void> {
       const signedIn = requireSignedIn(caller)
-      await writeTransaction(db, async (trx) => {
+      const deleted = await writeTransaction(db, async (trx) => {
         const target = await loadUser(trx, id)
         requireOwnerOrAdmin(signedIn, target.id, 'delete this user')
         checkPrecondition(options, () => toUser(target))
         if (target.role === 'admin') await assertAnotherAdminRemains(trx)
         await repo.deleteUser(trx, target.id)
+        return target.id
       })
+      // Committed: their open connections close now, on every instance.
+      await events.publish('callerChanged', { userId: deleted, change: 'user-deleted' })
     },
   }
 
@@ -87,8 +93,10 @@ export function createUsersService({ db }: UsersServiceDeps) {
       requireOwnerOrAdmin(signedIn, (await loadUser(db, id)).id, 'change this user')
       passwordHash = await hashPassword(input.password)
     }
-    return writeTransaction(db, async (trx) => {
+    let roleBefore: Role | undefined
+    const changed = await writeTransaction(db, async (trx) => {
       const target = await loadUser(trx, id)
+      roleBefore = target.role
       requireOwnerOrAdmin(signedIn, target.id, 'change this user')
       checkPrecondition(options, () => toUser(target))
       if (input.role !== undefined && input.role !== target.role) {
@@ -101,6 +109,9 @@ export function createUsersService({ db }: UsersServiceDeps) {
       changes.updated_at = new Date().toISOString()
       return toUser(await translateConflicts(() => repo.updateUser(trx, target.id, changes)))
     })
+    // Committed: their open connections are judged with the new role from now on, on every instance.
+    if (roleBefore !== undefined && changed.role !== roleBefore) await events.publish('callerChanged', { userId: changed.id, change: 'role-changed', role: changed.role })
+    return changed
   }
 }
 

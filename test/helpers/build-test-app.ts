@@ -7,6 +7,7 @@ import type { Events } from '../../src/events/events.js'
 import { OPERATOR } from '../../src/caller.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/create-database.js'
+import { createMemoryEvents } from '../../src/events/memory-events.js'
 import { prepareDatabase } from '../../src/server.js'
 import { createTokensService } from '../../src/tokens/tokens.service.js'
 import type { CreateUserInput, User } from '../../src/users/users.schemas.js'
@@ -57,8 +58,10 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   await prepareDatabase(served, config)
   const app = await buildApp(config, { database: served, logStream: options.logStream, events: options.events, onRoute: options.onRoute })
   const database = openDatabase(config.database)
-  const users = createUsersService({ db: database.db })
-  const tokens = createTokensService({ db: database.db, tokenTtlMs: config.tokenTtlMs })
+  // Fixtures are written as another process would (the CLI): no open connection hears of them.
+  const fixtureEvents = createMemoryEvents()
+  const users = createUsersService({ db: database.db, events: fixtureEvents })
+  const tokens = createTokensService({ db: database.db, events: fixtureEvents, tokenTtlMs: config.tokenTtlMs })
 
   const createUser = (input: CreateUserInput) => users.create(OPERATOR, input)
   const tokenFor = async (userId: number, ttlMs = 3_600_000) => (await tokens.issueFor(String(userId), ttlMs)).token

@@ -1,0 +1,222 @@
+// Rights follow the caller on long-lived connections. A WebSocket or an event stream is opened by
+// a caller, then lives for hours; meanwhile its token may be revoked or expire, its user deleted or
+// their role changed. Each signed-in connection holds its caller in one Seat, which every
+// operation and every delivery reads at the moment it runs; this registry keeps the seats up to
+// date in two ways:
+//   - at once, on the events port's callerChanged (published by the tokens and users services
+//     after commit, on whichever instance made the change);
+//   - as a safety net for what never reaches the port (a token revoked by the CLI in another
+//     process, an expiry, events lost while Redis was away): once a second, while signed-in
+//     connections are open, their tokens are checked again in one query by primary key, and at
+//     once when the port reports that delivery resumed.
+// An event may narrow a seat (revoke, delete, demote) but never widen it: a wider role is taken
+// from the database only, so an event forged on Redis can at worst close connections.
+import type { FastifyBaseLogger } from 'fastify'
+import { type Caller, ROLES } from '../caller.js'
+import type { CallerChanged, Events } from '../events/events.js'
+import type { TokensService } from '../tokens/tokens.service.js'
+
+/** How often the tokens of open signed-in connections are checked again. */
+export const RIGHTS_SWEEP_INTERVAL_MS = 1000
+
+/** Why a seat lost its caller: the connection ends with UNAUTHENTICATED. */
+export const REVOKED_MESSAGE = 'The token is invalid, expired or revoked'
+
+/** The caller of one long-lived connection, as it stands now. */
+export interface Seat {
+  /** Whom the connection acts for now; null once revoked (nothing more runs as them). */
+  readonly caller: Caller | null
+  readonly revoked: boolean
+  /** The caller as the token resolves now (re-authentication on use). */
+  update(caller: Caller): void
+  /** The token no longer holds: the connection is ended (once). */
+  revoke(): void
+  /** The connection closed: stop watching it. */
+  release(): void
+}
+
+export interface ConnectionRightsOptions {
+  events: Pick<Events, 'subscribe'>
+  tokens: Pick<TokensService, 'activeCallers'>
+  log: FastifyBaseLogger
+  /** @default RIGHTS_SWEEP_INTERVAL_MS */
+  sweepIntervalMs?: number
+}
+
+const rank = (caller: Caller) => ROLES.indexOf(caller.role)
+
+export class ConnectionRights {
+  private readonly byToken = new Map<number, Set<SeatImpl>>()
+  private readonly byUser = new Map<number, Set<SeatImpl>>()
+  private readonly unsubscribe: () => void
+  private timer: NodeJS.Timeout | undefined
+  private sweeping: Promise<void> | undefined
+  private sweepAgain = false
+  /** Seats ended because their caller lost the right, for tests and logs. */
+  revocations = 0
+
+  constructor(private readonly options: ConnectionRightsOptions) {
+    this.unsubscribe = options.events.subscribe('callerChanged', (event) => this.heard(event), {
+      // Changes published while delivery was down never arrive: check every token now.
+      onResumed: () => void this.sweep(),
+    })
+  }
+
+  /** Open seats (signed-in connections watched). */
+  get size(): number {
+    let size = 0
+    for (const seats of this.byToken.values()) size += seats.size
+    return size
+  }
+
+  /**
+   * A seat for a connection opened by `caller`; `onRevoked` ends the connection (WebSocket 4401,
+   * event stream with an UNAUTHENTICATED error). An anonymous connection has nothing to lose: its
+   * seat is fixed and unwatched.
+   */
+  seat(caller: Caller | null, onRevoked: () => void): Seat {
+    const seat = new SeatImpl(caller, this, onRevoked)
+    if (caller !== null) this.watch(seat, caller)
+    return seat
+  }
+
+  /** Checks every watched token against the database now (one query per 1,000 tokens). */
+  sweep(): Promise<void> {
+    if (this.sweeping !== undefined) {
+      // One at a time; a request during one runs once more after it, with the newest seats.
+      this.sweepAgain = true
+      return this.sweeping
+    }
+    this.sweeping = this.check([...this.byToken.keys()]).finally(() => {
+      this.sweeping = undefined
+      if (this.sweepAgain) {
+        this.sweepAgain = false
+        void this.sweep()
+      }
+    })
+    return this.sweeping
+  }
+
+  close(): void {
+    this.unsubscribe()
+    clearInterval(this.timer)
+    this.timer = undefined
+  }
+
+  /** @internal */
+  watch(seat: SeatImpl, caller: Caller): void {
+    add(this.byToken, caller.tokenId, seat)
+    add(this.byUser, caller.userId, seat)
+    // Costs nothing while no signed-in connection is open.
+    this.timer ??= setInterval(() => void this.sweep(), this.options.sweepIntervalMs ?? RIGHTS_SWEEP_INTERVAL_MS).unref()
+  }
+
+  /** @internal */
+  unwatch(seat: SeatImpl, caller: Caller): void {
+    remove(this.byToken, caller.tokenId, seat)
+    remove(this.byUser, caller.userId, seat)
+    if (this.byToken.size === 0) {
+      clearInterval(this.timer)
+      this.timer = undefined
+    }
+  }
+
+  private heard(event: CallerChanged): void {
+    switch (event.change) {
+      case 'token-revoked':
+        for (const seat of [...(this.byToken.get(event.tokenId) ?? [])]) if (seat.caller?.userId === event.userId) this.revoke(seat)
+        return
+      case 'user-deleted':
+        for (const seat of [...(this.byUser.get(event.userId) ?? [])]) this.revoke(seat)
+        return
+      case 'role-changed': {
+        const seats = [...(this.byUser.get(event.userId) ?? [])]
+        let widens = false
+        for (const seat of seats) {
+          const caller = seat.caller
+          if (caller === null) continue
+          const changed = { ...caller, role: event.role }
+          if (rank(changed) < rank(caller)) seat.update(changed)
+          else if (rank(changed) > rank(caller)) widens = true
+        }
+        // A wider role is believed from the database only.
+        if (widens) void this.check(seats.flatMap((seat) => (seat.caller === null ? [] : [seat.caller.tokenId])))
+        return
+      }
+    }
+  }
+
+  /** The tokens' callers as the database has them now; a token no longer live ends its seats. */
+  private async check(tokenIds: number[]): Promise<void> {
+    if (tokenIds.length === 0) return
+    let current: Map<number, Caller>
+    try {
+      current = await this.options.tokens.activeCallers(tokenIds)
+    } catch (error) {
+      // The database is away: the connections can do nothing meanwhile; checked on the next tick.
+      this.options.log.warn({ err: error }, 'could not check the tokens of open connections')
+      return
+    }
+    for (const tokenId of tokenIds) {
+      const now = current.get(tokenId)
+      for (const seat of [...(this.byToken.get(tokenId) ?? [])]) {
+        if (now === undefined) this.revoke(seat)
+        else if (seat.caller !== null && seat.caller.role !== now.role) seat.update(now)
+      }
+    }
+  }
+
+  private revoke(seat: SeatImpl): void {
+    if (seat.revoked) return
+    this.revocations++
+    seat.revoke()
+  }
+}
+
+class SeatImpl implements Seat {
+  revoked = false
+  private released = false
+
+  constructor(
+    private current: Caller | null,
+    private readonly rights: ConnectionRights,
+    private readonly onRevoked: () => void,
+  ) {}
+
+  get caller(): Caller | null {
+    return this.current
+  }
+
+  update(caller: Caller): void {
+    if (this.revoked || this.released || this.current === null) return
+    if (caller.tokenId !== this.current.tokenId || caller.userId !== this.current.userId) return
+    this.current = caller
+  }
+
+  revoke(): void {
+    if (this.revoked) return
+    this.revoked = true
+    this.release()
+    this.current = null
+    this.onRevoked()
+  }
+
+  release(): void {
+    if (this.released) return
+    this.released = true
+    if (this.current !== null) this.rights.unwatch(this, this.current)
+  }
+}
+
+function add<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  let set = map.get(key)
+  if (set === undefined) map.set(key, (set = new Set()))
+  set.add(value)
+}
+
+function remove<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key)
+  if (set === undefined) return
+  set.delete(value)
+  if (set.size === 0) map.delete(key)
+}
