@@ -72,3 +72,28 @@ describe('a bare OPTIONS (no preflight) with CORS on', () => {
     expect(without.headers.allow).toBe(res.headers.allow)
   })
 })
+
+describe('methods the path does not serve', () => {
+  it.each([
+    ['TRACE', '/api/v1/users', 'GET, HEAD, POST, OPTIONS'],
+    ['PROPFIND', '/api/v1/users', 'GET, HEAD, POST, OPTIONS'],
+    ['MKCOL', '/users', 'GET, HEAD, POST, OPTIONS'],
+    ['QUERY', '/api/v1/users', 'GET, HEAD, POST, OPTIONS'],
+    ['TRACE', '/health', 'GET, HEAD, OPTIONS'],
+  ])('answers %s %s 405 with Allow', async (method, url, allow) => {
+    for (const t of [plain, cors]) {
+      const res = await t.app.inject({ method: method as 'GET', url, headers: { 'content-type': 'application/json' } })
+      expect(res.statusCode, `${method} ${url}`).toBe(405)
+      expect(res.headers.allow).toBe(allow)
+      expectErrorBody(res.body, 'METHOD_NOT_ALLOWED')
+    }
+  })
+
+  it('answers an unknown method on an unknown path 404', async () => {
+    for (const method of ['TRACE', 'PROPFIND']) {
+      const res = await plain.app.inject({ method: method as 'GET', url: '/nowhere' })
+      expect(res.statusCode, method).toBe(404)
+      expectErrorBody(res.body, 'NOT_FOUND')
+    }
+  })
+})
