@@ -2,8 +2,6 @@
 // The list of registrations below is the table of contents of the service, in the order a
 // request meets them. Tests build the app with this same function.
 import { createRequire } from 'node:module'
-import { constants as zlib } from 'node:zlib'
-import fastifyCompress from '@fastify/compress'
 import fastifyCors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
@@ -20,6 +18,7 @@ import type { SubscriptionStats } from './graphql/subscriptions.js'
 import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
 import { registerCaching } from './http/caching.js'
 import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
+import { registerCompression } from './http/compression.js'
 import { corsOptions } from './http/cors.js'
 import { docsPageRoutes } from './http/docs-page.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
@@ -40,9 +39,6 @@ import { createTokensService } from './tokens/tokens.service.js'
 import { usersRoutes } from './users/users.routes.js'
 import { createUsersService } from './users/users.service.js'
 import { bodyAjv, textAjv } from './validation.js'
-
-/** Answers smaller than this go uncompressed: the framing would cost more than it saves. */
-const COMPRESSION_THRESHOLD_BYTES = 1024
 
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
 
@@ -165,12 +161,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   redirectTrailingSlash(app)
   enforceAccess(app)
   registerCaching(app, { maxAgeS: config.cacheMaxAgeS })
-  await app.register(fastifyCompress, {
-    threshold: COMPRESSION_THRESHOLD_BYTES,
-    encodings: ['br', 'gzip'],
-    brotliOptions: { params: { [zlib.BROTLI_PARAM_QUALITY]: 4 } },
-    globalDecompression: false,
-  })
+  await registerCompression(app)
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
 
   // Operations: liveness, readiness (the database decides; Redis is reported), metrics.

@@ -9,6 +9,8 @@ export interface CollectionPage<T> {
   readonly hasMore: boolean
   readonly hasPrevious: boolean
   readonly total: number | undefined
+  /** More rows match than `total` says (counting stopped at MAX_COUNTED_TOTAL). */
+  readonly totalCapped: boolean
   readonly nextCursor: string | null
   readonly prevCursor: string | null
 }
@@ -20,6 +22,7 @@ export function toCollectionPage<Row, T>(query: CollectionQuery, page: RowPage<R
     hasMore: page.hasMore,
     hasPrevious: page.hasPrevious,
     total: page.total,
+    totalCapped: page.totalCapped,
     nextCursor: page.nextCursor,
     prevCursor: page.prevCursor,
   }

@@ -4,12 +4,13 @@
 // or refuses it with BAD_REQUEST naming each bad parameter.
 import { createHash } from 'node:crypto'
 import { AppError, type ErrorDetail } from '../errors.js'
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
+import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, pastOffsetWindow } from '../pagination.js'
 import type { CollectionSpec, FieldSpec } from './collection-spec.js'
 import { badCursor, type Cursor, decodeCursor, type KeyValue } from './cursor.js'
 
 export const RESERVED_PARAMETERS = ['page', 'limit', 'cursor', 'sort', 'q', 'fields'] as const
-export const MAX_PAGE = 10_000_000
+/** The largest page number at the smallest limit; larger pages at larger limits are refused by MAX_OFFSET_ITEMS. */
+export const MAX_PAGE = MAX_OFFSET_ITEMS
 const MAX_VALUES = 100
 export const MAX_SEARCH_LENGTH = 200
 
@@ -33,9 +34,14 @@ export interface SortKey {
 }
 
 export interface Search {
+  /** The text searched for, as given. */
+  readonly term: string
   /** A LIKE pattern, compared as lower(column) LIKE lower(pattern): the term with %, _ and \ escaped, wrapped in %. */
   readonly pattern: string
   readonly fields: readonly FieldSpec[]
+  /** The collection's table (its full-text index is named after it) and id column. */
+  readonly table: string
+  readonly id: FieldSpec
 }
 
 export interface CollectionQuery {
@@ -94,10 +100,14 @@ export function parseCollectionQuery(spec: CollectionSpec, raw: RawQuery, option
   const q = single(raw, 'q', problem)
   const fieldsText = single(raw, 'fields', problem)
 
-  const pageNumber = page === undefined ? undefined : parseBoundedInteger(page, 1, MAX_PAGE)
-  if (pageNumber === null) problem('page', `must be an integer from 1 to ${MAX_PAGE}`)
-  const limitNumber = limit === undefined ? DEFAULT_PAGE_LIMIT : parseBoundedInteger(limit, 1, Number.MAX_SAFE_INTEGER)
+  // Any positive integer is a limit, capped below; only the page is refused past the offset window.
+  const limitNumber = limit === undefined ? DEFAULT_PAGE_LIMIT : parsePositiveInteger(limit, MAX_PAGE_LIMIT)
   if (limitNumber === null) problem('limit', 'must be an integer of at least 1')
+  const pageNumber = page === undefined ? undefined : parsePositiveInteger(page, Number.MAX_SAFE_INTEGER)
+  if (pageNumber === null) problem('page', 'must be an integer of at least 1')
+  else if (pageNumber !== undefined && pageNumber * (limitNumber ?? DEFAULT_PAGE_LIMIT) > MAX_OFFSET_ITEMS) {
+    problem('page', pastOffsetWindow(limitNumber ?? DEFAULT_PAGE_LIMIT))
+  }
   if (page !== undefined && cursorText !== undefined) problem('cursor', 'cannot be combined with page')
 
   const sort = parseSort(spec, sortText, problem)
@@ -112,7 +122,7 @@ export function parseCollectionQuery(spec: CollectionSpec, raw: RawQuery, option
     filters,
     sort,
     search,
-    limit: Math.min(limitNumber ?? DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT),
+    limit: limitNumber ?? DEFAULT_PAGE_LIMIT,
     mode,
     page: pageNumber ?? 1,
     cursor,
@@ -191,10 +201,10 @@ function single(raw: RawQuery, name: string, problem: (field: string, message: s
   return value
 }
 
-function parseBoundedInteger(text: string, min: number, max: number): number | null {
-  if (!/^\d{1,16}$/.test(text)) return null
-  const n = Number(text)
-  return n >= min && n <= max ? n : null
+/** A decimal integer of at least 1 (however many digits), capped at `max`; null otherwise. */
+function parsePositiveInteger(text: string, max: number): number | null {
+  if (!/^\d+$/.test(text) || /^0+$/.test(text)) return null
+  return Math.min(Number(text), max)
 }
 
 function parseSort(spec: CollectionSpec, text: string | undefined, problem: (f: string, m: string) => void): SortKey[] {
@@ -240,7 +250,7 @@ function parseSearch(
     fields = named
   }
   const escaped = q.replace(/[\\%_]/g, (c) => `\\${c}`)
-  return { pattern: `%${escaped}%`, fields }
+  return { term: q, pattern: `%${escaped}%`, fields, table: spec.name, id: spec.id }
 }
 
 function fingerprintOf(spec: CollectionSpec, scope: string, filters: Filter[], sort: SortKey[], search: Search | undefined): string {

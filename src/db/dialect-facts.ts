@@ -7,6 +7,7 @@ import {
   type ExpressionBuilder,
   type Kysely,
   PostgresAdapter,
+  type RawBuilder,
   type SelectQueryBuilder,
   type SqlBool,
   sql,
@@ -30,12 +31,23 @@ export interface DialectFacts {
   autoIncrementPrimaryKey(column: ColumnDefinitionBuilder): ColumnDefinitionBuilder
   /**
    * `column` contains `pattern` regardless of (ASCII) case: a LIKE pattern, `\` escaping `%` and `_`.
-   * The one piece of search SQL; PostgreSQL's ILIKE can use a trigram index, SQLite scans.
+   * The one piece of search SQL, and the one that decides; PostgreSQL's ILIKE can use a trigram
+   * index on its own, SQLite's LIKE scans unless `searchCandidates` narrows the rows first.
    */
   matches(column: Expression<unknown>, pattern: string): Expression<SqlBool>
+  /**
+   * The ids of at most `limit` rows whose `columns` contain `term` by the dialect's full-text
+   * index (at least every row `matches` would keep, maybe more), or undefined where `matches`
+   * uses its index itself. For a term of at least MIN_INDEXED_SEARCH characters: a trigram index
+   * has nothing to look up for a shorter one.
+   */
+  searchCandidates(search: IndexedSearch, limit: number): RawBuilder<{ id: number }> | undefined
   /** Creates the indexes that help `matches` on these columns, where the dialect has them. */
   createSearchIndexes(db: Kysely<unknown>, columns: readonly SearchedColumn[]): Promise<void>
   dropSearchIndexes(db: Kysely<unknown>, columns: readonly SearchedColumn[]): Promise<void>
+  /** Creates, fills and keeps in sync the full-text index `searchCandidates` reads, where the dialect needs one. */
+  createTextSearch(db: Kysely<unknown>, tables: readonly SearchedTable[]): Promise<void>
+  dropTextSearch(db: Kysely<unknown>, tables: readonly SearchedTable[]): Promise<void>
   /**
    * Joins to each row of `parents` the rows of `table` whose ids `windowIds` selects for that
    * parent (a correlated query: ordered, limited): a window of every parent's list in one
@@ -51,6 +63,23 @@ export interface SearchedColumn {
   readonly column: string
 }
 
+/** A table's searchable text columns, indexed together; `id` is its integer primary key. */
+export interface SearchedTable {
+  readonly table: string
+  readonly columns: readonly string[]
+}
+
+/** A search term (the text itself, not a LIKE pattern) in some columns of a table. */
+export interface IndexedSearch {
+  readonly table: string
+  /** Unqualified column names. */
+  readonly columns: readonly string[]
+  readonly term: string
+}
+
+/** Trigram indexes look up runs of 3 characters (code points): shorter terms cannot use them. */
+export const MIN_INDEXED_SEARCH = 3
+
 export const sqliteFacts: DialectFacts = {
   dialect: 'sqlite',
   // SQLite has no instant type: ISO 8601 text in UTC sorts and compares correctly.
@@ -58,10 +87,38 @@ export const sqliteFacts: DialectFacts = {
   // SQLite's BINARY collation compares UTF-8 bytes, which is code point order.
   textType: 'text',
   autoIncrementPrimaryKey: (column) => column.primaryKey().autoIncrement(),
-  // LIKE needs no index here: the search is a scan, bounded by the page's limit.
   matches: (column, pattern) => sql<SqlBool>`lower(${column}) like lower(${pattern}) escape ${'\\'}`,
+  // FTS5's trigram tokenizer: the rows whose columns hold every trigram of the term in a row. It
+  // folds case beyond ASCII (É matches é), which lower() does not: it names more rows than
+  // `matches` keeps, never fewer, and `matches` decides.
+  searchCandidates: ({ table, columns, term }, limit) => {
+    const index = sql.table(textSearchTable(table))
+    const query = `{${columns.join(' ')}} : "${term.replaceAll('"', '""')}"`
+    return sql<{ id: number }>`select rowid as id from ${index} where ${index} match ${query} limit ${limit}`
+  },
   createSearchIndexes: async () => {},
   dropSearchIndexes: async () => {},
+  async createTextSearch(db, tables) {
+    for (const { table, columns } of tables) {
+      const index = sql.table(textSearchTable(table))
+      const names = sql.join(columns.map((c) => sql.ref(c)))
+      const values = (row: 'new' | 'old') => sql.join(columns.map((c) => sql.ref(`${row}.${c}`)))
+      // External content: the index holds trigrams only, the text stays in the table. case_sensitive 0
+      // folds case; remove_diacritics stays 0 (its default for trigram), so é is not e, as in LIKE.
+      await sql`create virtual table ${index} using fts5(${names}, content=${sql.lit(table)}, content_rowid='id', tokenize='trigram case_sensitive 0')`.execute(db)
+      const trigger = (suffix: string) => sql.id(`${textSearchTable(table)}_${suffix}`)
+      const remove = sql`insert into ${index} (${index}, rowid, ${names}) values ('delete', old.id, ${values('old')});`
+      const add = sql`insert into ${index} (rowid, ${names}) values (new.id, ${values('new')});`
+      await sql`create trigger ${trigger('insert')} after insert on ${sql.table(table)} begin ${add} end`.execute(db)
+      await sql`create trigger ${trigger('delete')} after delete on ${sql.table(table)} begin ${remove} end`.execute(db)
+      await sql`create trigger ${trigger('update')} after update of ${names} on ${sql.table(table)} begin ${remove} ${add} end`.execute(db)
+      // The rows already there (a database made before this migration).
+      await sql`insert into ${index} (${index}) values ('rebuild')`.execute(db)
+    }
+  },
+  async dropTextSearch(db, tables) {
+    for (const { table } of tables) await sql`drop table if exists ${sql.table(textSearchTable(table))}`.execute(db)
+  },
   // SQLite has no LATERAL; it runs `id IN (correlated query)` once per parent, by the index.
   joinWindow: (parents, table, windowIds) => parents.innerJoin(table, (join) => join.on((eb) => eb(`${table}.id`, 'in', windowIds(eb)))),
   // One writer at a time: nothing to lock (and no FOR UPDATE in its grammar).
@@ -76,6 +133,11 @@ export const postgresFacts: DialectFacts = {
   // An identity's sequence never hands out a number twice, deleted rows included.
   autoIncrementPrimaryKey: (column) => column.primaryKey().generatedByDefaultAsIdentity(),
   matches: (column, pattern) => sql<SqlBool>`${column} ilike ${pattern} escape ${'\\'}`,
+  // The trigram GIN indexes of createSearchIndexes serve the ILIKE of `matches` directly.
+  searchCandidates: () => undefined,
+  // The trigram indexes are the columns' own (createSearchIndexes): nothing to keep in sync.
+  createTextSearch: async () => {},
+  dropTextSearch: async () => {},
   async createSearchIndexes(db, columns) {
     const schema = await trigramSchema(db)
     if (schema === undefined) return
@@ -96,6 +158,7 @@ export const postgresFacts: DialectFacts = {
 }
 
 const trigramIndexName = (table: string, column: string) => `${table}_${column}_trgm_idx`
+const textSearchTable = (table: string) => `${table}_search`
 
 /**
  * The schema pg_trgm lives in, installing it first when it is not: it ships with PostgreSQL's

@@ -11,10 +11,25 @@
 // in the set costs what the first page costs.
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
 import type { Db } from './create-database.js'
-import { type DialectFacts, factsOf } from './dialect-facts.js'
+import { type DialectFacts, factsOf, MIN_INDEXED_SEARCH } from './dialect-facts.js'
 import type { FieldSpec } from '../collections/collection-spec.js'
 import type { CollectionQuery, SortKey } from '../collections/collection-query.js'
+import { MAX_OFFSET_ITEMS } from '../pagination.js'
 import { type Cursor, encodeCursor, type KeyValue } from '../collections/cursor.js'
+
+/**
+ * A search the full-text index cannot narrow to a few rows (a term shorter than
+ * MIN_INDEXED_SEARCH characters, or one in more than MAX_INDEXED_CANDIDATES rows) reads at most
+ * this many rows: the newest the path and filters select. About 10 ms on SQLite.
+ */
+export const MAX_SEARCHED_ROWS = 10_000
+/** The most rows a full-text index lookup may name for the search to use them (a few ms to read). */
+export const MAX_INDEXED_CANDIDATES = 1_000
+/**
+ * `total` counts at most this many rows (then says this many, and `totalCapped`): as many as
+ * pages by offset reach, and a count that stops there costs a few milliseconds whatever the table.
+ */
+export const MAX_COUNTED_TOTAL = MAX_OFFSET_ITEMS
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the list query's tables and joins vary by caller
 type AnySelect = SelectQueryBuilder<any, any, any>
@@ -25,8 +40,10 @@ export interface RowPage<Row> {
   readonly hasMore: boolean
   /** Rows come before this page. */
   readonly hasPrevious: boolean
-  /** Rows matching the query, when asked for. */
+  /** Rows matching the query, when asked for; at most MAX_COUNTED_TOTAL. */
   readonly total: number | undefined
+  /** More than MAX_COUNTED_TOTAL rows match: `total` says MAX_COUNTED_TOTAL, and counting stopped there. */
+  readonly totalCapped: boolean
   readonly nextCursor: string | null
   readonly prevCursor: string | null
 }
@@ -52,8 +69,11 @@ export async function listPage<Row extends object>(db: Db, options: ListPageOpti
 async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row>): Promise<RowPage<Row>> {
   const { query } = options
   const facts = factsOf(db)
-  const matching = () => narrow(options.from(db), query, facts)
-  const total = query.withTotal ? await countRows(matching()) : undefined
+  const searching = await searchCondition(db, options, facts)
+  const matching = () => narrow(options.from(db), query, facts, searching)
+  const counted = query.withTotal ? await countRows(db, matching()) : undefined
+  const total = counted === undefined ? undefined : Math.min(counted, MAX_COUNTED_TOTAL)
+  const totalCapped = counted !== undefined && counted > MAX_COUNTED_TOTAL
   const cursorOf = (row: Row | undefined, direction: Cursor['direction']) =>
     row === undefined ? null : encodeCursor({ direction, values: keyValues(row, query.sort) }, query.fingerprint)
 
@@ -65,11 +85,11 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
       .execute()) as Row[]
     const hasMore = rows.length > query.limit
     if (hasMore) rows.pop()
-    return { rows, hasMore, hasPrevious: query.page > 1, total, nextCursor: hasMore ? cursorOf(rows.at(-1), 'after') : null, prevCursor: null }
+    return { rows, hasMore, hasPrevious: query.page > 1, total, totalCapped, nextCursor: hasMore ? cursorOf(rows.at(-1), 'after') : null, prevCursor: null }
   }
 
   const backwards = query.cursor?.direction === 'before'
-  const rows = await readByKeyset(db, options, query, backwards)
+  const rows = await readByKeyset(db, options, query, backwards, searching)
   const hasBeyond = rows.length > query.limit
   if (hasBeyond) rows.pop()
   if (backwards) rows.reverse()
@@ -81,15 +101,22 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
     hasMore: hasMore && rows.length > 0,
     hasPrevious: hasPrevious && rows.length > 0,
     total,
+    totalCapped,
     nextCursor: hasMore ? cursorOf(rows.at(-1), 'after') : null,
     prevCursor: hasPrevious ? cursorOf(rows.at(0), 'before') : null,
   }
 }
 
 /** Up to limit+1 rows past the cursor (or from the start), tier by tier. */
-async function readByKeyset<Row>(db: Db, options: ListPageOptions<Row>, query: CollectionQuery, backwards: boolean): Promise<Row[]> {
+async function readByKeyset<Row>(
+  db: Db,
+  options: ListPageOptions<Row>,
+  query: CollectionQuery,
+  backwards: boolean,
+  searching: Expression<SqlBool> | undefined,
+): Promise<Row[]> {
   const wanted = query.limit + 1
-  const base = () => ordered(narrow(options.from(db), query, factsOf(db)), query.sort, backwards)
+  const base = () => ordered(narrow(options.from(db), query, factsOf(db), searching), query.sort, backwards)
   if (query.cursor === undefined) return (await options.select(base()).limit(wanted).execute())
   const rows: Row[] = []
   for (const tier of keysetTiers(query.sort, query.cursor.values, backwards)) {
@@ -100,7 +127,8 @@ async function readByKeyset<Row>(db: Db, options: ListPageOptions<Row>, query: C
   return rows
 }
 
-function narrow(select: AnySelect, query: CollectionQuery, facts: DialectFacts): AnySelect {
+/** The query's filters, and the search's condition when it has one. */
+function narrow(select: AnySelect, query: CollectionQuery, facts: DialectFacts, searching?: Expression<SqlBool>): AnySelect {
   let narrowed = select
   for (const filter of query.filters) {
     const column = columnOf(filter.field)
@@ -111,12 +139,40 @@ function narrow(select: AnySelect, query: CollectionQuery, facts: DialectFacts):
     if (matchesNull) conditions.push(sql<SqlBool>`${column} is null`)
     narrowed = narrowed.where(or(conditions))
   }
+  return searching === undefined ? narrowed : narrowed.where(searching)
+}
+
+/**
+ * The search's condition, chosen so that it reads a bounded number of rows:
+ * - a term the full-text index names at most MAX_INDEXED_CANDIDATES rows for: those rows, each
+ *   matched as `matches` says (the index may name a few more: it folds case beyond ASCII);
+ * - where the dialect's `matches` uses its index itself (PostgreSQL): `matches`;
+ * - otherwise (a term shorter than a trigram, or one so common the index names more rows than
+ *   that): `matches` over the newest MAX_SEARCHED_ROWS rows that the path and filters select.
+ * Queried once per page, in the page's transaction; the rows it names are bound to every statement.
+ */
+async function searchCondition<Row>(db: Db, options: ListPageOptions<Row>, facts: DialectFacts): Promise<Expression<SqlBool> | undefined> {
+  const { query } = options
   const search = query.search
-  if (search !== undefined) {
-    // Case-insensitive (ASCII) on every dialect, each in its own words (dialect-facts.ts).
-    narrowed = narrowed.where(or(search.fields.map((field) => facts.matches(sql.ref(field.column), search.pattern))))
+  if (search === undefined) return undefined
+  // Case-insensitive (ASCII) on every dialect, each in its own words (dialect-facts.ts).
+  const matching = or(search.fields.map((field) => facts.matches(sql.ref(field.column), search.pattern)))
+  const id = sql.ref(search.id.column)
+  if ([...search.term].length >= MIN_INDEXED_SEARCH) {
+    const columns = search.fields.map((field) => field.column.split('.').at(-1) as string)
+    const candidates = facts.searchCandidates({ table: search.table, columns, term: search.term }, MAX_INDEXED_CANDIDATES + 1)
+    if (candidates === undefined) return matching
+    const ids = (await candidates.execute(db)).rows.map((row) => row.id)
+    if (ids.length === 0) return sql<SqlBool>`1 = 0`
+    if (ids.length <= MAX_INDEXED_CANDIDATES) return and([sql<SqlBool>`${id} in (${sql.join(ids)})`, matching])
   }
-  return narrowed
+  const newest = narrow(options.from(db), query, facts)
+    .clearSelect()
+    .select(id.as('id'))
+    .orderBy(id, 'desc')
+    .limit(1)
+    .offset(MAX_SEARCHED_ROWS - 1)
+  return and([sql<SqlBool>`${id} >= coalesce((${newest}), 0)`, matching])
 }
 
 function ordered(select: AnySelect, sort: readonly SortKey[], backwards: boolean): AnySelect {
@@ -179,8 +235,10 @@ function or(conditions: Expression<SqlBool>[]): Expression<SqlBool> {
   return conditions.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`(${sql.join(conditions, sql` or `)})`
 }
 
-async function countRows(select: AnySelect): Promise<number> {
-  const row = (await select.select(sql<number | string>`count(*)`.as('count')).executeTakeFirst()) as { count: number | string } | undefined
+/** The rows of `select`, counted up to one more than MAX_COUNTED_TOTAL. */
+async function countRows(db: Db, select: AnySelect): Promise<number> {
+  const counted = select.select(sql<number>`1`.as('one')).limit(MAX_COUNTED_TOTAL + 1).as('counted')
+  const row = (await db.selectFrom(counted).select(sql<number | string>`count(*)`.as('count')).executeTakeFirst()) as { count: number | string } | undefined
   return Number(row?.count ?? 0)
 }
 

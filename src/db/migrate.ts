@@ -6,12 +6,14 @@ import type { Database } from './create-database.js'
 import { initialMigration } from './migrations/0001-initial.js'
 import { listIndexesMigration } from './migrations/0002-list-indexes.js'
 import { searchIndexesMigration } from './migrations/0003-search-indexes.js'
+import { textSearchMigration } from './migrations/0004-text-search.js'
 
 function migrationsFor(database: Database): Record<string, Migration> {
   return {
     '0001-initial': initialMigration(database.facts),
     '0002-list-indexes': listIndexesMigration(),
     '0003-search-indexes': searchIndexesMigration(database.facts),
+    '0004-text-search': textSearchMigration(database.facts),
   }
 }
 

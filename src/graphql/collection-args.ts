@@ -6,7 +6,7 @@ import type { CollectionPage } from '../collections/collection-page.js'
 import type { CollectionSpec, FieldSpec } from '../collections/collection-spec.js'
 import { type CollectionQuery, parseCollectionQuery } from '../collections/collection-query.js'
 import { AppError, type ErrorDetail } from '../errors.js'
-import { DEFAULT_PAGE_LIMIT, type ListWindow, MAX_PAGE_LIMIT } from '../pagination.js'
+import { DEFAULT_PAGE_LIMIT, type ListWindow, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, pastOffsetWindow } from '../pagination.js'
 
 /** Arguments of a top-level collection field; `Filter` is the type filterInputSdl writes. */
 export const collectionArgsSdl = (filterType: string): string =>
@@ -21,7 +21,7 @@ export const collectionArgsSdl = (filterType: string): string =>
     fields: [String!]
     "Page size (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT})."
     limit: Int
-    "1-based page number; pages by offset."
+    "1-based page number; pages by offset, up to page × limit = ${MAX_OFFSET_ITEMS} (cursor goes further)."
     page: Int
     "Opaque position from pageInfo.nextCursor; pages by keyset."
     cursor: String
@@ -31,7 +31,7 @@ export const collectionArgsSdl = (filterType: string): string =>
 export const WINDOW_ARGS_SDL = `(
     "Items per parent (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT})."
     limit: Int
-    "1-based page of limit items, in id order."
+    "1-based page of limit items, in id order, up to page × limit = ${MAX_OFFSET_ITEMS}."
     page: Int
   )`
 
@@ -85,17 +85,18 @@ export function toCollectionQuery(spec: CollectionSpec, args: CollectionArgs, op
   return parseCollectionQuery(spec, raw, { defaultMode: 'cursor', withTotal: options.withTotal, scope: '' })
 }
 
-const MAX_WINDOW_PAGE = 10_000
-
-/** A nested list's window; a larger limit is capped, as on REST. */
+/** A nested list's window; a larger limit is capped and a page past the offset window refused, as on REST. */
 export function toListWindow(args: { limit?: number | null; page?: number | null }): ListWindow {
   const problems: ErrorDetail[] = []
   const limit = args.limit ?? DEFAULT_PAGE_LIMIT
   const page = args.page ?? 1
-  if (limit < 1) problems.push({ field: 'limit', message: 'must be an integer of at least 1' })
-  if (page < 1 || page > MAX_WINDOW_PAGE) problems.push({ field: 'page', message: `must be an integer from 1 to ${MAX_WINDOW_PAGE}` })
-  if (problems.length > 0) throw new AppError('BAD_REQUEST', 'The list arguments are not valid', problems)
   const capped = Math.min(limit, MAX_PAGE_LIMIT)
+  if (limit < 1) problems.push({ field: 'limit', message: 'must be an integer of at least 1' })
+  if (page < 1) problems.push({ field: 'page', message: 'must be an integer of at least 1' })
+  else if (limit >= 1 && page * capped > MAX_OFFSET_ITEMS) {
+    problems.push({ field: 'page', message: pastOffsetWindow(capped, 'read further from the collection itself (usersPage, or the REST list) with cursor') })
+  }
+  if (problems.length > 0) throw new AppError('BAD_REQUEST', 'The list arguments are not valid', problems)
   return { limit: capped, offset: (page - 1) * capped }
 }
 
@@ -109,6 +110,7 @@ export function toPageResult<T>(page: CollectionPage<T>) {
       limit: query.limit,
       page: inPages ? query.page : null,
       total: page.total ?? null,
+      totalCapped: page.total === undefined ? null : page.totalCapped,
       pages: inPages && page.total !== undefined ? Math.ceil(page.total / query.limit) : null,
       nextCursor: page.nextCursor,
       hasMore: page.hasMore,

@@ -37,8 +37,10 @@ type PageInfo {
   limit: Int!
   "The page number, when paging by page."
   page: Int
-  "Matching items; counted only when selected."
+  "Matching items, counted up to 10000 (then 10000 and totalCapped); counted only when selected."
   total: Int
+  "More items match than total says: counting stopped at 10000, as far as pages by offset reach."
+  totalCapped: Boolean
   pages: Int
   nextCursor: String
   hasMore: Boolean!

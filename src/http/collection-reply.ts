@@ -19,7 +19,8 @@ declare module 'fastify' {
 const Pagination = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1 })),
   limit: Type.Integer({ minimum: 1 }),
-  total: Type.Optional(Type.Integer({ minimum: 0, description: 'v1 only.' })),
+  total: Type.Optional(Type.Integer({ minimum: 0, description: 'v1 only. Counted up to 10000: past that, 10000 and totalCapped.' })),
+  totalCapped: Type.Optional(Type.Literal(true, { description: 'v1, present when more items match than total says (counting stops at 10000).' })),
   pages: Type.Optional(Type.Integer({ minimum: 0, description: 'v1, page mode only.' })),
   nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
   hasMore: Type.Optional(Type.Boolean({ description: 'v2 only.' })),
@@ -51,9 +52,11 @@ function paginationOf<T>(request: FastifyRequest, page: CollectionPage<T>) {
     return { ...(inPages ? { page: query.page } : {}), limit: query.limit, nextCursor: page.nextCursor, hasMore: page.hasMore }
   }
   const total = page.total ?? 0
+  // Past the count's cap, pages is the last page that page can reach (the offset window).
+  const capped = page.totalCapped ? { totalCapped: true as const } : {}
   return inPages
-    ? { page: query.page, limit: query.limit, total, pages: Math.ceil(total / query.limit), nextCursor: page.nextCursor }
-    : { limit: query.limit, total, nextCursor: page.nextCursor }
+    ? { page: query.page, limit: query.limit, total, ...capped, pages: Math.ceil(total / query.limit), nextCursor: page.nextCursor }
+    : { limit: query.limit, total, ...capped, nextCursor: page.nextCursor }
 }
 
 /** rel="next", "prev" and "first", as paths with the request's own query, only page or cursor changed. */

@@ -9,7 +9,7 @@ import fastifySwagger from '@fastify/swagger'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { MAX_PAGE, MAX_SEARCH_LENGTH } from '../collections/collection-query.js'
 import type { CollectionSpec, FieldSpec } from '../collections/collection-spec.js'
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
+import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT } from '../pagination.js'
 import { ErrorBody } from './envelope.js'
 import { API_MOUNTS, API_VERSIONS, type ApiVersion } from './versioning.js'
 
@@ -600,7 +600,7 @@ function collectionParameters(spec: CollectionSpec): Record<string, unknown>[] {
     {
       name: 'page',
       in: 'query',
-      description: 'The page, from 1 (the default mode in v1).',
+      description: `The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = ${MAX_OFFSET_ITEMS} (400 past it); \`cursor\` goes further.`,
       schema: { type: 'integer', minimum: 1, maximum: MAX_PAGE },
     },
     {

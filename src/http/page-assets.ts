@@ -9,6 +9,7 @@ import { promisify } from 'node:util'
 import { brotliCompress, constants as zlib, gzip } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
 import { matchesAny } from './caching.js'
+import { chooseContentCoding, CONTENT_CODINGS, type ContentCoding } from './compression.js'
 
 /**
  * The content security policy of every page the service serves (GraphiQL, the API reference):
@@ -42,30 +43,15 @@ export interface PageAsset {
   body: Buffer
   etag: string
   /** The body compressed once, on first demand (graphiql.min.js is 3.5 MB: compressing it per request would cost ~55 ms of CPU each time). */
-  encoded: Map<Encoding, Promise<Buffer>>
+  encoded: Map<ContentCoding, Promise<Buffer>>
 }
 
-type Encoding = 'br' | 'gzip'
-
-const ENCODERS: Record<Encoding, (body: Buffer) => Promise<Buffer>> = {
+const ENCODERS: Record<ContentCoding, (body: Buffer) => Promise<Buffer>> = {
   br: (body) => promisify(brotliCompress)(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9, [zlib.BROTLI_PARAM_SIZE_HINT]: body.length } }),
   gzip: (body) => promisify(gzip)(body, { level: 9 }),
 }
 
-/** The best encoding the client takes (br, then gzip), or none. */
-function chooseEncoding(acceptEncoding: string | undefined): Encoding | undefined {
-  const accepted = new Set<string>()
-  for (const part of (acceptEncoding ?? '').toLowerCase().split(',')) {
-    const [name = '', ...parameters] = part.split(';').map((p) => p.trim())
-    const q = parameters.find((p) => p.startsWith('q='))
-    if (q === undefined || Number(q.slice(2)) > 0) accepted.add(name)
-  }
-  if (accepted.has('br')) return 'br'
-  if (accepted.has('gzip')) return 'gzip'
-  return undefined
-}
-
-function encodedBody(asset: PageAsset, encoding: Encoding): Promise<Buffer> {
+function encodedBody(asset: PageAsset, encoding: ContentCoding): Promise<Buffer> {
   let body = asset.encoded.get(encoding)
   if (body === undefined) {
     body = ENCODERS[encoding](asset.body)
@@ -100,7 +86,7 @@ export function servePageAssets(app: FastifyInstance, path: string, assets: read
       if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, asset.etag)) return reply.code(304).send()
       reply.header('content-type', asset.contentType)
       const compressible = asset.contentType !== PNG && asset.body.length > MIN_COMPRESSED_BYTES
-      const encoding = compressible ? chooseEncoding(request.headers['accept-encoding']) : undefined
+      const encoding = compressible ? chooseContentCoding(request.headers['accept-encoding'], CONTENT_CODINGS) : undefined
       if (encoding === undefined) return reply.send(asset.body)
       return reply.header('content-encoding', encoding).send(await encodedBody(asset, encoding))
     })

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { requireSignedIn } from '../caller.js'
 import { SingleEnvelope, single } from '../http/envelope.js'
+import { callerKey } from '../limits/rate-limit.js'
 import { IssuedToken, SignInBody } from './tokens.schemas.js'
 import type { TokensService } from './tokens.service.js'
 
@@ -10,7 +11,8 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService }> 
     '/tokens',
     { config: { access: 'public' }, schema: { body: SignInBody, response: { 201: SingleEnvelope(IssuedToken) } } },
     async (request, reply) => {
-      const issued = await tokens.signIn(request.body)
+      // The client's address as the rate limit keys it (an IPv6 client by its /64).
+      const issued = await tokens.signIn(request.body, { address: callerKey(request, null) })
       return reply.code(201).header('cache-control', 'no-store').send(single(issued))
     },
   )

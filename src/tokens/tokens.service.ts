@@ -7,6 +7,7 @@ import type { Db } from '../db/create-database.js'
 import type { Events } from '../events/events.js'
 import { AppError, notFound, unauthenticated } from '../errors.js'
 import { parseId } from '../ids.js'
+import type { Limiter } from '../limits/limiter.js'
 import { verifyAgainstDecoy, verifyPassword } from '../users/passwords.js'
 import { findUserByEmail, findUserById } from '../users/users.repository.js'
 import * as repo from './tokens.repository.js'
@@ -24,11 +25,29 @@ export interface TokensServiceDeps {
   events: Pick<Events, 'publish'>
   /** Lifetime of tokens issued by signing in. */
   tokenTtlMs: number
+  /**
+   * The allowances of failed sign-ins (config.passwords says why three). 'unlimited' only where
+   * nobody signs in: the operator's CLI, test fixtures. The HTTP app always gives them.
+   */
+  signInAllowance: SignInAllowance | 'unlimited'
+}
+
+/** Failed sign-ins per client address, per account and address, and per account (the highest). */
+export interface SignInAllowance {
+  perAddress: Limiter
+  perAccountAndAddress: Limiter
+  perAccount: Limiter
+}
+
+/** Where a sign-in comes from. */
+export interface SignInClient {
+  /** The client's address as the rate limit keys it (an IPv6 address by its /64). */
+  address: string
 }
 
 export type TokensService = ReturnType<typeof createTokensService>
 
-export function createTokensService({ db, tokenTtlMs, events }: TokensServiceDeps) {
+export function createTokensService({ db, tokenTtlMs, events, signInAllowance }: TokensServiceDeps) {
   async function issue(userId: number, ttlMs: number): Promise<IssuedToken> {
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url')
     const now = new Date()
@@ -42,6 +61,9 @@ export function createTokensService({ db, tokenTtlMs, events }: TokensServiceDep
     return { token, expiresAt }
   }
 
+  const takeSignInAttempt = (email: string, address: string) =>
+    signInAllowance === 'unlimited' ? Promise.resolve(NOTHING_TAKEN) : takeAttempt(signInAllowance, email, address)
+
   return {
     /** The caller named by an Authorization header value; UNAUTHENTICATED unless it is a live bearer token. */
     async authenticate(authorization: string): Promise<Caller> {
@@ -54,14 +76,28 @@ export function createTokensService({ db, tokenTtlMs, events }: TokensServiceDep
       return { userId: found.user_id, role: found.role, tokenId: found.id }
     },
 
-    /** Exchanges a user's e-mail and password for a token; one answer for every wrong part. */
-    async signIn(input: SignInInput): Promise<IssuedToken> {
-      const user = await findUserByEmail(db, input.email)
-      const valid =
-        user?.password_hash != null
-          ? await verifyPassword(input.password, user.password_hash)
-          : await verifyAgainstDecoy(input.password)
+    /**
+     * Exchanges a user's e-mail and password for a token; one answer for every wrong part.
+     * RATE_LIMITED, before any password is checked, when the client or the account has failed too
+     * often; SERVICE_UNAVAILABLE when too many passwords are being checked already.
+     */
+    async signIn(input: SignInInput, client: SignInClient): Promise<IssuedToken> {
+      const attempt = await takeSignInAttempt(input.email, client.address)
+      let user: Awaited<ReturnType<typeof findUserByEmail>>
+      let valid: boolean
+      try {
+        user = await findUserByEmail(db, input.email)
+        valid =
+          user?.password_hash != null
+            ? await verifyPassword(input.password, user.password_hash, client.address)
+            : await verifyAgainstDecoy(input.password, client.address)
+      } catch (error) {
+        // No password was checked (the queue was full, the store failed): the attempt is not a failure.
+        await attempt.giveBack()
+        throw error
+      }
       if (!valid || user === undefined) throw unauthenticated('The e-mail address or the password is wrong')
+      await attempt.giveBack()
       return issue(user.id, tokenTtlMs)
     },
 
@@ -100,6 +136,44 @@ export function createTokensService({ db, tokenTtlMs, events }: TokensServiceDep
       const revoked = await repo.revokeTokenWhere(db, { token_hash: hashToken(token) }, new Date().toISOString())
       if (revoked === undefined) throw new AppError('NOT_FOUND', 'No active token matches')
       await events.publish('callerChanged', { userId: revoked.user_id, change: 'token-revoked', tokenId: revoked.id })
+    },
+  }
+}
+
+interface SignInAttempt {
+  /** Returns the points the attempt took: it succeeded, or no password was checked. */
+  giveBack(): Promise<void>
+}
+
+const NOTHING_TAKEN: SignInAttempt = { giveBack: async () => {} }
+
+/**
+ * Takes one attempt from each allowance, the client address's first: the first refusal stops
+ * there, so an address past its allowance counts against no account, and one address adds at most
+ * its account-and-address allowance to an account's. The points are taken before the password is
+ * checked (so parallel attempts cannot all pass one check), and given back on success.
+ */
+async function takeAttempt(allowance: SignInAllowance, email: string, address: string): Promise<SignInAttempt> {
+  // The account is the e-mail address given, whether or not a user has it (a refusal tells
+  // nothing about who exists), hashed so that no address is stored in Redis's keys.
+  const account = createHash('sha256').update(email.toLowerCase()).digest('base64url')
+  const steps: [Limiter, string][] = [
+    [allowance.perAddress, address],
+    [allowance.perAccountAndAddress, `${account}:${address}`],
+    [allowance.perAccount, account],
+  ]
+  const taken: [Limiter, string][] = []
+  for (const [limiter, key] of steps) {
+    const verdict = await limiter.consume(key)
+    if (!verdict.allowed) {
+      const { retryAfterS } = verdict
+      throw new AppError('RATE_LIMITED', `Too many failed sign-ins: retry in ${retryAfterS} s`, undefined, { retryAfterS })
+    }
+    taken.push([limiter, key])
+  }
+  return {
+    async giveBack() {
+      await Promise.all(taken.map(([limiter, key]) => limiter.reward(key)))
     },
   }
 }

@@ -93,7 +93,7 @@ export function usersResolvers(users: UsersService) {
       users: async (_: unknown, args: CollectionArgs, context: GraphQLContext) =>
         (await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal: false }))).items,
       usersPage: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
-        const withTotal = selects(info, ['pageInfo', 'total']) || selects(info, ['pageInfo', 'pages'])
+        const withTotal = ['total', 'totalCapped', 'pages'].some((field) => selects(info, ['pageInfo', field]))
         return toPageResult(await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal })))
       },
       viewer: (_: unknown, _args: unknown, context: GraphQLContext) =>

@@ -11,6 +11,7 @@ import { toIsoTimestamp, type UserRow, type UserRowChanges } from '../db/tables.
 import { AppError, notFound } from '../errors.js'
 import { type IdInput, parseId } from '../ids.js'
 import { checkPrecondition, type WriteOptions } from '../preconditions.js'
+import type { Limiter } from '../limits/limiter.js'
 import { hashPassword } from './passwords.js'
 import * as repo from './users.repository.js'
 import type { CreateUserInput, ReplaceUserInput, UpdateUserInput, User } from './users.schemas.js'
@@ -20,11 +21,37 @@ export interface UsersServiceDeps {
   db: Db
   /** Where callerChanged is published when a role changes or a user is deleted (open connections narrow or close on it). */
   events: Pick<Events, 'publish'>
+  /**
+   * Passwords one user may set per window (each costs a scrypt derivation). 'unlimited' only for
+   * the operator's CLI and test fixtures; the HTTP app always gives one.
+   */
+  passwordChanges: Limiter | 'unlimited'
 }
 
 export type UsersService = ReturnType<typeof createUsersService>
 
-export function createUsersService({ db, events }: UsersServiceDeps) {
+export function createUsersService({ db, events, passwordChanges }: UsersServiceDeps) {
+  /**
+   * The stored form of a password `setter` sets: a point of their password allowance first
+   * (RATE_LIMITED when it is spent), given back when no hash was made (too much hashing waits).
+   */
+  async function hashFor(setter: Caller, password: string): Promise<string> {
+    const key = String(setter.userId)
+    if (passwordChanges !== 'unlimited') {
+      const verdict = await passwordChanges.consume(key)
+      if (!verdict.allowed) {
+        const { limit, retryAfterS } = verdict
+        throw new AppError('RATE_LIMITED', `Too many passwords set: ${limit} per window; retry in ${retryAfterS} s`, undefined, { retryAfterS })
+      }
+    }
+    try {
+      return await hashPassword(password, `user:${key}`)
+    } catch (error) {
+      if (passwordChanges !== 'unlimited') await passwordChanges.reward(key)
+      throw error
+    }
+  }
+
   return {
     async list(_caller: Caller | null, query: CollectionQuery): Promise<CollectionPage<User>> {
       return toCollectionPage(query, await repo.listUsers(db, query), toUser)
@@ -40,9 +67,9 @@ export function createUsersService({ db, events }: UsersServiceDeps) {
     },
 
     async create(caller: Caller | null, input: CreateUserInput): Promise<User> {
-      requireAdmin(caller, 'create users')
+      const admin = requireAdmin(caller, 'create users')
       const now = new Date().toISOString()
-      const passwordHash = input.password === undefined ? null : await hashPassword(input.password)
+      const passwordHash = input.password === undefined ? null : await hashFor(admin, input.password)
       const row = await translateConflicts(() =>
         repo.insertUser(db, {
           name: input.name,
@@ -91,7 +118,7 @@ export function createUsersService({ db, events }: UsersServiceDeps) {
     let passwordHash: string | undefined
     if (input.password !== undefined) {
       requireOwnerOrAdmin(signedIn, (await loadUser(db, id)).id, 'change this user')
-      passwordHash = await hashPassword(input.password)
+      passwordHash = await hashFor(signedIn, input.password)
     }
     let roleBefore: Role | undefined
     const changed = await writeTransaction(db, async (trx) => {

@@ -37,7 +37,7 @@ describe.runIf(server)('PostgreSQL', () => {
     try {
       const reports = await Promise.all([migrateToLatest(a), migrateToLatest(b)])
       const applied = reports.map((r) => r.applied).sort((x, y) => y.length - x.length)
-      expect(applied).toEqual([['0001-initial', '0002-list-indexes', '0003-search-indexes'], []])
+      expect(applied).toEqual([['0001-initial', '0002-list-indexes', '0003-search-indexes', '0004-text-search'], []])
       expect((await migrateToLatest(a)).applied).toEqual([])
     } finally {
       await a.close()

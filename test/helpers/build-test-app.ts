@@ -52,6 +52,13 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
     // Out of the way of tests that are not about rate limiting.
     RATE_LIMIT_MAX: '1000000',
     RATE_LIMIT_AUTHENTICATED_MAX: '1000000',
+    // So are the password allowances: fuzzing signs in with wrong credentials hundreds of times
+    // from one address, and sets passwords as one admin (test/users/password-allowances.test.ts
+    // sets them low).
+    SIGN_IN_MAX_PER_ADDRESS: '1000000',
+    SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS: '1000000',
+    SIGN_IN_MAX_PER_ACCOUNT: '2000000',
+    PASSWORD_CHANGES_MAX: '1000000',
     ...env,
   })
   const served = openDatabase(config.database, { onQuery: options.onQuery })
@@ -60,8 +67,9 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   const database = openDatabase(config.database)
   // Fixtures are written as another process would (the CLI): no open connection hears of them.
   const fixtureEvents = createMemoryEvents()
-  const users = createUsersService({ db: database.db, events: fixtureEvents })
-  const tokens = createTokensService({ db: database.db, events: fixtureEvents, tokenTtlMs: config.tokenTtlMs })
+  // Fixtures are set up as the operator would (no allowance): only the app's requests are counted.
+  const users = createUsersService({ db: database.db, events: fixtureEvents, passwordChanges: 'unlimited' })
+  const tokens = createTokensService({ db: database.db, events: fixtureEvents, tokenTtlMs: config.tokenTtlMs, signInAllowance: 'unlimited' })
 
   const createUser = (input: CreateUserInput) => users.create(OPERATOR, input)
   const tokenFor = async (userId: number, ttlMs = 3_600_000) => (await tokens.issueFor(String(userId), ttlMs)).token

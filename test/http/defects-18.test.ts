@@ -1,5 +1,6 @@
 // The smaller defects of issue #18, section 3: what an unknown path, an unknown method, a bare
 // OPTIONS and a refused encoding are answered, with and without CORS.
+import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
@@ -95,5 +96,34 @@ describe('methods the path does not serve', () => {
       expect(res.statusCode, method).toBe(404)
       expectErrorBody(res.body, 'NOT_FOUND')
     }
+  })
+})
+
+describe('Accept-Encoding', () => {
+  beforeAll(async () => {
+    for (let i = 0; i < 30; i++) await plain.createUser({ name: `Filler ${i}`, email: `filler${i}@example.com` })
+  })
+  const list = (encoding: string) => plain.app.inject({ method: 'GET', url: '/api/v1/users?limit=100', headers: { 'accept-encoding': encoding } })
+
+  it.each(['br;q=0, gzip;q=0, *;q=1', 'gzip;q=0, br;q=0', 'br;q=0, gzip;q=0', '*;q=0, identity'])(
+    'sends no encoding the client refused (%s)',
+    async (encoding) => {
+      const res = await list(encoding)
+      expect(res.statusCode).toBe(200)
+      expect(res.headers['content-encoding']).toBeUndefined()
+      expect(res.rawPayload.length).toBeGreaterThan(1024)
+      expect(res.json().data.length).toBeGreaterThan(30)
+    },
+  )
+
+  it.each([
+    ['br;q=0, gzip', 'gzip'],
+    ['br;q=0, *', 'gzip'],
+    ['gzip;q=0, *', 'br'],
+    ['gzip;q=0.5, br;q=0.1', 'gzip'],
+  ])('picks an encoding the client accepts (%s → %s)', async (encoding, expected) => {
+    const res = await list(encoding)
+    expect(res.headers['content-encoding']).toBe(expected)
+    if (expected === 'gzip') expect(JSON.parse(gunzipSync(res.rawPayload).toString()).data.length).toBeGreaterThan(30)
   })
 })

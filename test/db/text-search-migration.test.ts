@@ -1,0 +1,80 @@
+// Migration 0004 on a SQLite database that already holds rows (made at 0003, as every database
+// before issue #18): the full-text index is filled with them, so a search finds them at once, and
+// the query reads that index rather than every row.
+import { Migrator, sql } from 'kysely'
+import { afterEach, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { openDatabase, type Database } from '../../src/db/create-database.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
+import { initialMigration } from '../../src/db/migrations/0001-initial.js'
+import { listIndexesMigration } from '../../src/db/migrations/0002-list-indexes.js'
+import { searchIndexesMigration } from '../../src/db/migrations/0003-search-indexes.js'
+import { freshSqliteFile, sqlitePath } from '../helpers/test-store.js'
+
+const opened: { close(): Promise<unknown> }[] = []
+afterEach(async () => {
+  for (const handle of opened.splice(0)) await handle.close()
+})
+
+/** A database at migration 0003 with a user, a post, a comment and a todo. */
+async function databaseAt0003(url: string): Promise<Database> {
+  const config = loadConfig({ DATABASE_URL: url })
+  const database = openDatabase(config.database)
+  opened.push(database)
+  const migrations = {
+    '0001-initial': initialMigration(database.facts),
+    '0002-list-indexes': listIndexesMigration(),
+    '0003-search-indexes': searchIndexesMigration(database.facts),
+  }
+  const migrator = new Migrator({ db: database.db, provider: { getMigrations: () => Promise.resolve(migrations) } })
+  const { error } = await migrator.migrateToLatest()
+  if (error !== undefined) throw new Error('migrating to 0003 failed', { cause: error })
+  const now = new Date().toISOString()
+  const { db } = database
+  const user = await db
+    .insertInto('users')
+    .values({ name: 'Ottoline Pre-existing', email: 'ottoline@example.com', role: 'user', created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const post = await db
+    .insertInto('posts')
+    .values({ user_id: user.id, title: 'Kestrel sightings', content: 'Over the marsh.', status: 'published', published_at: now, created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  await db.insertInto('comments').values({ post_id: post.id, author_id: user.id, content: 'A merlin, surely', created_at: now, updated_at: now }).execute()
+  await db.insertInto('todos').values({ user_id: user.id, text: 'Ring the heronry', completed: 0, created_at: now, updated_at: now }).execute()
+  return database
+}
+
+describe('migration 0004 (full-text search) on a database with rows', () => {
+  it('indexes the rows already there: a search finds them, through the index', async () => {
+    const store = freshSqliteFile()
+    opened.push({ close: () => store.drop() })
+    const database = await databaseAt0003(store.url)
+    expect((await migrateToLatest(database)).applied).toEqual(['0004-text-search'])
+
+    const config = loadConfig({ DATABASE_URL: store.url, SEED_DEMO_DATA: 'false', LOG_LEVEL: 'silent' })
+    const statements: string[] = []
+    const served = openDatabase(config.database, { onQuery: (text) => statements.push(text) })
+    const app = await buildApp(config, { database: served })
+    opened.push(app)
+    const found = async (url: string) => {
+      const res = await app.inject({ method: 'GET', url })
+      expect(res.statusCode, res.body).toBe(200)
+      return res.json().data.map((item: Record<string, string>) => item.name ?? item.title ?? item.content ?? item.text)
+    }
+    expect(await found('/api/v1/users?q=PRE-EXIST')).toEqual(['Ottoline Pre-existing'])
+    expect(await found('/api/v1/users/1/posts?q=marsh')).toEqual(['Kestrel sightings'])
+    expect(await found('/api/v1/users/1/posts/1/comments?q=merlin')).toEqual(['A merlin, surely'])
+    expect(await found('/api/v1/users/1/todos?q=heronry')).toEqual(['Ring the heronry'])
+    expect(statements.filter((text) => text.includes('match')).length).toBeGreaterThanOrEqual(4)
+
+    // The index holds exactly what the tables hold.
+    for (const table of ['users', 'posts', 'comments', 'todos']) {
+      const index = sql.table(`${table}_search`)
+      await sql`insert into ${index} (${index}, rank) values ('integrity-check', 1)`.execute(database.db)
+    }
+    expect(sqlitePath(config.database)).toContain('test.db')
+  })
+})

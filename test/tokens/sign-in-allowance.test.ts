@@ -1,0 +1,143 @@
+// Failed sign-ins have an allowance of their own, per client address, per account and address,
+// and per account, checked before any password is: a flood from one address is refused with 429
+// and Retry-After after its allowance and hashes no more, while a sign-in from elsewhere goes on.
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config.js'
+import { hashPassword, passwordHashingStats } from '../../src/users/passwords.js'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { redisUrl } from '../helpers/services.js'
+
+const ALICE = { email: 'alice@example.com', password: 'correct horse battery' }
+const DEFAULTS = loadConfig({}).passwords
+
+const signIn = (t: TestApp, json: unknown, remoteAddress: string) =>
+  t.app.inject({ method: 'POST', url: '/api/v1/tokens', remoteAddress, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(json) })
+
+function expectRateLimited(res: Awaited<ReturnType<typeof signIn>>, windowS: number) {
+  expect(res.statusCode, res.body).toBe(429)
+  expect(res.json().error.code).toBe('RATE_LIMITED')
+  const retryAfter = Number(res.headers['retry-after'])
+  expect(retryAfter).toBeGreaterThanOrEqual(1)
+  expect(retryAfter).toBeLessThanOrEqual(windowS)
+}
+
+describe('a flood of failed sign-ins from one address, at the default allowances', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await buildTestApp({
+      SIGN_IN_MAX_PER_ADDRESS: String(DEFAULTS.signInMaxPerAddress),
+      SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS: String(DEFAULTS.signInMaxPerAccountAndAddress),
+      SIGN_IN_MAX_PER_ACCOUNT: String(DEFAULTS.signInMaxPerAccount),
+    })
+  })
+  afterAll(() => t.close())
+
+  it('is refused with 429 and Retry-After past the address allowance, hashes no more, and a sign-in from elsewhere takes under 3 s', async () => {
+    // One derivation alone, for scale (the machine's speed varies more than the bound allows for).
+    const alone = performance.now()
+    await hashPassword('for scale')
+    const oneMs = performance.now() - alone
+    const before = passwordHashingStats().derivations
+    const FLOOD = 60
+    // Each attempt names another account: only the address allowance stops them.
+    const flood = Array.from({ length: FLOOD }, (_, i) => signIn(t, { email: `guess${i}@example.com`, password: 'wrong guess' }, '203.0.113.7'))
+    await new Promise((resolve) => setImmediate(resolve))
+    const started = performance.now()
+    const legitimate = await signIn(t, ALICE, '198.51.100.9')
+    const legitimateMs = performance.now() - started
+    const answers = await Promise.all(flood)
+    const hashed = passwordHashingStats().derivations - before
+    console.log(`sign-in from another address during a flood of ${FLOOD}: ${legitimateMs.toFixed(0)} ms (one derivation alone: ${oneMs.toFixed(0)} ms); ${hashed} derivations in all`)
+
+    expect(legitimate.statusCode, legitimate.body).toBe(201)
+    expect(legitimateMs).toBeLessThan(3000)
+    const statuses = answers.map((res) => res.statusCode)
+    expect(statuses.filter((status) => status === 401)).toHaveLength(DEFAULTS.signInMaxPerAddress)
+    const refused = answers.filter((res) => res.statusCode === 429)
+    expect(refused).toHaveLength(FLOOD - DEFAULTS.signInMaxPerAddress)
+    for (const res of refused) expectRateLimited(res, DEFAULTS.signInWindowMs / 1000)
+    // The flood's checks, the legitimate one, and the decoy hash made once for unknown e-mails.
+    expect(hashed).toBeLessThanOrEqual(DEFAULTS.signInMaxPerAddress + 2)
+
+    // Refused now before anything is hashed, even with the right password.
+    const again = passwordHashingStats().derivations
+    expectRateLimited(await signIn(t, ALICE, '203.0.113.7'), DEFAULTS.signInWindowMs / 1000)
+    expect(passwordHashingStats().derivations).toBe(again)
+    // The flood's 20 derivations, two at a time, take 10 s and more on 2 busy cores.
+  }, 120_000)
+})
+
+describe('the allowances per account and address, and per account', () => {
+  let t: TestApp
+  beforeAll(async () => {
+    t = await buildTestApp({ SIGN_IN_MAX_PER_ADDRESS: '4', SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS: '2', SIGN_IN_MAX_PER_ACCOUNT: '5', SIGN_IN_WINDOW_S: '600' })
+  })
+  afterAll(() => t.close())
+
+  it('gives the points of a successful sign-in back: signing in often is not failing', async () => {
+    for (let i = 0; i < 6; i++) expect((await signIn(t, ALICE, '192.0.2.1')).statusCode).toBe(201)
+  })
+
+  it('takes the points of parallel attempts as they arrive, so no more of them are checked than the allowance', async () => {
+    const before = passwordHashingStats().derivations
+    const answers = await Promise.all(Array.from({ length: 10 }, () => signIn(t, { ...ALICE, password: 'wrong' }, '192.0.2.2')))
+    expect(answers.filter((res) => res.statusCode === 401)).toHaveLength(2)
+    for (const res of answers.filter((res) => res.statusCode !== 401)) expectRateLimited(res, 600)
+    expect(passwordHashingStats().derivations - before).toBe(2)
+    // Refused attempts count too: the address has spent its allowance, whatever account it names now.
+    expectRateLimited(await signIn(t, { email: 'bob@example.com', password: 'wrong' }, '192.0.2.2'), 600)
+  })
+
+  it('locks the account after failures from several addresses, for every address, and says when to come back', async () => {
+    // 2 more from a third address reach 4 of the account's 5 failures; a fourth address takes the 5th.
+    for (const res of await Promise.all([signIn(t, { ...ALICE, password: 'x' }, '192.0.2.3'), signIn(t, { ...ALICE, password: 'y' }, '192.0.2.3')])) {
+      expect(res.statusCode).toBe(401)
+    }
+    expect((await signIn(t, { ...ALICE, password: 'z' }, '192.0.2.4')).statusCode).toBe(401)
+    // The account's allowance is spent: even its owner, with the right password, from a new address, waits.
+    const locked = await signIn(t, ALICE, '192.0.2.5')
+    expectRateLimited(locked, 600)
+    expect(locked.json().error.message).toMatch(/^Too many failed sign-ins: retry in \d+ s$/)
+    // An account nobody has is counted the same way (a refusal tells nothing about who exists).
+    for (const address of ['192.0.2.6', '192.0.2.7']) {
+      for (const res of await Promise.all([1, 2].map(() => signIn(t, { email: 'nobody@example.com', password: 'x' }, address)))) expect(res.statusCode).toBe(401)
+    }
+    expect((await signIn(t, { email: 'nobody@example.com', password: 'x' }, '192.0.2.8')).statusCode).toBe(401)
+    expectRateLimited(await signIn(t, { email: 'NOBODY@example.com', password: 'x' }, '192.0.2.9'), 600)
+  })
+})
+
+const redis = await redisUrl()
+
+describe.runIf(redis !== undefined)('two instances on one Redis (the allowances count there, as the rate limit does)', () => {
+  const prefix = `threadline-test:${process.pid}:${Date.now()}:`
+  let a: TestApp
+  let b: TestApp
+  beforeAll(async () => {
+    const env = { REDIS_URL: redis as string, REDIS_KEY_PREFIX: prefix, SIGN_IN_MAX_PER_ADDRESS: '3', PASSWORD_CHANGES_MAX: '1' }
+    ;[a, b] = await Promise.all([buildTestApp(env), buildTestApp(env)])
+  })
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()])
+    const client = new Redis(redis as string)
+    const keys = await client.keys(`${prefix}*`)
+    if (keys.length > 0) await client.del(...keys)
+    client.disconnect()
+  })
+
+  it('share one sign-in allowance per address: failures on one instance count on the other', async () => {
+    expect((await signIn(a, { ...ALICE, password: 'wrong' }, '192.0.2.50')).statusCode).toBe(401)
+    expect((await signIn(b, { ...ALICE, password: 'wrong' }, '192.0.2.50')).statusCode).toBe(401)
+    expect((await signIn(a, { email: 'bob@example.com', password: 'wrong' }, '192.0.2.50')).statusCode).toBe(401)
+    expectRateLimited(await signIn(b, ALICE, '192.0.2.50'), 900)
+    // Another address is not concerned.
+    expect((await signIn(b, ALICE, '192.0.2.51')).statusCode).toBe(201)
+  })
+
+  it('share one password allowance per user', async () => {
+    const set = (t: TestApp) => t.request({ method: 'PATCH', url: `/api/v1/users/${t.alice.id}`, token: t.tokens.alice, json: { password: 'a new password' } })
+    expect((await set(a)).statusCode).toBe(200)
+    expect((await set(b)).statusCode).toBe(429)
+  })
+})
