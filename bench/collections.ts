@@ -2,7 +2,7 @@
 // Measures, with sequential requests over one keep-alive connection, the latency of
 //   - the first page of 20 (cursor mode, v2, sort=-publishedAt),
 //   - the 10,000th page of 20 reached by cursor (keyset: should cost what the first page costs),
-//   - the 10,000th page by ?page=10000 (OFFSET: allowed to be slower),
+//   - the deepest page by ?page (OFFSET) the offset window allows (page × limit ≤ 10,000; #18),
 //   - a q search over the 1,000,000 posts (a full scan of titles and contents),
 // and prints p50/p99 (min–max) for each, the deep/first ratio, and writes bench/results/collections.json.
 //
@@ -26,6 +26,8 @@ const REQUESTS = Number(args.requests)
 const SEARCH_REQUESTS = Number(args['search-requests'])
 const PAGE = 20
 const DEEP_PAGE = Math.min(10_000, Math.floor(POSTS / PAGE))
+/** Pages by offset stop at page × limit = MAX_OFFSET_ITEMS (10,000): the deepest such page. */
+const DEEPEST_OFFSET_PAGE = Math.min(DEEP_PAGE, Math.floor(10_000 / PAGE))
 
 const dataDir = join('bench', '.data')
 const dbPath = join(dataDir, `collections-${POSTS}.db`)
@@ -67,15 +69,20 @@ async function main(): Promise<void> {
   const pool = new Pool(server.url, { connections: 1 })
   try {
     const base = `/api/v2/users/1/posts?limit=${PAGE}&sort=-publishedAt`
-    // The cursor to page DEEP_PAGE, as the API issues it: the nextCursor of the page before it.
-    const before = await get(pool, `${base}&page=${DEEP_PAGE - 1}`)
-    const deepCursor = before.meta.pagination.nextCursor
-    if (deepCursor === null) throw new Error('the data set is too small for the deep page')
+    // The cursor to page DEEP_PAGE, as the API issues it: the nextCursor of the page before it,
+    // walked to by cursor in pages of 100 (a cursor does not depend on the limit; offset pages
+    // stop at 10,000 items).
+    let deepCursor: string | null = null
+    for (let walked = 0; walked < (DEEP_PAGE - 1) * PAGE; walked += 100) {
+      const page = await get(pool, `/api/v2/users/1/posts?limit=${Math.min(100, (DEEP_PAGE - 1) * PAGE - walked)}&sort=-publishedAt${deepCursor === null ? '' : `&cursor=${deepCursor}`}`)
+      deepCursor = page.meta.pagination.nextCursor
+      if (deepCursor === null) throw new Error('the data set is too small for the deep page')
+    }
 
     const scenarios: [string, string, number][] = [
       ['first page (cursor mode)', base, REQUESTS],
       [`page ${DEEP_PAGE} by cursor`, `${base}&cursor=${deepCursor}`, REQUESTS],
-      [`page ${DEEP_PAGE} by ?page (OFFSET)`, `${base}&page=${DEEP_PAGE}`, Math.max(20, Math.floor(REQUESTS / 10))],
+      [`page ${DEEPEST_OFFSET_PAGE} by ?page (OFFSET, the window's end)`, `${base}&page=${DEEPEST_OFFSET_PAGE}`, Math.max(20, Math.floor(REQUESTS / 10))],
       ['q search, no match (full scan)', `/api/v2/users/1/posts?limit=${PAGE}&q=nomatchanywhere`, SEARCH_REQUESTS],
       ['q search, matches (first page)', `/api/v2/users/1/posts?limit=${PAGE}&q=lorem%20ipsum`, SEARCH_REQUESTS],
     ]
