@@ -76,7 +76,7 @@ const READS: readonly [name: string, method: 'GET' | 'POST', url: string, body?:
   ['search, no match (v2, no total)', 'GET', '/api/v2/users?q=zz-nomatch&limit=1'],
   ['search, common (v1)', 'GET', '/api/v1/users?q=example&limit=20'],
   ['search, rare (v1)', 'GET', '/api/v1/users?q=.199999@&limit=20'],
-  ['search, 1,500 matches (v1, q=lovelace.1)', 'GET', '/api/v1/users?q=lovelace.1&limit=20'],
+  ['search, over 1,000 index matches (v1, q=lovelace.1)', 'GET', '/api/v1/users?q=lovelace.1&limit=20'],
   ['search, 2 characters (v1)', 'GET', '/api/v1/users?q=zq&limit=20'],
   ["a user's posts, search common (v1)", 'GET', '/api/v1/users/7/posts?q=lorem&limit=20'],
   ["a user's posts, search no match (v1)", 'GET', '/api/v1/users/7/posts?q=zz-nomatch&limit=20'],
