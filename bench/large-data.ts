@@ -49,7 +49,14 @@ export async function seedLargeDatabase(path: string, counts: LargeCounts): Prom
     const insertPost = db.prepare(
       'insert into posts (user_id, title, content, status, published_at, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)',
     )
+    // The full-text indexes' triggers (migration 0004) would index row by row; they are set aside
+    // and each index rebuilt once at the end, several times faster, then the triggers put back.
+    const triggers = db.prepare("select sql from sqlite_master where type = 'trigger' and name like '%\\_search\\_%' escape '\\'").pluck().all() as string[]
+    const indexes = db.prepare("select name from sqlite_master where type = 'table' and sql like 'create virtual table%fts5%'").pluck().all() as string[]
     db.transaction(() => {
+      for (const name of db.prepare("select name from sqlite_master where type = 'trigger' and name like '%\\_search\\_%' escape '\\'").pluck().all() as string[]) {
+        db.exec(`drop trigger "${name}"`)
+      }
       for (let i = 1; i <= counts.users; i++) {
         const name = fakeName(random, i)
         const age = random.next() < 0.1 ? null : random.int(18, 90)
@@ -62,6 +69,8 @@ export async function seedLargeDatabase(path: string, counts: LargeCounts): Prom
         const content = `${sentence(random)} ${sentence(random)}`
         insertPost.run(random.int(1, counts.users), words(random, 3, 7), content, draft ? 'draft' : 'published', draft ? null : created, created, created)
       }
+      for (const index of indexes) db.exec(`insert into "${index}" ("${index}") values ('rebuild')`)
+      for (const trigger of triggers) db.exec(trigger)
     })()
     db.pragma('wal_checkpoint(TRUNCATE)')
     db.exec('analyze')
