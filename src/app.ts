@@ -221,6 +221,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     services: { users, posts, comments, todos },
     tokens,
     consumeRateLimit: rateLimit.consume,
+    chargeRateLimit: rateLimit.charge,
     exposeStats: (stats) => (subscriptionStats = stats),
     activeSubscriptions: () => events.listenerCount('commentAdded'),
     events,

@@ -22,13 +22,14 @@ import mercurius from 'mercurius'
 import type { GraphQLConfig } from '../config.js'
 import { AppError } from '../errors.js'
 import type { Events } from '../events/events.js'
-import type { RateLimitConsumer } from '../limits/rate-limit.js'
+import type { RateLimitCharger, RateLimitConsumer } from '../limits/rate-limit.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
 import type { TokensService } from '../tokens/tokens.service.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
 import { graphiqlRoutes } from './graphiql.js'
 import { MAX_TOKENS, queryLimitRules, parserLimitError } from './limits.js'
+import { createMetering } from './metering.js'
 import { chooseOperation, type OperationParams, readParams } from './request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
 import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions.js'
@@ -51,6 +52,8 @@ export interface GraphQLRoutesOptions {
   services: GraphQLServices
   tokens: TokensService
   consumeRateLimit: RateLimitConsumer | undefined
+  /** Charges a request the points of its operations past the 1 it took on arrival (src/graphql/metering.ts). */
+  chargeRateLimit: RateLimitCharger | undefined
   /** Receives the subscription counters once they exist. */
   exposeStats: (stats: SubscriptionStats) => void
   activeSubscriptions: () => number
@@ -60,7 +63,7 @@ export interface GraphQLRoutesOptions {
 
 export async function graphqlRoutes(
   app: FastifyInstance,
-  { config, services, tokens, consumeRateLimit, exposeStats, activeSubscriptions, events }: GraphQLRoutesOptions,
+  { config, services, tokens, consumeRateLimit, chargeRateLimit, exposeStats, activeSubscriptions, events }: GraphQLRoutesOptions,
 ): Promise<void> {
   const validationRules = [
     ...queryLimitRules(config.limits, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }),
@@ -82,13 +85,30 @@ export async function graphqlRoutes(
     errorFormatter: (execution) => ({ statusCode: 200, response: execution }),
   })
 
+  // The rate limit counts the work a request asks, all of it before any of it runs: its
+  // operations, their mutation fields and their cost (src/graphql/metering.ts).
+  const metering = createMetering({
+    schema: () => app.graphql.schema,
+    listSizes: { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT },
+    maxCost: config.limits.maxCost,
+    maxTokens: MAX_TOKENS,
+  })
+  const charge = async (request: FastifyRequest, reply: FastifyReply, operations: readonly OperationParams[]) => {
+    if (chargeRateLimit === undefined) return
+    const points = operations.reduce((sum, operation) => sum + metering.pointsOf(operation), 0)
+    // The request took 1 point on arrival.
+    await chargeRateLimit(request, reply, points - 1)
+  }
+
   // Errors raised before the resolvers run (bad JSON, a refused token, the rate limit) are
   // GraphQL responses too (`errorBody: 'graphql'`), with the status that says what happened.
   app.post(GRAPHQL_PATH, { config: { access: 'public', errorBody: 'graphql' } }, async (request, reply) => {
     requireJsonBody(request)
     const media = negotiate(request.headers.accept)
     if (Array.isArray(request.body)) return sendBatch(request, reply, media, request.body)
-    const answer = await run(request, reply, readParams(request.body, 'body'))
+    const params = readParams(request.body, 'body')
+    await charge(request, reply, [params])
+    const answer = await run(request, reply, params)
     return send(reply, media, answer)
   })
 
@@ -142,6 +162,7 @@ export async function graphqlRoutes(
         const error = refusal === OperationTypeNode.SUBSCRIPTION ? new GraphQLError(SUBSCRIPTIONS_ELSEWHERE) : refusal
         return send(reply, media, { outcome: 'request-error', body: { errors: [formatError(error, request)] } })
       }
+      await charge(request, reply, [params])
       // refuseOutsideQuery has counted the tokens already.
       return send(reply, media, await run(request, reply, params, { counted: true }))
     },
@@ -162,6 +183,7 @@ export async function graphqlRoutes(
       throw new AppError('BAD_REQUEST', `A batch holds from 1 to ${config.maxBatch} operations; this one holds ${operations.length}`)
     }
     const params = operations.map((operation, i) => readParams(operation, `body[${i}]`))
+    await charge(request, reply, params)
     // One after the other: mutations in a batch apply in the order given.
     const bodies = []
     for (const operation of params) bodies.push((await run(request, reply, operation)).body)

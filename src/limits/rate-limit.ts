@@ -77,6 +77,8 @@ const STORE_RETRY_AFTER_S = 1
 
 /** The points a request took so far; a request absent here has not been counted yet. */
 const charged = new WeakMap<FastifyRequest, number>()
+/** The points left to the request's caller, as its answer reports them. */
+const remainingAt = new WeakMap<FastifyRequest, number>()
 
 /** Counts every HTTP request (in Redis when `store` is given, else in this process); RATE_LIMIT_MAX=0 counts nothing. */
 export async function registerRateLimit(
@@ -106,6 +108,7 @@ export async function registerRateLimit(
   function report(request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict): void {
     if (verdict.allowed && verdict.uncounted === true) return
     const { limit, remaining, resetS } = verdict
+    remainingAt.set(request, remaining)
     const name = policyName(request)
     reply.headers({
       'x-ratelimit-limit': limit,
@@ -164,11 +167,18 @@ export async function registerRateLimit(
       const limiter = limiterFor(request)
       const verdict = await limiter.consume(keyOf(request), points)
       if (!verdict.allowed) {
-        // A refused request does none of its work: only its arrival is paid for.
+        // A refused request does none of its work: only its arrival is paid for, and the headers
+        // set on arrival stand.
         await limiter.reward(keyOf(request), points)
         onRefused()
         reportCost(reply, request)
-        throw refusal(verdict)
+        const total = (charged.get(request) ?? 0) + points
+        const left = remainingAt.get(request)
+        const message =
+          total > verdict.limit
+            ? `This request costs ${total} points, more than the whole allowance of ${verdict.limit} per ${windowS} s: send less in one request.`
+            : `This request costs ${total} points${left === undefined ? '' : `; ${left} of ${verdict.limit}`} are left in this ${windowS} s window. Retry in ${verdict.retryAfterS} s.`
+        throw new AppError('RATE_LIMITED', message, undefined, { retryAfterS: verdict.retryAfterS })
       }
       report(request, reply, verdict)
       charged.set(request, (charged.get(request) ?? 0) + points)

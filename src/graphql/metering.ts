@@ -1,0 +1,114 @@
+// What a GraphQL request takes from the rate limit: points for the work it asks, computed from
+// its documents before any of them runs, so that a batch or a document of many fields cannot
+// spend more than one request's allowance (issue #18: a batch of 10 × 15 aliased searches was
+// one request, and held the event loop 25 s).
+//
+// An operation's points: 1, plus 1 for each top-level mutation field past the first (aliases
+// included: each runs its own write), plus 1 for each COST_PER_POINT of its cost past the first
+// (the cost rule's figure, src/graphql/limits.ts: fields times the page sizes of the lists they
+// are in, and the rows searches, counts and offsets may read). A request's points are its
+// operations' sum; the HTTP request paid 1 on arrival (src/limits/rate-limit.ts), the rest is
+// charged here, at once, or the request is refused with 429 and nothing runs.
+//
+// An operation the document cannot give (it does not parse, is past the parser's limits, or is
+// not found), or whose cost is past the limit, is refused without running: 1 point.
+import { Kind, OperationTypeNode, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, parse, type SelectionSetNode } from 'graphql'
+import type { OperationParams } from './request-params.js'
+import { type ListSizes, operationCosts, parserLimitError } from './limits.js'
+
+/** Cost per point: an operation costing up to 1,000 (a page of 20 users with their 5 latest posts is 161) takes 1 point. */
+export const COST_PER_POINT = 1_000
+
+/** Documents whose points are remembered, by text (as mercurius caches their parse). */
+const CACHED_DOCUMENTS = 256
+
+export interface MeteringOptions {
+  schema: () => GraphQLSchema
+  listSizes: ListSizes
+  /** The cost limit (GRAPHQL_MAX_COST): a costlier operation is refused by validation, and so takes 1 point. */
+  maxCost: number
+  maxTokens: number
+}
+
+/** The points of each operation of a document, by name ('' for an unnamed one). */
+type DocumentPoints = ReadonlyMap<string, number>
+
+export interface Metering {
+  /** The points of one operation (a request's operation, or a subscribe message). */
+  pointsOf(params: Pick<OperationParams, 'query' | 'operationName'>): number
+}
+
+export function createMetering(options: MeteringOptions): Metering {
+  const cache = new Map<string, DocumentPoints>()
+
+  function documentPoints(query: string): DocumentPoints {
+    const cached = cache.get(query)
+    if (cached !== undefined) {
+      // Most recently used last: the oldest is the first to go.
+      cache.delete(query)
+      cache.set(query, cached)
+      return cached
+    }
+    const points = measure(query)
+    cache.set(query, points)
+    if (cache.size > CACHED_DOCUMENTS) cache.delete(cache.keys().next().value as string)
+    return points
+  }
+
+  function measure(query: string): DocumentPoints {
+    if (parserLimitError(query, options.maxTokens) !== undefined) return new Map()
+    let document: DocumentNode
+    try {
+      document = parse(query, { maxTokens: options.maxTokens })
+    } catch {
+      return new Map()
+    }
+    const points = new Map<string, number>()
+    for (const [operation, cost] of operationCosts(document, options.schema(), options.listSizes)) {
+      points.set(operation.name?.value ?? '', cost > options.maxCost ? 1 : operationPoints(operation, document, cost))
+    }
+    return points
+  }
+
+  return {
+    pointsOf({ query, operationName }) {
+      const points = documentPoints(query)
+      if (operationName === undefined) return points.size === 1 ? [...points.values()][0]! : 1
+      return points.get(operationName) ?? 1
+    },
+  }
+}
+
+/** 1, plus 1 per top-level mutation field past the first, plus 1 per COST_PER_POINT of cost past the first. */
+export function operationPoints(operation: OperationDefinitionNode, document: DocumentNode, cost: number): number {
+  const writes = operation.operation === OperationTypeNode.MUTATION ? Math.max(1, topLevelFields(operation.selectionSet, document)) : 1
+  return writes + Math.max(1, Math.ceil(cost / COST_PER_POINT)) - 1
+}
+
+/**
+ * The top-level fields a mutation runs: one per response key (alias, or name), through the
+ * fragments spread or inlined into it — fields of one key are merged and run once, so each
+ * fragment needs reading only once.
+ */
+function topLevelFields(selectionSet: SelectionSetNode, document: DocumentNode): number {
+  const fragments = new Map(
+    document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition.selectionSet] as const] : [])),
+  )
+  const keys = new Set<string>()
+  const read = new Set<string>()
+  const pending: SelectionSetNode[] = [selectionSet]
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    for (const selection of next.selections) {
+      if (selection.kind === Kind.FIELD) {
+        if (selection.name.value !== '__typename') keys.add((selection.alias ?? selection.name).value)
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        pending.push(selection.selectionSet)
+      } else if (!read.has(selection.name.value)) {
+        read.add(selection.name.value)
+        const fragment = fragments.get(selection.name.value)
+        if (fragment !== undefined) pending.push(fragment)
+      }
+    }
+  }
+  return keys.size
+}
