@@ -16,6 +16,7 @@ const CORS_OPTIONS: FastifyCorsOptions = {
     'Retry-After',
     'RateLimit',
     'RateLimit-Policy',
+    'X-RateLimit-Cost',
     'X-RateLimit-Limit',
     'X-RateLimit-Remaining',
     'X-RateLimit-Reset',
