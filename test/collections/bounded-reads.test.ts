@@ -135,6 +135,28 @@ describe('search', () => {
     expect(short.body.data.map((todo: { text: string }) => todo.text)).toEqual([`todo ${TODOS - MAX_SEARCHED_ROWS}`])
   })
 
+  it.each([
+    ['quotes', 'say "hi" now', '"hi"'],
+    ['FTS syntax', 'NEAR(a b) OR x*', 'NEAR(a b) OR x*'],
+    ['spaces', 'wide   gap', '   '],
+    ['emoji', 'party 🎉🎉🎉 time', '🎉🎉🎉'],
+    ['accents, ASCII case folded only', 'Ångström Über', 'ngstr'],
+  ])('finds text with %s by a term of 3 or more characters as a substring', async (_, name, term) => {
+    const user = await t.createUser({ name, email: `${name.length}-${Date.now()}@example.net` })
+    const res = await get(`/api/v1/users?q=${encodeURIComponent(term)}&fields=name`)
+    expect(res.status).toBe(200)
+    expect(res.body.data.map((u: { id: number }) => u.id)).toEqual([user.id])
+    await t.request({ method: 'DELETE', url: `/users/${user.id}`, token: t.tokens.admin })
+  })
+
+  it('keeps ASCII-only case folding: the SQLite index proposes Ü for ü, LIKE refuses it as before', async () => {
+    const user = await t.createUser({ name: 'Ümit Özdemir', email: 'umit@example.net' })
+    expect(await search(`/api/v1/users?q=${encodeURIComponent('Ümit')}`)).toEqual([user.id])
+    // As on PostgreSQL, whose ILIKE under collate "C" folds ASCII letters only.
+    expect(await search(`/api/v1/users?q=${encodeURIComponent('ümit')}`)).toEqual([])
+    await t.request({ method: 'DELETE', url: `/users/${user.id}`, token: t.tokens.admin })
+  })
+
   it('finds what REST writes and stops finding what they change or delete, on every searched table', async () => {
     const { admin } = t.tokens
     const write = async (method: 'POST' | 'PATCH' | 'DELETE', url: string, json?: unknown) => {
