@@ -961,7 +961,7 @@ export interface operations {
                 q?: string;
                 /** @description Comma-separated fields `q` searches (only with `q`). */
                 fields?: string;
-                /** @description The page, from 1 (the default mode in v1). */
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
                 page?: number;
                 /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
                 limit?: number;
@@ -1063,8 +1063,13 @@ export interface operations {
                             pagination: {
                                 page?: number;
                                 limit: number;
-                                /** @description v1 only. */
+                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
                                 total?: number;
+                                /**
+                                 * @description v1, present when more items match than total says (counting stops at 10000).
+                                 * @enum {boolean}
+                                 */
+                                totalCapped?: true;
                                 /** @description v1, page mode only. */
                                 pages?: number;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -1682,7 +1687,7 @@ export interface operations {
                 q?: string;
                 /** @description Comma-separated fields `q` searches (only with `q`). */
                 fields?: string;
-                /** @description The page, from 1 (the default mode in v1). */
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
                 page?: number;
                 /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
                 limit?: number;
@@ -1789,8 +1794,13 @@ export interface operations {
                             pagination: {
                                 page?: number;
                                 limit: number;
-                                /** @description v1 only. */
+                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
                                 total?: number;
+                                /**
+                                 * @description v1, present when more items match than total says (counting stops at 10000).
+                                 * @enum {boolean}
+                                 */
+                                totalCapped?: true;
                                 /** @description v1, page mode only. */
                                 pages?: number;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -2383,7 +2393,7 @@ export interface operations {
                 q?: string;
                 /** @description Comma-separated fields `q` searches (only with `q`). */
                 fields?: string;
-                /** @description The page, from 1 (the default mode in v1). */
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
                 page?: number;
                 /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
                 limit?: number;
@@ -2493,8 +2503,13 @@ export interface operations {
                             pagination: {
                                 page?: number;
                                 limit: number;
-                                /** @description v1 only. */
+                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
                                 total?: number;
+                                /**
+                                 * @description v1, present when more items match than total says (counting stops at 10000).
+                                 * @enum {boolean}
+                                 */
+                                totalCapped?: true;
                                 /** @description v1, page mode only. */
                                 pages?: number;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -2956,7 +2971,7 @@ export interface operations {
                 q?: string;
                 /** @description Comma-separated fields `q` searches (only with `q`). */
                 fields?: string;
-                /** @description The page, from 1 (the default mode in v1). */
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
                 page?: number;
                 /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
                 limit?: number;
@@ -3051,8 +3066,13 @@ export interface operations {
                             pagination: {
                                 page?: number;
                                 limit: number;
-                                /** @description v1 only. */
+                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
                                 total?: number;
+                                /**
+                                 * @description v1, present when more items match than total says (counting stops at 10000).
+                                 * @enum {boolean}
+                                 */
+                                totalCapped?: true;
                                 /** @description v1, page mode only. */
                                 pages?: number;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -3585,7 +3605,7 @@ export interface operations {
                 q?: string;
                 /** @description Comma-separated fields `q` searches (only with `q`). */
                 fields?: string;
-                /** @description The page, from 1 (the default mode in v1). */
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
                 page?: number;
                 /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
                 limit?: number;
@@ -3685,8 +3705,13 @@ export interface operations {
                             pagination: {
                                 page?: number;
                                 limit: number;
-                                /** @description v1 only. */
+                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
                                 total?: number;
+                                /**
+                                 * @description v1, present when more items match than total says (counting stops at 10000).
+                                 * @enum {boolean}
+                                 */
+                                totalCapped?: true;
                                 /** @description v1, page mode only. */
                                 pages?: number;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -4304,7 +4329,7 @@ export interface operations {
                 q?: string;
                 /** @description Comma-separated fields `q` searches (only with `q`). */
                 fields?: string;
-                /** @description The page, from 1 (the default mode in v1). */
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
                 page?: number;
                 /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
                 limit?: number;
@@ -4409,8 +4434,13 @@ export interface operations {
                             pagination: {
                                 page?: number;
                                 limit: number;
-                                /** @description v1 only. */
+                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
                                 total?: number;
+                                /**
+                                 * @description v1, present when more items match than total says (counting stops at 10000).
+                                 * @enum {boolean}
+                                 */
+                                totalCapped?: true;
                                 /** @description v1, page mode only. */
                                 pages?: number;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -5003,7 +5033,7 @@ export interface operations {
                 q?: string;
                 /** @description Comma-separated fields `q` searches (only with `q`). */
                 fields?: string;
-                /** @description The page, from 1 (the default mode in v1). */
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
                 page?: number;
                 /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
                 limit?: number;
@@ -5111,8 +5141,13 @@ export interface operations {
                             pagination: {
                                 page?: number;
                                 limit: number;
-                                /** @description v1 only. */
+                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
                                 total?: number;
+                                /**
+                                 * @description v1, present when more items match than total says (counting stops at 10000).
+                                 * @enum {boolean}
+                                 */
+                                totalCapped?: true;
                                 /** @description v1, page mode only. */
                                 pages?: number;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
@@ -5574,7 +5609,7 @@ export interface operations {
                 q?: string;
                 /** @description Comma-separated fields `q` searches (only with `q`). */
                 fields?: string;
-                /** @description The page, from 1 (the default mode in v1). */
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
                 page?: number;
                 /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
                 limit?: number;
@@ -5667,8 +5702,13 @@ export interface operations {
                             pagination: {
                                 page?: number;
                                 limit: number;
-                                /** @description v1 only. */
+                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
                                 total?: number;
+                                /**
+                                 * @description v1, present when more items match than total says (counting stops at 10000).
+                                 * @enum {boolean}
+                                 */
+                                totalCapped?: true;
                                 /** @description v1, page mode only. */
                                 pages?: number;
                                 /** @description Pass as `cursor` for the next page; null on the last page. */
