@@ -1,15 +1,9 @@
 // A comment as the API shows it and as callers may write it. The author is always the caller.
 import { type Static, Type } from 'typebox'
 import { defineCollection } from '../collections/collection-spec.js'
-import { Id, Timestamp } from '../schema-types.js'
-import { MESSAGE_KEYWORD } from '../validation.js'
+import { Id, Prose, Timestamp } from '../schema-types.js'
 
-const Content = Type.String({
-  minLength: 1,
-  maxLength: 5000,
-  pattern: '^(?=[\\s\\S]*\\S)[^\\u0000\\p{Cs}]*$',
-  [MESSAGE_KEYWORD]: 'must not be blank or contain NUL or invalid characters',
-})
+const Content = Prose({ minLength: 1, maxLength: 5000, mayBeEmpty: false })
 
 export const Comment = Type.Object({
   id: Id,

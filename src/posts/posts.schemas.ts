@@ -1,17 +1,12 @@
 // A post as the API shows it and as its owner may write it.
 import { type Static, Type } from 'typebox'
 import { defineCollection } from '../collections/collection-spec.js'
-import { Id, Line, Nullable, StringEnum, Timestamp } from '../schema-types.js'
-import { MESSAGE_KEYWORD } from '../validation.js'
+import { Id, Line, Nullable, Prose, StringEnum, Timestamp } from '../schema-types.js'
 
 export const POST_STATUSES = ['draft', 'published'] as const
 
 const Title = Line({ maxLength: 200 })
-const Content = Type.String({
-  maxLength: 100_000,
-  pattern: '^[^\\u0000\\p{Cs}]*$',
-  [MESSAGE_KEYWORD]: 'must not contain NUL or invalid characters',
-})
+const Content = Prose({ maxLength: 100_000, mayBeEmpty: true })
 const Status = StringEnum(POST_STATUSES, { description: 'Drafts are seen only by their owner and admins.' })
 
 export const Post = Type.Object({
