@@ -51,7 +51,10 @@ describe('a flood of failed sign-ins from one address, at the default allowances
     console.log(`sign-in from another address during a flood of ${FLOOD}: ${legitimateMs.toFixed(0)} ms (one derivation alone: ${oneMs.toFixed(0)} ms); ${hashed} derivations in all`)
 
     expect(legitimate.statusCode, legitimate.body).toBe(201)
-    expect(legitimateMs).toBeLessThan(3000)
+    // It waits for about one derivation of the flood besides its own (behind the whole flood it
+    // would wait ten: 20 derivations, two at a time). 3 s, or four derivations on a machine so busy
+    // that one takes more than 0.75 s (the 1 s goal at the nominal 250 ms is bench:abuse's).
+    expect(legitimateMs).toBeLessThan(Math.max(3000, 4 * oneMs))
     const statuses = answers.map((res) => res.statusCode)
     expect(statuses.filter((status) => status === 401)).toHaveLength(DEFAULTS.signInMaxPerAddress)
     const refused = answers.filter((res) => res.statusCode === 429)
