@@ -1,0 +1,723 @@
+// The attacks of issue #18, replayed against a real `threadline serve` (SQLite, default config,
+// 200,000 users and 1,000,000 posts) while a probe from other addresses times GET /health and
+// GET /api/v1/users/1 every 50 ms and the server's resident memory is sampled:
+//
+//   search batch     a GraphQL batch of 10 operations, each usersPage(q: "zz-nomatch") { pageInfo { total } } under 15 aliases
+//   deep offset      8 at once: GET /api/v1/users?sort=-age,name&page=2000&limit=100 (past the offset window)
+//   window's end     8 at once: the same at page=100 (the deepest page inside a 10,000-row window)
+//   fan-out          20 WebSockets × 20 subscriptions, each commentAdded { post { author { posts(limit: 45)
+//                    { comments(limit: 45) { author { posts(limit: 45) { content } } } } } } }, then one
+//                    comment a second on a post of that cluster, by another user
+//   sign-in flood    failed sign-ins (the victim's e-mail with a wrong password, unknown e-mails) while a
+//                    bystander signs in every second from another address (and the victim too, from a third)
+//   password batch   a batch of 10 updateUser(id: <self>, input: {password}) (signed in only)
+//
+// Each attack runs for --seconds from one address (127.0.0.1), once anonymous and once with a token of
+// an ordinary user, each against a fresh server on a fresh copy of the database (so one attack's
+// backlog or allowance does not reach the next). The attacker sends as fast as its allowance lets:
+// --concurrency requests in flight (8 for the offset pages), each worker waiting min(Retry-After, 1 s)
+// after a 429 and going on. Requests still unanswered --drain seconds after the attack are given up.
+// The probe runs from 127.0.0.3 (/health) and 127.0.3.1-8 in turn (/api/v1/users/1, so the probe stays
+// inside the anonymous allowance), open loop: each request is timed from when it was due, so a stall
+// counts in full. Goals, per attack: probe p99 under 100 ms and no probe over 250 ms, peak RSS under
+// 300 MB, and the bystander's sign-in under 1 s. Prints met / NOT MET and exits 1 if any is not.
+//
+// --server-dir runs another checkout's dist/main.js (built beforehand: `npx tsc -p tsconfig.build.json`
+// there), e.g. the code before a fix; the database is seeded with that build's migrations.
+//
+//   npm run bench:abuse [-- --seconds 15 --only search,offset --server-dir /work/baseline --out bench/results/abuse-baseline.json]
+import { execFileSync } from 'node:child_process'
+import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
+import { join, resolve } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { parseArgs } from 'node:util'
+import { Agent, request } from 'undici'
+import WebSocket from 'ws'
+import { freePort } from '../test/helpers/private-redis.js'
+import { abuseDatabase, ACCOUNTS, HOT_FIRST, HOT_POST_ID } from './abuse-data.js'
+import { build, machine, rssOf, type RunningServer, startServer, stats } from './lib.js'
+
+const { values: args } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '15' },
+    drain: { type: 'string', default: '10' },
+    concurrency: { type: 'string', default: '4' },
+    users: { type: 'string', default: '200000' },
+    posts: { type: 'string', default: '1000000' },
+    comments: { type: 'string', default: '100000' },
+    'comment-every-ms': { type: 'string', default: '1000' },
+    only: { type: 'string' },
+    'server-dir': { type: 'string', default: '.' },
+    out: { type: 'string', default: join('bench', 'results', 'abuse.json') },
+  },
+})
+
+const SECONDS = Number(args.seconds)
+const DRAIN_MS = Number(args.drain) * 1000
+const CONCURRENCY = Number(args.concurrency)
+const SERVER_DIR = resolve(args['server-dir'])
+const DATA = join('bench', '.data')
+const GOALS = { probeP99Ms: 100, probeMaxMs: 250, rssMb: 300, signInMs: 1000 }
+/** Past this the fan-out stops commenting: the machine is shared, and the point is made long before. */
+const RSS_SAFETY_MB = 2048
+/** Every loop's count limit, besides its time limit. */
+const MAX_REQUESTS = 200_000
+
+/** Loopback addresses (Linux answers all of 127/8): the attacker, and those the attacker's allowance must not touch. */
+const ADDRESS = {
+  attacker: '127.0.0.1',
+  bystander: '127.0.0.2',
+  probe: '127.0.0.3',
+  commenter: '127.0.0.4',
+  victim: '127.0.0.5',
+  probePool: Array.from({ length: 8 }, (_, i) => `127.0.3.${i + 1}`),
+}
+
+type Variant = 'anonymous' | 'signed-in'
+type Status = number | 'error' | 'timeout' | 'unanswered'
+
+/** What the attack's requests got: HTTP statuses, and the error codes in the bodies (GraphQL: one per operation, 'ok' without one). */
+class Tally {
+  statuses: Record<string, number> = {}
+  codes: Record<string, number> = {}
+  sent = 0
+  add(status: Status, body?: string): void {
+    this.statuses[status] = (this.statuses[status] ?? 0) + 1
+    for (const code of body === undefined ? [] : codesOf(body)) this.codes[code] = (this.codes[code] ?? 0) + 1
+  }
+}
+
+function codesOf(body: string): string[] {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch {
+    return []
+  }
+  type Answer = { error?: { code?: string }; errors?: { extensions?: { code?: string } }[]; data?: unknown }
+  const answers = (Array.isArray(parsed) ? parsed : [parsed]) as Answer[]
+  return answers.flatMap((answer) => {
+    if (answer?.error?.code !== undefined) return [answer.error.code]
+    if (answer?.errors !== undefined && answer.errors.length > 0) return [answer.errors[0]?.extensions?.code ?? 'ERROR']
+    return answer?.data !== undefined ? ['ok'] : []
+  })
+}
+
+interface Sent {
+  status: Status
+  body?: string
+  retryAfterS?: number
+}
+
+const agents: Agent[] = []
+const agentFrom = (localAddress: string, connections = 64) => {
+  const agent = new Agent({ localAddress, connections, headersTimeout: 0, bodyTimeout: 0 })
+  agents.push(agent)
+  return agent
+}
+
+/** One request; `deadline` (epoch ms) bounds it. */
+async function send(
+  dispatcher: Agent,
+  url: string,
+  req: { method?: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: string },
+  deadline: number,
+): Promise<Sent> {
+  try {
+    const response = await request(`${url}${req.path}`, {
+      dispatcher,
+      method: req.method ?? 'GET',
+      headers: req.headers,
+      body: req.body,
+      signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())),
+    })
+    const body = await response.body.text()
+    const retryAfter = response.headers['retry-after']
+    return { status: response.statusCode, body, ...(typeof retryAfter === 'string' ? { retryAfterS: Number(retryAfter) } : {}) }
+  } catch (error) {
+    return { status: (error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError' ? 'timeout' : 'error' }
+  }
+}
+
+interface Context {
+  url: string
+  variant: Variant
+  /** The attacker's token in the signed-in variant. */
+  token: string | undefined
+  commenterToken: string
+  /** Epoch ms: the attack stops sending. */
+  end: number
+  tally: Tally
+  pid: number
+  notes: string[]
+}
+
+const json = { 'content-type': 'application/json' }
+const authorized = (context: Context): Record<string, string> => (context.token === undefined ? {} : { authorization: `Bearer ${context.token}` })
+
+/** `concurrency` workers sending `make(n)` until the attack's end; after a 429 each waits min(Retry-After, 1 s). */
+async function flood(context: Context, concurrency: number, make: (n: number) => { method?: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: string }) {
+  const dispatcher = agentFrom(ADDRESS.attacker, concurrency)
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < context.end && context.tally.sent < MAX_REQUESTS) {
+        const answer = await send(dispatcher, context.url, make(context.tally.sent++), context.end + DRAIN_MS)
+        context.tally.add(answer.status, answer.body)
+        if (answer.status === 429) await sleep(Math.min((answer.retryAfterS ?? 1) * 1000, 1000, Math.max(0, context.end - Date.now())))
+        if (answer.status === 'error') await sleep(100)
+      }
+    }),
+  )
+}
+
+const graphqlBatch = (context: Context, queries: string[]) => ({
+  method: 'POST' as const,
+  path: '/graphql',
+  headers: { ...json, ...authorized(context) },
+  body: JSON.stringify(queries.map((query) => ({ query }))),
+})
+
+// --- the attacks
+
+interface Attack {
+  name: string
+  /** What is sent, for the table's legend. */
+  what: string
+  variants: Variant[]
+  run(context: Context): Promise<Record<string, unknown> | undefined>
+}
+
+const SEARCH = `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: usersPage(q: "zz-nomatch", limit: 1) { pageInfo { total } }`).join(' ')} }`
+const FAN_OUT = 'subscription { commentAdded { post { author { posts(limit: 45) { comments(limit: 45) { author { posts(limit: 45) { content } } } } } } } }'
+
+const ATTACKS: Attack[] = [
+  {
+    name: 'search batch',
+    what: 'POST /graphql, a batch of 10 × usersPage(q: "zz-nomatch") { pageInfo { total } } × 15 aliases',
+    variants: ['anonymous', 'signed-in'],
+    run: async (context) => {
+      await flood(context, CONCURRENCY, () => graphqlBatch(context, Array.from({ length: 10 }, () => SEARCH)))
+      return undefined
+    },
+  },
+  {
+    name: 'deep offset',
+    what: '8 at once: GET /api/v1/users?sort=-age,name&page=2000&limit=100',
+    variants: ['anonymous', 'signed-in'],
+    run: async (context) => {
+      await flood(context, 8, () => ({ path: '/api/v1/users?sort=-age,name&page=2000&limit=100', headers: authorized(context) }))
+      return undefined
+    },
+  },
+  {
+    name: "window's end",
+    what: '8 at once: GET /api/v1/users?sort=-age,name&page=100&limit=100',
+    variants: ['anonymous', 'signed-in'],
+    run: async (context) => {
+      await flood(context, 8, () => ({ path: '/api/v1/users?sort=-age,name&page=100&limit=100', headers: authorized(context) }))
+      return undefined
+    },
+  },
+  {
+    name: 'fan-out',
+    what: '20 WebSockets × 20 subscriptions of a 45 × 45 × 45 selection, then 1 comment/s on a post of the cluster',
+    variants: ['anonymous', 'signed-in'],
+    run: fanOut,
+  },
+  {
+    name: 'sign-in flood',
+    what: 'POST /api/v1/tokens with wrong passwords (victim, unknown e-mails); a bystander signs in every second from 127.0.0.2',
+    variants: ['anonymous', 'signed-in'],
+    run: signInFlood,
+  },
+  {
+    name: 'password batch',
+    what: 'POST /graphql, a batch of 10 × updateUser(id: <self>, input: {password})',
+    variants: ['signed-in'],
+    run: async (context) => {
+      await flood(context, CONCURRENCY, (n) =>
+        graphqlBatch(
+          context,
+          Array.from({ length: 10 }, (_, i) => `mutation { updateUser(id: "${ACCOUNTS.attacker.id}", input: {password: "new password ${n}-${i}"}) { id } }`),
+        ),
+      )
+      return undefined
+    },
+  },
+]
+
+/** The subscribers of the fan-out: what each socket was told, counted without parsing the big messages. */
+interface Sockets {
+  opened: number
+  acknowledged: number
+  closeCodes: Record<string, number>
+  /** Subscriptions refused (an `error` message), by code. */
+  refused: Record<string, number>
+  deliveries: number
+  deliveredBytes: number
+  /** Deliveries that carried errors instead of data, by code. */
+  deliveryErrors: Record<string, number>
+  /** Upgrades answered with an HTTP status instead of 101, by status. */
+  upgradesRefused: Record<string, number>
+  /** Set when the bench closes the sockets itself. */
+  ending: boolean
+}
+
+function openSocket(context: Context, sockets: Sockets, subscriptions: number): Promise<WebSocket> {
+  const socket = new WebSocket(`${context.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', { localAddress: ADDRESS.attacker, perMessageDeflate: false })
+  const count = (into: Record<string, number>, code: string) => (into[code] = (into[code] ?? 0) + 1)
+  let refusedAtUpgrade = false
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(socket), 5000)
+    socket.on('error', () => undefined)
+    // Refused at the upgrade (a 429, say): counted by status, and the attempt given up.
+    socket.once('unexpected-response', (req, res) => {
+      refusedAtUpgrade = true
+      count(sockets.upgradesRefused, String(res.statusCode))
+      req.destroy()
+      clearTimeout(timer)
+      resolve(socket)
+    })
+    socket.once('open', () => {
+      sockets.opened++
+      socket.send(JSON.stringify({ type: 'connection_init', payload: context.token === undefined ? {} : { authorization: `Bearer ${context.token}` } }))
+    })
+    socket.once('close', (code) => {
+      // Closed by the server (or the network), not by the end of the attack.
+      if (!sockets.ending && !refusedAtUpgrade) count(sockets.closeCodes, String(code))
+      clearTimeout(timer)
+      resolve(socket)
+    })
+    socket.on('message', (data: Buffer) => {
+      // Deliveries are large: counted from their first bytes; only small messages are parsed.
+      const head = data.subarray(0, 80).toString()
+      if (data.length > 10_000 && head.includes('"next"')) {
+        sockets.deliveries++
+        sockets.deliveredBytes += data.length
+        return
+      }
+      const message = JSON.parse(data.toString()) as { type: string; payload?: unknown }
+      if (message.type === 'connection_ack') {
+        sockets.acknowledged++
+        for (let i = 0; i < subscriptions; i++) socket.send(JSON.stringify({ id: `s${i}`, type: 'subscribe', payload: { query: FAN_OUT } }))
+        clearTimeout(timer)
+        resolve(socket)
+      } else if (message.type === 'next') {
+        sockets.deliveries++
+        sockets.deliveredBytes += data.length
+        const errors = (message.payload as { errors?: { extensions?: { code?: string } }[] }).errors
+        if (errors !== undefined && errors.length > 0) count(sockets.deliveryErrors, errors[0]?.extensions?.code ?? 'ERROR')
+      } else if (message.type === 'error') {
+        const errors = message.payload as { extensions?: { code?: string } }[] | undefined
+        count(sockets.refused, (Array.isArray(errors) ? errors[0]?.extensions?.code : undefined) ?? 'ERROR')
+      }
+    })
+  })
+}
+
+async function fanOut(context: Context): Promise<Record<string, unknown>> {
+  const sockets: Sockets = { upgradesRefused: {}, opened: 0, acknowledged: 0, closeCodes: {}, refused: {}, deliveries: 0, deliveredBytes: 0, deliveryErrors: {}, ending: false }
+  const open: WebSocket[] = []
+  try {
+    for (let i = 0; i < 20 && Date.now() < context.end; i++) open.push(await openSocket(context, sockets, 20))
+    // The refusals of subscribe messages arrive right after them; then the comments begin.
+    await sleep(500)
+    const commenter = agentFrom(ADDRESS.commenter, 8)
+    const commentTimes: number[] = []
+    const pending = new Set<Promise<void>>()
+    let skipped = 0
+    let n = 0
+    while (Date.now() < context.end && n < MAX_REQUESTS) {
+      if (rssOf(context.pid) / 2 ** 20 > RSS_SAFETY_MB) {
+        context.notes.push(`comments stopped at ${n}: server RSS over ${RSS_SAFETY_MB} MB`)
+        break
+      }
+      // A steady rate, whatever the server does with them; not more than 8 waiting at once.
+      if (pending.size >= 8) skipped++
+      else {
+        const sentAt = performance.now()
+        const comment = send(
+          commenter,
+          context.url,
+          { method: 'POST', path: `/api/v1/users/${HOT_FIRST}/posts/${HOT_POST_ID}/comments`, headers: { ...json, authorization: `Bearer ${context.commenterToken}` }, body: JSON.stringify({ content: `fan-out ${n}` }) },
+          context.end + DRAIN_MS,
+        ).then((answer) => {
+          commentTimes.push(performance.now() - sentAt)
+          context.tally.add(answer.status, answer.body)
+          pending.delete(comment)
+        })
+        pending.add(comment)
+        context.tally.sent++
+        n++
+      }
+      await sleep(Number(args['comment-every-ms']))
+    }
+    await Promise.all(pending)
+    // Deliveries still on their way are part of the attack's cost: the probe goes on meanwhile,
+    // until every live subscription has had every comment (or the drain time is up).
+    const refused = Object.values(sockets.refused).reduce((sum, k) => sum + k, 0)
+    const live = sockets.acknowledged * 20 - refused
+    const expected = Math.max(0, live) * (context.tally.statuses['201'] ?? 0)
+    while (Date.now() < context.end + DRAIN_MS && sockets.deliveries < expected) await sleep(100)
+    const s = commentTimes.length > 0 ? stats(commentTimes) : undefined
+    return {
+      sockets: { ...sockets, expectedDeliveries: expected, deliveredMb: Math.round(sockets.deliveredBytes / 2 ** 20) },
+      comments: { posted: n, skippedWhileEightWaited: skipped, p50Ms: round(s?.p50), maxMs: round(s?.max) },
+    }
+  } finally {
+    sockets.ending = true
+    for (const socket of open) socket.terminate()
+  }
+}
+
+interface SignInResult {
+  address: string
+  email: string
+  statuses: Record<string, number>
+  p50Ms: number
+  maxMs: number
+  n: number
+}
+
+async function signInFlood(context: Context): Promise<Record<string, unknown>> {
+  const signIn = (email: string, password: string) => JSON.stringify({ email, password })
+  /** Every second from `address`: a sign-in with the right password, timed from when it was due. */
+  const legitimate = async (address: string, email: string, password: string): Promise<SignInResult> => {
+    const dispatcher = agentFrom(address, 8)
+    const times: number[] = []
+    const tally = new Tally()
+    const pending: Promise<void>[] = []
+    while (Date.now() < context.end && pending.length < MAX_REQUESTS) {
+      const due = performance.now()
+      pending.push(
+        send(dispatcher, context.url, { method: 'POST', path: '/api/v1/tokens', headers: json, body: signIn(email, password) }, context.end + DRAIN_MS).then((answer) => {
+          times.push(performance.now() - due)
+          tally.add(answer.status)
+        }),
+      )
+      await sleep(1000)
+    }
+    await Promise.all(pending)
+    const s = stats(times)
+    return { address, email, statuses: tally.statuses, p50Ms: round(s.p50), maxMs: round(s.max), n: s.n }
+  }
+  const [, bystander, victim] = await Promise.all([
+    flood(context, CONCURRENCY, (n) => ({
+      method: 'POST',
+      path: '/api/v1/tokens',
+      headers: { ...json, ...authorized(context) },
+      body: n % 2 === 0 ? signIn(ACCOUNTS.victim.email, `wrong password ${n}`) : signIn(`nobody.${n}@example.org`, `wrong password ${n}`),
+    })),
+    legitimate(ADDRESS.bystander, ACCOUNTS.bystander.email, ACCOUNTS.bystander.password),
+    legitimate(ADDRESS.victim, ACCOUNTS.victim.email, ACCOUNTS.victim.password),
+  ])
+  return { bystanderSignIn: bystander, victimSignInFromElsewhere: victim }
+}
+
+// --- the probe
+
+interface ProbeResult {
+  p50: number
+  p99: number
+  max: number
+  n: number
+  statuses: Record<string, number>
+}
+
+/** GET /health and GET /api/v1/users/1 every 50 ms, open loop, until stopped; each timed from when it was due. */
+function startProbe(url: string) {
+  const health = new Agent({ localAddress: ADDRESS.probe, connections: 64 })
+  const pool = ADDRESS.probePool.map((address) => new Agent({ localAddress: address, connections: 16 }))
+  const samples = { health: [] as number[], user: [] as number[] }
+  const statuses = { health: new Tally(), user: new Tally() }
+  /** Probes not answered yet, with when each was due. */
+  const pending = new Map<Promise<void>, { which: 'health' | 'user'; due: number }>()
+  let stopped = false
+  let tick = 0
+  const fire = (which: 'health' | 'user', dispatcher: Agent, path: string) => {
+    const due = performance.now()
+    const probe: Promise<void> = request(`${url}${path}`, { dispatcher })
+      .then(async (response) => {
+        await response.body.arrayBuffer()
+        return response.statusCode
+      })
+      .catch(() => 'error' as const)
+      .then((status) => {
+        // Given up at the stop: counted there already.
+        if (stopped) return
+        statuses[which].add(status)
+        samples[which].push(performance.now() - due)
+        pending.delete(probe)
+      })
+    pending.set(probe, { which, due })
+  }
+  const timer = setInterval(() => {
+    if (tick++ > MAX_REQUESTS) return
+    fire('health', health, '/health')
+    fire('user', pool[tick % pool.length] as Agent, '/api/v1/users/1')
+  }, 50)
+  return {
+    async stop(): Promise<Record<'health' | 'user', ProbeResult>> {
+      clearInterval(timer)
+      // Those still waiting get a moment, then are given up: each counts as long as it waited
+      // (a lower bound of its answer time), and its connection is dropped without waiting.
+      const deadline = Date.now() + 2000
+      while (pending.size > 0 && Date.now() < deadline) await sleep(20)
+      stopped = true
+      const now = performance.now()
+      for (const { which, due } of pending.values()) {
+        statuses[which].add('unanswered')
+        samples[which].push(now - due)
+      }
+      for (const agent of [health, ...pool]) void agent.destroy().catch(() => undefined)
+      const result = (which: 'health' | 'user'): ProbeResult => {
+        const s = stats(samples[which])
+        return { p50: round(s.p50), p99: round(s.p99), max: round(s.max), n: s.n, statuses: statuses[which].statuses }
+      }
+      return { health: result('health'), user: result('user') }
+    },
+  }
+}
+
+// --- running
+
+const round = (ms: number | undefined) => (ms === undefined || Number.isNaN(ms) ? Number.NaN : Math.round(ms * 10) / 10)
+
+/** Every server started so far: stopped at the end, on a failure and on Ctrl-C alike. */
+const started: RunningServer[] = []
+const stopAll = () => Promise.all(started.splice(0).map((server) => server.stop()))
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopAll().then(() => process.exit(130)))
+
+const main_js = join(SERVER_DIR, 'dist', 'main.js')
+
+function cli(cliArgs: string[], db: string): string {
+  return execFileSync(process.execPath, [main_js, ...cliArgs], { env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${db}`, LOG_LEVEL: 'warn' }, encoding: 'utf8' }).trim()
+}
+
+const removeDb = (file: string) => {
+  for (const part of ['', '-wal', '-shm']) rmSync(`${file}${part}`, { force: true })
+}
+
+async function startThreadline(db: string): Promise<RunningServer> {
+  const port = await freePort()
+  const server = await startServer(
+    [main_js, 'serve'],
+    { DATABASE_URL: `sqlite:${db}`, SEED_DEMO_DATA: 'false', LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1' },
+    `http://127.0.0.1:${port}/health`,
+  )
+  started.push(server)
+  return server
+}
+
+interface Run {
+  attack: string
+  variant: Variant
+  loadAvg1m: number
+  seconds: number
+  sent: number
+  statuses: Record<string, number>
+  codes: Record<string, number>
+  probe: Record<'health' | 'user', ProbeResult>
+  peakRssMb: number
+  serverDied: boolean
+  notes: string[]
+  details?: Record<string, unknown>
+}
+
+async function runAttack(attack: Attack, variant: Variant, master: string, tokens: { attacker: string; commenter: string }): Promise<Run> {
+  const db = join(DATA, 'abuse-run.db')
+  removeDb(db)
+  copyFileSync(master, db)
+  const server = await startThreadline(db)
+  const tally = new Tally()
+  const notes: string[] = []
+  let peakRss = 0
+  let died = false
+  const sampler = setInterval(() => {
+    try {
+      peakRss = Math.max(peakRss, rssOf(server.pid))
+    } catch {
+      died = true
+    }
+  }, 100)
+  const loadAvg1m = round(loadavg()[0])
+  try {
+    // Warm, from the probe's address: the first answers of a fresh process are not the attack's doing.
+    const warm = agentFrom(ADDRESS.probe, 1)
+    for (let i = 0; i < 5; i++) await send(warm, server.url, { path: '/api/v1/users/1' }, Date.now() + 10_000)
+    const probe = startProbe(server.url)
+    const startedAt = Date.now()
+    const context: Context = {
+      url: server.url,
+      variant,
+      token: variant === 'signed-in' ? tokens.attacker : undefined,
+      commenterToken: tokens.commenter,
+      end: startedAt + SECONDS * 1000,
+      tally,
+      pid: server.pid,
+      notes,
+    }
+    const details = await attack.run(context)
+    const probed = await probe.stop()
+    try {
+      peakRss = Math.max(peakRss, rssOf(server.pid, 'VmHWM'))
+    } catch {
+      died = true
+    }
+    if (died) notes.push('the server exited during the attack')
+    return {
+      attack: attack.name,
+      variant,
+      loadAvg1m,
+      seconds: round((Date.now() - startedAt) / 1000),
+      sent: tally.sent,
+      statuses: tally.statuses,
+      codes: tally.codes,
+      probe: probed,
+      peakRssMb: Math.round(peakRss / 2 ** 20),
+      serverDied: died,
+      notes,
+      ...(details === undefined ? {} : { details }),
+    }
+  } finally {
+    clearInterval(sampler)
+    await server.stop()
+    started.splice(started.indexOf(server), 1)
+    removeDb(db)
+  }
+}
+
+interface Goal {
+  run: string
+  goal: string
+  measured: string
+  met: boolean
+}
+
+function goalsOf(run: Run): Goal[] {
+  const name = `${run.attack}, ${run.variant}`
+  const p99 = Math.max(run.probe.health.p99, run.probe.user.p99)
+  const max = Math.max(run.probe.health.max, run.probe.user.max)
+  const goals: Goal[] = [
+    { run: name, goal: `probe p99 < ${GOALS.probeP99Ms} ms`, measured: `${p99} ms`, met: p99 < GOALS.probeP99Ms },
+    { run: name, goal: `no probe > ${GOALS.probeMaxMs} ms`, measured: `${max} ms`, met: max <= GOALS.probeMaxMs },
+    { run: name, goal: `peak RSS < ${GOALS.rssMb} MB`, measured: `${run.peakRssMb} MB`, met: run.peakRssMb < GOALS.rssMb && !run.serverDied },
+  ]
+  const bystander = run.details?.bystanderSignIn as SignInResult | undefined
+  if (bystander !== undefined) {
+    const allSignedIn = (bystander.statuses['201'] ?? 0) === bystander.n
+    goals.push({
+      run: name,
+      goal: `bystander's sign-in < ${GOALS.signInMs} ms, each 201`,
+      measured: `max ${bystander.maxMs} ms, ${JSON.stringify(bystander.statuses)}`,
+      met: bystander.maxMs < GOALS.signInMs && allSignedIn,
+    })
+  }
+  return goals
+}
+
+const compact = (counts: Record<string, number>) =>
+  Object.entries(counts)
+    .sort(([, a], [, b]) => b - a)
+    .map(([key, n]) => `${key}×${n}`)
+    .join(' ')
+
+function table(runs: readonly Run[]): string[] {
+  const header = ['attack', 'caller', 'sent', 'statuses', 'codes', '/health p50/p99/max ms', '/users/1 p50/p99/max ms', 'peak RSS MB']
+  const rows = runs.map((r) => [
+    r.attack,
+    r.variant,
+    String(r.sent),
+    compact(r.statuses),
+    compact(r.codes),
+    `${r.probe.health.p50} / ${r.probe.health.p99} / ${r.probe.health.max}`,
+    `${r.probe.user.p50} / ${r.probe.user.p99} / ${r.probe.user.max}`,
+    `${r.peakRssMb}${r.serverDied ? ' (died)' : ''}`,
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]?.length ?? 0)))
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i < 5 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)]
+}
+
+function detailLines(runs: readonly Run[]): string[] {
+  const lines: string[] = []
+  for (const r of runs) {
+    const d = r.details as
+      | { sockets?: Sockets & { deliveredMb: number; expectedDeliveries: number }; comments?: Record<string, number>; bystanderSignIn?: SignInResult; victimSignInFromElsewhere?: SignInResult }
+      | undefined
+    const at = `${r.attack}, ${r.variant}:`
+    if (d?.sockets !== undefined) {
+      const s = d.sockets
+      lines.push(
+        `${at} upgrades refused ${compact(s.upgradesRefused) || 'none'}; sockets opened ${s.opened}, acknowledged ${s.acknowledged}, closed ${compact(s.closeCodes) || 'none'}; subscriptions refused ${compact(s.refused) || 'none'};` +
+          ` deliveries ${s.deliveries} of ${s.expectedDeliveries} (${s.deliveredMb} MB${Object.keys(s.deliveryErrors).length > 0 ? `, with errors ${compact(s.deliveryErrors)}` : ''});` +
+          ` comments posted ${d.comments?.posted}, POST p50 ${d.comments?.p50Ms} ms, max ${d.comments?.maxMs} ms`,
+      )
+    }
+    for (const [who, signIn] of [
+      ['bystander', d?.bystanderSignIn],
+      ['victim (from 127.0.0.5)', d?.victimSignInFromElsewhere],
+    ] as const) {
+      if (signIn !== undefined) lines.push(`${at} ${who} signs in every second: ${compact(signIn.statuses)}, p50 ${signIn.p50Ms} ms, max ${signIn.maxMs} ms`)
+    }
+    for (const note of r.notes) lines.push(`${at} ${note}`)
+    if (r.probe.user.statuses['200'] !== r.probe.user.n || r.probe.health.statuses['200'] !== r.probe.health.n) {
+      lines.push(`${at} probe statuses: /health ${compact(r.probe.health.statuses)}, /users/1 ${compact(r.probe.user.statuses)}`)
+    }
+  }
+  return lines
+}
+
+async function main(): Promise<void> {
+  const startedAt = Date.now()
+  if (SERVER_DIR === resolve('.')) build()
+  else if (!existsSync(main_js)) throw new Error(`${main_js} is missing: run \`npx tsc -p tsconfig.build.json\` in ${SERVER_DIR}`)
+  mkdirSync(DATA, { recursive: true })
+  const seeded = await abuseDatabase(SERVER_DIR, DATA, { users: Number(args.users), posts: Number(args.posts), comments: Number(args.comments) })
+  // This run's tokens, in a copy every attack starts from.
+  const master = join(DATA, 'abuse-master.db')
+  removeDb(master)
+  copyFileSync(seeded, master)
+  const tokens = { attacker: cli(['tokens', 'create', '--user', String(ACCOUNTS.attacker.id)], master), commenter: cli(['tokens', 'create', '--user', String(ACCOUNTS.commenter.id)], master) }
+  const only = args.only?.split(',').map((s) => s.trim().toLowerCase())
+  const chosen = ATTACKS.filter((a) => only === undefined || only.some((o) => a.name.toLowerCase().includes(o)))
+  const runs: Run[] = []
+  try {
+    for (const attack of chosen) {
+      for (const variant of attack.variants) {
+        console.log(`${attack.name}, ${variant}: ${attack.what} for ${SECONDS} s ...`)
+        runs.push(await runAttack(attack, variant, master, tokens))
+      }
+    }
+  } finally {
+    await stopAll()
+    await Promise.all(agents.map((agent) => agent.close().catch(() => undefined)))
+    removeDb(master)
+  }
+
+  const goals = runs.flatMap(goalsOf)
+  const date = new Date().toISOString()
+  const lines = [
+    `${date}, ${machine().cpus} cores (${machine().cpu}), Node ${process.version}; server ${main_js};` +
+      ` ${Number(args.users).toLocaleString('en')} users, ${Number(args.posts).toLocaleString('en')} posts; each attack ${SECONDS} s from ${ADDRESS.attacker},` +
+      ` up to ${CONCURRENCY} requests in flight (8 for the offset pages); probe every 50 ms; load average at each start: ${runs.map((r) => r.loadAvg1m).join(', ')}`,
+    '',
+    ...table(runs),
+    '',
+    ...detailLines(runs),
+    '',
+    'Goals',
+    ...goals.map((g) => `  ${g.met ? 'met    ' : 'NOT MET'}  ${`${g.run}: ${g.goal}`.padEnd(58)} ${g.measured}`),
+  ]
+  for (const line of lines) console.log(line)
+  mkdirSync(join('bench', 'results'), { recursive: true })
+  writeFileSync(
+    args.out,
+    `${JSON.stringify({ date, machine: machine(), server: SERVER_DIR, args, goalsSet: GOALS, attacks: ATTACKS.map((a) => ({ name: a.name, what: a.what })), runs, goals, printed: lines }, null, 2)}\n`,
+  )
+  console.log(`\nwritten to ${args.out} in ${Math.round((Date.now() - startedAt) / 1000)} s`)
+  if (goals.some((g) => !g.met)) process.exitCode = 1
+}
+
+await main()
