@@ -33,8 +33,8 @@ describe('a flood of failed sign-ins from one address, at the default allowances
   })
   afterAll(() => t.close())
 
-  it('is refused with 429 and Retry-After past the address allowance, hashes no more, and a sign-in from elsewhere takes under 3 s', async () => {
-    // One derivation alone, for scale (the machine's speed varies more than the bound allows for).
+  it('is refused with 429 and Retry-After past the address allowance, hashes no more, and a sign-in from elsewhere waits for one of its derivations, not for all', async () => {
+    // One derivation alone, for scale in the log.
     const alone = performance.now()
     await hashPassword('for scale')
     const oneMs = performance.now() - alone
@@ -42,19 +42,24 @@ describe('a flood of failed sign-ins from one address, at the default allowances
     const FLOOD = 60
     // Each attempt names another account: only the address allowance stops them.
     const flood = Array.from({ length: FLOOD }, (_, i) => signIn(t, { email: `guess${i}@example.com`, password: 'wrong guess' }, '203.0.113.7'))
+    const floodStarted = performance.now()
     await new Promise((resolve) => setImmediate(resolve))
     const started = performance.now()
     const legitimate = await signIn(t, ALICE, '198.51.100.9')
     const legitimateMs = performance.now() - started
     const answers = await Promise.all(flood)
+    const floodMs = performance.now() - floodStarted
     const hashed = passwordHashingStats().derivations - before
-    console.log(`sign-in from another address during a flood of ${FLOOD}: ${legitimateMs.toFixed(0)} ms (one derivation alone: ${oneMs.toFixed(0)} ms); ${hashed} derivations in all`)
+    console.log(
+      `sign-in from another address during a flood of ${FLOOD}: ${legitimateMs.toFixed(0)} ms; the flood's ${hashed - 1} derivations ${floodMs.toFixed(0)} ms; one derivation alone ${oneMs.toFixed(0)} ms`,
+    )
 
     expect(legitimate.statusCode, legitimate.body).toBe(201)
-    // It waits for about one derivation of the flood besides its own (behind the whole flood it
-    // would wait ten: 20 derivations, two at a time). 3 s, or four derivations on a machine so busy
-    // that one takes more than 0.75 s (the 1 s goal at the nominal 250 ms is bench:abuse's).
-    expect(legitimateMs).toBeLessThan(Math.max(3000, 4 * oneMs))
+    // It waits for about one derivation of the flood besides its own, where behind the flood it
+    // would wait for the flood's 20, two at a time (about floodMs). Under 3 s, or under a third of
+    // the flood's time on a machine so busy that the flood takes longer than 9 s (the 1 s goal,
+    // at the nominal 250 ms a derivation, is bench:abuse's).
+    expect(legitimateMs).toBeLessThan(Math.max(3000, floodMs / 3))
     const statuses = answers.map((res) => res.statusCode)
     expect(statuses.filter((status) => status === 401)).toHaveLength(DEFAULTS.signInMaxPerAddress)
     const refused = answers.filter((res) => res.statusCode === 429)
