@@ -53,7 +53,7 @@ describe.each(stores)('GraphQL points on the $store store', ({ skip, env }) => {
 
     const batch = await post(Array(10).fill(cheap))
     expect(batch.statusCode).toBe(200)
-    expect((batch.json() as unknown[]).length).toBe(10)
+    expect(batch.json<unknown[]>().length).toBe(10)
     expect([remaining(batch), cost(batch)]).toEqual([14, 10])
     expect(remaining(await post(Array(10).fill(cheap)))).toBe(4)
 
@@ -90,7 +90,7 @@ describe.each(stores)('GraphQL points on the $store store', ({ skip, env }) => {
   it.skipIf(skip)('refuses 15 aliased searches with their totals by cost, and charges a search with a count 21 points', async () => {
     const refused = await anonymous({ query: searchAndCount(15) })
     expect(refused.statusCode).toBe(200)
-    const { errors } = refused.json() as { errors: { message: string; extensions: Record<string, unknown> }[] }
+    const { errors } = refused.json<{ errors: { message: string; extensions: Record<string, unknown> }[] }>()
     expect(errors.map((e) => e.extensions)).toEqual([{ code: 'BAD_REQUEST', limit: 'cost', value: 15 * 20_003, max: 100_000 }])
     expect(errors[0]?.message).toBe(
       'The query costs 300045 (each field 1, each search, count and page by offset the rows it may read, times the page size of each list it is in); the limit is 100000',

@@ -1,4 +1,6 @@
+import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { registerRateLimit } from '../../src/limits/rate-limit.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
 let t: TestApp
@@ -140,5 +142,29 @@ describe('answers given before the rate limit could look at them', () => {
     expect(refused.json().error).toEqual({ code: 'RATE_LIMITED', message: expect.stringMatching(/^Too many requests: 4 per 60 s\. Retry in \d+ s\.$/) })
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
     expect(refused.headers['x-ratelimit-remaining']).toBe('0')
+  })
+})
+
+describe('points outside an HTTP request', () => {
+  it('takes the points a WebSocket message asks (consume(request, points)) from the same allowance, and refuses past it with the seconds to wait', async () => {
+    const app = Fastify()
+    const limit = await registerRateLimit(app, { max: 10, authenticatedMax: 10, windowMs: 60_000, onStoreError: 'open' })
+    app.get('/message', async (request) => limit.consume?.(request, Number((request.query as { points: string }).points)))
+    try {
+      const send = (points: number) => app.inject({ url: `/message?points=${points}`, remoteAddress: '10.6.0.1' })
+      const first = await send(4)
+      // The request's own point, then the message's 4.
+      expect(first.json()).toEqual({ allowed: true })
+      expect(first.headers['x-ratelimit-remaining']).toBe('9')
+      expect((await send(3)).headers['x-ratelimit-remaining']).toBe('4')
+      // 1 left: the request takes it, and the message's 4 are refused.
+      const last = await send(4)
+      expect([last.statusCode, last.headers['x-ratelimit-remaining']]).toEqual([200, '0'])
+      const refused = last.json()
+      expect(refused).toMatchObject({ allowed: false, error: { code: 'RATE_LIMITED' } })
+      expect(refused.retryAfterS).toBeGreaterThanOrEqual(1)
+    } finally {
+      await app.close()
+    }
   })
 })
