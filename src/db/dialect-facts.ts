@@ -117,7 +117,11 @@ export const sqliteFacts: DialectFacts = {
     }
   },
   async dropTextSearch(db, tables) {
-    for (const { table } of tables) await sql`drop table if exists ${sql.table(textSearchTable(table))}`.execute(db)
+    for (const { table } of tables) {
+      // The triggers belong to the table, not to the index: they would write to a table gone.
+      for (const suffix of ['insert', 'delete', 'update']) await sql`drop trigger if exists ${sql.id(`${textSearchTable(table)}_${suffix}`)}`.execute(db)
+      await sql`drop table if exists ${sql.table(textSearchTable(table))}`.execute(db)
+    }
   },
   // SQLite has no LATERAL; it runs `id IN (correlated query)` once per parent, by the index.
   joinWindow: (parents, table, windowIds) => parents.innerJoin(table, (join) => join.on((eb) => eb(`${table}.id`, 'in', windowIds(eb)))),
