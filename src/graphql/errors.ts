@@ -11,7 +11,24 @@ import { type AppError, type ErrorCode, type ErrorDetail, isAppError } from '../
 export interface RequestScope {
   readonly id: string
   readonly log: FastifyBaseLogger
+  /** False where introspection is off: then no refusal suggests a name of the schema. */
+  readonly graphqlSuggestions?: boolean
 }
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Whether GraphQL refusals may suggest names ("Did you mean …?"): only where introspection is on (set on the GraphQL routes). */
+    graphqlSuggestions?: boolean
+  }
+}
+
+/**
+ * graphql-js (16) ends a refusal with "Did you mean …?" naming the fields, arguments, types and
+ * enum values closest to a typo, and has no switch for it (17 adds hideSuggestions): with
+ * introspection off, that would list the schema a guess at a time. The names it quotes are GraphQL
+ * names, which hold no "?".
+ */
+const SUGGESTION = / Did you mean [^?]*\?$/
 
 export function formatError(error: GraphQLError, request: RequestScope): GraphQLFormattedError {
   const original = error.originalError
@@ -24,7 +41,8 @@ export function formatError(error: GraphQLError, request: RequestScope): GraphQL
   }
   if (error.path === undefined && (original === undefined || original instanceof GraphQLError)) {
     // The document or its variables: graphql-js's message says what is wrong, and where.
-    return { message: error.message, locations: error.locations, extensions: { ...error.extensions, code: 'BAD_REQUEST' } }
+    const message = request.graphqlSuggestions === false ? error.message.replace(SUGGESTION, '') : error.message
+    return { message, locations: error.locations, extensions: { ...error.extensions, code: 'BAD_REQUEST' } }
   }
   request.log.error({ err: original ?? error, path: error.path }, 'unexpected error in a resolver')
   return withCode(`Something went wrong on our side; quote request id ${request.id}`, located, 'INTERNAL_ERROR')

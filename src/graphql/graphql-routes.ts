@@ -69,6 +69,8 @@ export async function graphqlRoutes(
     ...queryLimitRules(config.limits, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }),
     ...(config.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
   ]
+  // Without introspection, refusals keep their names of the schema to themselves (formatError).
+  app.decorateRequest('graphqlSuggestions', config.introspection)
   await app.register(mercurius, {
     schema: typeDefs,
     resolvers: buildResolvers(services),
