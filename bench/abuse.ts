@@ -25,7 +25,7 @@
 // --server-dir runs another checkout's dist/main.js (built beforehand: `npx tsc -p tsconfig.build.json`
 // there), e.g. the code before a fix; the database is seeded with that build's migrations.
 //
-//   npm run bench:abuse [-- --seconds 15 --only search,offset --server-dir /work/baseline --out bench/results/abuse-baseline.json]
+//   npm run bench:abuse [-- --seconds 15 --only search,offset --skip-build --server-dir /work/baseline --out bench/results/abuse-baseline.json]
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
@@ -49,6 +49,8 @@ const { values: args } = parseArgs({
     'comment-every-ms': { type: 'string', default: '1000' },
     only: { type: 'string' },
     'server-dir': { type: 'string', default: '.' },
+    /** Runs this repository's dist/ as it is, without compiling src/ first. */
+    'skip-build': { type: 'boolean', default: false },
     out: { type: 'string', default: join('bench', 'results', 'abuse.json') },
   },
 })
@@ -671,7 +673,7 @@ function detailLines(runs: readonly Run[]): string[] {
 
 async function main(): Promise<void> {
   const startedAt = Date.now()
-  if (SERVER_DIR === resolve('.')) build()
+  if (SERVER_DIR === resolve('.') && !args['skip-build']) build()
   else if (!existsSync(main_js)) throw new Error(`${main_js} is missing: run \`npx tsc -p tsconfig.build.json\` in ${SERVER_DIR}`)
   mkdirSync(DATA, { recursive: true })
   const seeded = await abuseDatabase(SERVER_DIR, DATA, { users: Number(args.users), posts: Number(args.posts), comments: Number(args.comments) })
