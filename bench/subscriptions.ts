@@ -31,7 +31,11 @@ async function main(): Promise<void> {
   const server = await startServe({
     ...env,
     RATE_LIMIT_MAX: '0',
+    // Every subscriber comes from this one address: the per-caller bounds are lifted as for
+    // 10,000 callers (the per-event ceiling, GRAPHQL_EVENT_MAX_DELIVERY_COST, stays at its default).
     GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '1000000',
+    GRAPHQL_SUBSCRIPTION_CALLER_COST: '1000000000',
+    GRAPHQL_SUBSCRIPTION_DELIVERY_COST: '1000000000000',
     GRAPHQL_WS_KEEPALIVE_MS: '0',
   })
   const results = []

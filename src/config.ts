@@ -152,6 +152,18 @@ export interface GraphQLConfig {
     readonly maxConnections: number
     /** Events that may wait for one slow subscriber; past it the subscriber is dropped (1008). @default 100 */
     readonly maxPendingEvents: number
+    /** Bytes a WebSocket may have unsent; past it the subscriber is dropped (1008). @default 4194304 (4 MiB) */
+    readonly maxBufferedBytes: number
+    /** Largest cost of one subscription's selection (run again for every event it hears). @default 1000 */
+    readonly maxCost: number
+    /** Sum of the costs of one caller's open subscriptions on an instance. @default 5000 */
+    readonly callerCost: number
+    /** Cost units one caller's deliveries may spend per window on an instance; past it, events are skipped (RATE_LIMITED, retryAfter). @default 100000 */
+    readonly deliveryCost: number
+    /** @default 10 s */
+    readonly deliveryWindowMs: number
+    /** Cost units the deliveries of one event may spend together on an instance; past it, the rest are told the event was skipped. @default 1000000 */
+    readonly eventMaxDeliveryCost: number
   }
   /** Refused before execution when exceeded. */
   readonly limits: {
@@ -228,6 +240,12 @@ export function loadConfig(env: Env = process.env): Config {
         maxConnectionsPerCaller: readInteger(env, 'GRAPHQL_MAX_CONNECTIONS_PER_CALLER', 20, 1, 1_000_000),
         maxConnections: readSubscriptionConnections(env, readHttpLimits(env).maxConnections),
         maxPendingEvents: readInteger(env, 'GRAPHQL_MAX_PENDING_EVENTS', 100, 1, 100_000),
+        maxBufferedBytes: readInteger(env, 'GRAPHQL_WS_MAX_BUFFERED_BYTES', 4_194_304, 65_536, 1_073_741_824),
+        maxCost: readInteger(env, 'GRAPHQL_SUBSCRIPTION_MAX_COST', 1000, 1, 1_000_000_000),
+        callerCost: readInteger(env, 'GRAPHQL_SUBSCRIPTION_CALLER_COST', 5000, 1, 1_000_000_000),
+        deliveryCost: readInteger(env, 'GRAPHQL_SUBSCRIPTION_DELIVERY_COST', 100_000, 1, 1_000_000_000_000),
+        deliveryWindowMs: readInteger(env, 'GRAPHQL_SUBSCRIPTION_DELIVERY_WINDOW_S', 10, 1, 3600) * 1000,
+        eventMaxDeliveryCost: readInteger(env, 'GRAPHQL_EVENT_MAX_DELIVERY_COST', 1_000_000, 1, 1_000_000_000_000),
       }),
       limits: Object.freeze({
         maxDepth: readInteger(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),

@@ -24,6 +24,7 @@ import {
   OperationTypeNode,
   parse,
   specifiedRules,
+  subscribe,
   validate,
   type ValidationRule,
 } from 'graphql'
@@ -35,11 +36,13 @@ import { databaseAppError } from '../db/database-errors.js'
 import { AppError, isAppError } from '../errors.js'
 import type { Events } from '../events/events.js'
 import { callerKey, type RateLimitConsumer } from '../limits/rate-limit.js'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
 import type { TokensService } from '../tokens/tokens.service.js'
 import { ConnectionRights, REVOKED_MESSAGE, type Seat } from './connection-rights.js'
+import { isReservation, type Reservation, SubscriptionBudget } from './subscription-budget.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
-import { parserLimitError } from './limits.js'
+import { operationCosts, parserLimitError } from './limits.js'
 import { chooseOperation, type OperationParams, readParams } from './request-params.js'
 
 /** RFC 6455 §7.4.1: the subscriber broke a policy of the server (here: it fell too far behind). */
@@ -50,6 +53,15 @@ const CLOSE_GOING_AWAY = 1001
 const CLOSE_TRY_AGAIN_LATER = 1013
 
 export const STREAM_PATH = '/graphql/stream'
+
+/** The page sizes the cost model counts a list by (as the HTTP endpoint's). */
+const LIST_SIZES = { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }
+
+/**
+ * Retry-After on an event stream refused for the connections already open: a slot frees when one
+ * of them closes, which nothing here can foresee; a short, fixed hint.
+ */
+const CONNECTION_RETRY_AFTER_S = 5
 
 /** How long a socket told to go away may take to close before it is cut. */
 const GOING_AWAY_GRACE_MS = 1000
@@ -85,6 +97,8 @@ interface SocketExtra {
   seat?: Seat
   /** The Authorization value the connection was opened with, checked again on each subscribe. */
   authorization?: string
+  /** Its subscriptions' claims on the caller's budget, released with the socket at the latest. */
+  reserved: Set<Reservation>
 }
 
 type SocketContext = WsContext<Record<string, unknown> | undefined, SocketExtra>
@@ -164,13 +178,24 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
   let droppedSlowConsumers = 0
   const openStreams = new Set<FastifyReply>()
   const rights = new ConnectionRights({ events: options.events, tokens: options.tokens, log: app.log })
-  app.addHook('onClose', async () => rights.close())
+  const budget = new SubscriptionBudget(limits)
+  /** Each subscription's reservation, by the context of its operation. */
+  const reservations = new WeakMap<object, Reservation>()
+  app.addHook('onClose', async () => {
+    rights.close()
+    budget.close()
+  })
+  /** graphql's subscribe, each event admitted by the budget before its selection runs. */
+  const meteredSubscribe = (args: ExecutionArgs) => {
+    const reservation = reservations.get(args.contextValue as object)
+    return reservation === undefined ? subscribe(args) : budget.subscribe(args, reservation)
+  }
 
   /**
    * Parses and validates an operation as the HTTP endpoint would, and picks it out of its
    * document; the execution arguments, or the errors in the service's shape.
    */
-  function prepare(request: FastifyRequest, params: OperationParams, context: GraphQLContext): ExecutionArgs | FormattedError[] {
+  function prepare(request: FastifyRequest, params: OperationParams, context: GraphQLContext, reserved: Set<Reservation>): ExecutionArgs | FormattedError[] {
     const tooLong = parserLimitError(params.query, options.maxTokens)
     if (tooLong !== undefined) return [new FormattedError(formatError(tooLong, request))]
     let document
@@ -183,6 +208,18 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
     if (errors.length > 0) return errors.map((error) => new FormattedError(formatError(error, request)))
     const operation = chooseOperation(document, params.operationName)
     if (operation instanceof GraphQLError) return [badRequest(operation.message)]
+    if (operation.operation === OperationTypeNode.SUBSCRIPTION) {
+      // Its selection runs again for every event: its cost is claimed from the caller's budget
+      // until it ends (released by the metered subscribe, or with the connection).
+      const cost = operationCosts(document, options.schema(), LIST_SIZES).find(([node]) => node === operation)?.[1] ?? 0
+      const reservation = budget.reserve(callerKey(request, request.caller), cost)
+      if (!isReservation(reservation)) {
+        const { message, limit, value, max } = reservation
+        return [new FormattedError({ message, extensions: { code: 'BAD_REQUEST', limit, value, max } })]
+      }
+      reserved.add(reservation)
+      reservations.set(context, reservation)
+    }
     return { schema: options.schema(), document, variableValues: params.variables, operationName: params.operationName, contextValue: context }
   }
 
@@ -202,6 +239,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
 
   const wsServer = makeServer<Record<string, unknown> | undefined, SocketExtra>({
     schema: options.schema(),
+    subscribe: meteredSubscribe,
     connectionInitWaitTimeout: limits.initTimeoutMs,
 
     onConnect: guarded(false, async (ctx: SocketContext) => {
@@ -280,7 +318,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
         }
       }
       const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
-      return prepare(request, params, connectionContext(seat, streamOptions(request, drop)))
+      return prepare(request, params, connectionContext(seat, streamOptions(request, drop)), ctx.extra.reserved)
     }),
 
     onNext: (ctx: SocketContext, _id, _payload, _args, result) => formatResult(ctx.extra.request, result),
@@ -312,6 +350,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
 
   /** @fastify/websocket's handler for one upgraded socket: the protocol server, keep-alive pings, and quiet faults. */
   function wsHandler(socket: WebSocket, request: FastifyRequest): void {
+    const reserved = new Set<Reservation>()
     let pongWait: NodeJS.Timeout | undefined
     const pinger =
       limits.keepAliveMs > 0
@@ -328,6 +367,13 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
         send: (data) =>
           new Promise<void>((resolve, reject) => {
             if (socket.readyState !== socket.OPEN) return resolve()
+            // A client that does not read while its subscriptions deliver is dropped, not buffered for.
+            if (socket.bufferedAmount > limits.maxBufferedBytes) {
+              droppedSlowConsumers++
+              request.log.warn({ bufferedBytes: socket.bufferedAmount }, 'subscriber too slow: dropped')
+              socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxBufferedBytes} bytes unsent`)
+              return resolve()
+            }
             socket.send(data, (error) => (error ? reject(error) : resolve()))
           }),
         close: (code, reason) => socket.close(code, reason),
@@ -342,11 +388,12 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
             })
           }),
       },
-      { socket, request },
+      { socket, request, reserved },
     )
     socket.once('close', (code, reason) => {
       clearInterval(pinger)
       clearTimeout(pongWait)
+      for (const reservation of reserved) reservation.release()
       void closed(code, reason.toString())
     })
   }
@@ -363,12 +410,13 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
 
   const sseHandler = createSseHandler<FastifyRequest, SseRequestContext, SseContext>({
     schema: options.schema(),
+    subscribe: (args) => meteredSubscribe(args),
     // Distinct connections mode only: no stream reservations (tokens) to hold.
     authenticate: () => null,
     onSubscribe: (req, params) => {
       const request = req.raw
-      const { reply, seat } = req.context
-      const prepared = prepare(request, params as OperationParams, connectionContext(seat, streamOptions(request, () => reply.raw.destroy())))
+      const { reply, seat, reserved } = req.context
+      const prepared = prepare(request, params as OperationParams, connectionContext(seat, streamOptions(request, () => reply.raw.destroy())), reserved)
       if (Array.isArray(prepared)) return jsonAnswer(400, { errors: prepared.map((error) => error.formatted) })
       const operation = getOperationAST(prepared.document, prepared.operationName)
       if (request.method === 'GET' && operation?.operation === OperationTypeNode.MUTATION) {
@@ -395,8 +443,20 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       // Checked here, so a malformed request is answered in the service's words.
       const params = readParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
       const release = counter.acquire(callerKey(request, request.caller))
-      if (release === 'caller') throw new AppError('RATE_LIMITED', refusal(release))
-      if (release === 'instance') throw new AppError('SERVICE_UNAVAILABLE', refusal(release))
+      if (release === 'caller') {
+        // The answer's counters speak of the limit that refused it (the caller's open connections),
+        // not of the request allowance it is still inside.
+        const max = limits.maxConnectionsPerCaller
+        reply.headers({
+          'x-ratelimit-limit': max,
+          'x-ratelimit-remaining': 0,
+          'x-ratelimit-reset': CONNECTION_RETRY_AFTER_S,
+          'ratelimit-policy': `"connections";q=${max}`,
+          ratelimit: `"connections";r=0;t=${CONNECTION_RETRY_AFTER_S}`,
+        })
+        throw new AppError('RATE_LIMITED', refusal(release), undefined, { retryAfterS: CONNECTION_RETRY_AFTER_S })
+      }
+      if (release === 'instance') throw new AppError('SERVICE_UNAVAILABLE', refusal(release), undefined, { retryAfterS: CONNECTION_RETRY_AFTER_S })
       // The client may have gone while its token was looked up: its 'close' has fired already.
       if (request.raw.socket.destroyed) {
         release()
@@ -419,6 +479,10 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
   /** Runs graphql-sse's handler for one request and writes its answer, one event at a time. */
   async function serveEventStream(request: FastifyRequest, reply: FastifyReply, params: OperationParams, seat: Seat): Promise<void> {
     const flow = new Flow(reply)
+    const reserved = new Set<Reservation>()
+    reply.raw.once('close', () => {
+      for (const reservation of reserved) reservation.release()
+    })
     const [body, init] = await sseHandler({
       method: request.method,
       url: request.url,
@@ -426,7 +490,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       headers: { get: (key) => (key.toLowerCase() === 'accept' ? 'text/event-stream' : headerValue(request.headers[key.toLowerCase()])) },
       body: () => Promise.resolve(params as unknown as Record<string, unknown>),
       raw: request,
-      context: { reply, flow, seat },
+      context: { reply, flow, seat, reserved },
     })
     const response = reply.raw
     if (response.destroyed) return
@@ -477,6 +541,8 @@ interface SseRequestContext {
   reply: FastifyReply
   flow: Flow
   seat: Seat
+  /** The stream's subscription budget reservation, released with the stream. */
+  reserved: Set<Reservation>
 }
 
 /**
