@@ -1,6 +1,7 @@
 // Fills the database with fake data in batched multi-row inserts, all in one transaction: a seed
 // either lands whole or not at all. Used for the demo data on first start and by `threadline seed`.
 import type { Db } from '../db/create-database.js'
+import { factsOf } from '../db/dialect-facts.js'
 import { AppError } from '../errors.js'
 import { countAdmins } from '../users/users.repository.js'
 import { createRandom, fakeEmail, fakeName, paragraph, type Random, sentence, words } from './fake-data.js'
@@ -19,6 +20,9 @@ export interface SeedCounts {
 export const MAX_BATCH_SIZE = 4000
 
 /** The demo: the fake APIs' classic 10 users, 100 posts, 500 comments and 200 todos. */
+/** From this many rows, a seed's search indexing is done once at the end (dialect-facts bulkLoad). */
+const BULK_LOAD_ROWS = 10_000
+
 export const DEMO_COUNTS: SeedCounts = { users: 10, posts: 100, comments: 500, todos: 200 }
 
 export interface SeedOptions extends SeedCounts {
@@ -51,11 +55,15 @@ export async function seedDatabase(db: Db, options: SeedOptions): Promise<SeedCo
   }
 
   await db.transaction().execute(async (trx) => {
-    const userIds = await seedUsers(trx, options.users, random, batchSize, progress)
-    if (userIds.length === 0 && total > 0) throw new AppError('BAD_REQUEST', 'There are no users to own the posts, comments or todos')
-    const posts = await seedPosts(trx, options.posts, userIds, random, batchSize, progress)
-    await seedComments(trx, options.comments, posts, userIds, random, batchSize, progress)
-    await seedTodos(trx, options.todos, userIds, random, batchSize, progress)
+    const fill = async () => {
+      const userIds = await seedUsers(trx, options.users, random, batchSize, progress)
+      if (userIds.length === 0 && total > 0) throw new AppError('BAD_REQUEST', 'There are no users to own the posts, comments or todos')
+      const posts = await seedPosts(trx, options.posts, userIds, random, batchSize, progress)
+      await seedComments(trx, options.comments, posts, userIds, random, batchSize, progress)
+      await seedTodos(trx, options.todos, userIds, random, batchSize, progress)
+    }
+    // A large seed indexes its text for search once, at the end, rather than row by row.
+    await (total >= BULK_LOAD_ROWS ? factsOf(trx).bulkLoad(trx, fill) : fill())
   })
   return { users: options.users, posts: options.posts, comments: options.comments, todos: options.todos }
 }

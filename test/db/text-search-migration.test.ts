@@ -10,6 +10,7 @@ import { migrateToLatest } from '../../src/db/migrate.js'
 import { initialMigration } from '../../src/db/migrations/0001-initial.js'
 import { listIndexesMigration } from '../../src/db/migrations/0002-list-indexes.js'
 import { searchIndexesMigration } from '../../src/db/migrations/0003-search-indexes.js'
+import { seedDatabase } from '../../src/seed/seed-database.js'
 import { freshSqliteFile, sqlitePath } from '../helpers/test-store.js'
 
 const opened: { close(): Promise<unknown> }[] = []
@@ -76,5 +77,26 @@ describe('migration 0004 (full-text search) on a database with rows', () => {
       await sql`insert into ${index} (${index}, rank) values ('integrity-check', 1)`.execute(database.db)
     }
     expect(sqlitePath(config.database)).toContain('test.db')
+  })
+
+  it('is built once at the end of a large seed, and kept by its triggers afterwards', async () => {
+    const store = freshSqliteFile()
+    opened.push({ close: () => store.drop() })
+    const database = openDatabase(loadConfig({ DATABASE_URL: store.url }).database)
+    opened.push(database)
+    await migrateToLatest(database)
+    await seedDatabase(database.db, { users: 500, posts: 9000, comments: 1000, todos: 500 })
+    for (const table of ['users', 'posts', 'comments', 'todos']) {
+      const index = sql.table(`${table}_search`)
+      await sql`insert into ${index} (${index}, rank) values ('integrity-check', 1)`.execute(database.db)
+    }
+    const triggers = await sql<{ name: string }>`select name from sqlite_master where type = 'trigger' order by name`.execute(database.db)
+    expect(triggers.rows.map((row) => row.name)).toEqual(
+      ['comments', 'posts', 'todos', 'users'].flatMap((table) => ['delete', 'insert', 'update'].map((what) => `${table}_search_${what}`)),
+    )
+    const now = new Date().toISOString()
+    await database.db.insertInto('todos').values({ user_id: 1, text: 'Wax the toboggan', completed: 0, created_at: now, updated_at: now }).execute()
+    const found = await sql<{ rowid: number }>`select rowid from todos_search where todos_search match ${'"toboggan"'}`.execute(database.db)
+    expect(found.rows).toHaveLength(1)
   })
 })
