@@ -28,7 +28,7 @@ import { healthRoutes } from './http/health.js'
 import { countedEvents, createMetrics, metricsRoute } from './http/metrics.js'
 import { generateRequestId, OneLinePerRequest, redirectTrailingSlash, refuseWhileClosing, registerRequestContext } from './http/request-context.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
-import { createLimiter } from './limits/limiter.js'
+import { createLimiter, storeFailureLog } from './limits/limiter.js'
 import { registerRateLimit } from './limits/rate-limit.js'
 import { postsRoutes } from './posts/posts.routes.js'
 import { createPostsService } from './posts/posts.service.js'
@@ -137,23 +137,25 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const events = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
   const comments = createCommentsService({ db, events })
   // Password work has allowances of its own (config.passwords says which and why), counted where
-  // the rate limit counts: in Redis when it is shared, else in this process.
+  // the rate limit counts: in Redis when it is shared, else in this process. One store, so one log
+  // of its failures for the four (one line per outage, not one per allowance).
   const { passwords } = config
-  const passwordAllowance = (name: string, points: number, windowMs: number, counts: string) =>
-    createLimiter({ name, points, windowMs, redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, onStoreError: config.rateLimit.onStoreError, log: app.log, counts })
+  const passwordFailures = storeFailureLog(app.log, 'password-allowances', config.rateLimit.onStoreError, 'sign-ins and password changes')
+  const passwordAllowance = (name: string, points: number, windowMs: number) =>
+    createLimiter({ name, points, windowMs, redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, onStoreError: config.rateLimit.onStoreError, log: app.log, failures: passwordFailures })
   const users = createUsersService({
     db,
     events,
-    passwordChanges: passwordAllowance('password-changes', passwords.changesMax, passwords.changesWindowMs, 'password changes'),
+    passwordChanges: passwordAllowance('password-changes', passwords.changesMax, passwords.changesWindowMs),
   })
   const tokens = createTokensService({
     db,
     events,
     tokenTtlMs: config.tokenTtlMs,
     signInAllowance: {
-      perAddress: passwordAllowance('sign-in-address', passwords.signInMaxPerAddress, passwords.signInWindowMs, 'sign-ins'),
-      perAccountAndAddress: passwordAllowance('sign-in-account-address', passwords.signInMaxPerAccountAndAddress, passwords.signInWindowMs, 'sign-ins'),
-      perAccount: passwordAllowance('sign-in-account', passwords.signInMaxPerAccount, passwords.signInWindowMs, 'sign-ins'),
+      perAddress: passwordAllowance('sign-in-address', passwords.signInMaxPerAddress, passwords.signInWindowMs),
+      perAccountAndAddress: passwordAllowance('sign-in-account-address', passwords.signInMaxPerAccountAndAddress, passwords.signInWindowMs),
+      perAccount: passwordAllowance('sign-in-account', passwords.signInMaxPerAccount, passwords.signInWindowMs),
     },
   })
   app.addHook('onClose', async () => {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { hashPassword, passwordHashingStats } from '../../src/users/passwords.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { canRunPrivateRedis, PrivateRedis, uniquePrefix } from '../helpers/private-redis.js'
 import { redisUrl } from '../helpers/services.js'
 
 const ALICE = { email: 'alice@example.com', password: 'correct horse battery' }
@@ -147,5 +148,34 @@ describe.runIf(redis !== undefined)('two instances on one Redis (the allowances 
     const set = (t: TestApp) => t.request({ method: 'PATCH', url: `/api/v1/users/${t.alice.id}`, token: t.tokens.alice, json: { password: 'a new password' } })
     expect((await set(a)).statusCode).toBe(200)
     expect((await set(b)).statusCode).toBe(429)
+  })
+})
+
+describe.skipIf(!canRunPrivateRedis())('while Redis is away', () => {
+  let redisServer: PrivateRedis
+  let open: TestApp
+  let closed: TestApp
+  beforeAll(async () => {
+    redisServer = await PrivateRedis.onFreePort()
+    await redisServer.start()
+    const env = { REDIS_URL: redisServer.url, REDIS_KEY_PREFIX: uniquePrefix(), SIGN_IN_MAX_PER_ADDRESS: '3' }
+    ;[open, closed] = await Promise.all([buildTestApp(env), buildTestApp({ ...env, RATE_LIMIT_ON_REDIS_ERROR: 'closed' })])
+    await redisServer.stop()
+  }, 60_000)
+  afterAll(async () => {
+    await Promise.all([open?.close(), closed?.close()])
+    await redisServer?.stop()
+  })
+
+  it('signs in uncounted when the policy is open, and answers 503 with Retry-After, hashing nothing, when it is closed', async () => {
+    // Open: the allowances let the attempt through uncounted (a limiter that threw would be a 5xx).
+    expect((await signIn(open, ALICE, '192.0.2.60')).statusCode).toBe(201)
+    // Closed: the rate limit, on the same store, refuses before the allowances are asked.
+    const before = passwordHashingStats().derivations
+    const refused = await signIn(closed, ALICE, '192.0.2.60')
+    expect(refused.statusCode, refused.body).toBe(503)
+    expect(refused.json().error.code).toBe('SERVICE_UNAVAILABLE')
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+    expect(passwordHashingStats().derivations).toBe(before)
   })
 })
