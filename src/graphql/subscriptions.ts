@@ -217,8 +217,17 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
         const { message, limit, value, max } = reservation
         return [new FormattedError({ message, extensions: { code: 'BAD_REQUEST', limit, value, max } })]
       }
-      reserved.add(reservation)
-      reservations.set(context, reservation)
+      // Held by the connection too (released with it at the latest), and forgotten once released.
+      const held: Reservation = {
+        key: reservation.key,
+        cost: reservation.cost,
+        release: () => {
+          reservation.release()
+          reserved.delete(held)
+        },
+      }
+      reserved.add(held)
+      reservations.set(context, held)
     }
     return { schema: options.schema(), document, variableValues: params.variables, operationName: params.operationName, contextValue: context }
   }
