@@ -12,7 +12,6 @@
 //     (the most recent ones: events are heard in order of subscription) are told that this event
 //     was not delivered (SERVICE_UNAVAILABLE), and stay open.
 // The caller is who the connection counts against (callerKey: the user, or the client address).
-import { setImmediate } from 'node:timers/promises'
 import { type ExecutionArgs, type ExecutionResult, createSourceEventStream, execute, GraphQLError } from 'graphql'
 import { AppError } from '../errors.js'
 import { isEventsInterrupted } from '../events/event-stream.js'
@@ -177,30 +176,29 @@ async function meteredSubscribe(
     return { done: true, value: undefined }
   }
 
-  // A hand-written iterator (not an async generator): return() must reach the source at once,
-  // even while it waits for an event, so an idle subscription ends when its client leaves.
+  /** One event of the source as the subscriber's next result; a skipped event reads the next one. */
+  const mapResult = async (item: IteratorResult<unknown>): Promise<IteratorResult<ExecutionResult>> => {
+    if (item.done === true) {
+      reservation.release()
+      return { done: true, value: undefined }
+    }
+    const refusal = budget.admit(reservation, item.value)
+    if (refusal === undefined) {
+      told = undefined
+      return { done: false, value: await execute({ ...args, rootValue: item.value }) }
+    }
+    if (told === refusal.code) return mapResult(await events.next())
+    told = refusal.code
+    const error = new AppError(refusal.code, refusal.message, undefined, refusal.code === 'RATE_LIMITED' ? { retryAfterS: refusal.retryAfterS } : {})
+    return { done: false, value: { errors: [new GraphQLError(refusal.message, { originalError: error })] } }
+  }
+
+  // Shaped as graphql's own mapping of a source stream (mapAsyncIterator), so a delivery takes the
+  // same turns as before; hand-written, not an async generator: return() must reach the source at
+  // once, even while it waits for an event, so an idle subscription ends when its client leaves.
   const iterator: AsyncIterableIterator<ExecutionResult> = {
     async next(): Promise<IteratorResult<ExecutionResult>> {
-      for (;;) {
-        const item = await events.next()
-        if (item.done === true) {
-          reservation.release()
-          return { done: true, value: undefined }
-        }
-        const refusal = budget.admit(reservation, item.value)
-        if (refusal === undefined) {
-          told = undefined
-          // The selection runs after the publisher's own request has been answered: an event
-          // published in process reaches its listeners synchronously, and 10,000 executions chained
-          // in microtasks would otherwise hold the 201 of the comment that caused them.
-          await setImmediate()
-          return { done: false, value: await execute({ ...args, rootValue: item.value }) }
-        }
-        if (told === refusal.code) continue
-        told = refusal.code
-        const error = new AppError(refusal.code, refusal.message, undefined, refusal.code === 'RATE_LIMITED' ? { retryAfterS: refusal.retryAfterS } : {})
-        return { done: false, value: { errors: [new GraphQLError(refusal.message, { originalError: error })] } }
-      }
+      return mapResult(await events.next())
     },
     return: end,
     async throw(error?: unknown) {
