@@ -27,7 +27,7 @@
 //
 //   npm run bench:abuse [-- --seconds 15 --only search,offset --skip-build --server-dir /work/baseline --out bench/results/abuse-baseline.json]
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -531,6 +531,13 @@ async function runAttack(attack: Attack, variant: Variant, master: string, token
   const db = join(DATA, 'abuse-run.db')
   removeDb(db)
   copyFileSync(master, db)
+  // On disk before the server starts: the copy's writeback must not land in the attack's figures.
+  const fd = openSync(db, 'r+')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
   const server = await startThreadline(db)
   const tally = new Tally()
   const notes: string[] = []
