@@ -6,17 +6,23 @@
 // derivations run at once, the others wait in a bounded queue served in turn by whose work it is
 // (a client address, a user), and past the queue the work is refused with 503 and Retry-After.
 import { randomBytes, scrypt, type ScryptOptions, timingSafeEqual } from 'node:crypto'
+import { availableParallelism } from 'node:os'
 import { AppError } from '../errors.js'
 
 const COST = { N: 2 ** 14, r: 8, p: 5 } as const
 const KEY_LENGTH = 64
 const SALT_LENGTH = 16
 
-/** Derivations on the thread pool at once: two of its four threads, the other two left to fs, dns and zlib. */
-export const MAX_CONCURRENT_DERIVATIONS = 2
 /**
- * Derivations waiting for a thread, whoever asked; one more is refused (503). At 250 ms each, two
- * at a time, a full queue drains in about 4 s: a longer wait helps no client.
+ * Derivations on the thread pool at once: at most two of its four threads (the others left to fs,
+ * dns and zlib), and never every core: a derivation keeps a core busy for its whole 250 ms, so on a
+ * two-core machine two at once left the event loop without one (npm run bench:abuse, a batch of
+ * password changes: probe p99 348 ms with two, see docs/security.md).
+ */
+export const MAX_CONCURRENT_DERIVATIONS = Math.max(1, Math.min(2, availableParallelism() - 1))
+/**
+ * Derivations waiting for a thread, whoever asked; one more is refused (503). At 250 ms each, a
+ * full queue drains in 4 to 8 s: a longer wait helps no client.
  */
 export const MAX_QUEUED_DERIVATIONS = 32
 
@@ -44,6 +50,9 @@ export function createDerivationGate() {
   /** The waiters of each lane, the lanes in turn order (a lane served goes to the back). */
   const lanes = new Map<HashingLane, (() => void)[]>()
   const runningByLane = new Map<HashingLane, number>()
+  /** When each lane was last given a thread (a count of starts), so a tie goes to the one served longest ago. */
+  const servedAt = new Map<HashingLane, number>()
+  let starts = 0
   let running = 0
   let queued = 0
   let derivations = 0
@@ -54,6 +63,7 @@ export function createDerivationGate() {
   const runningIn = (lane: HashingLane) => runningByLane.get(lane) ?? 0
 
   function start(lane: HashingLane): void {
+    servedAt.set(lane, ++starts)
     running++
     runningByLane.set(lane, runningIn(lane) + 1)
   }
@@ -63,12 +73,15 @@ export function createDerivationGate() {
     const left = runningIn(lane) - 1
     if (left === 0) runningByLane.delete(lane)
     else runningByLane.set(lane, left)
+    if (left === 0 && !lanes.has(lane)) servedAt.delete(lane)
   }
 
   function admitNext(): void {
     let chosen: HashingLane | undefined
+    const lastServed = (lane: HashingLane) => servedAt.get(lane) ?? 0
     for (const lane of lanes.keys()) {
-      if (chosen === undefined || runningIn(lane) < runningIn(chosen)) chosen = lane
+      if (chosen === undefined) chosen = lane
+      else if (runningIn(lane) < runningIn(chosen) || (runningIn(lane) === runningIn(chosen) && lastServed(lane) < lastServed(chosen))) chosen = lane
     }
     if (chosen === undefined) return
     const waiters = lanes.get(chosen) ?? []
