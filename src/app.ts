@@ -29,6 +29,7 @@ import { countedEvents, createMetrics, metricsRoute } from './http/metrics.js'
 import { generateRequestId, OneLinePerRequest, redirectTrailingSlash, refuseWhileClosing, registerRequestContext } from './http/request-context.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
 import { createLimiter, storeFailureLog } from './limits/limiter.js'
+import { limitRequestsInFlight } from './limits/in-flight.js'
 import { registerRateLimit } from './limits/rate-limit.js'
 import { postsRoutes } from './posts/posts.routes.js'
 import { createPostsService } from './posts/posts.service.js'
@@ -181,6 +182,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
   redirectTrailingSlash(app)
   enforceAccess(app)
+  limitRequestsInFlight(app, { maxPerCaller: config.http.maxInFlightPerCaller, maxQueuedPerCaller: config.http.maxQueuedPerCaller })
   registerCaching(app, { maxAgeS: config.cacheMaxAgeS })
   await registerCompression(app)
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)

@@ -88,6 +88,13 @@ export interface HttpLimits {
   readonly maxHeaderBytes: number
   /** Connections open at once, WebSockets included; one more is closed on arrival. 0: no limit. @default 20000 */
   readonly maxConnections: number
+  /**
+   * Requests of one caller (user, or client address) in their handlers at once; more wait their
+   * turn, so a greedy caller delays others by at most this many. 0: no limit. @default 2
+   */
+  readonly maxInFlightPerCaller: number
+  /** Requests of one caller waiting for a turn; one more is answered 429. @default 64 */
+  readonly maxQueuedPerCaller: number
 }
 
 /**
@@ -335,6 +342,8 @@ function readHttpLimits(env: Env): HttpLimits {
     keepAliveTimeoutMs: readInteger(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
     maxHeaderBytes: readInteger(env, 'HTTP_MAX_HEADER_BYTES', 16_384, 1024, 1_048_576),
     maxConnections: readInteger(env, 'HTTP_MAX_CONNECTIONS', 20_000, 0, 1_000_000),
+    maxInFlightPerCaller: readInteger(env, 'HTTP_MAX_IN_FLIGHT_PER_CALLER', 2, 0, 1_000_000),
+    maxQueuedPerCaller: readInteger(env, 'HTTP_MAX_QUEUED_PER_CALLER', 64, 0, 1_000_000),
   })
 }
 

@@ -444,7 +444,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
   app.route({
     method: ['GET', 'POST'],
     url: STREAM_PATH,
-    config: { access: 'public', errorBody: 'graphql' },
+    config: { access: 'public', errorBody: 'graphql', longLived: true },
     handler: async (request, reply) => {
       if (!acceptsEventStream(request.headers.accept)) {
         throw new AppError('NOT_ACCEPTABLE', 'This endpoint streams text/event-stream (graphql-sse, distinct connections mode)')
