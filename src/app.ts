@@ -55,7 +55,7 @@ declare module 'fastify' {
 
 /** Counts of failures the service rode out instead of failing requests; for tests and (later) metrics. */
 export interface Faults {
-  /** Requests the rate-limit store could not count (let through, or refused with 503, by RATE_LIMIT_ON_REDIS_ERROR). */
+  /** Requests, sign-ins and password changes the rate-limit store could not count (let through, or refused with 503, by RATE_LIMIT_ON_REDIS_ERROR). */
   readonly rateLimitStoreErrors: number
   /** Events that could not be published (no instance delivers them). */
   readonly eventPublishFailures: number
@@ -233,7 +233,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   app.decorate('subscriptionStats', { getter: () => subscriptionStats })
   app.decorate('faults', {
     getter: (): Faults => ({
-      rateLimitStoreErrors: rateLimit.storeErrors,
+      // The password allowances count in the same store: their failures are the same fault.
+      rateLimitStoreErrors: rateLimit.storeErrors + passwordFailures.failures,
       eventPublishFailures: events.stats.publishFailures,
       eventInterruptions: events.stats.interruptions,
     }),

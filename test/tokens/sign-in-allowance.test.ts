@@ -169,7 +169,10 @@ describe.skipIf(!canRunPrivateRedis())('while Redis is away', () => {
 
   it('signs in uncounted when the policy is open, and answers 503 with Retry-After, hashing nothing, when it is closed', async () => {
     // Open: the allowances let the attempt through uncounted (a limiter that threw would be a 5xx).
+    const faultsBefore = open.app.faults.rateLimitStoreErrors
     expect((await signIn(open, ALICE, '192.0.2.60')).statusCode).toBe(201)
+    // The request's own count and each allowance asked failed: all counted as the store's faults.
+    expect(open.app.faults.rateLimitStoreErrors - faultsBefore).toBeGreaterThan(1)
     // Closed: the rate limit, on the same store, refuses before the allowances are asked.
     const before = passwordHashingStats().derivations
     const refused = await signIn(closed, ALICE, '192.0.2.60')
