@@ -213,8 +213,12 @@ async function startAll(runDb: string, peersDb: string, jsonFile: string): Promi
         LOG_LEVEL: 'info',
         RATE_LIMIT_MAX: '1000000000',
         RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
-        // The fan-out's subscribers all come from this one address.
+        // The fan-out's subscribers all come from this one address: its per-caller bounds (connections,
+        // the shared subscription budget, the delivery allowance) are lifted, as bench:subscriptions
+        // does; the per-event ceiling stays at its default.
         GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '1000000',
+        GRAPHQL_SUBSCRIPTION_CALLER_COST: '1000000000',
+        GRAPHQL_SUBSCRIPTION_DELIVERY_COST: '1000000000000',
       }),
     ),
     'json-server': await start(
