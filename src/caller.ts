@@ -12,6 +12,13 @@ export interface Caller {
   readonly tokenId: number
 }
 
+/**
+ * The callers of these tokens as they stand now (live tokens only; a revoked, expired or orphaned
+ * one is missing from the map), keyed by token id. Long-lived connections re-judge their callers
+ * with it; the tokens feature provides it.
+ */
+export type CurrentCallers = (tokenIds: readonly number[]) => Promise<Map<number, Caller>>
+
 export const isAdmin = (caller: Caller | null): boolean => caller?.role === 'admin'
 
 /** The caller, or UNAUTHENTICATED when there is none. */

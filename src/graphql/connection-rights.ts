@@ -12,9 +12,8 @@
 // An event may narrow a seat (revoke, delete, demote) but never widen it: a wider role is taken
 // from the database only, so an event forged on Redis can at worst close connections.
 import type { FastifyBaseLogger } from 'fastify'
-import { type Caller, ROLES } from '../caller.js'
+import { type Caller, type CurrentCallers, ROLES } from '../caller.js'
 import type { CallerChanged, Events } from '../events/events.js'
-import type { TokensService } from '../tokens/tokens.service.js'
 
 /** How often the tokens of open signed-in connections are checked again. */
 export const RIGHTS_SWEEP_INTERVAL_MS = 1000
@@ -37,7 +36,8 @@ export interface Seat {
 
 export interface ConnectionRightsOptions {
   events: Pick<Events, 'subscribe'>
-  tokens: Pick<TokensService, 'activeCallers'>
+  /** The tokens' callers as they stand now (the tokens service's activeCallers). */
+  currentCallers: CurrentCallers
   log: FastifyBaseLogger
   /** @default RIGHTS_SWEEP_INTERVAL_MS */
   sweepIntervalMs?: number
@@ -151,7 +151,7 @@ export class ConnectionRights {
     if (tokenIds.length === 0) return
     let current: Map<number, Caller>
     try {
-      current = await this.options.tokens.activeCallers(tokenIds)
+      current = await this.options.currentCallers(tokenIds)
     } catch (error) {
       // The database is away: the connections can do nothing meanwhile; checked on the next tick.
       this.options.log.warn({ err: error }, 'could not check the tokens of open connections')

@@ -177,7 +177,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       : `This instance holds its most subscription connections (${limits.maxConnections}); try again later`
   let droppedSlowConsumers = 0
   const openStreams = new Set<FastifyReply>()
-  const rights = new ConnectionRights({ events: options.events, tokens: options.tokens, log: app.log })
+  const rights = new ConnectionRights({ events: options.events, currentCallers: (tokenIds) => options.tokens.activeCallers(tokenIds), log: app.log })
   const budget = new SubscriptionBudget(limits)
   /** Each subscription's reservation, by the context of its operation. */
   const reservations = new WeakMap<object, Reservation>()
