@@ -32,13 +32,16 @@ export interface RunningServer {
 
 /**
  * Starts `threadline serve` on a free port with `env` (logging at `info`, the default, unless env
- * says otherwise); resolves once it answers (it says nothing on stdout below `info`).
+ * says otherwise); resolves once it answers (it says nothing on stdout below `info`). The load of a
+ * benchmark stands for many clients but comes from one address, so the busy share per caller
+ * (HTTP_MAX_BUSY_PERCENT_PER_CALLER, which would hold it to half the server) is off unless env sets
+ * it; bench:abuse, which is about one caller, starts its servers with the defaults.
  */
 export async function startServe(env: Record<string, string>, nodeOptions: readonly string[] = []): Promise<RunningServer> {
   const port = await freePort()
   return startServer(
     [...nodeOptions, 'dist/main.js', 'serve'],
-    { SEED_DEMO_DATA: 'false', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    { SEED_DEMO_DATA: 'false', HTTP_MAX_BUSY_PERCENT_PER_CALLER: '0', ...env, PORT: String(port), HOST: '127.0.0.1' },
     `http://127.0.0.1:${port}/`,
   )
 }

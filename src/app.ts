@@ -182,7 +182,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
   redirectTrailingSlash(app)
   enforceAccess(app)
-  limitRequestsInFlight(app, { maxPerCaller: config.http.maxInFlightPerCaller, maxQueuedPerCaller: config.http.maxQueuedPerCaller })
+  limitRequestsInFlight(app, { maxPerCaller: config.http.maxInFlightPerCaller, maxQueuedPerCaller: config.http.maxQueuedPerCaller, maxBusyPercentPerCaller: config.http.maxBusyPercentPerCaller })
   registerCaching(app, { maxAgeS: config.cacheMaxAgeS })
   await registerCompression(app)
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)

@@ -95,6 +95,12 @@ export interface HttpLimits {
   readonly maxInFlightPerCaller: number
   /** Requests of one caller waiting for a turn; one more is answered 429. @default 64 */
   readonly maxQueuedPerCaller: number
+  /**
+   * The share of the clock (percent) one caller may keep requests in their handlers, over time; past
+   * it (after a burst of 150 ms) its next request waits, so a caller's slow requests cannot fill the
+   * event loop. 0: no share. @default 50
+   */
+  readonly maxBusyPercentPerCaller: number
 }
 
 /**
@@ -344,6 +350,7 @@ function readHttpLimits(env: Env): HttpLimits {
     maxConnections: readInteger(env, 'HTTP_MAX_CONNECTIONS', 20_000, 0, 1_000_000),
     maxInFlightPerCaller: readInteger(env, 'HTTP_MAX_IN_FLIGHT_PER_CALLER', 2, 0, 1_000_000),
     maxQueuedPerCaller: readInteger(env, 'HTTP_MAX_QUEUED_PER_CALLER', 64, 0, 1_000_000),
+    maxBusyPercentPerCaller: readInteger(env, 'HTTP_MAX_BUSY_PERCENT_PER_CALLER', 50, 0, 100),
   })
 }
 

@@ -1,28 +1,33 @@
 // Requests in flight per caller: a caller's requests past the limit wait their turn, one more past
 // the queue is refused with 429 and Retry-After, and other callers are never held behind them.
 import Fastify, { type FastifyInstance } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { registerErrorHandling } from '../../src/http/error-handler.js'
-import { limitRequestsInFlight } from '../../src/limits/in-flight.js'
+import { type InFlightPolicy, limitRequestsInFlight } from '../../src/limits/in-flight.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
+/** Turns of the event loop counted while a test spins them (see the busy share's last test). */
+let loopTurn = 0
+
 /** A bare app with the limit and one route whose handlers finish when the test says. */
-async function gatedApp(maxPerCaller: number, maxQueuedPerCaller: number) {
+async function gatedApp(policy: InFlightPolicy) {
   const app = Fastify()
   registerErrorHandling(app, { graphql: (error) => ({ errors: [{ message: error.message }] }) })
   app.decorateRequest('caller', null)
-  limitRequestsInFlight(app, { maxPerCaller, maxQueuedPerCaller })
+  limitRequestsInFlight(app, policy)
   const running: string[] = []
   const finishers = new Map<string, () => void>()
+  const startedOnTurn = new Map<string, number>()
   app.get('/work/:name', { config: { access: 'public' } }, async (request) => {
     const { name } = request.params as { name: string }
     running.push(name)
+    startedOnTurn.set(name, loopTurn)
     await new Promise<void>((resolve) => finishers.set(name, resolve))
     running.splice(running.indexOf(name), 1)
     return { name }
   })
   await app.ready()
-  return { app, running, finish: (name: string) => finishers.get(name)?.() }
+  return { app, running, finish: (name: string) => finishers.get(name)?.(), turnOf: (name: string) => startedOnTurn.get(name) }
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20))
@@ -31,13 +36,16 @@ describe('requests in flight per caller', () => {
   let gated: Awaited<ReturnType<typeof gatedApp>>
   let app: FastifyInstance
   beforeAll(async () => {
-    gated = await gatedApp(2, 2)
+    // Handlers here are held for as long as a test likes: the busy share is the next block's.
+    gated = await gatedApp({ maxPerCaller: 2, maxQueuedPerCaller: 2, maxBusyPercentPerCaller: 0 })
     app = gated.app
   })
   afterAll(() => app.close())
 
   it('lets two of a caller in, queues two, refuses the fifth with 429 and Retry-After, and serves another caller at once', async () => {
     const mine = ['a', 'b', 'c', 'd', 'e'].map((name) => app.inject({ url: `/work/${name}`, remoteAddress: '10.1.0.1' }))
+    // A caller's requests start one turn of the loop apart.
+    await vi.waitFor(() => expect(gated.running.length).toBe(2), { timeout: 1000, interval: 5 })
     await settle()
     expect(gated.running.sort()).toEqual(['a', 'b'])
     const fifth = await mine[4]!
@@ -54,12 +62,10 @@ describe('requests in flight per caller', () => {
 
     // Each answer hands its turn to the next in line, never more than two at once.
     gated.finish('a')
-    await settle()
-    expect(gated.running.sort()).toEqual(['b', 'c'])
+    await vi.waitFor(() => expect(gated.running.sort()).toEqual(['b', 'c']), { timeout: 1000, interval: 5 })
     gated.finish('b')
     gated.finish('c')
-    await settle()
-    expect(gated.running).toEqual(['d'])
+    await vi.waitFor(() => expect(gated.running).toEqual(['d']), { timeout: 1000, interval: 5 })
     gated.finish('d')
     expect((await Promise.all(mine.slice(0, 4))).map((res) => res.statusCode)).toEqual([200, 200, 200, 200])
   })
@@ -81,6 +87,57 @@ describe('requests in flight per caller', () => {
     gated.finish('third')
     expect((await second).statusCode).toBe(200)
     expect((await third).statusCode).toBe(200)
+  })
+})
+
+describe('the busy share per caller', () => {
+  let gated: Awaited<ReturnType<typeof gatedApp>>
+  beforeAll(async () => {
+    gated = await gatedApp({ maxPerCaller: 2, maxQueuedPerCaller: 8, maxBusyPercentPerCaller: 50 })
+  })
+  afterAll(() => gated.app.close())
+
+  it('holds back the next request of a caller that kept its handlers busy past its share, even one sent after the last answer, while another caller is served at once', async () => {
+    const started = performance.now()
+    const slow = gated.app.inject({ url: '/work/slow', remoteAddress: '10.3.0.1' })
+    await settle()
+    expect(gated.running).toEqual(['slow'])
+    // 600 ms busy at a 50% share leaves 300 ms of debt: 150 ms past the burst, paid back in 300 ms.
+    await new Promise((resolve) => setTimeout(resolve, 600))
+    gated.finish('slow')
+    expect((await slow).statusCode).toBe(200)
+    const busyMs = performance.now() - started
+
+    const next = gated.app.inject({ url: '/work/next', remoteAddress: '10.3.0.1' })
+    const other = gated.app.inject({ url: '/work/other', remoteAddress: '10.3.0.2' })
+    await settle()
+    expect(gated.running).toEqual(['other'])
+    gated.finish('other')
+    expect((await other).statusCode).toBe(200)
+
+    await vi.waitFor(() => expect(gated.running).toContain('next'), { timeout: 3000, interval: 10 })
+    const heldMs = performance.now() - started - busyMs
+    expect(heldMs).toBeGreaterThanOrEqual(busyMs / 2 - 150 - 50)
+    gated.finish('next')
+    expect((await next).statusCode).toBe(200)
+  })
+
+  it('starts a caller\'s requests one turn of the loop apart, so that sockets are read between them', async () => {
+    let spinning = true
+    const spin = () => {
+      loopTurn++
+      if (spinning) setImmediate(spin)
+    }
+    spin()
+    const sent = ['p', 'q'].map((name) => gated.app.inject({ url: `/work/${name}`, remoteAddress: '10.3.0.3' }))
+    await vi.waitFor(() => expect(gated.running.length).toBe(2), { timeout: 1000, interval: 1 })
+    spinning = false
+    const [p, q] = [gated.turnOf('p'), gated.turnOf('q')]
+    expect(p).toBeDefined()
+    expect(q).toBeGreaterThan(p!)
+    gated.finish('p')
+    gated.finish('q')
+    expect((await Promise.all(sent)).map((res) => res.statusCode)).toEqual([200, 200])
   })
 })
 
