@@ -49,7 +49,7 @@ describe('loadConfig', () => {
         limits: { maxDepth: 10, maxCost: 100_000, maxAliases: 15, maxDirectives: 5 },
       },
       redis: { url: undefined, keyPrefix: 'threadline:' },
-      http: { headersTimeoutMs: 10_000, requestTimeoutMs: 12_000, keepAliveTimeoutMs: 72_000, maxHeaderBytes: 16_384, maxConnections: 20_000, maxInFlightPerCaller: 2, maxQueuedPerCaller: 64 },
+      http: { headersTimeoutMs: 10_000, requestTimeoutMs: 12_000, keepAliveTimeoutMs: 72_000, maxHeaderBytes: 16_384, maxConnections: 20_000, maxInFlightPerCaller: 2, maxQueuedPerCaller: 64, maxBusyPercentPerCaller: 50 },
     })
   })
 
