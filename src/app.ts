@@ -20,12 +20,12 @@ import { registerCaching } from './http/caching.js'
 import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
 import { registerCompression } from './http/compression.js'
 import { corsOptions } from './http/cors.js'
-import { docsPageRoutes } from './http/docs-page.js'
+import { docsPageRoutes } from './pages/docs-page.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
 import { trackAllowedMethods } from './http/method-not-allowed.js'
 import { OPENAPI_JSON_PATH, registerOpenApi } from './http/openapi.js'
-import { healthRoutes } from './http/health.js'
-import { countedEvents, createMetrics, metricsRoute } from './http/metrics.js'
+import { healthRoutes } from './operations/health.js'
+import { countedEvents, createMetrics, metricsRoute } from './operations/metrics.js'
 import { generateRequestId, OneLinePerRequest, redirectTrailingSlash, refuseWhileClosing, registerRequestContext } from './http/request-context.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
 import { createLimiter, storeFailureLog } from './limits/limiter.js'
@@ -33,14 +33,14 @@ import { limitRequestsInFlight } from './limits/in-flight.js'
 import { registerRateLimit } from './limits/rate-limit.js'
 import { postsRoutes } from './posts/posts.routes.js'
 import { createPostsService } from './posts/posts.service.js'
-import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis-connection.js'
+import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis/connection.js'
 import { todosRoutes } from './todos/todos.routes.js'
 import { createTodosService } from './todos/todos.service.js'
 import { tokensRoutes } from './tokens/tokens.routes.js'
 import { createTokensService } from './tokens/tokens.service.js'
 import { usersRoutes } from './users/users.routes.js'
 import { createUsersService } from './users/users.service.js'
-import { bodyAjv, textAjv } from './validation.js'
+import { bodyAjv, textAjv } from './core/validation.js'
 
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
 
@@ -178,7 +178,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   requireRouteAccess(app)
   const answerUnservedMethods = trackAllowedMethods(app)
   if (config.corsOrigins.length > 0) await app.register(fastifyCors, corsOptions(config.corsOrigins))
-  resolveCaller(app, tokens)
+  const authenticate = (authorization: string) => tokens.authenticate(authorization)
+  resolveCaller(app, authenticate)
   const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
   redirectTrailingSlash(app)
   enforceAccess(app)
@@ -223,7 +224,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   await app.register(graphqlRoutes, {
     config: config.graphql,
     services: { users, posts, comments, todos },
-    tokens,
+    authenticate,
+    currentCallers: (tokenIds) => tokens.activeCallers(tokenIds),
     consumeRateLimit: rateLimit.consume,
     chargeRateLimit: rateLimit.charge,
     exposeStats: (stats) => (subscriptionStats = stats),

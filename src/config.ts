@@ -1,6 +1,6 @@
 // The one reader of the environment: parses it once into a frozen, typed Config and names the
 // offending variable when a value is wrong.
-import { parseDuration } from './duration.js'
+import { parseDuration } from './core/duration.js'
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]

@@ -10,7 +10,7 @@ import {
   seedCommand,
 } from './cli/commands.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
-import { parseDuration } from './duration.js'
+import { parseDuration } from './core/duration.js'
 import { isAppError } from './errors.js'
 import { startServer } from './server.js'
 import { DEMO_COUNTS, MAX_BATCH_SIZE } from './seed/seed-database.js'

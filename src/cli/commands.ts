@@ -1,6 +1,6 @@
 // What each `threadline` subcommand does. All of them use DATABASE_URL exactly like the server,
 // and bring the schema up to date before touching data.
-import { OPERATOR } from '../caller.js'
+import { OPERATOR } from '../core/caller.js'
 import type { Config } from '../config.js'
 import { type Database, openDatabase } from '../db/create-database.js'
 import { migrateToLatest } from '../db/migrate.js'
@@ -10,7 +10,7 @@ import { type SeedCounts, seedDatabase } from '../seed/seed-database.js'
 import { createTokensService } from '../tokens/tokens.service.js'
 import { CreateUserBody, type CreateUserInput } from '../users/users.schemas.js'
 import { createUsersService } from '../users/users.service.js'
-import { assertValid } from '../validation.js'
+import { assertValid } from '../core/validation.js'
 
 /**
  * The CLI's events: nobody listens in this process. A server's open connections learn of a token

@@ -4,7 +4,7 @@
 // or refuses it with BAD_REQUEST naming each bad parameter.
 import { createHash } from 'node:crypto'
 import { AppError, type ErrorDetail } from '../errors.js'
-import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, pastOffsetWindow } from '../pagination.js'
+import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, pastOffsetWindow } from './pagination.js'
 import type { CollectionSpec, FieldSpec } from './collection-spec.js'
 import { badCursor, type Cursor, decodeCursor, type KeyValue } from './cursor.js'
 

@@ -5,7 +5,7 @@ import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { forWrite } from '../db/write-transaction.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { CommentRow, NewCommentRow } from '../db/tables.js'
-import type { ListWindow } from '../pagination.js'
+import type { ListWindow } from '../collections/pagination.js'
 import { type DraftVisibility, visible } from '../posts/posts.repository.js'
 
 export type CommentWithAuthorRow = CommentRow & { author_name: string }

@@ -1,7 +1,7 @@
 // A comment as the API shows it and as callers may write it. The author is always the caller.
 import { type Static, Type } from 'typebox'
 import { defineCollection } from '../collections/collection-spec.js'
-import { Id, Prose, Timestamp } from '../schema-types.js'
+import { Id, Prose, Timestamp } from '../core/schema-types.js'
 
 const Content = Prose({ minLength: 1, maxLength: 5000, mayBeEmpty: false })
 

@@ -1,19 +1,19 @@
 // The rules for comments: anyone who may see a post reads its comments; any signed-in user who
 // may see it comments on it, as themself; the author or an admin edits; the author, the post's
 // owner or an admin deletes.
-import { type Caller, isAdmin, requireOwnerOrAdmin, requireSignedIn } from '../caller.js'
+import { type Caller, isAdmin, requireOwnerOrAdmin, requireSignedIn } from '../core/caller.js'
 import { type CollectionPage, groupByParent, toCollectionPage } from '../collections/collection-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { type PostRow, toIsoTimestamp } from '../db/tables.js'
 import { forbidden, isAppError, notFound } from '../errors.js'
-import { type IdInput, parseId } from '../ids.js'
-import type { ListWindow } from '../pagination.js'
+import { type IdInput, parseId } from '../core/ids.js'
+import type { ListWindow } from '../collections/pagination.js'
 import { draftVisibility, loadVisiblePost, mayRead, toPost } from '../posts/posts.service.js'
 import { loadUser, toUser } from '../users/users.service.js'
 import type { CommentAdded, Events } from '../events/events.js'
 import { eventStream, type EventStreamOptions, type EventsInterrupted } from '../events/event-stream.js'
-import { checkPrecondition, type WriteOptions } from '../preconditions.js'
+import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
 import * as repo from './comments.repository.js'
 import type { Comment, CreateCommentInput, UpdateCommentInput } from './comments.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'

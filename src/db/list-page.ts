@@ -14,7 +14,7 @@ import type { Db } from './create-database.js'
 import { type DialectFacts, factsOf, MIN_INDEXED_SEARCH } from './dialect-facts.js'
 import type { FieldSpec } from '../collections/collection-spec.js'
 import type { CollectionQuery, SortKey } from '../collections/collection-query.js'
-import { MAX_OFFSET_ITEMS } from '../pagination.js'
+import { MAX_OFFSET_ITEMS } from '../collections/pagination.js'
 import { type Cursor, encodeCursor, type KeyValue } from '../collections/cursor.js'
 
 /**

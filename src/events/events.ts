@@ -2,7 +2,7 @@
 // or, when scaling out, across instances (redis-events.ts). Services publish after their write
 // has committed; the GraphQL subscriptions listen, and are told when delivery is interrupted.
 import { Type } from 'typebox'
-import { ROLES, type Role } from '../caller.js'
+import { ROLES, type Role } from '../core/caller.js'
 import { Comment } from '../comments/comments.schemas.js'
 import { Post } from '../posts/posts.schemas.js'
 import { User } from '../users/users.schemas.js'

@@ -8,9 +8,9 @@
 // logged when a run of failures starts, and counted.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
-import { FailureLog } from '../failure-log.js'
-import { closeRedisConnection, createRedisConnection, firstAttempt } from '../redis-connection.js'
-import { bodyAjv, toErrorDetails } from '../validation.js'
+import { FailureLog } from '../redis/failure-log.js'
+import { closeRedisConnection, createRedisConnection, firstAttempt } from '../redis/connection.js'
+import { bodyAjv, toErrorDetails } from '../core/validation.js'
 import { type DeliverySignals, EVENT_NAMES, EVENT_SCHEMAS, type EventMap, type EventName, type Events } from './events.js'
 
 export interface RedisEventsOptions {

@@ -6,7 +6,7 @@ import type { CollectionPage } from '../collections/collection-page.js'
 import type { CollectionSpec, FieldSpec } from '../collections/collection-spec.js'
 import { type CollectionQuery, parseCollectionQuery } from '../collections/collection-query.js'
 import { AppError, type ErrorDetail } from '../errors.js'
-import { DEFAULT_PAGE_LIMIT, type ListWindow, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, pastOffsetWindow } from '../pagination.js'
+import { DEFAULT_PAGE_LIMIT, type ListWindow, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, pastOffsetWindow } from '../collections/pagination.js'
 
 /** Arguments of a top-level collection field; `Filter` is the type filterInputSdl writes. */
 export const collectionArgsSdl = (filterType: string): string =>

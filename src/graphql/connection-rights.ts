@@ -12,7 +12,7 @@
 // An event may narrow a seat (revoke, delete, demote) but never widen it: a wider role is taken
 // from the database only, so an event forged on Redis can at worst close connections.
 import type { FastifyBaseLogger } from 'fastify'
-import { type Caller, type CurrentCallers, ROLES } from '../caller.js'
+import { type Caller, type CurrentCallers, ROLES } from '../core/caller.js'
 import type { CallerChanged, Events } from '../events/events.js'
 
 /** How often the tokens of open signed-in connections are checked again. */

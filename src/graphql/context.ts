@@ -2,9 +2,9 @@
 // helpers that turn GraphQL's shapes into service calls.
 import DataLoader from 'dataloader'
 import { type GraphQLResolveInfo, Kind, type SelectionSetNode } from 'graphql'
-import type { Caller } from '../caller.js'
+import type { Caller } from '../core/caller.js'
 import type { EventStreamOptions } from '../events/event-stream.js'
-import type { ListWindow } from '../pagination.js'
+import type { ListWindow } from '../collections/pagination.js'
 import { toListWindow } from './collection-args.js'
 
 export interface GraphQLContext {

@@ -19,15 +19,15 @@ import {
 } from 'graphql'
 import { handleProtocols } from 'graphql-ws'
 import mercurius from 'mercurius'
+import type { Authenticate, CurrentCallers } from '../core/caller.js'
 import type { GraphQLConfig } from '../config.js'
 import { AppError } from '../errors.js'
 import type { Events } from '../events/events.js'
 import type { RateLimitCharger, RateLimitConsumer } from '../limits/rate-limit.js'
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
-import type { TokensService } from '../tokens/tokens.service.js'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../collections/pagination.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
-import { graphiqlRoutes } from './graphiql.js'
+import { graphiqlRoutes } from '../pages/graphiql.js'
 import { MAX_TOKENS, queryLimitRules, parserLimitError } from './limits.js'
 import { createMetering } from './metering.js'
 import { chooseOperation, type OperationParams, readParams } from './request-params.js'
@@ -50,7 +50,10 @@ interface Answer {
 export interface GraphQLRoutesOptions {
   config: GraphQLConfig
   services: GraphQLServices
-  tokens: TokensService
+  /** Who an Authorization header names, on the WebSocket and event-stream transports. */
+  authenticate: Authenticate
+  /** The callers of open connections' tokens as they stand now (their rights follow them). */
+  currentCallers: CurrentCallers
   consumeRateLimit: RateLimitConsumer | undefined
   /** Charges a request the points of its operations past the 1 it took on arrival (src/graphql/metering.ts). */
   chargeRateLimit: RateLimitCharger | undefined
@@ -63,7 +66,7 @@ export interface GraphQLRoutesOptions {
 
 export async function graphqlRoutes(
   app: FastifyInstance,
-  { config, services, tokens, consumeRateLimit, chargeRateLimit, exposeStats, activeSubscriptions, events }: GraphQLRoutesOptions,
+  { config, services, authenticate, currentCallers, consumeRateLimit, chargeRateLimit, exposeStats, activeSubscriptions, events }: GraphQLRoutesOptions,
 ): Promise<void> {
   const validationRules = [
     ...queryLimitRules(config.limits, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }),
@@ -120,7 +123,8 @@ export async function graphqlRoutes(
     limits: config.subscriptions,
     validationRules,
     maxTokens: MAX_TOKENS,
-    tokens,
+    authenticate,
+    currentCallers,
     consumeRateLimit,
     activeSubscriptions,
     events,

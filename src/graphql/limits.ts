@@ -63,7 +63,7 @@ import {
 } from 'graphql'
 import type { GraphQLConfig } from '../config.js'
 import type { ErrorCode } from '../errors.js'
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../collections/pagination.js'
 
 /**
  * A document longer than this many tokens is refused before it is parsed: it is ten times
@@ -339,7 +339,7 @@ interface Cost {
 
 /**
  * Rows a read may touch beyond the items it returns, as the bounds on reads make them (issue #18,
- * src/db/list-page.ts and src/pagination.ts): a search reads the trigram index's candidates, or
+ * src/db/list-page.ts and src/collections/pagination.ts): a search reads the trigram index's candidates, or
  * the newest 10,000 rows for a term too short for the index; a count is bounded the same way; an
  * offset page reads and throws away the rows before it, up to the window of page × limit ≤ 10,000
  * (further is cursor's). Before those bounds and these charges (issue #18, 200,000 users), 15

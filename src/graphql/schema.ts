@@ -2,7 +2,7 @@
 // the others' types (`extend type User { posts }`) and its resolvers.
 import type { GraphQLSchema } from 'graphql'
 import type { IResolvers } from 'mercurius'
-import { requireSignedIn } from '../caller.js'
+import { requireSignedIn } from '../core/caller.js'
 import { commentsResolvers, commentsSubscriptions, commentsTypeDefs } from '../comments/comments.graphql.js'
 import type { CommentsService } from '../comments/comments.service.js'
 import { AppError } from '../errors.js'

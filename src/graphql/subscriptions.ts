@@ -31,13 +31,13 @@ import {
 import { createHandler as createSseHandler, print as printStreamEvent } from 'graphql-sse'
 import { CloseCode, type Context as WsContext, makeServer } from 'graphql-ws'
 import type { WebSocket } from 'ws'
+import type { Authenticate, CurrentCallers } from '../core/caller.js'
 import type { GraphQLConfig } from '../config.js'
 import { databaseAppError } from '../db/database-errors.js'
 import { AppError, isAppError } from '../errors.js'
 import type { Events } from '../events/events.js'
 import { callerKey, type RateLimitConsumer } from '../limits/rate-limit.js'
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../pagination.js'
-import type { TokensService } from '../tokens/tokens.service.js'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../collections/pagination.js'
 import { ConnectionRights, REVOKED_MESSAGE, type Seat } from './connection-rights.js'
 import { isReservation, type Reservation, SubscriptionBudget } from './subscription-budget.js'
 import { type GraphQLContext, Loaders } from './context.js'
@@ -72,7 +72,8 @@ export interface SubscriptionServerOptions {
   /** The endpoint's own rules (depth, cost, aliases, directives, introspection), beside graphql's. */
   validationRules: readonly ValidationRule[]
   maxTokens: number
-  tokens: TokensService
+  authenticate: Authenticate
+  currentCallers: CurrentCallers
   consumeRateLimit: RateLimitConsumer | undefined
   /** Open subscriptions, as the events adapter counts them. */
   activeSubscriptions: () => number
@@ -177,7 +178,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       : `This instance holds its most subscription connections (${limits.maxConnections}); try again later`
   let droppedSlowConsumers = 0
   const openStreams = new Set<FastifyReply>()
-  const rights = new ConnectionRights({ events: options.events, currentCallers: (tokenIds) => options.tokens.activeCallers(tokenIds), log: app.log })
+  const rights = new ConnectionRights({ events: options.events, currentCallers: options.currentCallers, log: app.log })
   const budget = new SubscriptionBudget(limits)
   /** Each subscription's reservation, by the context of its operation. */
   const reservations = new WeakMap<object, Reservation>()
@@ -268,7 +269,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       if (authorization !== undefined) {
         if (typeof authorization !== 'string') return unauthorized('connection_init authorization must be "Bearer <token>"')
         try {
-          caller = await options.tokens.authenticate(authorization)
+          caller = await options.authenticate(authorization)
         } catch (error) {
           if (isAppError(error)) return unauthorized(error.message)
           throw error
@@ -319,7 +320,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
       // Rights are judged at use: the token is looked up again (one indexed read) before anything runs.
       if (seat.caller !== null && ctx.extra.authorization !== undefined) {
         try {
-          seat.update(await options.tokens.authenticate(ctx.extra.authorization))
+          seat.update(await options.authenticate(ctx.extra.authorization))
         } catch (error) {
           if (!isAppError(error)) throw error
           seat.revoke()

@@ -6,9 +6,8 @@
 // is remembered, not thrown, so it still counts against the client's address), and
 // `enforceAccess` then refuses what needs refusing.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Caller } from '../caller.js'
+import type { Authenticate, Caller } from '../core/caller.js'
 import { type AppError, isAppError, unauthenticated } from '../errors.js'
-import type { TokensService } from '../tokens/tokens.service.js'
 
 /** `public`: anyone, signed in or not. `signed-in`: a valid bearer token is required (else 401). */
 export type RouteAccess = 'public' | 'signed-in'
@@ -40,14 +39,14 @@ export function requireRouteAccess(app: FastifyInstance): void {
   })
 }
 
-export function resolveCaller(app: FastifyInstance, tokens: TokensService): void {
+export function resolveCaller(app: FastifyInstance, authenticate: Authenticate): void {
   app.decorateRequest('caller', null)
   app.decorateRequest('authenticationError', null)
   app.addHook('onRequest', async (request) => {
     const authorization = request.headers.authorization
     if (authorization === undefined || request.routeOptions.config.ownAuthorization === true) return
     try {
-      request.caller = await tokens.authenticate(authorization)
+      request.caller = await authenticate(authorization)
     } catch (error) {
       if (!isAppError(error)) throw error
       request.authenticationError = error

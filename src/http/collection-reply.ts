@@ -7,7 +7,7 @@ import { type TSchema, Type } from 'typebox'
 import type { CollectionPage } from '../collections/collection-page.js'
 import { type CollectionQuery, parseCollectionQuery } from '../collections/collection-query.js'
 import type { CollectionSpec } from '../collections/collection-spec.js'
-import { Timestamp } from '../schema-types.js'
+import { Timestamp } from '../core/schema-types.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {

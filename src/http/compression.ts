@@ -1,6 +1,6 @@
 // Compression of answers, br or gzip as the client accepts (RFC 9110 §12.5.3), and the one reading
 // of Accept-Encoding that every compressed answer follows: the API's through @fastify/compress,
-// the page assets' (src/http/page-assets.ts) from their own cache of encoded bodies.
+// the page assets' (src/pages/page-assets.ts) from their own cache of encoded bodies.
 import { constants as zlib } from 'node:zlib'
 import fastifyCompress from '@fastify/compress'
 import type { FastifyInstance } from 'fastify'

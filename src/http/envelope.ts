@@ -3,7 +3,7 @@
 // details?}} for a failure.
 import { type TSchema, Type } from 'typebox'
 import { ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js'
-import { Timestamp } from '../schema-types.js'
+import { Timestamp } from '../core/schema-types.js'
 
 export const SingleEnvelope = <T extends TSchema>(data: T) =>
   Type.Object({ data, meta: Type.Object({ timestamp: Timestamp }) })

@@ -5,7 +5,7 @@ import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { databaseAppError } from '../db/database-errors.js'
 import { AppError, ERROR_STATUS, type ErrorCode, isAppError } from '../errors.js'
-import { toErrorDetails } from '../validation.js'
+import { toErrorDetails } from '../core/validation.js'
 import { errorBody } from './envelope.js'
 
 const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {

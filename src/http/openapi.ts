@@ -9,7 +9,7 @@ import fastifySwagger from '@fastify/swagger'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { MAX_PAGE, MAX_SEARCH_LENGTH } from '../collections/collection-query.js'
 import type { CollectionSpec, FieldSpec } from '../collections/collection-spec.js'
-import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT } from '../pagination.js'
+import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT } from '../collections/pagination.js'
 import { ErrorBody } from './envelope.js'
 import { API_MOUNTS, API_VERSIONS, type ApiVersion } from './versioning.js'
 

@@ -11,7 +11,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
 import { AppError } from '../errors.js'
-import { FailureLog } from '../failure-log.js'
+import { FailureLog } from '../redis/failure-log.js'
 
 export interface LimitState {
   /** Points per window. */

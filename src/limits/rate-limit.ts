@@ -11,7 +11,7 @@
 import { isIPv6 } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
-import type { Caller } from '../caller.js'
+import type { Caller } from '../core/caller.js'
 import type { RateLimitStoreFailure } from '../config.js'
 import { AppError } from '../errors.js'
 import { beforeFrameworkErrors } from '../http/error-handler.js'

@@ -1,12 +1,12 @@
 // GraphQL adapter for posts: the Post type, a user's posts, and the post mutations (the author
 // is always the caller), each one service call; lists and references read in batches.
-import { requireSignedIn } from '../caller.js'
+import { requireSignedIn } from '../core/caller.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
 import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
 import { notFound } from '../errors.js'
-import { parseId } from '../ids.js'
+import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.schemas.js'
-import { assertValid } from '../validation.js'
+import { assertValid } from '../core/validation.js'
 import { type CreatePostInput, CreatePostBody, type Post, type UpdatePostInput, UpdatePostBody } from './posts.schemas.js'
 import type { PostsService } from './posts.service.js'
 

@@ -6,7 +6,7 @@ import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { forWrite } from '../db/write-transaction.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from '../db/tables.js'
-import type { ListWindow } from '../pagination.js'
+import type { ListWindow } from '../collections/pagination.js'
 
 /** Which drafts a reader sees besides every published post: all (an admin), their own, or none. */
 export interface DraftVisibility {

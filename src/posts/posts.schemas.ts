@@ -1,7 +1,7 @@
 // A post as the API shows it and as its owner may write it.
 import { type Static, Type } from 'typebox'
 import { defineCollection } from '../collections/collection-spec.js'
-import { Id, Line, Nullable, Prose, StringEnum, Timestamp } from '../schema-types.js'
+import { Id, Line, Nullable, Prose, StringEnum, Timestamp } from '../core/schema-types.js'
 
 export const POST_STATUSES = ['draft', 'published'] as const
 

@@ -1,15 +1,15 @@
 // The rules for posts: everyone reads published posts; drafts are seen only by their owner and
 // admins (to anyone else a draft does not exist: 404); only the owner or an admin writes.
 // publishedAt is the service's to set: when a post becomes published, and cleared for a draft.
-import { type Caller, isAdmin, requireOwnerOrAdmin } from '../caller.js'
+import { type Caller, isAdmin, requireOwnerOrAdmin } from '../core/caller.js'
 import { type CollectionPage, groupByParent, toCollectionPage } from '../collections/collection-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { type PostRow, type PostRowChanges, toIsoTimestamp } from '../db/tables.js'
 import { notFound } from '../errors.js'
-import { type IdInput, parseId } from '../ids.js'
-import type { ListWindow } from '../pagination.js'
-import { checkPrecondition, type WriteOptions } from '../preconditions.js'
+import { type IdInput, parseId } from '../core/ids.js'
+import type { ListWindow } from '../collections/pagination.js'
+import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
 import { loadUser } from '../users/users.service.js'
 import * as repo from './posts.repository.js'
 import type { DraftVisibility } from './posts.repository.js'

@@ -1,11 +1,11 @@
 // GraphQL adapter for todos: the Todo type, a user's todos, and the todo mutations (a new todo
 // is the caller's), each one service call.
-import { requireSignedIn } from '../caller.js'
+import { requireSignedIn } from '../core/caller.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
 import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
-import { parseId } from '../ids.js'
+import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.schemas.js'
-import { assertValid } from '../validation.js'
+import { assertValid } from '../core/validation.js'
 import { type CreateTodoInput, CreateTodoBody, type Todo, type UpdateTodoInput, UpdateTodoBody } from './todos.schemas.js'
 import type { TodosService } from './todos.service.js'
 

@@ -5,7 +5,7 @@ import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { forWrite } from '../db/write-transaction.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from '../db/tables.js'
-import type { ListWindow } from '../pagination.js'
+import type { ListWindow } from '../collections/pagination.js'
 
 export function findTodoById(db: Db, id: number): Promise<TodoRow | undefined> {
   return forWrite(db, db.selectFrom('todos').selectAll().where('id', '=', id)).executeTakeFirst()

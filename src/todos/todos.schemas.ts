@@ -1,7 +1,7 @@
 // A todo as the API shows it and as its owner may write it.
 import { type Static, Type } from 'typebox'
 import { defineCollection } from '../collections/collection-spec.js'
-import { Id, Line, Timestamp } from '../schema-types.js'
+import { Id, Line, Timestamp } from '../core/schema-types.js'
 
 const Text = Line({ maxLength: 500 })
 

@@ -1,6 +1,6 @@
 // REST adapter for tokens: sign in for a token, revoke the one in use.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { requireSignedIn } from '../caller.js'
+import { requireSignedIn } from '../core/caller.js'
 import { SingleEnvelope, single } from '../http/envelope.js'
 import { callerKey } from '../limits/rate-limit.js'
 import { IssuedToken, SignInBody } from './tokens.schemas.js'

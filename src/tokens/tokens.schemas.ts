@@ -1,6 +1,6 @@
 // Signing in: credentials in, a bearer token out.
 import { type Static, Type } from 'typebox'
-import { Line, Timestamp } from '../schema-types.js'
+import { Line, Timestamp } from '../core/schema-types.js'
 
 export const SignInBody = Type.Object(
   {

@@ -2,11 +2,11 @@
 // on every request, revoked on demand. A token is `tl_` and 256 random bits; the store keeps
 // only its SHA-256, so a leaked database holds no usable credential.
 import { createHash, randomBytes } from 'node:crypto'
-import type { Caller } from '../caller.js'
+import type { Caller } from '../core/caller.js'
 import type { Db } from '../db/create-database.js'
 import type { Events } from '../events/events.js'
 import { AppError, notFound, unauthenticated } from '../errors.js'
-import { parseId } from '../ids.js'
+import { parseId } from '../core/ids.js'
 import type { Limiter } from '../limits/limiter.js'
 import { verifyAgainstDecoy, verifyPassword } from '../users/passwords.js'
 import { findUserByEmail, findUserById } from '../users/users.repository.js'

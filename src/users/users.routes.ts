@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
 import { SingleEnvelope, single } from '../http/envelope.js'
-import { IdParam } from '../schema-types.js'
+import { IdParam } from '../core/schema-types.js'
 import { CreateUserBody, ReplaceUserBody, UpdateUserBody, User, UsersCollection } from './users.schemas.js'
 import type { UsersService } from './users.service.js'
 

@@ -1,9 +1,9 @@
 // The user as the API shows it and as callers may write it.
 import { type Static, Type } from 'typebox'
-import { ROLES } from '../caller.js'
+import { ROLES } from '../core/caller.js'
 import { defineCollection } from '../collections/collection-spec.js'
-import { Id, Line, Nullable, StringEnum, Timestamp } from '../schema-types.js'
-import { MESSAGE_KEYWORD } from '../validation.js'
+import { Id, Line, Nullable, StringEnum, Timestamp } from '../core/schema-types.js'
+import { MESSAGE_KEYWORD } from '../core/validation.js'
 
 const Name = Line({ maxLength: 100, description: "The user's display name." })
 const Email = Type.String({

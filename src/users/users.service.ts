@@ -1,7 +1,7 @@
 // The rules for users, for every transport: reads are public; a signed-in user may change or
 // delete themself; only an admin creates users, sets a role, or changes someone else. The last
 // admin can be neither demoted nor deleted.
-import { type Caller, type Role, requireAdmin, requireOwnerOrAdmin, requireSignedIn } from '../caller.js'
+import { type Caller, type Role, requireAdmin, requireOwnerOrAdmin, requireSignedIn } from '../core/caller.js'
 import { type CollectionPage, toCollectionPage } from '../collections/collection-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
@@ -9,8 +9,8 @@ import type { Events } from '../events/events.js'
 import { isUniqueViolation } from '../db/database-errors.js'
 import { toIsoTimestamp, type UserRow, type UserRowChanges } from '../db/tables.js'
 import { AppError, notFound } from '../errors.js'
-import { type IdInput, parseId } from '../ids.js'
-import { checkPrecondition, type WriteOptions } from '../preconditions.js'
+import { type IdInput, parseId } from '../core/ids.js'
+import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
 import type { Limiter } from '../limits/limiter.js'
 import { hashPassword } from './passwords.js'
 import * as repo from './users.repository.js'

@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { graphiqlRoutes } from '../../src/graphql/graphiql.js'
-import { PAGE_CSP } from '../../src/http/page-assets.js'
+import { graphiqlRoutes } from '../../src/pages/graphiql.js'
+import { PAGE_CSP } from '../../src/pages/page-assets.js'
 import { requireRouteAccess } from '../../src/http/access.js'
 
 let app: FastifyInstance

@@ -19,7 +19,7 @@ import { loadConfig } from '../../src/config.js'
 import { MAX_NESTING, MAX_TOKENS, parserLimitError, queryLimitRules, type QueryLimits } from '../../src/graphql/limits.js'
 
 const DEFAULTS = loadConfig({}).graphql.limits
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../src/pagination.js'
+import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../src/collections/pagination.js'
 
 const schema = buildSchema(`
   directive @tag(name: String) repeatable on QUERY | MUTATION | FIELD | FRAGMENT_SPREAD | INLINE_FRAGMENT | FRAGMENT_DEFINITION | VARIABLE_DEFINITION

@@ -4,7 +4,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse, RouteOptions } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import type { Events } from '../../src/events/events.js'
-import { OPERATOR } from '../../src/caller.js'
+import { OPERATOR } from '../../src/core/caller.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/create-database.js'
 import { createMemoryEvents } from '../../src/events/memory-events.js'

@@ -1,6 +1,6 @@
 import { brotliDecompressSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { PAGE_CSP } from '../../src/http/page-assets.js'
+import { PAGE_CSP } from '../../src/pages/page-assets.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
 let t: TestApp

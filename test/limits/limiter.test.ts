@@ -9,7 +9,7 @@ import { AppError } from '../../src/errors.js'
 import { formatError, requestError } from '../../src/graphql/errors.js'
 import { registerErrorHandling } from '../../src/http/error-handler.js'
 import { createLimiter, type LimiterOptions } from '../../src/limits/limiter.js'
-import { closeRedisConnection, createRedisConnection, firstAttempt } from '../../src/redis-connection.js'
+import { closeRedisConnection, createRedisConnection, firstAttempt } from '../../src/redis/connection.js'
 import { freePort, uniquePrefix } from '../helpers/private-redis.js'
 import { redisUrl } from '../helpers/services.js'
 

@@ -8,8 +8,8 @@ import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { brotliCompress, constants as zlib, gzip } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
-import { matchesAny } from './caching.js'
-import { chooseContentCoding, CONTENT_CODINGS, type ContentCoding } from './compression.js'
+import { matchesAny } from '../http/caching.js'
+import { chooseContentCoding, CONTENT_CODINGS, type ContentCoding } from '../http/compression.js'
 
 /**
  * The content security policy of every page the service serves (GraphiQL, the API reference):

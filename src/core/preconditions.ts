@@ -1,7 +1,7 @@
 // Conditional writes (If-Match), transport-neutral: a write may carry a check of the current
 // representation, which the service runs inside the write's transaction, after loading and
 // authorizing and before writing. Two clients racing with the same check cannot both win.
-import { AppError } from './errors.js'
+import { AppError } from '../errors.js'
 
 export interface WriteOptions<T> {
   /** True when the current representation is the one the caller expects. */

@@ -1,6 +1,6 @@
 // Who is calling: resolved from the bearer token by the transport, handed to every service call.
 // Services decide what the caller may do; anonymous callers are `null`.
-import { forbidden, unauthenticated } from './errors.js'
+import { forbidden, unauthenticated } from '../errors.js'
 
 export const ROLES = ['user', 'admin'] as const
 export type Role = (typeof ROLES)[number]
@@ -11,6 +11,13 @@ export interface Caller {
   /** The token the caller presented, so it can be revoked. */
   readonly tokenId: number
 }
+
+/**
+ * The caller an Authorization header names; UNAUTHENTICATED for a header that is not a Bearer
+ * token, or a token that is invalid, expired or revoked. The transports are given it (the tokens
+ * feature provides it), so that they know no feature.
+ */
+export type Authenticate = (authorization: string) => Promise<Caller>
 
 /**
  * The callers of these tokens as they stand now (live tokens only; a revoked, expired or orphaned

@@ -3,7 +3,7 @@
 // is a static script that reads the endpoints from data- attributes on the page. Assets are a
 // fixed list of routes, read into memory at start-up: there is no directory to traverse.
 import type { FastifyInstance } from 'fastify'
-import { assertServicePath, assetElements, createPageAsset, CSS, escapeHtml, JS, PAGE_CSP, type PageAsset, readPackageAsset, servePageAssets } from '../http/page-assets.js'
+import { assertServicePath, assetElements, createPageAsset, CSS, escapeHtml, JS, PAGE_CSP, type PageAsset, readPackageAsset, servePageAssets } from './page-assets.js'
 
 export interface GraphiqlOptions {
   /** The GraphQL endpoint, a path on this service (`/graphql`): the page may connect to its own origin only. */

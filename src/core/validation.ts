@@ -3,7 +3,7 @@
 // translation of Ajv's errors into the error body's details.
 import { Ajv, type ErrorObject, type Options } from 'ajv'
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats'
-import { AppError, type ErrorDetail } from './errors.js'
+import { AppError, type ErrorDetail } from '../errors.js'
 
 /** A schema may carry its own message for a failed `pattern` or `format`. */
 export const MESSAGE_KEYWORD = 'x-message'
