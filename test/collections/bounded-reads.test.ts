@@ -6,7 +6,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_COUNTED_TOTAL, MAX_SEARCHED_ROWS } from '../../src/db/list-page.js'
 import { MAX_OFFSET_ITEMS } from '../../src/collections/pagination.js'
-import { codesOf, graphql } from '../graphql/graphql-client.js'
+import { codesOf, graphql } from '../helpers/graphql-client.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { TEST_STORE } from '../helpers/test-store.js'
 

@@ -3,7 +3,7 @@
 import { getIntrospectionQuery } from 'graphql'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
-import { codesOf, graphql } from './graphql-client.js'
+import { codesOf, graphql } from '../helpers/graphql-client.js'
 
 describe('GraphQL limits at the endpoint', () => {
   let t: TestApp

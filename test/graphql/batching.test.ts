@@ -3,7 +3,7 @@
 // comments it returns.
 import { describe, expect, it } from 'vitest'
 import { buildTestApp } from '../helpers/build-test-app.js'
-import { graphql } from './graphql-client.js'
+import { graphql } from '../helpers/graphql-client.js'
 
 const NESTED = '{ users { name posts { title comments { content author { name } } } } }'
 

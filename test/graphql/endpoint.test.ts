@@ -2,7 +2,7 @@
 // CSRF refusal, malformed requests, batches, the schema and GraphiQL pages and their switches.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
-import { codesOf, graphql } from './graphql-client.js'
+import { codesOf, graphql } from '../helpers/graphql-client.js'
 
 describe('the GraphQL endpoint', () => {
   let t: TestApp

@@ -3,7 +3,7 @@
 // JIT on (the default: compiled from a document's second use) and off.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
-import { codesOf, graphql } from './graphql-client.js'
+import { codesOf, graphql } from '../helpers/graphql-client.js'
 
 describe.each([
   { jit: 'true', label: 'with the JIT' },

@@ -1,7 +1,7 @@
 // GraphQL errors and permissions: the services' rules, as GraphQL errors with the REST codes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
-import { codesOf, graphql } from './graphql-client.js'
+import { codesOf, graphql } from '../helpers/graphql-client.js'
 import { TEST_STORE } from '../helpers/test-store.js'
 
 describe('GraphQL errors and permissions', () => {

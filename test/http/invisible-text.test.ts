@@ -3,7 +3,7 @@
 // and GraphQL alike (issue #18, section 3). Legitimate text in any script, and emoji, still pass.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
-import { graphql } from '../graphql/graphql-client.js'
+import { graphql } from '../helpers/graphql-client.js'
 
 const LINE_MESSAGE = 'must not be blank or contain control or invalid characters'
 

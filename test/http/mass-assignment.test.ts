@@ -4,7 +4,7 @@
 // GraphQL, read or write, carries a password or its hash.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
-import { graphql } from '../graphql/graphql-client.js'
+import { graphql } from '../helpers/graphql-client.js'
 
 let t: TestApp
 let post: number

@@ -1,6 +1,6 @@
 // Posts a GraphQL operation to the test app as a client would: JSON over POST /graphql.
 import type { LightMyRequestResponse } from 'fastify'
-import type { TestApp } from '../helpers/build-test-app.js'
+import type { TestApp } from './build-test-app.js'
 
 export interface GraphQLAnswer {
   status: number
