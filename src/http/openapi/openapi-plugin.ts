@@ -7,11 +7,11 @@
 import { createRequire } from 'node:module'
 import fastifySwagger from '@fastify/swagger'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
-import { MAX_PAGE, MAX_SEARCH_LENGTH } from '../collections/collection-query.js'
-import type { CollectionSpec, FieldSpec } from '../collections/collection-spec.js'
-import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT } from '../collections/pagination.js'
-import { ErrorBody } from './envelope.js'
-import { API_MOUNTS, API_VERSIONS, type ApiVersion } from './versioning.js'
+import { MAX_PAGE, MAX_SEARCH_LENGTH } from '../../collections/collection-query.js'
+import type { CollectionSpec, FieldSpec } from '../../collections/collection-spec.js'
+import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT } from '../../collections/pagination.js'
+import { ErrorBody } from '../envelope.js'
+import { API_MOUNTS, API_VERSIONS, type ApiVersion } from '../versioning.js'
 
 export const OPENAPI_JSON_PATH = '/openapi.json'
 export const OPENAPI_YAML_PATH = '/openapi.yaml'
@@ -21,7 +21,7 @@ export interface OpenApiOptions {
   cacheMaxAgeS: number
 }
 
-const { version: packageVersion } = createRequire(import.meta.url)('../../package.json') as { version: string }
+const { version: packageVersion } = createRequire(import.meta.url)('../../../package.json') as { version: string }
 
 /** The mounts described, by prefix. */
 const DESCRIBED_MOUNTS = new Map<string, ApiVersion>(
