@@ -32,7 +32,7 @@ import { MAX_TOKENS, queryLimitRules, parserLimitError } from './limits.js'
 import { createMetering } from './metering.js'
 import { chooseOperation, type OperationParams, readParams } from './request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
-import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions.js'
+import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions/subscription-server.js'
 
 const GRAPHQL_PATH = '/graphql'
 

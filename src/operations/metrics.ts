@@ -9,7 +9,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Database } from '../db/create-database.js'
 import { AppError } from '../errors.js'
 import type { EventMap, EventName, Events } from '../events/events.js'
-import type { SubscriptionStats } from '../graphql/subscriptions.js'
+import type { SubscriptionStats } from '../graphql/subscriptions/subscription-server.js'
 
 export const METRICS_PATH = '/metrics'
 
