@@ -1,25 +1,84 @@
-// One error vocabulary for every transport: a closed set of codes, each with its HTTP status.
-// REST writes them as {error: {code, message, details}}; GraphQL as errors[].extensions.code.
-// A retired code is never reused.
+// One error vocabulary for every transport: a closed set of codes, each with its HTTP status, a
+// title and what it means. REST writes them as {error: {code, message, details}}; GraphQL as
+// errors[].extensions.code; the OpenAPI document describes each one. A retired code is never reused.
 
-export const ERROR_STATUS = {
-  BAD_REQUEST: 400,
-  UNAUTHENTICATED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  NOT_ACCEPTABLE: 406,
-  CONFLICT: 409,
-  PRECONDITION_FAILED: 412,
-  PAYLOAD_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  VALIDATION_ERROR: 422,
-  RATE_LIMITED: 429,
-  INTERNAL_ERROR: 500,
-  SERVICE_UNAVAILABLE: 503,
-} as const
+export interface ErrorEntry {
+  readonly status: number
+  /** Its name in Title Case; without the spaces, the name of its OpenAPI response (`NotFound`). */
+  readonly title: string
+  /** When a client meets it, in the words of the OpenAPI document's error responses. */
+  readonly description: string
+}
 
-export type ErrorCode = keyof typeof ERROR_STATUS
+/** The catalogue of error codes, in the order the OpenAPI document lists them. */
+export const ERROR_CATALOGUE = {
+  BAD_REQUEST: {
+    status: 400,
+    title: 'Bad Request',
+    description: 'A query parameter is unknown or has a bad value, or the body is not JSON (`BAD_REQUEST`, with `details`).',
+  },
+  UNAUTHENTICATED: {
+    status: 401,
+    title: 'Unauthenticated',
+    description: 'No valid bearer token where one is needed, or a token sent that is not valid (`UNAUTHENTICATED`).',
+  },
+  FORBIDDEN: { status: 403, title: 'Forbidden', description: 'Signed in, but not allowed to do this (`FORBIDDEN`).' },
+  NOT_FOUND: {
+    status: 404,
+    title: 'Not Found',
+    description: 'No such resource, or not under the parent in the path, or not visible to the caller (`NOT_FOUND`).',
+  },
+  METHOD_NOT_ALLOWED: {
+    status: 405,
+    title: 'Method Not Allowed',
+    description: 'The path exists, but not with this method; Allow lists the methods it has (`METHOD_NOT_ALLOWED`).',
+  },
+  NOT_ACCEPTABLE: {
+    status: 406,
+    title: 'Not Acceptable',
+    description: 'Accept admits no JSON, or names an unknown API version (`NOT_ACCEPTABLE`).',
+  },
+  CONFLICT: {
+    status: 409,
+    title: 'Conflict',
+    description: 'The change conflicts with the data: a taken e-mail address, the last admin (`CONFLICT`).',
+  },
+  PRECONDITION_FAILED: {
+    status: 412,
+    title: 'Precondition Failed',
+    description: 'If-Match names no current representation (`PRECONDITION_FAILED`).',
+  },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large', description: 'The body is larger than 1 MiB (`PAYLOAD_TOO_LARGE`).' },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    title: 'Unsupported Media Type',
+    description: 'The body is not application/json or application/merge-patch+json in UTF-8 (`UNSUPPORTED_MEDIA_TYPE`).',
+  },
+  VALIDATION_ERROR: {
+    status: 422,
+    title: 'Validation Error',
+    description: "The body is JSON but breaks the resource's rules (`VALIDATION_ERROR`, one detail per field).",
+  },
+  RATE_LIMITED: { status: 429, title: 'Rate Limited', description: 'Over the allowance (`RATE_LIMITED`); retry after Retry-After seconds.' },
+  INTERNAL_ERROR: {
+    status: 500,
+    title: 'Internal Error',
+    description: "Something went wrong on the service's side (`INTERNAL_ERROR`); the message quotes the request id.",
+  },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    title: 'Service Unavailable',
+    description:
+      'The store is busy or unreachable, or the rate limit cannot be checked (`SERVICE_UNAVAILABLE`); retry after Retry-After seconds.',
+  },
+} as const satisfies Record<string, ErrorEntry>
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE
+
+/** Each code's HTTP status, read from the catalogue (the REST handler and the envelope's schema ask this). */
+export const ERROR_STATUS = Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([code, { status }]) => [code, status])) as {
+  readonly [C in ErrorCode]: (typeof ERROR_CATALOGUE)[C]['status']
+}
 
 export interface ErrorDetail {
   /** The JSON path of the offending input (`email`, `tags[2]`), or the query parameter's name. */
@@ -40,9 +99,10 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: readonly ErrorDetail[],
-    options: { retryAfterS?: number } = {},
+    options: { retryAfterS?: number; cause?: unknown } = {},
   ) {
-    super(message)
+    // The cause, when there is one, is the failure underneath (the database's own error): for the log, never the client.
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'AppError'
     this.status = ERROR_STATUS[code]
     this.retryAfterS = options.retryAfterS

@@ -1,5 +1,6 @@
 // Opens the store named by the config: Kysely over better-sqlite3 (the embedded default), or over
-// a pool of `pg` connections to PostgreSQL (the scale-out one). Nothing else knows which it is.
+// a pool of `pg` connections to PostgreSQL (the scale-out one). Nothing else knows which it is, and
+// the expected database errors leave the handle already in the service's words (AppError).
 import { mkdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
@@ -10,6 +11,7 @@ import type { DatabaseLocation } from '../config.js'
 import { isQueryTimeout } from './database-errors.js'
 import { type DialectFacts, postgresFacts, sqliteFacts } from './dialect-facts.js'
 import type { Tables } from './tables.js'
+import { translatingDialect } from './translating-dialect.js'
 
 export type Db = Kysely<Tables>
 
@@ -43,7 +45,7 @@ export interface OpenOptions {
 export function openDatabase(location: DatabaseLocation, options: OpenOptions = {}): Database {
   const { onQuery } = options
   const open = (dialect: Dialect, facts: DialectFacts, poolStats?: Database['poolStats']): Database => {
-    const db = new Kysely<Tables>({ dialect, ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }) })
+    const db = new Kysely<Tables>({ dialect: translatingDialect(dialect), ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }) })
     return { db, facts, close: () => db.destroy(), ...(poolStats === undefined ? {} : { poolStats }) }
   }
   if (location.dialect === 'postgres') {

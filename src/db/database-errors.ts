@@ -1,7 +1,8 @@
 // Database errors the service expects, recognized at the database boundary and translated once
-// into the service's vocabulary (REST, GraphQL and the WebSocket hooks all ask `databaseAppError`).
-// Each driver's error shape is distinct, so one predicate serves every dialect.
-import { AppError } from '../errors.js'
+// into the service's vocabulary: the handle openDatabase returns throws them as AppErrors
+// (translating-dialect.ts), so no transport translates. Each driver's error shape is distinct, so
+// one predicate serves every dialect.
+import { AppError, isAppError } from '../errors.js'
 
 /**
  * SQLite could not take its lock in time: another process (a `threadline seed`) holds it; or
@@ -45,27 +46,36 @@ export const isQueryTimeout = (error: unknown): boolean => error instanceof Erro
 const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)?.code
 
 /**
- * A database error as the AppError a client should see, or undefined when the error is not one the
- * service expects (a bug: answered INTERNAL_ERROR by the caller). Both kinds of unavailability are
- * worth retrying shortly: SERVICE_UNAVAILABLE, with Retry-After.
+ * A database error as the AppError a client should see (the original as its `cause`), or undefined
+ * when the error is not one the service expects (a bug: answered INTERNAL_ERROR by the caller).
+ * Both kinds of unavailability are worth retrying shortly: SERVICE_UNAVAILABLE, with Retry-After.
+ * An AppError this function made (thrown by the database handle) is returned as it is.
  */
 export function databaseAppError(error: unknown): AppError | undefined {
+  if (isAppError(error)) return error.cause !== undefined && databaseAppError(error.cause) !== undefined ? error : undefined
   // An HTTP error (a client that went away mid-body: ECONNRESET) is not the database's.
   if ((error as { statusCode?: unknown } | null)?.statusCode !== undefined) return undefined
   const code = codeOf(error)
+  const translated = (errorCode: 'SERVICE_UNAVAILABLE' | 'NOT_FOUND', message: string) => new AppError(errorCode, message, undefined, { cause: error })
   if ((typeof code === 'string' && BUSY_CODES.has(code)) || (error instanceof Error && POOL_TIMEOUT.test(error.message))) {
-    return new AppError('SERVICE_UNAVAILABLE', 'The database is busy; retry in a moment')
+    return translated('SERVICE_UNAVAILABLE', 'The database is busy; retry in a moment')
   }
   if (isUnreachable(error)) {
-    return new AppError('SERVICE_UNAVAILABLE', 'The database cannot be reached; retry in a moment')
+    return translated('SERVICE_UNAVAILABLE', 'The database cannot be reached; retry in a moment')
   }
   if (code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
     // A row this write refers to was deleted by a concurrent request after the service checked it
     // (PostgreSQL runs READ COMMITTED): what the write needed is gone.
-    return new AppError('NOT_FOUND', 'What this write refers to no longer exists')
+    return translated('NOT_FOUND', 'What this write refers to no longer exists')
   }
   return undefined
 }
+
+/** What the database handle throws: an expected error in the service's words, anything else as the driver threw it. */
+export const translateDatabaseError = (error: unknown): unknown => databaseAppError(error) ?? error
+
+/** PostgreSQL ended the transaction to break a deadlock (40P01): seen through its translation, which keeps it as the cause. */
+export const isDeadlock = (error: unknown): boolean => codeOf(isAppError(error) ? error.cause : error) === '40P01'
 
 function isUnreachable(error: unknown): boolean {
   const code = codeOf(error)

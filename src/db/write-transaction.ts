@@ -12,11 +12,11 @@
 // locks all of it), and 10 of 30 concurrent PATCHes of 30 different todos came back 503.
 import type { SelectQueryBuilder } from 'kysely'
 import type { Db } from './create-database.js'
+import { isDeadlock } from './database-errors.js'
 import { factsOf } from './dialect-facts.js'
 
 /** Attempts of one write that lost a deadlock before it is answered as a busy database (503). */
 const MAX_ATTEMPTS = 3
-const DEADLOCK_DETECTED = '40P01'
 
 const writing = new WeakSet<Db>()
 
@@ -28,8 +28,9 @@ export async function writeTransaction<T>(db: Db, work: (trx: Db) => Promise<T>)
         return work(trx)
       })
     } catch (error) {
-      // Two writers locking the same rows in opposite orders: the server ends one; run it again.
-      if (attempt >= MAX_ATTEMPTS || (error as { code?: unknown } | null)?.code !== DEADLOCK_DETECTED) throw error
+      // Two writers locking the same rows in opposite orders: the server ends one; run it again. The
+      // database handle has already put it in our words (a busy database), which keep the server's as the cause.
+      if (attempt >= MAX_ATTEMPTS || !isDeadlock(error)) throw error
     }
   }
 }

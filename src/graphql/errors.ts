@@ -1,12 +1,13 @@
 // GraphQL errors in the service's vocabulary: every error has `message`, `locations` and `path`
 // where they apply, and `extensions.code` from the same closed set as REST (src/errors.ts), with
 // `extensions.details` for invalid input. Errors of the request itself (syntax, validation,
-// variables, limits) are BAD_REQUEST in graphql-js's own words; an unexpected failure while
-// executing is masked as INTERNAL_ERROR and logged with the request id.
+// variables, limits) are BAD_REQUEST in graphql-js's own words; anything thrown while executing
+// becomes an AppError as for REST (core/to-app-error.ts): an unexpected failure is masked as
+// INTERNAL_ERROR and logged with the request id and the field's path.
 import type { FastifyBaseLogger } from 'fastify'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
-import { databaseAppError } from '../db/database-errors.js'
-import { type AppError, type ErrorCode, type ErrorDetail, isAppError } from '../errors.js'
+import { toAppError } from '../core/to-app-error.js'
+import type { AppError, ErrorCode, ErrorDetail } from '../errors.js'
 
 export interface RequestScope {
   readonly id: string
@@ -32,20 +33,13 @@ const SUGGESTION = / Did you mean [^?]*\?$/
 
 export function formatError(error: GraphQLError, request: RequestScope): GraphQLFormattedError {
   const original = error.originalError
-  const located = { locations: error.locations, path: error.path }
-  if (isAppError(original)) return withCode(original.message, located, original.code, original.details, original.retryAfterS)
-  const fromDatabase = original === undefined ? undefined : databaseAppError(original)
-  if (fromDatabase !== undefined) {
-    request.log.warn({ err: original }, fromDatabase.message)
-    return withCode(fromDatabase.message, located, fromDatabase.code)
-  }
   if (error.path === undefined && (original === undefined || original instanceof GraphQLError)) {
     // The document or its variables: graphql-js's message says what is wrong, and where.
     const message = request.graphqlSuggestions === false ? error.message.replace(SUGGESTION, '') : error.message
     return { message, locations: error.locations, extensions: { ...error.extensions, code: 'BAD_REQUEST' } }
   }
-  request.log.error({ err: original ?? error, path: error.path }, 'unexpected error in a resolver')
-  return withCode(`Something went wrong on our side; quote request id ${request.id}`, located, 'INTERNAL_ERROR')
+  const failure = toAppError(original ?? error, request, { path: error.path })
+  return withCode(failure.message, { locations: error.locations, path: error.path }, failure.code, failure.details, failure.retryAfterS)
 }
 
 /** An error of the HTTP request itself (bad JSON, a refused token, the rate limit) as a GraphQL error. */

@@ -48,7 +48,8 @@ export function resolveCaller(app: FastifyInstance, authenticate: Authenticate):
     try {
       request.caller = await authenticate(authorization)
     } catch (error) {
-      if (!isAppError(error)) throw error
+      // A refused token waits for the route's verdict; a store that failed the lookup (a busy database) is answered at once.
+      if (!isAppError(error) || error.code !== 'UNAUTHENTICATED') throw error
       request.authenticationError = error
     }
   })

@@ -1,10 +1,11 @@
 // Every failure leaves as the spec's error body. Expected errors (AppError, and the framework's
 // own 4xx) are shown in our words; anything else is masked as INTERNAL_ERROR with the request id,
-// its detail only in the log. No Fastify message or FST_ code reaches the client as it is.
+// its detail only in the log (core/to-app-error.ts, as for GraphQL). No Fastify message or FST_
+// code reaches the client as it is.
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { databaseAppError } from '../db/database-errors.js'
 import { AppError, ERROR_STATUS, type ErrorCode, isAppError } from '../errors.js'
+import { toAppError } from '../core/to-app-error.js'
 import { toErrorDetails } from '../core/validation.js'
 import { errorBody } from './envelope.js'
 
@@ -46,7 +47,7 @@ const restBody: ErrorRenderer = (error) => errorBody(error.code, error.message, 
 export function registerErrorHandling(app: FastifyInstance, renderers: { graphql: ErrorRenderer }): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     const render = request.routeOptions.config.errorBody === 'graphql' ? renderers.graphql : restBody
-    sendError(toAppError(error, request), request, reply, render)
+    sendError(fromFastify(error, request), request, reply, render)
   })
 
   app.setNotFoundHandler((request, reply) =>
@@ -65,10 +66,10 @@ export function beforeFrameworkErrors(app: FastifyInstance, hook: (request: Fast
 /** Errors the router meets before any route runs (a malformed URL, an over-long parameter). */
 export function onFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const hook = frameworkErrorHooks.get(request.server)
-  if (hook === undefined) return sendError(toAppError(error, request), request, reply)
+  if (hook === undefined) return sendError(fromFastify(error, request), request, reply)
   hook(request, reply).then(
-    () => sendError(toAppError(error, request), request, reply),
-    (refusal: FastifyError) => sendError(toAppError(refusal, request), request, reply),
+    () => sendError(fromFastify(error, request), request, reply),
+    (refusal: FastifyError) => sendError(fromFastify(refusal, request), request, reply),
   )
 }
 
@@ -87,8 +88,9 @@ export function onClientError(error: Error & { code?: string }, socket: Socket):
   socket.destroy(error)
 }
 
-function toAppError(error: FastifyError, request: FastifyRequest): AppError {
-  if (isAppError(error)) return error
+/** The framework's own errors in our words; the rest as every transport turns them (core/to-app-error.ts). */
+function fromFastify(error: FastifyError, request: FastifyRequest): AppError {
+  if (isAppError(error)) return toAppError(error, request)
   if (error.validation) return fromValidation(error, request)
   if (error.statusCode === 400 && /prototype property/.test(error.message)) {
     // secure-json-parse refuses __proto__ and constructor.prototype keys (prototype poisoning).
@@ -97,14 +99,9 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
   const known = error.code === undefined ? undefined : FRAMEWORK_ERRORS[error.code]
   if (known) return new AppError(known.code, known.message)
   const status = error.statusCode ?? 500
-  const fromDatabase = databaseAppError(error)
-  if (fromDatabase !== undefined) {
-    request.log.warn({ err: error }, fromDatabase.message)
-    return fromDatabase
-  }
   const code = status >= 400 && status < 500 ? CODE_BY_STATUS.get(status) : undefined
   if (code !== undefined) return new AppError(code, 'The request cannot be served')
-  return internalError(error, request)
+  return toAppError(error, request)
 }
 
 function fromValidation(error: FastifyError, request: FastifyRequest): AppError {
@@ -120,11 +117,6 @@ function fromValidation(error: FastifyError, request: FastifyRequest): AppError 
     default:
       return new AppError('BAD_REQUEST', 'The query parameters are not valid', details)
   }
-}
-
-function internalError(error: Error, request: FastifyRequest): AppError {
-  request.log.error({ err: error }, 'unexpected error')
-  return new AppError('INTERNAL_ERROR', `Something went wrong on our side; quote request id ${request.id}`)
 }
 
 function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply, render = restBody): void {

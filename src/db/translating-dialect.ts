@@ -1,0 +1,78 @@
+// The database boundary where errors change language: a Kysely dialect around SQLite's or
+// PostgreSQL's whose driver throws an expected database error (busy, locked, unreachable, out of
+// pool, timed out, a foreign key gone) as the AppError a client should see, the driver's error kept
+// as its cause. Every query, transaction step and connection checkout passes here, so no service,
+// repository or transport translates; anything unexpected passes through as the driver threw it.
+import type { DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely'
+import { translateDatabaseError } from './database-errors.js'
+
+export function translatingDialect(dialect: Dialect): Dialect {
+  return {
+    createAdapter: () => dialect.createAdapter(),
+    createQueryCompiler: () => dialect.createQueryCompiler(),
+    createIntrospector: (db) => dialect.createIntrospector(db),
+    createDriver: () => translatingDriver(dialect.createDriver()),
+  }
+}
+
+async function translated<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    throw translateDatabaseError(error)
+  }
+}
+
+function translatingDriver(driver: Driver): Driver {
+  // The driver is handed back its own connection (PostgreSQL's releases it through a private
+  // method); Kysely is handed one wrapper per connection, always the same (it adds its query log once per object).
+  const wrappers = new WeakMap<DatabaseConnection, DatabaseConnection>()
+  const inner = new WeakMap<DatabaseConnection, DatabaseConnection>()
+  const own = (connection: DatabaseConnection): DatabaseConnection => inner.get(connection) ?? connection
+  const wrap = (connection: DatabaseConnection): DatabaseConnection => {
+    let wrapper = wrappers.get(connection)
+    if (wrapper === undefined) {
+      wrapper = translatingConnection(connection)
+      wrappers.set(connection, wrapper)
+      inner.set(wrapper, connection)
+    }
+    return wrapper
+  }
+  type Compile = Parameters<NonNullable<Driver['savepoint']>>[2]
+  const savepointStep = (step: Driver['savepoint']) =>
+    step === undefined
+      ? undefined
+      : (connection: DatabaseConnection, name: string, compile: Compile) => translated(() => step(own(connection), name, compile))
+  const savepoint = savepointStep(driver.savepoint?.bind(driver))
+  const rollbackToSavepoint = savepointStep(driver.rollbackToSavepoint?.bind(driver))
+  const releaseSavepoint = savepointStep(driver.releaseSavepoint?.bind(driver))
+  return {
+    init: () => translated(() => driver.init()),
+    acquireConnection: async () => wrap(await translated(() => driver.acquireConnection())),
+    beginTransaction: (connection: DatabaseConnection, settings: TransactionSettings) =>
+      translated(() => driver.beginTransaction(own(connection), settings)),
+    commitTransaction: (connection: DatabaseConnection) => translated(() => driver.commitTransaction(own(connection))),
+    rollbackTransaction: (connection: DatabaseConnection) => translated(() => driver.rollbackTransaction(own(connection))),
+    ...(savepoint === undefined ? {} : { savepoint }),
+    ...(rollbackToSavepoint === undefined ? {} : { rollbackToSavepoint }),
+    ...(releaseSavepoint === undefined ? {} : { releaseSavepoint }),
+    releaseConnection: (connection: DatabaseConnection) => driver.releaseConnection(own(connection)),
+    destroy: () => driver.destroy(),
+  }
+}
+
+function translatingConnection(connection: DatabaseConnection): DatabaseConnection {
+  return {
+    executeQuery: <R>(query: Parameters<DatabaseConnection['executeQuery']>[0]) => translated(() => connection.executeQuery<R>(query)),
+    streamQuery: async function* <R>(
+      query: Parameters<DatabaseConnection['streamQuery']>[0],
+      chunkSize?: number,
+    ): AsyncIterableIterator<QueryResult<R>> {
+      try {
+        yield* connection.streamQuery<R>(query, chunkSize)
+      } catch (error) {
+        throw translateDatabaseError(error)
+      }
+    },
+  }
+}
