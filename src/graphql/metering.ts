@@ -5,7 +5,7 @@
 //
 // An operation's points: 1, plus 1 for each top-level mutation field past the first (aliases
 // included: each runs its own write), plus 1 for each COST_PER_POINT of its cost past the first
-// (the cost rule's figure, src/graphql/limits.ts: fields times the page sizes of the lists they
+// (the cost rule's figure, src/graphql/document-limits/cost-measure.ts: fields times the page sizes of the lists they
 // are in, and the rows searches, counts and offsets may read). A request's points are its
 // operations' sum; the HTTP request paid 1 on arrival (src/limits/rate-limit.ts), the rest is
 // charged here, at once, or the request is refused with 429 and nothing runs.
@@ -14,7 +14,8 @@
 // not found), or whose cost is past the limit, is refused without running: 1 point.
 import { Kind, OperationTypeNode, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, parse, type SelectionSetNode } from 'graphql'
 import type { OperationParams } from './request-params.js'
-import { type ListSizes, operationCosts, parserLimitError } from './limits.js'
+import { type ListSizes, operationCosts } from './document-limits/cost-measure.js'
+import { parserLimitError } from './document-limits/parser-guard.js'
 
 /** Cost per point: an operation costing up to 1,000 (a page of 20 users with their 5 latest posts is 161) takes 1 point. */
 export const COST_PER_POINT = 1_000

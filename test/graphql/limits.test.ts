@@ -16,7 +16,8 @@ import {
 } from 'graphql'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { MAX_NESTING, MAX_TOKENS, parserLimitError, queryLimitRules, type QueryLimits } from '../../src/graphql/limits.js'
+import { MAX_NESTING, MAX_TOKENS, parserLimitError } from '../../src/graphql/document-limits/parser-guard.js'
+import { queryLimitRules, type QueryLimits } from '../../src/graphql/document-limits/query-limit-rules.js'
 
 const DEFAULTS = loadConfig({}).graphql.limits
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../src/collections/pagination.js'

@@ -4,7 +4,7 @@
 // On the in-process store and on Redis.
 import { buildSchema, parse } from 'graphql'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { operationCosts } from '../../src/graphql/limits.js'
+import { operationCosts } from '../../src/graphql/document-limits/cost-measure.js'
 import { typeDefs } from '../../src/graphql/schema.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../src/collections/pagination.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'

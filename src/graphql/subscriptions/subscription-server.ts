@@ -42,7 +42,8 @@ import { ConnectionRights, REVOKED_MESSAGE, type Seat } from '../connection-righ
 import { isReservation, type Reservation, SubscriptionBudget } from '../subscription-budget.js'
 import { type GraphQLContext, Loaders } from '../context.js'
 import { formatError } from '../errors.js'
-import { operationCosts, parserLimitError } from '../limits.js'
+import { operationCosts } from '../document-limits/cost-measure.js'
+import { parserLimitError } from '../document-limits/parser-guard.js'
 import { chooseOperation, type OperationParams, readParams } from '../request-params.js'
 
 /** RFC 6455 §7.4.1: the subscriber broke a policy of the server (here: it fell too far behind). */

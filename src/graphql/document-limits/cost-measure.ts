@@ -1,0 +1,172 @@
+// The cost model: what an operation costs, the figure the cost rule bounds (GRAPHQL_MAX_COST),
+// subscriptions are bounded by, and the rate limit charges (src/graphql/metering.ts).
+//
+// Cost counts each field as 1 and multiplies a list field's subtree by its page size: its literal
+// `limit` (capped at maxLimit), maxLimit when `limit` is a variable (results are cached per
+// document text), defaultLimit when `limit` is left out. Introspection's lists take no `limit`:
+// they count as the longest list introspection can return for the schema. A data list without
+// `limit` is a page's items (`usersPage(limit: 50) { items }`): it takes the page size of the
+// field around it, or maxLimit when that field takes no `limit`.
+//
+// Reads that touch rows beyond those they return cost those rows too (1 per row, like a field,
+// and multiplied like one by the lists around them): a search (`q`) READ_ROWS.search, counting a
+// page's `total` (or `totalCapped`, `pages`) READ_ROWS.count, a page by offset past the first (`page` > 1, on a
+// collection or a nested window such as `posts(limit, page)`) the page × limit rows it skips and
+// reads, at most READ_ROWS.offset (a variable `page` counts as that). See READ_ROWS below for why.
+//
+// Introspection (`__schema`, `__type` and everything under them) is summed apart, for the cost
+// rule's bound of its own (src/graphql/document-limits/cost-rule.ts). `__typename` is an ordinary
+// field: it costs 1.
+import {
+  Kind,
+  getNamedType,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isIntrospectionType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  type DocumentNode,
+  type FieldNode,
+  type GraphQLField,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql'
+import { isIntrospection, type Measure, measureOperations } from './measure.js'
+
+/** The page sizes of lists: when `limit` is left out, and at most. */
+export interface ListSizes {
+  defaultLimit: number
+  maxLimit: number
+}
+
+export interface Cost {
+  /** Outside introspection. */
+  readonly main: number
+  /**
+   * What one item costs under a data list without a `limit` argument (`UserPage.items`): the field
+   * around it gives the page size (`usersPage(limit: 50)`), or maxLimit if it takes no `limit`.
+   */
+  readonly perItem: number
+  readonly introspection: number
+  /** A `total` (or `totalCapped`, `pages`) below, not yet charged: the page field above pays READ_ROWS.count, once. */
+  readonly counts: boolean
+  /** Whether rows a read touches (search, count, offset) are in the cost: the message says so. */
+  readonly reads: boolean
+}
+
+/**
+ * Rows a read may touch beyond the items it returns, as the bounds on reads make them (issue #18,
+ * src/db/list-page.ts and src/collections/pagination.ts): a search reads the trigram index's candidates, or
+ * the newest 10,000 rows for a term too short for the index; a count is bounded the same way; an
+ * offset page reads and throws away the rows before it, up to the window of page × limit ≤ 10,000
+ * (further is cursor's). Before those bounds and these charges (issue #18, 200,000 users), 15
+ * aliases of `usersPage(q: "zz-nomatch", limit: 1) { pageInfo { total } }` held the event loop
+ * 2.5 s (about 170 ms each, a scan and a count of every row) while each cost 3.
+ */
+export const READ_ROWS = { search: 10_000, count: 10_000, offset: 10_000 } as const
+
+/** The fields of PageInfo that count the page's collection when selected (as the page resolvers decide). */
+const COUNTING_FIELDS = ['total', 'totalCapped', 'pages']
+
+function countingFields(schema: GraphQLSchema): ReadonlySet<GraphQLField<unknown, unknown>> {
+  const pageInfo = schema.getType('PageInfo')
+  if (!isObjectType(pageInfo)) return new Set()
+  const fields = pageInfo.getFields()
+  return new Set(COUNTING_FIELDS.flatMap((name) => fields[name] ?? []))
+}
+
+/** The rows a field's own read touches beyond its items: its search and its offset. */
+function readRows(node: FieldNode, definition: GraphQLField<unknown, unknown> | undefined, pageSize: number | undefined): number {
+  if (definition === undefined) return 0
+  const argument = (name: string) => (definition.args.some((arg) => arg.name === name) ? node.arguments?.find((arg) => arg.name.value === name)?.value : undefined)
+  let rows = 0
+  const q = argument('q')
+  if (q !== undefined && q.kind !== Kind.NULL && !(q.kind === Kind.STRING && q.value === '')) rows += READ_ROWS.search
+  const page = argument('page')
+  if (page?.kind === Kind.VARIABLE) rows += READ_ROWS.offset
+  else if (page?.kind === Kind.INT && Number(page.value) > 1) rows += Math.min(Number(page.value) * (pageSize ?? 1), READ_ROWS.offset)
+  return rows
+}
+
+export function costMeasure(listSizes: ListSizes, schema: GraphQLSchema): Measure<Cost> {
+  const listBound = introspectionListBound(schema)
+  const counting = countingFields(schema)
+  return {
+    schema,
+    empty: { main: 0, perItem: 0, introspection: 0, counts: false, reads: false },
+    field(node, { main, perItem, introspection, counts, reads }, definition) {
+      const type = definition && (isNonNullType(definition.type) ? definition.type.ofType : definition.type)
+      const isList = type !== undefined && isListType(type)
+      const limit = definition?.args.some((arg) => arg.name === 'limit') ? pageSize(node, listSizes) : undefined
+      const below = main + (isList || limit === undefined ? listSizes.maxLimit : limit) * perItem
+      if (isIntrospection(node)) return { main: 0, perItem: 0, introspection: 1 + below + introspection, counts: false, reads: false }
+      // The field's own read, once per time it runs: its search, its offset, and the count of its
+      // page when a counting field is selected below (the page field is the one with a limit).
+      const countRows = counts && limit !== undefined ? READ_ROWS.count : 0
+      const ownRows = readRows(node, definition, limit) + countRows
+      const own = { counts: counts && countRows === 0 && !isList, reads: reads || ownRows > 0 || (definition !== undefined && counting.has(definition)) }
+      if (definition !== undefined && counting.has(definition)) return { main: 1, perItem: 0, introspection, counts: true, reads: true }
+      if (!isList) return { main: 1 + ownRows + below, perItem: 0, introspection, ...own }
+      if (limit === undefined && !isIntrospectionType(getNamedType(type))) {
+        return { main: 1 + ownRows, perItem: below, introspection: listSizes.maxLimit * introspection, ...own }
+      }
+      const size = limit ?? listBound
+      return { main: 1 + ownRows + size * below, perItem: 0, introspection: size * introspection, ...own }
+    },
+    add: (a, b) => ({
+      main: a.main + b.main,
+      perItem: a.perItem + b.perItem,
+      introspection: a.introspection + b.introspection,
+      // `total` and `pages` of one page are one count.
+      counts: a.counts || b.counts,
+      reads: a.reads || b.reads,
+    }),
+  }
+}
+
+/** The page a field's `limit` argument asks for: its literal value capped, or defaultLimit when left out. */
+function pageSize(node: FieldNode, listSizes: ListSizes): number {
+  const limit = node.arguments?.find((arg) => arg.name.value === 'limit')?.value
+  if (limit === undefined || limit.kind === Kind.NULL) return listSizes.defaultLimit
+  // A limit below 1 is refused when the field runs; a variable (or a value the field will refuse)
+  // counts as the largest page.
+  if (limit.kind === Kind.INT) return Math.min(Math.max(Number(limit.value), 1), listSizes.maxLimit)
+  return listSizes.maxLimit
+}
+
+const listBounds = new WeakMap<GraphQLSchema, number>()
+
+/**
+ * The longest list introspection can return: types, directives, fields or interfaces of a type,
+ * arguments of a field or directive, enum values, input fields (possibleTypes are types).
+ */
+function introspectionListBound(schema: GraphQLSchema): number {
+  let bound = listBounds.get(schema)
+  if (bound !== undefined) return bound
+  const types = Object.values(schema.getTypeMap())
+  const directives = schema.getDirectives()
+  bound = Math.max(types.length, directives.length, ...directives.map((directive) => directive.args.length))
+  for (const type of types) {
+    if (isObjectType(type) || isInterfaceType(type)) {
+      const fields = Object.values(type.getFields())
+      bound = Math.max(bound, fields.length, type.getInterfaces().length, ...fields.map((field) => field.args.length))
+    } else if (isInputObjectType(type)) {
+      bound = Math.max(bound, Object.keys(type.getFields()).length)
+    } else if (isEnumType(type)) {
+      bound = Math.max(bound, type.getValues().length)
+    }
+  }
+  listBounds.set(schema, bound)
+  return bound
+}
+
+/** What an operation costs outside introspection: the figure maxCost bounds, and the rate limit charges (src/graphql/metering.ts). */
+export const mainCost = (cost: Cost, listSizes: ListSizes): number => cost.main + listSizes.maxLimit * cost.perItem
+
+/** Each operation of a parsed document with its cost outside introspection (what costRule checks against maxCost). */
+export function operationCosts(document: DocumentNode, schema: GraphQLSchema, listSizes: ListSizes): Array<[OperationDefinitionNode, number]> {
+  const measure = costMeasure(listSizes, schema)
+  return measureOperations(document, measure).map(([operation, cost]) => [operation, mainCost(cost, listSizes)])
+}
