@@ -1,0 +1,238 @@
+// Subscriptions over Server-Sent Events on /graphql/stream: the graphql-sse protocol's distinct
+// connections mode, by the graphql-sse package's handler. Here: content negotiation, the
+// connection slot (refused with 429 or 503 and Retry-After), the stream's caller followed (a
+// revoked one ends the stream with an UNAUTHENTICATED error), and the answer written by us.
+//
+// The glue between graphql-sse and Fastify is ours (about what its adapter is), because an event
+// stream applies back-pressure here, so a slow client fills our bounded queue instead of an
+// unbounded one inside graphql-sse; and a stream's connection slot is released when its socket
+// closes, whatever the handler does.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { type ExecutionArgs, getOperationAST, type GraphQLError, type GraphQLSchema, OperationTypeNode } from 'graphql'
+import { createHandler as createSseHandler, print as printStreamEvent } from 'graphql-sse'
+import type { GraphQLConfig } from '../../config.js'
+import { AppError } from '../../errors.js'
+import { callerKey } from '../../limits/rate-limit.js'
+import type { ConnectionRights, Seat } from '../connection-rights.js'
+import type { Reservation } from '../subscription-budget.js'
+import type { GraphQLContext } from '../context.js'
+import { type OperationParams, readParams } from '../request-params.js'
+import type { ConnectionCounter } from './connection-counter.js'
+import { revokedError } from './formatted-error.js'
+import { connectionContext, formatResult, type OperationPreparation } from './operation-preparation.js'
+import type { SlowConsumers } from './slow-consumers.js'
+
+export const STREAM_PATH = '/graphql/stream'
+
+/**
+ * Retry-After on an event stream refused for the connections already open: a slot frees when one
+ * of them closes, which nothing here can foresee; a short, fixed hint.
+ */
+const CONNECTION_RETRY_AFTER_S = 5
+
+export interface SseTransportOptions {
+  schema: () => GraphQLSchema
+  limits: GraphQLConfig['subscriptions']
+  /** The connection slots, shared with the WebSockets. */
+  counter: ConnectionCounter
+  /** Where each signed-in stream's caller is followed. */
+  rights: ConnectionRights
+  operations: OperationPreparation
+  slowConsumers: SlowConsumers
+}
+
+/** graphql-sse types its context as a record; ours is a GraphQLContext. */
+type SseContext = GraphQLContext & Record<PropertyKey, unknown>
+
+interface SseRequestContext {
+  reply: FastifyReply
+  flow: Flow
+  seat: Seat
+  /** The stream's subscription budget reservation, released with the stream. */
+  reserved: Set<Reservation>
+}
+
+/** Registers the event-stream route, and the end of every open stream when the server goes away. */
+export function sseTransport(app: FastifyInstance, options: SseTransportOptions): void {
+  const { limits, counter, rights, operations, slowConsumers } = options
+  const openStreams = new Set<FastifyReply>()
+
+  const sseHandler = createSseHandler<FastifyRequest, SseRequestContext, SseContext>({
+    schema: options.schema(),
+    subscribe: (args) => operations.subscribe(args),
+    // Distinct connections mode only: no stream reservations (tokens) to hold.
+    authenticate: () => null,
+    onSubscribe: (req, params) => {
+      const request = req.raw
+      const { reply, seat, reserved } = req.context
+      const stream = slowConsumers.streamOptions(request, () => reply.raw.destroy())
+      const prepared = operations.prepare(request, params as OperationParams, connectionContext(seat, stream), reserved)
+      if (Array.isArray(prepared)) return jsonAnswer(400, { errors: prepared.map((error) => error.formatted) })
+      const operation = getOperationAST(prepared.document, prepared.operationName)
+      if (request.method === 'GET' && operation?.operation === OperationTypeNode.MUTATION) {
+        return jsonAnswer(405, { errors: [{ message: 'Mutations cannot be sent with GET; use POST', extensions: { code: 'METHOD_NOT_ALLOWED' } }] }, { allow: 'POST' })
+      }
+      return prepared as ExecutionArgs & { contextValue: SseContext }
+    },
+    // Back-pressure: the next event is taken from the subscription's bounded queue only once the
+    // client has received the ones before it.
+    onNext: async (_ctx, req, result) => {
+      await req.context.flow.sent()
+      return formatResult(req.raw, result as { errors?: readonly GraphQLError[] })
+    },
+  })
+
+  app.route({
+    method: ['GET', 'POST'],
+    url: STREAM_PATH,
+    config: { access: 'public', errorBody: 'graphql', longLived: true },
+    handler: async (request, reply) => {
+      if (!acceptsEventStream(request.headers.accept)) {
+        throw new AppError('NOT_ACCEPTABLE', 'This endpoint streams text/event-stream (graphql-sse, distinct connections mode)')
+      }
+      // Checked here, so a malformed request is answered in the service's words.
+      const params = readParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
+      const release = counter.acquire(callerKey(request, request.caller))
+      if (release === 'caller') {
+        // The answer's counters speak of the limit that refused it (the caller's open connections),
+        // not of the request allowance it is still inside.
+        const max = limits.maxConnectionsPerCaller
+        reply.headers({
+          'x-ratelimit-limit': max,
+          'x-ratelimit-remaining': 0,
+          'x-ratelimit-reset': CONNECTION_RETRY_AFTER_S,
+          'ratelimit-policy': `"connections";q=${max}`,
+          ratelimit: `"connections";r=0;t=${CONNECTION_RETRY_AFTER_S}`,
+        })
+        throw new AppError('RATE_LIMITED', counter.refusal(release), undefined, { retryAfterS: CONNECTION_RETRY_AFTER_S })
+      }
+      if (release === 'instance') throw new AppError('SERVICE_UNAVAILABLE', counter.refusal(release), undefined, { retryAfterS: CONNECTION_RETRY_AFTER_S })
+      // The client may have gone while its token was looked up: its 'close' has fired already.
+      if (request.raw.socket.destroyed) {
+        release()
+        reply.hijack()
+        return
+      }
+      reply.hijack()
+      openStreams.add(reply)
+      // The stream's caller is followed: when they lose the right, the stream ends with an error.
+      const seat = rights.seat(request.caller, () => endRevokedStream(reply))
+      reply.raw.once('close', () => {
+        openStreams.delete(reply)
+        release()
+        seat.release()
+      })
+      await serveEventStream(request, reply, params, seat)
+    },
+  })
+
+  /** Runs graphql-sse's handler for one request and writes its answer, one event at a time. */
+  async function serveEventStream(request: FastifyRequest, reply: FastifyReply, params: OperationParams, seat: Seat): Promise<void> {
+    const flow = new Flow(reply)
+    const reserved = new Set<Reservation>()
+    reply.raw.once('close', () => {
+      for (const reservation of reserved) reservation.release()
+    })
+    const [body, init] = await sseHandler({
+      method: request.method,
+      url: request.url,
+      // graphql-sse compares Accept to exactly text/event-stream; the route has negotiated it.
+      headers: { get: (key) => (key.toLowerCase() === 'accept' ? 'text/event-stream' : headerValue(request.headers[key.toLowerCase()])) },
+      body: () => Promise.resolve(params as unknown as Record<string, unknown>),
+      raw: request,
+      context: { reply, flow, seat, reserved },
+    })
+    const response = reply.raw
+    if (response.destroyed) return
+    const headers: Record<string, string> = {}
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value)
+    response.writeHead(init.status, init.statusText, { ...headers, ...init.headers })
+    if (typeof body !== 'object' || body === null) {
+      response.end(body ?? undefined)
+      return
+    }
+    const stop = () => void body.return(undefined)
+    response.once('close', stop)
+    // Revoked while the operation was being prepared: told now that the stream is open.
+    if (seat.revoked) endRevokedStream(reply)
+    try {
+      for await (const chunk of body) {
+        if (!response.writable) break
+        await new Promise<void>((resolve) => response.write(chunk, () => resolve()))
+        if (chunk.startsWith('event: next')) flow.delivered()
+      }
+    } finally {
+      response.off('close', stop)
+      if (response.writable) response.end()
+      flow.close()
+    }
+  }
+
+  // Going away: event streams end (their clients reconnect elsewhere).
+  app.addHook('preClose', async () => {
+    for (const reply of openStreams) reply.raw.end()
+  })
+}
+
+/**
+ * Ends an event stream whose caller lost the right: an error result, then complete, then the end
+ * of the response. Before its head is written, serveEventStream does it once the head is out.
+ */
+function endRevokedStream(reply: FastifyReply): void {
+  const response = reply.raw
+  if (!response.headersSent || !response.writable) return
+  response.write(printStreamEvent({ event: 'next', data: { errors: [revokedError()] } }))
+  response.end(printStreamEvent({ event: 'complete', data: null }))
+}
+
+/**
+ * Events of one stream handed to graphql-sse versus events written to the client: `sent()`
+ * resolves once the client has all but the one in hand, so graphql-sse's own queue never grows.
+ */
+class Flow {
+  private handed = 0
+  private written = 0
+  private waiting: (() => void) | undefined
+  private closed = false
+
+  constructor(reply: FastifyReply) {
+    reply.raw.once('close', () => this.close())
+  }
+
+  sent(): Promise<void> {
+    this.handed++
+    if (this.closed || this.handed - this.written <= 1) return Promise.resolve()
+    return new Promise((resolve) => (this.waiting = resolve))
+  }
+
+  delivered(): void {
+    this.written++
+    if (this.handed - this.written <= 1) this.wake()
+  }
+
+  close(): void {
+    this.closed = true
+    this.wake()
+  }
+
+  private wake(): void {
+    const resolve = this.waiting
+    this.waiting = undefined
+    resolve?.()
+  }
+}
+
+/** Accept names text/event-stream at a quality above 0. */
+function acceptsEventStream(accept: string | undefined): boolean {
+  return (accept ?? '').split(',').some((range) => {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase())
+    const q = parameters.find((p) => p.startsWith('q='))
+    return type === 'text/event-stream' && (q === undefined || Number(q.slice(2)) > 0)
+  })
+}
+
+const headerValue = (value: string | string[] | undefined): string | null =>
+  value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+
+const jsonAnswer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  [JSON.stringify(body), { status, statusText: status === 405 ? 'Method Not Allowed' : 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8', ...headers } }] as const

@@ -1,0 +1,242 @@
+// Subscriptions over WebSocket on /graphql: the graphql-transport-ws protocol, by the protocol
+// server of the graphql-ws package (`makeServer`) on @fastify/websocket's sockets. Here: who is
+// calling (the upgrade's Authorization header or the connection_init payload, looked up again on
+// each subscribe), the connection slot, the subscriptions a socket carries, the rate limit on
+// subscribe messages, keep-alive pings, and the sockets that do not read dropped.
+//
+// The glue between graphql-ws and Fastify is ours (about what its adapter is), because a client's
+// protocol fault closes with 4400 and is logged through the request's logger, not 4500 and
+// console.error.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { GraphQLSchema } from 'graphql'
+import { CloseCode, type Context as WsContext, makeServer } from 'graphql-ws'
+import type { WebSocket } from 'ws'
+import type { Authenticate } from '../../core/caller.js'
+import type { GraphQLConfig } from '../../config.js'
+import { databaseAppError } from '../../db/database-errors.js'
+import { isAppError } from '../../errors.js'
+import { callerKey, type RateLimitConsumer } from '../../limits/rate-limit.js'
+import { type ConnectionRights, REVOKED_MESSAGE, type Seat } from '../connection-rights.js'
+import type { Reservation } from '../subscription-budget.js'
+import { readParams } from '../request-params.js'
+import type { ConnectionCounter } from './connection-counter.js'
+import { badRequest, FormattedError, revokedError } from './formatted-error.js'
+import { connectionContext, formatResult, type OperationPreparation } from './operation-preparation.js'
+import type { SlowConsumers } from './slow-consumers.js'
+
+/** RFC 6455 §7.4.1: the subscriber broke a policy of the server (here: it fell too far behind). */
+const CLOSE_TOO_SLOW = 1008
+/** RFC 6455: the server is going away (shutting down). */
+const CLOSE_GOING_AWAY = 1001
+/** RFC 6455 (IANA registry): try again later — the caller holds too many connections now. */
+const CLOSE_TRY_AGAIN_LATER = 1013
+
+/** How long a socket told to go away may take to close before it is cut. */
+const GOING_AWAY_GRACE_MS = 1000
+
+export interface WebSocketTransportOptions {
+  schema: () => GraphQLSchema
+  limits: GraphQLConfig['subscriptions']
+  authenticate: Authenticate
+  consumeRateLimit: RateLimitConsumer | undefined
+  /** The connection slots, shared with the event streams. */
+  counter: ConnectionCounter
+  /** Where each signed-in socket's caller is followed. */
+  rights: ConnectionRights
+  operations: OperationPreparation
+  slowConsumers: SlowConsumers
+}
+
+interface SocketExtra {
+  socket: WebSocket
+  request: FastifyRequest
+  /** The connection's caller as it stands now (set once connection_init is accepted). */
+  seat?: Seat
+  /** The Authorization value the connection was opened with, checked again on each subscribe. */
+  authorization?: string
+  /** Its subscriptions' claims on the caller's budget, released with the socket at the latest. */
+  reserved: Set<Reservation>
+}
+
+type SocketContext = WsContext<Record<string, unknown> | undefined, SocketExtra>
+
+const internalError = () => new FormattedError({ message: 'Internal server error', extensions: { code: 'INTERNAL_ERROR' } })
+
+/**
+ * The WebSocket handler (for the GET /graphql route's wsHandler) and the shutdown step that tells
+ * every socket to go away.
+ */
+export function webSocketTransport(app: FastifyInstance, options: WebSocketTransportOptions) {
+  const { limits, counter, rights, operations, slowConsumers } = options
+
+  const wsServer = makeServer<Record<string, unknown> | undefined, SocketExtra>({
+    schema: options.schema(),
+    subscribe: operations.subscribe,
+    connectionInitWaitTimeout: limits.initTimeoutMs,
+
+    onConnect: guarded(false, async (ctx: SocketContext) => {
+      const { socket, request } = ctx.extra
+      const unauthorized = (message: string) => {
+        socket.close(CloseCode.Unauthorized, message.slice(0, 120))
+        return false
+      }
+      // A token in connection_init wins over the upgrade's header; without one, the header's
+      // caller (or its refusal) stands.
+      const params = ctx.connectionParams ?? {}
+      const lower = params.authorization ?? undefined
+      const upper = params.Authorization ?? undefined
+      if (lower !== undefined && upper !== undefined && lower !== upper) return unauthorized('connection_init carries two different tokens')
+      const authorization = lower ?? upper
+      let caller = request.caller
+      if (authorization !== undefined) {
+        if (typeof authorization !== 'string') return unauthorized('connection_init authorization must be "Bearer <token>"')
+        try {
+          caller = await options.authenticate(authorization)
+        } catch (error) {
+          if (isAppError(error)) return unauthorized(error.message)
+          throw error
+        }
+      } else if (request.authenticationError !== null) {
+        return unauthorized(request.authenticationError.message)
+      }
+      // The socket may have gone while the token was looked up: take no slot for it.
+      if (socket.readyState !== socket.OPEN) return false
+      const release = counter.acquire(callerKey(request, caller))
+      if (typeof release === 'string') {
+        socket.close(CLOSE_TRY_AGAIN_LATER, counter.refusal(release))
+        return false
+      }
+      // From now on the caller's rights are followed: a revoked token, an expiry or a deleted user
+      // closes the socket with 4401, a changed role applies to the next operation and delivery.
+      const seat = rights.seat(caller, () => socket.close(CloseCode.Unauthorized, REVOKED_MESSAGE))
+      socket.once('close', () => {
+        release()
+        seat.release()
+      })
+      // The connection's caller is the one the rate limiter counts its messages against.
+      request.caller = caller
+      ctx.extra.seat = seat
+      ctx.extra.authorization = caller === null ? undefined : (authorization ?? request.headers.authorization)
+      return true
+    }),
+
+    onSubscribe: guarded([internalError()], async (ctx: SocketContext, _id: string, payload: unknown) => {
+      const { socket, request, seat } = ctx.extra
+      if (seat === undefined) return [internalError()]
+      if (seat.revoked) return [revokedError()]
+      if (Object.keys(ctx.subscriptions).length > limits.maxPerConnection) {
+        return [badRequest(`At most ${limits.maxPerConnection} subscriptions per connection`)]
+      }
+      const verdict = await options.consumeRateLimit?.(request)
+      if (verdict !== undefined && !verdict.allowed) {
+        const { error, retryAfterS } = verdict
+        return [new FormattedError({ message: error.message, extensions: { code: error.code, retryAfter: retryAfterS } })]
+      }
+      let params
+      try {
+        params = readParams(payload, 'body')
+      } catch (error) {
+        if (isAppError(error)) return [new FormattedError({ message: error.message, extensions: { code: error.code, details: error.details } })]
+        throw error
+      }
+      // Rights are judged at use: the token is looked up again (one indexed read) before anything runs.
+      if (seat.caller !== null && ctx.extra.authorization !== undefined) {
+        try {
+          seat.update(await options.authenticate(ctx.extra.authorization))
+        } catch (error) {
+          if (!isAppError(error)) throw error
+          seat.revoke()
+          return [revokedError()]
+        }
+      }
+      const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
+      return operations.prepare(request, params, connectionContext(seat, slowConsumers.streamOptions(request, drop)), ctx.extra.reserved)
+    }),
+
+    onNext: (ctx: SocketContext, _id, _payload, _args, result) => formatResult(ctx.extra.request, result),
+  })
+
+  /** @fastify/websocket's handler for one upgraded socket: the protocol server, keep-alive pings, and quiet faults. */
+  function wsHandler(socket: WebSocket, request: FastifyRequest): void {
+    const reserved = new Set<Reservation>()
+    let pongWait: NodeJS.Timeout | undefined
+    const pinger =
+      limits.keepAliveMs > 0
+        ? setInterval(() => {
+            if (socket.readyState !== socket.OPEN) return
+            pongWait = setTimeout(() => socket.terminate(), limits.keepAliveMs)
+            socket.once('pong', () => clearTimeout(pongWait))
+            socket.ping()
+          }, limits.keepAliveMs)
+        : undefined
+    const closed = wsServer.opened(
+      {
+        protocol: socket.protocol,
+        send: (data) =>
+          new Promise<void>((resolve, reject) => {
+            if (socket.readyState !== socket.OPEN) return resolve()
+            // A client that does not read while its subscriptions deliver is dropped, not buffered for.
+            if (socket.bufferedAmount > limits.maxBufferedBytes) {
+              slowConsumers.dropped++
+              request.log.warn({ bufferedBytes: socket.bufferedAmount }, 'subscriber too slow: dropped')
+              socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxBufferedBytes} bytes unsent`)
+              return resolve()
+            }
+            socket.send(data, (error) => (error ? reject(error) : resolve()))
+          }),
+        close: (code, reason) => socket.close(code, reason),
+        onMessage: (handle) =>
+          socket.on('message', (data: Buffer) => {
+            handle(data.toString()).catch((error: unknown) => {
+              // Our hooks catch their own failures (guarded), so what reaches here is graphql-ws
+              // refusing a message out of protocol (a client sending `next`): the client's fault,
+              // said with 4400, not the 4500 of a server error.
+              request.log.debug({ err: error }, 'WebSocket message out of protocol')
+              if (socket.readyState === socket.OPEN) socket.close(CloseCode.BadRequest, 'Invalid message')
+            })
+          }),
+      },
+      { socket, request, reserved },
+    )
+    socket.once('close', (code, reason) => {
+      clearInterval(pinger)
+      clearTimeout(pongWait)
+      for (const reservation of reserved) reservation.release()
+      void closed(code, reason.toString())
+    })
+  }
+
+  /** Going away: every socket is told 1001 (after what is queued for it); one that does not close in time is cut. */
+  function closeSockets(): void {
+    for (const client of app.websocketServer.clients) {
+      client.close(CLOSE_GOING_AWAY, 'Server shutting down')
+      setTimeout(() => client.terminate(), GOING_AWAY_GRACE_MS).unref()
+    }
+  }
+
+  return { wsHandler, closeSockets }
+}
+
+/**
+ * Runs a protocol hook; a failure of ours (not of the client's message) is logged as an error
+ * and closes the socket as the protocol says for server errors (4500), or asks the client to
+ * come back later (1013) when the database is busy or unreachable. graphql-ws would take it for a bad message.
+ */
+function guarded<A extends unknown[], R>(refused: R, hook: (ctx: SocketContext, ...args: A) => Promise<R>) {
+  return async (ctx: SocketContext, ...args: A): Promise<R> => {
+    try {
+      return await hook(ctx, ...args)
+    } catch (error) {
+      const { socket, request } = ctx.extra
+      const fromDatabase = databaseAppError(error)
+      if (fromDatabase?.code === 'SERVICE_UNAVAILABLE') {
+        request.log.warn({ err: error }, fromDatabase.message)
+        socket.close(CLOSE_TRY_AGAIN_LATER, fromDatabase.message)
+      } else {
+        request.log.error({ err: error }, 'subscription server failed')
+        socket.close(CloseCode.InternalServerError, `Internal server error; quote request id ${request.id}`)
+      }
+      return refused
+    }
+  }
+}
