@@ -7,8 +7,8 @@ import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.j
 import { parseId } from '../core/ids.js'
 import type { Post } from '../posts/posts.schemas.js'
 import type { User } from '../users/users.schemas.js'
-import { assertValid } from '../core/validation.js'
-import { type Comment, type CreateCommentInput, CreateCommentBody, type UpdateCommentInput, UpdateCommentBody } from './comments.schemas.js'
+import { mutation, mutationWithoutInput } from '../graphql/validated.js'
+import { type Comment, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
 import type { CommentsService } from './comments.service.js'
 
 export const commentsTypeDefs = /* GraphQL */ `
@@ -75,19 +75,18 @@ export function commentsResolvers(comments: CommentsService, userById: Reference
       post: (comment: CommentSource, _args: unknown, context: GraphQLContext) => comment.postObject ?? postById(context, comment.postId),
     },
     Mutation: {
-      addComment: (_: unknown, args: { input: { postId: string; content: string } }, context: GraphQLContext) => {
-        const input = { content: args.input.content }
-        assertValid<CreateCommentInput>(CreateCommentBody, input)
-        return comments.create(context.caller, { postId: args.input.postId }, input)
-      },
-      updateComment: (_: unknown, args: { id: string; input: UpdateCommentInput }, context: GraphQLContext) => {
-        assertValid<UpdateCommentInput>(UpdateCommentBody, args.input)
-        return comments.update(context.caller, undefined, args.id, args.input)
-      },
-      deleteComment: async (_: unknown, args: { id: string }, context: GraphQLContext) => {
+      // The post is in the input here, in the path over REST: the body schema checks the rest.
+      addComment: mutation(
+        { input: CreateCommentBody, from: (args: { input: { postId: string; content: string } }) => ({ content: args.input.content }) },
+        (input, args, context) => comments.create(context.caller, { postId: args.input.postId }, input),
+      ),
+      updateComment: mutation({ input: UpdateCommentBody }, (input, args: { id: string }, context) =>
+        comments.update(context.caller, undefined, args.id, input),
+      ),
+      deleteComment: mutationWithoutInput(async (args: { id: string }, context) => {
         await comments.remove(context.caller, undefined, args.id)
         return String(parseId(args.id))
-      },
+      }),
     },
   }
 }

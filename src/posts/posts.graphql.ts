@@ -6,8 +6,8 @@ import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.j
 import { notFound } from '../errors.js'
 import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.schemas.js'
-import { assertValid } from '../core/validation.js'
-import { type CreatePostInput, CreatePostBody, type Post, type UpdatePostInput, UpdatePostBody } from './posts.schemas.js'
+import { mutation, mutationWithoutInput } from '../graphql/validated.js'
+import { CreatePostBody, type Post, UpdatePostBody } from './posts.schemas.js'
 import type { PostsService } from './posts.service.js'
 
 export const postsTypeDefs = /* GraphQL */ `
@@ -82,19 +82,12 @@ export function postsResolvers(posts: PostsService, userById: Reference<User>) {
       author: (post: Post, _args: unknown, context: GraphQLContext) => userById(context, post.userId),
     },
     Mutation: {
-      createPost: (_: unknown, args: { input: CreatePostInput }, context: GraphQLContext) => {
-        const author = requireSignedIn(context.caller)
-        assertValid<CreatePostInput>(CreatePostBody, args.input)
-        return posts.create(context.caller, author.userId, args.input)
-      },
-      updatePost: (_: unknown, args: { id: string; input: UpdatePostInput }, context: GraphQLContext) => {
-        assertValid<UpdatePostInput>(UpdatePostBody, args.input)
-        return posts.update(context.caller, undefined, args.id, args.input)
-      },
-      deletePost: async (_: unknown, args: { id: string }, context: GraphQLContext) => {
+      createPost: mutation({ input: CreatePostBody }, (input, _args, context) => posts.create(context.caller, requireSignedIn(context.caller).userId, input)),
+      updatePost: mutation({ input: UpdatePostBody }, (input, args: { id: string }, context) => posts.update(context.caller, undefined, args.id, input)),
+      deletePost: mutationWithoutInput(async (args: { id: string }, context) => {
         await posts.remove(context.caller, undefined, args.id)
         return String(parseId(args.id))
-      },
+      }),
     },
   }
 }

@@ -5,8 +5,8 @@ import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
 import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
 import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.schemas.js'
-import { assertValid } from '../core/validation.js'
-import { type CreateTodoInput, CreateTodoBody, type Todo, type UpdateTodoInput, UpdateTodoBody } from './todos.schemas.js'
+import { mutation, mutationWithoutInput } from '../graphql/validated.js'
+import { CreateTodoBody, type Todo, UpdateTodoBody } from './todos.schemas.js'
 import type { TodosService } from './todos.service.js'
 
 export const todosTypeDefs = /* GraphQL */ `
@@ -50,20 +50,15 @@ export function todosResolvers(todos: TodosService, userById: Reference<User>) {
       user: (todo: Todo, _args: unknown, context: GraphQLContext) => userById(context, todo.userId),
     },
     Mutation: {
-      addTodo: (_: unknown, args: { text: string }, context: GraphQLContext) => {
-        const owner = requireSignedIn(context.caller)
-        const input = { text: args.text }
-        assertValid<CreateTodoInput>(CreateTodoBody, input)
-        return todos.create(context.caller, owner.userId, input)
-      },
-      updateTodo: (_: unknown, args: { id: string; input: UpdateTodoInput }, context: GraphQLContext) => {
-        assertValid<UpdateTodoInput>(UpdateTodoBody, args.input)
-        return todos.update(context.caller, undefined, args.id, args.input)
-      },
-      deleteTodo: async (_: unknown, args: { id: string }, context: GraphQLContext) => {
+      // The text comes as an argument of its own, not in an input object.
+      addTodo: mutation({ input: CreateTodoBody, from: (args: { text: string }) => ({ text: args.text }) }, (input, _args, context) =>
+        todos.create(context.caller, requireSignedIn(context.caller).userId, input),
+      ),
+      updateTodo: mutation({ input: UpdateTodoBody }, (input, args: { id: string }, context) => todos.update(context.caller, undefined, args.id, input)),
+      deleteTodo: mutationWithoutInput(async (args: { id: string }, context) => {
         await todos.remove(context.caller, undefined, args.id)
         return String(parseId(args.id))
-      },
+      }),
     },
   }
 }

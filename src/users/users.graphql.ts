@@ -6,8 +6,8 @@ import { type GraphQLContext, type Reference, selects } from '../graphql/context
 import { notFound } from '../errors.js'
 import { parseId } from '../core/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
-import { assertValid } from '../core/validation.js'
-import { type CreateUserInput, CreateUserBody, type UpdateUserInput, UpdateUserBody, type User, UsersCollection } from './users.schemas.js'
+import { mutation, mutationWithoutInput } from '../graphql/validated.js'
+import { CreateUserBody, UpdateUserBody, type User, UsersCollection } from './users.schemas.js'
 import type { UsersService } from './users.service.js'
 
 export const usersTypeDefs = /* GraphQL */ `
@@ -100,18 +100,12 @@ export function usersResolvers(users: UsersService) {
         context.caller === null ? null : users.get(context.caller, context.caller.userId),
     },
     Mutation: {
-      createUser: (_: unknown, args: { input: CreateUserInput }, context: GraphQLContext) => {
-        assertValid<CreateUserInput>(CreateUserBody, args.input)
-        return users.create(context.caller, args.input)
-      },
-      updateUser: (_: unknown, args: { id: string; input: UpdateUserInput }, context: GraphQLContext) => {
-        assertValid<UpdateUserInput>(UpdateUserBody, args.input)
-        return users.update(context.caller, args.id, args.input)
-      },
-      deleteUser: async (_: unknown, args: { id: string }, context: GraphQLContext) => {
+      createUser: mutation({ input: CreateUserBody }, (input, _args, context) => users.create(context.caller, input)),
+      updateUser: mutation({ input: UpdateUserBody }, (input, args: { id: string }, context) => users.update(context.caller, args.id, input)),
+      deleteUser: mutationWithoutInput(async (args: { id: string }, context) => {
         await users.remove(context.caller, args.id)
         return String(parseId(args.id))
-      },
+      }),
     },
   }
 }

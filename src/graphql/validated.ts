@@ -1,0 +1,43 @@
+// Mutation resolvers that declare their input instead of checking it by hand: the TypeBox schema
+// the REST body uses validates the GraphQL input (same Ajv, same VALIDATION_ERROR details) before
+// the resolver runs, so GraphQL cannot accept what REST refuses. The schema assembly refuses, at
+// start-up, a Mutation field whose resolver was not built here (buildResolvers in schema.ts).
+import type { Static, TSchema } from 'typebox'
+import { assertValid } from '../core/validation.js'
+import type { GraphQLContext } from './context.js'
+
+type MutationResolver<A, R> = (parent: unknown, args: A, context: GraphQLContext) => R
+
+/** Every resolver built by mutation() or mutationWithoutInput(): what buildResolvers checks for. */
+const declared = new WeakSet<object>()
+
+/**
+ * A mutation with an input object: `input` validates `args.input` (or what `from` picks out of the
+ * arguments, where the GraphQL arguments hold more or less than the REST body) before `resolve`
+ * receives it, typed.
+ */
+export function mutation<S extends TSchema, A = { input: unknown }, R = unknown>(
+  declaration: { input: S; from?: (args: A) => unknown },
+  resolve: (input: Static<S>, args: A, context: GraphQLContext) => R,
+): MutationResolver<A, R> {
+  const { input: schema, from = (args: A) => (args as { input?: unknown }).input } = declaration
+  const resolver: MutationResolver<A, R> = (_parent, args, context) => {
+    const input = from(args)
+    assertValid<Static<S>>(schema, input)
+    return resolve(input, args, context)
+  }
+  declared.add(resolver)
+  return resolver
+}
+
+/** A mutation without an input object (deletes: an id, which the service parses). */
+export function mutationWithoutInput<A, R>(resolve: (args: A, context: GraphQLContext) => R): MutationResolver<A, R> {
+  const resolver: MutationResolver<A, R> = (_parent, args, context) => resolve(args, context)
+  declared.add(resolver)
+  return resolver
+}
+
+/** Whether a resolver was built by mutation() or mutationWithoutInput(). */
+export function isDeclaredMutation(resolver: unknown): boolean {
+  return typeof resolver === 'function' && declared.has(resolver)
+}
