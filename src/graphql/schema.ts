@@ -14,6 +14,7 @@ import type { TodosService } from '../todos/todos.service.js'
 import { userReference, usersResolvers, usersTypeDefs } from '../users/users.graphql.js'
 import type { UsersService } from '../users/users.service.js'
 import type { GraphQLContext } from './context.js'
+import { isDeclaredMutation } from './validated.js'
 
 export interface GraphQLServices {
   users: UsersService
@@ -68,6 +69,8 @@ export function buildResolvers(services: GraphQLServices): IResolvers {
   // caller, so its input is not even looked at.
   const mutations = merged.Mutation ?? {}
   for (const [name, resolve] of Object.entries(mutations)) {
+    // Fail closed, as routes without an access rule do: a mutation declares its input (validated.ts).
+    if (!isDeclaredMutation(resolve)) throw new Error(`Mutation.${name} is not built by mutation() or mutationWithoutInput() (graphql/validated.ts)`)
     mutations[name] = (parent, args, context, info) => {
       requireSignedIn(context.caller)
       return resolve(parent, args, context, info)
