@@ -6,6 +6,7 @@ import { ifMatchOf } from '../http/caching.js'
 import { SingleEnvelope, single } from '../http/envelope.js'
 import { IdParam } from '../core/schema-types.js'
 import { Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
+import { commentRequestExamples, commentsOpenApi } from './comments.openapi.js'
 import type { CommentsService } from './comments.service.js'
 
 const PostParams = Type.Object({ userId: IdParam, postId: IdParam })
@@ -15,7 +16,17 @@ const OneComment = SingleEnvelope(Comment)
 export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsService }> = async (app, { comments }) => {
   app.get(
     '/users/:userId/posts/:postId/comments',
-    { config: { access: 'public', collection: CommentsCollection }, schema: { params: PostParams, response: { 200: CollectionEnvelope(Comment) } } },
+    {
+      config: { access: 'public', collection: CommentsCollection, openapi: { resource: commentsOpenApi } },
+      schema: {
+        operationId: 'listComments',
+        summary: "List a post's comments",
+        description: 'Anyone who may see the post.',
+        tags: [commentsOpenApi.tag.name],
+        params: PostParams,
+        response: { 200: CollectionEnvelope(Comment) },
+      },
+    },
     async (request, reply) => {
       const { params } = request
       const query = readCollectionQuery(request, CommentsCollection, `user:${params.userId}/post:${params.postId}`)
@@ -26,13 +37,34 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
   app.get(
     '/users/:userId/posts/:postId/comments/:commentId',
     // The author's name is in the answer, but not in the comment's updatedAt.
-    { config: { access: 'public', lastModifiedCoversAll: false }, schema: { params: CommentParams, response: { 200: OneComment } } },
+    {
+      config: { access: 'public', lastModifiedCoversAll: false, openapi: { resource: commentsOpenApi } },
+      schema: {
+        operationId: 'getComment',
+        summary: 'Get a comment',
+        description: 'Anyone who may see the post.',
+        tags: [commentsOpenApi.tag.name],
+        params: CommentParams,
+        response: { 200: OneComment },
+      },
+    },
     async (request) => single(await comments.get(request.caller, request.params, request.params.commentId)),
   )
 
   app.post(
     '/users/:userId/posts/:postId/comments',
-    { config: { access: 'signed-in' }, schema: { params: PostParams, body: CreateCommentBody, response: { 201: OneComment } } },
+    {
+      config: { access: 'signed-in', openapi: { resource: commentsOpenApi, requestExample: commentRequestExamples.create } },
+      schema: {
+        operationId: 'createComment',
+        summary: 'Comment on a post',
+        description: 'Signed in; the author is the caller.',
+        tags: [commentsOpenApi.tag.name],
+        params: PostParams,
+        body: CreateCommentBody,
+        response: { 201: OneComment },
+      },
+    },
     async (request, reply) => {
       const { params } = request
       const comment = await comments.create(request.caller, params, request.body)
@@ -45,7 +77,18 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
 
   app.patch(
     '/users/:userId/posts/:postId/comments/:commentId',
-    { config: { access: 'signed-in' }, schema: { params: CommentParams, body: UpdateCommentBody, response: { 200: OneComment } } },
+    {
+      config: { access: 'signed-in', openapi: { resource: commentsOpenApi, requestExample: commentRequestExamples.update } },
+      schema: {
+        operationId: 'updateComment',
+        summary: 'Change a comment',
+        description: 'The author, or an admin.',
+        tags: [commentsOpenApi.tag.name],
+        params: CommentParams,
+        body: UpdateCommentBody,
+        response: { 200: OneComment },
+      },
+    },
     async (request, reply) =>
       single(
         await comments.update(request.caller, request.params, request.params.commentId, request.body, {
@@ -56,7 +99,16 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
 
   app.delete(
     '/users/:userId/posts/:postId/comments/:commentId',
-    { config: { access: 'signed-in' }, schema: { params: CommentParams } },
+    {
+      config: { access: 'signed-in', openapi: { resource: commentsOpenApi } },
+      schema: {
+        operationId: 'deleteComment',
+        summary: 'Delete a comment',
+        description: "The author, the post's owner, or an admin.",
+        tags: [commentsOpenApi.tag.name],
+        params: CommentParams,
+      },
+    },
     async (request, reply) => {
       await comments.remove(request.caller, request.params, request.params.commentId, {
         ifMatch: ifMatchOf(request, reply, OneComment),

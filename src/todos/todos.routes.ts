@@ -6,6 +6,7 @@ import { ifMatchOf } from '../http/caching.js'
 import { SingleEnvelope, single } from '../http/envelope.js'
 import { IdParam } from '../core/schema-types.js'
 import { CreateTodoBody, Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
+import { todoRequestExamples, todosOpenApi } from './todos.openapi.js'
 import type { TodosService } from './todos.service.js'
 
 const UserParams = Type.Object({ userId: IdParam })
@@ -15,7 +16,17 @@ const OneTodo = SingleEnvelope(Todo)
 export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = async (app, { todos }) => {
   app.get(
     '/users/:userId/todos',
-    { config: { access: 'public', collection: TodosCollection }, schema: { params: UserParams, response: { 200: CollectionEnvelope(Todo) } } },
+    {
+      config: { access: 'public', collection: TodosCollection, openapi: { resource: todosOpenApi } },
+      schema: {
+        operationId: 'listTodos',
+        summary: "List a user's todos",
+        description: 'Anyone.',
+        tags: [todosOpenApi.tag.name],
+        params: UserParams,
+        response: { 200: CollectionEnvelope(Todo) },
+      },
+    },
     async (request, reply) => {
       const { userId } = request.params
       const query = readCollectionQuery(request, TodosCollection, `user:${userId}`)
@@ -25,13 +36,34 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
 
   app.get(
     '/users/:userId/todos/:todoId',
-    { config: { access: 'public' }, schema: { params: TodoParams, response: { 200: OneTodo } } },
+    {
+      config: { access: 'public', openapi: { resource: todosOpenApi } },
+      schema: {
+        operationId: 'getTodo',
+        summary: 'Get a todo',
+        description: 'Anyone.',
+        tags: [todosOpenApi.tag.name],
+        params: TodoParams,
+        response: { 200: OneTodo },
+      },
+    },
     async (request) => single(await todos.get(request.caller, request.params.userId, request.params.todoId)),
   )
 
   app.post(
     '/users/:userId/todos',
-    { config: { access: 'signed-in' }, schema: { params: UserParams, body: CreateTodoBody, response: { 201: OneTodo } } },
+    {
+      config: { access: 'signed-in', openapi: { resource: todosOpenApi, requestExample: todoRequestExamples.create } },
+      schema: {
+        operationId: 'createTodo',
+        summary: 'Create a todo',
+        description: 'The owner, or an admin. A new todo is not completed.',
+        tags: [todosOpenApi.tag.name],
+        params: UserParams,
+        body: CreateTodoBody,
+        response: { 201: OneTodo },
+      },
+    },
     async (request, reply) => {
       const todo = await todos.create(request.caller, request.params.userId, request.body)
       return reply.code(201).header('location', `${app.prefix}/users/${todo.userId}/todos/${todo.id}`).send(single(todo))
@@ -40,7 +72,18 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
 
   app.patch(
     '/users/:userId/todos/:todoId',
-    { config: { access: 'signed-in' }, schema: { params: TodoParams, body: UpdateTodoBody, response: { 200: OneTodo } } },
+    {
+      config: { access: 'signed-in', openapi: { resource: todosOpenApi, requestExample: todoRequestExamples.update } },
+      schema: {
+        operationId: 'updateTodo',
+        summary: 'Change a todo',
+        description: 'The owner, or an admin. Only the fields sent change (a JSON merge patch).',
+        tags: [todosOpenApi.tag.name],
+        params: TodoParams,
+        body: UpdateTodoBody,
+        response: { 200: OneTodo },
+      },
+    },
     async (request, reply) =>
       single(
         await todos.update(request.caller, request.params.userId, request.params.todoId, request.body, {
@@ -51,7 +94,16 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
 
   app.delete(
     '/users/:userId/todos/:todoId',
-    { config: { access: 'signed-in' }, schema: { params: TodoParams } },
+    {
+      config: { access: 'signed-in', openapi: { resource: todosOpenApi } },
+      schema: {
+        operationId: 'deleteTodo',
+        summary: 'Delete a todo',
+        description: 'The owner, or an admin.',
+        tags: [todosOpenApi.tag.name],
+        params: TodoParams,
+      },
+    },
     async (request, reply) => {
       await todos.remove(request.caller, request.params.userId, request.params.todoId, {
         ifMatch: ifMatchOf(request, reply, OneTodo),

@@ -4,12 +4,31 @@ import { requireSignedIn } from '../core/caller.js'
 import { SingleEnvelope, single } from '../http/envelope.js'
 import { callerKey } from '../limits/rate-limit.js'
 import { IssuedToken, SignInBody } from './tokens.schemas.js'
+import { tokenRequestExamples, tokensOpenApi } from './tokens.openapi.js'
 import type { TokensService } from './tokens.service.js'
 
 export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService }> = async (app, { tokens }) => {
   app.post(
     '/tokens',
-    { config: { access: 'public' }, schema: { body: SignInBody, response: { 201: SingleEnvelope(IssuedToken) } } },
+    {
+      config: {
+        access: 'public',
+        openapi: {
+          resource: tokensOpenApi,
+          requestExample: tokenRequestExamples.signIn,
+          // Not a resource at a Location: shown once, and no cache may keep it.
+          created: { description: 'The token, shown this once.', headers: ['Cache-Control'] },
+        },
+      },
+      schema: {
+        operationId: 'signIn',
+        summary: 'Sign in for a token',
+        description: 'Anyone with a password. A wrong e-mail or password is 401. The token is shown once.',
+        tags: [tokensOpenApi.tag.name],
+        body: SignInBody,
+        response: { 201: SingleEnvelope(IssuedToken) },
+      },
+    },
     async (request, reply) => {
       // The client's address as the rate limit keys it (an IPv6 client by its /64).
       const issued = await tokens.signIn(request.body, { address: callerKey(request, null) })
@@ -19,7 +38,15 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService }> 
 
   app.delete(
     '/tokens/current',
-    { config: { access: 'signed-in' }, schema: {} },
+    {
+      config: { access: 'signed-in', openapi: { resource: tokensOpenApi } },
+      schema: {
+        operationId: 'revokeToken',
+        summary: 'Revoke the token in use',
+        description: 'Signed in; the token sent is revoked.',
+        tags: [tokensOpenApi.tag.name],
+      },
+    },
     async (request, reply) => {
       await tokens.revokeCurrent(requireSignedIn(request.caller))
       return reply.code(204).send()

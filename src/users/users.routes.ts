@@ -6,6 +6,7 @@ import { ifMatchOf } from '../http/caching.js'
 import { SingleEnvelope, single } from '../http/envelope.js'
 import { IdParam } from '../core/schema-types.js'
 import { CreateUserBody, ReplaceUserBody, UpdateUserBody, User, UsersCollection } from './users.schemas.js'
+import { userRequestExamples, usersOpenApi } from './users.openapi.js'
 import type { UsersService } from './users.service.js'
 
 const UserParams = Type.Object({ id: IdParam })
@@ -15,8 +16,14 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   app.get(
     '/users',
     {
-      config: { access: 'public', collection: UsersCollection },
-      schema: { response: { 200: CollectionEnvelope(User) } },
+      config: { access: 'public', collection: UsersCollection, openapi: { resource: usersOpenApi } },
+      schema: {
+        operationId: 'listUsers',
+        summary: 'List users',
+        description: 'Anyone.',
+        tags: [usersOpenApi.tag.name],
+        response: { 200: CollectionEnvelope(User) },
+      },
     },
     async (request, reply) =>
       collectionBody(request, reply, await users.list(request.caller, readCollectionQuery(request, UsersCollection))),
@@ -24,13 +31,33 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
 
   app.get(
     '/users/:id',
-    { config: { access: 'public' }, schema: { params: UserParams, response: { 200: OneUser } } },
+    {
+      config: { access: 'public', openapi: { resource: usersOpenApi } },
+      schema: {
+        operationId: 'getUser',
+        summary: 'Get a user',
+        description: 'Anyone.',
+        tags: [usersOpenApi.tag.name],
+        params: UserParams,
+        response: { 200: OneUser },
+      },
+    },
     async (request) => single(await users.get(request.caller, request.params.id)),
   )
 
   app.post(
     '/users',
-    { config: { access: 'signed-in' }, schema: { body: CreateUserBody, response: { 201: OneUser } } },
+    {
+      config: { access: 'signed-in', openapi: { resource: usersOpenApi, requestExample: userRequestExamples.create, errors: [409] } },
+      schema: {
+        operationId: 'createUser',
+        summary: 'Create a user',
+        description: 'Admins only. The answer says where the user is, in `Location`.',
+        tags: [usersOpenApi.tag.name],
+        body: CreateUserBody,
+        response: { 201: OneUser },
+      },
+    },
     async (request, reply) => {
       const user = await users.create(request.caller, request.body)
       return reply.code(201).header('location', `${app.prefix}/users/${user.id}`).send(single(user))
@@ -39,21 +66,54 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
 
   app.put(
     '/users/:id',
-    { config: { access: 'signed-in' }, schema: { params: UserParams, body: ReplaceUserBody, response: { 200: OneUser } } },
+    {
+      config: { access: 'signed-in', openapi: { resource: usersOpenApi, requestExample: userRequestExamples.replace, errors: [409] } },
+      schema: {
+        operationId: 'replaceUser',
+        summary: 'Replace a user',
+        description:
+          'The user, or an admin. `name` and `email` are required; `age` and `avatar` left out become null; ' +
+          '`role` (only an admin sets it) and `password` left out stay. The last admin cannot be demoted (409).',
+        tags: [usersOpenApi.tag.name],
+        params: UserParams,
+        body: ReplaceUserBody,
+        response: { 200: OneUser },
+      },
+    },
     async (request, reply) =>
       single(await users.replace(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
   )
 
   app.patch(
     '/users/:id',
-    { config: { access: 'signed-in' }, schema: { params: UserParams, body: UpdateUserBody, response: { 200: OneUser } } },
+    {
+      config: { access: 'signed-in', openapi: { resource: usersOpenApi, requestExample: userRequestExamples.update, errors: [409] } },
+      schema: {
+        operationId: 'updateUser',
+        summary: 'Change part of a user',
+        description: 'The user, or an admin. Only the fields sent change (a JSON merge patch); null clears an optional field.',
+        tags: [usersOpenApi.tag.name],
+        params: UserParams,
+        body: UpdateUserBody,
+        response: { 200: OneUser },
+      },
+    },
     async (request, reply) =>
       single(await users.update(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
   )
 
   app.delete(
     '/users/:id',
-    { config: { access: 'signed-in' }, schema: { params: UserParams} },
+    {
+      config: { access: 'signed-in', openapi: { resource: usersOpenApi, errors: [409] } },
+      schema: {
+        operationId: 'deleteUser',
+        summary: 'Delete a user',
+        description: 'The user, or an admin. Their posts, comments, todos and tokens go too. The last admin cannot be deleted (409).',
+        tags: [usersOpenApi.tag.name],
+        params: UserParams,
+      },
+    },
     async (request, reply) => {
       await users.remove(request.caller, request.params.id, { ifMatch: ifMatchOf(request, reply, OneUser) })
       return reply.code(204).send()

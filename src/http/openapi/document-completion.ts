@@ -1,0 +1,120 @@
+// Document completion: what @fastify/swagger cannot derive from a route's schema, added to each
+// operation once the document is generated (its whole-document transform). The route transform
+// leaves notes on each operation (the version, the method, who may call, the route's declarations);
+// from them come the conditional and collection parameters, the answers' descriptions, headers and
+// examples, the error answers, and the tags of the features whose routes are described.
+import type { CollectionSpec } from '../../collections/collection-spec.js'
+import type { ApiVersion } from '../versioning.js'
+import { collectionParameters } from './collection-parameters.js'
+import { errorResponseRef, errorStatusesOf } from './error-responses.js'
+import { COMMON_HEADERS, READ_HEADERS, headerRefs, type Condition } from './headers.js'
+import { EXAMPLE_TIMESTAMP, type ResourceOpenApi, type RouteOpenApi } from './route-openapi.js'
+
+/** What the route transform hands to the document transform, on each operation; removed from the document. */
+export const NOTES = 'x-threadline-notes'
+export interface Notes {
+  version: ApiVersion
+  method: string
+  access: string
+  openapi: RouteOpenApi
+  collection: CollectionSpec | undefined
+}
+
+export interface OpenApiDocument {
+  paths: Record<string, Record<string, Operation>>
+  tags?: ResourceOpenApi['tag'][]
+  [key: string]: unknown
+}
+interface Operation {
+  description?: string
+  parameters?: Record<string, unknown>[]
+  requestBody?: { content: Record<string, { schema: unknown; example?: unknown }> }
+  responses: Record<string, Record<string, unknown>>
+  [NOTES]?: Notes
+  [key: string]: unknown
+}
+
+const PAGINATION_EXAMPLE: Record<ApiVersion, Record<string, unknown>> = {
+  1: { page: 1, limit: 20, total: 1, pages: 1, nextCursor: null },
+  2: { limit: 20, nextCursor: null, hasMore: false },
+}
+
+const PAGING: Record<ApiVersion, string> = {
+  1: 'v1 pages by `page` and reports the total: `meta.pagination` is `{page, limit, total, pages, nextCursor}` (`{limit, total, nextCursor}` given a `cursor`).',
+  2: 'v2 pages by `cursor` and skips the count: `meta.pagination` is `{limit, nextCursor, hasMore}` (`{page, limit, nextCursor, hasMore}` given a `page`).',
+}
+
+/** @fastify/swagger's whole-document transform: parameters, answers, headers and examples per operation; the tags. */
+export function completeDocument(document: OpenApiDocument, tags: readonly ResourceOpenApi['tag'][]): OpenApiDocument {
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const operation of Object.values(item)) {
+      const notes = operation[NOTES]
+      if (notes === undefined) continue
+      delete operation[NOTES]
+      completeOperation(operation, notes, path.includes('{'))
+    }
+  }
+  document.tags = [...tags]
+  return document
+}
+
+function completeOperation(operation: Operation, notes: Notes, hasPathParameters: boolean): void {
+  const { version, method, access, openapi, collection } = notes
+  const conditions: Condition[] =
+    method === 'GET' ? ['IfNoneMatch', ...(collection === undefined ? (['IfModifiedSince'] as const) : [])] : method === 'POST' ? [] : ['IfMatch']
+  if (conditions.length > 0) {
+    operation.parameters = [...(operation.parameters ?? []), ...conditions.map((name) => ({ $ref: `#/components/parameters/${name}` }))]
+  }
+  if (collection !== undefined) {
+    operation.parameters = [...(operation.parameters ?? []), ...collectionParameters(collection)]
+    operation.description = `${operation.description} ${PAGING[version]}`
+  }
+  const json = operation.requestBody?.content['application/json']
+  if (operation.requestBody !== undefined && json !== undefined) {
+    json.example = openapi.requestExample
+    if (method === 'PATCH') operation.requestBody.content['application/merge-patch+json'] = { ...json }
+  }
+
+  operation.responses = {
+    ...successResponses(operation.responses, notes),
+    ...(method === 'GET' ? { 304: { $ref: '#/components/responses/NotModified' } } : {}),
+    ...Object.fromEntries(
+      errorStatusesOf({ method, access, hasPathParameters, hasBody: operation.requestBody !== undefined, declared: openapi.errors ?? [] }).map(
+        (status) => [String(status), errorResponseRef(status)],
+      ),
+    ),
+  }
+}
+
+/** The answers the route's schema declares, with their descriptions, headers and examples. */
+function successResponses(declared: Operation['responses'], notes: Notes): Operation['responses'] {
+  const { version, method, openapi, collection } = notes
+  const { noun, example } = openapi.resource
+  const single = { data: example, meta: { timestamp: EXAMPLE_TIMESTAMP } }
+  const responses: Operation['responses'] = {}
+  for (const [status, response] of Object.entries(declared)) {
+    const content = response.content as Record<string, { example?: unknown }> | undefined
+    const media = content?.['application/json']
+    if (status === '200' && method === 'GET') {
+      response.description = collection === undefined ? `The ${noun}.` : `A page of ${noun}s.`
+      response.headers = headerRefs([...COMMON_HEADERS, ...READ_HEADERS, ...(collection === undefined ? [] : (['Link'] as const))])
+      if (media !== undefined) {
+        media.example =
+          collection === undefined ? single : { data: [example], meta: { timestamp: EXAMPLE_TIMESTAMP, pagination: PAGINATION_EXAMPLE[version] } }
+      }
+    } else if (status === '201') {
+      const { description, headers } = openapi.created ?? { description: `Created: the ${noun}.`, headers: ['Location'] as const }
+      response.description = description
+      response.headers = headerRefs([...COMMON_HEADERS, ...headers])
+      if (media !== undefined) media.example = single
+    } else if (status === '204') {
+      response.headers = headerRefs(COMMON_HEADERS)
+    } else {
+      response.description = `The ${noun}, as it is now.`
+      response.headers = headerRefs(COMMON_HEADERS)
+      if (media !== undefined) media.example = single
+    }
+    responses[status] = response
+  }
+  return responses
+}
