@@ -9,7 +9,7 @@ const require = createRequire(import.meta.url)
  * others are about one store's internals (SQLite's plans and pragmas), pure functions, or set up
  * PostgreSQL and Redis themselves (test/scale-out).
  */
-const BEHAVIOURAL = ['users', 'posts', 'comments', 'todos', 'tokens', 'graphql', 'http', 'seed', 'cli', 'collections'].map((dir) => `test/${dir}/**/*.test.ts`)
+const BEHAVIOURAL = ['users', 'posts', 'comments', 'todos', 'tokens', 'graphql', 'http', 'seed', 'cli', 'collections', 'operations', 'pages'].map((dir) => `test/${dir}/**/*.test.ts`)
 
 // Outside CI, without a PostgreSQL server, the second run is left out with a word; under CI=true
 // postgresUrl() throws instead, and the run fails.
