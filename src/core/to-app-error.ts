@@ -1,7 +1,9 @@
 // What a thrown value becomes before any transport answers with it, the same for REST, GraphQL and
-// the subscription transports: an AppError stays as it is (its words are meant for the client);
-// anything else is a bug, masked as INTERNAL_ERROR with one message that quotes the request id,
-// its detail only in the log. Database errors arrive already translated (src/db does it once).
+// the subscription transports: an AppError stays as it is (its words are meant for the client); a
+// database error the service expects is put in its words (src/db's one translation: the database
+// handle throws most already translated); anything else is a bug, masked as INTERNAL_ERROR with one
+// message that quotes the request id, its detail only in the log.
+import { databaseAppError } from '../db/database-errors.js'
 import { AppError, isAppError } from '../errors.js'
 
 /** The request a failure belongs to: its id, quoted to the client, and its logger (pino's, or anything shaped like it). */
@@ -17,15 +19,16 @@ export interface ErrorScope {
 export const maskedMessage = (requestId: string): string => `Something went wrong on our side; quote request id ${requestId}`
 
 /**
- * `thrown` as the AppError a client may see. An AppError that carries a cause (a failure underneath
- * put in our words: the database busy or unreachable) is logged as a warning with that cause;
- * anything else is logged as an error and masked. `logFields` are added to the log line (the
+ * `thrown` as the AppError a client may see. A failure underneath put in our words (the database
+ * busy or out of reach, a row a write refers to gone) is logged as a warning with its cause;
+ * anything unexpected is logged as an error and masked. `logFields` are added to the log line (the
  * GraphQL path of the failing field).
  */
 export function toAppError(thrown: unknown, scope: ErrorScope, logFields: object = {}): AppError {
-  if (isAppError(thrown)) {
-    if (thrown.cause !== undefined) scope.log.warn({ ...logFields, err: thrown.cause }, thrown.message)
-    return thrown
+  const known = isAppError(thrown) ? thrown : databaseAppError(thrown)
+  if (known !== undefined) {
+    if (known.cause !== undefined) scope.log.warn({ ...logFields, err: known.cause }, known.message)
+    return known
   }
   scope.log.error({ ...logFields, err: thrown }, 'unexpected error')
   return new AppError('INTERNAL_ERROR', maskedMessage(scope.id))

@@ -1,7 +1,7 @@
 // Database errors the service expects, recognized at the database boundary and translated once
-// into the service's vocabulary: the handle openDatabase returns throws them as AppErrors
-// (translating-dialect.ts), so no transport translates. Each driver's error shape is distinct, so
-// one predicate serves every dialect.
+// into the service's vocabulary: the handle openDatabase returns throws the database busy or out
+// of reach as AppErrors (translating-dialect.ts), so no transport translates. Each driver's error
+// shape is distinct, so one predicate serves every dialect.
 import { AppError, isAppError } from '../errors.js'
 
 /**
@@ -48,31 +48,40 @@ const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)
 /**
  * A database error as the AppError a client should see (the original as its `cause`), or undefined
  * when the error is not one the service expects (a bug: answered INTERNAL_ERROR by the caller).
- * Both kinds of unavailability are worth retrying shortly: SERVICE_UNAVAILABLE, with Retry-After.
- * An AppError this function made (thrown by the database handle) is returned as it is.
+ * An AppError made here (thrown by the database handle) is returned as it is.
  */
 export function databaseAppError(error: unknown): AppError | undefined {
   if (isAppError(error)) return error.cause !== undefined && databaseAppError(error.cause) !== undefined ? error : undefined
   // An HTTP error (a client that went away mid-body: ECONNRESET) is not the database's.
   if ((error as { statusCode?: unknown } | null)?.statusCode !== undefined) return undefined
   const code = codeOf(error)
-  const translated = (errorCode: 'SERVICE_UNAVAILABLE' | 'NOT_FOUND', message: string) => new AppError(errorCode, message, undefined, { cause: error })
-  if ((typeof code === 'string' && BUSY_CODES.has(code)) || (error instanceof Error && POOL_TIMEOUT.test(error.message))) {
-    return translated('SERVICE_UNAVAILABLE', 'The database is busy; retry in a moment')
-  }
-  if (isUnreachable(error)) {
-    return translated('SERVICE_UNAVAILABLE', 'The database cannot be reached; retry in a moment')
-  }
   if (code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
     // A row this write refers to was deleted by a concurrent request after the service checked it
     // (PostgreSQL runs READ COMMITTED): what the write needed is gone.
-    return translated('NOT_FOUND', 'What this write refers to no longer exists')
+    return new AppError('NOT_FOUND', 'What this write refers to no longer exists', undefined, { cause: error })
+  }
+  return unavailable(error)
+}
+
+/**
+ * The database busy or out of reach: worth retrying shortly, so SERVICE_UNAVAILABLE (with
+ * Retry-After). The database handle throws these already translated (translating-dialect.ts); a
+ * refused foreign key it leaves as the driver's (the store's own tests read the driver's words),
+ * and toAppError (src/core) translates it with the rest of databaseAppError.
+ */
+function unavailable(error: unknown): AppError | undefined {
+  const code = codeOf(error)
+  if ((typeof code === 'string' && BUSY_CODES.has(code)) || (error instanceof Error && POOL_TIMEOUT.test(error.message))) {
+    return new AppError('SERVICE_UNAVAILABLE', 'The database is busy; retry in a moment', undefined, { cause: error })
+  }
+  if (isUnreachable(error)) {
+    return new AppError('SERVICE_UNAVAILABLE', 'The database cannot be reached; retry in a moment', undefined, { cause: error })
   }
   return undefined
 }
 
-/** What the database handle throws: an expected error in the service's words, anything else as the driver threw it. */
-export const translateDatabaseError = (error: unknown): unknown => databaseAppError(error) ?? error
+/** What the database handle throws: the database busy or out of reach in the service's words, anything else as the driver threw it. */
+export const translateDatabaseError = (error: unknown): unknown => (isAppError(error) ? error : (unavailable(error) ?? error))
 
 /** PostgreSQL ended the transaction to break a deadlock (40P01): seen through its translation, which keeps it as the cause. */
 export const isDeadlock = (error: unknown): boolean => codeOf(isAppError(error) ? error.cause : error) === '40P01'

@@ -1,8 +1,9 @@
 // The database boundary where errors change language: a Kysely dialect around SQLite's or
-// PostgreSQL's whose driver throws an expected database error (busy, locked, unreachable, out of
-// pool, timed out, a foreign key gone) as the AppError a client should see, the driver's error kept
-// as its cause. Every query, transaction step and connection checkout passes here, so no service,
-// repository or transport translates; anything unexpected passes through as the driver threw it.
+// PostgreSQL's whose driver throws the database busy or out of reach (locked, deadlocked, no
+// connection in the pool, unreachable, timed out) as the AppError a client should see, the
+// driver's error kept as its cause. Every query, transaction step and connection checkout passes
+// here, so no service, repository or transport translates those; anything else passes through as
+// the driver threw it (a refused foreign key too: see database-errors.ts).
 import type { DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely'
 import { translateDatabaseError } from './database-errors.js'
 

@@ -1,6 +1,6 @@
-// One way from a thrown value to what a client sees, for every transport: an AppError as it is,
-// anything else masked as INTERNAL_ERROR with one message that quotes the request id, its detail
-// only in the log.
+// One way from a thrown value to what a client sees, for every transport: an AppError as it is, an
+// expected database error in our words, anything else masked as INTERNAL_ERROR with one message
+// that quotes the request id, its detail only in the log.
 import { describe, expect, it } from 'vitest'
 import { maskedMessage, toAppError } from '../../src/core/to-app-error.js'
 import { AppError, ERROR_CATALOGUE, ERROR_STATUS } from '../../src/errors.js'
@@ -36,6 +36,14 @@ describe('toAppError', () => {
       expect(masked.details).toBeUndefined()
       expect(lines).toEqual([{ level: 'error', fields: { path: ['user', 'age'], err: thrown }, message: 'unexpected error' }])
     }
+  })
+
+  it("puts a database error the service expects in its words (the database's own error kept as the cause), logged as a warning", () => {
+    const { scope, lines } = recordingScope()
+    const refused = Object.assign(new Error('FOREIGN KEY constraint failed'), { code: 'SQLITE_CONSTRAINT_FOREIGNKEY' })
+    const translated = toAppError(refused, scope)
+    expect(translated).toMatchObject({ code: 'NOT_FOUND', message: 'What this write refers to no longer exists', cause: refused })
+    expect(lines).toEqual([{ level: 'warn', fields: { err: refused }, message: 'What this write refers to no longer exists' }])
   })
 
   it('shows an AppError that translated a failure underneath, and logs that failure as a warning', () => {

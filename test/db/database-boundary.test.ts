@@ -1,12 +1,13 @@
 // Database errors are translated once, at the database boundary: the handle openDatabase returns
-// throws an expected failure (a lock held elsewhere, a statement cut short, a server out of reach,
-// a row a write refers to gone) as the AppError a client should see, the driver's error as its
-// cause, so a service call fails in the service's words with no transport in between. Runs on
-// SQLite, and on PostgreSQL when a server is at hand (as test/db/postgres.test.ts).
+// throws the database busy or out of reach (a lock held elsewhere, a statement cut short, a server
+// gone) as the AppError a client should see, the driver's error as its cause, so a service call
+// fails in the service's words with no transport in between. Runs on SQLite, and on PostgreSQL when
+// a server is at hand (as test/db/postgres.test.ts).
 import SqliteDatabase from 'better-sqlite3'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
+import { toAppError } from '../../src/core/to-app-error.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { writeTransaction } from '../../src/db/write-transaction.js'
@@ -52,13 +53,16 @@ describe.each(STORES)('the database boundary (%s)', (kind) => {
     await store.drop()
   })
 
-  it("throws NOT_FOUND, the driver's error as its cause, for a write that refers to a row that is gone", async () => {
+  it("leaves a refused foreign key as the driver's error, which toAppError names NOT_FOUND", async () => {
     const failure = await failureOf(
       database.db.insertInto('todos').values({ user_id: 2_000_000_000, text: 'orphan', completed: 0, created_at: at, updated_at: at }).execute(),
     )
-    expect(isAppError(failure)).toBe(true)
-    expect(failure).toMatchObject({ code: 'NOT_FOUND', status: 404, message: 'What this write refers to no longer exists' })
-    expect((failure as Error).cause).toMatchObject({ code: kind === 'postgres' ? '23503' : 'SQLITE_CONSTRAINT_FOREIGNKEY' })
+    expect(isAppError(failure)).toBe(false)
+    expect(failure).toMatchObject({ code: kind === 'postgres' ? '23503' : 'SQLITE_CONSTRAINT_FOREIGNKEY' })
+    const warnings: unknown[] = []
+    const scope = { id: 'req-1', log: { warn: (fields: object) => void warnings.push(fields), error: () => undefined } }
+    expect(toAppError(failure, scope)).toMatchObject({ code: 'NOT_FOUND', status: 404, message: 'What this write refers to no longer exists' })
+    expect(warnings).toEqual([{ err: failure }])
   })
 
   it('lets an error it does not expect (a bug) pass as the driver threw it', async () => {
