@@ -15,7 +15,7 @@ import { costRule } from './cost-rule.js'
 import { depthRule } from './depth-rule.js'
 import { directivesRule } from './directives-rule.js'
 
-/** The bounds, from config (GRAPHQL_MAX_*; the defaults and why are in src/config.ts). */
+/** The bounds, from config (GRAPHQL_MAX_*; the defaults and why are in src/config/graphql-config.ts). */
 export type QueryLimits = GraphQLConfig['limits']
 
 /** The four limits as rules for graphql's validate, beside its own. */
