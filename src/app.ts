@@ -5,9 +5,8 @@ import { createRequire } from 'node:module'
 import fastifyCors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
-import { commentsRoutes } from './comments/comments.routes.js'
-import { createCommentsService } from './comments/comments.service.js'
 import type { Config } from './config.js'
+import { APP_TOPICS, type AppTopics, createServices, FEATURES, graphqlParts } from './features.js'
 import { type Database, openDatabase } from './db/create-database.js'
 import type { Events } from './events/events.js'
 import { createMemoryEvents } from './events/memory-events.js'
@@ -31,15 +30,7 @@ import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.
 import { createLimiter, storeFailureLog } from './limits/limiter.js'
 import { limitRequestsInFlight } from './limits/in-flight.js'
 import { registerRateLimit } from './limits/rate-limit.js'
-import { postsRoutes } from './posts/posts.routes.js'
-import { createPostsService } from './posts/posts.service.js'
 import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis/connection.js'
-import { todosRoutes } from './todos/todos.routes.js'
-import { createTodosService } from './todos/todos.service.js'
-import { tokensRoutes } from './tokens/tokens.routes.js'
-import { createTokensService } from './tokens/tokens.service.js'
-import { usersRoutes } from './users/users.routes.js'
-import { createUsersService } from './users/users.service.js'
 import { bodyAjv, textAjv } from './core/validation.js'
 
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
@@ -67,7 +58,7 @@ export interface AppDependencies {
   /** An open store to serve from (the app closes it); by default the one config names is opened. */
   database?: Database
   /** The events adapter (the app closes it); by default in-process. */
-  events?: Events
+  events?: Events<AppTopics>
   /** Where the log lines go (tests read them); by default stdout. */
   logStream?: { write(line: string): void }
   /** Told of every route as it is registered (tests list what is served). */
@@ -86,8 +77,6 @@ function prettyLogStream(): NodeJS.WritableStream {
 export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
   const database = dependencies.database ?? openDatabase(config.database)
   const { db } = database
-  const posts = createPostsService({ db })
-  const todos = createTodosService({ db })
 
   let subscriptionStats: SubscriptionStats = { connections: 0, subscriptions: 0, droppedSlowConsumers: 0 }
   const app = Fastify({
@@ -129,14 +118,13 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       ? undefined
       : createRedisConnection({ url: redisUrl, name: `${keyPrefix}rate-limit`, log: app.log, mode: 'commands' })
   const [eventsAdapter] = await Promise.all([
-    dependencies.events ?? (redisUrl === undefined ? createMemoryEvents({ log: app.log }) : createRedisEvents({ url: redisUrl, keyPrefix, log: app.log })),
+    dependencies.events ?? (redisUrl === undefined ? createMemoryEvents<AppTopics>({ log: app.log }) : createRedisEvents({ url: redisUrl, keyPrefix, log: app.log, topics: APP_TOPICS })),
     rateLimitRedis && firstAttempt(rateLimitRedis),
   ])
   const metrics = config.operations.metrics
     ? createMetrics({ subscriptionStats: () => subscriptionStats, faults: () => app.faults, database })
     : undefined
   const events = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
-  const comments = createCommentsService({ db, events })
   // Password work has allowances of its own (config.passwords says which and why), counted where
   // the rate limit counts: in Redis when it is shared, else in this process. One store, so one log
   // of its failures for the four (one line per outage, not one per allowance).
@@ -144,14 +132,10 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const passwordFailures = storeFailureLog(app.log, 'password-allowances', config.rateLimit.onStoreError, 'sign-ins and password changes')
   const passwordAllowance = (name: string, points: number, windowMs: number) =>
     createLimiter({ name, points, windowMs, redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, onStoreError: config.rateLimit.onStoreError, log: app.log, failures: passwordFailures })
-  const users = createUsersService({
+  const services = createServices({
     db,
     events,
     passwordChanges: passwordAllowance('password-changes', passwords.changesMax, passwords.changesWindowMs),
-  })
-  const tokens = createTokensService({
-    db,
-    events,
     tokenTtlMs: config.tokenTtlMs,
     signInAllowance: {
       perAddress: passwordAllowance('sign-in-address', passwords.signInMaxPerAddress, passwords.signInWindowMs),
@@ -178,6 +162,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   requireRouteAccess(app)
   const answerUnservedMethods = trackAllowedMethods(app)
   if (config.corsOrigins.length > 0) await app.register(fastifyCors, corsOptions(config.corsOrigins))
+  const { tokens } = services
   const authenticate = (authorization: string) => tokens.authenticate(authorization)
   resolveCaller(app, authenticate)
   const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
@@ -210,11 +195,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     await app.register(
       async (api) => {
         api.addHook('onRequest', versionHook(mount.version))
-        await api.register(usersRoutes, { users })
-        await api.register(postsRoutes, { posts })
-        await api.register(commentsRoutes, { comments })
-        await api.register(todosRoutes, { todos })
-        await api.register(tokensRoutes, { tokens })
+        for (const feature of FEATURES) await api.register(feature.routes, services)
       },
       { prefix: mount.prefix },
     )
@@ -223,7 +204,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   // GraphQL: one endpoint over the same services.
   await app.register(graphqlRoutes, {
     config: config.graphql,
-    services: { users, posts, comments, todos },
+    parts: graphqlParts(services),
     authenticate,
     currentCallers: (tokenIds) => tokens.activeCallers(tokenIds),
     consumeRateLimit: rateLimit.consume,

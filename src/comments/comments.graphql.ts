@@ -1,7 +1,6 @@
 // GraphQL adapter for comments: the Comment type, the comments of a post and of a user, and the
 // comment mutations (the author is always the caller), each one service call.
 import { AppError } from '../errors.js'
-import type { CommentAdded } from '../events/events.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
 import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
 import { parseId } from '../core/ids.js'
@@ -9,6 +8,7 @@ import type { Post } from '../posts/posts.schemas.js'
 import type { User } from '../users/users.schemas.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
 import { type Comment, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
+import type { CommentAdded } from './comments.events.js'
 import type { CommentsService } from './comments.service.js'
 
 export const commentsTypeDefs = /* GraphQL */ `

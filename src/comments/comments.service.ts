@@ -11,7 +11,8 @@ import { type IdInput, parseId } from '../core/ids.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { draftVisibility, loadVisiblePost, mayRead, toPost } from '../posts/posts.service.js'
 import { loadUser, toUser } from '../users/users.service.js'
-import type { CommentAdded, Events } from '../events/events.js'
+import type { Events } from '../events/events.js'
+import type { CommentAdded, CommentsTopics } from './comments.events.js'
 import { eventStream, type EventStreamOptions, type EventsInterrupted } from '../events/event-stream.js'
 import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
 import * as repo from './comments.repository.js'
@@ -29,7 +30,7 @@ export interface PostPath {
 export interface CommentsServiceDeps {
   db: Db
   /** Where commentAdded is published, after the comment's transaction has committed. */
-  events: Events
+  events: Events<CommentsTopics>
 }
 
 export function createCommentsService({ db, events }: CommentsServiceDeps) {
@@ -90,7 +91,7 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
       options: EventStreamOptions,
     ): Promise<AsyncIterableIterator<CommentAdded | EventsInterrupted>> {
       const only = postId === undefined ? undefined : (await loadVisiblePost(db, caller(), undefined, postId)).id
-      return eventStream(events, 'commentAdded', (event) => (only === undefined || event.post.id === only) && mayRead(caller(), event.post), options)
+      return eventStream<CommentsTopics, 'commentAdded'>(events, 'commentAdded', (event) => (only === undefined || event.post.id === only) && mayRead(caller(), event.post), options)
     },
 
     /** `path` undefined: the comment is found by its id alone. */

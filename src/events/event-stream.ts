@@ -3,7 +3,7 @@
 // tells its client that events may have been missed). The queue is bounded: a consumer that falls
 // more than `maxPending` items behind is told (`onOverflow`) and the stream ends, so a slow client
 // can never hold an unbounded backlog in memory.
-import type { EventMap, EventName, Events } from './events.js'
+import type { Events } from './events.js'
 
 export interface EventStreamOptions {
   /** Events that may wait for the consumer. */
@@ -18,13 +18,13 @@ export type EventsInterrupted = typeof EVENTS_INTERRUPTED
 
 export const isEventsInterrupted = (item: unknown): item is EventsInterrupted => item === EVENTS_INTERRUPTED
 
-export function eventStream<N extends EventName>(
-  events: Events,
+export function eventStream<M extends object, N extends keyof M & string>(
+  events: Pick<Events<M>, 'subscribe'>,
   name: N,
-  accept: (event: EventMap[N]) => boolean,
+  accept: (event: M[N]) => boolean,
   options: EventStreamOptions,
-): AsyncIterableIterator<EventMap[N] | EventsInterrupted> {
-  type Item = EventMap[N] | EventsInterrupted
+): AsyncIterableIterator<M[N] | EventsInterrupted> {
+  type Item = M[N] | EventsInterrupted
   const queue: Item[] = []
   let waiting: ((result: IteratorResult<Item>) => void) | undefined
   let done = false

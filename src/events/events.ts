@@ -1,66 +1,33 @@
 // The events port: what happened, told to whoever listens — in this process (memory-events.ts)
 // or, when scaling out, across instances (redis-events.ts). Services publish after their write
-// has committed; the GraphQL subscriptions listen, and are told when delivery is interrupted.
-import { Type } from 'typebox'
-import { ROLES, type Role } from '../core/caller.js'
-import { Comment } from '../comments/comments.schemas.js'
-import { Post } from '../posts/posts.schemas.js'
-import { User } from '../users/users.schemas.js'
-
-/** A comment was created: the comment, its post and its author, as they were at that moment. */
-export interface CommentAdded {
-  comment: Comment
-  post: Post
-  author: User
-}
-
+// has committed; the GraphQL subscriptions listen, and are told when delivery is interrupted. The
+// port knows no topic: it is generic over a map of them, which the features declare.
 /**
- * What a user may do changed: one of their tokens was revoked, they were deleted, or their role
- * changed. Open connections (WebSocket, event stream) acting for them close or narrow on hearing it.
+ * Each topic's shape, as JSON schema, by name: a topic declared in the map and missing here does
+ * not compile. An event that comes from outside the process (Redis) is delivered only when it
+ * matches: anyone who can publish on the channel could otherwise hand subscribers half an object.
+ * Each feature declares its topics beside it (src/comments/comments.events.ts; the callers' in
+ * src/core/caller-changed.ts); the composition root joins them (src/features.ts).
  */
-export type CallerChanged =
-  | { userId: number; change: 'token-revoked'; tokenId: number }
-  | { userId: number; change: 'user-deleted' }
-  | { userId: number; change: 'role-changed'; role: Role }
-
-export interface EventMap {
-  commentAdded: CommentAdded
-  callerChanged: CallerChanged
-}
-
-export type EventName = keyof EventMap
+export type TopicSchemas<M extends object> = { readonly [N in keyof M & string]: object }
 
 const INPUT_RULES = new Set(['pattern', 'format', 'minLength', 'maxLength', 'minimum', 'maximum'])
 
 /**
- * Each event's shape, by name (a name added to EventMap and missing here does not compile). An
- * event that comes from outside the process (Redis) is delivered only when it matches: anyone who
- * can publish on the channel could otherwise hand subscribers half an object. Only the structure
- * is checked (types, required fields, enums), not the rules on input (lengths, patterns, formats):
- * a row stored before a rule was tightened still makes an event.
+ * `schema` without the rules on input, as plain JSON schema, for an event's shape: only the
+ * structure is checked (types, required fields, enums), not the rules on input (lengths, patterns,
+ * formats), so a row stored before a rule was tightened still makes an event.
  */
-export const EVENT_SCHEMAS: Record<EventName, object> = {
-  commentAdded: shapeOf(Type.Object({ comment: Comment, post: Post, author: User })),
-  callerChanged: Type.Union([
-    Type.Object({ userId: Type.Integer(), change: Type.Literal('token-revoked'), tokenId: Type.Integer() }),
-    Type.Object({ userId: Type.Integer(), change: Type.Literal('user-deleted') }),
-    Type.Object({ userId: Type.Integer(), change: Type.Literal('role-changed'), role: Type.Union(ROLES.map((role) => Type.Literal(role))) }),
-  ]),
-}
-
-/** `schema` without the rules on input, as plain JSON schema. */
-function shapeOf(schema: object): object {
+export function eventShape(schema: object): object {
   return Object.fromEntries(
     Object.entries(schema)
       .filter(([keyword]) => !INPUT_RULES.has(keyword) && !keyword.startsWith('x-'))
       .map(([keyword, value]) => {
-        if (keyword === 'properties') return [keyword, Object.fromEntries(Object.entries(value as Record<string, object>).map(([name, property]) => [name, shapeOf(property)]))]
-        return [keyword, typeof value === 'object' && value !== null && !Array.isArray(value) ? shapeOf(value as object) : value]
+        if (keyword === 'properties') return [keyword, Object.fromEntries(Object.entries(value as Record<string, object>).map(([name, property]) => [name, eventShape(property)]))]
+        return [keyword, typeof value === 'object' && value !== null && !Array.isArray(value) ? eventShape(value as object) : value]
       }),
   )
 }
-
-export const EVENT_NAMES = Object.keys(EVENT_SCHEMAS) as readonly EventName[]
 
 /**
  * What a subscriber is told besides events, by an adapter whose delivery can stop (Redis): that
@@ -81,16 +48,17 @@ export interface EventsStats {
   readonly interruptions: number
 }
 
-export interface Events {
+/** The port, over a map of topic name → what is published on it (`{ commentAdded: CommentAdded }`). */
+export interface Events<M extends object> {
   /**
    * Tells every listener of `name`. Never rejects: the write it reports has committed, and an
    * adapter that cannot deliver logs and counts the failure instead.
    */
-  publish<N extends EventName>(name: N, event: EventMap[N]): Promise<void>
+  publish<N extends keyof M & string>(name: N, event: M[N]): Promise<void>
   /** Calls `listener` with each event of `name` from now on; returns the unsubscribe function. */
-  subscribe<N extends EventName>(name: N, listener: (event: EventMap[N]) => void, signals?: DeliverySignals): () => void
+  subscribe<N extends keyof M & string>(name: N, listener: (event: M[N]) => void, signals?: DeliverySignals): () => void
   /** Listeners of `name` in this process (open subscriptions). */
-  listenerCount(name: EventName): number
+  listenerCount(name: keyof M & string): number
   readonly stats: EventsStats
   /** Whether delivery across instances works right now (Redis: both connections up); absent in the process. */
   connected?(): boolean

@@ -2,18 +2,18 @@
 // delivery cannot be interrupted, so it never signals, and nothing can fail to publish.
 import { EventEmitter } from 'node:events'
 import type { FastifyBaseLogger } from 'fastify'
-import type { EventMap, EventName, Events } from './events.js'
+import type { Events } from './events.js'
 
 const NO_FAULTS = Object.freeze({ publishFailures: 0, interruptions: 0 })
 
-export function createMemoryEvents(options: { log?: FastifyBaseLogger } = {}): Events {
+export function createMemoryEvents<M extends object>(options: { log?: FastifyBaseLogger } = {}): Events<M> {
   const emitter = new EventEmitter()
   // One listener per open subscription: thousands are expected, not a leak.
   emitter.setMaxListeners(0)
   return {
-    async publish<N extends EventName>(name: N, event: EventMap[N]) {
+    async publish<N extends keyof M & string>(name: N, event: M[N]) {
       // One listener's failure (a bug) neither reaches the others nor the write that published.
-      for (const listener of emitter.listeners(name) as ((event: EventMap[N]) => void)[]) {
+      for (const listener of emitter.listeners(name) as ((event: M[N]) => void)[]) {
         try {
           listener(event)
         } catch (error) {
@@ -21,7 +21,7 @@ export function createMemoryEvents(options: { log?: FastifyBaseLogger } = {}): E
         }
       }
     },
-    subscribe<N extends EventName>(name: N, listener: (event: EventMap[N]) => void) {
+    subscribe<N extends keyof M & string>(name: N, listener: (event: M[N]) => void) {
       emitter.on(name, listener)
       return () => emitter.off(name, listener)
     },

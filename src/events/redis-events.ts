@@ -11,9 +11,11 @@ import type { FastifyBaseLogger } from 'fastify'
 import { FailureLog } from '../redis/failure-log.js'
 import { closeRedisConnection, createRedisConnection, firstAttempt } from '../redis/connection.js'
 import { bodyAjv, toErrorDetails } from '../core/validation.js'
-import { type DeliverySignals, EVENT_NAMES, EVENT_SCHEMAS, type EventMap, type EventName, type Events } from './events.js'
+import type { DeliverySignals, Events, TopicSchemas } from './events.js'
 
-export interface RedisEventsOptions {
+export interface RedisEventsOptions<M extends object> {
+  /** Every topic's shape, by name: one channel each, and what arrives on it is checked against it. */
+  topics: TopicSchemas<M>
   /** A redis:// or rediss:// URL. */
   url: string
   /** Starts every channel: `${keyPrefix}events:${name}`. */
@@ -33,12 +35,13 @@ const STARTUP_WAIT_MS = 2000
  * Connects (without failing when Redis is away: it keeps trying in the background, and
  * subscriptions are told that live events are interrupted) and subscribes to every event's channel.
  */
-export async function createRedisEvents(options: RedisEventsOptions): Promise<Events> {
+export async function createRedisEvents<M extends object>(options: RedisEventsOptions<M>): Promise<Events<M>> {
   const { log } = options
   const channelPrefix = `${options.keyPrefix}events:`
-  const eventChecks = new Map(EVENT_NAMES.map((name) => [name as string, bodyAjv.compile(EVENT_SCHEMAS[name])]))
-  const channels = EVENT_NAMES.map((name) => `${channelPrefix}${name}`)
-  const subscriptions = new Map<string, Set<Subscription>>(EVENT_NAMES.map((name) => [name, new Set()]))
+  const names = Object.keys(options.topics) as (keyof M & string)[]
+  const eventChecks = new Map(names.map((name) => [name as string, bodyAjv.compile(options.topics[name])]))
+  const channels = names.map((name) => `${channelPrefix}${name}`)
+  const subscriptions = new Map<string, Set<Subscription>>(names.map((name) => [name, new Set()]))
   const publishing = new FailureLog(log, 'event publishing', 'events are lost for every instance')
   let interrupted = false
   let interruptions = 0
@@ -120,7 +123,7 @@ export async function createRedisEvents(options: RedisEventsOptions): Promise<Ev
   await Promise.all([firstAttempt(publisher), Promise.race([start, sleep(STARTUP_WAIT_MS, undefined, { ref: false })])])
 
   return {
-    async publish<N extends EventName>(name: N, event: EventMap[N]) {
+    async publish<N extends keyof M & string>(name: N, event: M[N]) {
       try {
         await publisher.publish(`${channelPrefix}${name}`, JSON.stringify(event))
         publishing.succeeded()
@@ -128,7 +131,7 @@ export async function createRedisEvents(options: RedisEventsOptions): Promise<Ev
         publishing.failed(error)
       }
     },
-    subscribe<N extends EventName>(name: N, listener: (event: EventMap[N]) => void, signals?: DeliverySignals) {
+    subscribe<N extends keyof M & string>(name: N, listener: (event: M[N]) => void, signals?: DeliverySignals) {
       const set = subscriptions.get(name)
       if (set === undefined) throw new Error(`Unknown event ${name}`)
       const subscription: Subscription = { listener: listener as (event: unknown) => void, signals }

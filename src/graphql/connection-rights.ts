@@ -13,7 +13,8 @@
 // from the database only, so an event forged on Redis can at worst close connections.
 import type { FastifyBaseLogger } from 'fastify'
 import { type Caller, type CurrentCallers, ROLES } from '../core/caller.js'
-import type { CallerChanged, Events } from '../events/events.js'
+import type { CallerChanged, CallerTopics } from '../core/caller-changed.js'
+import type { Events } from '../events/events.js'
 
 /** How often the tokens of open signed-in connections are checked again. */
 export const RIGHTS_SWEEP_INTERVAL_MS = 1000
@@ -35,7 +36,7 @@ export interface Seat {
 }
 
 export interface ConnectionRightsOptions {
-  events: Pick<Events, 'subscribe'>
+  events: Pick<Events<CallerTopics>, 'subscribe'>
   /** The tokens' callers as they stand now (the tokens service's activeCallers). */
   currentCallers: CurrentCallers
   log: FastifyBaseLogger

@@ -20,6 +20,7 @@ import {
 import { handleProtocols } from 'graphql-ws'
 import mercurius from 'mercurius'
 import type { Authenticate, CurrentCallers } from '../core/caller.js'
+import type { CallerTopics } from '../core/caller-changed.js'
 import type { GraphQLConfig } from '../config.js'
 import { AppError } from '../errors.js'
 import type { Events } from '../events/events.js'
@@ -32,7 +33,7 @@ import { MAX_TOKENS, parserLimitError } from './document-limits/parser-guard.js'
 import { queryLimitRules } from './document-limits/query-limit-rules.js'
 import { createMetering } from './metering.js'
 import { chooseOperation, type OperationParams, readParams } from './request-params.js'
-import { attachSubscriptions, buildResolvers, type GraphQLServices, typeDefs } from './schema.js'
+import { attachSubscriptions, buildResolvers, type GraphQLPart, typeDefsOf } from './schema.js'
 import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions/subscription-server.js'
 
 const GRAPHQL_PATH = '/graphql'
@@ -50,7 +51,8 @@ interface Answer {
 
 export interface GraphQLRoutesOptions {
   config: GraphQLConfig
-  services: GraphQLServices
+  /** What each feature brings to the schema (src/features.ts), in order. */
+  parts: readonly GraphQLPart[]
   /** Who an Authorization header names, on the WebSocket and event-stream transports. */
   authenticate: Authenticate
   /** The callers of open connections' tokens as they stand now (their rights follow them). */
@@ -62,12 +64,12 @@ export interface GraphQLRoutesOptions {
   exposeStats: (stats: SubscriptionStats) => void
   activeSubscriptions: () => number
   /** Where open connections hear that their caller's rights changed (callerChanged). */
-  events: Pick<Events, 'subscribe'>
+  events: Pick<Events<CallerTopics>, 'subscribe'>
 }
 
 export async function graphqlRoutes(
   app: FastifyInstance,
-  { config, services, authenticate, currentCallers, consumeRateLimit, chargeRateLimit, exposeStats, activeSubscriptions, events }: GraphQLRoutesOptions,
+  { config, parts, authenticate, currentCallers, consumeRateLimit, chargeRateLimit, exposeStats, activeSubscriptions, events }: GraphQLRoutesOptions,
 ): Promise<void> {
   const validationRules = [
     ...queryLimitRules(config.limits, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }),
@@ -76,8 +78,8 @@ export async function graphqlRoutes(
   // Without introspection, refusals keep their names of the schema to themselves (formatError).
   app.decorateRequest('graphqlSuggestions', config.introspection)
   await app.register(mercurius, {
-    schema: typeDefs,
-    resolvers: buildResolvers(services),
+    schema: typeDefsOf(parts),
+    resolvers: buildResolvers(parts),
     routes: false,
     graphiql: false,
     // Compiled on the second use of a document; 0 keeps graphql-js's interpreter.
@@ -118,7 +120,7 @@ export async function graphqlRoutes(
     return send(reply, media, answer)
   })
 
-  attachSubscriptions(app.graphql.schema, services)
+  attachSubscriptions(app.graphql.schema, parts)
   const subscriptions = subscriptionServer(app, {
     schema: () => app.graphql.schema,
     limits: config.subscriptions,

@@ -1,26 +1,29 @@
-// The GraphQL schema, assembled from the feature folders: each contributes its types, its fields on
-// the others' types (`extend type User { posts }`) and its resolvers.
-import type { GraphQLSchema } from 'graphql'
+// The GraphQL schema, assembled from the parts the features bring (src/features.ts): each
+// contributes its types, its fields on the others' types (`extend type User { posts }`), its
+// resolvers and its subscription fields. This layer knows no feature: it joins what it is given.
+import type { GraphQLFieldResolver, GraphQLSchema } from 'graphql'
 import type { IResolvers } from 'mercurius'
 import { requireSignedIn } from '../core/caller.js'
-import { commentsResolvers, commentsSubscriptions, commentsTypeDefs } from '../comments/comments.graphql.js'
-import type { CommentsService } from '../comments/comments.service.js'
 import { AppError } from '../errors.js'
 import { isEventsInterrupted } from '../events/event-stream.js'
-import { postReference, postsResolvers, postsTypeDefs } from '../posts/posts.graphql.js'
-import type { PostsService } from '../posts/posts.service.js'
-import { todosResolvers, todosTypeDefs } from '../todos/todos.graphql.js'
-import type { TodosService } from '../todos/todos.service.js'
-import { userReference, usersResolvers, usersTypeDefs } from '../users/users.graphql.js'
-import type { UsersService } from '../users/users.service.js'
 import type { GraphQLContext } from './context.js'
 import { isDeclaredMutation } from './validated.js'
 
-export interface GraphQLServices {
-  users: UsersService
-  posts: PostsService
-  comments: CommentsService
-  todos: TodosService
+type Resolver = (parent: never, args: never, context: GraphQLContext, info: never) => unknown
+export type ResolverMap = Record<string, Record<string, Resolver>>
+
+/** A subscription field: a source stream of events (`subscribe`), and each event as the field's value (`resolve`). */
+export interface SubscriptionField {
+  subscribe: GraphQLFieldResolver<unknown, GraphQLContext>
+  resolve: (event: never) => unknown
+}
+
+/** What one feature brings to the schema. */
+export interface GraphQLPart {
+  /** SDL: its types, and the fields it adds to the others' (`extend type User { posts }`). */
+  readonly typeDefs: string
+  readonly resolvers: ResolverMap
+  readonly subscriptions?: Readonly<Record<string, SubscriptionField>>
 }
 
 const baseTypeDefs = /* GraphQL */ `
@@ -48,22 +51,13 @@ type PageInfo {
 }
 `
 
-export const typeDefs = [baseTypeDefs, usersTypeDefs, postsTypeDefs, commentsTypeDefs, todosTypeDefs].join('\n')
+/** The schema's SDL: the root types and page info, then each part's, in the order given. */
+export const typeDefsOf = (parts: readonly Pick<GraphQLPart, 'typeDefs'>[]): string => [baseTypeDefs, ...parts.map((part) => part.typeDefs)].join('\n')
 
-type Resolver = (parent: never, args: never, context: GraphQLContext, info: never) => unknown
-type ResolverMap = Record<string, Record<string, Resolver>>
-
-export function buildResolvers(services: GraphQLServices): IResolvers {
-  const userById = userReference(services.users)
-  const parts: ResolverMap[] = [
-    usersResolvers(services.users),
-    postsResolvers(services.posts, userById),
-    commentsResolvers(services.comments, userById, postReference(services.posts)),
-    todosResolvers(services.todos, userById),
-  ]
+export function buildResolvers(parts: readonly GraphQLPart[]): IResolvers {
   const merged: ResolverMap = { Query: {}, Mutation: {} }
   for (const part of parts) {
-    for (const [type, fields] of Object.entries(part)) merged[type] = { ...merged[type], ...fields }
+    for (const [type, fields] of Object.entries(part.resolvers)) merged[type] = { ...merged[type], ...fields }
   }
   // Like the REST write routes (config.access 'signed-in'): no mutation runs for an anonymous
   // caller, so its input is not even looked at.
@@ -88,15 +82,15 @@ export const EVENTS_INTERRUPTED_MESSAGE = 'Live events are interrupted; events m
  * (SERVICE_UNAVAILABLE), which every transport sends as a result with `errors`, and the
  * subscription goes on: the one place where subscribers are told.
  */
-export function attachSubscriptions(schema: GraphQLSchema, services: GraphQLServices): void {
+export function attachSubscriptions(schema: GraphQLSchema, parts: readonly GraphQLPart[]): void {
   const fields = schema.getSubscriptionType()?.getFields() ?? {}
-  for (const [name, { subscribe, resolve }] of Object.entries(commentsSubscriptions(services.comments))) {
+  for (const [name, { subscribe, resolve }] of parts.flatMap((part) => Object.entries(part.subscriptions ?? {}))) {
     const field = fields[name]
     if (field === undefined) throw new Error(`The schema has no subscription field ${name}`)
     field.subscribe = subscribe
     field.resolve = (source: unknown) => {
       if (isEventsInterrupted(source)) throw new AppError('SERVICE_UNAVAILABLE', EVENTS_INTERRUPTED_MESSAGE)
-      return resolve(source as Parameters<typeof resolve>[0])
+      return resolve(source as never)
     }
   }
 }

@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { Database } from '../db/create-database.js'
 import { AppError } from '../errors.js'
-import type { EventMap, EventName, Events } from '../events/events.js'
+import type { Events } from '../events/events.js'
 import type { SubscriptionStats } from '../graphql/subscriptions/subscription-server.js'
 
 export const METRICS_PATH = '/metrics'
@@ -138,13 +138,13 @@ export function createMetrics(sources: MetricsSources): Metrics & { events: Coun
 }
 
 /** The events port with each publish and each delivery counted. */
-export function countedEvents(events: Events, counter: Counter<'event' | 'outcome'>): Events {
+export function countedEvents<M extends object>(events: Events<M>, counter: Counter<'event' | 'outcome'>): Events<M> {
   return {
-    publish<N extends EventName>(name: N, event: EventMap[N]) {
+    publish<N extends keyof M & string>(name: N, event: M[N]) {
       counter.inc({ event: name, outcome: 'published' })
       return events.publish(name, event)
     },
-    subscribe<N extends EventName>(name: N, listener: (event: EventMap[N]) => void, signals?: Parameters<Events['subscribe']>[2]) {
+    subscribe<N extends keyof M & string>(name: N, listener: (event: M[N]) => void, signals?: Parameters<Events<M>['subscribe']>[2]) {
       return events.subscribe(
         name,
         (event) => {

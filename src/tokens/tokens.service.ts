@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import type { Caller } from '../core/caller.js'
 import type { Db } from '../db/create-database.js'
+import type { CallerTopics } from '../core/caller-changed.js'
 import type { Events } from '../events/events.js'
 import { AppError, notFound, unauthenticated } from '../errors.js'
 import { parseId } from '../core/ids.js'
@@ -22,7 +23,7 @@ const MAX_IDS_PER_QUERY = 1000
 export interface TokensServiceDeps {
   db: Db
   /** Where callerChanged is published when a token is revoked (open connections close on it). */
-  events: Pick<Events, 'publish'>
+  events: Pick<Events<CallerTopics>, 'publish'>
   /** Lifetime of tokens issued by signing in. */
   tokenTtlMs: number
   /**

@@ -5,6 +5,7 @@ import { type Caller, type Role, requireAdmin, requireOwnerOrAdmin, requireSigne
 import { type CollectionPage, toCollectionPage } from '../collections/collection-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
+import type { CallerTopics } from '../core/caller-changed.js'
 import type { Events } from '../events/events.js'
 import { isUniqueViolation } from '../db/database-errors.js'
 import { toIsoTimestamp, type UserRow, type UserRowChanges } from '../db/tables.js'
@@ -20,7 +21,7 @@ import { writeTransaction } from '../db/write-transaction.js'
 export interface UsersServiceDeps {
   db: Db
   /** Where callerChanged is published when a role changes or a user is deleted (open connections narrow or close on it). */
-  events: Pick<Events, 'publish'>
+  events: Pick<Events<CallerTopics>, 'publish'>
   /**
    * Passwords one user may set per window (each costs a scrypt derivation). 'unlimited' only for
    * the operator's CLI and test fixtures; the HTTP app always gives one.

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import SqliteDatabase from 'better-sqlite3'
 import { createCommentsService } from '../../src/comments/comments.service.js'
 import { createMemoryEvents } from '../../src/events/memory-events.js'
+import type { AppTopics } from '../../src/features.js'
 import { isAppError } from '../../src/errors.js'
 import { createPostsService } from '../../src/posts/posts.service.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
@@ -20,7 +21,7 @@ describe('comments service', () => {
   it('never fails with a foreign-key error when the post is deleted at the same moment', async () => {
     const { db } = t.database
     const posts = createPostsService({ db })
-    const events = createMemoryEvents()
+    const events = createMemoryEvents<AppTopics>()
     const published: number[] = []
     events.subscribe('commentAdded', (event) => published.push(event.comment.id))
     const comments = createCommentsService({ db, events })
@@ -53,7 +54,7 @@ describe('comments service', () => {
   // Read synchronously on a second SQLite connection; the order (commit, then publish) is one code path for both stores.
   it.runIf(TEST_STORE === 'sqlite')('publishes commentAdded after the commit, never for a write that failed', async () => {
     const { db } = t.database
-    const events = createMemoryEvents()
+    const events = createMemoryEvents<AppTopics>()
     const comments = createCommentsService({ db, events })
     const bob = { userId: t.bob.id, role: 'user' as const, tokenId: 0 }
     const post = await createPostsService({ db }).create(bob, t.bob.id, { title: 'Events', content: 'x' })

@@ -2,7 +2,9 @@
 // (under CI=true it must). What differs (interruptions) is tested in redis-events.test.ts.
 import Fastify from 'fastify'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { CommentAdded, Events } from '../../src/events/events.js'
+import type { CommentAdded } from '../../src/comments/comments.events.js'
+import type { Events } from '../../src/events/events.js'
+import { APP_TOPICS, type AppTopics } from '../../src/features.js'
 import { createMemoryEvents } from '../../src/events/memory-events.js'
 import { createRedisEvents } from '../../src/events/redis-events.js'
 import { uniquePrefix, until } from '../helpers/private-redis.js'
@@ -11,9 +13,9 @@ import { redisUrl } from '../helpers/services.js'
 const sharedUrl = await redisUrl()
 const log = Fastify({ logger: false }).log
 
-const adapters: [string, () => Promise<Events>][] = [
-  ['in-process', async () => createMemoryEvents()],
-  ...(sharedUrl === undefined ? [] : [['Redis', () => createRedisEvents({ url: sharedUrl, keyPrefix: uniquePrefix(), log })] as [string, () => Promise<Events>]]),
+const adapters: [string, () => Promise<Events<AppTopics>>][] = [
+  ['in-process', async () => createMemoryEvents<AppTopics>()],
+  ...(sharedUrl === undefined ? [] : [['Redis', () => createRedisEvents({ url: sharedUrl, keyPrefix: uniquePrefix(), log, topics: APP_TOPICS })] as [string, () => Promise<Events<AppTopics>>]]),
 ]
 
 const at = '2025-06-01T12:00:00.000Z'
@@ -23,7 +25,7 @@ const event = (id: number, content = `comment ${id}`): CommentAdded => ({
   author: { id: 3, name: 'Bob', email: 'bob@example.com', age: null, avatar: null, role: 'user', createdAt: at, updatedAt: at },
 })
 
-const opened: Events[] = []
+const opened: Events<AppTopics>[] = []
 afterEach(async () => {
   await Promise.all(opened.splice(0).map((events) => events.close()))
 })

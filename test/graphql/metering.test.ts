@@ -5,7 +5,7 @@
 import { buildSchema, parse } from 'graphql'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { operationCosts } from '../../src/graphql/document-limits/cost-measure.js'
-import { typeDefs } from '../../src/graphql/schema.js'
+import { graphqlTypeDefs } from '../../src/features.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../src/collections/pagination.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { uniquePrefix } from '../helpers/private-redis.js'
@@ -122,7 +122,7 @@ describe.each(stores)('GraphQL points on the $store store', ({ skip, env }) => {
 
 describe('the cost of reads', () => {
   // The service's own schema.
-  const schema = buildSchema(typeDefs)
+  const schema = buildSchema(graphqlTypeDefs())
   const costOf = (document: string) => operationCosts(parse(document), schema, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT })[0]?.[1]
 
   it('charges a search and a count the rows they may read (10,000 each), once per page', () => {

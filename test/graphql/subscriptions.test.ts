@@ -6,6 +6,7 @@ import { createClient as createSseClient } from 'graphql-sse'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { createMemoryEvents } from '../../src/events/memory-events.js'
+import type { AppTopics } from '../../src/features.js'
 import { buildTestApp, type TestApp, type TestAppOptions } from '../helpers/build-test-app.js'
 
 const SELECTION = '{ id content author { name } }'
@@ -435,7 +436,7 @@ describe('subscription limits', () => {
   })
 
   it('drops an event stream that falls too far behind, and counts it', async () => {
-    const events = createMemoryEvents()
+    const events = createMemoryEvents<AppTopics>()
     const s = await listening({ GRAPHQL_MAX_PENDING_EVENTS: '5' }, { events })
     try {
       const post = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts`, token: s.t.tokens.alice, json: { title: 'busy', content: '.' } })).json().data
@@ -567,7 +568,7 @@ describe('subscription limits', () => {
   })
 
   it('drops a subscriber that falls too far behind, with 1008, and counts it', async () => {
-    const events = createMemoryEvents()
+    const events = createMemoryEvents<AppTopics>()
     const s = await listening({ GRAPHQL_MAX_PENDING_EVENTS: '5' }, { events })
     try {
       const post = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts`, token: s.t.tokens.alice, json: { title: 'busy', content: '.' } })).json().data

@@ -4,6 +4,7 @@
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse, RouteOptions } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import type { Events } from '../../src/events/events.js'
+import type { AppTopics } from '../../src/features.js'
 import { OPERATOR } from '../../src/core/caller.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/create-database.js'
@@ -36,7 +37,7 @@ export interface TestAppOptions {
   /** Receives the app's log lines (set LOG_LEVEL in env to see them). */
   logStream?: { write(line: string): void }
   /** The events adapter the app publishes to and subscribes on. */
-  events?: Events
+  events?: Events<AppTopics>
   /** Told of every route as it is registered. */
   onRoute?: (route: RouteOptions & { prefix: string }) => void
   /** The store, when not the run's (a test comparing the two builds one of each). */
@@ -69,7 +70,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   const app = await buildApp(config, { database: served, logStream: options.logStream, events: options.events, onRoute: options.onRoute })
   const database = openDatabase(config.database)
   // Fixtures are written as another process would (the CLI): no open connection hears of them.
-  const fixtureEvents = createMemoryEvents()
+  const fixtureEvents = createMemoryEvents<AppTopics>()
   // Fixtures are set up as the operator would (no allowance): only the app's requests are counted.
   const users = createUsersService({ db: database.db, events: fixtureEvents, passwordChanges: 'unlimited' })
   const tokens = createTokensService({ db: database.db, events: fixtureEvents, tokenTtlMs: config.tokenTtlMs, signInAllowance: 'unlimited' })

@@ -1,0 +1,55 @@
+// The features, in the order they are mounted, and what joins them: their services (built here,
+// each given what it depends on), their GraphQL parts and their event topics. One line per
+// feature in FEATURES; src/app.ts registers each feature's routes under every API mount and hands
+// the GraphQL parts to the endpoint. This file and app.ts are the only places features meet.
+import { CALLER_TOPICS, type CallerTopics } from './core/caller-changed.js'
+import type { Feature } from './core/feature.js'
+import { commentsFeature } from './comments/comments.feature.js'
+import type { CommentsTopics } from './comments/comments.events.js'
+import type { Database } from './db/create-database.js'
+import type { Events, TopicSchemas } from './events/events.js'
+import { type GraphQLPart, typeDefsOf } from './graphql/schema.js'
+import { postsFeature } from './posts/posts.feature.js'
+import { todosFeature } from './todos/todos.feature.js'
+import { tokensFeature } from './tokens/tokens.feature.js'
+import type { TokensServiceDeps } from './tokens/tokens.service.js'
+import { usersFeature } from './users/users.feature.js'
+import type { UsersServiceDeps } from './users/users.service.js'
+
+export const FEATURES: readonly Feature<Services>[] = [usersFeature, postsFeature, commentsFeature, todosFeature, tokensFeature]
+
+/** Every topic on the events port: the core's, then each feature's. */
+export type AppTopics = CallerTopics & CommentsTopics
+
+export const APP_TOPICS: TopicSchemas<AppTopics> = { ...CALLER_TOPICS, ...commentsFeature.topics }
+
+export interface ServicesDeps {
+  db: Database['db']
+  events: Events<AppTopics>
+  passwordChanges: UsersServiceDeps['passwordChanges']
+  tokenTtlMs: number
+  signInAllowance: TokensServiceDeps['signInAllowance']
+}
+
+export type Services = ReturnType<typeof createServices>
+
+/** Each feature's service, given what it depends on. */
+export function createServices({ db, events, passwordChanges, tokenTtlMs, signInAllowance }: ServicesDeps) {
+  return {
+    users: usersFeature.createService({ db, events, passwordChanges }),
+    posts: postsFeature.createService({ db }),
+    comments: commentsFeature.createService({ db, events }),
+    todos: todosFeature.createService({ db }),
+    tokens: tokensFeature.createService({ db, events, tokenTtlMs, signInAllowance }),
+  }
+}
+
+/** What each feature brings to the GraphQL schema, in the order of FEATURES. */
+export function graphqlParts(services: Services): GraphQLPart[] {
+  return FEATURES.flatMap(({ graphql }) =>
+    graphql === undefined ? [] : [{ typeDefs: graphql.typeDefs, resolvers: graphql.resolvers(services), subscriptions: graphql.subscriptions?.(services) }],
+  )
+}
+
+/** The schema's SDL, without services (for tools and tests that only read it). */
+export const graphqlTypeDefs = (): string => typeDefsOf(FEATURES.flatMap(({ graphql }) => (graphql === undefined ? [] : [graphql])))

@@ -1,0 +1,11 @@
+// The tokens feature: bearer tokens — sign in for one, revoke it. It gives the transports the
+// Authenticate and CurrentCallers functions (src/core/caller.ts) through the composition root.
+import type { Feature } from '../core/feature.js'
+import { tokensRoutes } from './tokens.routes.js'
+import { createTokensService, type TokensService } from './tokens.service.js'
+
+export const tokensFeature = {
+  name: 'tokens',
+  createService: createTokensService,
+  routes: tokensRoutes,
+} satisfies Feature<{ tokens: TokensService }>

@@ -1,0 +1,15 @@
+// The users feature: people, and who may administer the service.
+import type { Feature } from '../core/feature.js'
+import { userReference, usersResolvers, usersTypeDefs } from './users.graphql.js'
+import { usersRoutes } from './users.routes.js'
+import { createUsersService, type UsersService } from './users.service.js'
+
+export const usersFeature = {
+  name: 'users',
+  createService: createUsersService,
+  routes: usersRoutes,
+  graphql: { typeDefs: usersTypeDefs, resolvers: ({ users }) => usersResolvers(users) },
+} satisfies Feature<{ users: UsersService }>
+
+/** How other features' resolvers read a user by id (batched per operation). */
+export { userReference }
