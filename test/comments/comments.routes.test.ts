@@ -1,20 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Post } from '../../src/posts/posts.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { commentPath, createFactories, type Factories } from '../helpers/factories.js'
 
 let t: TestApp
+let make: Factories
+let post: Post
 let postUrl: string
 beforeAll(async () => {
   t = await buildTestApp()
-  const post = await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'Discuss', content: 'x' } })
-  postUrl = `/users/${t.alice.id}/posts/${post.json().data.id as number}`
+  make = createFactories(t)
+  post = await make.post(t.alice)
+  postUrl = `/users/${t.alice.id}/posts/${post.id}`
 })
 afterAll(() => t.close())
-
-const comment = async (token: string, content: string) => {
-  const res = await t.request({ method: 'POST', url: `${postUrl}/comments`, token, json: { content } })
-  expect(res.statusCode, res.body).toBe(201)
-  return { url: res.headers.location as string, data: res.json().data }
-}
 
 describe('comments', () => {
   it('any signed-in user comments, as themself: the author is never taken from the body', async () => {
@@ -34,7 +33,7 @@ describe('comments', () => {
   })
 
   it('lists a post\'s comments with their authors, filtered and sorted', async () => {
-    await comment(t.tokens.admin, 'from the admin')
+    await make.comment(post, t.admin)
     const { data } = (await t.request({ method: 'GET', url: `${postUrl}/comments?authorId=${t.admin.id}` })).json()
     expect(data).toHaveLength(1)
     expect(data[0].author).toEqual({ id: t.admin.id, name: 'Ada Admin' })
@@ -43,7 +42,7 @@ describe('comments', () => {
   })
 
   it('the author or an admin edits (PATCH); others get 403; PUT is 405', async () => {
-    const { url } = await comment(t.tokens.bob, 'first draft')
+    const url = commentPath(post, await make.comment(post, t.bob))
     expect((await t.request({ method: 'PATCH', url, token: t.tokens.alice, json: { content: 'hijack' } })).statusCode).toBe(403)
     const edited = await t.request({ method: 'PATCH', url, token: t.tokens.bob, json: { content: 'second draft' } })
     expect(edited.json().data.content).toBe('second draft')
@@ -54,14 +53,14 @@ describe('comments', () => {
   })
 
   it("the author, the post's owner or an admin deletes; others get 403", async () => {
-    const other = await t.createUser({ name: 'Other', email: 'other@example.com' })
-    const otherToken = await t.tokenFor(other.id)
-    const byBob = [await comment(t.tokens.bob, 'a'), await comment(t.tokens.bob, 'b'), await comment(t.tokens.bob, 'c')]
-    expect((await t.request({ method: 'DELETE', url: byBob[0]!.url, token: otherToken })).statusCode).toBe(403)
-    expect((await t.request({ method: 'DELETE', url: byBob[0]!.url, token: t.tokens.bob })).statusCode).toBe(204)
-    expect((await t.request({ method: 'DELETE', url: byBob[1]!.url, token: t.tokens.alice })).statusCode).toBe(204)
-    expect((await t.request({ method: 'DELETE', url: byBob[2]!.url, token: t.tokens.admin })).statusCode).toBe(204)
-    expect((await t.request({ method: 'GET', url: byBob[2]!.url })).statusCode).toBe(404)
+    const { token: otherToken } = await make.signedIn()
+    const byBob: string[] = []
+    for (let i = 0; i < 3; i++) byBob.push(commentPath(post, await make.comment(post, t.bob)))
+    expect((await t.request({ method: 'DELETE', url: byBob[0]!, token: otherToken })).statusCode).toBe(403)
+    expect((await t.request({ method: 'DELETE', url: byBob[0]!, token: t.tokens.bob })).statusCode).toBe(204)
+    expect((await t.request({ method: 'DELETE', url: byBob[1]!, token: t.tokens.alice })).statusCode).toBe(204)
+    expect((await t.request({ method: 'DELETE', url: byBob[2]!, token: t.tokens.admin })).statusCode).toBe(204)
+    expect((await t.request({ method: 'GET', url: byBob[2]! })).statusCode).toBe(404)
   })
 
   it('validates the content (422)', async () => {
@@ -70,15 +69,14 @@ describe('comments', () => {
       expect(res.statusCode).toBe(422)
       expect(res.json().error.details[0].field).toBe('content')
     }
-    expect((await comment(t.tokens.bob, 'multi\nline')).data.content).toBe('multi\nline')
-    expect((await comment(t.tokens.bob, 'whole pairs are fine 🎉')).data.content).toBe('whole pairs are fine 🎉')
+    expect((await make.comment(post, t.bob, { content: 'multi\nline' })).content).toBe('multi\nline')
+    expect((await make.comment(post, t.bob, { content: 'whole pairs are fine 🎉' })).content).toBe('whole pairs are fine 🎉')
   })
 
   it('a comment that exists but not under the path is 404, and so is a missing parent', async () => {
-    const { data } = await comment(t.tokens.bob, 'here')
-    const otherPost = await t.request({ method: 'POST', url: `/users/${t.bob.id}/posts`, token: t.tokens.bob, json: { title: 'Other', content: 'y' } })
-    const otherPostId = otherPost.json().data.id as number
-    const postId = postUrl.split('/').at(-1)
+    const data = await make.comment(post, t.bob)
+    const otherPostId = (await make.post(t.bob)).id
+    const postId = post.id
     for (const url of [
       `/users/${t.bob.id}/posts/${otherPostId}/comments/${data.id}`,
       `/users/${t.bob.id}/posts/${postId}/comments/${data.id}`,

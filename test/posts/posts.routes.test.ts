@@ -1,17 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createFactories, type Factories } from '../helpers/factories.js'
 
 let t: TestApp
+let make: Factories
 beforeAll(async () => {
   t = await buildTestApp()
+  make = createFactories(t)
 })
 afterAll(() => t.close())
-
-const createPost = async (owner: number, token: string, json: Record<string, unknown>) => {
-  const res = await t.request({ method: 'POST', url: `/api/v1/users/${owner}/posts`, token, json })
-  expect(res.statusCode, res.body).toBe(201)
-  return res.json().data as { id: number; status: string; publishedAt: string | null; updatedAt: string }
-}
 
 describe('posts', () => {
   it('the owner creates a post: 201, Location, published by default with publishedAt set', async () => {
@@ -30,7 +27,7 @@ describe('posts', () => {
   })
 
   it('a draft has no publishedAt until it is published, and loses it when unpublished', async () => {
-    const draft = await createPost(t.alice.id, t.tokens.alice, { title: 'Draft', content: '', status: 'draft' })
+    const draft = await make.draft(t.alice, { title: 'Draft', content: '' })
     expect(draft.publishedAt).toBeNull()
     const url = `/users/${t.alice.id}/posts/${draft.id}`
     const published = (await t.request({ method: 'PATCH', url, token: t.tokens.alice, json: { status: 'published' } })).json().data
@@ -42,7 +39,7 @@ describe('posts', () => {
   })
 
   it('drafts are seen only by their owner and admins; to others they do not exist', async () => {
-    const draft = await createPost(t.alice.id, t.tokens.alice, { title: 'Secret', content: 'x', status: 'draft' })
+    const draft = await make.draft(t.alice)
     const url = `/users/${t.alice.id}/posts/${draft.id}`
     expect((await t.request({ method: 'GET', url })).statusCode).toBe(404)
     expect((await t.request({ method: 'GET', url, token: t.tokens.bob })).statusCode).toBe(404)
@@ -65,7 +62,7 @@ describe('posts', () => {
   })
 
   it('only the owner or an admin writes: others get 403, anonymous callers 401', async () => {
-    const post = await createPost(t.alice.id, t.tokens.alice, { title: 'Mine', content: 'x' })
+    const post = await make.post(t.alice)
     const url = `/users/${t.alice.id}/posts/${post.id}`
     expect((await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts`, token: t.tokens.bob, json: { title: 'x', content: 'y' } })).statusCode).toBe(403)
     expect((await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts`, json: { title: 'x', content: 'y' } })).statusCode).toBe(401)
@@ -75,12 +72,12 @@ describe('posts', () => {
     expect((await t.request({ method: 'DELETE', url })).statusCode).toBe(401)
     expect((await t.request({ method: 'PATCH', url, token: t.tokens.admin, json: { title: 'Moderated' } })).json().data.title).toBe('Moderated')
     // An admin writing under a user's path writes that user's post.
-    const byAdmin = await createPost(t.alice.id, t.tokens.admin, { title: 'For Alice', content: 'z' })
+    const byAdmin = await make.post(t.alice, { token: t.tokens.admin })
     expect((await t.request({ method: 'GET', url: `/users/${t.alice.id}/posts/${byAdmin.id}` })).json().data.userId).toBe(t.alice.id)
   })
 
   it('PUT replaces the post: status left out becomes published', async () => {
-    const draft = await createPost(t.alice.id, t.tokens.alice, { title: 'D', content: 'd', status: 'draft' })
+    const draft = await make.draft(t.alice)
     const res = await t.request({ method: 'PUT', url: `/users/${t.alice.id}/posts/${draft.id}`, token: t.tokens.alice, json: { title: 'Whole', content: 'new' } })
     expect(res.json().data).toMatchObject({ title: 'Whole', content: 'new', status: 'published' })
     const missing = await t.request({ method: 'PUT', url: `/users/${t.alice.id}/posts/${draft.id}`, token: t.tokens.alice, json: { title: 'Only' } })
@@ -97,12 +94,12 @@ describe('posts', () => {
     })
     expect(res.statusCode).toBe(422)
     expect(res.json().error.details.map((d: { field: string }) => d.field).sort()).toEqual(['content', 'publishedAt', 'status', 'title', 'userId'])
-    const ok = await createPost(t.alice.id, t.tokens.alice, { title: 'Long', content: 'a'.repeat(100_000) })
+    const ok = await make.post(t.alice, { content: 'a'.repeat(100_000) })
     expect(ok.id).toBeGreaterThan(0)
   })
 
   it('answers 404 for a post under the wrong user, a missing user or a missing post', async () => {
-    const post = await createPost(t.alice.id, t.tokens.alice, { title: 'Where', content: 'x' })
+    const post = await make.post(t.alice)
     for (const url of [`/users/${t.bob.id}/posts/${post.id}`, `/users/999999/posts/${post.id}`, `/users/${t.alice.id}/posts/999999`, `/users/${t.alice.id}/posts/abc`]) {
       const res = await t.request({ method: 'GET', url })
       expect(res.statusCode, url).toBe(404)
@@ -113,16 +110,15 @@ describe('posts', () => {
   })
 
   it('a PATCH that changes nothing keeps updatedAt', async () => {
-    const post = await createPost(t.alice.id, t.tokens.alice, { title: 'Same', content: 'same' })
+    const post = await make.post(t.alice, { title: 'Same', content: 'same' })
     const res = await t.request({ method: 'PATCH', url: `/users/${t.alice.id}/posts/${post.id}`, token: t.tokens.alice, json: { title: 'Same' } })
     expect(res.json().data.updatedAt).toBe(post.updatedAt)
   })
 
   it('deleting a post deletes its comments', async () => {
-    const post = await createPost(t.alice.id, t.tokens.alice, { title: 'Doomed', content: 'x' })
+    const post = await make.post(t.alice)
     const url = `/users/${t.alice.id}/posts/${post.id}`
-    const comment = await t.request({ method: 'POST', url: `${url}/comments`, token: t.tokens.bob, json: { content: 'nice' } })
-    expect(comment.statusCode).toBe(201)
+    await make.comment(post, t.bob)
     expect((await t.request({ method: 'DELETE', url, token: t.tokens.alice })).statusCode).toBe(204)
     expect((await t.request({ method: 'GET', url })).statusCode).toBe(404)
     const left = await t.database.db.selectFrom('comments').select('id').where('post_id', '=', post.id).execute()
@@ -130,10 +126,9 @@ describe('posts', () => {
   })
 
   it('lists a user\'s posts with filters, sort and search', async () => {
-    const owner = await t.createUser({ name: 'Writer', email: 'writer@example.com' })
-    const token = await t.tokenFor(owner.id)
+    const { user: owner, token } = await make.signedIn()
     for (const [title, status] of [['alpha', 'published'], ['beta 50%', 'draft'], ['gamma', 'published']] as const) {
-      await createPost(owner.id, token, { title, content: `about ${title}`, status })
+      await make.post(owner, { title, content: `about ${title}`, status })
     }
     const list = async (query: string, tk?: string) =>
       (await t.request({ method: 'GET', url: `/users/${owner.id}/posts?${query}`, ...(tk ? { token: tk } : {}) })).json().data.map((p: { title: string }) => p.title)

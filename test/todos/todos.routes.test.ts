@@ -1,9 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createFactories, type Factories } from '../helpers/factories.js'
 
 let t: TestApp
+let make: Factories
 beforeAll(async () => {
   t = await buildTestApp()
+  make = createFactories(t)
 })
 afterAll(() => t.close())
 
@@ -24,7 +27,7 @@ describe('todos', () => {
   })
 
   it('PATCH changes text and completed; "true" as text is not a boolean', async () => {
-    const todo = (await t.request({ method: 'POST', url: `/users/${t.bob.id}/todos`, token: t.tokens.bob, json: { text: 'Walk' } })).json().data
+    const todo = await make.todo(t.bob, { text: 'Walk' })
     const url = `/users/${t.bob.id}/todos/${todo.id}`
     const done = await t.request({ method: 'PATCH', url, token: t.tokens.bob, json: { completed: true } })
     expect(done.json().data).toMatchObject({ text: 'Walk', completed: true })
@@ -37,7 +40,7 @@ describe('todos', () => {
   })
 
   it('everyone reads; only the owner or an admin writes', async () => {
-    const todo = (await t.request({ method: 'POST', url: `/users/${t.bob.id}/todos`, token: t.tokens.bob, json: { text: 'Private?' } })).json().data
+    const todo = await make.todo(t.bob)
     const url = `/users/${t.bob.id}/todos/${todo.id}`
     expect((await t.request({ method: 'GET', url })).statusCode).toBe(200)
     expect((await t.request({ method: 'POST', url: `/users/${t.bob.id}/todos`, token: t.tokens.alice, json: { text: 'x' } })).statusCode).toBe(403)
@@ -50,7 +53,7 @@ describe('todos', () => {
   })
 
   it('a todo under another user, or under a missing user, is 404; PUT is 405', async () => {
-    const todo = (await t.request({ method: 'POST', url: `/users/${t.bob.id}/todos`, token: t.tokens.bob, json: { text: 'Mine' } })).json().data
+    const todo = await make.todo(t.bob)
     expect((await t.request({ method: 'GET', url: `/users/${t.alice.id}/todos/${todo.id}` })).statusCode).toBe(404)
     expect((await t.request({ method: 'PATCH', url: `/users/${t.alice.id}/todos/${todo.id}`, token: t.tokens.admin, json: { text: 'x' } })).statusCode).toBe(404)
     expect((await t.request({ method: 'GET', url: '/users/999999/todos' })).statusCode).toBe(404)

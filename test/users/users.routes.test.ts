@@ -1,11 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createFactories, type Factories } from '../helpers/factories.js'
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 let t: TestApp
+let make: Factories
 beforeAll(async () => {
   t = await buildTestApp()
+  make = createFactories(t)
 })
 afterAll(() => t.close())
 
@@ -163,8 +166,7 @@ describe('creating users', () => {
 
 describe('replacing and changing users', () => {
   it('PUT replaces the whole user: optional fields not given become null', async () => {
-    const user = await t.createUser({ name: 'Dan', email: 'dan@example.com', age: 50, avatar: 'https://example.com/d.png' })
-    const token = await t.tokenFor(user.id)
+    const { user, token } = await make.signedIn({ age: 50, avatar: 'https://example.com/d.png' })
     const res = await t.request({ method: 'PUT', url: `/users/${user.id}`, token, json: { name: 'Daniel', email: 'daniel@example.com' } })
     expect(res.statusCode).toBe(200)
     expect(res.json().data).toMatchObject({ id: user.id, name: 'Daniel', email: 'daniel@example.com', age: null, avatar: null, role: 'user' })
@@ -178,8 +180,7 @@ describe('replacing and changing users', () => {
   })
 
   it('PATCH changes only the fields given, and null clears an optional one', async () => {
-    const user = await t.createUser({ name: 'Eve', email: 'eve@example.com', age: 22 })
-    const token = await t.tokenFor(user.id)
+    const { user, token } = await make.signedIn({ email: 'eve@example.com', age: 22 })
     const renamed = await t.request({ method: 'PATCH', url: `/users/${user.id}`, token, json: { name: 'Eve L.' } })
     expect(renamed.json().data).toMatchObject({ name: 'Eve L.', email: 'eve@example.com', age: 22 })
     const cleared = await t.request({ method: 'PATCH', url: `/users/${user.id}`, token, json: { age: null } })
@@ -221,8 +222,7 @@ describe('replacing and changing users', () => {
   })
 
   it('an admin may set a role, and the new role takes effect on the next request', async () => {
-    const user = await t.createUser({ name: 'Fay', email: 'fay@example.com' })
-    const token = await t.tokenFor(user.id)
+    const { user, token } = await make.signedIn()
     const promote = await t.request({ method: 'PATCH', url: `/users/${user.id}`, token: t.tokens.admin, json: { role: 'admin' } })
     expect(promote.json().data.role).toBe('admin')
     const asAdmin = await t.request({ method: 'POST', url: '/users', token, json: { name: 'By Fay', email: 'byfay@example.com' } })
@@ -250,8 +250,7 @@ describe('replacing and changing users', () => {
 
 describe('deleting users', () => {
   it('a user may delete themself: 204 with no body, then 404', async () => {
-    const user = await t.createUser({ name: 'Gus', email: 'gus@example.com' })
-    const token = await t.tokenFor(user.id)
+    const { user, token } = await make.signedIn()
     const res = await t.request({ method: 'DELETE', url: `/api/v1/users/${user.id}`, token })
     expect(res.statusCode).toBe(204)
     expect(res.body).toBe('')
@@ -267,16 +266,10 @@ describe('deleting users', () => {
 
   it('deletes the user with their posts, comments, todos and tokens', async () => {
     const { db } = t.database
-    const user = await t.createUser({ name: 'Hal', email: 'hal@example.com' })
-    await t.tokenFor(user.id)
-    const now = new Date().toISOString()
-    const post = await db
-      .insertInto('posts')
-      .values({ user_id: user.id, title: 'T', content: 'C', status: 'published', published_at: now, created_at: now, updated_at: now })
-      .returning('id')
-      .executeTakeFirstOrThrow()
-    await db.insertInto('comments').values({ post_id: post.id, author_id: t.bob.id, content: 'on his post', created_at: now, updated_at: now }).execute()
-    await db.insertInto('todos').values({ user_id: user.id, text: 'x', completed: 0, created_at: now, updated_at: now }).execute()
+    const { user } = await make.signedIn()
+    const post = await make.post(user)
+    await make.comment(post, t.bob)
+    await make.todo(user)
 
     const res = await t.request({ method: 'DELETE', url: `/users/${user.id}`, token: t.tokens.admin })
     expect(res.statusCode).toBe(204)
