@@ -1,169 +1,19 @@
-// commentAdded over a real listening server, with the real clients: graphql-ws (WebSocket,
-// graphql-transport-ws) and graphql-sse (Server-Sent Events, distinct connections mode), and raw
-// WebSockets for what the protocol says about refusals and limits.
-import { type Client, createClient } from 'graphql-ws'
-import { createClient as createSseClient } from 'graphql-sse'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+// GraphQL subscriptions' transports over a real listening server: raw graphql-transport-ws sockets
+// and Server-Sent Events for what the protocols say about documents, auth, refusals and limits.
+// (What commentAdded delivers to whom is test/comments/comments.graphql.test.ts's.)
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { createMemoryEvents } from '../../src/events/memory-events.js'
 import type { AppTopics } from '../../src/features.js'
-import { buildTestApp, type TestApp, type TestAppOptions } from '../helpers/build-test-app.js'
+import { listening, type Listening, rawSocket, settle, subscribed, until } from '../helpers/subscription-clients.js'
 
-const SELECTION = '{ id content author { name } }'
-
-interface Listening {
-  t: TestApp
-  http: string
-  ws: string
-}
-
-async function listening(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<Listening> {
-  const t = await buildTestApp(env, options)
-  const http = await t.app.listen({ host: '127.0.0.1', port: 0 })
-  return { t, http, ws: `${http.replace('http', 'ws')}/graphql` }
-}
-
-const wsClients: Client[] = []
-afterEach(async () => {
-  await Promise.all(wsClients.splice(0).map(async (client) => client.dispose()))
-})
-
-function wsClient(url: string, token?: string): Client {
-  const client = createClient({
-    url,
-    webSocketImpl: WebSocket,
-    retryAttempts: 0,
-    lazy: false,
-    connectionParams: token === undefined ? undefined : { authorization: `Bearer ${token}` },
-  })
-  wsClients.push(client)
-  return client
-}
-
-/** Subscribes and gathers what arrives; `ready` resolves once the server has the subscription. */
-function gather(client: Client, query: string, variables?: Record<string, unknown>) {
-  const received: unknown[] = []
-  const errors: unknown[] = []
-  client.subscribe({ query, variables }, { next: (value) => received.push(value), error: (error) => errors.push(error), complete: () => undefined })
-  return { received, errors }
-}
-
-/** A raw socket speaking graphql-transport-ws, for what the clients hide. */
-function rawSocket(url: string, headers: Record<string, string> = {}) {
-  const socket = new WebSocket(url, 'graphql-transport-ws', { headers })
-  const messages: { type: string; id?: string; payload?: unknown }[] = []
-  socket.on('message', (data: Buffer) => messages.push(JSON.parse(data.toString()) as (typeof messages)[number]))
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => socket.on('close', (code, reason) => resolve({ code, reason: reason.toString() })))
-  const opened = new Promise<void>((resolve, reject) => {
-    socket.on('open', () => resolve())
-    socket.on('error', reject)
-  })
-  const send = (message: unknown) => socket.send(JSON.stringify(message))
-  return { socket, messages, closed, opened, send }
-}
-
-const until = async (condition: () => boolean, ms = 3000) => {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
-
-/** Waits until the server holds exactly `count` subscriptions receiving events. */
-const subscribed = (t: TestApp, count: number) => until(() => t.app.subscriptionStats.subscriptions === count)
-
-/** Settles: lets anything in flight arrive before asserting that nothing more did. */
-const settle = () => new Promise((resolve) => setTimeout(resolve, 150))
-
-describe('commentAdded', () => {
+describe('subscription documents and protocols', () => {
   let s: Listening
-  let first: number
-  let second: number
-  let draft: number
 
   beforeAll(async () => {
     s = await listening()
-    const create = async (title: string, status = 'published') =>
-      (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts`, token: s.t.tokens.alice, json: { title, content: '.', status } })).json().data.id as number
-    first = await create('first')
-    second = await create('second')
-    draft = await create('draft', 'draft')
   })
   afterAll(() => s.t.close())
-
-  const commentOverRest = (postId: number, content: string, token = s.t.tokens.bob) =>
-    s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${postId}/comments`, token, json: { content } })
-  const commentOverGraphQL = (postId: number, content: string, token = s.t.tokens.bob) =>
-    s.t.request({ method: 'POST', url: '/graphql', token, json: { query: `mutation { addComment(input: {postId: "${postId}", content: "${content}"}) { id } }` } })
-
-  it('delivers comments made over REST and GraphQL to the subscribers of their post and to those of every post, and nothing else', async () => {
-    await subscribed(s.t, 0)
-    const onFirst = gather(wsClient(s.ws), `subscription($p: ID) { commentAdded(postId: $p) ${SELECTION} }`, { p: String(first) })
-    const onSecond = gather(wsClient(s.ws), `subscription($p: ID) { commentAdded(postId: $p) ${SELECTION} }`, { p: String(second) })
-    const onAll = gather(wsClient(s.ws), `subscription { commentAdded { content post { title } } }`)
-    await subscribed(s.t, 3)
-
-    expect((await commentOverRest(first, 'rest on first')).statusCode).toBe(201)
-    expect((await commentOverGraphQL(second, 'graphql on second')).json().errors).toBeUndefined()
-    await until(() => onAll.received.length === 2)
-    await settle()
-
-    expect(onFirst.received).toEqual([{ data: { commentAdded: { id: expect.any(String) as string, content: 'rest on first', author: { name: 'Bob' } } } }])
-    expect(onSecond.received).toEqual([{ data: { commentAdded: { id: expect.any(String) as string, content: 'graphql on second', author: { name: 'Bob' } } } }])
-    expect(onAll.received).toEqual([
-      { data: { commentAdded: { content: 'rest on first', post: { title: 'first' } } } },
-      { data: { commentAdded: { content: 'graphql on second', post: { title: 'second' } } } },
-    ])
-    expect([onFirst.errors, onSecond.errors, onAll.errors]).toEqual([[], [], []])
-  })
-
-  it('delivers a comment on a draft only to those who may see the draft, and refuses a subscription to it for others', async () => {
-    await subscribed(s.t, 0)
-    const anonymous = gather(wsClient(s.ws), `subscription { commentAdded { content } }`)
-    const owner = gather(wsClient(s.ws, s.t.tokens.alice), `subscription { commentAdded { content } }`)
-    const admin = gather(wsClient(s.ws, s.t.tokens.admin), `subscription($p: ID) { commentAdded(postId: $p) { content } }`, { p: String(draft) })
-    const refused = gather(wsClient(s.ws, s.t.tokens.bob), `subscription($p: ID) { commentAdded(postId: $p) { content } }`, { p: String(draft) })
-    await until(() => refused.received.length + refused.errors.length > 0)
-    expect(refused.received).toEqual([{ errors: [expect.objectContaining({ message: 'Post not found', path: ['commentAdded'], extensions: { code: 'NOT_FOUND' } })] }])
-    await subscribed(s.t, 3)
-
-    expect((await commentOverRest(draft, 'secret note', s.t.tokens.alice)).statusCode).toBe(201)
-    await until(() => owner.received.length === 1 && admin.received.length === 1)
-    await settle()
-    expect(owner.received).toEqual([{ data: { commentAdded: { content: 'secret note' } } }])
-    expect(admin.received).toEqual([{ data: { commentAdded: { content: 'secret note' } } }])
-    expect(anonymous.received).toEqual([])
-  })
-
-  it('publishes nothing for a comment that was refused', async () => {
-    await subscribed(s.t, 0)
-    const all = gather(wsClient(s.ws), `subscription { commentAdded { content } }`)
-    await subscribed(s.t, 1)
-    expect((await commentOverRest(first, '   ')).statusCode).toBe(422)
-    expect((await commentOverRest(424242, 'nowhere')).statusCode).toBe(404)
-    expect((await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${first}/comments`, json: { content: 'anonymous' } })).statusCode).toBe(401)
-    await settle()
-    expect(all.received).toEqual([])
-  })
-
-  it('delivers over Server-Sent Events with the same selection and filters', async () => {
-    await subscribed(s.t, 0)
-    const sse = createSseClient({ url: `${s.http}/graphql/stream`, retryAttempts: 0 })
-    const received: unknown[] = []
-    const dispose = sse.subscribe({ query: `subscription($p: ID) { commentAdded(postId: $p) ${SELECTION} }`, variables: { p: String(second) } }, { next: (value) => received.push(value), error: () => undefined, complete: () => undefined })
-    try {
-      await subscribed(s.t, 1)
-      await commentOverRest(first, 'not for sse')
-      await commentOverGraphQL(second, 'for sse')
-      await until(() => received.length === 1)
-      await settle()
-      expect(received).toEqual([{ data: { commentAdded: { id: expect.any(String) as string, content: 'for sse', author: { name: 'Bob' } } } }])
-    } finally {
-      dispose()
-      sse.dispose()
-    }
-  })
 
   it('refuses over SSE, with 400 and the errors, a document the HTTP endpoint would refuse', async () => {
     const response = await fetch(`${s.http}/graphql/stream`, {
