@@ -2,7 +2,9 @@
 // fragments, inline fragments, aliases, __typename) over the same services as REST, with the
 // JIT on (the default: compiled from a document's second use) and off.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Post } from '../../src/posts/posts.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createFactories, type Factories } from '../helpers/factories.js'
 import { codesOf, graphql } from '../helpers/graphql-client.js'
 
 describe.each([
@@ -10,17 +12,15 @@ describe.each([
   { jit: 'false', label: 'without the JIT' },
 ])('GraphQL operations $label', ({ jit }) => {
   let t: TestApp
+  let make: Factories
+  let post: Post
   let postId: string
 
   beforeAll(async () => {
     t = await buildTestApp({ GRAPHQL_JIT: jit })
-    const created = await t.request({
-      method: 'POST',
-      url: `/api/v1/users/${t.alice.id}/posts`,
-      token: t.tokens.alice,
-      json: { title: 'First light', content: 'Hello from Alice' },
-    })
-    postId = String(created.json().data.id)
+    make = createFactories(t)
+    post = await make.post(t.alice, { title: 'First light', content: 'Hello from Alice' })
+    postId = String(post.id)
   })
   afterAll(() => t.close())
 
@@ -127,10 +127,7 @@ describe.each([
   })
 
   it('walks the graph: posts with their author and comments, comments with their post', async () => {
-    await graphql(t, 'mutation($input: AddCommentInput!) { addComment(input: $input) { id } }', {
-      variables: { input: { postId, content: 'Nice one' } },
-      token: t.tokens.bob,
-    })
+    await make.comment(post, t.bob, { content: 'Nice one' })
     const answer = await twice(
       `query($id: ID!) { post(id: $id) { title author { name } comments { content author { name } post { id } } } }`,
       { variables: { id: postId } },
@@ -194,12 +191,7 @@ describe.each([
   })
 
   it('bounds nested lists: limit and page pick a window of each parent\'s list', async () => {
-    for (const title of ['two', 'three', 'four']) {
-      await graphql(t, 'mutation($i: CreatePostInput!) { createPost(input: $i) { id } }', {
-        variables: { i: { title, content: '.' } },
-        token: t.tokens.alice,
-      })
-    }
+    for (const title of ['two', 'three', 'four']) await make.post(t.alice, { title })
     const answer = await graphql(t, `query($id: ID!) { user(id: $id) { a: posts(limit: 2) { title } b: posts(limit: 2, page: 2) { title } c: posts { title } } }`, {
       variables: { id: String(t.alice.id) },
     })
