@@ -5,6 +5,7 @@
 // todo, fresh tokens), so a DELETE in one cell cannot change the next.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createFactories, type Factories } from '../helpers/factories.js'
 
 type Actor = 'anonymous' | 'other' | 'owner' | 'admin'
 const ACTORS: readonly Actor[] = ['anonymous', 'other', 'owner', 'admin']
@@ -97,6 +98,7 @@ const GRAPHQL: Record<string, GraphQLCase> = {
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const restRoutes: string[] = []
 let t: TestApp
+let make: Factories
 beforeAll(async () => {
   t = await buildTestApp(
     {},
@@ -110,18 +112,18 @@ beforeAll(async () => {
       },
     },
   )
+  make = createFactories(t)
 })
 afterAll(() => t.close())
 
 /** A fresh owner (with a password if asked), a published post, a comment of theirs on it and a todo. */
 async function newWorld(withPassword = false): Promise<World> {
   const ownerEmail = `${unique('owner')}@example.com`
-  const owner = await t.createUser({ name: 'Owner', email: ownerEmail, ...(withPassword ? { password: OWNER_PASSWORD } : {}) })
-  const token = await t.tokenFor(owner.id)
-  const post = await t.request({ method: 'POST', url: `/api/v1/users/${owner.id}/posts`, token, json: { title: 'Mine', content: 'Mine' } })
-  const comment = await t.request({ method: 'POST', url: `/api/v1/users/${owner.id}/posts/${post.json().data.id}/comments`, token, json: { content: 'Mine' } })
-  const todo = await t.request({ method: 'POST', url: `/api/v1/users/${owner.id}/todos`, token, json: { text: 'Mine' } })
-  return { ownerId: owner.id, ownerEmail, postId: post.json().data.id, commentId: comment.json().data.id, todoId: todo.json().data.id }
+  const owner = await make.user({ name: 'Owner', email: ownerEmail, ...(withPassword ? { password: OWNER_PASSWORD } : {}) })
+  const post = await make.post(owner)
+  const comment = await make.comment(post, owner)
+  const todo = await make.todo(owner)
+  return { ownerId: owner.id, ownerEmail, postId: post.id, commentId: comment.id, todoId: todo.id }
 }
 
 async function tokenOf(actor: Actor, world: World): Promise<string | undefined> {

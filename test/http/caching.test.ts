@@ -1,10 +1,13 @@
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { commentPath, createFactories, type Factories, postPath, todoPath } from '../helpers/factories.js'
 
 let t: TestApp
+let make: Factories
 beforeAll(async () => {
   t = await buildTestApp({ RATE_LIMIT_MAX: '100000', CACHE_MAX_AGE_S: '5' })
+  make = createFactories(t)
 })
 afterAll(() => t.close())
 
@@ -62,9 +65,8 @@ describe('validators and cache headers', () => {
   })
 
   it("changes a comment's ETag when its author is renamed", async () => {
-    const post = await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'T', content: 'C' } })
-    const comment = await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts/${post.json().data.id}/comments`, token: t.tokens.bob, json: { content: 'hi' } })
-    const url = comment.headers.location as string
+    const post = await make.post(t.alice)
+    const url = commentPath(post, await make.comment(post, t.bob))
     const before = (await get(url)).headers.etag
     await t.request({ method: 'PATCH', url: `/users/${t.bob.id}`, token: t.tokens.bob, json: { name: 'Bobby' } })
     expect((await get(url)).headers.etag).not.toBe(before)
@@ -117,9 +119,8 @@ describe('conditional GET', () => {
   })
 
   it("does not trust If-Modified-Since for a comment, whose author's name it embeds", async () => {
-    const post = await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'T', content: 'C' } })
-    const comment = await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts/${post.json().data.id}/comments`, token: t.tokens.alice, json: { content: 'x' } })
-    const url = comment.headers.location as string
+    const post = await make.post(t.alice)
+    const url = commentPath(post, await make.comment(post, t.alice))
     const { headers } = await get(url)
     expect((await get(url, { 'if-modified-since': headers['last-modified'] as string })).statusCode).toBe(200)
     expect((await get(url, { 'if-none-match': headers.etag as string })).statusCode).toBe(304)
@@ -139,10 +140,7 @@ describe('conditional GET', () => {
 })
 
 describe('conditional writes (If-Match)', () => {
-  const makeTodo = async () => {
-    const res = await t.request({ method: 'POST', url: `/users/${t.alice.id}/todos`, token: t.tokens.alice, json: { text: 'versioned' } })
-    return res.headers.location as string
-  }
+  const makeTodo = async () => todoPath(await make.todo(t.alice))
 
   it('writes when If-Match holds the current tag, and answers 412 without writing when it is stale', async () => {
     const url = await makeTodo()
@@ -157,18 +155,16 @@ describe('conditional writes (If-Match)', () => {
   })
 
   it('guards PUT and DELETE the same way, on every resource', async () => {
-    const user = await t.createUser({ name: 'Versioned', email: 'versioned@example.com' })
-    const token = await t.tokenFor(user.id)
+    const { user, token } = await make.signedIn({ email: 'versioned@example.com' })
     const userUrl = `/users/${user.id}`
     const put = await t.request({ method: 'PUT', url: userUrl, token, headers: { 'if-match': 'W/"stale"' }, json: { name: 'X', email: 'versioned@example.com' } })
     expect(put.statusCode).toBe(412)
-    const post = await t.request({ method: 'POST', url: `${userUrl}/posts`, token, json: { title: 'P', content: 'c' } })
-    const postUrl = post.headers.location as string
+    const post = await make.post(user)
+    const postUrl = postPath(post)
     expect((await t.request({ method: 'DELETE', url: postUrl, token, headers: { 'if-match': 'W/"stale"' } })).statusCode).toBe(412)
     expect((await get(postUrl)).statusCode).toBe(200)
     const postTag = (await get(postUrl)).headers.etag as string
-    const comment = await t.request({ method: 'POST', url: `${postUrl}/comments`, token, json: { content: 'c' } })
-    const commentUrl = comment.headers.location as string
+    const commentUrl = commentPath(post, await make.comment(post, user))
     const commentTag = (await get(commentUrl)).headers.etag as string
     expect((await t.request({ method: 'PATCH', url: commentUrl, token, headers: { 'if-match': commentTag }, json: { content: 'd' } })).statusCode).toBe(200)
     expect((await t.request({ method: 'DELETE', url: commentUrl, token, headers: { 'if-match': commentTag } })).statusCode).toBe(412)

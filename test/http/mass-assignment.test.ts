@@ -4,6 +4,7 @@
 // GraphQL, read or write, carries a password or its hash.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createFactories } from '../helpers/factories.js'
 import { graphql } from '../helpers/graphql-client.js'
 
 let t: TestApp
@@ -12,9 +13,11 @@ let comment: number
 let todo: number
 beforeAll(async () => {
   t = await buildTestApp()
-  post = (await t.request({ method: 'POST', url: `/api/v1/users/${t.bob.id}/posts`, token: t.tokens.bob, json: { title: 'Mine', content: 'Mine' } })).json().data.id
-  comment = (await t.request({ method: 'POST', url: `/api/v1/users/${t.bob.id}/posts/${post}/comments`, token: t.tokens.bob, json: { content: 'Mine' } })).json().data.id
-  todo = (await t.request({ method: 'POST', url: `/api/v1/users/${t.bob.id}/todos`, token: t.tokens.bob, json: { text: 'Mine' } })).json().data.id
+  const make = createFactories(t)
+  const bobs = await make.post(t.bob)
+  post = bobs.id
+  comment = (await make.comment(bobs, t.bob)).id
+  todo = (await make.todo(t.bob)).id
 })
 afterAll(() => t.close())
 
