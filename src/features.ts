@@ -35,12 +35,13 @@ export type Services = ReturnType<typeof createServices>
 
 /** Each feature's service, given what it depends on. */
 export function createServices({ db, events, passwordChanges, tokenTtlMs, signInAllowance }: ServicesDeps) {
+  const users = usersFeature.createService({ db, events, passwordChanges })
   return {
-    users: usersFeature.createService({ db, events, passwordChanges }),
+    users,
     posts: postsFeature.createService({ db }),
     comments: commentsFeature.createService({ db, events }),
     todos: todosFeature.createService({ db }),
-    tokens: tokensFeature.createService({ db, events, tokenTtlMs, signInAllowance }),
+    tokens: tokensFeature.createService({ db, events, users, tokenTtlMs, signInAllowance }),
   }
 }
 

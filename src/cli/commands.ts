@@ -5,18 +5,21 @@ import type { Config } from '../config.js'
 import { type Database, openDatabase } from '../db/create-database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { createMemoryEvents } from '../events/memory-events.js'
+import { type AppTopics, createServices } from '../features.js'
 import { createProgressBar } from './progress.js'
 import { type SeedCounts, seedDatabase } from '../seed/seed-database.js'
-import { createTokensService } from '../tokens/tokens.service.js'
 import { CreateUserBody, type CreateUserInput } from '../users/users.schemas.js'
-import { createUsersService } from '../users/users.service.js'
 import { assertValid } from '../core/validation.js'
 
 /**
  * The CLI's events: nobody listens in this process. A server's open connections learn of a token
  * revoked here through their periodic check of the tokens they hold (ConnectionRights).
  */
-const events = createMemoryEvents()
+const events = createMemoryEvents<AppTopics>()
+
+/** The services as the operator uses them: no password or sign-in allowance (provisioning belongs here, not over HTTP). */
+const operatorServices = (config: Config, db: Database['db']) =>
+  createServices({ db, events, passwordChanges: 'unlimited', tokenTtlMs: config.tokenTtlMs, signInAllowance: 'unlimited' })
 
 async function withDatabase<T>(config: Config, run: (database: Database) => Promise<T>): Promise<T> {
   const database = openDatabase(config.database)
@@ -54,18 +57,18 @@ export async function seedCommand(config: Config, options: SeedCounts & { batchS
 export async function createUserCommand(config: Config, input: Record<string, unknown>): Promise<void> {
   assertValid<CreateUserInput>(CreateUserBody, input)
   // The operator has no password allowance: provisioning many accounts belongs here, not over HTTP.
-  const user = await withDatabase(config, ({ db }) => createUsersService({ db, events, passwordChanges: 'unlimited' }).create(OPERATOR, input))
+  const user = await withDatabase(config, ({ db }) => operatorServices(config, db).users.create(OPERATOR, input))
   console.log(JSON.stringify(user, null, 2))
 }
 
 export async function createTokenCommand(config: Config, user: string, ttlMs: number): Promise<void> {
   const issued = await withDatabase(config, ({ db }) =>
-    createTokensService({ db, events, tokenTtlMs: config.tokenTtlMs, signInAllowance: 'unlimited' }).issueFor(user, ttlMs),
+    operatorServices(config, db).tokens.issueFor(user, ttlMs),
   )
   console.log(issued.token)
 }
 
 export async function revokeTokenCommand(config: Config, token: string): Promise<void> {
-  await withDatabase(config, ({ db }) => createTokensService({ db, events, tokenTtlMs: config.tokenTtlMs, signInAllowance: 'unlimited' }).revoke(token))
+  await withDatabase(config, ({ db }) => operatorServices(config, db).tokens.revoke(token))
   console.error('Token revoked.')
 }

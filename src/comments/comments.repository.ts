@@ -6,7 +6,7 @@ import { forWrite } from '../db/write-transaction.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { CommentRow, NewCommentRow } from '../db/tables.js'
 import type { ListWindow } from '../collections/pagination.js'
-import { type DraftVisibility, visible } from '../posts/posts.repository.js'
+import { type DraftVisibility, visible } from '../posts/post-visibility.js'
 
 export type CommentWithAuthorRow = CommentRow & { author_name: string }
 

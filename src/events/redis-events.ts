@@ -39,7 +39,7 @@ export async function createRedisEvents<M extends object>(options: RedisEventsOp
   const { log } = options
   const channelPrefix = `${options.keyPrefix}events:`
   const names = Object.keys(options.topics) as (keyof M & string)[]
-  const eventChecks = new Map(names.map((name) => [name as string, bodyAjv.compile(options.topics[name])]))
+  const eventChecks = new Map<string, ReturnType<typeof bodyAjv.compile>>(names.map((name) => [name, bodyAjv.compile(options.topics[name])]))
   const channels = names.map((name) => `${channelPrefix}${name}`)
   const subscriptions = new Map<string, Set<Subscription>>(names.map((name) => [name, new Set()]))
   const publishing = new FailureLog(log, 'event publishing', 'events are lost for every instance')

@@ -1,5 +1,4 @@
 // SQL for posts. Every function takes the executor first: the database or a transaction.
-import { type Expression, type SqlBool, sql } from 'kysely'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
@@ -7,12 +6,7 @@ import { forWrite } from '../db/write-transaction.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../collections/pagination.js'
-
-/** Which drafts a reader sees besides every published post: all (an admin), their own, or none. */
-export interface DraftVisibility {
-  readonly allDrafts: boolean
-  readonly ownerId: number | null
-}
+import { type DraftVisibility, visible } from './post-visibility.js'
 
 export function findPostById(db: Db, id: number): Promise<PostRow | undefined> {
   return forWrite(db, db.selectFrom('posts').selectAll().where('id', '=', id)).executeTakeFirst()
@@ -55,14 +49,6 @@ export function listPostsOfUsers(
     .where('parent.id', 'in', userIds)
     .orderBy('posts.id')
     .execute() as Promise<PostRow[]>
-}
-
-/** Published posts, and the drafts this reader may see (`table` names the posts table or its alias). */
-export function visible(table: string, visibility: DraftVisibility): Expression<SqlBool> {
-  if (visibility.allDrafts) return sql<SqlBool>`1 = 1`
-  const published = sql<SqlBool>`${sql.ref(`${table}.status`)} = ${'published'}`
-  if (visibility.ownerId === null) return published
-  return sql<SqlBool>`(${published} or ${sql.ref(`${table}.user_id`)} = ${visibility.ownerId})`
 }
 
 /** A user's posts; drafts only when the caller may see them. */

@@ -12,7 +12,7 @@ import type { ListWindow } from '../collections/pagination.js'
 import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
 import { loadUser } from '../users/users.service.js'
 import * as repo from './posts.repository.js'
-import type { DraftVisibility } from './posts.repository.js'
+import type { DraftVisibility } from './post-visibility.js'
 import type { CreatePostInput, Post, UpdatePostInput } from './posts.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
 

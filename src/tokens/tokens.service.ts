@@ -7,10 +7,8 @@ import type { Db } from '../db/create-database.js'
 import type { CallerTopics } from '../core/caller-changed.js'
 import type { Events } from '../events/events.js'
 import { AppError, notFound, unauthenticated } from '../errors.js'
-import { parseId } from '../core/ids.js'
 import type { Limiter } from '../limits/limiter.js'
-import { verifyAgainstDecoy, verifyPassword } from '../users/passwords.js'
-import { findUserByEmail, findUserById } from '../users/users.repository.js'
+import type { UsersService } from '../users/users.service.js'
 import * as repo from './tokens.repository.js'
 import type { IssuedToken, SignInInput } from './tokens.schemas.js'
 
@@ -24,6 +22,8 @@ export interface TokensServiceDeps {
   db: Db
   /** Where callerChanged is published when a token is revoked (open connections close on it). */
   events: Pick<Events<CallerTopics>, 'publish'>
+  /** Who the user is whose credentials are given (the users feature keeps passwords). */
+  users: Pick<UsersService, 'verifyCredentials' | 'idOf'>
   /** Lifetime of tokens issued by signing in. */
   tokenTtlMs: number
   /**
@@ -48,7 +48,7 @@ export interface SignInClient {
 
 export type TokensService = ReturnType<typeof createTokensService>
 
-export function createTokensService({ db, tokenTtlMs, events, signInAllowance }: TokensServiceDeps) {
+export function createTokensService({ db, users, tokenTtlMs, events, signInAllowance }: TokensServiceDeps) {
   async function issue(userId: number, ttlMs: number): Promise<IssuedToken> {
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url')
     const now = new Date()
@@ -84,30 +84,24 @@ export function createTokensService({ db, tokenTtlMs, events, signInAllowance }:
      */
     async signIn(input: SignInInput, client: SignInClient): Promise<IssuedToken> {
       const attempt = await takeSignInAttempt(input.email, client.address)
-      let user: Awaited<ReturnType<typeof findUserByEmail>>
-      let valid: boolean
+      let userId: number | undefined
       try {
-        user = await findUserByEmail(db, input.email)
-        valid =
-          user?.password_hash != null
-            ? await verifyPassword(input.password, user.password_hash, client.address)
-            : await verifyAgainstDecoy(input.password, client.address)
+        userId = await users.verifyCredentials(input.email, input.password, client.address)
       } catch (error) {
         // No password was checked (the queue was full, the store failed): the attempt is not a failure.
         await attempt.giveBack()
         throw error
       }
-      if (!valid || user === undefined) throw unauthenticated('The e-mail address or the password is wrong')
+      if (userId === undefined) throw unauthenticated('The e-mail address or the password is wrong')
       await attempt.giveBack()
-      return issue(user.id, tokenTtlMs)
+      return issue(userId, tokenTtlMs)
     },
 
     /** For the operator's CLI: a token for the user with this id or e-mail address. */
     async issueFor(user: string, ttlMs: number): Promise<IssuedToken> {
-      const id = parseId(user)
-      const row = id === undefined ? await findUserByEmail(db, user) : await findUserById(db, id)
-      if (row === undefined) throw notFound(`User "${user}"`)
-      return issue(row.id, ttlMs)
+      const id = await users.idOf(user)
+      if (id === undefined) throw notFound(`User "${user}"`)
+      return issue(id, ttlMs)
     },
 
     /**

@@ -13,7 +13,7 @@ import { AppError, notFound } from '../errors.js'
 import { type IdInput, parseId } from '../core/ids.js'
 import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
 import type { Limiter } from '../limits/limiter.js'
-import { hashPassword } from './passwords.js'
+import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords.js'
 import * as repo from './users.repository.js'
 import type { CreateUserInput, ReplaceUserInput, UpdateUserInput, User } from './users.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
@@ -54,6 +54,24 @@ export function createUsersService({ db, events, passwordChanges }: UsersService
   }
 
   return {
+    /**
+     * For signing in (the tokens feature): the id of the user with this e-mail address when the
+     * password is theirs, else undefined, after the same work either way (a decoy derivation for an
+     * unknown address or a user without a password), so the time taken tells nothing.
+     */
+    async verifyCredentials(email: string, password: string, address: string): Promise<number | undefined> {
+      const user = await repo.findUserByEmail(db, email)
+      const valid =
+        user?.password_hash != null ? await verifyPassword(password, user.password_hash, address) : await verifyAgainstDecoy(password, address)
+      return valid && user !== undefined ? user.id : undefined
+    },
+
+    /** For the operator's CLI (a token for a user): the id of the user named by id or e-mail address, if there is one. */
+    async idOf(user: string): Promise<number | undefined> {
+      const id = parseId(user)
+      return (id === undefined ? await repo.findUserByEmail(db, user) : await repo.findUserById(db, id))?.id
+    },
+
     async list(_caller: Caller | null, query: CollectionQuery): Promise<CollectionPage<User>> {
       return toCollectionPage(query, await repo.listUsers(db, query), toUser)
     },
