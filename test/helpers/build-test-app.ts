@@ -73,7 +73,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   const fixtureEvents = createMemoryEvents<AppTopics>()
   // Fixtures are set up as the operator would (no allowance): only the app's requests are counted.
   const users = createUsersService({ db: database.db, events: fixtureEvents, passwordChanges: 'unlimited' })
-  const tokens = createTokensService({ db: database.db, events: fixtureEvents, tokenTtlMs: config.tokenTtlMs, signInAllowance: 'unlimited' })
+  const tokens = createTokensService({ db: database.db, events: fixtureEvents, users, tokenTtlMs: config.tokenTtlMs, signInAllowance: 'unlimited' })
 
   const createUser = (input: CreateUserInput) => users.create(OPERATOR, input)
   const tokenFor = async (userId: number, ttlMs = 3_600_000) => (await tokens.issueFor(String(userId), ttlMs)).token
