@@ -8,6 +8,7 @@ import { type Client, createClient } from 'graphql-ws'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createFactories, type Factories } from '../helpers/factories.js'
 
 interface Listening {
   t: TestApp
@@ -105,6 +106,7 @@ const REVOKED_END = /event: next\ndata: \{"errors":\[\{"message":"[^"]+","extens
 
 describe('rights follow the caller on long-lived connections', () => {
   let s: Listening
+  let make: Factories
   let draft: number
   let published: number
 
@@ -112,10 +114,9 @@ describe('rights follow the caller on long-lived connections', () => {
     const t = await buildTestApp()
     const http = await t.app.listen({ host: '127.0.0.1', port: 0 })
     s = { t, http, ws: `${http.replace('http', 'ws')}/graphql` }
-    const create = async (title: string, status: string) =>
-      (await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title, content: '.', status } })).json().data.id as number
-    draft = await create('draft', 'draft')
-    published = await create('published', 'published')
+    make = createFactories(t)
+    draft = (await make.draft(t.alice, { title: 'draft' })).id
+    published = (await make.post(t.alice, { title: 'published' })).id
   })
   afterAll(() => s.t.close())
 
@@ -130,10 +131,7 @@ describe('rights follow the caller on long-lived connections', () => {
       .set({ revoked_at: new Date().toISOString() })
       .where('token_hash', '=', createHash('sha256').update(token).digest('hex'))
       .execute()
-  const newAdmin = async (name: string) => {
-    const user = await s.t.createUser({ name, email: `${name}@example.com`, role: 'admin' })
-    return { user, token: await s.t.tokenFor(user.id) }
-  }
+  const newAdmin = (name: string) => make.signedIn({ name, email: `${name}@example.com`, role: 'admin' })
   const ALL = 'subscription { commentAdded { content } }'
 
   it('closes the WebSocket with 4401 and ends the event stream with an UNAUTHENTICATED error once the token is revoked over REST; nothing sent over the socket afterwards runs', async () => {
@@ -196,8 +194,7 @@ describe('rights follow the caller on long-lived connections', () => {
 
   it('widens a promoted user\'s connection only as the database says: comments on drafts arrive once promoted', async () => {
     await subscribed(0)
-    const user = await s.t.createUser({ name: 'Promoted', email: 'promoted@example.com' })
-    const token = await s.t.tokenFor(user.id)
+    const { user, token } = await make.signedIn({ name: 'Promoted' })
     const ws = wsClient(s.ws, token)
     const onWs = gather(ws.client, ALL)
     await subscribed(1)

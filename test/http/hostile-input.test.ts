@@ -3,6 +3,7 @@
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createFactories, type Factories } from '../helpers/factories.js'
 import { fuzzRuns } from '../helpers/fuzz.js'
 import type { LightMyRequestResponse } from 'fastify'
 import { parseCollectionQuery } from '../../src/collections/collection-query.js'
@@ -10,8 +11,10 @@ import { encodeCursor, type KeyValue } from '../../src/collections/cursor.js'
 import { UsersCollection } from '../../src/users/users.schemas.js'
 
 let t: TestApp
+let make: Factories
 beforeAll(async () => {
   t = await buildTestApp()
+  make = createFactories(t)
 })
 afterAll(() => t.close())
 
@@ -103,9 +106,8 @@ describe('hostile input', () => {
 
   it('never answers 500 to any JSON body for posts, comments and todos', async () => {
     const posts = `/users/${t.alice.id}/posts`
-    const created = await t.request({ method: 'POST', url: posts, token: t.tokens.alice, json: { title: 'Target', content: 'Of writes' } })
-    const post = `${posts}/${created.json().data.id}`
-    const todo = (await t.request({ method: 'POST', url: `/users/${t.bob.id}/todos`, token: t.tokens.bob, json: { text: 'Target' } })).json().data.id
+    const post = `${posts}/${(await make.post(t.alice)).id}`
+    const todo = (await make.todo(t.bob)).id
     const targets = fc.constantFrom<{ method: 'POST' | 'PUT' | 'PATCH'; url: string; token: string }>(
       { method: 'POST', url: posts, token: t.tokens.alice },
       { method: 'PUT', url: post, token: t.tokens.alice },
@@ -277,9 +279,9 @@ function expectRefused(res: LightMyRequestResponse, status: number, code: string
 describe('values no column of either store can hold', () => {
   let post: number
   beforeAll(async () => {
-    const created = await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'Hi', content: 'There' } })
-    post = created.json().data.id
-    await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts/${post}/comments`, token: t.tokens.bob, json: { content: 'Hello' } })
+    const created = await make.post(t.alice)
+    post = created.id
+    await make.comment(created, t.bob)
   })
 
   const INTEGER = 'must be an integer from -2147483648 to 2147483647'

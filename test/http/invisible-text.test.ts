@@ -3,6 +3,7 @@
 // and GraphQL alike (issue #18, section 3). Legitimate text in any script, and emoji, still pass.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createFactories } from '../helpers/factories.js'
 import { graphql } from '../helpers/graphql-client.js'
 
 const LINE_MESSAGE = 'must not be blank or contain control or invalid characters'
@@ -36,9 +37,7 @@ let t: TestApp
 let postId: number
 beforeAll(async () => {
   t = await buildTestApp()
-  const post = await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'A post', content: 'Hello' } })
-  expect(post.statusCode).toBe(201)
-  postId = post.json().data.id
+  postId = (await createFactories(t).post(t.alice)).id
 })
 afterAll(() => t.close())
 
