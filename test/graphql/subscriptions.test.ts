@@ -352,13 +352,13 @@ describe('subscription limits', () => {
       raw.send({ type: 'connection_init', payload: { authorization: `Bearer ${s.t.tokens.alice}` } })
       const closed = await raw.closed
       expect(closed.code).toBe(4500)
-      expect(closed.reason).toMatch(/^Internal server error; quote request id /)
+      expect(closed.reason).toMatch(/^Something went wrong on our side; quote request id /)
       expect(closed.reason).not.toMatch(/tokens|SQL/i)
     } finally {
       await s.t.close()
     }
     const errors = lines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message: string } }).filter((entry) => entry.level >= 50)
-    expect(errors).toEqual([expect.objectContaining({ msg: 'subscription server failed', err: expect.objectContaining({ message: expect.stringMatching(/no such table|relation "tokens" does not exist/) as string }) as object })])
+    expect(errors).toEqual([expect.objectContaining({ msg: 'unexpected error', in: 'subscription server', err: expect.objectContaining({ message: expect.stringMatching(/no such table|relation "tokens" does not exist/) as string }) as object })])
   })
 
   it('counts subscribe messages against the rate limit', async () => {

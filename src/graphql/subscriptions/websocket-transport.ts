@@ -13,7 +13,7 @@ import { CloseCode, type Context as WsContext, makeServer } from 'graphql-ws'
 import type { WebSocket } from 'ws'
 import type { Authenticate } from '../../core/caller.js'
 import type { GraphQLConfig } from '../../config.js'
-import { databaseAppError } from '../../db/database-errors.js'
+import { maskedMessage, toAppError } from '../../core/to-app-error.js'
 import { isAppError } from '../../errors.js'
 import { callerKey, type RateLimitConsumer } from '../../limits/rate-limit.js'
 import { type ConnectionRights, REVOKED_MESSAGE, type Seat } from '../connection-rights.js'
@@ -60,7 +60,7 @@ interface SocketExtra {
 
 type SocketContext = WsContext<Record<string, unknown> | undefined, SocketExtra>
 
-const internalError = () => new FormattedError({ message: 'Internal server error', extensions: { code: 'INTERNAL_ERROR' } })
+const internalError = (requestId: string) => new FormattedError({ message: maskedMessage(requestId), extensions: { code: 'INTERNAL_ERROR' } })
 
 /**
  * The WebSocket handler (for the GET /graphql route's wsHandler) and the shutdown step that tells
@@ -93,7 +93,8 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
         try {
           caller = await options.authenticate(authorization)
         } catch (error) {
-          if (isAppError(error)) return unauthorized(error.message)
+          // Only a refused token is the client's; the database busy or away is ours (guarded: 1013).
+          if (isAppError(error) && error.code === 'UNAUTHENTICATED') return unauthorized(error.message)
           throw error
         }
       } else if (request.authenticationError !== null) {
@@ -120,9 +121,9 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
       return true
     }),
 
-    onSubscribe: guarded([internalError()], async (ctx: SocketContext, _id: string, payload: unknown) => {
+    onSubscribe: guarded((request) => [internalError(request.id)], async (ctx: SocketContext, _id: string, payload: unknown) => {
       const { socket, request, seat } = ctx.extra
-      if (seat === undefined) return [internalError()]
+      if (seat === undefined) return [internalError(request.id)]
       if (seat.revoked) return [revokedError()]
       if (Object.keys(ctx.subscriptions).length > limits.maxPerConnection) {
         return [badRequest(`At most ${limits.maxPerConnection} subscriptions per connection`)]
@@ -144,7 +145,7 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
         try {
           seat.update(await options.authenticate(ctx.extra.authorization))
         } catch (error) {
-          if (!isAppError(error)) throw error
+          if (!isAppError(error) || error.code !== 'UNAUTHENTICATED') throw error
           seat.revoke()
           return [revokedError()]
         }
@@ -222,21 +223,15 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
  * and closes the socket as the protocol says for server errors (4500), or asks the client to
  * come back later (1013) when the database is busy or unreachable. graphql-ws would take it for a bad message.
  */
-function guarded<A extends unknown[], R>(refused: R, hook: (ctx: SocketContext, ...args: A) => Promise<R>) {
+function guarded<A extends unknown[], R>(refused: R | ((request: FastifyRequest) => R), hook: (ctx: SocketContext, ...args: A) => Promise<R>) {
   return async (ctx: SocketContext, ...args: A): Promise<R> => {
     try {
       return await hook(ctx, ...args)
     } catch (error) {
       const { socket, request } = ctx.extra
-      const fromDatabase = databaseAppError(error)
-      if (fromDatabase?.code === 'SERVICE_UNAVAILABLE') {
-        request.log.warn({ err: error }, fromDatabase.message)
-        socket.close(CLOSE_TRY_AGAIN_LATER, fromDatabase.message)
-      } else {
-        request.log.error({ err: error }, 'subscription server failed')
-        socket.close(CloseCode.InternalServerError, `Internal server error; quote request id ${request.id}`)
-      }
-      return refused
+      const failure = toAppError(error, request, { in: 'subscription server' })
+      socket.close(failure.code === 'SERVICE_UNAVAILABLE' ? CLOSE_TRY_AGAIN_LATER : CloseCode.InternalServerError, failure.message)
+      return typeof refused === 'function' ? (refused as (request: FastifyRequest) => R)(request) : refused
     }
   }
 }
