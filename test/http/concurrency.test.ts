@@ -2,10 +2,13 @@
 // alone — writers of different rows never refuse each other, and checks never go stale.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createFactories, type Factories } from '../helpers/factories.js'
 
 let t: TestApp
+let make: Factories
 beforeAll(async () => {
   t = await buildTestApp()
+  make = createFactories(t)
 })
 afterAll(() => t.close())
 
@@ -13,11 +16,10 @@ const statuses = (responses: { statusCode: number }[]) => responses.map((res) =>
 
 describe('concurrent writes', () => {
   it('lets 30 users change 30 different rows at once, every one of them', async () => {
-    const owners = await Promise.all(Array.from({ length: 30 }, (_, i) => t.createUser({ name: `Writer ${i}`, email: `writer-${i}@example.com` })))
-    const tokens = await Promise.all(owners.map((owner) => t.tokenFor(owner.id)))
-    const todos = await Promise.all(
-      owners.map(async (owner, i) => (await t.request({ method: 'POST', url: `/users/${owner.id}/todos`, token: tokens[i], json: { text: 'x' } })).json().data.id as number),
-    )
+    const writers = await Promise.all(Array.from({ length: 30 }, () => make.signedIn()))
+    const owners = writers.map((writer) => writer.user)
+    const tokens = writers.map((writer) => writer.token)
+    const todos = await Promise.all(owners.map(async (owner) => (await make.todo(owner)).id))
     const patched = await Promise.all(
       owners.map((owner, i) => t.request({ method: 'PATCH', url: `/users/${owner.id}/todos/${todos[i]}`, token: tokens[i], json: { completed: true } })),
     )
@@ -27,7 +29,7 @@ describe('concurrent writes', () => {
   })
 
   it('applies 30 changes of one row one after another, none lost', async () => {
-    const todo = (await t.request({ method: 'POST', url: `/users/${t.bob.id}/todos`, token: t.tokens.bob, json: { text: 'start' } })).json().data.id as number
+    const todo = (await make.todo(t.bob)).id
     const patched = await Promise.all(
       Array.from({ length: 30 }, (_, i) => t.request({ method: 'PATCH', url: `/users/${t.bob.id}/todos/${todo}`, token: t.tokens.bob, json: { text: `v${i}` } })),
     )
@@ -39,8 +41,7 @@ describe('concurrent writes', () => {
   })
 
   it('keeps one admin when two admins demote each other at the same moment', async () => {
-    const second = await t.createUser({ name: 'Second Admin', email: 'second-admin@example.com', role: 'admin' })
-    const secondToken = await t.tokenFor(second.id)
+    const { user: second, token: secondToken } = await make.signedIn({ role: 'admin' })
     // Two admins now: each demotes the other; only one may succeed.
     const [a, b] = await Promise.all([
       t.request({ method: 'PATCH', url: `/users/${second.id}`, token: t.tokens.admin, json: { role: 'user' } }),
@@ -53,7 +54,7 @@ describe('concurrent writes', () => {
 
   it('answers a comment racing its post being deleted with 201 or 404, never a failure', async () => {
     for (let i = 0; i < 10; i++) {
-      const post = (await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: `race ${i}`, content: '.' } })).json().data.id as number
+      const post = (await make.post(t.alice, { title: `race ${i}` })).id
       const [comment, removed] = await Promise.all([
         t.request({ method: 'POST', url: `/users/${t.alice.id}/posts/${post}/comments`, token: t.tokens.bob, json: { content: 'first!' } }),
         t.request({ method: 'DELETE', url: `/users/${t.alice.id}/posts/${post}`, token: t.tokens.alice }),
