@@ -18,6 +18,42 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
+  // The structure's boundaries (issue #19; docs/architecture.md, the code map). Shared layers know
+  // no feature: they are handed what they need (functions, GraphQL parts, topic schemas) by the
+  // composition root (src/app.ts, src/features.ts, src/main.ts, src/server.ts), the CLI, the seed
+  // and the client, which may import anything.
+  {
+    files: ['src/{core,http,graphql,events,db,collections,limits,redis,operations,pages,config}/**/*.ts', 'src/errors.ts', 'src/config.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/users/*', '**/posts/*', '**/comments/*', '**/todos/*', '**/tokens/*', '**/features.js', '**/app.js'],
+              message: 'A shared layer imports no feature: have the composition root (src/app.ts, src/features.ts) hand it what it needs.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // A feature uses another through its service, its schemas or what its feature module exports,
+  // never its repository (SQL) or its routes; and never the composition root.
+  {
+    files: ['src/{users,posts,comments,todos,tokens}/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['../*/*.repository.js', '../*/*.routes.js'], message: "A feature reaches another through its service, never its repository or routes." },
+            { group: ['**/features.js', '**/app.js'], message: 'A feature does not import the composition root.' },
+          ],
+        },
+      ],
+    },
+  },
   {
     // Tests read parsed JSON bodies (`res.json()` is any) and assert on them with expect().
     files: ['test/**/*.ts'],
