@@ -1,6 +1,7 @@
 // The collection query language, through /users (the same implementation serves every collection).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createFactories } from '../helpers/factories.js'
 
 let t: TestApp
 const ids: Record<string, number> = {}
@@ -206,9 +207,9 @@ describe('cursor pagination', () => {
   })
 
   it('visits every item exactly once while rows are inserted during the walk', async () => {
-    const target = await t.createUser({ name: 'Walker', email: 'walker@example.com' })
-    const token = await t.tokenFor(target.id)
-    const add = (text: string) => t.request({ method: 'POST', url: `/users/${target.id}/todos`, token, json: { text } })
+    const make = createFactories(t)
+    const target = await make.user({ name: 'Walker', email: 'walker@example.com' })
+    const add = (text: string) => make.todo(target, { text })
     for (let i = 0; i < 40; i++) await add(`todo ${String(i).padStart(2, '0')}`)
     const before = (await get(`/users/${target.id}/todos?limit=100`)).body.data.map((todo: { id: number }) => todo.id)
 
