@@ -1,10 +1,11 @@
-// The error answers of the API description: one response component per status, with what it means
-// and an example body, and which statuses an operation can answer. The table is kept apart so that
-// it can be fed from the error catalogue (src/errors.ts) without touching the rest of the document.
+// The error answers of the API description: one response component per status, named and described
+// by the error catalogue (src/errors.ts, which the REST handler, the GraphQL formatter and the
+// subscription transports read too), with an example body; and which statuses an operation can answer.
+import { ERROR_CATALOGUE, type ErrorCode } from '../../errors.js'
 import { COMMON_HEADERS, READ_HEADERS, headerRefs, type AnswerHeader } from './headers.js'
 
 interface ErrorResponse {
-  /** The component's name in `components.responses`. */
+  /** The component's name in `components.responses`: the catalogue's title, without spaces. */
   name: string
   description: string
   /** An `error` body. */
@@ -13,65 +14,39 @@ interface ErrorResponse {
   headers?: readonly AnswerHeader[]
 }
 
-/** The error answers, by status; `components.responses` lists them in this order. */
-const ERRORS: Record<number, ErrorResponse | undefined> = {
-  400: {
-    name: 'BadRequest',
-    description: 'A query parameter is unknown or has a bad value, or the body is not JSON (`BAD_REQUEST`, with `details`).',
+/**
+ * The example body of each code the document describes, and the headers its answer carries; the
+ * name and description come from the error catalogue (src/errors.ts), as the handlers' statuses do.
+ * A code without an example here (METHOD_NOT_ALLOWED: no described operation answers it) is not in
+ * the document.
+ */
+const EXAMPLES: Partial<Record<ErrorCode, Pick<ErrorResponse, 'example' | 'headers'>>> = {
+  BAD_REQUEST: {
     example: { code: 'BAD_REQUEST', message: 'The query parameters are not valid', details: [{ field: 'sort', message: '"colour" is not a field of this collection' }] },
   },
-  401: {
-    name: 'Unauthenticated',
-    description: 'No valid bearer token where one is needed, or a token sent that is not valid (`UNAUTHENTICATED`).',
-    example: { code: 'UNAUTHENTICATED', message: 'Authentication required: send Authorization: Bearer <token>' },
-    headers: ['WWW-Authenticate'],
-  },
-  403: { name: 'Forbidden', description: 'Signed in, but not allowed to do this (`FORBIDDEN`).', example: { code: 'FORBIDDEN', message: 'Only an admin may do this' } },
-  404: {
-    name: 'NotFound',
-    description: 'No such resource, or not under the parent in the path, or not visible to the caller (`NOT_FOUND`).',
-    example: { code: 'NOT_FOUND', message: 'User not found' },
-  },
-  406: {
-    name: 'NotAcceptable',
-    description: 'Accept admits no JSON, or names an unknown API version (`NOT_ACCEPTABLE`).',
-    example: { code: 'NOT_ACCEPTABLE', message: 'This API answers in application/json or application/vnd.threadline+json' },
-  },
-  409: { name: 'Conflict', description: 'The change conflicts with the data: a taken e-mail address, the last admin (`CONFLICT`).', example: { code: 'CONFLICT', message: 'The e-mail address is taken' } },
-  412: {
-    name: 'PreconditionFailed',
-    description: 'If-Match names no current representation (`PRECONDITION_FAILED`).',
-    example: { code: 'PRECONDITION_FAILED', message: 'The resource has changed since you read it' },
-  },
-  413: { name: 'PayloadTooLarge', description: 'The body is larger than 1 MiB (`PAYLOAD_TOO_LARGE`).', example: { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than 1 MiB' } },
-  415: {
-    name: 'UnsupportedMediaType',
-    description: 'The body is not application/json or application/merge-patch+json in UTF-8 (`UNSUPPORTED_MEDIA_TYPE`).',
-    example: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the request body as application/json' },
-  },
-  422: {
-    name: 'ValidationError',
-    description: "The body is JSON but breaks the resource's rules (`VALIDATION_ERROR`, one detail per field).",
+  UNAUTHENTICATED: { example: { code: 'UNAUTHENTICATED', message: 'Authentication required: send Authorization: Bearer <token>' }, headers: ['WWW-Authenticate'] },
+  FORBIDDEN: { example: { code: 'FORBIDDEN', message: 'Only an admin may do this' } },
+  NOT_FOUND: { example: { code: 'NOT_FOUND', message: 'User not found' } },
+  NOT_ACCEPTABLE: { example: { code: 'NOT_ACCEPTABLE', message: 'This API answers in application/json or application/vnd.threadline+json' } },
+  CONFLICT: { example: { code: 'CONFLICT', message: 'The e-mail address is taken' } },
+  PRECONDITION_FAILED: { example: { code: 'PRECONDITION_FAILED', message: 'The resource has changed since you read it' } },
+  PAYLOAD_TOO_LARGE: { example: { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than 1 MiB' } },
+  UNSUPPORTED_MEDIA_TYPE: { example: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the request body as application/json' } },
+  VALIDATION_ERROR: {
     example: { code: 'VALIDATION_ERROR', message: 'The request body is not valid', details: [{ field: 'email', message: 'must be a valid e-mail address' }] },
   },
-  429: {
-    name: 'RateLimited',
-    description: 'Over the allowance (`RATE_LIMITED`); retry after Retry-After seconds.',
-    example: { code: 'RATE_LIMITED', message: 'Too many requests: 300 per 60 s. Retry in 12 s.' },
-    headers: ['Retry-After'],
-  },
-  500: {
-    name: 'InternalError',
-    description: 'Something went wrong on the service\'s side (`INTERNAL_ERROR`); the message quotes the request id.',
-    example: { code: 'INTERNAL_ERROR', message: 'Something went wrong on our side; quote request id 3f1c9a' },
-  },
-  503: {
-    name: 'ServiceUnavailable',
-    description: 'The store is busy or unreachable, or the rate limit cannot be checked (`SERVICE_UNAVAILABLE`); retry after Retry-After seconds.',
-    example: { code: 'SERVICE_UNAVAILABLE', message: 'The database is busy; retry in a moment' },
-    headers: ['Retry-After'],
-  },
+  RATE_LIMITED: { example: { code: 'RATE_LIMITED', message: 'Too many requests: 300 per 60 s. Retry in 12 s.' }, headers: ['Retry-After'] },
+  INTERNAL_ERROR: { example: { code: 'INTERNAL_ERROR', message: 'Something went wrong on our side; quote request id 3f1c9a' } },
+  SERVICE_UNAVAILABLE: { example: { code: 'SERVICE_UNAVAILABLE', message: 'The database is busy; retry in a moment' }, headers: ['Retry-After'] },
 }
+
+/** The error answers, by status, in the catalogue's order (`components.responses` lists them so). */
+const ERRORS: Record<number, ErrorResponse | undefined> = Object.fromEntries(
+  (Object.entries(ERROR_CATALOGUE) as [ErrorCode, (typeof ERROR_CATALOGUE)[ErrorCode]][]).flatMap(([code, { status, title, description }]) => {
+    const described = EXAMPLES[code]
+    return described === undefined ? [] : [[status, { name: title.replaceAll(' ', ''), description, ...described }]]
+  }),
+)
 
 /** Whether an operation may declare this status among its errors: there is a component for it. */
 export const isDescribedError = (status: number): boolean => ERRORS[status] !== undefined
