@@ -2,7 +2,7 @@
 // subscription's selection: the work one comment causes is the sum of the selections listening.
 // Four bounds, on this instance (what is spent here is bounded here; each instance delivers to its
 // own connections):
-//   - a subscription's selection costs at most `maxCost` (the cost model of limits.ts);
+//   - a subscription's selection costs at most `maxCost` (the cost model of document-limits/cost-measure.ts);
 //   - a caller's open subscriptions share one budget: the sum of their costs is at most
 //     `callerCost` (refused at subscribe time, with the figures);
 //   - deliveries are metered: a caller's deliveries may spend `deliveryCost` per window, counted in
@@ -76,7 +76,7 @@ export class SubscriptionBudget {
     clearInterval(this.cleaner)
   }
 
-  /** The reservation of a subscription of `cost` for `key`, or why it is refused (a limit of limits.ts's kind). */
+  /** The reservation of a subscription of `cost` for `key`, or why it is refused (a limit of document-limits' kind). */
   reserve(key: string, cost: number): Reservation | BudgetRefusal {
     const { maxCost, callerCost } = this.options
     if (cost > maxCost) {
