@@ -6,6 +6,7 @@ import { type Client, createClient } from 'graphql-ws'
 import { afterEach, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createFactories } from '../helpers/factories.js'
 
 const until = async (condition: () => boolean, ms = 3000) => {
   const deadline = Date.now() + ms
@@ -25,9 +26,11 @@ async function listening(env: Record<string, string> = {}) {
   const t = await buildTestApp(env)
   cleanups.push(() => t.close())
   const http = await t.app.listen({ host: '127.0.0.1', port: 0 })
-  const post = (await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'p', content: '.', status: 'published' } })).json().data.id as number
-  const comment = async (content: string) =>
-    expect((await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts/${post}/comments`, token: t.tokens.alice, json: { content } })).statusCode).toBe(201)
+  const make = createFactories(t)
+  const post = await make.post(t.alice, { title: 'p' })
+  const comment = async (content: string) => {
+    await make.comment(post, t.alice, { content })
+  }
   return { t, http, ws: `${http.replace('http', 'ws')}/graphql`, comment }
 }
 
