@@ -23,6 +23,7 @@ import type { Authenticate, CurrentCallers } from '../core/caller.js'
 import type { CallerTopics } from '../core/caller-changed.js'
 import type { GraphQLConfig } from '../config.js'
 import { AppError } from '../errors.js'
+import { isAcceptable, isMediaType, parseAccept } from '../http/accept.js'
 import type { Events } from '../events/events.js'
 import type { RateLimitCharger, RateLimitConsumer } from '../limits/rate-limit.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../collections/pagination.js'
@@ -313,21 +314,18 @@ function requireJsonBody(request: FastifyRequest): void {
  * application/ *); 406 when it takes neither.
  */
 function negotiate(accept: string | undefined): MediaType {
-  if (accept === undefined || accept.trim() === '') return JSON_TYPE
+  const ranges = parseAccept(accept)
+  if (ranges.length === 0) return JSON_TYPE
   let best: { media: MediaType; q: number } | undefined
-  for (const range of accept.split(',')) {
-    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase())
-    const qParameter = parameters.find((p) => p.startsWith('q='))
-    const q = qParameter === undefined ? 1 : Number(qParameter.slice(2))
-    if (!(q > 0)) continue
-    const media =
-      type === 'application/graphql-response+json'
-        ? GRAPHQL_RESPONSE_TYPE
-        : type === 'application/json' || type === 'application/*' || type === '*/*'
-          ? JSON_TYPE
-          : undefined
+  for (const range of ranges.filter(isAcceptable)) {
+    const { q } = range
+    const media = isMediaType(range, 'application/graphql-response+json')
+      ? GRAPHQL_RESPONSE_TYPE
+      : isMediaType(range, 'application/json') || isMediaType(range, 'application/*') || isMediaType(range, '*/*')
+        ? JSON_TYPE
+        : undefined
     if (media === undefined) continue
-    if (best === undefined || q > best.q || (q === best.q && media === GRAPHQL_RESPONSE_TYPE && type !== '*/*')) best = { media, q }
+    if (best === undefined || q > best.q || (q === best.q && media === GRAPHQL_RESPONSE_TYPE)) best = { media, q }
   }
   if (best === undefined) {
     throw new AppError('NOT_ACCEPTABLE', 'This endpoint answers application/graphql-response+json or application/json')

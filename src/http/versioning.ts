@@ -3,6 +3,7 @@
 // header that admits no JSON at all, is 406.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
+import { isAcceptable, isMediaType, parseAccept } from './accept.js'
 
 export const API_VERSIONS = [1, 2] as const
 export type ApiVersion = (typeof API_VERSIONS)[number]
@@ -53,17 +54,16 @@ const isApiVersion = (n: number): boolean => (API_VERSIONS as readonly number[])
  * named by the first vendor media type that names one, as written.
  */
 export function readAccept(accept: string | undefined): { acceptable: boolean; version?: string } {
-  if (accept === undefined || accept === '*/*' || accept === 'application/json') return { acceptable: true }
+  const ranges = parseAccept(accept)
+  if (ranges.length === 0) return { acceptable: true }
   let acceptable = false
   let version: string | undefined
-  for (const range of accept.split(',')) {
-    const [type = '', ...params] = range.split(';').map((part) => part.trim().toLowerCase())
-    if (params.some((p) => /^q=0(\.0*)?$/.test(p))) continue // q=0 means "not this one"
-    if (type === VENDOR_MEDIA_TYPE) {
-      const named = params.find((p) => p.startsWith('version='))
-      if (named !== undefined) version ??= named.slice('version='.length).replace(/^"(.*)"$/, '$1')
+  for (const range of ranges.filter(isAcceptable)) {
+    if (isMediaType(range, VENDOR_MEDIA_TYPE)) {
+      // Lower-cased: a version is named case-insensitively, and a 406 quotes it in that form.
+      version ??= range.params['version']?.toLowerCase()
       acceptable = true
-    } else if (type === 'application/json' || type === 'application/*' || type === '*/*' || type === '') {
+    } else if (isMediaType(range, 'application/json') || isMediaType(range, 'application/*') || isMediaType(range, '*/*')) {
       acceptable = true
     }
   }

@@ -12,6 +12,7 @@ import { type ExecutionArgs, getOperationAST, type GraphQLError, type GraphQLSch
 import { createHandler as createSseHandler, print as printStreamEvent } from 'graphql-sse'
 import type { GraphQLConfig } from '../../config.js'
 import { AppError } from '../../errors.js'
+import { isAcceptable, isMediaType, parseAccept } from '../../http/accept.js'
 import { callerKey } from '../../limits/rate-limit.js'
 import type { ConnectionRights, Seat } from '../connection-rights.js'
 import type { Reservation } from '../subscription-budget.js'
@@ -224,11 +225,7 @@ class Flow {
 
 /** Accept names text/event-stream at a quality above 0. */
 function acceptsEventStream(accept: string | undefined): boolean {
-  return (accept ?? '').split(',').some((range) => {
-    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase())
-    const q = parameters.find((p) => p.startsWith('q='))
-    return type === 'text/event-stream' && (q === undefined || Number(q.slice(2)) > 0)
-  })
+  return parseAccept(accept).some((range) => isMediaType(range, 'text/event-stream') && isAcceptable(range))
 }
 
 const headerValue = (value: string | string[] | undefined): string | null =>
