@@ -21,6 +21,9 @@ export const pastOffsetWindow = (limit: number, further = 'page further with cur
  */
 export interface ListWindow {
   readonly limit: number
-  /** Items to skip: (page - 1) * limit. */
+  /** Items to skip: offsetOf(page, limit). */
   readonly offset: number
 }
+
+/** How many items come before the 1-based `page` of `limit` items. */
+export const offsetOf = (page: number, limit: number): number => (page - 1) * limit

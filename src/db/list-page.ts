@@ -14,7 +14,7 @@ import type { Db } from './create-database.js'
 import { type DialectFacts, factsOf, MIN_INDEXED_SEARCH } from './dialect-facts.js'
 import type { FieldSpec } from '../collections/collection-spec.js'
 import type { CollectionQuery, SortKey } from '../collections/collection-query.js'
-import { MAX_OFFSET_ITEMS } from '../collections/pagination.js'
+import { MAX_OFFSET_ITEMS, offsetOf } from '../collections/pagination.js'
 import { type Cursor, encodeCursor, type KeyValue } from '../collections/cursor.js'
 
 /**
@@ -85,7 +85,7 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
     const pageIds = ordered(matching(), query.sort, false)
       .select(id.as('page_id'))
       .limit(query.limit + 1)
-      .offset((query.page - 1) * query.limit)
+      .offset(offsetOf(query.page, query.limit))
     const rows = (await options
       .select(ordered(options.from(db).where(sql<SqlBool>`${id} in (${pageIds})`), query.sort, false))
       .execute()) as Row[]

@@ -5,8 +5,9 @@
 import type { CollectionPage } from '../collections/collection-page.js'
 import type { CollectionSpec, FieldSpec } from '../collections/collection-spec.js'
 import { type CollectionQuery, parseCollectionQuery } from '../collections/collection-query.js'
+import { pageMetaOf } from '../collections/page-meta.js'
 import { AppError, type ErrorDetail } from '../errors.js'
-import { DEFAULT_PAGE_LIMIT, type ListWindow, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, pastOffsetWindow } from '../collections/pagination.js'
+import { DEFAULT_PAGE_LIMIT, type ListWindow, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, offsetOf, pastOffsetWindow } from '../collections/pagination.js'
 
 /** Arguments of a top-level collection field; `Filter` is the type filterInputSdl writes. */
 export const collectionArgsSdl = (filterType: string): string =>
@@ -97,23 +98,22 @@ export function toListWindow(args: { limit?: number | null; page?: number | null
     problems.push({ field: 'page', message: pastOffsetWindow(capped, 'read further from the collection itself (usersPage, or the REST list) with cursor') })
   }
   if (problems.length > 0) throw new AppError('BAD_REQUEST', 'The list arguments are not valid', problems)
-  return { limit: capped, offset: (page - 1) * capped }
+  return { limit: capped, offset: offsetOf(page, capped) }
 }
 
 /** A service page as {items, pageInfo}, pageInfo in the REST vocabulary (total and pages only when counted). */
 export function toPageResult<T>(page: CollectionPage<T>) {
-  const { query } = page
-  const inPages = query.mode === 'page'
+  const meta = pageMetaOf(page)
   return {
     items: page.items,
     pageInfo: {
-      limit: query.limit,
-      page: inPages ? query.page : null,
-      total: page.total ?? null,
-      totalCapped: page.total === undefined ? null : page.totalCapped,
-      pages: inPages && page.total !== undefined ? Math.ceil(page.total / query.limit) : null,
-      nextCursor: page.nextCursor,
-      hasMore: page.hasMore,
+      limit: meta.limit,
+      page: meta.page ?? null,
+      total: meta.total ?? null,
+      totalCapped: meta.totalCapped ?? null,
+      pages: meta.pages ?? null,
+      nextCursor: meta.nextCursor,
+      hasMore: meta.hasMore,
     },
   }
 }

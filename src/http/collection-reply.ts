@@ -7,6 +7,7 @@ import { type TSchema, Type } from 'typebox'
 import type { CollectionPage } from '../collections/collection-page.js'
 import { type CollectionQuery, parseCollectionQuery } from '../collections/collection-query.js'
 import type { CollectionSpec } from '../collections/collection-spec.js'
+import { pageMetaOf } from '../collections/page-meta.js'
 import { Timestamp } from '../core/schema-types.js'
 
 declare module 'fastify' {
@@ -46,17 +47,17 @@ export function collectionBody<T>(request: FastifyRequest, reply: FastifyReply, 
 }
 
 function paginationOf<T>(request: FastifyRequest, page: CollectionPage<T>) {
-  const { query } = page
-  const inPages = query.mode === 'page'
+  const meta = pageMetaOf(page)
+  const inPages = meta.page !== undefined
   if (request.apiVersion === 2) {
-    return { ...(inPages ? { page: query.page } : {}), limit: query.limit, nextCursor: page.nextCursor, hasMore: page.hasMore }
+    return { ...(inPages ? { page: meta.page } : {}), limit: meta.limit, nextCursor: meta.nextCursor, hasMore: meta.hasMore }
   }
-  const total = page.total ?? 0
-  // Past the count's cap, pages is the last page that page can reach (the offset window).
-  const capped = page.totalCapped ? { totalCapped: true as const } : {}
+  // v1 always counts; an uncounted page would say 0 items in 0 pages.
+  const total = meta.total ?? 0
+  const capped = meta.totalCapped === true ? { totalCapped: true as const } : {}
   return inPages
-    ? { page: query.page, limit: query.limit, total, ...capped, pages: Math.ceil(total / query.limit), nextCursor: page.nextCursor }
-    : { limit: query.limit, total, ...capped, nextCursor: page.nextCursor }
+    ? { page: meta.page, limit: meta.limit, total, ...capped, pages: meta.pages ?? 0, nextCursor: meta.nextCursor }
+    : { limit: meta.limit, total, ...capped, nextCursor: meta.nextCursor }
 }
 
 /** rel="next", "prev" and "first", as paths with the request's own query, only page or cursor changed. */
