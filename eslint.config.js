@@ -47,7 +47,7 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['../*/*.repository.js', '../*/*.routes.js'], message: "A feature reaches another through its service, never its repository or routes." },
+            { group: ['../*/*.repository.js', '../*/*.routes.js'], message: 'A feature reaches another through its service, never its repository or routes.' },
             { group: ['**/features.js', '**/app.js'], message: 'A feature does not import the composition root.' },
           ],
         },

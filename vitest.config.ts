@@ -9,7 +9,9 @@ const require = createRequire(import.meta.url)
  * others are about one store's internals (SQLite's plans and pragmas), pure functions, or set up
  * PostgreSQL and Redis themselves (test/scale-out).
  */
-const BEHAVIOURAL = ['users', 'posts', 'comments', 'todos', 'tokens', 'graphql', 'http', 'seed', 'cli', 'collections', 'operations', 'pages'].map((dir) => `test/${dir}/**/*.test.ts`)
+const BEHAVIOURAL = ['users', 'posts', 'comments', 'todos', 'tokens', 'graphql', 'http', 'seed', 'cli', 'collections', 'operations', 'pages'].map(
+  (dir) => `test/${dir}/**/*.test.ts`,
+)
 
 // Outside CI, without a PostgreSQL server, the second run is left out with a word; under CI=true
 // postgresUrl() throws instead, and the run fails.
@@ -31,7 +33,12 @@ export default defineConfig({
     projects: [
       { extends: true as const, test: { name: 'sqlite', include: ['test/**/*.test.ts'], env: { THREADLINE_TEST_STORE: 'sqlite' } } },
       ...(withPostgres
-        ? [{ extends: true as const, test: { name: 'postgres', include: BEHAVIOURAL, exclude: ['test/cli/progress.test.ts'], env: { THREADLINE_TEST_STORE: 'postgres' } } }]
+        ? [
+            {
+              extends: true as const,
+              test: { name: 'postgres', include: BEHAVIOURAL, exclude: ['test/cli/progress.test.ts'], env: { THREADLINE_TEST_STORE: 'postgres' } },
+            },
+          ]
         : []),
     ],
   },

@@ -51,14 +51,46 @@ export interface DataSize {
 
 const EPOCH = Date.parse('2026-01-01T00:00:00.000Z')
 const DAY_MS = 86_400_000
-const FIRST_NAMES = ['Ada', 'Alan', 'Barbara', 'Brian', 'Carla', 'Dennis', 'Edsger', 'Frances', 'Grace', 'Guido', 'Hedy', 'Ivan', 'Jean', 'Ken', 'Linus', 'Margaret']
-const LAST_NAMES = ['Lovelace', 'Turing', 'Liskov', 'Kernighan', 'Ritchie', 'Dijkstra', 'Allen', 'Hopper', 'Rossum', 'Lamarr', 'Hamilton', 'Wirth', 'Dahl', 'Perlman']
+const FIRST_NAMES = [
+  'Ada',
+  'Alan',
+  'Barbara',
+  'Brian',
+  'Carla',
+  'Dennis',
+  'Edsger',
+  'Frances',
+  'Grace',
+  'Guido',
+  'Hedy',
+  'Ivan',
+  'Jean',
+  'Ken',
+  'Linus',
+  'Margaret',
+]
+const LAST_NAMES = [
+  'Lovelace',
+  'Turing',
+  'Liskov',
+  'Kernighan',
+  'Ritchie',
+  'Dijkstra',
+  'Allen',
+  'Hopper',
+  'Rossum',
+  'Lamarr',
+  'Hamilton',
+  'Wirth',
+  'Dahl',
+  'Perlman',
+]
 
 /** The schema `migrate` makes, as text: a database migrated by one build is not served by another. */
 function schemaOf(file: string): string {
   const db = new Database(file, { readonly: true })
   try {
-    const objects = db.prepare("select type, name, sql from sqlite_master order by type, name").all()
+    const objects = db.prepare('select type, name, sql from sqlite_master order by type, name').all()
     const migrations = db.prepare('select name from kysely_migration order by name').pluck().all()
     return JSON.stringify({ objects, migrations })
   } finally {
@@ -88,7 +120,9 @@ export async function abuseDatabase(serverDir: string, dataDir: string, size: Da
     return file
   }
   const started = Date.now()
-  console.log(`Seeding ${size.users.toLocaleString('en')} users, ${size.posts.toLocaleString('en')} posts and ${size.comments.toLocaleString('en')} comments into ${file} ...`)
+  console.log(
+    `Seeding ${size.users.toLocaleString('en')} users, ${size.posts.toLocaleString('en')} posts and ${size.comments.toLocaleString('en')} comments into ${file} ...`,
+  )
   const hashes = new Map<number, string>()
   for (const account of Object.values(ACCOUNTS) as Account[]) {
     if (account.password !== null) hashes.set(account.id, await hashPassword(account.password))
@@ -132,9 +166,7 @@ function fill(db: Database.Database, size: DataSize, hashes: Map<number, string>
     insertUser.run(id, name, email, random.int(18, 80), null, id === 1 ? 'admin' : 'user', hashes.get(id) ?? null, at, at)
   }
 
-  const insertPost = db.prepare(
-    'insert into posts (id, user_id, title, content, status, published_at, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
-  )
+  const insertPost = db.prepare('insert into posts (id, user_id, title, content, status, published_at, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?)')
   let postId = 0
   const post = (userId: number, published: boolean) => {
     const at = new Date(EPOCH - 365 * DAY_MS + random.int(0, 300 * DAY_MS)).toISOString()

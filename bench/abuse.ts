@@ -159,7 +159,11 @@ const json = { 'content-type': 'application/json' }
 const authorized = (context: Context): Record<string, string> => (context.token === undefined ? {} : { authorization: `Bearer ${context.token}` })
 
 /** `concurrency` workers sending `make(n)` until the attack's end; after a 429 each waits min(Retry-After, 1 s). */
-async function flood(context: Context, concurrency: number, make: (n: number) => { method?: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: string }) {
+async function flood(
+  context: Context,
+  concurrency: number,
+  make: (n: number) => { method?: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: string },
+) {
   const dispatcher = agentFrom(ADDRESS.attacker, concurrency)
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -199,7 +203,12 @@ const ATTACKS: Attack[] = [
     what: 'POST /graphql, a batch of 10 × usersPage(q: "zz-nomatch") { pageInfo { total } } × 15 aliases',
     variants: ['anonymous', 'signed-in'],
     run: async (context) => {
-      await flood(context, CONCURRENCY, () => graphqlBatch(context, Array.from({ length: 10 }, () => SEARCH)))
+      await flood(context, CONCURRENCY, () =>
+        graphqlBatch(
+          context,
+          Array.from({ length: 10 }, () => SEARCH),
+        ),
+      )
       return undefined
     },
   },
@@ -267,7 +276,10 @@ interface Sockets {
 }
 
 function openSocket(context: Context, sockets: Sockets, subscriptions: number): Promise<WebSocket> {
-  const socket = new WebSocket(`${context.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', { localAddress: ADDRESS.attacker, perMessageDeflate: false })
+  const socket = new WebSocket(`${context.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', {
+    localAddress: ADDRESS.attacker,
+    perMessageDeflate: false,
+  })
   const count = (into: Record<string, number>, code: string) => (into[code] = (into[code] ?? 0) + 1)
   let refusedAtUpgrade = false
   return new Promise((resolve) => {
@@ -319,7 +331,17 @@ function openSocket(context: Context, sockets: Sockets, subscriptions: number): 
 }
 
 async function fanOut(context: Context): Promise<Record<string, unknown>> {
-  const sockets: Sockets = { upgradesRefused: {}, opened: 0, acknowledged: 0, closeCodes: {}, refused: {}, deliveries: 0, deliveredBytes: 0, deliveryErrors: {}, ending: false }
+  const sockets: Sockets = {
+    upgradesRefused: {},
+    opened: 0,
+    acknowledged: 0,
+    closeCodes: {},
+    refused: {},
+    deliveries: 0,
+    deliveredBytes: 0,
+    deliveryErrors: {},
+    ending: false,
+  }
   const open: WebSocket[] = []
   try {
     for (let i = 0; i < 20 && Date.now() < context.end; i++) open.push(await openSocket(context, sockets, 20))
@@ -342,7 +364,12 @@ async function fanOut(context: Context): Promise<Record<string, unknown>> {
         const comment = send(
           commenter,
           context.url,
-          { method: 'POST', path: `/api/v1/users/${HOT_FIRST}/posts/${HOT_POST_ID}/comments`, headers: { ...json, authorization: `Bearer ${context.commenterToken}` }, body: JSON.stringify({ content: `fan-out ${n}` }) },
+          {
+            method: 'POST',
+            path: `/api/v1/users/${HOT_FIRST}/posts/${HOT_POST_ID}/comments`,
+            headers: { ...json, authorization: `Bearer ${context.commenterToken}` },
+            body: JSON.stringify({ content: `fan-out ${n}` }),
+          },
           context.end + DRAIN_MS,
         ).then((answer) => {
           commentTimes.push(performance.now() - sentAt)
@@ -393,10 +420,12 @@ async function signInFlood(context: Context): Promise<Record<string, unknown>> {
     while (Date.now() < context.end && pending.length < MAX_REQUESTS) {
       const due = performance.now()
       pending.push(
-        send(dispatcher, context.url, { method: 'POST', path: '/api/v1/tokens', headers: json, body: signIn(email, password) }, context.end + DRAIN_MS).then((answer) => {
-          times.push(performance.now() - due)
-          tally.add(answer.status)
-        }),
+        send(dispatcher, context.url, { method: 'POST', path: '/api/v1/tokens', headers: json, body: signIn(email, password) }, context.end + DRAIN_MS).then(
+          (answer) => {
+            times.push(performance.now() - due)
+            tally.add(answer.status)
+          },
+        ),
       )
       await sleep(1000)
     }
@@ -494,7 +523,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => 
 const main_js = join(SERVER_DIR, 'dist', 'main.js')
 
 function cli(cliArgs: string[], db: string): string {
-  return execFileSync(process.execPath, [main_js, ...cliArgs], { env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${db}`, LOG_LEVEL: 'warn' }, encoding: 'utf8' }).trim()
+  return execFileSync(process.execPath, [main_js, ...cliArgs], {
+    env: { PATH: process.env.PATH, DATABASE_URL: `sqlite:${db}`, LOG_LEVEL: 'warn' },
+    encoding: 'utf8',
+  }).trim()
 }
 
 const removeDb = (file: string) => {
@@ -653,7 +685,12 @@ function detailLines(runs: readonly Run[]): string[] {
   const lines: string[] = []
   for (const r of runs) {
     const d = r.details as
-      | { sockets?: Sockets & { deliveredMb: number; expectedDeliveries: number }; comments?: Record<string, number>; bystanderSignIn?: SignInResult; victimSignInFromElsewhere?: SignInResult }
+      | {
+          sockets?: Sockets & { deliveredMb: number; expectedDeliveries: number }
+          comments?: Record<string, number>
+          bystanderSignIn?: SignInResult
+          victimSignInFromElsewhere?: SignInResult
+        }
       | undefined
     const at = `${r.attack}, ${r.variant}:`
     if (d?.sockets !== undefined) {
@@ -688,7 +725,10 @@ async function main(): Promise<void> {
   const master = join(DATA, 'abuse-master.db')
   removeDb(master)
   copyFileSync(seeded, master)
-  const tokens = { attacker: cli(['tokens', 'create', '--user', String(ACCOUNTS.attacker.id)], master), commenter: cli(['tokens', 'create', '--user', String(ACCOUNTS.commenter.id)], master) }
+  const tokens = {
+    attacker: cli(['tokens', 'create', '--user', String(ACCOUNTS.attacker.id)], master),
+    commenter: cli(['tokens', 'create', '--user', String(ACCOUNTS.commenter.id)], master),
+  }
   const only = args.only?.split(',').map((s) => s.trim().toLowerCase())
   const chosen = ATTACKS.filter((a) => only === undefined || only.some((o) => a.name.toLowerCase().includes(o)))
   const runs: Run[] = []

@@ -74,7 +74,10 @@ async function main(): Promise<void> {
     // stop at 10,000 items).
     let deepCursor: string | null = null
     for (let walked = 0; walked < (DEEP_PAGE - 1) * PAGE; walked += 100) {
-      const page = await get(pool, `/api/v2/users/1/posts?limit=${Math.min(100, (DEEP_PAGE - 1) * PAGE - walked)}&sort=-publishedAt${deepCursor === null ? '' : `&cursor=${deepCursor}`}`)
+      const page = await get(
+        pool,
+        `/api/v2/users/1/posts?limit=${Math.min(100, (DEEP_PAGE - 1) * PAGE - walked)}&sort=-publishedAt${deepCursor === null ? '' : `&cursor=${deepCursor}`}`,
+      )
       deepCursor = page.meta.pagination.nextCursor
       if (deepCursor === null) throw new Error('the data set is too small for the deep page')
     }

@@ -64,7 +64,12 @@ async function main(): Promise<void> {
       let wrongAnswers = 0
       for (let i = 0; i < times + 10; i++) {
         const started = performance.now()
-        const response = await pool.request({ method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' }, body: payload })
+        const response = await pool.request({
+          method: 'POST',
+          path: '/graphql',
+          headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+          body: payload,
+        })
         const body = await response.body.json()
         // The first ten warm the route up; every answer is checked.
         if (i >= 10) latencies.push(performance.now() - started)
@@ -86,10 +91,15 @@ async function main(): Promise<void> {
   }
   console.log(`${'abuse'.padEnd(22)} ${'bytes'.padStart(8)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'max ms'.padStart(7)}  (${times} refusals each)`)
   for (const r of results) {
-    console.log(`${r.abuse.padEnd(22)} ${String(r.bytes).padStart(8)} ${r.p50.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)} ${r.max.toFixed(2).padStart(7)}${r.wrongAnswers > 0 ? `  ${r.wrongAnswers} not refused` : ''}`)
+    console.log(
+      `${r.abuse.padEnd(22)} ${String(r.bytes).padStart(8)} ${r.p50.toFixed(2).padStart(7)} ${r.p99.toFixed(2).padStart(7)} ${r.max.toFixed(2).padStart(7)}${r.wrongAnswers > 0 ? `  ${r.wrongAnswers} not refused` : ''}`,
+    )
   }
   mkdirSync(join('bench', 'results'), { recursive: true })
-  writeFileSync(join('bench', 'results', 'graphql-abuse.json'), `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), args, results }, null, 2)}\n`)
+  writeFileSync(
+    join('bench', 'results', 'graphql-abuse.json'),
+    `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), args, results }, null, 2)}\n`,
+  )
   console.log('written to bench/results/graphql-abuse.json')
   const problems = [
     ...results.filter((r) => r.wrongAnswers > 0).map((r) => `${r.abuse}: ${r.wrongAnswers} answers were not a BAD_REQUEST refusal`),

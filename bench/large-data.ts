@@ -46,15 +46,16 @@ export async function seedLargeDatabase(path: string, counts: LargeCounts): Prom
     const insertUser = db.prepare(
       'insert into users (name, email, age, avatar, role, password_hash, created_at, updated_at) values (?, ?, ?, null, ?, null, ?, ?)',
     )
-    const insertPost = db.prepare(
-      'insert into posts (user_id, title, content, status, published_at, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)',
-    )
+    const insertPost = db.prepare('insert into posts (user_id, title, content, status, published_at, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)')
     // The full-text indexes' triggers (migration 0004) would index row by row; they are set aside
     // and each index rebuilt once at the end, several times faster, then the triggers put back.
     const triggers = db.prepare("select sql from sqlite_master where type = 'trigger' and name like '%\\_search\\_%' escape '\\'").pluck().all() as string[]
     const indexes = db.prepare("select name from sqlite_master where type = 'table' and sql like 'create virtual table%fts5%'").pluck().all() as string[]
     db.transaction(() => {
-      for (const name of db.prepare("select name from sqlite_master where type = 'trigger' and name like '%\\_search\\_%' escape '\\'").pluck().all() as string[]) {
+      for (const name of db
+        .prepare("select name from sqlite_master where type = 'trigger' and name like '%\\_search\\_%' escape '\\'")
+        .pluck()
+        .all() as string[]) {
         db.exec(`drop trigger "${name}"`)
       }
       for (let i = 1; i <= counts.users; i++) {

@@ -77,7 +77,12 @@ function report(profile: Profile, top: number): Shares {
   console.log(`  self time by function (top ${top}):`)
   for (const [name, hits] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${percent(hits)}  ${name}`)
   const shares = (entries: Map<string, number>) =>
-    Object.fromEntries([...entries].sort((a, b) => b[1] - a[1]).slice(0, top).map(([name, hits]) => [name, Math.round((hits / total) * 1000) / 10]))
+    Object.fromEntries(
+      [...entries]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, top)
+        .map(([name, hits]) => [name, Math.round((hits / total) * 1000) / 10]),
+    )
   return { samples: total, byPlace: shares(byPlace), byFunction: shares(byFunction) }
 }
 

@@ -167,10 +167,12 @@ async function sampleCpu(groups: ProcessGroups): Promise<CpuSample> {
   const sampled: Record<string, Map<number, number>> = {}
   for (const [name, list] of Object.entries(groups)) {
     const pids = await list()
-    sampled[name] = new Map(pids.flatMap((pid) => {
-      const seconds = cpuSecondsOf(pid)
-      return seconds === undefined ? [] : [[pid, seconds] as const]
-    }))
+    sampled[name] = new Map(
+      pids.flatMap((pid) => {
+        const seconds = cpuSecondsOf(pid)
+        return seconds === undefined ? [] : [[pid, seconds] as const]
+      }),
+    )
   }
   const usage = process.cpuUsage()
   return { at: performance.now(), bench: (usage.user + usage.system) / 1e6, machine: machineSeconds(), groups: sampled }
@@ -251,9 +253,7 @@ function nginxConfig(upstreams: readonly string[], port: number): string {
   const end = lines.findIndex((line) => line.includes('# END threadline instances'))
   if (begin < 0 || end < begin) throw new Error('deploy/nginx.conf has lost its "# BEGIN/END threadline instances" markers')
   const servers = upstreams.map((address) => `        server ${address} max_fails=3 fail_timeout=5s;`)
-  return [...lines.slice(0, begin + 1), ...servers, ...lines.slice(end)]
-    .join('\n')
-    .replace(/^(\s*listen\s+)8080;/m, `$1${port};`)
+  return [...lines.slice(0, begin + 1), ...servers, ...lines.slice(end)].join('\n').replace(/^(\s*listen\s+)8080;/m, `$1${port};`)
 }
 
 interface RunningNginx {
@@ -270,7 +270,13 @@ async function startNginx(binary: string, instances: readonly RunningServer[]): 
   mkdirSync(join(prefix, 'tmp'))
   const port = await freePort()
   const conf = join(prefix, 'nginx.conf')
-  writeFileSync(conf, nginxConfig(instances.map((instance) => new URL(instance.url).host), port))
+  writeFileSync(
+    conf,
+    nginxConfig(
+      instances.map((instance) => new URL(instance.url).host),
+      port,
+    ),
+  )
   const child: ChildProcess = spawn(binary, ['-p', prefix, '-c', conf, '-e', 'stderr', '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] })
   let stderr = ''
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
@@ -504,7 +510,9 @@ async function main(): Promise<void> {
     }
   } else if (results.skipped.c) console.log(`\nc. skipped: ${results.skipped.c}`)
 
-  const errors = [...Object.values(a.summary), ...Object.values(results.b?.summary ?? {})].flatMap((byTarget) => Object.values(byTarget)).reduce((sum, s) => sum + s.errors, 0)
+  const errors = [...Object.values(a.summary), ...Object.values(results.b?.summary ?? {})]
+    .flatMap((byTarget) => Object.values(byTarget))
+    .reduce((sum, s) => sum + s.errors, 0)
   const lost = Object.values(results.c ?? {}).reduce((sum, d) => sum + d.lost, 0)
   if (errors > 0 || lost > 0) {
     console.log(`\nNOT CLEAN: ${errors} failed requests, ${lost} deliveries lost (both must be 0)`)

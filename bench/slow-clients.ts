@@ -46,7 +46,28 @@ function runAttack(attack: Attack, prefix: string): Promise<void> {
   const child = spawn(
     'slowhttptest',
     // -c sockets at -r per second, a follow-up every -i s, at most -l s; -s: a body's announced length.
-    [attack.mode, '-c', args.sockets, '-r', args.sockets, '-i', '2', '-l', args.seconds, '-s', '100000', '-f', 'application/json', '-u', attack.url, '-g', '-o', prefix, '-p', '3'],
+    [
+      attack.mode,
+      '-c',
+      args.sockets,
+      '-r',
+      args.sockets,
+      '-i',
+      '2',
+      '-l',
+      args.seconds,
+      '-s',
+      '100000',
+      '-f',
+      'application/json',
+      '-u',
+      attack.url,
+      '-g',
+      '-o',
+      prefix,
+      '-p',
+      '3',
+    ],
     { stdio: ['ignore', 'ignore', 'inherit'] },
   )
   return new Promise((resolve, reject) => {
@@ -114,7 +135,9 @@ async function main(): Promise<void> {
   for (const r of results) {
     console.log(`${r.attack.padEnd(12)} ${r.peakConnected} sockets held at most; every one cut by second ${r.allCutAtSecond ?? 'never'}`)
   }
-  console.log(`ordinary client meanwhile: ${latency.n} requests, p50 ${round(latency.p50)} ms, p99 ${round(latency.p99)} ms, max ${round(latency.max)} ms, failures ${failures}`)
+  console.log(
+    `ordinary client meanwhile: ${latency.n} requests, p50 ${round(latency.p50)} ms, p99 ${round(latency.p99)} ms, max ${round(latency.max)} ms, failures ${failures}`,
+  )
   mkdirSync(join('bench', 'results'), { recursive: true })
   writeFileSync(
     join('bench', 'results', 'slow-clients.json'),
@@ -123,7 +146,9 @@ async function main(): Promise<void> {
   console.log('written to bench/results/slow-clients.json')
   const problems = [
     ...results.filter((r) => r.peakConnected < Number(args.sockets) * 0.9).map((r) => `${r.attack}: only ${r.peakConnected} sockets were ever held`),
-    ...results.filter((r) => r.allCutAtSecond === null || r.allCutAtSecond > cutWithin).map((r) => `${r.attack}: not every socket was cut within ${cutWithin} s`),
+    ...results
+      .filter((r) => r.allCutAtSecond === null || r.allCutAtSecond > cutWithin)
+      .map((r) => `${r.attack}: not every socket was cut within ${cutWithin} s`),
     ...(latency.p99 > Number(args['p99-ms']) ? [`the ordinary client's p99 ${round(latency.p99)} ms is over ${args['p99-ms']} ms`] : []),
     ...(failures > 0 ? [`${failures} ordinary requests failed`] : []),
   ]

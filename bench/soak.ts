@@ -38,18 +38,33 @@ interface Operation {
 const json = { 'content-type': 'application/json' }
 const OPERATIONS: Operation[] = [
   { name: 'GET one user', weight: 4, status: 200, request: (_t, n) => ({ method: 'GET', path: `/api/v1/users/${(n % 10) + 1}` }) },
-  { name: 'GET a page of users', weight: 2, status: 200, request: (_t, n) => ({ method: 'GET', path: `/api/v2/users?limit=20&sort=name&page=${(n % 3) + 1}` }) },
+  {
+    name: 'GET a page of users',
+    weight: 2,
+    status: 200,
+    request: (_t, n) => ({ method: 'GET', path: `/api/v2/users?limit=20&sort=name&page=${(n % 3) + 1}` }),
+  },
   {
     name: 'GraphQL users { posts }',
     weight: 2,
     status: 200,
-    request: () => ({ method: 'POST', path: '/graphql', headers: json, body: JSON.stringify({ query: '{ users(limit: 5) { name posts(limit: 3) { title } } }' }) }),
+    request: () => ({
+      method: 'POST',
+      path: '/graphql',
+      headers: json,
+      body: JSON.stringify({ query: '{ users(limit: 5) { name posts(limit: 3) { title } } }' }),
+    }),
   },
   {
     name: 'POST a comment',
     weight: 1,
     status: 201,
-    request: (token, n) => ({ method: 'POST', path: '/api/v1/users/1/posts/1/comments', headers: { ...json, authorization: `Bearer ${token}` }, body: JSON.stringify({ content: `soak ${n}` }) }),
+    request: (token, n) => ({
+      method: 'POST',
+      path: '/api/v1/users/1/posts/1/comments',
+      headers: { ...json, authorization: `Bearer ${token}` },
+      body: JSON.stringify({ content: `soak ${n}` }),
+    }),
   },
 ]
 
@@ -61,7 +76,13 @@ async function main(): Promise<void> {
   mkdirSync(data, { recursive: true })
   const db = join(data, 'soak.db')
   for (const part of ['', '-wal', '-shm']) rmSync(`${db}${part}`, { force: true })
-  const env = { DATABASE_URL: `sqlite:${db}`, SEED_DEMO_DATA: 'true', RATE_LIMIT_MAX: '1000000000', RATE_LIMIT_AUTHENTICATED_MAX: '1000000000', GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '100000' }
+  const env = {
+    DATABASE_URL: `sqlite:${db}`,
+    SEED_DEMO_DATA: 'true',
+    RATE_LIMIT_MAX: '1000000000',
+    RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
+    GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '100000',
+  }
   const server = await startServe(env)
   const token = threadline(['tokens', 'create', '--user', '2'], { DATABASE_URL: env.DATABASE_URL }).trim()
   const subscribers: Subscriber[] = []
@@ -92,7 +113,10 @@ async function main(): Promise<void> {
     const passing: Subscriber[] = []
     const churn = setInterval(() => {
       passing.shift()?.socket.terminate()
-      void openSubscribers(passing, server.url, '1', 1).then(() => churned++, () => undefined)
+      void openSubscribers(passing, server.url, '1', 1).then(
+        () => churned++,
+        () => undefined,
+      )
     }, 200)
     console.log(`soak: ${seconds} s, ${args.workers} workers, ${subscribers.length} subscribers, against ${server.url} ...`)
     await Promise.all(
@@ -148,11 +172,16 @@ async function main(): Promise<void> {
   const peak = Math.max(...memory.map((m) => m.rssMb))
 
   console.log(`${'operation'.padEnd(26)} ${'requests'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)}`)
-  for (const r of rows) console.log(`${r.operation.padEnd(26)} ${String(r.requests).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)}`)
+  for (const r of rows)
+    console.log(`${r.operation.padEnd(26)} ${String(r.requests).padStart(9)} ${r.p50.toFixed(1).padStart(7)} ${r.p99.toFixed(1).padStart(7)}`)
   console.log(`comments delivered: ${comments.length} x ${subscribers.length} subscribers, ${lost} lost; ${churned} more subscribers came and went`)
   console.log(`errors: ${errors.length}${errors.length > 0 ? ` (first: ${errors[0]})` : ''}`)
-  console.log(`server RSS: ${round(memory[0]?.rssMb ?? Number.NaN)} MB at 1 s, ${round(atWarm)} MB after the ${warmup} s warm-up, ${round(atEnd)} MB at the end, peak ${round(peak)} MB; trend after warm-up ${round(slope)} MB/min`)
-  console.log(`server V8 heap in use: ${round(heapTrend.atWarm)} MB after the warm-up, ${round(heapTrend.atEnd)} MB at the end; trend ${round(heapTrend.slope)} MB/min`)
+  console.log(
+    `server RSS: ${round(memory[0]?.rssMb ?? Number.NaN)} MB at 1 s, ${round(atWarm)} MB after the ${warmup} s warm-up, ${round(atEnd)} MB at the end, peak ${round(peak)} MB; trend after warm-up ${round(slope)} MB/min`,
+  )
+  console.log(
+    `server V8 heap in use: ${round(heapTrend.atWarm)} MB after the warm-up, ${round(heapTrend.atEnd)} MB at the end; trend ${round(heapTrend.slope)} MB/min`,
+  )
   mkdirSync(join('bench', 'results'), { recursive: true })
   writeFileSync(
     join('bench', 'results', 'soak.json'),
@@ -164,7 +193,9 @@ async function main(): Promise<void> {
     ...(lost > 0 ? [`${lost} deliveries lost`] : []),
     // Growth is what a leak looks like; memory given back after the warm-up's peak is not.
     ...(!(slope <= Number(args['flat-mb-per-min'])) ? [`memory grows ${round(slope)} MB/min after warm-up, over ${args['flat-mb-per-min']}`] : []),
-    ...(!(heapTrend.slope <= Number(args['flat-mb-per-min'])) ? [`heap grows ${round(heapTrend.slope)} MB/min after warm-up, over ${args['flat-mb-per-min']}`] : []),
+    ...(!(heapTrend.slope <= Number(args['flat-mb-per-min']))
+      ? [`heap grows ${round(heapTrend.slope)} MB/min after warm-up, over ${args['flat-mb-per-min']}`]
+      : []),
   ]
   if (problems.length > 0) {
     console.error(problems.join('\n'))

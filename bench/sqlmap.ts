@@ -42,7 +42,9 @@ interface Outcome {
 function readOutcome(target: string, output: string): Outcome {
   // "GET parameter 'q'", "(custom) POST parameter 'JSON title'", "parameter 'User-Agent'"
   const tested = [...output.matchAll(/testing for SQL injection on (?:\(custom\) )?(\S+ parameter '[^']+'|parameter '[^']+')/g)].map((m) => m[1] ?? '')
-  const injectable = [...output.matchAll(/((?:\(custom\) )?\S+ parameter '[^']+' is '[^']+' injectable|sqlmap identified the following injection point.*)/g)].map((m) => m[1] ?? '')
+  const injectable = [
+    ...output.matchAll(/((?:\(custom\) )?\S+ parameter '[^']+' is '[^']+' injectable|sqlmap identified the following injection point.*)/g),
+  ].map((m) => m[1] ?? '')
   const statuses: Record<string, number> = {}
   const codes = /HTTP error codes detected during run:\n((?:\d{3} \([^)]*\) - \d+ times,? ?\n?)+)/.exec(output)?.[1] ?? ''
   for (const [, code = '', count = '0'] of codes.matchAll(/(\d{3}) \([^)]*\) - (\d+) times/g)) statuses[code] = Number(count)

@@ -74,9 +74,7 @@ function seededDatabase(): string {
 /** The same users and posts as json-server's JSON file, in Threadline's representation. */
 function exportForJsonServer(dbFile: string, jsonFile: string): void {
   const db = new Database(dbFile, { readonly: true })
-  const users = db
-    .prepare('select id, name, email, age, avatar, role, created_at as createdAt, updated_at as updatedAt from users order by id')
-    .all()
+  const users = db.prepare('select id, name, email, age, avatar, role, created_at as createdAt, updated_at as updatedAt from users order by id').all()
   const posts = db
     .prepare(
       'select id, user_id as userId, title, content, status, published_at as publishedAt, created_at as createdAt, updated_at as updatedAt from posts order by id',
@@ -185,7 +183,9 @@ async function checkAnswers(list: readonly Scenario[], servers: Record<Target, R
       }
       const totalsDisagree = first.total !== undefined && answer.total !== undefined && first.total !== answer.total
       if (!isDeepStrictEqual(first.data, answer.data) || totalsDisagree) {
-        throw new Error(`${scenario.name}: ${target} does not answer what ${first.target} does:\n${JSON.stringify(answer).slice(0, 500)}\n${JSON.stringify(first).slice(0, 500)}`)
+        throw new Error(
+          `${scenario.name}: ${target} does not answer what ${first.target} does:\n${JSON.stringify(answer).slice(0, 500)}\n${JSON.stringify(first).slice(0, 500)}`,
+        )
       }
     }
   }
@@ -389,15 +389,20 @@ async function main(): Promise<void> {
   printTable(summary, ceiling)
   printGoals(goals)
   console.log(
-    `\nPeak RSS of each server over all its scenarios (VmHWM): ${Object.entries(peakRss).map(([target, bytes]) => `${target} ${fmt(bytes / 2 ** 20)} MB`).join(', ')}` +
-      `; Threadline after the fan-out's ${args.subscribers} sockets too: ${fmt(fanOutPeakRss / 2 ** 20)} MB`,
+    `\nPeak RSS of each server over all its scenarios (VmHWM): ${Object.entries(peakRss)
+      .map(([target, bytes]) => `${target} ${fmt(bytes / 2 ** 20)} MB`)
+      .join(', ')}` + `; Threadline after the fan-out's ${args.subscribers} sockets too: ${fmt(fanOutPeakRss / 2 ** 20)} MB`,
   )
   console.log(
     `\nSubscription fan-out (${fanOut.subscribers} graphql-ws subscribers of one post, ${fanOut.comments} comments one at a time, ms):` +
       ` from the 201 p50 ${fanOut.from201Ms.p50} / p99 ${fanOut.from201Ms.p99}; last subscriber from send p50 ${fanOut.lastSubscriberFromSendMs.p50} /` +
       ` p99 ${fanOut.lastSubscriberFromSendMs.p99}; lost ${fanOut.lost}`,
   )
-  const errors = Object.values(summary).flatMap((byTarget) => Object.entries(byTarget).filter(([, s]) => s.errors > 0).map(([target]) => target))
+  const errors = Object.values(summary).flatMap((byTarget) =>
+    Object.entries(byTarget)
+      .filter(([, s]) => s.errors > 0)
+      .map(([target]) => target),
+  )
   writeFileSync(
     join(RESULTS, 'latest.json'),
     `${JSON.stringify({ date, machine: machine(), options, dataset: { users: Number(args.users), posts: Number(args.posts) }, ceiling, summary, goals, peakRss, fanOut: { ...fanOut, threadlinePeakRss: fanOutPeakRss }, results }, null, 2)}\n`,

@@ -58,9 +58,18 @@ async function main() {
   const query = `subscription { commentAdded(postId: "${post?.id}") { id content } }`
   await Promise.all(
     Array.from({ length: subscribers }, (_, i) => {
-      const client = createClient({ url: `${base.replace(/^http/, 'ws')}/graphql`, webSocketImpl: WebSocket, connectionParams: auth, lazy: false, retryAttempts: 0 })
+      const client = createClient({
+        url: `${base.replace(/^http/, 'ws')}/graphql`,
+        webSocketImpl: WebSocket,
+        connectionParams: auth,
+        lazy: false,
+        retryAttempts: 0,
+      })
       clients.push(client)
-      client.subscribe({ query }, { next: (result) => heard.push({ i, at: performance.now(), result }), error: (e) => console.error(`subscriber ${i}:`, e), complete: () => {} })
+      client.subscribe(
+        { query },
+        { next: (result) => heard.push({ i, at: performance.now(), result }), error: (e) => console.error(`subscriber ${i}:`, e), complete: () => {} },
+      )
       return new Promise((resolve) => client.on('connected', resolve))
     }),
   )
@@ -82,7 +91,11 @@ async function main() {
   const deadline = Date.now() + 5000
   while (heard.length < subscribers && Date.now() < deadline) await sleep(10)
   const slowest = Math.max(...heard.map((h) => h.at - sent))
-  check(heard.length === subscribers, `graphql-ws: ${subscribers} subscribers heard the comment`, `${heard.length} did, the last ${slowest.toFixed(1)} ms after sending`)
+  check(
+    heard.length === subscribers,
+    `graphql-ws: ${subscribers} subscribers heard the comment`,
+    `${heard.length} did, the last ${slowest.toFixed(1)} ms after sending`,
+  )
   const streamed = await sseText
   check(streamed.includes('Heard on every instance?'), 'SSE (/graphql/stream) heard the comment', `${(performance.now() - sent).toFixed(0)} ms`)
   await Promise.all(clients.map((client) => client.dispose()))

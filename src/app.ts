@@ -118,12 +118,13 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       ? undefined
       : createRedisConnection({ url: redisUrl, name: `${keyPrefix}rate-limit`, log: app.log, mode: 'commands' })
   const [eventsAdapter] = await Promise.all([
-    dependencies.events ?? (redisUrl === undefined ? createMemoryEvents<AppTopics>({ log: app.log }) : createRedisEvents({ url: redisUrl, keyPrefix, log: app.log, topics: APP_TOPICS })),
+    dependencies.events ??
+      (redisUrl === undefined
+        ? createMemoryEvents<AppTopics>({ log: app.log })
+        : createRedisEvents({ url: redisUrl, keyPrefix, log: app.log, topics: APP_TOPICS })),
     rateLimitRedis && firstAttempt(rateLimitRedis),
   ])
-  const metrics = config.operations.metrics
-    ? createMetrics({ subscriptionStats: () => subscriptionStats, faults: () => app.faults, database })
-    : undefined
+  const metrics = config.operations.metrics ? createMetrics({ subscriptionStats: () => subscriptionStats, faults: () => app.faults, database }) : undefined
   const events = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
   // Password work has allowances of its own (config.passwords says which and why), counted where
   // the rate limit counts: in Redis when it is shared, else in this process. One store, so one log
@@ -131,7 +132,15 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const { passwords } = config
   const passwordFailures = storeFailureLog(app.log, 'password-allowances', config.rateLimit.onStoreError, 'sign-ins and password changes')
   const passwordAllowance = (name: string, points: number, windowMs: number) =>
-    createLimiter({ name, points, windowMs, redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, onStoreError: config.rateLimit.onStoreError, log: app.log, failures: passwordFailures })
+    createLimiter({
+      name,
+      points,
+      windowMs,
+      redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix },
+      onStoreError: config.rateLimit.onStoreError,
+      log: app.log,
+      failures: passwordFailures,
+    })
   const services = createServices({
     db,
     events,
@@ -168,7 +177,11 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
   redirectTrailingSlash(app)
   enforceAccess(app)
-  limitRequestsInFlight(app, { maxPerCaller: config.http.maxInFlightPerCaller, maxQueuedPerCaller: config.http.maxQueuedPerCaller, maxBusyPercentPerCaller: config.http.maxBusyPercentPerCaller })
+  limitRequestsInFlight(app, {
+    maxPerCaller: config.http.maxInFlightPerCaller,
+    maxQueuedPerCaller: config.http.maxQueuedPerCaller,
+    maxBusyPercentPerCaller: config.http.maxBusyPercentPerCaller,
+  })
   registerCaching(app, { maxAgeS: config.cacheMaxAgeS })
   await registerCompression(app)
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)

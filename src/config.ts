@@ -118,7 +118,10 @@ export function loadConfig(env: Env = process.env): Config {
 function readOrigins(env: Env, name: string): string[] {
   const value = raw(env, name)
   if (value === undefined) return []
-  const origins = value.split(',').map((origin) => origin.trim()).filter((origin) => origin !== '')
+  const origins = value
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '')
   for (const origin of origins) {
     if (origin !== '*' && !/^https?:\/\/[^/\s]+$/.test(origin)) {
       throw new ConfigError(name, `expected origins such as https://app.example.com (no path), got "${origin}"`)

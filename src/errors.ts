@@ -68,8 +68,7 @@ export const ERROR_CATALOGUE = {
   SERVICE_UNAVAILABLE: {
     status: 503,
     title: 'Service Unavailable',
-    description:
-      'The store is busy or unreachable, or the rate limit cannot be checked (`SERVICE_UNAVAILABLE`); retry after Retry-After seconds.',
+    description: 'The store is busy or unreachable, or the rate limit cannot be checked (`SERVICE_UNAVAILABLE`); retry after Retry-After seconds.',
   },
 } as const satisfies Record<string, ErrorEntry>
 
@@ -115,7 +114,6 @@ export function isAppError(error: unknown): error is AppError {
 
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`)
 
-export const unauthenticated = (message = 'Authentication required: send Authorization: Bearer <token>'): AppError =>
-  new AppError('UNAUTHENTICATED', message)
+export const unauthenticated = (message = 'Authentication required: send Authorization: Bearer <token>'): AppError => new AppError('UNAUTHENTICATED', message)
 
 export const forbidden = (message: string): AppError => new AppError('FORBIDDEN', message)

@@ -2,13 +2,7 @@
 // The `threadline` command: serve, migrate, seed, users, tokens. `--help` on each.
 import { readFileSync } from 'node:fs'
 import { Command, InvalidArgumentError } from 'commander'
-import {
-  createTokenCommand,
-  createUserCommand,
-  migrateCommand,
-  revokeTokenCommand,
-  seedCommand,
-} from './cli/commands.js'
+import { createTokenCommand, createUserCommand, migrateCommand, revokeTokenCommand, seedCommand } from './cli/commands.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { parseDuration } from './core/duration.js'
 import { isAppError } from './errors.js'

@@ -49,7 +49,16 @@ describe('loadConfig', () => {
         limits: { maxDepth: 10, maxCost: 100_000, maxAliases: 15, maxDirectives: 5 },
       },
       redis: { url: undefined, keyPrefix: 'threadline:' },
-      http: { headersTimeoutMs: 10_000, requestTimeoutMs: 12_000, keepAliveTimeoutMs: 72_000, maxHeaderBytes: 16_384, maxConnections: 20_000, maxInFlightPerCaller: 2, maxQueuedPerCaller: 64, maxBusyPercentPerCaller: 50 },
+      http: {
+        headersTimeoutMs: 10_000,
+        requestTimeoutMs: 12_000,
+        keepAliveTimeoutMs: 72_000,
+        maxHeaderBytes: 16_384,
+        maxConnections: 20_000,
+        maxInFlightPerCaller: 2,
+        maxQueuedPerCaller: 64,
+        maxBusyPercentPerCaller: 50,
+      },
     })
   })
 
@@ -94,7 +103,9 @@ describe('loadConfig', () => {
     expect(subscriptionsOf({ HTTP_MAX_CONNECTIONS: '300' })).toBe(150)
     expect(subscriptionsOf({ HTTP_MAX_CONNECTIONS: '0' })).toBe(10_000)
     expect(subscriptionsOf({ HTTP_MAX_CONNECTIONS: '300', GRAPHQL_MAX_CONNECTIONS: '299' })).toBe(299)
-    expect(() => loadConfig({ HTTP_MAX_CONNECTIONS: '300', GRAPHQL_MAX_CONNECTIONS: '300' })).toThrow(/GRAPHQL_MAX_CONNECTIONS: expected less than HTTP_MAX_CONNECTIONS \(300\), got 300/)
+    expect(() => loadConfig({ HTTP_MAX_CONNECTIONS: '300', GRAPHQL_MAX_CONNECTIONS: '300' })).toThrow(
+      /GRAPHQL_MAX_CONNECTIONS: expected less than HTTP_MAX_CONNECTIONS \(300\), got 300/,
+    )
   })
 
   it('reads the password allowances, the account-wide bound above the one per account and address', () => {
@@ -114,7 +125,9 @@ describe('loadConfig', () => {
       changesMax: 3,
       changesWindowMs: 3_600_000,
     })
-    expect(() => loadConfig({ SIGN_IN_MAX_PER_ACCOUNT: '10' })).toThrow(/SIGN_IN_MAX_PER_ACCOUNT: expected more than SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS \(10\)/)
+    expect(() => loadConfig({ SIGN_IN_MAX_PER_ACCOUNT: '10' })).toThrow(
+      /SIGN_IN_MAX_PER_ACCOUNT: expected more than SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS \(10\)/,
+    )
     expect(() => loadConfig({ SIGN_IN_MAX_PER_ADDRESS: '0' })).toThrow(/SIGN_IN_MAX_PER_ADDRESS/)
     expect(() => loadConfig({ PASSWORD_CHANGES_WINDOW_S: '1m' })).toThrow(/PASSWORD_CHANGES_WINDOW_S/)
   })
@@ -202,7 +215,12 @@ describe('parseDatabaseUrl', () => {
   it('reads postgres:// and postgresql:// URLs whole, with the pool size', () => {
     const url = 'postgres://app:secret@db.internal:5433/threadline?sslmode=require'
     expect(parseDatabaseUrl(url, { poolSize: 25, queryTimeoutMs: 500 })).toEqual({ dialect: 'postgres', url, poolSize: 25, queryTimeoutMs: 500 })
-    expect(parseDatabaseUrl('postgresql://db/threadline')).toEqual({ dialect: 'postgres', url: 'postgresql://db/threadline', poolSize: 10, queryTimeoutMs: 10_000 })
+    expect(parseDatabaseUrl('postgresql://db/threadline')).toEqual({
+      dialect: 'postgres',
+      url: 'postgresql://db/threadline',
+      poolSize: 10,
+      queryTimeoutMs: 10_000,
+    })
     const database = loadConfig({ DATABASE_URL: 'postgres://db/threadline', DATABASE_POOL_SIZE: '4', DATABASE_QUERY_TIMEOUT_MS: '0' }).database
     expect(database).toMatchObject({ poolSize: 4, queryTimeoutMs: 0 })
   })

@@ -4,9 +4,7 @@
 //   node bench/peers/ceiling.mjs   (PORT, HOST; prints "listening on http://host:port")
 import { createServer } from 'node:http'
 
-const body = Buffer.from(
-  JSON.stringify({ data: { id: 1, name: 'Leanne Graham', email: 'leanne.graham@example.com', role: 'admin' }, meta: { version: 1 } }),
-)
+const body = Buffer.from(JSON.stringify({ data: { id: 1, name: 'Leanne Graham', email: 'leanne.graham@example.com', role: 'admin' }, meta: { version: 1 } }))
 const headers = { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length }
 
 const server = createServer((_request, response) => {

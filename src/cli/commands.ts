@@ -48,9 +48,7 @@ export async function seedCommand(config: Config, options: SeedCounts & { batchS
     await seedDatabase(db, { ...options, onProgress: (done, total) => bar.update(done, total) })
     bar.done()
     const seconds = ((performance.now() - started) / 1000).toFixed(1)
-    console.log(
-      `Seeded ${options.users} users, ${options.posts} posts, ${options.comments} comments and ${options.todos} todos in ${seconds} s.`,
-    )
+    console.log(`Seeded ${options.users} users, ${options.posts} posts, ${options.comments} comments and ${options.todos} todos in ${seconds} s.`)
   })
 }
 
@@ -62,9 +60,7 @@ export async function createUserCommand(config: Config, input: Record<string, un
 }
 
 export async function createTokenCommand(config: Config, user: string, ttlMs: number): Promise<void> {
-  const issued = await withDatabase(config, ({ db }) =>
-    operatorServices(config, db).tokens.issueFor(user, ttlMs),
-  )
+  const issued = await withDatabase(config, ({ db }) => operatorServices(config, db).tokens.issueFor(user, ttlMs))
   console.log(issued.token)
 }
 

@@ -3,7 +3,10 @@
 import type { operations } from './openapi.js'
 
 type JsonOf<T> = T extends { content: { 'application/json': infer Body } } ? Body : never
-type DataOf<K extends keyof operations> = JsonOf<operations[K]['responses'] extends { 200: infer R } ? R : operations[K]['responses'] extends { 201: infer R } ? R : never> extends { data: infer D } ? D : never
+type DataOf<K extends keyof operations> =
+  JsonOf<operations[K]['responses'] extends { 200: infer R } ? R : operations[K]['responses'] extends { 201: infer R } ? R : never> extends { data: infer D }
+    ? D
+    : never
 type BodyOf<K extends keyof operations> = operations[K] extends { requestBody: infer B } ? JsonOf<NonNullable<B>> : never
 type QueryOf<K extends keyof operations> = operations[K]['parameters'] extends { query?: infer Q } ? NonNullable<Q> : never
 

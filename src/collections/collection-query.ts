@@ -226,12 +226,7 @@ function parseSort(spec: CollectionSpec, text: string | undefined, problem: (f: 
   return keys
 }
 
-function parseSearch(
-  spec: CollectionSpec,
-  q: string | undefined,
-  fieldsText: string | undefined,
-  problem: (f: string, m: string) => void,
-): Search | undefined {
+function parseSearch(spec: CollectionSpec, q: string | undefined, fieldsText: string | undefined, problem: (f: string, m: string) => void): Search | undefined {
   if (fieldsText !== undefined && (q === undefined || q === '')) problem('fields', 'is only used with q')
   if (q === undefined || q === '') return undefined
   if (q.length > MAX_SEARCH_LENGTH) problem('q', `must be at most ${MAX_SEARCH_LENGTH} characters long`)

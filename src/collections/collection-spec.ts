@@ -32,8 +32,7 @@ export interface CollectionSpec {
   readonly defaultSearchFields: readonly FieldSpec[]
 }
 
-type FieldOptions = Omit<FieldSpec, 'name' | 'filterable' | 'sortable' | 'searchable'> &
-  Partial<Pick<FieldSpec, 'filterable' | 'sortable' | 'searchable'>>
+type FieldOptions = Omit<FieldSpec, 'name' | 'filterable' | 'sortable' | 'searchable'> & Partial<Pick<FieldSpec, 'filterable' | 'sortable' | 'searchable'>>
 
 export function defineCollection(name: string, fields: Record<string, FieldOptions>): CollectionSpec {
   const map = new Map<string, FieldSpec>()

@@ -50,10 +50,7 @@ function isPayload(value: unknown): value is CursorPayload {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
   const { d, k, f } = value as Record<string, unknown>
   return (
-    (d === 'a' || d === 'b') &&
-    typeof f === 'string' &&
-    Array.isArray(k) &&
-    k.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v))
+    (d === 'a' || d === 'b') && typeof f === 'string' && Array.isArray(k) && k.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v))
   )
 }
 

@@ -96,7 +96,8 @@ export function commentsSubscriptions(comments: CommentsService) {
   return {
     commentAdded: {
       subscribe: (_: unknown, args: { postId?: string | null }, context: GraphQLContext) => {
-        if (context.stream === undefined) throw new AppError('BAD_REQUEST', 'Subscriptions are served over WebSocket at /graphql or Server-Sent Events at /graphql/stream')
+        if (context.stream === undefined)
+          throw new AppError('BAD_REQUEST', 'Subscriptions are served over WebSocket at /graphql or Server-Sent Events at /graphql/stream')
         return comments.streamAdded(() => context.caller, args.postId ?? undefined, context.stream)
       },
       resolve: (event: CommentAdded): CommentSource => ({ ...event.comment, authorUser: event.author, postObject: event.post }),

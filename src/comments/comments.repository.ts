@@ -11,11 +11,7 @@ import { type DraftVisibility, visible } from '../posts/post-visibility.js'
 export type CommentWithAuthorRow = CommentRow & { author_name: string }
 
 function selectWithAuthor(db: Db) {
-  return db
-    .selectFrom('comments')
-    .innerJoin('users', 'users.id', 'comments.author_id')
-    .selectAll('comments')
-    .select('users.name as author_name')
+  return db.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id').selectAll('comments').select('users.name as author_name')
 }
 
 export function findCommentById(db: Db, id: number): Promise<CommentWithAuthorRow | undefined> {
@@ -24,11 +20,7 @@ export function findCommentById(db: Db, id: number): Promise<CommentWithAuthorRo
 
 export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuery): Promise<RowPage<CommentWithAuthorRow>> {
   return listPage<CommentWithAuthorRow>(db, {
-    from: (executor) =>
-      executor
-        .selectFrom('comments')
-        .innerJoin('users', 'users.id', 'comments.author_id')
-        .where('comments.post_id', '=', postId),
+    from: (executor) => executor.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id').where('comments.post_id', '=', postId),
     select: (q) => q.selectAll('comments').select('users.name as author_name'),
     query,
   })
@@ -38,12 +30,7 @@ export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuer
  * The same window of comments on each post the reader may see, in id order, in one statement:
  * per post, the window's ids by the (post_id, id) index, then those comments by key.
  */
-export function listCommentsOfPosts(
-  db: Db,
-  postIds: readonly number[],
-  window: ListWindow,
-  visibility: DraftVisibility,
-): Promise<CommentWithAuthorRow[]> {
+export function listCommentsOfPosts(db: Db, postIds: readonly number[], window: ListWindow, visibility: DraftVisibility): Promise<CommentWithAuthorRow[]> {
   if (postIds.length === 0) return Promise.resolve([])
   const windowIds = (eb: WindowBuilder) =>
     eb.selectFrom('comments as c').select('c.id').whereRef('c.post_id', '=', 'parent.id').orderBy('c.id').limit(window.limit).offset(window.offset)
@@ -59,12 +46,7 @@ export function listCommentsOfPosts(
 }
 
 /** The same window of each user's comments, on posts the reader may see, in one statement. */
-export function listCommentsOfAuthors(
-  db: Db,
-  authorIds: readonly number[],
-  window: ListWindow,
-  visibility: DraftVisibility,
-): Promise<CommentWithAuthorRow[]> {
+export function listCommentsOfAuthors(db: Db, authorIds: readonly number[], window: ListWindow, visibility: DraftVisibility): Promise<CommentWithAuthorRow[]> {
   if (authorIds.length === 0) return Promise.resolve([])
   const windowIds = (eb: WindowBuilder) =>
     eb

@@ -68,10 +68,7 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
     async (request, reply) => {
       const { params } = request
       const comment = await comments.create(request.caller, params, request.body)
-      return reply
-        .code(201)
-        .header('location', `${app.prefix}/users/${params.userId}/posts/${comment.postId}/comments/${comment.id}`)
-        .send(single(comment))
+      return reply.code(201).header('location', `${app.prefix}/users/${params.userId}/posts/${comment.postId}/comments/${comment.id}`).send(single(comment))
     },
   )
 

@@ -91,7 +91,12 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
       options: EventStreamOptions,
     ): Promise<AsyncIterableIterator<CommentAdded | EventsInterrupted>> {
       const only = postId === undefined ? undefined : (await loadVisiblePost(db, caller(), undefined, postId)).id
-      return eventStream<CommentsTopics, 'commentAdded'>(events, 'commentAdded', (event) => (only === undefined || event.post.id === only) && mayRead(caller(), event.post), options)
+      return eventStream<CommentsTopics, 'commentAdded'>(
+        events,
+        'commentAdded',
+        (event) => (only === undefined || event.post.id === only) && mayRead(caller(), event.post),
+        options,
+      )
     },
 
     /** `path` undefined: the comment is found by its id alone. */

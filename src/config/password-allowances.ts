@@ -29,7 +29,10 @@ export function readPasswordAllowances(env: Env): PasswordAllowances {
   const signInMaxPerAccount = readInteger(env, 'SIGN_IN_MAX_PER_ACCOUNT', 100, 1, 1_000_000_000)
   // Else one address could spend an account's whole allowance and lock its owner out alone.
   if (signInMaxPerAccount <= signInMaxPerAccountAndAddress) {
-    throw new ConfigError('SIGN_IN_MAX_PER_ACCOUNT', `expected more than SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS (${signInMaxPerAccountAndAddress}), got ${signInMaxPerAccount}`)
+    throw new ConfigError(
+      'SIGN_IN_MAX_PER_ACCOUNT',
+      `expected more than SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS (${signInMaxPerAccountAndAddress}), got ${signInMaxPerAccount}`,
+    )
   }
   return Object.freeze({
     signInMaxPerAddress: readInteger(env, 'SIGN_IN_MAX_PER_ADDRESS', 20, 1, 1_000_000_000),

@@ -113,7 +113,9 @@ export const sqliteFacts: DialectFacts = {
       const values = (row: 'new' | 'old') => sql.join(columns.map((c) => sql.ref(`${row}.${c}`)))
       // External content: the index holds trigrams only, the text stays in the table. case_sensitive 0
       // folds case; remove_diacritics stays 0 (its default for trigram), so é is not e, as in LIKE.
-      await sql`create virtual table ${index} using fts5(${names}, content=${sql.lit(table)}, content_rowid='id', tokenize='trigram case_sensitive 0')`.execute(db)
+      await sql`create virtual table ${index} using fts5(${names}, content=${sql.lit(table)}, content_rowid='id', tokenize='trigram case_sensitive 0')`.execute(
+        db,
+      )
       const trigger = (suffix: string) => sql.id(`${textSearchTable(table)}_${suffix}`)
       const remove = sql`insert into ${index} (${index}, rowid, ${names}) values ('delete', old.id, ${values('old')});`
       const add = sql`insert into ${index} (rowid, ${names}) values (new.id, ${values('new')});`
@@ -125,8 +127,14 @@ export const sqliteFacts: DialectFacts = {
     }
   },
   async bulkLoad(db, work) {
-    const triggers = (await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where type = 'trigger' and name like ${'%\\_search\\_%'} escape ${'\\'}`.execute(db)).rows
-    const indexes = (await sql<{ name: string }>`select name from sqlite_master where type = 'table' and sql like ${'create virtual table%fts5%'}`.execute(db)).rows
+    const triggers = (
+      await sql<{
+        name: string
+        sql: string
+      }>`select name, sql from sqlite_master where type = 'trigger' and name like ${'%\\_search\\_%'} escape ${'\\'}`.execute(db)
+    ).rows
+    const indexes = (await sql<{ name: string }>`select name from sqlite_master where type = 'table' and sql like ${'create virtual table%fts5%'}`.execute(db))
+      .rows
     for (const { name } of triggers) await sql`drop trigger ${sql.id(name)}`.execute(db)
     const result = await work()
     for (const { name } of indexes) await sql`insert into ${sql.table(name)} (${sql.ref(name)}) values ('rebuild')`.execute(db)
@@ -170,7 +178,12 @@ export const postgresFacts: DialectFacts = {
   },
   // PostgreSQL would test that IN against every (parent, row) pair; LATERAL runs the window once per parent.
   joinWindow: (parents, table, windowIds) =>
-    parents.innerJoinLateral((eb) => windowIds(eb).as('window'), (join) => join.onTrue()).innerJoin(table, `${table}.id`, 'window.id'),
+    parents
+      .innerJoinLateral(
+        (eb) => windowIds(eb).as('window'),
+        (join) => join.onTrue(),
+      )
+      .innerJoin(table, `${table}.id`, 'window.id'),
   lockRows: (query, table) => query.forUpdate(table) as typeof query,
   async dropSearchIndexes(db, columns) {
     for (const { table, column } of columns) {
@@ -190,8 +203,11 @@ const textSearchTable = (table: string) => `${table}_search`
  */
 async function trigramSchema(db: Kysely<unknown>): Promise<string | undefined> {
   const installed = async () =>
-    (await sql<{ schema: string }>`select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'pg_trgm'`.execute(db))
-      .rows[0]?.schema
+    (
+      await sql<{
+        schema: string
+      }>`select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'pg_trgm'`.execute(db)
+    ).rows[0]?.schema
   const before = await installed()
   if (before !== undefined) return before
   const { rows } = await sql`select 1 from pg_available_extensions where name = 'pg_trgm'`.execute(db)

@@ -86,9 +86,7 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
       .select(id.as('page_id'))
       .limit(query.limit + 1)
       .offset(offsetOf(query.page, query.limit))
-    const rows = (await options
-      .select(ordered(options.from(db).where(sql<SqlBool>`${id} in (${pageIds})`), query.sort, false))
-      .execute()) as Row[]
+    const rows = (await options.select(ordered(options.from(db).where(sql<SqlBool>`${id} in (${pageIds})`), query.sort, false)).execute()) as Row[]
     const hasMore = rows.length > query.limit
     if (hasMore) rows.pop()
     return { rows, hasMore, hasPrevious: query.page > 1, total, totalCapped, nextCursor: hasMore ? cursorOf(rows.at(-1), 'after') : null, prevCursor: null }
@@ -123,10 +121,13 @@ async function readByKeyset<Row>(
 ): Promise<Row[]> {
   const wanted = query.limit + 1
   const base = () => ordered(narrow(options.from(db), query, factsOf(db), searching), query.sort, backwards)
-  if (query.cursor === undefined) return (await options.select(base()).limit(wanted).execute())
+  if (query.cursor === undefined) return await options.select(base()).limit(wanted).execute()
   const rows: Row[] = []
   for (const tier of keysetTiers(query.sort, query.cursor.values, backwards)) {
-    const found = (await options.select(base().where(tier)).limit(wanted - rows.length).execute()) as Row[]
+    const found = (await options
+      .select(base().where(tier))
+      .limit(wanted - rows.length)
+      .execute()) as Row[]
     rows.push(...found)
     if (rows.length >= wanted) break
   }
@@ -243,8 +244,14 @@ function or(conditions: Expression<SqlBool>[]): Expression<SqlBool> {
 
 /** The rows of `select`, counted up to one more than MAX_COUNTED_TOTAL. */
 async function countRows(db: Db, select: AnySelect): Promise<number> {
-  const counted = select.select(sql<number>`1`.as('one')).limit(MAX_COUNTED_TOTAL + 1).as('counted')
-  const row = await db.selectFrom(counted).select(sql<number | string>`count(*)`.as('count')).executeTakeFirst()
+  const counted = select
+    .select(sql<number>`1`.as('one'))
+    .limit(MAX_COUNTED_TOTAL + 1)
+    .as('counted')
+  const row = await db
+    .selectFrom(counted)
+    .select(sql<number | string>`count(*)`.as('count'))
+    .executeTakeFirst()
   return Number(row?.count ?? 0)
 }
 

@@ -41,17 +41,14 @@ function translatingDriver(driver: Driver): Driver {
   }
   type Compile = Parameters<NonNullable<Driver['savepoint']>>[2]
   const savepointStep = (step: Driver['savepoint']) =>
-    step === undefined
-      ? undefined
-      : (connection: DatabaseConnection, name: string, compile: Compile) => translated(() => step(own(connection), name, compile))
+    step === undefined ? undefined : (connection: DatabaseConnection, name: string, compile: Compile) => translated(() => step(own(connection), name, compile))
   const savepoint = savepointStep(driver.savepoint?.bind(driver))
   const rollbackToSavepoint = savepointStep(driver.rollbackToSavepoint?.bind(driver))
   const releaseSavepoint = savepointStep(driver.releaseSavepoint?.bind(driver))
   return {
     init: () => translated(() => driver.init()),
     acquireConnection: async () => wrap(await translated(() => driver.acquireConnection())),
-    beginTransaction: (connection: DatabaseConnection, settings: TransactionSettings) =>
-      translated(() => driver.beginTransaction(own(connection), settings)),
+    beginTransaction: (connection: DatabaseConnection, settings: TransactionSettings) => translated(() => driver.beginTransaction(own(connection), settings)),
     commitTransaction: (connection: DatabaseConnection) => translated(() => driver.commitTransaction(own(connection))),
     rollbackTransaction: (connection: DatabaseConnection) => translated(() => driver.rollbackTransaction(own(connection))),
     ...(savepoint === undefined ? {} : { savepoint }),
@@ -65,10 +62,7 @@ function translatingDriver(driver: Driver): Driver {
 function translatingConnection(connection: DatabaseConnection): DatabaseConnection {
   return {
     executeQuery: <R>(query: Parameters<DatabaseConnection['executeQuery']>[0]) => translated(() => connection.executeQuery<R>(query)),
-    streamQuery: async function* <R>(
-      query: Parameters<DatabaseConnection['streamQuery']>[0],
-      chunkSize?: number,
-    ): AsyncIterableIterator<QueryResult<R>> {
+    streamQuery: async function* <R>(query: Parameters<DatabaseConnection['streamQuery']>[0], chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
       try {
         yield* connection.streamQuery<R>(query, chunkSize)
       } catch (error) {

@@ -23,7 +23,8 @@ export function eventShape(schema: object): object {
     Object.entries(schema)
       .filter(([keyword]) => !INPUT_RULES.has(keyword) && !keyword.startsWith('x-'))
       .map(([keyword, value]) => {
-        if (keyword === 'properties') return [keyword, Object.fromEntries(Object.entries(value as Record<string, object>).map(([name, property]) => [name, eventShape(property)]))]
+        if (keyword === 'properties')
+          return [keyword, Object.fromEntries(Object.entries(value as Record<string, object>).map(([name, property]) => [name, eventShape(property)]))]
         return [keyword, typeof value === 'object' && value !== null && !Array.isArray(value) ? eventShape(value as object) : value]
       }),
   )

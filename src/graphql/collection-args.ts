@@ -43,9 +43,7 @@ const GRAPHQL_TYPES = { integer: 'Int', boolean: 'Boolean', timestamp: 'String',
  * "any of" values; `enums` names the GraphQL enum of a field with fixed values.
  */
 export function filterInputSdl(name: string, spec: CollectionSpec, enums: Readonly<Record<string, string>> = {}): string {
-  const fields = [...spec.fields.values()]
-    .filter((field) => field.filterable)
-    .map((field) => `  ${field.name}: [${itemType(spec, field, enums[field.name])}]`)
+  const fields = [...spec.fields.values()].filter((field) => field.filterable).map((field) => `  ${field.name}: [${itemType(spec, field, enums[field.name])}]`)
   const description = `Equality filters on ${spec.name}: each field given must match one of its values; null matches a missing value.`
   return `"${description}"\ninput ${name} {\n${fields.join('\n')}\n}`
 }

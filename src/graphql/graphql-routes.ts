@@ -8,15 +8,7 @@
 // same path, SSE on /graphql/stream) are in subscriptions.ts.
 import fastifyWebsocket from '@fastify/websocket'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import {
-  GraphQLError,
-  type GraphQLFormattedError,
-  NoSchemaIntrospectionCustomRule,
-  OperationTypeNode,
-  parse,
-  printSchema,
-  type ValidationRule,
-} from 'graphql'
+import { GraphQLError, type GraphQLFormattedError, NoSchemaIntrospectionCustomRule, OperationTypeNode, parse, printSchema, type ValidationRule } from 'graphql'
 import { handleProtocols } from 'graphql-ws'
 import mercurius from 'mercurius'
 import type { Authenticate, CurrentCallers } from '../core/caller.js'
@@ -180,9 +172,7 @@ export async function graphqlRoutes(
 
   if (config.introspection) {
     const sdl = `${printSchema(app.graphql.schema)}\n`
-    app.get(`${GRAPHQL_PATH}/schema.graphql`, { config: { access: 'public' } }, async (_request, reply) =>
-      reply.type('text/plain; charset=utf-8').send(sdl),
-    )
+    app.get(`${GRAPHQL_PATH}/schema.graphql`, { config: { access: 'public' } }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send(sdl))
   }
 
   if (config.graphiql) await app.register(graphiqlRoutes, { endpoint: GRAPHQL_PATH, subscriptionEndpoint: GRAPHQL_PATH })
@@ -292,9 +282,7 @@ const SUBSCRIPTIONS_ELSEWHERE = `Subscriptions are served over WebSocket at ${GR
 const NoSubscriptionsOverHttp: ValidationRule = (context) => ({
   OperationDefinition(node) {
     if (node.operation === OperationTypeNode.SUBSCRIPTION) {
-      context.reportError(
-        new GraphQLError(SUBSCRIPTIONS_ELSEWHERE, { nodes: node }),
-      )
+      context.reportError(new GraphQLError(SUBSCRIPTIONS_ELSEWHERE, { nodes: node }))
     }
   },
 })

@@ -93,7 +93,9 @@ export function operationPoints(operation: OperationDefinitionNode, document: Do
  */
 function topLevelFields(selectionSet: SelectionSetNode, document: DocumentNode): number {
   const fragments = new Map(
-    document.definitions.flatMap((definition) => (definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition.selectionSet] as const] : [])),
+    document.definitions.flatMap((definition) =>
+      definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition.selectionSet] as const] : [],
+    ),
   )
   const keys = new Set<string>()
   const read = new Set<string>()

@@ -22,9 +22,9 @@ export function readParams(source: unknown, where: 'body' | 'query' | `body[${nu
   if (typeof query !== 'string' || query.trim() === '') problems.push({ field: 'query', message: 'must be a GraphQL document (a string)' })
   const operationName = raw.operationName ?? undefined
   if (operationName !== undefined && typeof operationName !== 'string') problems.push({ field: 'operationName', message: 'must be a string or null' })
-  const variables = fromQueryString ? parseJsonParam(raw.variables, 'variables', problems) : raw.variables ?? undefined
+  const variables = fromQueryString ? parseJsonParam(raw.variables, 'variables', problems) : (raw.variables ?? undefined)
   if (variables !== undefined && !isPlainObject(variables)) problems.push({ field: 'variables', message: 'must be an object or null' })
-  const extensions = fromQueryString ? parseJsonParam(raw.extensions, 'extensions', problems) : raw.extensions ?? undefined
+  const extensions = fromQueryString ? parseJsonParam(raw.extensions, 'extensions', problems) : (raw.extensions ?? undefined)
   if (extensions !== undefined && !isPlainObject(extensions)) problems.push({ field: 'extensions', message: 'must be an object or null' })
   if (problems.length > 0) throw new AppError('BAD_REQUEST', 'The GraphQL request is not valid', problems)
   return { query: query as string, variables: variables as Record<string, unknown> | undefined, operationName: operationName as string | undefined }

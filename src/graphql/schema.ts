@@ -27,28 +27,28 @@ export interface GraphQLPart {
 }
 
 const baseTypeDefs = /* GraphQL */ `
-"Reads. Anonymous callers see what is public; a Bearer token shows the caller's drafts too."
-type Query
+  "Reads. Anonymous callers see what is public; a Bearer token shows the caller's drafts too."
+  type Query
 
-"Writes. Every mutation needs a signed-in caller (Authorization: Bearer <token>)."
-type Mutation
+  "Writes. Every mutation needs a signed-in caller (Authorization: Bearer <token>)."
+  type Mutation
 
-"Real time, over WebSocket (graphql-transport-ws) at /graphql or Server-Sent Events (graphql-sse) at /graphql/stream."
-type Subscription
+  "Real time, over WebSocket (graphql-transport-ws) at /graphql or Server-Sent Events (graphql-sse) at /graphql/stream."
+  type Subscription
 
-"Where a page sits in its collection: pass nextCursor as cursor for the next page."
-type PageInfo {
-  limit: Int!
-  "The page number, when paging by page."
-  page: Int
-  "Matching items, counted up to 10000 (then 10000 and totalCapped); counted only when selected."
-  total: Int
-  "More items match than total says: counting stopped at 10000, as far as pages by offset reach."
-  totalCapped: Boolean
-  pages: Int
-  nextCursor: String
-  hasMore: Boolean!
-}
+  "Where a page sits in its collection: pass nextCursor as cursor for the next page."
+  type PageInfo {
+    limit: Int!
+    "The page number, when paging by page."
+    page: Int
+    "Matching items, counted up to 10000 (then 10000 and totalCapped); counted only when selected."
+    total: Int
+    "More items match than total says: counting stopped at 10000, as far as pages by offset reach."
+    totalCapped: Boolean
+    pages: Int
+    nextCursor: String
+    hasMore: Boolean!
+  }
 `
 
 /** The schema's SDL: the root types and page info, then each part's, in the order given. */

@@ -64,12 +64,15 @@ export class SubscriptionBudget {
 
   constructor(readonly options: SubscriptionBudgetOptions) {
     // Accounts of callers with no subscription left are forgotten once their window has passed.
-    this.cleaner = setInterval(() => {
-      const now = Date.now()
-      for (const [key, account] of this.accounts) {
-        if (account.subscriptions === 0 && now - account.windowStart >= options.deliveryWindowMs) this.accounts.delete(key)
-      }
-    }, Math.max(options.deliveryWindowMs, 1000)).unref()
+    this.cleaner = setInterval(
+      () => {
+        const now = Date.now()
+        for (const [key, account] of this.accounts) {
+          if (account.subscriptions === 0 && now - account.windowStart >= options.deliveryWindowMs) this.accounts.delete(key)
+        }
+      },
+      Math.max(options.deliveryWindowMs, 1000),
+    ).unref()
   }
 
   close(): void {
@@ -80,7 +83,12 @@ export class SubscriptionBudget {
   reserve(key: string, cost: number): Reservation | BudgetRefusal {
     const { maxCost, callerCost } = this.options
     if (cost > maxCost) {
-      return { limit: 'subscription-cost', value: cost, max: maxCost, message: `This subscription's selection costs ${cost}; a subscription may cost at most ${maxCost} (each event runs it again)` }
+      return {
+        limit: 'subscription-cost',
+        value: cost,
+        max: maxCost,
+        message: `This subscription's selection costs ${cost}; a subscription may cost at most ${maxCost} (each event runs it again)`,
+      }
     }
     const account = this.account(key)
     if (account.reserved + cost > callerCost) {
@@ -124,7 +132,10 @@ export class SubscriptionBudget {
     const spentOnEvent = this.spentOnEvent.get(event) ?? 0
     if (spentOnEvent + reservation.cost > eventMaxDeliveryCost) {
       this.skippedDeliveries++
-      return { code: 'SERVICE_UNAVAILABLE', message: `An event was not delivered: its deliveries on this instance reached their ceiling (${eventMaxDeliveryCost} cost units)` }
+      return {
+        code: 'SERVICE_UNAVAILABLE',
+        message: `An event was not delivered: its deliveries on this instance reached their ceiling (${eventMaxDeliveryCost} cost units)`,
+      }
     }
     this.spentOnEvent.set(event, spentOnEvent + reservation.cost)
     account.spent += reservation.cost

@@ -25,7 +25,10 @@ export function parseAccept(header: string | undefined): MediaRange[] {
   for (const element of splitOutsideQuotes(header, ',')) {
     const [mediaType = '', ...parameters] = splitOutsideQuotes(element, ';').map((part) => part.trim())
     if (mediaType === '' && parameters.every((p) => p === '')) continue
-    const [type = '', subtype = ''] = mediaType.toLowerCase().split('/', 2).map((part) => part.trim())
+    const [type = '', subtype = ''] = mediaType
+      .toLowerCase()
+      .split('/', 2)
+      .map((part) => part.trim())
     const params: Record<string, string> = {}
     let q = 1
     for (const parameter of parameters) {
@@ -53,7 +56,8 @@ function splitOutsideQuotes(text: string, separator: ',' | ';'): string[] {
   let quoted = false
   for (let i = 0; i < text.length; i++) {
     const char = text[i]
-    if (quoted && char === '\\') i++ // a quoted-pair: the next character is taken as it is
+    if (quoted && char === '\\')
+      i++ // a quoted-pair: the next character is taken as it is
     else if (char === '"') quoted = !quoted
     else if (!quoted && char === separator) {
       parts.push(text.slice(start, i))

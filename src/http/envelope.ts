@@ -5,8 +5,7 @@ import { type TSchema, Type } from 'typebox'
 import { ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js'
 import { Timestamp } from '../core/schema-types.js'
 
-export const SingleEnvelope = <T extends TSchema>(data: T) =>
-  Type.Object({ data, meta: Type.Object({ timestamp: Timestamp }) })
+export const SingleEnvelope = <T extends TSchema>(data: T) => Type.Object({ data, meta: Type.Object({ timestamp: Timestamp }) })
 
 export function single<T>(data: T) {
   return { data, meta: { timestamp: new Date().toISOString() } }

@@ -27,9 +27,7 @@ const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
   FST_ERR_MAX_PARAM_LENGTH: { code: 'NOT_FOUND', message: 'Not found' },
 }
 
-const CODE_BY_STATUS = new Map<number, ErrorCode>(
-  Object.entries(ERROR_STATUS).map(([code, status]) => [status, code as ErrorCode]),
-)
+const CODE_BY_STATUS = new Map<number, ErrorCode>(Object.entries(ERROR_STATUS).map(([code, status]) => [status, code as ErrorCode]))
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -77,8 +75,7 @@ export function onFrameworkError(error: FastifyError, request: FastifyRequest, r
 export function onClientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return
   if (socket.writable && error.code !== 'ERR_HTTP_REQUEST_TIMEOUT') {
-    const message =
-      error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large' : 'The request is malformed'
+    const message = error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large' : 'The request is malformed'
     const body = JSON.stringify(errorBody('BAD_REQUEST', message))
     socket.write(
       `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -38,10 +38,7 @@ export function versionHook(mount: ApiVersion | 'negotiated') {
     } else if (isApiVersion(Number(accept.version))) {
       request.apiVersion = Number(accept.version) as ApiVersion
     } else {
-      throw new AppError(
-        'NOT_ACCEPTABLE',
-        `API version ${accept.version} does not exist; ask for one of: ${API_VERSIONS.join(', ')}`,
-      )
+      throw new AppError('NOT_ACCEPTABLE', `API version ${accept.version} does not exist; ask for one of: ${API_VERSIONS.join(', ')}`)
     }
     reply.header('api-version', request.apiVersion)
   }

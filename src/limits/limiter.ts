@@ -63,8 +63,7 @@ export interface LimiterOptions {
   failures?: FailureLog
 }
 
-const storeUnavailable = (): AppError =>
-  new AppError('SERVICE_UNAVAILABLE', 'The rate limit cannot be checked right now; retry in a moment')
+const storeUnavailable = (): AppError => new AppError('SERVICE_UNAVAILABLE', 'The rate limit cannot be checked right now; retry in a moment')
 
 export function createLimiter(options: LimiterOptions): CountedLimiter {
   const { name, points: limit, windowMs, redis, onStoreError } = options

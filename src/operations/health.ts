@@ -32,7 +32,10 @@ export function healthRoutes(app: FastifyInstance, options: HealthOptions): void
   })
   app.get(READY_PATH, { config }, async (_request, reply) => {
     const started = performance.now()
-    const answered = sql`select 1`.execute(options.db).then(() => true, () => false)
+    const answered = sql`select 1`.execute(options.db).then(
+      () => true,
+      () => false,
+    )
     const database = await Promise.race([answered, sleep(options.timeoutMs, false, { ref: false })])
     const ms = Math.round((performance.now() - started) * 10) / 10
     const redis = options.redis()

@@ -58,7 +58,11 @@ export function createMetrics(sources: MetricsSources): Metrics & { events: Coun
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   })
-  const rateLimited = new Counter({ name: 'threadline_rate_limit_rejections_total', help: 'Requests and subscriptions refused by the rate limit.', registers: [registry] })
+  const rateLimited = new Counter({
+    name: 'threadline_rate_limit_rejections_total',
+    help: 'Requests and subscriptions refused by the rate limit.',
+    registers: [registry],
+  })
   const events = new Counter({
     name: 'threadline_events_total',
     help: 'Events this instance handed to the events port (published; those that failed are in threadline_faults), and delivered to its subscribers (once per listener).',

@@ -4,7 +4,19 @@
 // "/"). The page runs no inline script: a static bootstrap reads the document's path from a data-
 // attribute, so the Content-Security-Policy forbids inline scripts and every other origin.
 import type { FastifyInstance } from 'fastify'
-import { assertServicePath, assetElements, createPageAsset, CSS, escapeHtml, JS, PAGE_CSP, type PageAsset, PNG, readPackageAsset, servePageAssets } from './page-assets.js'
+import {
+  assertServicePath,
+  assetElements,
+  createPageAsset,
+  CSS,
+  escapeHtml,
+  JS,
+  PAGE_CSP,
+  type PageAsset,
+  PNG,
+  readPackageAsset,
+  servePageAssets,
+} from './page-assets.js'
 
 export const DOCS_PATH = '/docs'
 
@@ -12,7 +24,6 @@ export interface DocsPageOptions {
   /** The OpenAPI document, a path on this service (`/openapi.json`): the page may connect to its own origin only. */
   specUrl: string
 }
-
 
 // Written for the browsers of the day, as it is served: no build step. BaseLayout, not the
 // standalone one: its top bar would let a visitor load a document from anywhere. queryConfigEnabled
@@ -77,11 +88,7 @@ export async function docsPageRoutes(app: FastifyInstance, options: DocsPageOpti
   const html = pageHtml(assetsPath, assets, options)
 
   app.get(DOCS_PATH, { config: { access: 'public' } }, async (_request, reply) =>
-    reply
-      .header('content-type', 'text/html; charset=utf-8')
-      .header('cache-control', 'no-cache')
-      .header('content-security-policy', PAGE_CSP)
-      .send(html),
+    reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-cache').header('content-security-policy', PAGE_CSP).send(html),
   )
 
   servePageAssets(app, `${DOCS_PATH}/assets`, assets)

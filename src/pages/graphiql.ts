@@ -3,7 +3,18 @@
 // is a static script that reads the endpoints from data- attributes on the page. Assets are a
 // fixed list of routes, read into memory at start-up: there is no directory to traverse.
 import type { FastifyInstance } from 'fastify'
-import { assertServicePath, assetElements, createPageAsset, CSS, escapeHtml, JS, PAGE_CSP, type PageAsset, readPackageAsset, servePageAssets } from './page-assets.js'
+import {
+  assertServicePath,
+  assetElements,
+  createPageAsset,
+  CSS,
+  escapeHtml,
+  JS,
+  PAGE_CSP,
+  type PageAsset,
+  readPackageAsset,
+  servePageAssets,
+} from './page-assets.js'
 
 export interface GraphiqlOptions {
   /** The GraphQL endpoint, a path on this service (`/graphql`): the page may connect to its own origin only. */
@@ -15,7 +26,6 @@ export interface GraphiqlOptions {
    */
   subscriptionEndpoint?: string
 }
-
 
 const DEFAULT_QUERY = `# Threadline's GraphQL API. Run a query with Ctrl-Enter; the Docs button lists the schema.
 #
@@ -99,11 +109,7 @@ export async function graphiqlRoutes(app: FastifyInstance, options: GraphiqlOpti
   const html = pageHtml(assetsPath, assets, options)
 
   app.get('/graphiql', { config: { access: 'public' } }, async (_request, reply) =>
-    reply
-      .header('content-type', 'text/html; charset=utf-8')
-      .header('cache-control', 'no-cache')
-      .header('content-security-policy', PAGE_CSP)
-      .send(html),
+    reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-cache').header('content-security-policy', PAGE_CSP).send(html),
   )
 
   servePageAssets(app, '/graphiql/assets', assets)

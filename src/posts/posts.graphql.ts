@@ -67,7 +67,12 @@ extend type Mutation {
 export const postReference =
   (posts: PostsService): Reference<Post> =>
   (context, id) =>
-    context.loaders.one('Post', id, (caller, ids) => posts.getMany(caller, ids), () => notFound('Post'))
+    context.loaders.one(
+      'Post',
+      id,
+      (caller, ids) => posts.getMany(caller, ids),
+      () => notFound('Post'),
+    )
 
 export function postsResolvers(posts: PostsService, userById: Reference<User>) {
   return {

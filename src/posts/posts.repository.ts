@@ -14,12 +14,7 @@ export function findPostById(db: Db, id: number): Promise<PostRow | undefined> {
 
 export function findPostsByIds(db: Db, ids: readonly number[], visibility: DraftVisibility): Promise<PostRow[]> {
   if (ids.length === 0) return Promise.resolve([])
-  return db
-    .selectFrom('posts')
-    .selectAll()
-    .where('id', 'in', ids)
-    .where(visible('posts', visibility))
-    .execute()
+  return db.selectFrom('posts').selectAll().where('id', 'in', ids).where(visible('posts', visibility)).execute()
 }
 
 /**
@@ -27,12 +22,7 @@ export function findPostsByIds(db: Db, ids: readonly number[], visibility: Draft
  * the window by the (user_id, id) index, then those posts by key. The cost follows the window,
  * never the size of a user's whole list.
  */
-export function listPostsOfUsers(
-  db: Db,
-  userIds: readonly number[],
-  window: ListWindow,
-  visibility: DraftVisibility,
-): Promise<PostRow[]> {
+export function listPostsOfUsers(db: Db, userIds: readonly number[], window: ListWindow, visibility: DraftVisibility): Promise<PostRow[]> {
   if (userIds.length === 0) return Promise.resolve([])
   const windowIds = (eb: WindowBuilder) =>
     eb
@@ -52,12 +42,7 @@ export function listPostsOfUsers(
 }
 
 /** A user's posts; drafts only when the caller may see them. */
-export function listPostsOfUser(
-  db: Db,
-  userId: number,
-  query: CollectionQuery,
-  options: { includeDrafts: boolean },
-): Promise<RowPage<PostRow>> {
+export function listPostsOfUser(db: Db, userId: number, query: CollectionQuery, options: { includeDrafts: boolean }): Promise<RowPage<PostRow>> {
   return listPage<PostRow>(db, {
     from: (executor) => {
       const mine = executor.selectFrom('posts').where('user_id', '=', userId)

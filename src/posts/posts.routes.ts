@@ -66,10 +66,7 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService }> = a
     },
     async (request, reply) => {
       const post = await posts.create(request.caller, request.params.userId, request.body)
-      return reply
-        .code(201)
-        .header('location', `${app.prefix}/users/${post.userId}/posts/${post.id}`)
-        .send(single(post))
+      return reply.code(201).header('location', `${app.prefix}/users/${post.userId}/posts/${post.id}`).send(single(post))
     },
   )
 

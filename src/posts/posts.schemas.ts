@@ -21,10 +21,7 @@ export const Post = Type.Object({
 })
 export type Post = Static<typeof Post>
 
-export const CreatePostBody = Type.Object(
-  { title: Title, content: Content, status: Type.Optional(Status) },
-  { additionalProperties: false },
-)
+export const CreatePostBody = Type.Object({ title: Title, content: Content, status: Type.Optional(Status) }, { additionalProperties: false })
 export type CreatePostInput = Static<typeof CreatePostBody>
 
 /** PUT: the whole post; status left out is the default, published. */

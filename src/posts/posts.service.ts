@@ -119,12 +119,7 @@ export const draftVisibility = (caller: Caller | null): DraftVisibility => ({
  * caller may see it: NOT_FOUND when the user or the post does not exist, when the post belongs to
  * someone else, or when it is a draft the caller may not see.
  */
-export async function loadVisiblePost(
-  db: Db,
-  caller: Caller | null,
-  userId: IdInput | undefined,
-  postId: IdInput,
-): Promise<PostRow> {
+export async function loadVisiblePost(db: Db, caller: Caller | null, userId: IdInput | undefined, postId: IdInput): Promise<PostRow> {
   const id = parseId(postId)
   const post = id === undefined ? undefined : await repo.findPostById(db, id)
   const elsewhere = userId !== undefined && post?.user_id !== parseId(userId)

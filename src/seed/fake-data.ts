@@ -32,15 +32,68 @@ export const DEMO_NAMES = [
 ] as const
 
 const FIRST_NAMES = [
-  'Ada', 'Alan', 'Barbara', 'Brian', 'Carla', 'Dennis', 'Edsger', 'Frances', 'Grace', 'Guido',
-  'Hedy', 'Ivan', 'Jean', 'Ken', 'Linus', 'Margaret', 'Niklaus', 'Ole', 'Radia', 'Sophie',
-  'Tim', 'Ursula', 'Vint', 'Whitfield', 'Xavier', 'Yukihiro', 'Zelda', 'Anders', 'Bjarne', 'Katherine',
+  'Ada',
+  'Alan',
+  'Barbara',
+  'Brian',
+  'Carla',
+  'Dennis',
+  'Edsger',
+  'Frances',
+  'Grace',
+  'Guido',
+  'Hedy',
+  'Ivan',
+  'Jean',
+  'Ken',
+  'Linus',
+  'Margaret',
+  'Niklaus',
+  'Ole',
+  'Radia',
+  'Sophie',
+  'Tim',
+  'Ursula',
+  'Vint',
+  'Whitfield',
+  'Xavier',
+  'Yukihiro',
+  'Zelda',
+  'Anders',
+  'Bjarne',
+  'Katherine',
 ] as const
 const LAST_NAMES = [
-  'Lovelace', 'Turing', 'Liskov', 'Kernighan', 'Ritchie', 'Dijkstra', 'Allen', 'Hopper', 'Rossum',
-  'Lamarr', 'Sutherland', 'Sammet', 'Thompson', 'Torvalds', 'Hamilton', 'Wirth', 'Dahl', 'Perlman',
-  'Wilson', 'Berners-Lee', 'Franklin', 'Cerf', 'Diffie', 'Leroy', 'Matsumoto', 'Hejlsberg',
-  'Stroustrup', 'Johnson', 'Goldberg', 'Knuth',
+  'Lovelace',
+  'Turing',
+  'Liskov',
+  'Kernighan',
+  'Ritchie',
+  'Dijkstra',
+  'Allen',
+  'Hopper',
+  'Rossum',
+  'Lamarr',
+  'Sutherland',
+  'Sammet',
+  'Thompson',
+  'Torvalds',
+  'Hamilton',
+  'Wirth',
+  'Dahl',
+  'Perlman',
+  'Wilson',
+  'Berners-Lee',
+  'Franklin',
+  'Cerf',
+  'Diffie',
+  'Leroy',
+  'Matsumoto',
+  'Hejlsberg',
+  'Stroustrup',
+  'Johnson',
+  'Goldberg',
+  'Knuth',
 ] as const
 
 const WORDS = (
@@ -75,6 +128,9 @@ export function fakeName(random: Random, n: number): string {
 
 /** Unique for each n; the demo's ten keep plain addresses. Reserved domains only (RFC 2606). */
 export function fakeEmail(name: string, n: number): string {
-  const local = name.toLowerCase().replace(/[^a-z]+/g, '.').replace(/^\.|\.$/g, '')
+  const local = name
+    .toLowerCase()
+    .replace(/[^a-z]+/g, '.')
+    .replace(/^\.|\.$/g, '')
   return n <= DEMO_NAMES.length ? `${local}@example.com` : `${local}.${n}@example.org`
 }

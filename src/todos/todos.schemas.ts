@@ -19,10 +19,7 @@ export type Todo = Static<typeof Todo>
 export const CreateTodoBody = Type.Object({ text: Text }, { additionalProperties: false })
 export type CreateTodoInput = Static<typeof CreateTodoBody>
 
-export const UpdateTodoBody = Type.Object(
-  { text: Type.Optional(Text), completed: Type.Optional(Type.Boolean()) },
-  { additionalProperties: false },
-)
+export const UpdateTodoBody = Type.Object({ text: Type.Optional(Text), completed: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
 export type UpdateTodoInput = Static<typeof UpdateTodoBody>
 
 export const TodosCollection = defineCollection('todos', {

@@ -36,20 +36,12 @@ export function createTodosService({ db }: { db: Db }) {
         const owner = await loadUser(trx, userId)
         requireOwnerOrAdmin(caller, owner.id, "write this user's todos")
         const now = new Date().toISOString()
-        return toTodo(
-          await repo.insertTodo(trx, { user_id: owner.id, text: input.text, completed: 0, created_at: now, updated_at: now }),
-        )
+        return toTodo(await repo.insertTodo(trx, { user_id: owner.id, text: input.text, completed: 0, created_at: now, updated_at: now }))
       })
     },
 
     /** `userId` undefined: the todo is found by its id alone. */
-    async update(
-      caller: Caller | null,
-      userId: IdInput | undefined,
-      todoId: IdInput,
-      input: UpdateTodoInput,
-      options?: WriteOptions<Todo>,
-    ): Promise<Todo> {
+    async update(caller: Caller | null, userId: IdInput | undefined, todoId: IdInput, input: UpdateTodoInput, options?: WriteOptions<Todo>): Promise<Todo> {
       return writeTransaction(db, async (trx) => {
         const todo = await loadTodo(trx, userId, todoId)
         requireOwnerOrAdmin(caller, todo.user_id, 'change this todo')

@@ -33,10 +33,7 @@ export function findActiveTokensByIds(db: Db, ids: readonly number[], now: strin
     .execute()
 }
 
-export async function insertToken(
-  db: Db,
-  row: { user_id: number; token_hash: string; created_at: string; expires_at: string },
-): Promise<void> {
+export async function insertToken(db: Db, row: { user_id: number; token_hash: string; created_at: string; expires_at: string }): Promise<void> {
   await db.insertInto('tokens').values(row).execute()
 }
 

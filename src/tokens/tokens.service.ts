@@ -70,9 +70,7 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
     async authenticate(authorization: string): Promise<Caller> {
       const token = BEARER_PATTERN.exec(authorization)?.[1]
       if (token === undefined) throw unauthenticated('The Authorization header must be "Bearer <token>"')
-      const found = TOKEN_PATTERN.test(token)
-        ? await repo.findActiveToken(db, hashToken(token), new Date().toISOString())
-        : undefined
+      const found = TOKEN_PATTERN.test(token) ? await repo.findActiveToken(db, hashToken(token), new Date().toISOString()) : undefined
       if (found === undefined) throw unauthenticated('The token is invalid, expired or revoked')
       return { userId: found.user_id, role: found.role, tokenId: found.id }
     },

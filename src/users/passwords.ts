@@ -135,9 +135,7 @@ function derive(password: string, salt: Buffer, options: ScryptOptions, lane: Ha
     lane,
     () =>
       new Promise((resolve, reject) => {
-        scrypt(password.normalize('NFC'), salt, KEY_LENGTH, { ...options, maxmem: 64 * 1024 * 1024 }, (error, key) =>
-          error ? reject(error) : resolve(key),
-        )
+        scrypt(password.normalize('NFC'), salt, KEY_LENGTH, { ...options, maxmem: 64 * 1024 * 1024 }, (error, key) => (error ? reject(error) : resolve(key)))
       }),
   )
 }

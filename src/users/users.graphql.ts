@@ -84,7 +84,12 @@ extend type Mutation {
 export const userReference =
   (users: UsersService): Reference<User> =>
   (context, id) =>
-    context.loaders.one('User', id, (caller, ids) => users.getMany(caller, ids), () => notFound('User'))
+    context.loaders.one(
+      'User',
+      id,
+      (caller, ids) => users.getMany(caller, ids),
+      () => notFound('User'),
+    )
 
 export function usersResolvers(users: UsersService) {
   return {
@@ -96,8 +101,7 @@ export function usersResolvers(users: UsersService) {
         const withTotal = ['total', 'totalCapped', 'pages'].some((field) => selects(info, ['pageInfo', field]))
         return toPageResult(await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal })))
       },
-      viewer: (_: unknown, _args: unknown, context: GraphQLContext) =>
-        context.caller === null ? null : users.get(context.caller, context.caller.userId),
+      viewer: (_: unknown, _args: unknown, context: GraphQLContext) => (context.caller === null ? null : users.get(context.caller, context.caller.userId)),
     },
     Mutation: {
       createUser: mutation({ input: CreateUserBody }, (input, _args, context) => users.create(context.caller, input)),

@@ -25,8 +25,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
         response: { 200: CollectionEnvelope(User) },
       },
     },
-    async (request, reply) =>
-      collectionBody(request, reply, await users.list(request.caller, readCollectionQuery(request, UsersCollection))),
+    async (request, reply) => collectionBody(request, reply, await users.list(request.caller, readCollectionQuery(request, UsersCollection))),
   )
 
   app.get(
@@ -80,8 +79,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
         response: { 200: OneUser },
       },
     },
-    async (request, reply) =>
-      single(await users.replace(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
+    async (request, reply) => single(await users.replace(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
   )
 
   app.patch(
@@ -98,8 +96,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
         response: { 200: OneUser },
       },
     },
-    async (request, reply) =>
-      single(await users.update(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
+    async (request, reply) => single(await users.update(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
   )
 
   app.delete(

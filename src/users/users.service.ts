@@ -61,8 +61,7 @@ export function createUsersService({ db, events, passwordChanges }: UsersService
      */
     async verifyCredentials(email: string, password: string, address: string): Promise<number | undefined> {
       const user = await repo.findUserByEmail(db, email)
-      const valid =
-        user?.password_hash != null ? await verifyPassword(password, user.password_hash, address) : await verifyAgainstDecoy(password, address)
+      const valid = user?.password_hash != null ? await verifyPassword(password, user.password_hash, address) : await verifyAgainstDecoy(password, address)
       return valid && user !== undefined ? user.id : undefined
     },
 
@@ -156,7 +155,8 @@ export function createUsersService({ db, events, passwordChanges }: UsersService
       return toUser(await translateConflicts(() => repo.updateUser(trx, target.id, changes)))
     })
     // Committed: their open connections are judged with the new role from now on, on every instance.
-    if (roleBefore !== undefined && changed.role !== roleBefore) await events.publish('callerChanged', { userId: changed.id, change: 'role-changed', role: changed.role })
+    if (roleBefore !== undefined && changed.role !== roleBefore)
+      await events.publish('callerChanged', { userId: changed.id, change: 'role-changed', role: changed.role })
     return changed
   }
 }
@@ -191,9 +191,7 @@ async function translateConflicts<T>(write: () => Promise<T>): Promise<T> {
     return await write()
   } catch (error) {
     if (isUniqueViolation(error)) {
-      throw new AppError('CONFLICT', 'A user with this e-mail address already exists', [
-        { field: 'email', message: 'is already taken' },
-      ])
+      throw new AppError('CONFLICT', 'A user with this e-mail address already exists', [{ field: 'email', message: 'is already taken' }])
     }
     throw error
   }

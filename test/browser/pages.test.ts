@@ -111,7 +111,12 @@ describe.skipIf(!hasChromium)('the browser pages', () => {
   })
 
   it('shows at /graphiql a commentAdded event for a comment made over REST, subscribed over WebSocket with the header as connectionParams', async () => {
-    const post = await t.request({ method: 'POST', url: `/api/v1/users/${t.bob.id}/posts`, token: t.tokens.bob, json: { title: 'Watched', content: 'Comment here.' } })
+    const post = await t.request({
+      method: 'POST',
+      url: `/api/v1/users/${t.bob.id}/posts`,
+      token: t.tokens.bob,
+      json: { title: 'Watched', content: 'Comment here.' },
+    })
     expect(post.statusCode).toBe(201)
     const postId = String(post.json().data.id)
 
@@ -128,7 +133,12 @@ describe.skipIf(!hasChromium)('the browser pages', () => {
     await run(page)
     await expect.poll(() => t.app.subscriptionStats.subscriptions, { timeout: 10_000 }).toBe(1)
 
-    const comment = await t.request({ method: 'POST', url: `/api/v1/users/${t.bob.id}/posts/${postId}/comments`, token: t.tokens.alice, json: { content: 'Seen from the browser' } })
+    const comment = await t.request({
+      method: 'POST',
+      url: `/api/v1/users/${t.bob.id}/posts/${postId}/comments`,
+      token: t.tokens.alice,
+      json: { content: 'Seen from the browser' },
+    })
     expect(comment.statusCode).toBe(201)
     await expect.poll(() => responseText(page), { timeout: 10_000 }).toContain('Seen from the browser')
     expect(JSON.parse(await responseText(page))).toEqual({ data: { commentAdded: { content: 'Seen from the browser', author: { name: 'Alice' } } } })
@@ -160,10 +170,7 @@ async function setEditor(page: Page, editor: 'query' | 'headers', text: string):
   await cm.evaluate((element, value) => (element as CodeMirrorElement).CodeMirror.setValue(value), text)
   if (editor === 'query') {
     const handle = await cm.elementHandle()
-    await page.waitForFunction(
-      ([element, value]) => (element as CodeMirrorElement).CodeMirror.documentAST?.loc?.source.body === value,
-      [handle, text] as const,
-    )
+    await page.waitForFunction(([element, value]) => (element as CodeMirrorElement).CodeMirror.documentAST?.loc?.source.body === value, [handle, text] as const)
   }
 }
 
@@ -172,7 +179,8 @@ async function run(page: Page): Promise<void> {
 }
 
 async function responseText(page: Page): Promise<string> {
-  return page.locator('.graphiql-response .CodeMirror').first().evaluate((element) =>
-    (element as HTMLElement & { CodeMirror: { getValue(): string } }).CodeMirror.getValue(),
-  )
+  return page
+    .locator('.graphiql-response .CodeMirror')
+    .first()
+    .evaluate((element) => (element as HTMLElement & { CodeMirror: { getValue(): string } }).CodeMirror.getValue())
 }

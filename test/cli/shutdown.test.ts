@@ -7,7 +7,6 @@ import { type Conversation, openRaw } from '../helpers/raw-connection.js'
 import { commentsOnFirstPost, startServe, tokenFromCli } from '../helpers/serve-process.js'
 import { freshDatabase } from '../helpers/test-store.js'
 
-
 /** The final status of every response in `text`, in order (a body ends where the next status line starts). */
 const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1])).filter((status) => status !== 100)
 
@@ -23,7 +22,12 @@ const until100Continue = async (connection: Conversation) => {
 describe('shutdown', () => {
   it('on SIGTERM under load finishes every request in flight, answers new ones on kept-alive connections 503 with Connection: close, and exits 0', async () => {
     const fresh = await freshDatabase()
-    const { child, address, output } = await startServe({ DATABASE_URL: fresh.url, SHUTDOWN_GRACE_MS: '10000', RATE_LIMIT_MAX: '1000000', RATE_LIMIT_AUTHENTICATED_MAX: '1000000' })
+    const { child, address, output } = await startServe({
+      DATABASE_URL: fresh.url,
+      SHUTDOWN_GRACE_MS: '10000',
+      RATE_LIMIT_MAX: '1000000',
+      RATE_LIMIT_AUTHENTICATED_MAX: '1000000',
+    })
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
     try {
       const token = await tokenFromCli(fresh.url, 2)
@@ -45,7 +49,12 @@ describe('shutdown', () => {
             const response = await pool.request(
               content === undefined
                 ? { method: 'GET', path: '/api/v1/users?limit=50' }
-                : { method: 'POST', path: '/api/v1/users/1/posts/1/comments', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body(content) },
+                : {
+                    method: 'POST',
+                    path: '/api/v1/users/1/posts/1/comments',
+                    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+                    body: body(content),
+                  },
             )
             await response.body.arrayBuffer()
             answered.push(response.statusCode)

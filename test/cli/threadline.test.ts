@@ -51,7 +51,18 @@ describe('threadline', () => {
   })
 
   it('users create prints the new user as JSON', async () => {
-    const { stdout } = await threadline(['users', 'create', '--name', 'Root', '--email', 'root@example.com', '--role', 'admin', '--password', 'a long password'])
+    const { stdout } = await threadline([
+      'users',
+      'create',
+      '--name',
+      'Root',
+      '--email',
+      'root@example.com',
+      '--role',
+      'admin',
+      '--password',
+      'a long password',
+    ])
     const user = JSON.parse(stdout)
     expect(user).toMatchObject({ id: 1, name: 'Root', email: 'root@example.com', role: 'admin', age: null })
     expect(stdout).not.toMatch(/password/)
@@ -129,7 +140,11 @@ describe('threadline serve', () => {
       const body = (await res.json()) as { data: { name: string }[]; meta: { pagination: { total: number } } }
       expect(body.meta.pagination.total).toBe(10)
       expect(body.data[0]?.name).toBe('Leanne Graham')
-      expect(output().split('\n').filter((line) => line.includes('listening on'))).toHaveLength(1)
+      expect(
+        output()
+          .split('\n')
+          .filter((line) => line.includes('listening on')),
+      ).toHaveLength(1)
 
       const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
       child.kill('SIGTERM')
@@ -140,7 +155,7 @@ describe('threadline serve', () => {
     }
   })
 
-  it('on SIGTERM, delivers what was acknowledged, closes subscribers\' WebSockets with 1001 and exits 0', async () => {
+  it("on SIGTERM, delivers what was acknowledged, closes subscribers' WebSockets with 1001 and exits 0", async () => {
     const fresh = await freshDatabase()
     const { child, address } = await startServe({ DATABASE_URL: fresh.url, GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '100' })
     try {

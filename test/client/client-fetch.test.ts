@@ -33,7 +33,12 @@ describe('the client fetch', () => {
   })
 
   it('gives up after maxRetries retries of a 429 and returns the last answer', async () => {
-    const { fetch, seen } = scripted([answer(429, { 'Retry-After': '1' }), answer(429, { 'Retry-After': '1' }), answer(429, { 'Retry-After': '1' }), answer(200)])
+    const { fetch, seen } = scripted([
+      answer(429, { 'Retry-After': '1' }),
+      answer(429, { 'Retry-After': '1' }),
+      answer(429, { 'Retry-After': '1' }),
+      answer(200),
+    ])
     const clientFetch = createClientFetch({ fetch, maxRetries: 2, etagCache: false, sleep: async () => undefined })
     expect((await clientFetch(new Request('http://x/api/v1/users', { method: 'POST', body: '{"a":1}' }))).status).toBe(429)
     expect(seen).toEqual(['POST', 'POST', 'POST'])

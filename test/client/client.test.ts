@@ -71,19 +71,23 @@ describe.each(['v1', 'v2'] as const)('the client speaking %s', (version) => {
     expect({ status: missing.status, code: missing.code }).toEqual({ status: 404, code: 'NOT_FOUND' })
   })
 
-  it('creates, reads, replaces, changes, lists and deletes a user\'s posts', async () => {
+  it("creates, reads, replaces, changes, lists and deletes a user's posts", async () => {
     const userId = s.t.alice.id
     const post = await alice.posts.create(userId, { title: 'Hello', content: 'First post' })
     expect(post).toMatchObject({ userId, title: 'Hello', status: 'published' })
     expect(await alice.posts.get(userId, post.id)).toEqual(post)
-    expect(await alice.posts.replace(userId, post.id, { title: 'Hello again', content: 'Rewritten', status: 'draft' })).toMatchObject({ title: 'Hello again', status: 'draft', publishedAt: null })
+    expect(await alice.posts.replace(userId, post.id, { title: 'Hello again', content: 'Rewritten', status: 'draft' })).toMatchObject({
+      title: 'Hello again',
+      status: 'draft',
+      publishedAt: null,
+    })
     expect(await alice.posts.update(userId, post.id, { status: 'published' })).toMatchObject({ title: 'Hello again', status: 'published' })
     expect((await alice.posts.list(userId, { q: 'again' })).data.map((p) => p.id)).toEqual([post.id])
     await alice.posts.remove(userId, post.id)
     expect((await rejection(alice.posts.get(userId, post.id))).status).toBe(404)
   })
 
-  it('creates, reads, changes, lists and deletes a post\'s comments', async () => {
+  it("creates, reads, changes, lists and deletes a post's comments", async () => {
     const userId = s.t.alice.id
     const post = await alice.posts.create(userId, { title: 'Commented', content: '.' })
     const comment = await alice.comments.create(userId, post.id, { content: 'Nice' })
@@ -95,7 +99,7 @@ describe.each(['v1', 'v2'] as const)('the client speaking %s', (version) => {
     expect((await rejection(alice.comments.get(userId, post.id, comment.id))).code).toBe('NOT_FOUND')
   })
 
-  it('creates, reads, changes, lists and deletes a user\'s todos', async () => {
+  it("creates, reads, changes, lists and deletes a user's todos", async () => {
     const userId = s.t.alice.id
     const todo = await alice.todos.create(userId, { text: 'Write the client' })
     expect(todo).toMatchObject({ userId, text: 'Write the client', completed: false })

@@ -31,7 +31,10 @@ beforeAll(async () => {
   }))
   // In slices: SQLite binds at most 32,766 parameters per statement.
   for (let i = 0; i < rows.length; i += 2000) {
-    await t.database.db.insertInto('todos').values(rows.slice(i, i + 2000)).execute()
+    await t.database.db
+      .insertInto('todos')
+      .values(rows.slice(i, i + 2000))
+      .execute()
   }
 }, 120_000)
 afterAll(() => t.close())
@@ -70,13 +73,32 @@ describe('the offset window', () => {
     expect(status).toBe(200)
     expect(body.data).toHaveLength(100)
     // More match than the count's cap: it says the cap, and that it stopped there; pages is the last page reachable.
-    expect(body.meta.pagination).toEqual({ page: MAX_OFFSET_ITEMS / 100, limit: 100, total: MAX_COUNTED_TOTAL, totalCapped: true, pages: MAX_OFFSET_ITEMS / 100, nextCursor: expect.any(String) })
+    expect(body.meta.pagination).toEqual({
+      page: MAX_OFFSET_ITEMS / 100,
+      limit: 100,
+      total: MAX_COUNTED_TOTAL,
+      totalCapped: true,
+      pages: MAX_OFFSET_ITEMS / 100,
+      nextCursor: expect.any(String),
+    })
   })
 
   it('counts exactly below the cap, and says so on GraphQL too', async () => {
     const exact = await get(`/api/v1/users/${hoarder.id}/todos?q=${OLD_TEXT}&limit=1`)
     expect(exact.body.meta.pagination).toEqual({ page: 1, limit: 1, total: OLD_TODOS, pages: OLD_TODOS, nextCursor: expect.any(String) })
-    const answer = await graphql(t, `{ usersPage(limit: 1) { pageInfo { total totalCapped } } }`)
+    const answer = await graphql(
+      t,
+      `
+        {
+          usersPage(limit: 1) {
+            pageInfo {
+              total
+              totalCapped
+            }
+          }
+        }
+      `,
+    )
     expect(answer.body.data).toEqual({ usersPage: { pageInfo: { total: 4, totalCapped: false } } })
   })
 

@@ -160,8 +160,7 @@ async function walk(url: string, onPage?: (page: number) => Promise<void>): Prom
   const seen: number[] = []
   let next: string | null = url
   for (let page = 0; next !== null && page < 200; page++) {
-    const { status, body }: { status: number; body: { data: { id: number }[]; meta: { pagination: { nextCursor: string | null } } } } =
-      await get(next)
+    const { status, body }: { status: number; body: { data: { id: number }[]; meta: { pagination: { nextCursor: string | null } } } } = await get(next)
     expect(status).toBe(200)
     seen.push(...body.data.map((item) => item.id))
     const cursor = body.meta.pagination.nextCursor

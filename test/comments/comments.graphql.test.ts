@@ -29,7 +29,12 @@ describe('commentAdded', () => {
   const commentOverRest = (postId: number, content: string, token = s.t.tokens.bob) =>
     s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${postId}/comments`, token, json: { content } })
   const commentOverGraphQL = (postId: number, content: string, token = s.t.tokens.bob) =>
-    s.t.request({ method: 'POST', url: '/graphql', token, json: { query: `mutation { addComment(input: {postId: "${postId}", content: "${content}"}) { id } }` } })
+    s.t.request({
+      method: 'POST',
+      url: '/graphql',
+      token,
+      json: { query: `mutation { addComment(input: {postId: "${postId}", content: "${content}"}) { id } }` },
+    })
 
   it('delivers comments made over REST and GraphQL to the subscribers of their post and to those of every post, and nothing else', async () => {
     await subscribed(s.t, 0)
@@ -59,7 +64,9 @@ describe('commentAdded', () => {
     const admin = gather(wsClient(s.ws, s.t.tokens.admin), `subscription($p: ID) { commentAdded(postId: $p) { content } }`, { p: String(draft) })
     const refused = gather(wsClient(s.ws, s.t.tokens.bob), `subscription($p: ID) { commentAdded(postId: $p) { content } }`, { p: String(draft) })
     await until(() => refused.received.length + refused.errors.length > 0)
-    expect(refused.received).toEqual([{ errors: [expect.objectContaining({ message: 'Post not found', path: ['commentAdded'], extensions: { code: 'NOT_FOUND' } })] }])
+    expect(refused.received).toEqual([
+      { errors: [expect.objectContaining({ message: 'Post not found', path: ['commentAdded'], extensions: { code: 'NOT_FOUND' } })] },
+    ])
     await subscribed(s.t, 3)
 
     expect((await commentOverRest(draft, 'secret note', s.t.tokens.alice)).statusCode).toBe(201)
@@ -76,7 +83,9 @@ describe('commentAdded', () => {
     await subscribed(s.t, 1)
     expect((await commentOverRest(first, '   ')).statusCode).toBe(422)
     expect((await commentOverRest(424242, 'nowhere')).statusCode).toBe(404)
-    expect((await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${first}/comments`, json: { content: 'anonymous' } })).statusCode).toBe(401)
+    expect(
+      (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${first}/comments`, json: { content: 'anonymous' } })).statusCode,
+    ).toBe(401)
     await settle()
     expect(all.received).toEqual([])
   })
@@ -85,7 +94,10 @@ describe('commentAdded', () => {
     await subscribed(s.t, 0)
     const sse = createSseClient({ url: `${s.http}/graphql/stream`, retryAttempts: 0 })
     const received: unknown[] = []
-    const dispose = sse.subscribe({ query: `subscription($p: ID) { commentAdded(postId: $p) ${SELECTION} }`, variables: { p: String(second) } }, { next: (value) => received.push(value), error: () => undefined, complete: () => undefined })
+    const dispose = sse.subscribe(
+      { query: `subscription($p: ID) { commentAdded(postId: $p) ${SELECTION} }`, variables: { p: String(second) } },
+      { next: (value) => received.push(value), error: () => undefined, complete: () => undefined },
+    )
     try {
       await subscribed(s.t, 1)
       await commentOverRest(first, 'not for sse')

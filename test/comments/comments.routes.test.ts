@@ -32,13 +32,18 @@ describe('comments', () => {
     expect((await t.request({ method: 'POST', url: `${postUrl}/comments`, json: { content: 'x' } })).statusCode).toBe(401)
   })
 
-  it('lists a post\'s comments with their authors, filtered and sorted', async () => {
+  it("lists a post's comments with their authors, filtered and sorted", async () => {
     await make.comment(post, t.admin)
     const { data } = (await t.request({ method: 'GET', url: `${postUrl}/comments?authorId=${t.admin.id}` })).json()
     expect(data).toHaveLength(1)
     expect(data[0].author).toEqual({ id: t.admin.id, name: 'Ada Admin' })
     const sorted = (await t.request({ method: 'GET', url: `${postUrl}/comments?sort=-createdAt` })).json().data
-    expect(sorted.map((c: { createdAt: string }) => c.createdAt)).toEqual(sorted.map((c: { createdAt: string }) => c.createdAt).sort().reverse())
+    expect(sorted.map((c: { createdAt: string }) => c.createdAt)).toEqual(
+      sorted
+        .map((c: { createdAt: string }) => c.createdAt)
+        .sort()
+        .reverse(),
+    )
   })
 
   it('the author or an admin edits (PATCH); others get 403; PUT is 405', async () => {

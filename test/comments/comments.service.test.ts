@@ -42,8 +42,7 @@ describe('comments service', () => {
       if (created.status === 'fulfilled') {
         outcomes.created++
         expect(published.at(-1)).toBe(created.value.id)
-      }
-      else if (isAppError(created.reason) && created.reason.code === 'NOT_FOUND') outcomes.notFound++
+      } else if (isAppError(created.reason) && created.reason.code === 'NOT_FOUND') outcomes.notFound++
       else throw created.reason
     }
     expect(outcomes.created + outcomes.notFound).toBe(40)

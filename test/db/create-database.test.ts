@@ -45,7 +45,11 @@ describe('the SQLite store', () => {
   it('keeps prepared statements: a reused one gives fresh results, one past the cache size is prepared again, and a table that changes shape is read as it is now', async () => {
     await sql`create table cached_statements (id integer primary key, a text)`.execute(database.db)
     await sql`insert into cached_statements (id, a) values (1, 'one')`.execute(database.db)
-    const read = () => database.db.selectFrom('cached_statements' as 'users').selectAll().execute() as Promise<unknown[]>
+    const read = () =>
+      database.db
+        .selectFrom('cached_statements' as 'users')
+        .selectAll()
+        .execute() as Promise<unknown[]>
     expect(await read()).toEqual([{ id: 1, a: 'one' }])
     await sql`update cached_statements set a = 'uno'`.execute(database.db)
     expect(await read()).toEqual([{ id: 1, a: 'uno' }])
@@ -66,12 +70,28 @@ describe('the SQLite store', () => {
   })
 
   it.each([
-    ['a user by e-mail', () => database.db.selectFrom('users').selectAll().where(sql`lower(email)`, '=', 'a@example.com'), /USING INDEX users_email_unique/],
+    [
+      'a user by e-mail',
+      () =>
+        database.db
+          .selectFrom('users')
+          .selectAll()
+          .where(sql`lower(email)`, '=', 'a@example.com'),
+      /USING INDEX users_email_unique/,
+    ],
     ['a token by hash', () => database.db.selectFrom('tokens').selectAll().where('token_hash', '=', 'ab'), /USING INDEX/],
     ["a user's tokens", () => database.db.selectFrom('tokens').select('id').where('user_id', '=', 1), /USING (COVERING )?INDEX tokens_user_id_idx/],
     ["a user's posts", () => database.db.selectFrom('posts').select('id').where('user_id', '=', 1).orderBy('id'), /USING (COVERING )?INDEX posts_user_id_idx/],
-    ["a post's comments", () => database.db.selectFrom('comments').select('id').where('post_id', '=', 1).orderBy('id'), /USING (COVERING )?INDEX comments_post_id_idx/],
-    ["an author's comments", () => database.db.selectFrom('comments').select('id').where('author_id', '=', 1), /USING (COVERING )?INDEX comments_author_id_idx/],
+    [
+      "a post's comments",
+      () => database.db.selectFrom('comments').select('id').where('post_id', '=', 1).orderBy('id'),
+      /USING (COVERING )?INDEX comments_post_id_idx/,
+    ],
+    [
+      "an author's comments",
+      () => database.db.selectFrom('comments').select('id').where('author_id', '=', 1),
+      /USING (COVERING )?INDEX comments_author_id_idx/,
+    ],
     ["a user's todos", () => database.db.selectFrom('todos').select('id').where('user_id', '=', 1).orderBy('id'), /USING (COVERING )?INDEX todos_user_id_idx/],
   ])('finds %s through an index', async (_what, query, expected) => {
     const detail = await plan(query())

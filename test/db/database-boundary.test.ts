@@ -19,7 +19,11 @@ import { freshDatabase, sqlitePath, type TestDatabase, type TestStore, withClien
 const open = (url: string): Database => openDatabase(loadConfig({ DATABASE_URL: url }).database)
 
 /** What a promise was rejected with (undefined when it was not). */
-const failureOf = (work: Promise<unknown>): Promise<unknown> => work.then(() => undefined, (error: unknown) => error)
+const failureOf = (work: Promise<unknown>): Promise<unknown> =>
+  work.then(
+    () => undefined,
+    (error: unknown) => error,
+  )
 
 /** The same URL, with `-c setting=value` added to what the server applies to each session. */
 function withSessionSetting(url: string, setting: string): string {

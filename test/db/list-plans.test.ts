@@ -51,11 +51,7 @@ function plan(statement: { sql: string; parameters: readonly unknown[] }): strin
 }
 
 /** Runs a list on the first page and on the page after it (by cursor); returns each query's plan. */
-async function plans(
-  spec: CollectionSpec,
-  raw: Record<string, string>,
-  list: (query: CollectionQuery) => Promise<RowPage<object>>,
-): Promise<string[]> {
+async function plans(spec: CollectionSpec, raw: Record<string, string>, list: (query: CollectionQuery) => Promise<RowPage<object>>): Promise<string[]> {
   const options = { defaultMode: 'cursor' as const, withTotal: false, scope: 'plans' }
   ran.length = 0
   const first = await list(parseCollectionQuery(spec, { ...raw, limit: '3' }, options))
@@ -125,10 +121,7 @@ describe('list query plans', () => {
     expectIndexed(await plans(PostsCollection, { [field]: value }, postsOfUser1(true)))
   })
 
-  it.each(['id', 'title', 'status', 'publishedAt', 'createdAt', 'updatedAt'].flatMap((f) => [f, `-${f}`]))(
-    "a user's posts sorted by %s",
-    async (sort) => {
-      expectIndexed(await plans(PostsCollection, { sort }, postsOfUser1(true)))
-    },
-  )
+  it.each(['id', 'title', 'status', 'publishedAt', 'createdAt', 'updatedAt'].flatMap((f) => [f, `-${f}`]))("a user's posts sorted by %s", async (sort) => {
+    expectIndexed(await plans(PostsCollection, { sort }, postsOfUser1(true)))
+  })
 })

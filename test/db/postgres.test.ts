@@ -94,7 +94,11 @@ describe.runIf(server)('PostgreSQL', () => {
   it('serves a search with a trigram index (pg_trgm), matching without regard to ASCII case', async () => {
     const at = new Date().toISOString()
     await database.db.insertInto('users').values({ name: 'Grace Hopper', email: 'grace@example.com', role: 'user', created_at: at, updated_at: at }).execute()
-    const search = (db: Database['db']) => db.selectFrom('users').select('name').where(postgresFacts.matches(sql.ref('name'), '%hOPP%'))
+    const search = (db: Database['db']) =>
+      db
+        .selectFrom('users')
+        .select('name')
+        .where(postgresFacts.matches(sql.ref('name'), '%hOPP%'))
     expect(await search(database.db).execute()).toEqual([{ name: 'Grace Hopper' }])
     // On a table this small a scan is cheaper; forbid it for one transaction to see the index is usable.
     const plan = await database.db.transaction().execute(async (trx) => {
@@ -111,11 +115,21 @@ describe.runIf(server)('PostgreSQL', () => {
       .insertInto('todos')
       .values({ user_id: 2_000_000_000, text: 'orphan', completed: 0, created_at: at, updated_at: at })
       .execute()
-      .then(() => undefined, (error: unknown) => error)
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      )
     expect(databaseAppError(failure)).toMatchObject({ code: 'NOT_FOUND' })
 
     const unreachable = open('postgres://postgres@127.0.0.1:1/nowhere')
-    const noServer = await unreachable.db.selectFrom('users').select('id').execute().then(() => undefined, (error: unknown) => error)
+    const noServer = await unreachable.db
+      .selectFrom('users')
+      .select('id')
+      .execute()
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      )
     await unreachable.close()
     expect(databaseAppError(noServer)).toMatchObject({ code: 'SERVICE_UNAVAILABLE' })
   })

@@ -40,7 +40,15 @@ async function databaseAt0003(url: string): Promise<Database> {
     .executeTakeFirstOrThrow()
   const post = await db
     .insertInto('posts')
-    .values({ user_id: user.id, title: 'Kestrel sightings', content: 'Over the marsh.', status: 'published', published_at: now, created_at: now, updated_at: now })
+    .values({
+      user_id: user.id,
+      title: 'Kestrel sightings',
+      content: 'Over the marsh.',
+      status: 'published',
+      published_at: now,
+      created_at: now,
+      updated_at: now,
+    })
     .returning('id')
     .executeTakeFirstOrThrow()
   await db.insertInto('comments').values({ post_id: post.id, author_id: user.id, content: 'A merlin, surely', created_at: now, updated_at: now }).execute()

@@ -15,7 +15,14 @@ const log = Fastify({ logger: false }).log
 
 const adapters: [string, () => Promise<Events<AppTopics>>][] = [
   ['in-process', async () => createMemoryEvents<AppTopics>()],
-  ...(sharedUrl === undefined ? [] : [['Redis', () => createRedisEvents({ url: sharedUrl, keyPrefix: uniquePrefix(), log, topics: APP_TOPICS })] as [string, () => Promise<Events<AppTopics>>]]),
+  ...(sharedUrl === undefined
+    ? []
+    : [
+        ['Redis', () => createRedisEvents({ url: sharedUrl, keyPrefix: uniquePrefix(), log, topics: APP_TOPICS })] as [
+          string,
+          () => Promise<Events<AppTopics>>,
+        ],
+      ]),
 ]
 
 const at = '2025-06-01T12:00:00.000Z'

@@ -32,9 +32,14 @@ afterEach(async () => {
 })
 
 async function instance(env: Record<string, string>, logs?: string[]): Promise<Instance> {
-  const t = await buildTestApp({ ...env, ...(logs === undefined ? {} : { LOG_LEVEL: 'info' }) }, logs === undefined ? {} : { logStream: { write: (line) => void logs.push(line) } })
+  const t = await buildTestApp(
+    { ...env, ...(logs === undefined ? {} : { LOG_LEVEL: 'info' }) },
+    logs === undefined ? {} : { logStream: { write: (line) => void logs.push(line) } },
+  )
   const http = await t.app.listen({ host: '127.0.0.1', port: 0 })
-  const post = (await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'on air', content: '.' } })).json().data.id as number
+  const post = (
+    await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'on air', content: '.' } })
+  ).json().data.id as number
   const comment = async (content: string) =>
     (await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts/${post}/comments`, token: t.tokens.bob, json: { content } })).statusCode
   const made = { t, http, ws: `${http.replace('http', 'ws')}/graphql`, postId: post, comment }
@@ -48,7 +53,10 @@ function subscriber(at: Instance, selection = '{ content author { name } post { 
   cleanups.push(() => client.dispose())
   const received: unknown[] = []
   const errors: unknown[] = []
-  client.subscribe({ query: `subscription { commentAdded ${selection} }` }, { next: (value) => received.push(value), error: (error) => errors.push(error), complete: () => undefined })
+  client.subscribe(
+    { query: `subscription { commentAdded ${selection} }` },
+    { next: (value) => received.push(value), error: (error) => errors.push(error), complete: () => undefined },
+  )
   return { received, errors }
 }
 
@@ -122,7 +130,15 @@ describe.skipIf(sharedUrl === undefined)('events on Redis', () => {
       JSON.stringify({ comment: { id: 999 }, post: { id: a.postId }, author: { id: 1 } }),
       // A draft's comment, which the subscriber may not see, with every field.
       JSON.stringify({
-        comment: { id: 998, postId: a.postId, authorId: a.t.bob.id, author: { id: a.t.bob.id, name: 'Bob' }, content: 'forged', createdAt: real.createdAt, updatedAt: real.updatedAt },
+        comment: {
+          id: 998,
+          postId: a.postId,
+          authorId: a.t.bob.id,
+          author: { id: a.t.bob.id, name: 'Bob' },
+          content: 'forged',
+          createdAt: real.createdAt,
+          updatedAt: real.updatedAt,
+        },
         post: { ...real, status: 'draft', title: 'forged' },
         author: a.t.bob,
       }),
@@ -172,7 +188,10 @@ describe.skipIf(!privateRedis)('events when Redis goes away', () => {
     const sse = createSseClient({ url: `${a.http}/graphql/stream`, retryAttempts: 0 })
     cleanups.push(() => sse.dispose())
     const overSse: unknown[] = []
-    sse.subscribe({ query: 'subscription { commentAdded { content } }' }, { next: (value) => overSse.push(value), error: () => undefined, complete: () => undefined })
+    sse.subscribe(
+      { query: 'subscription { commentAdded { content } }' },
+      { next: (value) => overSse.push(value), error: () => undefined, complete: () => undefined },
+    )
     await subscribed(a, 2)
     expect(await a.comment('before')).toBe(201)
     await until(() => ws.received.length === 1 && overSse.length === 1)
@@ -185,7 +204,12 @@ describe.skipIf(!privateRedis)('events when Redis goes away', () => {
 
     // Writes go on; what they would have published is lost, logged once and counted.
     expect(await a.comment('during, over REST')).toBe(201)
-    const mutation = await a.t.request({ method: 'POST', url: '/graphql', token: a.t.tokens.bob, json: { query: `mutation { addComment(input: {postId: "${a.postId}", content: "during, over GraphQL"}) { content } }` } })
+    const mutation = await a.t.request({
+      method: 'POST',
+      url: '/graphql',
+      token: a.t.tokens.bob,
+      json: { query: `mutation { addComment(input: {postId: "${a.postId}", content: "during, over GraphQL"}) { content } }` },
+    })
     expect(mutation.json()).toEqual({ data: { addComment: { content: 'during, over GraphQL' } } })
     expect(a.t.app.faults).toMatchObject({ eventPublishFailures: 2, eventInterruptions: 1 })
     const lines = logs.map((line) => JSON.parse(line) as { msg: string })

@@ -8,7 +8,6 @@ import { canRunPrivateRedis, PrivateRedis, until } from '../helpers/private-redi
 import { type ServeProcess, startServe, tokenFromCli } from '../helpers/serve-process.js'
 import { freshSqliteFile, type TestDatabase } from '../helpers/test-store.js'
 
-
 describe.skipIf(!canRunPrivateRedis())('Redis outage under load', () => {
   let redis: PrivateRedis
   let serve: ServeProcess
@@ -42,7 +41,8 @@ describe.skipIf(!canRunPrivateRedis())('Redis outage under load', () => {
     socket.on('message', (data: Buffer) => {
       const message = JSON.parse(data.toString()) as (typeof messages)[number]
       messages.push(message)
-      if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } }))
+      if (message.type === 'connection_ack')
+        socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } }))
     })
     socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init' })))
     const delivered = (content: string) => messages.some((m) => m.payload?.data?.commentAdded?.content === content)

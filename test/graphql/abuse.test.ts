@@ -34,9 +34,15 @@ describe('GraphQL limits at the endpoint', () => {
   }
 
   it('refuses a query deeper than 10 levels, and serves one of 10', async () => {
-    const refused = await expectRefused('{ users { posts { author { posts { author { posts { author { posts { author { posts { id } } } } } } } } } } }', 'depth')
+    const refused = await expectRefused(
+      '{ users { posts { author { posts { author { posts { author { posts { author { posts { id } } } } } } } } } } }',
+      'depth',
+    )
     expect(refused.body.errors?.[0]?.message).toMatch(/11 levels deep; the limit is 10/)
-    const served = await graphql(t, '{ user(id: "1") { posts(limit: 1) { author { posts(limit: 1) { author { posts(limit: 1) { author { posts(limit: 1) { author { id } } } } } } } } } }')
+    const served = await graphql(
+      t,
+      '{ user(id: "1") { posts(limit: 1) { author { posts(limit: 1) { author { posts(limit: 1) { author { posts(limit: 1) { author { id } } } } } } } } } }',
+    )
     expect(served.body.errors).toBeUndefined()
   })
 
@@ -72,7 +78,10 @@ describe('GraphQL limits at the endpoint', () => {
   })
 
   it('serves the standard introspection query (what GraphiQL sends), and refuses an introspection flood', async () => {
-    const answer = await graphql(t, getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }))
+    const answer = await graphql(
+      t,
+      getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true }),
+    )
     expect(answer.body.errors).toBeUndefined()
     expect((answer.body.data?.__schema as { types: unknown[] }).types.length).toBeGreaterThan(20)
     const flood = `{ __schema { types { fields { type { fields { type { fields { type { fields { type { fields { name } } } } } } } } } } } }`

@@ -44,7 +44,11 @@ async function statementsFor(sizes: { users: number; postsPerUser: number; comme
     const users = answer.body.data?.users as { posts: { comments: { author: { name: string } }[] }[] }[]
     const posts = users.flatMap((user) => user.posts)
     const comments = posts.flatMap((post) => post.comments)
-    return { statements, returned: { users: users.length, posts: posts.length, comments: comments.length }, authors: new Set(comments.map((c) => c.author.name)) }
+    return {
+      statements,
+      returned: { users: users.length, posts: posts.length, comments: comments.length },
+      authors: new Set(comments.map((c) => c.author.name)),
+    }
   } finally {
     await t.close()
   }
@@ -72,10 +76,24 @@ describe('GraphQL reads after writes', () => {
     try {
       const inOneDocument = await graphql(
         t,
-        `mutation {
-          first: addTodo(text: "one") { user { todos { text } } }
-          second: addTodo(text: "two") { user { todos { text } } }
-        }`,
+        `
+          mutation {
+            first: addTodo(text: "one") {
+              user {
+                todos {
+                  text
+                }
+              }
+            }
+            second: addTodo(text: "two") {
+              user {
+                todos {
+                  text
+                }
+              }
+            }
+          }
+        `,
         { token: t.tokens.alice },
       )
       expect(inOneDocument.body.data).toEqual({
@@ -106,11 +124,25 @@ describe('GraphQL batches of many parents', () => {
     try {
       const { db } = t.database
       const now = new Date().toISOString()
-      const users = Array.from({ length: 97 }, (_, u) => ({ name: `U${u}`, email: `u${u}@example.com`, role: 'user' as const, created_at: now, updated_at: now }))
+      const users = Array.from({ length: 97 }, (_, u) => ({
+        name: `U${u}`,
+        email: `u${u}@example.com`,
+        role: 'user' as const,
+        created_at: now,
+        updated_at: now,
+      }))
       await db.insertInto('users').values(users).execute()
       const ids = (await db.selectFrom('users').select('id').execute()).map((row) => row.id)
       for (const userId of ids) {
-        const posts = Array.from({ length: 100 }, (_, p) => ({ user_id: userId, title: `P${p}`, content: '.', status: 'published' as const, published_at: now, created_at: now, updated_at: now }))
+        const posts = Array.from({ length: 100 }, (_, p) => ({
+          user_id: userId,
+          title: `P${p}`,
+          content: '.',
+          status: 'published' as const,
+          published_at: now,
+          created_at: now,
+          updated_at: now,
+        }))
         await db.insertInto('posts').values(posts).execute()
       }
       const lastPost = await db.selectFrom('posts').select('id').orderBy('id', 'desc').executeTakeFirstOrThrow()

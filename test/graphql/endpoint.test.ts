@@ -11,9 +11,14 @@ describe('the GraphQL endpoint', () => {
   })
   afterAll(() => t.close())
 
-  const countTodos = async () => (await t.database.db.selectFrom('todos').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n
-  const post = (body: string, headers: Record<string, string>, token?: string) =>
-    t.request({ method: 'POST', url: '/graphql', payload: body, headers, token })
+  const countTodos = async () =>
+    (
+      await t.database.db
+        .selectFrom('todos')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n
+  const post = (body: string, headers: Record<string, string>, token?: string) => t.request({ method: 'POST', url: '/graphql', payload: body, headers, token })
 
   describe('content negotiation', () => {
     it('answers application/graphql-response+json when accepted, and application/json otherwise', async () => {
@@ -61,7 +66,11 @@ describe('the GraphQL endpoint', () => {
 
   describe('GET', () => {
     it('serves queries, with variables and operationName from the query string', async () => {
-      const params = new URLSearchParams({ query: 'query One($id: ID!) { user(id: $id) { name } }', variables: JSON.stringify({ id: String(t.bob.id) }), operationName: 'One' })
+      const params = new URLSearchParams({
+        query: 'query One($id: ID!) { user(id: $id) { name } }',
+        variables: JSON.stringify({ id: String(t.bob.id) }),
+        operationName: 'One',
+      })
       const response = await t.request({ method: 'GET', url: `/graphql?${params}` })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ data: { user: { name: 'Bob' } } })
@@ -97,7 +106,12 @@ describe('the GraphQL endpoint', () => {
     })
 
     it('refuses bad parameters with 400', async () => {
-      for (const url of ['/graphql', '/graphql?query=', `/graphql?query=${encodeURIComponent('{ __typename }')}&variables=not-json`, '/graphql?query=a&query=b']) {
+      for (const url of [
+        '/graphql',
+        '/graphql?query=',
+        `/graphql?query=${encodeURIComponent('{ __typename }')}&variables=not-json`,
+        '/graphql?query=a&query=b',
+      ]) {
         const response = await t.request({ method: 'GET', url })
         expect({ url, status: response.statusCode }).toEqual({ url, status: 400 })
         expect(response.json().errors[0].extensions.code).toBe('BAD_REQUEST')
@@ -124,7 +138,15 @@ describe('the GraphQL endpoint', () => {
     })
 
     it('refuses malformed requests with 400 in the GraphQL error shape', async () => {
-      const bodies = ['{ "not a JSON', '{"notquery": "{ __typename }"}', '{"query": 1}', '{"query": ["{ __typename }"]}', '{"query": "{ __typename }", "variables": [1]}', '{"query": "{ __typename }", "operationName": 5}', '"just a string"']
+      const bodies = [
+        '{ "not a JSON',
+        '{"notquery": "{ __typename }"}',
+        '{"query": 1}',
+        '{"query": ["{ __typename }"]}',
+        '{"query": "{ __typename }", "variables": [1]}',
+        '{"query": "{ __typename }", "operationName": 5}',
+        '"just a string"',
+      ]
       for (const body of bodies) {
         const response = await post(body, { 'content-type': 'application/json' })
         expect({ body, status: response.statusCode }).toEqual({ body, status: 400 })
@@ -133,14 +155,19 @@ describe('the GraphQL endpoint', () => {
     })
 
     it('allows null variables, operationName and extensions', async () => {
-      const response = await post(JSON.stringify({ query: '{ __typename }', variables: null, operationName: null, extensions: null }), { 'content-type': 'application/json' })
+      const response = await post(JSON.stringify({ query: '{ __typename }', variables: null, operationName: null, extensions: null }), {
+        'content-type': 'application/json',
+      })
       expect(response.statusCode).toBe(200)
       expect(response.json()).toEqual({ data: { __typename: 'Query' } })
     })
 
     it('never reads a JSON query as a ready-made document', async () => {
       const before = await countTodos()
-      const ast = JSON.stringify({ kind: 'Document', definitions: [{ kind: 'OperationDefinition', operation: 'mutation', selectionSet: { kind: 'SelectionSet', selections: [] } }] })
+      const ast = JSON.stringify({
+        kind: 'Document',
+        definitions: [{ kind: 'OperationDefinition', operation: 'mutation', selectionSet: { kind: 'SelectionSet', selections: [] } }],
+      })
       for (const query of [ast, 'null', '[]', '42', '"text"', 'true']) {
         const answer = await graphql(t, query, { token: t.tokens.alice })
         expect({ query, status: answer.status, codes: codesOf(answer) }).toEqual({ query, status: 200, codes: ['BAD_REQUEST'] })
@@ -205,7 +232,14 @@ describe('the GraphQL endpoint', () => {
       const response = await t.request({ method: 'GET', url: '/graphql/schema.graphql' })
       expect(response.statusCode).toBe(200)
       expect(response.headers['content-type']).toBe('text/plain; charset=utf-8')
-      for (const part of ['type User {', 'posts(', 'type Mutation {', 'createPost(input: CreatePostInput!): Post!', 'addTodo(text: String!): Todo!', 'input AddCommentInput {']) {
+      for (const part of [
+        'type User {',
+        'posts(',
+        'type Mutation {',
+        'createPost(input: CreatePostInput!): Post!',
+        'addTodo(text: String!): Todo!',
+        'input AddCommentInput {',
+      ]) {
         expect(response.body).toContain(part)
       }
     })

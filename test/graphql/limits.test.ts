@@ -113,9 +113,7 @@ describe('depth', () => {
     const errors = check(query, { maxDepth: 3 })
     expect(errors.map((error) => error.message)).toContain('Cannot spread fragment "A" within itself via "B".')
     expect(limitErrors(errors, 'depth').map((error) => error.message)).toEqual(['The query is 5 levels deep; the limit is 3'])
-    expect(check('{ viewer { ...A } } fragment A on User { ...A }').map((error) => error.message)).toEqual([
-      'Cannot spread fragment "A" within itself.',
-    ])
+    expect(check('{ viewer { ...A } } fragment A on User { ...A }').map((error) => error.message)).toEqual(['Cannot spread fragment "A" within itself.'])
   })
 
   it('passes the introspection query GraphiQL sends, with every option, outside the query depth', () => {
@@ -373,6 +371,8 @@ describe('tokens and nesting, counted before the parser builds anything', () => 
   })
 
   it('refuses past the limit with a syntax error naming it', () => {
-    expect(parserLimitError(`{ ${'a '.repeat(MAX_TOKENS)}}`, MAX_TOKENS)?.message).toBe(`Syntax Error: Document contains more than ${MAX_TOKENS} tokens. Parsing aborted.`)
+    expect(parserLimitError(`{ ${'a '.repeat(MAX_TOKENS)}}`, MAX_TOKENS)?.message).toBe(
+      `Syntax Error: Document contains more than ${MAX_TOKENS} tokens. Parsing aborted.`,
+    )
   })
 })

@@ -37,7 +37,8 @@ describe.each(stores)('GraphQL points on the $store store', ({ skip, env }) => {
   async function signedIn() {
     const user = await t.createUser({ name: 'Metered', email: `metered-${nextAddress++}@example.com` })
     const token = await t.tokenFor(user.id)
-    const post = (payload: unknown) => t.app.inject({ method: 'POST', url: '/graphql', headers: { authorization: `Bearer ${token}` }, payload: payload as object })
+    const post = (payload: unknown) =>
+      t.app.inject({ method: 'POST', url: '/graphql', headers: { authorization: `Bearer ${token}` }, payload: payload as object })
     const todos = async () => (await t.database.db.selectFrom('todos').select('id').where('user_id', '=', user.id).execute()).length
     return { post, todos }
   }
@@ -45,35 +46,43 @@ describe.each(stores)('GraphQL points on the $store store', ({ skip, env }) => {
   const cost = (res: { headers: Record<string, unknown> }) => Number(res.headers['x-ratelimit-cost'])
   const cheap = { query: '{ users(limit: 1) { id } }' }
 
-  it.skipIf(skip)('takes a point for each operation of a batch, and refuses one the allowance cannot pay with 429 and Retry-After, running none of it', async () => {
-    const { post, todos } = await signedIn()
-    const one = await post(cheap)
-    expect(one.statusCode).toBe(200)
-    expect([remaining(one), cost(one)]).toEqual([24, 1])
+  it.skipIf(skip)(
+    'takes a point for each operation of a batch, and refuses one the allowance cannot pay with 429 and Retry-After, running none of it',
+    async () => {
+      const { post, todos } = await signedIn()
+      const one = await post(cheap)
+      expect(one.statusCode).toBe(200)
+      expect([remaining(one), cost(one)]).toEqual([24, 1])
 
-    const batch = await post(Array(10).fill(cheap))
-    expect(batch.statusCode).toBe(200)
-    expect(batch.json<unknown[]>().length).toBe(10)
-    expect([remaining(batch), cost(batch)]).toEqual([14, 10])
-    expect(remaining(await post(Array(10).fill(cheap)))).toBe(4)
+      const batch = await post(Array(10).fill(cheap))
+      expect(batch.statusCode).toBe(200)
+      expect(batch.json<unknown[]>().length).toBe(10)
+      expect([remaining(batch), cost(batch)]).toEqual([14, 10])
+      expect(remaining(await post(Array(10).fill(cheap)))).toBe(4)
 
-    // 4 left; three mutations need 3 more than the point of their arrival, which leaves 3.
-    const addTodo = (text: string) => ({ query: `mutation { addTodo(text: "${text}") { id } }` })
-    const refused = await post([addTodo('a'), addTodo('b'), addTodo('c'), addTodo('d'), addTodo('e')])
-    expect(refused.statusCode).toBe(429)
-    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
-    expect(refused.json()).toEqual({
-      errors: [{ message: expect.stringMatching(/^This request costs 5 points; 3 of 25 are left in this 60 s window\. Retry in \d+ s\.$/), extensions: { code: 'RATE_LIMITED', retryAfter: Number(refused.headers['retry-after']) } }],
-    })
-    expect([remaining(refused), cost(refused)]).toEqual([3, 1])
-    expect(await todos()).toBe(0)
+      // 4 left; three mutations need 3 more than the point of their arrival, which leaves 3.
+      const addTodo = (text: string) => ({ query: `mutation { addTodo(text: "${text}") { id } }` })
+      const refused = await post([addTodo('a'), addTodo('b'), addTodo('c'), addTodo('d'), addTodo('e')])
+      expect(refused.statusCode).toBe(429)
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+      expect(refused.json()).toEqual({
+        errors: [
+          {
+            message: expect.stringMatching(/^This request costs 5 points; 3 of 25 are left in this 60 s window\. Retry in \d+ s\.$/),
+            extensions: { code: 'RATE_LIMITED', retryAfter: Number(refused.headers['retry-after']) },
+          },
+        ],
+      })
+      expect([remaining(refused), cost(refused)]).toEqual([3, 1])
+      expect(await todos()).toBe(0)
 
-    // The refusal took only its arrival's point: three operations still fit.
-    const fits = await post([addTodo('a'), addTodo('b'), addTodo('c')])
-    expect(fits.statusCode).toBe(200)
-    expect([remaining(fits), cost(fits)]).toEqual([0, 3])
-    expect(await todos()).toBe(3)
-  })
+      // The refusal took only its arrival's point: three operations still fit.
+      const fits = await post([addTodo('a'), addTodo('b'), addTodo('c')])
+      expect(fits.statusCode).toBe(200)
+      expect([remaining(fits), cost(fits)]).toEqual([0, 3])
+      expect(await todos()).toBe(3)
+    },
+  )
 
   it.skipIf(skip)('takes a point for each top-level mutation field, aliases and fragments included', async () => {
     const { post, todos } = await signedIn()
@@ -82,7 +91,8 @@ describe.each(stores)('GraphQL points on the $store store', ({ skip, env }) => {
     expect([remaining(five), cost(five)]).toEqual([20, 5])
     expect(await todos()).toBe(5)
     const viaFragments = await post({
-      query: 'mutation { ...Two ... on Mutation { c: addTodo(text: "c") { id } } } fragment Two on Mutation { a: addTodo(text: "a") { id } b: addTodo(text: "b") { id } }',
+      query:
+        'mutation { ...Two ... on Mutation { c: addTodo(text: "c") { id } } } fragment Two on Mutation { a: addTodo(text: "a") { id } b: addTodo(text: "b") { id } }',
     })
     expect([viaFragments.statusCode, remaining(viaFragments), cost(viaFragments)]).toEqual([200, 17, 3])
   })

@@ -32,18 +32,15 @@ describe.each([
     return first
   }
 
-  it('answers the spec query GetUser with the selected fields and the user\'s posts', async () => {
-    const answer = await twice(
-      'query GetUser($id: ID!) { user(id: $id) { id name email avatar posts { id title content publishedAt } } }',
-      { variables: { id: String(t.alice.id) } },
-    )
+  it("answers the spec query GetUser with the selected fields and the user's posts", async () => {
+    const answer = await twice('query GetUser($id: ID!) { user(id: $id) { id name email avatar posts { id title content publishedAt } } }', {
+      variables: { id: String(t.alice.id) },
+    })
     expect(answer.status).toBe(200)
     expect(answer.headers['content-type']).toBe('application/json; charset=utf-8')
     const user = answer.body.data?.user as { id: string; posts: { id: string; publishedAt: string }[] }
     expect(user).toMatchObject({ id: String(t.alice.id), name: 'Alice', email: 'alice@example.com', avatar: null })
-    expect(user.posts).toEqual([
-      { id: postId, title: 'First light', content: 'Hello from Alice', publishedAt: expect.any(String) as string },
-    ])
+    expect(user.posts).toEqual([{ id: postId, title: 'First light', content: 'Hello from Alice', publishedAt: expect.any(String) as string }])
     expect(answer.body.errors).toBeUndefined()
   })
 
@@ -84,7 +81,7 @@ describe.each([
     expect(overRest.json().data).toMatchObject({ id: Number(created.id), userId: t.bob.id, title: 'Via GraphQL', status: 'published' })
   })
 
-  it('adds a todo with the spec mutation AddTodo, open and the caller\'s', async () => {
+  it("adds a todo with the spec mutation AddTodo, open and the caller's", async () => {
     const answer = await graphql(t, 'mutation AddTodo($text: String!) { addTodo(text: $text) { id text completed __typename } }', {
       variables: { text: 'Water the plants' },
       token: t.tokens.alice,
@@ -128,10 +125,9 @@ describe.each([
 
   it('walks the graph: posts with their author and comments, comments with their post', async () => {
     await make.comment(post, t.bob, { content: 'Nice one' })
-    const answer = await twice(
-      `query($id: ID!) { post(id: $id) { title author { name } comments { content author { name } post { id } } } }`,
-      { variables: { id: postId } },
-    )
+    const answer = await twice(`query($id: ID!) { post(id: $id) { title author { name } comments { content author { name } post { id } } } }`, {
+      variables: { id: postId },
+    })
     expect(answer.body.data).toEqual({
       post: { title: 'First light', author: { name: 'Alice' }, comments: [{ content: 'Nice one', author: { name: 'Bob' }, post: { id: postId } }] },
     })
@@ -190,11 +186,29 @@ describe.each([
     expect(details.map((detail) => detail.field)).toEqual([field])
   })
 
-  it('bounds nested lists: limit and page pick a window of each parent\'s list', async () => {
+  it("bounds nested lists: limit and page pick a window of each parent's list", async () => {
     for (const title of ['two', 'three', 'four']) await make.post(t.alice, { title })
-    const answer = await graphql(t, `query($id: ID!) { user(id: $id) { a: posts(limit: 2) { title } b: posts(limit: 2, page: 2) { title } c: posts { title } } }`, {
-      variables: { id: String(t.alice.id) },
-    })
+    const answer = await graphql(
+      t,
+      `
+        query ($id: ID!) {
+          user(id: $id) {
+            a: posts(limit: 2) {
+              title
+            }
+            b: posts(limit: 2, page: 2) {
+              title
+            }
+            c: posts {
+              title
+            }
+          }
+        }
+      `,
+      {
+        variables: { id: String(t.alice.id) },
+      },
+    )
     expect(answer.body.data).toEqual({
       user: {
         a: [{ title: 'First light' }, { title: 'two' }],
@@ -202,7 +216,18 @@ describe.each([
         c: [{ title: 'First light' }, { title: 'two' }, { title: 'three' }, { title: 'four' }],
       },
     })
-    const bad = await graphql(t, `{ users { posts(limit: 0) { id } } }`)
+    const bad = await graphql(
+      t,
+      `
+        {
+          users {
+            posts(limit: 0) {
+              id
+            }
+          }
+        }
+      `,
+    )
     expect(codesOf(bad)[0]).toBe('BAD_REQUEST')
   })
 })

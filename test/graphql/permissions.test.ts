@@ -59,9 +59,25 @@ describe('GraphQL errors and permissions', () => {
       const answer = await graphql(t, `mutation { ${mutation} }`, { token: t.tokens.bob })
       expect({ field, codes: codesOf(answer) }).toEqual({ field, codes: ['FORBIDDEN'] })
     }
-    const check = await graphql(t, `query($p: ID!, $u: ID!) { post(id: $p) { title } user(id: $u) { name todos { completed } } }`, {
-      variables: { p: alicePost, u: String(t.alice.id) },
-    })
+    const check = await graphql(
+      t,
+      `
+        query ($p: ID!, $u: ID!) {
+          post(id: $p) {
+            title
+          }
+          user(id: $u) {
+            name
+            todos {
+              completed
+            }
+          }
+        }
+      `,
+      {
+        variables: { p: alicePost, u: String(t.alice.id) },
+      },
+    )
     expect(check.body.data).toEqual({ post: { title: 'Open' }, user: { name: 'Alice', todos: [{ completed: false }] } })
     const edit = await graphql(t, `mutation { updateComment(id: "${bobComment}", input: {content: "not mine"}) { id } }`, { token: t.tokens.alice })
     expect(codesOf(edit)).toEqual(['FORBIDDEN'])
@@ -96,7 +112,12 @@ describe('GraphQL errors and permissions', () => {
     expect(answer.body.errors?.[0]).toMatchObject({ path: ['createUser'], locations: [{ line: 1, column: 12 }] })
     const fields = (answer.body.errors?.[0]?.extensions?.details as { field: string }[]).map((d) => d.field).sort()
     expect(fields).toEqual(['age', 'avatar', 'email', 'name'])
-    const rest = await t.request({ method: 'POST', url: '/api/v1/users', token: t.tokens.admin, json: { name: '', email: 'nope', age: 200, avatar: 'http://x' } })
+    const rest = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      token: t.tokens.admin,
+      json: { name: '', email: 'nope', age: 200, avatar: 'http://x' },
+    })
     expect(rest.json().error.details).toEqual(answer.body.errors?.[0]?.extensions?.details)
 
     const blank = await graphql(t, `mutation { addComment(input: {postId: "${alicePost}", content: "   "}) { id } }`, { token: t.tokens.bob })
@@ -109,7 +130,11 @@ describe('GraphQL errors and permissions', () => {
   // columns refuse one, so only SQLite can hold it.
   it.runIf(TEST_STORE === 'sqlite')('masks an unexpected failure as INTERNAL_ERROR quoting the request id, with no internals', async () => {
     const { id } = await t.createUser({ name: 'Odd', email: 'odd@example.com' })
-    await t.database.db.updateTable('users').set({ age: 'forty' as unknown as number }).where('id', '=', id).execute()
+    await t.database.db
+      .updateTable('users')
+      .set({ age: 'forty' as unknown as number })
+      .where('id', '=', id)
+      .execute()
     const response = await t.request({ method: 'POST', url: '/graphql', json: { query: `{ user(id: "${id}") { name age } }` } })
     const body = response.json()
     expect(response.statusCode).toBe(200)
@@ -130,12 +155,21 @@ describe('GraphQL errors and permissions', () => {
     const logged = await buildTestApp({ LOG_LEVEL: 'error' }, { logStream: { write: (line) => lines.push(line) } })
     try {
       const { id } = await logged.createUser({ name: 'Odd', email: 'odd@example.com' })
-      await logged.database.db.updateTable('users').set({ age: 'forty' as unknown as number }).where('id', '=', id).execute()
+      await logged.database.db
+        .updateTable('users')
+        .set({ age: 'forty' as unknown as number })
+        .where('id', '=', id)
+        .execute()
       const response = await logged.request({ method: 'POST', url: '/graphql', json: { query: `{ user(id: "${id}") { age } }` } })
       const requestId = String(response.headers['x-request-id'])
       const entries = lines.map((line) => JSON.parse(line) as { level: number; reqId?: string; msg: string; err?: { message: string }; path?: unknown })
       expect(entries).toContainEqual(
-        expect.objectContaining({ level: 50, reqId: requestId, path: ['user', 'age'], err: expect.objectContaining({ message: expect.stringContaining('forty') as string }) as object }),
+        expect.objectContaining({
+          level: 50,
+          reqId: requestId,
+          path: ['user', 'age'],
+          err: expect.objectContaining({ message: expect.stringContaining('forty') as string }) as object,
+        }),
       )
     } finally {
       await logged.close()

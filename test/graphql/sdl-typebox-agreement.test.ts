@@ -122,7 +122,12 @@ function typeboxKind(schema: TSchema, type: string): string {
 function graphqlKind(type: GraphQLType): string {
   const named = getNullableType(type)
   if (isListType(named)) return `[${graphqlKind(named.ofType)}]`
-  if (isEnumType(named)) return `enum(${named.getValues().map((value) => value.name).sort().join(', ')})`
+  if (isEnumType(named))
+    return `enum(${named
+      .getValues()
+      .map((value) => value.name)
+      .sort()
+      .join(', ')})`
   if (isScalarType(named)) return named.name
   return `object ${named.name}`
 }

@@ -121,7 +121,10 @@ describe('rights follow the caller on long-lived connections', () => {
   afterAll(() => s.t.close())
 
   const comment = async (postId: number, content: string) =>
-    expect((await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${postId}/comments`, token: s.t.tokens.alice, json: { content } })).statusCode).toBe(201)
+    expect(
+      (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${postId}/comments`, token: s.t.tokens.alice, json: { content } }))
+        .statusCode,
+    ).toBe(201)
   const subscribed = (count: number) => until(() => s.t.app.subscriptionStats.subscriptions === count)
   const todosNamed = async (text: string) => (await s.t.database.db.selectFrom('todos').select('id').where('text', '=', text).execute()).length
   const usersWithEmail = async (email: string) => (await s.t.database.db.selectFrom('users').select('id').where('email', '=', email).execute()).length
@@ -159,7 +162,7 @@ describe('rights follow the caller on long-lived connections', () => {
     expect(nextEvents(sse.text).map((event) => event.data)).toEqual([{ commentAdded: { content: 'before revoking' } }, undefined])
   })
 
-  it('judges every later delivery and operation of a demoted admin as a user: no more comments on drafts, no updatePost on another user\'s draft', async () => {
+  it("judges every later delivery and operation of a demoted admin as a user: no more comments on drafts, no updatePost on another user's draft", async () => {
     await subscribed(0)
     const demoted = await newAdmin('demoted')
     const ws = wsClient(s.ws, demoted.token)
@@ -175,8 +178,14 @@ describe('rights follow the caller on long-lived connections', () => {
     await comment(published, 'published, once demoted')
     await until(() => onWs.received.length === 2 && nextEvents(sse.text).length === 2)
     await settle()
-    expect(onWs.received).toEqual([{ data: { commentAdded: { content: 'draft, while admin' } } }, { data: { commentAdded: { content: 'published, once demoted' } } }])
-    expect(nextEvents(sse.text).map((event) => event.data)).toEqual([{ commentAdded: { content: 'draft, while admin' } }, { commentAdded: { content: 'published, once demoted' } }])
+    expect(onWs.received).toEqual([
+      { data: { commentAdded: { content: 'draft, while admin' } } },
+      { data: { commentAdded: { content: 'published, once demoted' } } },
+    ])
+    expect(nextEvents(sse.text).map((event) => event.data)).toEqual([
+      { commentAdded: { content: 'draft, while admin' } },
+      { commentAdded: { content: 'published, once demoted' } },
+    ])
 
     const update = await new Promise<{ errors?: { extensions: { code: string } }[] }>((resolve, reject) => {
       let result: unknown
@@ -192,7 +201,7 @@ describe('rights follow the caller on long-lived connections', () => {
     expect(sse.ended).toBe(false)
   })
 
-  it('widens a promoted user\'s connection only as the database says: comments on drafts arrive once promoted', async () => {
+  it("widens a promoted user's connection only as the database says: comments on drafts arrive once promoted", async () => {
     await subscribed(0)
     const { user, token } = await make.signedIn({ name: 'Promoted' })
     const ws = wsClient(s.ws, token)
@@ -217,7 +226,11 @@ describe('rights follow the caller on long-lived connections', () => {
     await subscribed(2)
 
     expect((await s.t.request({ method: 'DELETE', url: `/api/v1/users/${deleted.user.id}`, token: s.t.tokens.admin })).statusCode).toBe(204)
-    raw.send({ id: 'c', type: 'subscribe', payload: { query: 'mutation { createUser(input: { name: "Mallory", email: "mallory@example.com", role: admin }) { id } }' } })
+    raw.send({
+      id: 'c',
+      type: 'subscribe',
+      payload: { query: 'mutation { createUser(input: { name: "Mallory", email: "mallory@example.com", role: admin }) { id } }' },
+    })
     await until(() => ws.closes.length === 1 && raw.closedCode() !== undefined && sse.ended, 1000)
     expect(ws.closes).toEqual([4401])
     expect(raw.closedCode()).toBe(4401)
@@ -276,7 +289,13 @@ describe('rights follow the caller on long-lived connections', () => {
     const t = await buildTestApp({}, { onQuery: (sql) => queries.push(sql) })
     try {
       const http = await t.app.listen({ host: '127.0.0.1', port: 0 })
-      const anonymous = createClient({ url: `${http.replace('http', 'ws')}/graphql`, webSocketImpl: WebSocket, retryAttempts: 0, lazy: false, onNonLazyError: () => undefined })
+      const anonymous = createClient({
+        url: `${http.replace('http', 'ws')}/graphql`,
+        webSocketImpl: WebSocket,
+        retryAttempts: 0,
+        lazy: false,
+        onNonLazyError: () => undefined,
+      })
       cleanups.push(() => anonymous.dispose())
       gather(anonymous, ALL)
       await until(() => t.app.subscriptionStats.subscriptions === 1)

@@ -27,7 +27,9 @@ describe('subscription documents and protocols', () => {
     const costly = await fetch(`${s.http}/graphql/stream`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify({ query: 'subscription { commentAdded { post { author { posts(limit: 100) { comments(limit: 100) { author { posts(limit: 100) { id } } } } } } } }' }),
+      body: JSON.stringify({
+        query: 'subscription { commentAdded { post { author { posts(limit: 100) { comments(limit: 100) { author { posts(limit: 100) { id } } } } } } } }',
+      }),
     })
     expect(costly.status).toBe(400)
     expect(((await costly.json()) as { errors: { extensions: { limit?: string } }[] }).errors.map((e) => e.extensions.limit)).toContain('cost')
@@ -44,16 +46,32 @@ describe('subscription documents and protocols', () => {
     }
   })
 
-  it('applies the endpoint\'s validation and limits to WebSocket documents', async () => {
+  it("applies the endpoint's validation and limits to WebSocket documents", async () => {
     const raw = rawSocket(s.ws)
     await raw.opened
     raw.send({ type: 'connection_init' })
     await until(() => raw.messages.some((m) => m.type === 'connection_ack'))
     raw.send({ id: 'a', type: 'subscribe', payload: { query: 'subscription { commentAdded { nope } }' } })
-    raw.send({ id: 'b', type: 'subscribe', payload: { query: 'subscription { commentAdded { post { author { posts { author { posts { author { posts { author { posts { author { id } } } } } } } } } } } }' } })
+    raw.send({
+      id: 'b',
+      type: 'subscribe',
+      payload: {
+        query: 'subscription { commentAdded { post { author { posts { author { posts { author { posts { author { posts { author { id } } } } } } } } } } } }',
+      },
+    })
     raw.send({ id: 'c', type: 'subscribe', payload: { query: 'subscription { a: commentAdded { id } b: commentAdded { id } }' } })
-    raw.send({ id: 'd', type: 'subscribe', payload: { query: 'subscription { commentAdded { post { author { posts(limit: 100) { comments(limit: 100) { author { posts(limit: 100) { id } } } } } } } }' } })
-    raw.send({ id: 'e', type: 'subscribe', payload: { query: `subscription { commentAdded { ${Array.from({ length: 16 }, (_, i) => `a${i}: id`).join(' ')} } }` } })
+    raw.send({
+      id: 'd',
+      type: 'subscribe',
+      payload: {
+        query: 'subscription { commentAdded { post { author { posts(limit: 100) { comments(limit: 100) { author { posts(limit: 100) { id } } } } } } } }',
+      },
+    })
+    raw.send({
+      id: 'e',
+      type: 'subscribe',
+      payload: { query: `subscription { commentAdded { ${Array.from({ length: 16 }, (_, i) => `a${i}: id`).join(' ')} } }` },
+    })
     raw.send({ id: 'f', type: 'subscribe', payload: { query: `subscription { commentAdded { ${'id '.repeat(4000)}} }` } })
     await until(() => raw.messages.filter((m) => m.type === 'error').length === 6)
     const errors: Record<string, { extensions: Record<string, unknown> }[]> = Object.fromEntries(
@@ -93,7 +111,7 @@ describe('subscription auth', () => {
   })
   afterAll(() => s.t.close())
 
-  it('closes with 4401 for a bad token in connection_init or in the upgrade\'s Authorization header', async () => {
+  it("closes with 4401 for a bad token in connection_init or in the upgrade's Authorization header", async () => {
     const inPayload = rawSocket(s.ws)
     await inPayload.opened
     inPayload.send({ type: 'connection_init', payload: { authorization: 'Bearer tl_not-a-token' } })
@@ -112,7 +130,7 @@ describe('subscription auth', () => {
     expect(await notAString.closed).toMatchObject({ code: 4401 })
   })
 
-  it('lets a token in connection_init win over the header\'s, and refuses two different ones', async () => {
+  it("lets a token in connection_init win over the header's, and refuses two different ones", async () => {
     const initWins = rawSocket(s.ws, { authorization: 'Bearer tl_not-a-token' })
     await initWins.opened
     initWins.send({ type: 'connection_init', payload: { authorization: `Bearer ${s.t.tokens.alice}` } })
@@ -125,7 +143,11 @@ describe('subscription auth', () => {
   })
 
   it('does not let an Upgrade header on a plain request slip a bad token through', async () => {
-    const response = await s.t.request({ method: 'GET', url: '/graphql?query={viewer{id}}', headers: { upgrade: 'websocket', authorization: 'Bearer tl_bogus' } })
+    const response = await s.t.request({
+      method: 'GET',
+      url: '/graphql?query={viewer{id}}',
+      headers: { upgrade: 'websocket', authorization: 'Bearer tl_bogus' },
+    })
     expect(response.statusCode).toBe(401)
   })
 
@@ -144,8 +166,15 @@ describe('subscription auth', () => {
     expect(await raw.closed).toMatchObject({ code: 4400 })
   })
 
-  it('takes the caller from the upgrade\'s Authorization header', async () => {
-    const post = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.bob.id}/posts`, token: s.t.tokens.bob, json: { title: 'mine', content: '.', status: 'draft' } })).json().data.id as number
+  it("takes the caller from the upgrade's Authorization header", async () => {
+    const post = (
+      await s.t.request({
+        method: 'POST',
+        url: `/api/v1/users/${s.t.bob.id}/posts`,
+        token: s.t.tokens.bob,
+        json: { title: 'mine', content: '.', status: 'draft' },
+      })
+    ).json().data.id as number
     const raw = rawSocket(s.ws, { authorization: `Bearer ${s.t.tokens.bob}` })
     await raw.opened
     raw.send({ type: 'connection_init' })
@@ -192,7 +221,11 @@ describe('subscription limits', () => {
       await third.opened
       third.send({ type: 'connection_init' })
       expect(await third.closed).toMatchObject({ code: 1013 })
-      const sse = await fetch(`${s.http}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ query: 'subscription { commentAdded { id } }' }) })
+      const sse = await fetch(`${s.http}/graphql/stream`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ query: 'subscription { commentAdded { id } }' }),
+      })
       expect(sse.status).toBe(429)
       // A signed-in caller is counted apart from the address.
       const signedIn = rawSocket(s.ws)
@@ -245,7 +278,7 @@ describe('subscription limits', () => {
     }
   })
 
-  it('gives an event stream\'s connection slot back when its client goes away', async () => {
+  it("gives an event stream's connection slot back when its client goes away", async () => {
     const s = await listening({ GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '2' })
     try {
       for (let i = 0; i < 5; i++) {
@@ -277,7 +310,15 @@ describe('subscription limits', () => {
       }
       await until(() => s.t.app.subscriptionStats.connections === 0 && s.t.app.subscriptionStats.subscriptions === 0)
       // Every slot came back: the caller can open as many streams as the limit allows.
-      const held = await Promise.all([0, 1].map(() => fetch(`${s.http}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${s.t.tokens.alice}` }, body })))
+      const held = await Promise.all(
+        [0, 1].map(() =>
+          fetch(`${s.http}/graphql/stream`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${s.t.tokens.alice}` },
+            body,
+          }),
+        ),
+      )
       expect(held.map((response) => response.status)).toEqual([200, 200])
       for (const response of held) await response.body?.cancel()
     } finally {
@@ -289,18 +330,26 @@ describe('subscription limits', () => {
     const events = createMemoryEvents<AppTopics>()
     const s = await listening({ GRAPHQL_MAX_PENDING_EVENTS: '5' }, { events })
     try {
-      const post = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts`, token: s.t.tokens.alice, json: { title: 'busy', content: '.' } })).json().data
-      const comment = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${post.id}/comments`, token: s.t.tokens.bob, json: { content: 'x' } })).json().data
+      const post = (
+        await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts`, token: s.t.tokens.alice, json: { title: 'busy', content: '.' } })
+      ).json().data
+      const comment = (
+        await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${post.id}/comments`, token: s.t.tokens.bob, json: { content: 'x' } })
+      ).json().data
       const { request: httpRequest } = await import('node:http')
       let resume = () => undefined as unknown
       const ended = new Promise<void>((resolve) => {
-        const request = httpRequest(`${s.http}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' } }, (response) => {
-          // The client reads nothing: the socket's buffers fill, then the server's queue for it.
-          response.pause()
-          response.socket.pause()
-          response.socket.on('close', () => resolve())
-          resume = () => response.resume()
-        })
+        const request = httpRequest(
+          `${s.http}/graphql/stream`,
+          { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' } },
+          (response) => {
+            // The client reads nothing: the socket's buffers fill, then the server's queue for it.
+            response.pause()
+            response.socket.pause()
+            response.socket.on('close', () => resolve())
+            resume = () => response.resume()
+          },
+        )
         request.end(JSON.stringify({ query: 'subscription { commentAdded { content } }' }))
       })
       await subscribed(s.t, 1)
@@ -318,7 +367,7 @@ describe('subscription limits', () => {
     }
   })
 
-  it('closes on a bad frame with the protocol\'s code and logs no server error for it', async () => {
+  it("closes on a bad frame with the protocol's code and logs no server error for it", async () => {
     const lines: string[] = []
     const s = await listening({ LOG_LEVEL: 'info', GRAPHQL_WS_MAX_MESSAGE_BYTES: '1024' }, { logStream: { write: (line) => lines.push(line) } })
     try {
@@ -358,7 +407,13 @@ describe('subscription limits', () => {
       await s.t.close()
     }
     const errors = lines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message: string } }).filter((entry) => entry.level >= 50)
-    expect(errors).toEqual([expect.objectContaining({ msg: 'unexpected error', in: 'subscription server', err: expect.objectContaining({ message: expect.stringMatching(/no such table|relation "tokens" does not exist/) as string }) as object })])
+    expect(errors).toEqual([
+      expect.objectContaining({
+        msg: 'unexpected error',
+        in: 'subscription server',
+        err: expect.objectContaining({ message: expect.stringMatching(/no such table|relation "tokens" does not exist/) as string }) as object,
+      }),
+    ])
   })
 
   it('counts subscribe messages against the rate limit', async () => {
@@ -421,8 +476,12 @@ describe('subscription limits', () => {
     const events = createMemoryEvents<AppTopics>()
     const s = await listening({ GRAPHQL_MAX_PENDING_EVENTS: '5' }, { events })
     try {
-      const post = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts`, token: s.t.tokens.alice, json: { title: 'busy', content: '.' } })).json().data
-      const comment = (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${post.id}/comments`, token: s.t.tokens.bob, json: { content: 'x' } })).json().data
+      const post = (
+        await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts`, token: s.t.tokens.alice, json: { title: 'busy', content: '.' } })
+      ).json().data
+      const comment = (
+        await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${post.id}/comments`, token: s.t.tokens.bob, json: { content: 'x' } })
+      ).json().data
       const slow = rawSocket(s.ws)
       await slow.opened
       slow.send({ type: 'connection_init' })

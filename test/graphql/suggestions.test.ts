@@ -15,7 +15,11 @@ const TYPOS: readonly { name: string; query: string; variables?: Record<string, 
     query: 'mutation { createUser(input: { name: "N", email: "n@example.com", role: admn }) { id } }',
     kept: 'Value "admn" does not exist in "Role" enum.',
   },
-  { name: 'a mutation', query: 'mutation { creatUser(input: { name: "N", email: "n@example.com" }) { id } }', kept: 'Cannot query field "creatUser" on type "Mutation".' },
+  {
+    name: 'a mutation',
+    query: 'mutation { creatUser(input: { name: "N", email: "n@example.com" }) { id } }',
+    kept: 'Cannot query field "creatUser" on type "Mutation".',
+  },
   { name: 'a type', query: 'query ($id: Id!) { user(id: $id) { id } }', variables: { id: '1' }, kept: 'Unknown type "Id".' },
   {
     name: 'a field of an input, in variables',
@@ -98,7 +102,10 @@ describe('with introspection on', () => {
   it('still suggests names (the schema is public then)', async () => {
     for (const typo of TYPOS) {
       const messages = messagesOf((await post(on, typo.query, typo.variables)).json())
-      expect(messages.some((message) => message.startsWith(typo.kept) && SUGGESTION.test(message)), typo.query).toBe(true)
+      expect(
+        messages.some((message) => message.startsWith(typo.kept) && SUGGESTION.test(message)),
+        typo.query,
+      ).toBe(true)
     }
   })
 })

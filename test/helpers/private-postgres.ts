@@ -33,7 +33,12 @@ function postgresUser(): { uid: number; gid: number } | undefined {
 
 /** Whether a private PostgreSQL can be started here; outside CI its absence skips, with a word. */
 export function canRunPrivatePostgres(): boolean {
-  const missing = postgresBin() === undefined ? 'initdb and pg_ctl are missing' : isRoot && postgresUser() === undefined ? 'running as root, and there is no postgres user to run initdb as' : undefined
+  const missing =
+    postgresBin() === undefined
+      ? 'initdb and pg_ctl are missing'
+      : isRoot && postgresUser() === undefined
+        ? 'running as root, and there is no postgres user to run initdb as'
+        : undefined
   if (missing === undefined) return true
   if (IN_CI) throw new Error(`${missing}, and CI=true requires a private PostgreSQL (apt-get install postgresql)`)
   console.warn(`[skip] ${missing}: the PostgreSQL outage tests are skipped (apt-get install postgresql).`)
@@ -76,7 +81,18 @@ export class PrivatePostgres {
 
   /** Starts it (again) on its port, and waits until it accepts connections. */
   start(): Promise<void> {
-    return this.run('pg_ctl', ['-D', this.data, '-l', join(this.dir, 'log'), '-w', '-t', '30', '-o', `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1`, 'start'])
+    return this.run('pg_ctl', [
+      '-D',
+      this.data,
+      '-l',
+      join(this.dir, 'log'),
+      '-w',
+      '-t',
+      '30',
+      '-o',
+      `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1`,
+      'start',
+    ])
   }
 
   /** Stops it the way an operator restarting it would: connections cut, a clean shutdown. */

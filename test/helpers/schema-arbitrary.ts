@@ -109,7 +109,19 @@ const deeplyNested = fc
   .map(([depth, asArray]) => (asArray ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)))
 /** Text the store could mishandle: NUL, lone surrogates, direction overrides, blanks, controls. */
 const nastyText = fc.constantFrom('a\u0000b', '\u0000', '\ud800', 'x\udfff', '\u202eevil', '   ', '\t', 'a\u0007b', '\r\n', '\ufeff')
-const massAssigned = fc.constantFrom('id', 'userId', 'authorId', 'postId', 'role', 'createdAt', 'updatedAt', 'publishedAt', 'passwordHash', 'password_hash', 'tokenHash')
+const massAssigned = fc.constantFrom(
+  'id',
+  'userId',
+  'authorId',
+  'postId',
+  'role',
+  'createdAt',
+  'updatedAt',
+  'publishedAt',
+  'passwordHash',
+  'password_hash',
+  'tokenHash',
+)
 
 /** `valid` with one field made wrong, left out, or joined by one the schema does not have. */
 export function brokenBodyOf(schema: JsonSchema, rarely: readonly string[] = []): fc.Arbitrary<BodyCase> {
@@ -120,9 +132,11 @@ export function brokenBodyOf(schema: JsonSchema, rarely: readonly string[] = [])
     fc.tuple(valid, field, value).map(([body, key, v]) => ({ payload: JSON.stringify({ ...body, [key]: v }), breakage: `${name} at ${key}` }))
   return fc.oneof(
     { weight: 10, arbitrary: valid.map((body) => ({ payload: JSON.stringify(body), breakage: 'none' })) },
-    fc.tuple(valid, field).chain(([body, key]) =>
-      wrongTypeFor(schema.properties?.[key] ?? {}).map((v) => ({ payload: JSON.stringify({ ...body, [key]: v }), breakage: `wrong type at ${key}` })),
-    ),
+    fc
+      .tuple(valid, field)
+      .chain(([body, key]) =>
+        wrongTypeFor(schema.properties?.[key] ?? {}).map((v) => ({ payload: JSON.stringify({ ...body, [key]: v }), breakage: `wrong type at ${key}` })),
+      ),
     fc.tuple(valid, field).map(([body, key]) => {
       const rest = { ...body }
       delete rest[key]
@@ -149,7 +163,10 @@ export function brokenBodyOf(schema: JsonSchema, rarely: readonly string[] = [])
       const key = Object.keys(body).find((k) => typeof body[k] === 'string' && body[k] !== '') ?? 'zzz'
       const text = JSON.stringify(key === 'zzz' ? { ...body, zzz: 'a' } : body)
       const at = text.indexOf(`${JSON.stringify(key)}:"`) + JSON.stringify(key).length + 2
-      return { payload: Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(bytes), Buffer.from(text.slice(at))]), breakage: `invalid UTF-8 ${bytes.join(',')} in ${key}` }
+      return {
+        payload: Buffer.concat([Buffer.from(text.slice(0, at)), Buffer.from(bytes), Buffer.from(text.slice(at))]),
+        breakage: `invalid UTF-8 ${bytes.join(',')} in ${key}`,
+      }
     }),
     fc.constantFrom('', 'null', '[]', '"text"', '1', '{', '{"a":1,}', '{"a":1}{"b":2}').map((payload) => ({ payload, breakage: 'not an object' })),
   )

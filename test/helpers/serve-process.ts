@@ -59,14 +59,16 @@ export async function startServe(env: Record<string, string>): Promise<ServeProc
 
 /** A token for user `userId` of the database at `databaseUrl`, made with `threadline tokens create`. */
 export async function tokenFromCli(databaseUrl: string, userId: number): Promise<string> {
-  const { stdout } = await run(process.execPath, [BIN, 'tokens', 'create', '--user', String(userId)], { env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl } })
+  const { stdout } = await run(process.execPath, [BIN, 'tokens', 'create', '--user', String(userId)], {
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
+  })
   return stdout.trim()
 }
 
 /** The content of every comment on the demo data's post 1 (of user 1), read page by page (v2 cursors). */
 export async function commentsOnFirstPost(address: string): Promise<Set<string>> {
   const contents = new Set<string>()
-  for (let cursor: string | null = null; ; ) {
+  for (let cursor: string | null = null; ;) {
     const page = await fetch(`${address}/api/v2/users/1/posts/1/comments?limit=100${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)
     const body = (await page.json()) as { data: { content: string }[]; meta: { pagination: { nextCursor: string | null } } }
     for (const comment of body.data) contents.add(comment.content)

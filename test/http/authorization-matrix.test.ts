@@ -36,22 +36,37 @@ const anySignedIn = (ok: number): Record<Actor, number> => ({ anonymous: 401, ot
 
 /** Every REST write route of /api/v1 (the other mounts run the same handlers), by its template. */
 const REST: Record<string, RestCase> = {
-  'POST /users': { path: () => '/users', body: () => ({ name: 'New', email: `${unique('new')}@example.com` }), expect: { anonymous: 401, other: 403, owner: 403, admin: 201 } },
+  'POST /users': {
+    path: () => '/users',
+    body: () => ({ name: 'New', email: `${unique('new')}@example.com` }),
+    expect: { anonymous: 401, other: 403, owner: 403, admin: 201 },
+  },
   'PUT /users/:id': { path: (w) => `/users/${w.ownerId}`, body: (w) => ({ name: 'Replaced', email: w.ownerEmail }), expect: ownerOrAdmin(200) },
   'PATCH /users/:id': { path: (w) => `/users/${w.ownerId}`, body: () => ({ name: 'Renamed' }), expect: ownerOrAdmin(200) },
   'DELETE /users/:id': { path: (w) => `/users/${w.ownerId}`, expect: ownerOrAdmin(204) },
   'POST /users/:userId/posts': { path: (w) => `/users/${w.ownerId}/posts`, body: () => ({ title: 'T', content: 'C' }), expect: ownerOrAdmin(201) },
-  'PUT /users/:userId/posts/:postId': { path: (w) => `/users/${w.ownerId}/posts/${w.postId}`, body: () => ({ title: 'T2', content: 'C2' }), expect: ownerOrAdmin(200) },
+  'PUT /users/:userId/posts/:postId': {
+    path: (w) => `/users/${w.ownerId}/posts/${w.postId}`,
+    body: () => ({ title: 'T2', content: 'C2' }),
+    expect: ownerOrAdmin(200),
+  },
   'PATCH /users/:userId/posts/:postId': { path: (w) => `/users/${w.ownerId}/posts/${w.postId}`, body: () => ({ title: 'T3' }), expect: ownerOrAdmin(200) },
   'DELETE /users/:userId/posts/:postId': { path: (w) => `/users/${w.ownerId}/posts/${w.postId}`, expect: ownerOrAdmin(204) },
   // Anyone signed in may comment on a published post; the comment's author (here the owner) or an admin edits it.
-  'POST /users/:userId/posts/:postId/comments': { path: (w) => `/users/${w.ownerId}/posts/${w.postId}/comments`, body: () => ({ content: 'Hi' }), expect: anySignedIn(201) },
+  'POST /users/:userId/posts/:postId/comments': {
+    path: (w) => `/users/${w.ownerId}/posts/${w.postId}/comments`,
+    body: () => ({ content: 'Hi' }),
+    expect: anySignedIn(201),
+  },
   'PATCH /users/:userId/posts/:postId/comments/:commentId': {
     path: (w) => `/users/${w.ownerId}/posts/${w.postId}/comments/${w.commentId}`,
     body: () => ({ content: 'Edited' }),
     expect: ownerOrAdmin(200),
   },
-  'DELETE /users/:userId/posts/:postId/comments/:commentId': { path: (w) => `/users/${w.ownerId}/posts/${w.postId}/comments/${w.commentId}`, expect: ownerOrAdmin(204) },
+  'DELETE /users/:userId/posts/:postId/comments/:commentId': {
+    path: (w) => `/users/${w.ownerId}/posts/${w.postId}/comments/${w.commentId}`,
+    expect: ownerOrAdmin(204),
+  },
   'POST /users/:userId/todos': { path: (w) => `/users/${w.ownerId}/todos`, body: () => ({ text: 'Do' }), expect: ownerOrAdmin(201) },
   'PATCH /users/:userId/todos/:todoId': { path: (w) => `/users/${w.ownerId}/todos/${w.todoId}`, body: () => ({ completed: true }), expect: ownerOrAdmin(200) },
   'DELETE /users/:userId/todos/:todoId': { path: (w) => `/users/${w.ownerId}/todos/${w.todoId}`, expect: ownerOrAdmin(204) },

@@ -22,8 +22,7 @@ function rawRequest(port: number, text: string): Promise<string> {
   })
 }
 
-const get = (url: string, headers: Record<string, string> = {}, token?: string) =>
-  t.request({ method: 'GET', url, headers, ...(token ? { token } : {}) })
+const get = (url: string, headers: Record<string, string> = {}, token?: string) => t.request({ method: 'GET', url, headers, ...(token ? { token } : {}) })
 
 describe('validators and cache headers', () => {
   it('sends a weak ETag, Last-Modified, Cache-Control and Vary with every 200 GET', async () => {
@@ -157,7 +156,13 @@ describe('conditional writes (If-Match)', () => {
   it('guards PUT and DELETE the same way, on every resource', async () => {
     const { user, token } = await make.signedIn({ email: 'versioned@example.com' })
     const userUrl = `/users/${user.id}`
-    const put = await t.request({ method: 'PUT', url: userUrl, token, headers: { 'if-match': 'W/"stale"' }, json: { name: 'X', email: 'versioned@example.com' } })
+    const put = await t.request({
+      method: 'PUT',
+      url: userUrl,
+      token,
+      headers: { 'if-match': 'W/"stale"' },
+      json: { name: 'X', email: 'versioned@example.com' },
+    })
     expect(put.statusCode).toBe(412)
     const post = await make.post(user)
     const postUrl = postPath(post)

@@ -24,14 +24,18 @@ describe('concurrent writes', () => {
       owners.map((owner, i) => t.request({ method: 'PATCH', url: `/users/${owner.id}/todos/${todos[i]}`, token: tokens[i], json: { completed: true } })),
     )
     expect(statuses(patched)).toEqual(Array(30).fill(200))
-    const renamed = await Promise.all(owners.map((owner, i) => t.request({ method: 'PATCH', url: `/users/${owner.id}`, token: tokens[i], json: { name: `Renamed ${i}` } })))
+    const renamed = await Promise.all(
+      owners.map((owner, i) => t.request({ method: 'PATCH', url: `/users/${owner.id}`, token: tokens[i], json: { name: `Renamed ${i}` } })),
+    )
     expect(statuses(renamed)).toEqual(Array(30).fill(200))
   })
 
   it('applies 30 changes of one row one after another, none lost', async () => {
     const todo = (await make.todo(t.bob)).id
     const patched = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => t.request({ method: 'PATCH', url: `/users/${t.bob.id}/todos/${todo}`, token: t.tokens.bob, json: { text: `v${i}` } })),
+      Array.from({ length: 30 }, (_, i) =>
+        t.request({ method: 'PATCH', url: `/users/${t.bob.id}/todos/${todo}`, token: t.tokens.bob, json: { text: `v${i}` } }),
+      ),
     )
     expect(statuses(patched)).toEqual(Array(30).fill(200))
     const texts = new Set(patched.map((res) => res.json().data.text as string))

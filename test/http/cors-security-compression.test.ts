@@ -67,8 +67,7 @@ describe('security headers', () => {
 })
 
 describe('compression', () => {
-  const list = (encoding?: string) =>
-    t.app.inject({ method: 'GET', url: '/users?limit=30', headers: encoding ? { 'accept-encoding': encoding } : {} })
+  const list = (encoding?: string) => t.app.inject({ method: 'GET', url: '/users?limit=30', headers: encoding ? { 'accept-encoding': encoding } : {} })
 
   it('compresses answers over 1 KiB with gzip or br, as the client asks', async () => {
     const identity = await list()

@@ -48,23 +48,34 @@ describe('bodies', () => {
     }
   })
 
-  it.each(['{"__proto__": {"role": "admin"}, "name": "P", "email": "p@example.com"}', '{"constructor": {"prototype": {"x": 1}}, "name": "P", "email": "p@example.com"}'])(
-    'answers 400 to prototype poisoning %s',
-    async (payload) => {
-      const res = await post(payload, 'application/json')
-      expect(res.statusCode).toBe(400)
-      expectErrorBody(res.body, 'BAD_REQUEST')
-    },
-  )
+  it.each([
+    '{"__proto__": {"role": "admin"}, "name": "P", "email": "p@example.com"}',
+    '{"constructor": {"prototype": {"x": 1}}, "name": "P", "email": "p@example.com"}',
+  ])('answers 400 to prototype poisoning %s', async (payload) => {
+    const res = await post(payload, 'application/json')
+    expect(res.statusCode).toBe(400)
+    expectErrorBody(res.body, 'BAD_REQUEST')
+  })
 
   it.each([
     ['PATCH merge-patch', 'PATCH', 'users/bob', 'application/merge-patch+json', '{"__proto__": {"role": "admin"}}'],
     ['PATCH json', 'PATCH', 'users/bob', 'application/json', '{"constructor": {"prototype": {"role": "admin"}}}'],
-    ['GraphQL variables', 'POST', 'graphql', 'application/json', '{"query": "query($id: ID!) { user(id: $id) { id } }", "variables": {"id": "1", "__proto__": {"role": "admin"}}}'],
+    [
+      'GraphQL variables',
+      'POST',
+      'graphql',
+      'application/json',
+      '{"query": "query($id: ID!) { user(id: $id) { id } }", "variables": {"id": "1", "__proto__": {"role": "admin"}}}',
+    ],
   ])('answers 400 to prototype poisoning in a %s body, changes nothing and grants nothing', async (_what, method, target, type, payload) => {
     const url = target === 'users/bob' ? `/users/${t.bob.id}` : '/graphql'
     const before = (await t.request({ method: 'GET', url: `/users/${t.bob.id}` })).json().data
-    const res = await t.app.inject({ method: method as 'PATCH' | 'POST', url, headers: { authorization: `Bearer ${t.tokens.bob}`, 'content-type': type }, payload })
+    const res = await t.app.inject({
+      method: method as 'PATCH' | 'POST',
+      url,
+      headers: { authorization: `Bearer ${t.tokens.bob}`, 'content-type': type },
+      payload,
+    })
     expect(res.statusCode).toBe(400)
     // GraphQL answers in its own shape, with the same code.
     if (target === 'graphql') expect(res.json().errors[0].extensions.code).toBe('BAD_REQUEST')
@@ -210,7 +221,9 @@ describe.runIf(TEST_STORE === 'sqlite')('an unexpected error', () => {
       const requestId = res.headers['x-request-id'] as string
       expect(res.json().error.message).toBe(`Something went wrong on our side; quote request id ${requestId}`)
       expect(res.body).not.toMatch(/stack|at |\/|\\|sqlite|better-sqlite3|fast-json-stringify|TypeError|select|schema|forty/i)
-      const entry = lines.map((line) => JSON.parse(line) as { reqId?: string; msg?: string; err?: { stack?: string } }).find((l) => l.msg === 'unexpected error')
+      const entry = lines
+        .map((line) => JSON.parse(line) as { reqId?: string; msg?: string; err?: { stack?: string } })
+        .find((l) => l.msg === 'unexpected error')
       expect(entry?.reqId).toBe(requestId)
       expect(entry?.err?.stack).toMatch(/TypeError/)
     } finally {

@@ -36,11 +36,7 @@ const anyText = fc.oneof(
   fc.string({ unit: 'binary' }),
   fc.string({ unit: fc.oneof(fc.constantFrom('\u0000', '\ud800', '\u202e', '%', '_', '\\'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 })) }),
 )
-const anyInteger = fc.oneof(
-  fc.integer(),
-  fc.maxSafeInteger(),
-  fc.constantFrom(2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, 2 ** 53, 1e15, -1e15),
-)
+const anyInteger = fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.constantFrom(2 ** 31 - 1, 2 ** 31, -(2 ** 31), -(2 ** 31) - 1, 2 ** 53, 1e15, -1e15))
 const twoDigits = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'))
 const anyDateTime = fc
   .tuple(
@@ -61,7 +57,9 @@ const anyInstant = fc
 const forwardedFor = fc.oneof(
   fc.ipV4(),
   fc.ipV6(),
-  fc.array(fc.oneof(fc.ipV4(), fc.ipV6(), fc.constantFrom('unknown', '_hidden', '[::1]:80', '1.2.3.4:5678', '')), { minLength: 1, maxLength: 5 }).map((hops) => hops.join(', ')),
+  fc
+    .array(fc.oneof(fc.ipV4(), fc.ipV6(), fc.constantFrom('unknown', '_hidden', '[::1]:80', '1.2.3.4:5678', '')), { minLength: 1, maxLength: 5 })
+    .map((hops) => hops.join(', ')),
   fc.string({ maxLength: 60 }).filter((value) => /^[\t\x20-\x7e]*$/.test(value)),
   fc.constantFrom('999.999.999.999', '::ffff:127.0.0.1', '0.0.0.0', ', , ,', `${'1.1.1.1, '.repeat(500)}2.2.2.2`),
 )
@@ -70,11 +68,25 @@ const forwardedFor = fc.oneof(
 const userish = fc.record(
   {
     name: fc.oneof(anyText, fc.integer(), fc.constant(null)),
-    email: fc.oneof(fc.emailAddress(), anyText, anyText.map((local) => `${local}@example.com`), fc.constant('a@b.co')),
+    email: fc.oneof(
+      fc.emailAddress(),
+      anyText,
+      anyText.map((local) => `${local}@example.com`),
+      fc.constant('a@b.co'),
+    ),
     age: fc.oneof(anyInteger, fc.double(), fc.string(), fc.constant(null)),
-    avatar: fc.oneof(fc.webUrl(), anyText, anyText.map((path) => `https://example.com/${path}`), fc.constant(null)),
+    avatar: fc.oneof(
+      fc.webUrl(),
+      anyText,
+      anyText.map((path) => `https://example.com/${path}`),
+      fc.constant(null),
+    ),
     role: fc.oneof(fc.constantFrom('user', 'admin', 'root', ''), fc.anything()),
-    password: fc.oneof(anyText, fc.string({ minLength: 8, maxLength: 300 }), anyText.map((text) => `password${text}`)),
+    password: fc.oneof(
+      anyText,
+      fc.string({ minLength: 8, maxLength: 300 }),
+      anyText.map((text) => `password${text}`),
+    ),
     extra: fc.anything(),
   },
   { requiredKeys: [] },
@@ -125,7 +137,13 @@ describe('hostile input', () => {
   })
 
   it('never answers 500 to any credentials', async () => {
-    const credentials = fc.record({ email: fc.oneof(anyText, anyText.map((local) => `${local}@example.com`)), password: anyText })
+    const credentials = fc.record({
+      email: fc.oneof(
+        anyText,
+        anyText.map((local) => `${local}@example.com`),
+      ),
+      password: anyText,
+    })
     await fc.assert(
       fc.asyncProperty(fc.oneof(credentials, fc.jsonValue()), async (json) => {
         expectHandled(await t.request({ method: 'POST', url: '/tokens', json }))
@@ -155,7 +173,9 @@ describe('hostile input', () => {
     // Behind a proxy the address comes from the header: it keys the rate limit of anonymous callers.
     const proxied = await buildTestApp({ TRUST_PROXY: 'true', RATE_LIMIT_MAX: '1000000' })
     const remaining = async (forwardedFor: string) =>
-      Number((await proxied.app.inject({ method: 'GET', url: '/api/v1/users/1', headers: { 'x-forwarded-for': forwardedFor } })).headers['x-ratelimit-remaining'])
+      Number(
+        (await proxied.app.inject({ method: 'GET', url: '/api/v1/users/1', headers: { 'x-forwarded-for': forwardedFor } })).headers['x-ratelimit-remaining'],
+      )
     try {
       await fc.assert(
         fc.asyncProperty(forwardedFor, fc.constantFrom('/api/v1/users/1', '/api/v1/users?limit=1', '/graphql?query=%7B__typename%7D'), async (header, url) => {
@@ -182,11 +202,21 @@ describe('hostile input', () => {
         fc.record(
           {
             accept: fc.string(),
-            authorization: fc.oneof(fc.string(), fc.string().map((s) => `Bearer ${s}`)),
+            authorization: fc.oneof(
+              fc.string(),
+              fc.string().map((s) => `Bearer ${s}`),
+            ),
             'content-type': fc.string(),
-            'if-none-match': fc.oneof(fc.string(), fc.constant('*'), fc.string().map((s) => `W/"${s}"`)),
+            'if-none-match': fc.oneof(
+              fc.string(),
+              fc.constant('*'),
+              fc.string().map((s) => `W/"${s}"`),
+            ),
             'if-match': fc.oneof(fc.string(), fc.constant('*')),
-            'if-modified-since': fc.oneof(fc.string(), fc.date({ noInvalidDate: true }).map((d) => d.toUTCString())),
+            'if-modified-since': fc.oneof(
+              fc.string(),
+              fc.date({ noInvalidDate: true }).map((d) => d.toUTCString()),
+            ),
             origin: fc.string(),
             'accept-encoding': fc.oneof(fc.string(), fc.constantFrom('gzip', 'br', 'br;q=0, gzip;q=1', 'identity;q=0')),
             'x-forwarded-for': forwardedFor,
@@ -315,7 +345,15 @@ describe('values no column of either store can hold', () => {
   })
 
   it('serves the bounds themselves', async () => {
-    for (const query of ['age=2147483647', 'age=-2147483648', 'id=2147483647', 'createdAt=0001-01-01T00:00Z', 'createdAt=9999-12-31T23:59:59.999Z', 'createdAt=2024-02-29T00:00Z', 'q=%01']) {
+    for (const query of [
+      'age=2147483647',
+      'age=-2147483648',
+      'id=2147483647',
+      'createdAt=0001-01-01T00:00Z',
+      'createdAt=9999-12-31T23:59:59.999Z',
+      'createdAt=2024-02-29T00:00Z',
+      'q=%01',
+    ]) {
       const res = await t.request({ method: 'GET', url: `/api/v1/users?${query}` })
       expect(res.statusCode, query).toBe(200)
       expect(res.json().data, query).toEqual([])
@@ -387,7 +425,12 @@ describe('values no column of either store can hold', () => {
       [`/api/v1/users/${t.bob.id}/todos`, t.tokens.bob, { text: 'milk\u0000' }, 'text'],
     ]
     for (const [url, token, json, field] of cases) expectRefused(await t.request({ method: 'POST', url, token, json }), 422, 'VALIDATION_ERROR', field)
-    const withPassword = await t.request({ method: 'POST', url: '/api/v1/users', token: t.tokens.admin, json: { name: 'Nul', email: 'nul3@example.com', password: 'pass\u0000word' } })
+    const withPassword = await t.request({
+      method: 'POST',
+      url: '/api/v1/users',
+      token: t.tokens.admin,
+      json: { name: 'Nul', email: 'nul3@example.com', password: 'pass\u0000word' },
+    })
     expect(withPassword.statusCode, withPassword.body).toBe(201)
     const signIn = await t.request({ method: 'POST', url: '/api/v1/tokens', json: { email: 'nul3@example.com', password: 'pass\u0000word' } })
     expect(signIn.statusCode).toBe(201)

@@ -65,7 +65,10 @@ describe('one-line fields', () => {
 
   it('refuses a post title, a todo text and a renamed user alike', async () => {
     for (const text of ['\u200B\u200B', '\u3164', 'Title\u202Egnp.exe', 'Two\u2028lines']) {
-      expectRefused(await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: text, content: 'x' } }), 'title')
+      expectRefused(
+        await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: text, content: 'x' } }),
+        'title',
+      )
       expectRefused(await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/todos`, token: t.tokens.alice, json: { text } }), 'text')
       expectRefused(await t.request({ method: 'PATCH', url: `/api/v1/users/${t.alice.id}`, token: t.tokens.alice, json: { name: text } }), 'name')
     }
@@ -90,8 +93,10 @@ describe('one-line fields', () => {
 })
 
 describe('multi-line fields', () => {
-  const comment = (content: string) => t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts/${postId}/comments`, token: t.tokens.bob, json: { content } })
-  const post = (content: string) => t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'T', content } })
+  const comment = (content: string) =>
+    t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts/${postId}/comments`, token: t.tokens.bob, json: { content } })
+  const post = (content: string) =>
+    t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'T', content } })
 
   it.each(INVISIBLE.map((text) => [show(text), text]))('refuses a comment or post content of only %s', async (_shown, content) => {
     const commented = await comment(content)

@@ -51,7 +51,11 @@ const WRITES: Record<string, Write> = {
   'PUT /users/:userId/posts/:postId': { method: 'PUT', url: () => `/users/${t.bob.id}/posts/${post}`, body: { title: 'T', content: 'C' } },
   'PATCH /users/:userId/posts/:postId': { method: 'PATCH', url: () => `/users/${t.bob.id}/posts/${post}`, body: { title: 'T' } },
   'POST /users/:userId/posts/:postId/comments': { method: 'POST', url: () => `/users/${t.bob.id}/posts/${post}/comments`, body: { content: 'C' } },
-  'PATCH /users/:userId/posts/:postId/comments/:commentId': { method: 'PATCH', url: () => `/users/${t.bob.id}/posts/${post}/comments/${comment}`, body: { content: 'C' } },
+  'PATCH /users/:userId/posts/:postId/comments/:commentId': {
+    method: 'PATCH',
+    url: () => `/users/${t.bob.id}/posts/${post}/comments/${comment}`,
+    body: { content: 'C' },
+  },
   'POST /users/:userId/todos': { method: 'POST', url: () => `/users/${t.bob.id}/todos`, body: { text: 'T' } },
   'PATCH /users/:userId/todos/:todoId': { method: 'PATCH', url: () => `/users/${t.bob.id}/todos/${todo}`, body: { text: 'T' } },
 }

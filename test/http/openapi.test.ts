@@ -47,7 +47,9 @@ const restRoutesOf = (prefix: string) =>
   routes.filter((route) => route.prefix === prefix && route.schema !== undefined && route.method !== 'HEAD' && route.method !== 'OPTIONS')
 
 const operations = () =>
-  Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation })))
+  Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation })),
+  )
 
 const versioned = API_MOUNTS.filter((mount) => mount.version !== 'negotiated')
 

@@ -12,8 +12,7 @@ afterAll(() => t.close())
 /** A request from its own client address, so each test starts with a fresh allowance. */
 let nextAddress = 1
 const newClient = () => `10.0.0.${nextAddress++}`
-const from = (remoteAddress: string, url = '/users', headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'GET', url, remoteAddress, headers })
+const from = (remoteAddress: string, url = '/users', headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url, remoteAddress, headers })
 
 const waitForNextWindow = () => new Promise((resolve) => setTimeout(resolve, 1100))
 

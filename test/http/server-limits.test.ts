@@ -91,7 +91,10 @@ describe('HTTP server limits', () => {
   })
 
   it('cuts a client that sends its body slowly after HTTP_REQUEST_TIMEOUT_MS, and stores nothing of it', async () => {
-    const before = await t.database.db.selectFrom('posts').select(({ fn }) => fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const before = await t.database.db
+      .selectFrom('posts')
+      .select(({ fn }) => fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
     const slow = await open()
     const body = JSON.stringify({ title: 'slow', content: 'body' })
     slow.socket.write(
@@ -108,7 +111,10 @@ describe('HTTP server limits', () => {
     } finally {
       clearInterval(trickle)
     }
-    const after = await t.database.db.selectFrom('posts').select(({ fn }) => fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    const after = await t.database.db
+      .selectFrom('posts')
+      .select(({ fn }) => fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow()
     expect(Number(after.n)).toBe(Number(before.n))
   })
 
@@ -143,7 +149,12 @@ describe('HTTP server limits', () => {
   })
 
   it('leaves a WebSocket subscription and an event stream open past the request timeout: once the request is in, they are answers', async () => {
-    const created = await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'Open', content: 'long' } })
+    const created = await t.request({
+      method: 'POST',
+      url: `/api/v1/users/${t.alice.id}/posts`,
+      token: t.tokens.alice,
+      json: { title: 'Open', content: 'long' },
+    })
     const query = `subscription { commentAdded(postId: "${created.json().data.id}") { id } }`
     const ws = new WebSocket(`ws://127.0.0.1:${port}/graphql`, 'graphql-transport-ws')
     const acknowledged = new Promise<void>((resolve) => {

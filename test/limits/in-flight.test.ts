@@ -122,7 +122,7 @@ describe('the busy share per caller', () => {
     expect((await next).statusCode).toBe(200)
   })
 
-  it('starts a caller\'s requests one turn of the loop apart, so that sockets are read between them', async () => {
+  it("starts a caller's requests one turn of the loop apart, so that sockets are read between them", async () => {
     let spinning = true
     const spin = () => {
       loopTurn++

@@ -134,7 +134,11 @@ describe('an AppError that says when to retry', () => {
   it('is formatted in GraphQL with extensions.retryAfter, and without it when it does not say', () => {
     const scope = { id: 'req-1', log: keptLog().log }
     const inResolver = new GraphQLError('x', { path: ['signIn'], originalError: spent() })
-    expect(formatError(inResolver, scope)).toEqual({ message: 'Too many sign-ins; retry in 42 s', path: ['signIn'], extensions: { code: 'RATE_LIMITED', retryAfter: 42 } })
+    expect(formatError(inResolver, scope)).toEqual({
+      message: 'Too many sign-ins; retry in 42 s',
+      path: ['signIn'],
+      extensions: { code: 'RATE_LIMITED', retryAfter: 42 },
+    })
     const plain = new GraphQLError('x', { path: ['user'], originalError: new AppError('NOT_FOUND', 'User not found') })
     expect(formatError(plain, scope)).toEqual({ message: 'User not found', path: ['user'], extensions: { code: 'NOT_FOUND' } })
   })

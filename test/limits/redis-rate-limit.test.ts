@@ -116,10 +116,14 @@ describe.skipIf(!privateRedis)('the rate limit when Redis goes away', () => {
     expect(rest.json()).toEqual({ error: { code: 'SERVICE_UNAVAILABLE', message: 'The rate limit cannot be checked right now; retry in a moment' } })
     const graphql = await t.app.inject({ method: 'POST', url: '/graphql', remoteAddress: '10.8.1.1', payload: { query: '{ users { id } }' } })
     expect(graphql.statusCode).toBe(503)
-    expect(graphql.json()).toEqual({ errors: [{ message: 'The rate limit cannot be checked right now; retry in a moment', extensions: { code: 'SERVICE_UNAVAILABLE' } }] })
+    expect(graphql.json()).toEqual({
+      errors: [{ message: 'The rate limit cannot be checked right now; retry in a moment', extensions: { code: 'SERVICE_UNAVAILABLE' } }],
+    })
     const refused = subscribe(socket)
     await until(() => refused.errors.length === 1)
-    expect(refused.errors[0]).toEqual([{ message: 'The rate limit cannot be checked right now; retry in a moment', extensions: { code: 'SERVICE_UNAVAILABLE', retryAfter: 1 } }])
+    expect(refused.errors[0]).toEqual([
+      { message: 'The rate limit cannot be checked right now; retry in a moment', extensions: { code: 'SERVICE_UNAVAILABLE', retryAfter: 1 } },
+    ])
     expect(t.app.subscriptionStats.subscriptions).toBe(0)
     expect(t.app.faults.rateLimitStoreErrors).toBe(3)
 
@@ -169,6 +173,9 @@ async function connected(t: TestApp): Promise<Client> {
 function subscribe(client: Client) {
   const received: unknown[] = []
   const errors: unknown[] = []
-  client.subscribe({ query: 'subscription { commentAdded { id } }' }, { next: (value) => received.push(value), error: (error) => errors.push(error), complete: () => undefined })
+  client.subscribe(
+    { query: 'subscription { commentAdded { id } }' },
+    { next: (value) => received.push(value), error: (error) => errors.push(error), complete: () => undefined },
+  )
   return { received, errors }
 }

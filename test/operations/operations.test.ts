@@ -123,14 +123,15 @@ describe('metrics', () => {
 
   it('counts rate-limit refusals, and events published and delivered', async () => {
     // RATE_LIMIT_MAX=4 for anonymous callers: the fifth and sixth are refused.
-    for (let i = 0; i < 6; i++) await t.request({ method: 'GET', url: '/api/v1/users?limit=1'})
-    const post = (await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'Counted', content: '.' } })).json().data.id
+    for (let i = 0; i < 6; i++) await t.request({ method: 'GET', url: '/api/v1/users?limit=1' })
+    const post = (
+      await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'Counted', content: '.' } })
+    ).json().data.id
     await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts/${post}/comments`, token: t.tokens.bob, json: { content: 'one' } })
     const text = (await t.request({ method: 'GET', url: '/metrics' })).body
     expect(sample(text, 'threadline_rate_limit_rejections_total')).toBeGreaterThanOrEqual(2)
     expect(sample(text, 'threadline_events_total{event="commentAdded",outcome="published"}')).toBe(1)
   })
-
 })
 
 describe('subscription metrics', () => {
@@ -143,7 +144,8 @@ describe('subscription metrics', () => {
       const received: unknown[] = []
       socket.on('message', (data: Buffer) => {
         const message = JSON.parse(data.toString()) as { type: string }
-        if (message.type === 'connection_ack') socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } }))
+        if (message.type === 'connection_ack')
+          socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } }))
         if (message.type === 'next') received.push(message)
       })
       socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init' })))
@@ -164,7 +166,9 @@ describe('subscription metrics', () => {
       expect(sample(await scrape(), 'threadline_subscription_connections')).toBe(2)
       stream.abort()
       await until(() => t.app.subscriptionStats.connections === 1)
-      const post = (await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'Heard', content: '.' } })).json().data.id
+      const post = (
+        await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: { title: 'Heard', content: '.' } })
+      ).json().data.id
       await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts/${post}/comments`, token: t.tokens.bob, json: { content: 'two' } })
       await until(() => received.length === 1)
       expect(sample(await scrape(), 'threadline_events_total{event="commentAdded",outcome="delivered"}')).toBe(1)

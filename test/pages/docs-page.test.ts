@@ -75,7 +75,12 @@ describe('the API reference page', () => {
   })
 
   it('answers 404 to a file that is not on the list, or a path out of the folder', async () => {
-    for (const path of ['/docs/assets/swagger-ui.js', '/docs/assets/swagger-ui-bundle.js.map', '/docs/assets/../package.json', '/docs/assets/..%2F..%2Fpackage.json']) {
+    for (const path of [
+      '/docs/assets/swagger-ui.js',
+      '/docs/assets/swagger-ui-bundle.js.map',
+      '/docs/assets/../package.json',
+      '/docs/assets/..%2F..%2Fpackage.json',
+    ]) {
       expect((await get(path)).statusCode, path).toBe(404)
     }
   })

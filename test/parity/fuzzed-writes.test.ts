@@ -115,36 +115,64 @@ const schemaOf = (schema: TSchema) => schema as unknown as JsonSchema
 /** Every mutation, with its variables made from the schema its resolver validates with. */
 const GRAPHQL: Record<string, Operation> = {
   createUser: {
-    table: 'users', kind: 'create', schema: schemaOf(CreateUserBody),
+    table: 'users',
+    kind: 'create',
+    schema: schemaOf(CreateUserBody),
     graphql: gql('users', 'createUser', `mutation ($input: CreateUserInput!) { createUser(input: $input) { ${USER} } }`, (_t, body) => `{"input":${body}}`),
   },
   updateUser: {
-    table: 'users', kind: 'update', schema: schemaOf(UpdateUserBody),
+    table: 'users',
+    kind: 'update',
+    schema: schemaOf(UpdateUserBody),
     graphql: gql('users', 'updateUser', `mutation ($id: ID!, $input: UpdateUserInput!) { updateUser(id: $id, input: $input) { ${USER} } }`, idAnd('input')),
   },
   deleteUser: { table: 'users', kind: 'delete', graphql: gql('users', 'deleteUser', 'mutation ($id: ID!) { deleteUser(id: $id) }', idOnly) },
   createPost: {
-    table: 'posts', kind: 'create', schema: schemaOf(CreatePostBody),
+    table: 'posts',
+    kind: 'create',
+    schema: schemaOf(CreatePostBody),
     graphql: gql('posts', 'createPost', `mutation ($input: CreatePostInput!) { createPost(input: $input) { ${POST} } }`, (_t, body) => `{"input":${body}}`),
   },
   updatePost: {
-    table: 'posts', kind: 'update', schema: schemaOf(UpdatePostBody),
+    table: 'posts',
+    kind: 'update',
+    schema: schemaOf(UpdatePostBody),
     graphql: gql('posts', 'updatePost', `mutation ($id: ID!, $input: UpdatePostInput!) { updatePost(id: $id, input: $input) { ${POST} } }`, idAnd('input')),
   },
   deletePost: { table: 'posts', kind: 'delete', graphql: gql('posts', 'deletePost', 'mutation ($id: ID!) { deletePost(id: $id) }', idOnly) },
   addComment: {
-    table: 'comments', kind: 'create', schema: schemaOf(CreateCommentBody),
-    graphql: gql('comments', 'addComment', `mutation ($input: AddCommentInput!) { addComment(input: $input) { ${COMMENT} } }`, (target, body) =>
-      `{"input":${body.startsWith('{') ? `{"postId":${JSON.stringify(target.id)}${body.length > 2 ? ',' : ''}${body.slice(1)}` : body}}`),
+    table: 'comments',
+    kind: 'create',
+    schema: schemaOf(CreateCommentBody),
+    graphql: gql(
+      'comments',
+      'addComment',
+      `mutation ($input: AddCommentInput!) { addComment(input: $input) { ${COMMENT} } }`,
+      (target, body) => `{"input":${body.startsWith('{') ? `{"postId":${JSON.stringify(target.id)}${body.length > 2 ? ',' : ''}${body.slice(1)}` : body}}`,
+    ),
   },
   updateComment: {
-    table: 'comments', kind: 'update', schema: schemaOf(UpdateCommentBody),
-    graphql: gql('comments', 'updateComment', `mutation ($id: ID!, $input: UpdateCommentInput!) { updateComment(id: $id, input: $input) { ${COMMENT} } }`, idAnd('input')),
+    table: 'comments',
+    kind: 'update',
+    schema: schemaOf(UpdateCommentBody),
+    graphql: gql(
+      'comments',
+      'updateComment',
+      `mutation ($id: ID!, $input: UpdateCommentInput!) { updateComment(id: $id, input: $input) { ${COMMENT} } }`,
+      idAnd('input'),
+    ),
   },
   deleteComment: { table: 'comments', kind: 'delete', graphql: gql('comments', 'deleteComment', 'mutation ($id: ID!) { deleteComment(id: $id) }', idOnly) },
-  addTodo: { table: 'todos', kind: 'create', schema: schemaOf(CreateTodoBody), graphql: gql('todos', 'addTodo', `mutation ($text: String!) { addTodo(text: $text) { ${TODO} } }`, (_t, body) => body) },
+  addTodo: {
+    table: 'todos',
+    kind: 'create',
+    schema: schemaOf(CreateTodoBody),
+    graphql: gql('todos', 'addTodo', `mutation ($text: String!) { addTodo(text: $text) { ${TODO} } }`, (_t, body) => body),
+  },
   updateTodo: {
-    table: 'todos', kind: 'update', schema: schemaOf(UpdateTodoBody),
+    table: 'todos',
+    kind: 'update',
+    schema: schemaOf(UpdateTodoBody),
     graphql: gql('todos', 'updateTodo', `mutation ($id: ID!, $input: UpdateTodoInput!) { updateTodo(id: $id, input: $input) { ${TODO} } }`, idAnd('input')),
   },
   deleteTodo: { table: 'todos', kind: 'delete', graphql: gql('todos', 'deleteTodo', 'mutation ($id: ID!) { deleteTodo(id: $id) }', idOnly) },
@@ -180,18 +208,21 @@ const sides: Side[] = []
 beforeAll(async () => {
   const withPostgres = (await postgresUrl()) !== undefined
   for (const store of withPostgres ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const)) {
-    const t = await buildTestApp({}, {
-      store,
-      onRoute: (route) => {
-        // The 405 answers for methods a path lacks are registered as routes too; they are not writes.
-        if (store !== 'sqlite' || !route.url.startsWith('/api/v1/') || 'errorBody' in (route.config ?? {})) return
-        for (const method of ([] as string[]).concat(route.method)) {
-          if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) {
-            REST_ROUTES.set(`${method} ${route.url.slice('/api/v1'.length)}`, route.schema?.body as JsonSchema | undefined)
+    const t = await buildTestApp(
+      {},
+      {
+        store,
+        onRoute: (route) => {
+          // The 405 answers for methods a path lacks are registered as routes too; they are not writes.
+          if (store !== 'sqlite' || !route.url.startsWith('/api/v1/') || 'errorBody' in (route.config ?? {})) return
+          for (const method of ([] as string[]).concat(route.method)) {
+            if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) {
+              REST_ROUTES.set(`${method} ${route.url.slice('/api/v1'.length)}`, route.schema?.body as JsonSchema | undefined)
+            }
           }
-        }
+        },
       },
-    })
+    )
     const baseUsers = await t.database.db.selectFrom('users').selectAll().orderBy('id').execute()
     sides.push({ store, t, model: baseModel(t), baseUsers })
   }
@@ -210,8 +241,20 @@ const baseModel = (t: TestApp): Model => ({ users: [t.admin, t.alice, t.bob], po
 async function reset(side: Side) {
   const { db } = side.t.database
   for (const table of ['comments', 'posts', 'todos'] as const) await db.deleteFrom(table).execute()
-  await db.deleteFrom('users').where('id', 'not in', side.baseUsers.map((user) => user.id as number)).execute()
-  for (const { id, ...row } of side.baseUsers) await db.updateTable('users').set(row).where('id', '=', id as number).execute()
+  await db
+    .deleteFrom('users')
+    .where(
+      'id',
+      'not in',
+      side.baseUsers.map((user) => user.id as number),
+    )
+    .execute()
+  for (const { id, ...row } of side.baseUsers)
+    await db
+      .updateTable('users')
+      .set(row)
+      .where('id', '=', id as number)
+      .execute()
   side.model = baseModel(side.t)
   const { t, model } = side
   const made = async (table: Table, url: string, token: string, json: unknown) => {
@@ -241,7 +284,8 @@ function targetOf(side: Side, op: Operation, command: Command): Target {
   const { model } = side
   const users = op.table === 'users' && op.kind === 'delete' ? model.users.slice(3) : model.users
   const pickFrom = <T>(list: T[], offset = 0): T | undefined => (list.length === 0 ? undefined : list[(command.pick + offset) % list.length])
-  const otherUser = (id: number) => model.users.find((user) => user.id !== id && user.id === pickFrom(model.users, 1)?.id) ?? model.users.find((u) => u.id !== id)!
+  const otherUser = (id: number) =>
+    model.users.find((user) => user.id !== id && user.id === pickFrom(model.users, 1)?.id) ?? model.users.find((u) => u.id !== id)!
   const bogus = command.twist === 'bogus-id'
   const nothing = { id: command.bogus, owners: [], wrongWay: 'bogus-id' as const }
   const otherParent = command.twist === 'other-parent' ? { wrongWay: 'other-parent' as const } : {}
@@ -284,7 +328,9 @@ function targetOf(side: Side, op: Operation, command: Command): Target {
       const post = postOf(comment.postId)!
       const parent = command.twist === 'other-parent' ? otherUser(post.userId as number).id : (post.userId as number)
       // The author edits; the author or the post's author deletes; nobody but admins touches what they cannot see.
-      const owners = (op.kind === 'delete' ? [comment.authorId as number, post.userId as number] : [comment.authorId as number]).filter((id) => canSee(post, id))
+      const owners = (op.kind === 'delete' ? [comment.authorId as number, post.userId as number] : [comment.authorId as number]).filter((id) =>
+        canSee(post, id),
+      )
       return { url: `/users/${parent}/posts/${post.id}/comments/${comment.id}`, id: String(comment.id), owners, row: comment, ...otherParent }
     }
   }
@@ -375,7 +421,10 @@ function expectEnvelope(res: LightMyRequestResponse, what: string): { code: stri
 function expectNoSecrets(res: LightMyRequestResponse, what: string) {
   const keys: string[] = []
   JSON.parse(res.body || 'null', (key: string, value: unknown) => (keys.push(key), value))
-  expect(keys.filter((key) => /password|hash|secret/i.test(key)), what).toEqual([])
+  expect(
+    keys.filter((key) => /password|hash|secret/i.test(key)),
+    what,
+  ).toEqual([])
 }
 
 async function runRest(side: Side, op: Operation, command: Command, target: Target): Promise<Outcome> {
@@ -385,7 +434,10 @@ async function runRest(side: Side, op: Operation, command: Command, target: Targ
   const res = await side.t.app.inject({
     method,
     url: `/api/v1${target.url}`,
-    headers: { ...(token === undefined ? {} : { authorization: `Bearer ${token}` }), ...(command.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      ...(command.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(command.body === undefined ? {} : { payload: command.body.payload }),
   })
   expect(res.statusCode, `${what}: ${res.body.slice(0, 300)}`).toBeLessThan(500)
@@ -475,11 +527,13 @@ async function runCommand(side: Side, op: Operation, command: Command): Promise<
   expect(after.tokens, `${what}: tokens`).toEqual(outcome.ok ? before.tokens.filter((token) => users.has(token.user_id)) : before.tokens)
   const changedHash = outcome.ok && op.table === 'users' && sendsPassword(command)
   for (const [id, hash] of after.hashes) {
-    if (before.hashes.has(id) && !(changedHash && String(id) === target.id)) expect(hash, `${what}: the password hash of user ${id}`).toBe(before.hashes.get(id))
+    if (before.hashes.has(id) && !(changedHash && String(id) === target.id))
+      expect(hash, `${what}: the password hash of user ${id}`).toBe(before.hashes.get(id))
     if (!before.hashes.has(id)) expect(hash !== null, `${what}: a new user's password hash`).toBe(changedHash)
   }
 
-  const mustSucceed = callerIsAdmin && target.wrongWay === undefined && (op.kind === 'create' || target.row !== undefined) && (command.body?.breakage ?? 'none') === 'none'
+  const mustSucceed =
+    callerIsAdmin && target.wrongWay === undefined && (op.kind === 'create' || target.row !== undefined) && (command.body?.breakage ?? 'none') === 'none'
   if (mustSucceed && !outcome.ok) {
     const conflict = outcome.status === 409 || (outcome.errors ?? []).includes('CONFLICT')
     expect(conflict, `${what}: a write that must succeed answered ${JSON.stringify(outcome)}`).toBe(true)
@@ -527,40 +581,54 @@ describe('fuzzed writes, REST and GraphQL, on both stores', () => {
   it('covers every REST write route and every mutation', async () => {
     expect([...REST_ROUTES.keys()].filter((route) => !NOT_FUZZED.has(route)).sort()).toEqual(Object.keys(REST).sort())
     const res = await sides[0]!.t.request({ method: 'POST', url: '/graphql', json: { query: '{ __type(name: "Mutation") { fields { name } } }' } })
-    expect(res.json().data.__type.fields.map((field: { name: string }) => field.name).sort()).toEqual(Object.keys(GRAPHQL).sort())
+    expect(
+      res
+        .json()
+        .data.__type.fields.map((field: { name: string }) => field.name)
+        .sort(),
+    ).toEqual(Object.keys(GRAPHQL).sort())
   })
 
-  it('answers each write alike on both stores, never 5xx, and stores exactly what the successes answered', async () => {
-    const restOps = Object.entries(REST).map(([route, op]): [string, Operation] => {
-      const schema = REST_ROUTES.get(route)
-      return [route, schema === undefined ? op : { ...op, schema }]
-    })
-    const ops = new Map<string, Operation>([...restOps, ...Object.entries(GRAPHQL)])
-    let requests = 0
-    const outcomesSeen = new Map<string, number>()
-    const succeeded = new Set<string>()
-    await fc.assert(
-      fc.asyncProperty(fc.array(fc.oneof(commandsFor(restOps), commandsFor(Object.entries(GRAPHQL))), { minLength: 1, maxLength: 10 }), async (commands) => {
-        for (const side of sides) await reset(side)
-        for (const command of commands) {
-          const op = ops.get(command.op)!
-          const outcomes: Outcome[] = []
-          for (const side of sides) {
-            outcomes.push(await runCommand(side, op, command))
-            requests++
+  it(
+    'answers each write alike on both stores, never 5xx, and stores exactly what the successes answered',
+    async () => {
+      const restOps = Object.entries(REST).map(([route, op]): [string, Operation] => {
+        const schema = REST_ROUTES.get(route)
+        return [route, schema === undefined ? op : { ...op, schema }]
+      })
+      const ops = new Map<string, Operation>([...restOps, ...Object.entries(GRAPHQL)])
+      let requests = 0
+      const outcomesSeen = new Map<string, number>()
+      const succeeded = new Set<string>()
+      await fc.assert(
+        fc.asyncProperty(fc.array(fc.oneof(commandsFor(restOps), commandsFor(Object.entries(GRAPHQL))), { minLength: 1, maxLength: 10 }), async (commands) => {
+          for (const side of sides) await reset(side)
+          for (const command of commands) {
+            const op = ops.get(command.op)!
+            const outcomes: Outcome[] = []
+            for (const side of sides) {
+              outcomes.push(await runCommand(side, op, command))
+              requests++
+            }
+            if (outcomes[0]!.ok) succeeded.add(command.op)
+            const seen =
+              op.graphql === undefined ? String(outcomes[0]!.status) : `GraphQL ${outcomes[0]!.errors?.join('+') ?? outcomes[0]!.error?.code ?? 'ok'}`
+            outcomesSeen.set(seen, (outcomesSeen.get(seen) ?? 0) + 1)
+            for (const outcome of outcomes.slice(1))
+              expect(outcome, `${command.op} (${command.body?.breakage ?? 'no body'}): postgres vs sqlite`).toEqual(outcomes[0])
           }
-          if (outcomes[0]!.ok) succeeded.add(command.op)
-          const seen = op.graphql === undefined ? String(outcomes[0]!.status) : `GraphQL ${outcomes[0]!.errors?.join('+') ?? outcomes[0]!.error?.code ?? 'ok'}`
-          outcomesSeen.set(seen, (outcomesSeen.get(seen) ?? 0) + 1)
-          for (const outcome of outcomes.slice(1)) expect(outcome, `${command.op} (${command.body?.breakage ?? 'no body'}): postgres vs sqlite`).toEqual(outcomes[0])
-        }
-        for (const side of sides) await expectStoredAsAnswered(side)
-      }),
-      fuzzRuns(150),
-    )
-    // Refusing everything would pass the rest: every write went through at least once.
-    expect([...ops.keys()].filter((name) => !succeeded.has(name))).toEqual([])
-    const mix = [...outcomesSeen].sort(([a], [b]) => a.localeCompare(b)).map(([outcome, n]) => `${outcome}: ${n}`).join(', ')
-    console.info(`fuzzed writes: ${requests} requests on ${sides.map((side) => side.store).join(' and ')}, none 5xx (per store: ${mix})`)
-  }, 60_000 * FUZZ_RUNS_FACTOR)
+          for (const side of sides) await expectStoredAsAnswered(side)
+        }),
+        fuzzRuns(150),
+      )
+      // Refusing everything would pass the rest: every write went through at least once.
+      expect([...ops.keys()].filter((name) => !succeeded.has(name))).toEqual([])
+      const mix = [...outcomesSeen]
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([outcome, n]) => `${outcome}: ${n}`)
+        .join(', ')
+      console.info(`fuzzed writes: ${requests} requests on ${sides.map((side) => side.store).join(' and ')}, none 5xx (per store: ${mix})`)
+    },
+    60_000 * FUZZ_RUNS_FACTOR,
+  )
 })

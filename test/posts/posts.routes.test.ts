@@ -64,7 +64,9 @@ describe('posts', () => {
   it('only the owner or an admin writes: others get 403, anonymous callers 401', async () => {
     const post = await make.post(t.alice)
     const url = `/users/${t.alice.id}/posts/${post.id}`
-    expect((await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts`, token: t.tokens.bob, json: { title: 'x', content: 'y' } })).statusCode).toBe(403)
+    expect((await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts`, token: t.tokens.bob, json: { title: 'x', content: 'y' } })).statusCode).toBe(
+      403,
+    )
     expect((await t.request({ method: 'POST', url: `/users/${t.alice.id}/posts`, json: { title: 'x', content: 'y' } })).statusCode).toBe(401)
     expect((await t.request({ method: 'PATCH', url, token: t.tokens.bob, json: { title: 'x' } })).statusCode).toBe(403)
     expect((await t.request({ method: 'PUT', url, token: t.tokens.bob, json: { title: 'x', content: 'y' } })).statusCode).toBe(403)
@@ -78,7 +80,12 @@ describe('posts', () => {
 
   it('PUT replaces the post: status left out becomes published', async () => {
     const draft = await make.draft(t.alice)
-    const res = await t.request({ method: 'PUT', url: `/users/${t.alice.id}/posts/${draft.id}`, token: t.tokens.alice, json: { title: 'Whole', content: 'new' } })
+    const res = await t.request({
+      method: 'PUT',
+      url: `/users/${t.alice.id}/posts/${draft.id}`,
+      token: t.tokens.alice,
+      json: { title: 'Whole', content: 'new' },
+    })
     expect(res.json().data).toMatchObject({ title: 'Whole', content: 'new', status: 'published' })
     const missing = await t.request({ method: 'PUT', url: `/users/${t.alice.id}/posts/${draft.id}`, token: t.tokens.alice, json: { title: 'Only' } })
     expect(missing.statusCode).toBe(422)
@@ -93,14 +100,24 @@ describe('posts', () => {
       json: { title: 'x'.repeat(201), content: 'a'.repeat(100_001), status: 'archived', userId: t.bob.id, publishedAt: '2020-01-01T00:00:00Z' },
     })
     expect(res.statusCode).toBe(422)
-    expect(res.json().error.details.map((d: { field: string }) => d.field).sort()).toEqual(['content', 'publishedAt', 'status', 'title', 'userId'])
+    expect(
+      res
+        .json()
+        .error.details.map((d: { field: string }) => d.field)
+        .sort(),
+    ).toEqual(['content', 'publishedAt', 'status', 'title', 'userId'])
     const ok = await make.post(t.alice, { content: 'a'.repeat(100_000) })
     expect(ok.id).toBeGreaterThan(0)
   })
 
   it('answers 404 for a post under the wrong user, a missing user or a missing post', async () => {
     const post = await make.post(t.alice)
-    for (const url of [`/users/${t.bob.id}/posts/${post.id}`, `/users/999999/posts/${post.id}`, `/users/${t.alice.id}/posts/999999`, `/users/${t.alice.id}/posts/abc`]) {
+    for (const url of [
+      `/users/${t.bob.id}/posts/${post.id}`,
+      `/users/999999/posts/${post.id}`,
+      `/users/${t.alice.id}/posts/999999`,
+      `/users/${t.alice.id}/posts/abc`,
+    ]) {
       const res = await t.request({ method: 'GET', url })
       expect(res.statusCode, url).toBe(404)
       expect(res.json().error.code).toBe('NOT_FOUND')
@@ -125,13 +142,19 @@ describe('posts', () => {
     expect(left).toEqual([])
   })
 
-  it('lists a user\'s posts with filters, sort and search', async () => {
+  it("lists a user's posts with filters, sort and search", async () => {
     const { user: owner, token } = await make.signedIn()
-    for (const [title, status] of [['alpha', 'published'], ['beta 50%', 'draft'], ['gamma', 'published']] as const) {
+    for (const [title, status] of [
+      ['alpha', 'published'],
+      ['beta 50%', 'draft'],
+      ['gamma', 'published'],
+    ] as const) {
       await make.post(owner, { title, content: `about ${title}`, status })
     }
     const list = async (query: string, tk?: string) =>
-      (await t.request({ method: 'GET', url: `/users/${owner.id}/posts?${query}`, ...(tk ? { token: tk } : {}) })).json().data.map((p: { title: string }) => p.title)
+      (await t.request({ method: 'GET', url: `/users/${owner.id}/posts?${query}`, ...(tk ? { token: tk } : {}) }))
+        .json()
+        .data.map((p: { title: string }) => p.title)
     expect(await list('sort=-title', token)).toEqual(['gamma', 'beta 50%', 'alpha'])
     expect(await list('status=published&sort=-publishedAt', token)).toEqual(['gamma', 'alpha'])
     expect(await list('q=50%25', token)).toEqual(['beta 50%'])

@@ -35,7 +35,13 @@ describe.runIf(postgres !== undefined && redis !== undefined)('rights follow the
 
   beforeAll(async () => {
     database = await freshPostgresDatabase()
-    const env = { DATABASE_URL: database.url, REDIS_URL: redis as string, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: '100000', RATE_LIMIT_AUTHENTICATED_MAX: '100000' }
+    const env = {
+      DATABASE_URL: database.url,
+      REDIS_URL: redis as string,
+      REDIS_KEY_PREFIX: prefix,
+      RATE_LIMIT_MAX: '100000',
+      RATE_LIMIT_AUTHENTICATED_MAX: '100000',
+    }
     // One first (it migrates and seeds), then the other.
     a = await startServe(env)
     b = await startServe(env)
@@ -106,8 +112,10 @@ describe.runIf(postgres !== undefined && redis !== undefined)('rights follow the
   }
 
   /** A post by user 1, and a comment on it by user 1, both made on A. */
-  const post = async (status: string) => (await call(a.address, 'POST', '/api/v1/users/1/posts', adminToken, { title: status, content: '.', status })).body?.data.id as number
-  const commentOnA = async (postId: number, content: string) => expect((await call(a.address, 'POST', `/api/v1/users/1/posts/${postId}/comments`, adminToken, { content })).status).toBe(201)
+  const post = async (status: string) =>
+    (await call(a.address, 'POST', '/api/v1/users/1/posts', adminToken, { title: status, content: '.', status })).body?.data.id as number
+  const commentOnA = async (postId: number, content: string) =>
+    expect((await call(a.address, 'POST', `/api/v1/users/1/posts/${postId}/comments`, adminToken, { content })).status).toBe(201)
   /** Comments on A until B's subscriber has one: its subscription is in place on B. */
   const ready = async (subscriber: { received: string[] }, postId: number) => {
     await until(async () => {

@@ -63,7 +63,8 @@ describe.runIf(postgres !== undefined && redis !== undefined)('two instances on 
     })
     return { status: res.statusCode, headers: res.headers, body: (await res.body.json()) as { data?: Record<string, unknown>; error?: { code: string } } }
   }
-  const tokenFor = async (user: number) => (await run(process.execPath, [BIN, 'tokens', 'create', '--user', String(user)], { env: { PATH: process.env.PATH, ...env } })).stdout.trim()
+  const tokenFor = async (user: number) =>
+    (await run(process.execPath, [BIN, 'tokens', 'create', '--user', String(user)], { env: { PATH: process.env.PATH, ...env } })).stdout.trim()
 
   it('migrated and seeded the demo data once', async () => {
     const users = await call(a.address, 'GET', '/api/v1/users?limit=100')

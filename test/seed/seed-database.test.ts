@@ -23,7 +23,14 @@ async function emptyDatabase(): Promise<Database> {
 
 async function countRows(database: Database) {
   const count = async (table: 'users' | 'posts' | 'comments' | 'todos') =>
-    Number((await database.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+    Number(
+      (
+        await database.db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
   return { users: await count('users'), posts: await count('posts'), comments: await count('comments'), todos: await count('todos') }
 }
 
@@ -92,7 +99,13 @@ describe('seedDatabase', () => {
     const database = await emptyDatabase()
     const seen: [number, number][] = []
     await seedDatabase(database.db, { users: 5, posts: 10, comments: 0, todos: 0, batchSize: 4, onProgress: (d, t) => seen.push([d, t]) })
-    expect(seen).toEqual([[4, 15], [5, 15], [9, 15], [13, 15], [15, 15]])
+    expect(seen).toEqual([
+      [4, 15],
+      [5, 15],
+      [9, 15],
+      [13, 15],
+      [15, 15],
+    ])
   })
 
   it('writes nothing when it fails half way', async () => {

@@ -35,7 +35,9 @@ describe('todos', () => {
     expect(bad.statusCode).toBe(422)
     expect(bad.json().error.details).toEqual([{ field: 'completed', message: 'must be true or false' }])
     expect((await t.request({ method: 'GET', url: `/users/${t.bob.id}/todos?completed=true` })).json().data.map((x: { id: number }) => x.id)).toContain(todo.id)
-    expect((await t.request({ method: 'GET', url: `/users/${t.bob.id}/todos?completed=false` })).json().data.map((x: { id: number }) => x.id)).not.toContain(todo.id)
+    expect((await t.request({ method: 'GET', url: `/users/${t.bob.id}/todos?completed=false` })).json().data.map((x: { id: number }) => x.id)).not.toContain(
+      todo.id,
+    )
     expect((await t.request({ method: 'GET', url: `/users/${t.bob.id}/todos?completed=yes` })).statusCode).toBe(400)
   })
 
@@ -55,7 +57,9 @@ describe('todos', () => {
   it('a todo under another user, or under a missing user, is 404; PUT is 405', async () => {
     const todo = await make.todo(t.bob)
     expect((await t.request({ method: 'GET', url: `/users/${t.alice.id}/todos/${todo.id}` })).statusCode).toBe(404)
-    expect((await t.request({ method: 'PATCH', url: `/users/${t.alice.id}/todos/${todo.id}`, token: t.tokens.admin, json: { text: 'x' } })).statusCode).toBe(404)
+    expect((await t.request({ method: 'PATCH', url: `/users/${t.alice.id}/todos/${todo.id}`, token: t.tokens.admin, json: { text: 'x' } })).statusCode).toBe(
+      404,
+    )
     expect((await t.request({ method: 'GET', url: '/users/999999/todos' })).statusCode).toBe(404)
     const put = await t.request({ method: 'PUT', url: `/users/${t.bob.id}/todos/${todo.id}`, token: t.tokens.bob, json: { text: 'x' } })
     expect(put.statusCode).toBe(405)

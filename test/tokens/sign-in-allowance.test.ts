@@ -110,7 +110,8 @@ describe('the allowances per account and address, and per account', () => {
     expect(locked.json().error.message).toMatch(/^Too many failed sign-ins: retry in \d+ s$/)
     // An account nobody has is counted the same way (a refusal tells nothing about who exists).
     for (const address of ['192.0.2.6', '192.0.2.7']) {
-      for (const res of await Promise.all([1, 2].map(() => signIn(t, { email: 'nobody@example.com', password: 'x' }, address)))) expect(res.statusCode).toBe(401)
+      for (const res of await Promise.all([1, 2].map(() => signIn(t, { email: 'nobody@example.com', password: 'x' }, address))))
+        expect(res.statusCode).toBe(401)
     }
     expect((await signIn(t, { email: 'nobody@example.com', password: 'x' }, '192.0.2.8')).statusCode).toBe(401)
     expectRateLimited(await signIn(t, { email: 'NOBODY@example.com', password: 'x' }, '192.0.2.9'), 600)

@@ -42,7 +42,12 @@ describe('the password allowance', () => {
     expect(refused.statusCode, refused.body).toBe(429)
     expect(refused.json().error.code).toBe('RATE_LIMITED')
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1)
-    const put = await t.request({ method: 'PUT', url: `/api/v1/users/${t.alice.id}`, token: t.tokens.alice, json: { name: 'Alice', email: 'alice@example.com', password: 'and another one' } })
+    const put = await t.request({
+      method: 'PUT',
+      url: `/api/v1/users/${t.alice.id}`,
+      token: t.tokens.alice,
+      json: { name: 'Alice', email: 'alice@example.com', password: 'and another one' },
+    })
     expect(put.statusCode, put.body).toBe(429)
     expect(passwordHashingStats().derivations).toBe(before)
     const renamed = await t.request({ method: 'PATCH', url: `/api/v1/users/${t.alice.id}`, token: t.tokens.alice, json: { name: 'Alice A.' } })
@@ -63,7 +68,12 @@ describe('the password allowance', () => {
 
     const created = await Promise.all(
       Array.from({ length: DEFAULTS.changesMax + 2 }, (_, i) =>
-        t.request({ method: 'POST', url: '/api/v1/users', token: t.tokens.admin, json: { name: `New ${i}`, email: `new${i}@example.com`, password: 'a first password' } }),
+        t.request({
+          method: 'POST',
+          url: '/api/v1/users',
+          token: t.tokens.admin,
+          json: { name: `New ${i}`, email: `new${i}@example.com`, password: 'a first password' },
+        }),
       ),
     )
     expect(created.filter((res) => res.statusCode === 201)).toHaveLength(DEFAULTS.changesMax)

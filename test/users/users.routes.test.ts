@@ -273,7 +273,11 @@ describe('deleting users', () => {
 
     const res = await t.request({ method: 'DELETE', url: `/users/${user.id}`, token: t.tokens.admin })
     expect(res.statusCode).toBe(204)
-    for (const [table, column] of [['posts', 'user_id'], ['todos', 'user_id'], ['tokens', 'user_id']] as const) {
+    for (const [table, column] of [
+      ['posts', 'user_id'],
+      ['todos', 'user_id'],
+      ['tokens', 'user_id'],
+    ] as const) {
       expect(await db.selectFrom(table).select('id').where(column, '=', user.id).execute()).toEqual([])
     }
     expect(await db.selectFrom('comments').select('id').where('post_id', '=', post.id).execute()).toEqual([])

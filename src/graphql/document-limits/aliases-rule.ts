@@ -23,10 +23,13 @@ const aliasesMeasure: Measure<Aliases> = {
 }
 
 export function aliasesRule(maxAliases: number): ValidationRule {
-  return operationRule(() => aliasesMeasure, (_context, operation, value) => {
-    const worst = worse(value.worst, { count: value.count, owner: operation })
-    if (worst === undefined || worst.count <= maxAliases) return undefined
-    const message = `${sentence(nameOf(operation))} has ${worst.count} aliased fields in one selection set; the limit is ${maxAliases}`
-    return limitError(message, worst.owner, 'aliases', worst.count, maxAliases)
-  })
+  return operationRule(
+    () => aliasesMeasure,
+    (_context, operation, value) => {
+      const worst = worse(value.worst, { count: value.count, owner: operation })
+      if (worst === undefined || worst.count <= maxAliases) return undefined
+      const message = `${sentence(nameOf(operation))} has ${worst.count} aliased fields in one selection set; the limit is ${maxAliases}`
+      return limitError(message, worst.owner, 'aliases', worst.count, maxAliases)
+    },
+  )
 }

@@ -80,7 +80,8 @@ function countingFields(schema: GraphQLSchema): ReadonlySet<GraphQLField<unknown
 /** The rows a field's own read touches beyond its items: its search and its offset. */
 function readRows(node: FieldNode, definition: GraphQLField<unknown, unknown> | undefined, pageSize: number | undefined): number {
   if (definition === undefined) return 0
-  const argument = (name: string) => (definition.args.some((arg) => arg.name === name) ? node.arguments?.find((arg) => arg.name.value === name)?.value : undefined)
+  const argument = (name: string) =>
+    definition.args.some((arg) => arg.name === name) ? node.arguments?.find((arg) => arg.name.value === name)?.value : undefined
   let rows = 0
   const q = argument('q')
   if (q !== undefined && q.kind !== Kind.NULL && !(q.kind === Kind.STRING && q.value === '')) rows += READ_ROWS.search

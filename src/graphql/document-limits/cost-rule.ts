@@ -43,21 +43,24 @@ function introspectionCostBound(schema: GraphQLSchema): number {
 const reported = (cost: number): number => Math.min(cost, Number.MAX_SAFE_INTEGER)
 
 export function costRule(maxCost: number, listSizes: ListSizes): ValidationRule {
-  return operationRule((schema) => costMeasure(listSizes, schema), (context, operation, cost) => {
-    const main = mainCost(cost, listSizes)
-    const { introspection } = cost
-    if (main > maxCost) {
-      const how = cost.reads
-        ? 'each field 1, each search, count and page by offset the rows it may read, times the page size of each list it is in'
-        : 'each field 1, times the page size of each list it is in'
-      const message = `${sentence(nameOf(operation))} costs ${reported(main)} (${how}); the limit is ${maxCost}`
-      return limitError(message, operation, 'cost', reported(main), maxCost)
-    }
-    const introspectionMax = introspectionCostBound(context.getSchema())
-    if (introspection > introspectionMax) {
-      const message = `Introspection in ${nameOf(operation)} costs ${reported(introspection)}; the limit for introspection is ${introspectionMax}`
-      return limitError(message, operation, 'cost', reported(introspection), introspectionMax)
-    }
-    return undefined
-  })
+  return operationRule(
+    (schema) => costMeasure(listSizes, schema),
+    (context, operation, cost) => {
+      const main = mainCost(cost, listSizes)
+      const { introspection } = cost
+      if (main > maxCost) {
+        const how = cost.reads
+          ? 'each field 1, each search, count and page by offset the rows it may read, times the page size of each list it is in'
+          : 'each field 1, times the page size of each list it is in'
+        const message = `${sentence(nameOf(operation))} costs ${reported(main)} (${how}); the limit is ${maxCost}`
+        return limitError(message, operation, 'cost', reported(main), maxCost)
+      }
+      const introspectionMax = introspectionCostBound(context.getSchema())
+      if (introspection > introspectionMax) {
+        const message = `Introspection in ${nameOf(operation)} costs ${reported(introspection)}; the limit for introspection is ${introspectionMax}`
+        return limitError(message, operation, 'cost', reported(introspection), introspectionMax)
+      }
+      return undefined
+    },
+  )
 }

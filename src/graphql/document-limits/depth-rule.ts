@@ -52,15 +52,18 @@ const depthMeasure: Measure<Depth> = {
 }
 
 export function depthRule(maxDepth: number): ValidationRule {
-  return operationRule(() => depthMeasure, (_context, operation, { main, introspection }) => {
-    if (main !== undefined && main.length > maxDepth) {
-      const message = `${sentence(nameOf(operation))} is ${main.length} levels deep; the limit is ${maxDepth}`
-      return limitError(message, fieldAt(main, maxDepth), 'depth', main.length, maxDepth)
-    }
-    if (introspection !== undefined && introspection.length > INTROSPECTION_MAX_DEPTH) {
-      const message = `Introspection in ${nameOf(operation)} is ${introspection.length} levels deep; the limit for introspection is ${INTROSPECTION_MAX_DEPTH}`
-      return limitError(message, fieldAt(introspection, INTROSPECTION_MAX_DEPTH), 'depth', introspection.length, INTROSPECTION_MAX_DEPTH)
-    }
-    return undefined
-  })
+  return operationRule(
+    () => depthMeasure,
+    (_context, operation, { main, introspection }) => {
+      if (main !== undefined && main.length > maxDepth) {
+        const message = `${sentence(nameOf(operation))} is ${main.length} levels deep; the limit is ${maxDepth}`
+        return limitError(message, fieldAt(main, maxDepth), 'depth', main.length, maxDepth)
+      }
+      if (introspection !== undefined && introspection.length > INTROSPECTION_MAX_DEPTH) {
+        const message = `Introspection in ${nameOf(operation)} is ${introspection.length} levels deep; the limit for introspection is ${INTROSPECTION_MAX_DEPTH}`
+        return limitError(message, fieldAt(introspection, INTROSPECTION_MAX_DEPTH), 'depth', introspection.length, INTROSPECTION_MAX_DEPTH)
+      }
+      return undefined
+    },
+  )
 }

@@ -90,7 +90,13 @@ interface Frame<T> {
  */
 function measureSelections<T>(operation: OperationDefinitionNode, measure: Measure<T>, fragments: ReadonlyMap<string, Fragment<T>>): T {
   const { schema } = measure
-  const frame = (selectionSet: SelectionSetNode, type: Frame<T>['type'], field?: FieldNode, definition?: Frame<T>['definition'], fragment?: Fragment<T>): Frame<T> => ({
+  const frame = (
+    selectionSet: SelectionSetNode,
+    type: Frame<T>['type'],
+    field?: FieldNode,
+    definition?: Frame<T>['definition'],
+    fragment?: Fragment<T>,
+  ): Frame<T> => ({
     selections: selectionSet.selections,
     index: 0,
     sum: measure.empty,

@@ -19,9 +19,6 @@ import { directivesRule } from './directives-rule.js'
 export type QueryLimits = GraphQLConfig['limits']
 
 /** The four limits as rules for graphql's validate, beside its own. */
-export function queryLimitRules(
-  limits: QueryLimits,
-  listSizes: ListSizes = { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT },
-): ValidationRule[] {
+export function queryLimitRules(limits: QueryLimits, listSizes: ListSizes = { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }): ValidationRule[] {
   return [depthRule(limits.maxDepth), costRule(limits.maxCost, listSizes), aliasesRule(limits.maxAliases), directivesRule(limits.maxDirectives)]
 }

@@ -71,7 +71,11 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
       if (Array.isArray(prepared)) return jsonAnswer(400, { errors: prepared.map((error) => error.formatted) })
       const operation = getOperationAST(prepared.document, prepared.operationName)
       if (request.method === 'GET' && operation?.operation === OperationTypeNode.MUTATION) {
-        return jsonAnswer(405, { errors: [{ message: 'Mutations cannot be sent with GET; use POST', extensions: { code: 'METHOD_NOT_ALLOWED' } }] }, { allow: 'POST' })
+        return jsonAnswer(
+          405,
+          { errors: [{ message: 'Mutations cannot be sent with GET; use POST', extensions: { code: 'METHOD_NOT_ALLOWED' } }] },
+          { allow: 'POST' },
+        )
       }
       return prepared as ExecutionArgs & { contextValue: SseContext }
     },
@@ -228,8 +232,10 @@ function acceptsEventStream(accept: string | undefined): boolean {
   return parseAccept(accept).some((range) => isMediaType(range, 'text/event-stream') && isAcceptable(range))
 }
 
-const headerValue = (value: string | string[] | undefined): string | null =>
-  value === undefined ? null : Array.isArray(value) ? value.join(', ') : value
+const headerValue = (value: string | string[] | undefined): string | null => (value === undefined ? null : Array.isArray(value) ? value.join(', ') : value)
 
 const jsonAnswer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  [JSON.stringify(body), { status, statusText: status === 405 ? 'Method Not Allowed' : 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8', ...headers } }] as const
+  [
+    JSON.stringify(body),
+    { status, statusText: status === 405 ? 'Method Not Allowed' : 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8', ...headers } },
+  ] as const

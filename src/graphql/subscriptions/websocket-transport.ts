@@ -121,38 +121,41 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
       return true
     }),
 
-    onSubscribe: guarded((request) => [internalError(request.id)], async (ctx: SocketContext, _id: string, payload: unknown) => {
-      const { socket, request, seat } = ctx.extra
-      if (seat === undefined) return [internalError(request.id)]
-      if (seat.revoked) return [revokedError()]
-      if (Object.keys(ctx.subscriptions).length > limits.maxPerConnection) {
-        return [badRequest(`At most ${limits.maxPerConnection} subscriptions per connection`)]
-      }
-      const verdict = await options.consumeRateLimit?.(request)
-      if (verdict !== undefined && !verdict.allowed) {
-        const { error, retryAfterS } = verdict
-        return [new FormattedError({ message: error.message, extensions: { code: error.code, retryAfter: retryAfterS } })]
-      }
-      let params
-      try {
-        params = readParams(payload, 'body')
-      } catch (error) {
-        if (isAppError(error)) return [new FormattedError({ message: error.message, extensions: { code: error.code, details: error.details } })]
-        throw error
-      }
-      // Rights are judged at use: the token is looked up again (one indexed read) before anything runs.
-      if (seat.caller !== null && ctx.extra.authorization !== undefined) {
-        try {
-          seat.update(await options.authenticate(ctx.extra.authorization))
-        } catch (error) {
-          if (!isAppError(error) || error.code !== 'UNAUTHENTICATED') throw error
-          seat.revoke()
-          return [revokedError()]
+    onSubscribe: guarded(
+      (request) => [internalError(request.id)],
+      async (ctx: SocketContext, _id: string, payload: unknown) => {
+        const { socket, request, seat } = ctx.extra
+        if (seat === undefined) return [internalError(request.id)]
+        if (seat.revoked) return [revokedError()]
+        if (Object.keys(ctx.subscriptions).length > limits.maxPerConnection) {
+          return [badRequest(`At most ${limits.maxPerConnection} subscriptions per connection`)]
         }
-      }
-      const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
-      return operations.prepare(request, params, connectionContext(seat, slowConsumers.streamOptions(request, drop)), ctx.extra.reserved)
-    }),
+        const verdict = await options.consumeRateLimit?.(request)
+        if (verdict !== undefined && !verdict.allowed) {
+          const { error, retryAfterS } = verdict
+          return [new FormattedError({ message: error.message, extensions: { code: error.code, retryAfter: retryAfterS } })]
+        }
+        let params
+        try {
+          params = readParams(payload, 'body')
+        } catch (error) {
+          if (isAppError(error)) return [new FormattedError({ message: error.message, extensions: { code: error.code, details: error.details } })]
+          throw error
+        }
+        // Rights are judged at use: the token is looked up again (one indexed read) before anything runs.
+        if (seat.caller !== null && ctx.extra.authorization !== undefined) {
+          try {
+            seat.update(await options.authenticate(ctx.extra.authorization))
+          } catch (error) {
+            if (!isAppError(error) || error.code !== 'UNAUTHENTICATED') throw error
+            seat.revoke()
+            return [revokedError()]
+          }
+        }
+        const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
+        return operations.prepare(request, params, connectionContext(seat, slowConsumers.streamOptions(request, drop)), ctx.extra.reserved)
+      },
+    ),
 
     onNext: (ctx: SocketContext, _id, _payload, _args, result) => formatResult(ctx.extra.request, result),
   })

@@ -18,8 +18,7 @@ export function collectionParameters(spec: CollectionSpec): Record<string, unkno
       name: field.name,
       in: 'query',
       description:
-        `Only items whose \`${field.name}\` equals the value; repeated, any of the values.` +
-        (field.nullable ? ' `null` matches a missing value.' : ''),
+        `Only items whose \`${field.name}\` equals the value; repeated, any of the values.` + (field.nullable ? ' `null` matches a missing value.' : ''),
       style: 'form',
       explode: true,
       schema: { type: 'array', maxItems: 100, items: filterValueSchema(field) },

@@ -79,9 +79,10 @@ function completeOperation(operation: Operation, notes: Notes, hasPathParameters
     ...successResponses(operation.responses, notes),
     ...(method === 'GET' ? { 304: { $ref: '#/components/responses/NotModified' } } : {}),
     ...Object.fromEntries(
-      errorStatusesOf({ method, access, hasPathParameters, hasBody: operation.requestBody !== undefined, declared: openapi.errors ?? [] }).map(
-        (status) => [String(status), errorResponseRef(status)],
-      ),
+      errorStatusesOf({ method, access, hasPathParameters, hasBody: operation.requestBody !== undefined, declared: openapi.errors ?? [] }).map((status) => [
+        String(status),
+        errorResponseRef(status),
+      ]),
     ),
   }
 }
@@ -99,8 +100,7 @@ function successResponses(declared: Operation['responses'], notes: Notes): Opera
       response.description = collection === undefined ? `The ${noun}.` : `A page of ${noun}s.`
       response.headers = headerRefs([...COMMON_HEADERS, ...READ_HEADERS, ...(collection === undefined ? [] : (['Link'] as const))])
       if (media !== undefined) {
-        media.example =
-          collection === undefined ? single : { data: [example], meta: { timestamp: EXAMPLE_TIMESTAMP, pagination: PAGINATION_EXAMPLE[version] } }
+        media.example = collection === undefined ? single : { data: [example], meta: { timestamp: EXAMPLE_TIMESTAMP, pagination: PAGINATION_EXAMPLE[version] } }
       }
     } else if (status === '201') {
       const { description, headers } = openapi.created ?? { description: `Created: the ${noun}.`, headers: ['Location'] as const }

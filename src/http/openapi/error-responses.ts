@@ -22,9 +22,16 @@ interface ErrorResponse {
  */
 const EXAMPLES: Partial<Record<ErrorCode, Pick<ErrorResponse, 'example' | 'headers'>>> = {
   BAD_REQUEST: {
-    example: { code: 'BAD_REQUEST', message: 'The query parameters are not valid', details: [{ field: 'sort', message: '"colour" is not a field of this collection' }] },
+    example: {
+      code: 'BAD_REQUEST',
+      message: 'The query parameters are not valid',
+      details: [{ field: 'sort', message: '"colour" is not a field of this collection' }],
+    },
   },
-  UNAUTHENTICATED: { example: { code: 'UNAUTHENTICATED', message: 'Authentication required: send Authorization: Bearer <token>' }, headers: ['WWW-Authenticate'] },
+  UNAUTHENTICATED: {
+    example: { code: 'UNAUTHENTICATED', message: 'Authentication required: send Authorization: Bearer <token>' },
+    headers: ['WWW-Authenticate'],
+  },
   FORBIDDEN: { example: { code: 'FORBIDDEN', message: 'Only an admin may do this' } },
   NOT_FOUND: { example: { code: 'NOT_FOUND', message: 'User not found' } },
   NOT_ACCEPTABLE: { example: { code: 'NOT_ACCEPTABLE', message: 'This API answers in application/json or application/vnd.threadline+json' } },

@@ -15,7 +15,7 @@ export const HEADERS = {
   RateLimitPolicy: header('The allowance: `"anonymous";q=300;w=60` (requests, window in seconds).', { type: 'string' }),
   RetryAfter: header('Seconds to wait before trying again.', { type: 'integer', minimum: 1 }),
   ETag: header('A weak validator of what the answer says; send it back in If-None-Match (reads) or If-Match (writes).', { type: 'string' }),
-  LastModified: header("The newest `updatedAt` in the answer, as an HTTP date; If-Modified-Since is honoured for single resources.", { type: 'string' }),
+  LastModified: header('The newest `updatedAt` in the answer, as an HTTP date; If-Modified-Since is honoured for single resources.', { type: 'string' }),
   CacheControl: header('`public, max-age=N` for anonymous reads, `private, no-cache` with a token; `no-store` for a new token.', { type: 'string' }),
   Vary: header('`Accept, Authorization, Accept-Encoding`.', { type: 'string' }),
   Link: header('RFC 8288 links to the `next`, `prev` (where there is one) and `first` pages, with the same query.', { type: 'string' }),

@@ -44,7 +44,7 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
         title: 'Threadline',
         version: packageVersion,
         description:
-          'Users, their posts, the comments on posts and users\' todos. Every path is served at `/api/v1`, `/api/v2` and ' +
+          "Users, their posts, the comments on posts and users' todos. Every path is served at `/api/v1`, `/api/v2` and " +
           'unversioned (`/users`, the version named by `Accept: application/vnd.threadline+json; version=N`, else v1); ' +
           'this document describes the versioned paths. v1 and v2 differ only in how collections page. ' +
           'Reads are public; writes need `Authorization: Bearer <token>` (POST /api/v1/tokens). A token that is sent must be valid.',
