@@ -3,7 +3,8 @@
 //
 //   node:http    the ceiling: a bare node:http server answering a fixed ~120-byte JSON body
 //   threadline   `threadline serve` on SQLite, production settings: logging at `info`, the rate
-//                limiter on (with an allowance no run reaches), every header and check it always has
+//                limiter on (with an allowance no run reaches), every header and check it always has;
+//                the busy share per caller is off (the load stands for many clients from one address)
 //   json-server  json-server 0.17, its CLI on a JSON file of the same users and posts
 //   apollo       a minimal Apollo Server 5, same schema and resolvers as yoga (bench/peers/)
 //   yoga         a minimal GraphQL Yoga 5
