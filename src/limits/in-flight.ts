@@ -14,9 +14,11 @@
 // (bench:abuse, window's end). So each caller also has a busy share: the time it has any request in
 // a handler fills a leaky bucket that drains at `maxBusyPercentPerCaller` of the clock; past a burst
 // of 150 ms its next turn waits until the bucket is back under it (a caller gone idle is remembered
-// until it is empty, so sending one request at a time earns nothing). And a caller's turns start one
-// turn of the loop apart, so the sockets are read between any two of its requests. Together: probe
-// p99 47 ms, max 121 ms under the same attack. Wall time in a handler is what is measured (the loop
+// until it is empty, so sending one request at a time earns nothing). And the requests of a caller
+// whose last one held its handler past 10 ms start a turn of the loop apart, so the sockets are read
+// between any two of its statements (for every caller, that halved the throughput of a single client
+// of cheap requests). Together: probe p99 under 100 ms, max under 250 ms under the same attack
+// (bench:abuse; the figures in docs/security.md). Wall time in a handler is what is measured (the loop
 // time is not observable per request), so time waiting on PostgreSQL counts too: a caller of slow
 // queries is paced the same way, which also spares the pool.
 //
@@ -49,6 +51,9 @@ export interface InFlightPolicy {
 /** Seconds a caller refused for a full queue is told to wait: a turn lasts milliseconds. */
 const QUEUE_FULL_RETRY_AFTER_S = 1
 
+/** A request that holds its handler longer than this makes its caller's next ones start a loop turn apart. */
+const SLOW_REQUEST_MS = 10
+
 /** Busy milliseconds a caller may spend ahead of its share before it waits: a few slow requests in a row. */
 const BUSY_BURST_MS = 150
 
@@ -60,6 +65,8 @@ interface Turns {
   settledAt: number
   /** A turn is being handed over; the next waits for the loop's next turn. */
   starting: boolean
+  /** The caller's last request held its handler past SLOW_REQUEST_MS: its next ones start a loop turn apart. */
+  slow: boolean
   /** When the caller's next turn may start (its debt back to the burst) or, idle, when it is forgotten. */
   timer: NodeJS.Timeout | undefined
 }
@@ -90,15 +97,20 @@ export function limitRequestsInFlight(app: FastifyInstance, policy: InFlightPoli
     clearTimeout(turns.timer)
     turns.timer = undefined
     if (turns.starting) return // the request being started pumps again once it has run
-    if (turns.waiting.length > 0 && turns.running < policy.maxPerCaller && !overShare(turns)) {
+    while (turns.waiting.length > 0 && turns.running < policy.maxPerCaller && !overShare(turns)) {
       turns.running++
-      turns.starting = true
       const start = turns.waiting.shift()!
-      // The handler starts on a later turn of the loop, and the caller's next one a turn after that:
-      // a poll of the sockets reads every request that has arrived (cheap) before any of them runs
-      // its statements (not cheap, and synchronous on SQLite), and between two of a caller's. Without
-      // it, each request ran to its answer before the next socket was read, so a probe waited behind
-      // every request of a flood that had arrived first.
+      // The handler starts on a later turn of the loop: a poll of the sockets reads every request
+      // that has arrived (cheap) before any of them runs its statements (not cheap, and synchronous
+      // on SQLite). Without it, each request ran to its answer before the next socket was read, so a
+      // probe waited behind every request of a flood that had arrived first.
+      if (!turns.slow) {
+        setImmediate(start)
+        continue
+      }
+      // A caller of slow requests starts them a loop turn apart, so the sockets are read between
+      // any two of its statements. Not for cheap ones: that halved a single client's throughput.
+      turns.starting = true
       setImmediate(() => {
         start()
         setImmediate(() => {
@@ -125,7 +137,7 @@ export function limitRequestsInFlight(app: FastifyInstance, policy: InFlightPoli
     const key = callerKey(request, request.caller ?? null)
     let turns = callers.get(key)
     if (turns === undefined) {
-      turns = { running: 0, waiting: [], starting: false, debtMs: 0, settledAt: performance.now(), timer: undefined }
+      turns = { running: 0, waiting: [], starting: false, slow: false, debtMs: 0, settledAt: performance.now(), timer: undefined }
       callers.set(key, turns)
     }
     settle(turns)
@@ -144,11 +156,13 @@ export function limitRequestsInFlight(app: FastifyInstance, policy: InFlightPoli
       held.waiting.push(resolve)
       pump(key, held)
     })
+    const startedAt = performance.now()
     let released = false
     const release = () => {
       if (released) return
       released = true
       settle(held)
+      held.slow = held.settledAt - startedAt > SLOW_REQUEST_MS
       held.running--
       pump(key, held)
     }
