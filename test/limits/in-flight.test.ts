@@ -122,7 +122,7 @@ describe('the busy share per caller', () => {
     expect((await next).statusCode).toBe(200)
   })
 
-  it("starts the requests of a caller whose last one was slow a turn of the loop apart, so that sockets are read between them", async () => {
+  it('starts the requests of a caller whose last one was slow a turn of the loop apart, so that sockets are read between them', async () => {
     // A request that holds its handler past 10 ms makes the caller slow.
     const slow = gated.app.inject({ url: '/work/slow-first', remoteAddress: '10.3.0.3' })
     await vi.waitFor(() => expect(gated.running).toContain('slow-first'), { timeout: 1000, interval: 1 })
