@@ -8,6 +8,10 @@
 //   json-server  json-server 0.17, its CLI on a JSON file of the same users and posts
 //   apollo       a minimal Apollo Server 5, same schema and resolvers as yoga (bench/peers/)
 //   yoga         a minimal GraphQL Yoga 5
+//   fastify-bare    the bare REST reference (issue #20): Fastify 5 + better-sqlite3, a response schema
+//                   on each route, no hooks, plain prepared statements (bench/peers/fastify-bare.mjs)
+//   mercurius-jit   the bare GraphQL reference (issue #20): Mercurius with `jit: 1`, the same schema
+//                   and resolvers as apollo and yoga (bench/peers/mercurius-bare.mjs)
 //
 // Each scenario runs against every server that can answer it, interleaved (A B C ... A B C ...,
 // after a 1 s warm-up of each), for --rounds rounds; medians with the min-max over the rounds.
@@ -41,7 +45,7 @@ const { values: args } = parseArgs({
 })
 const options = { rounds: Number(args.rounds), seconds: Number(args.seconds), connections: Number(args.connections) }
 
-type Target = 'node:http' | 'threadline' | 'json-server' | 'apollo' | 'yoga'
+type Target = 'node:http' | 'threadline' | 'json-server' | 'apollo' | 'yoga' | 'fastify-bare' | 'mercurius-jit'
 
 interface Scenario {
   name: string
@@ -108,13 +112,17 @@ function scenarios(token: string, etag: string): Scenario[] {
   const nested = graphql('{ users { id name posts { id title } } }')
   return [
     { name: 'ceiling (fixed JSON)', targets: { 'node:http': { path: '/' } } },
-    { name: 'GET one user', targets: { threadline: { path: '/api/v1/users/1' }, 'json-server': { path: '/users/1' } } },
+    {
+      name: 'GET one user',
+      targets: { threadline: { path: '/api/v1/users/1' }, 'json-server': { path: '/users/1' }, 'fastify-bare': { path: '/api/v1/users/1' } },
+    },
     { name: 'GET one user, with a token', targets: { threadline: { path: '/api/v1/users/1', headers: { authorization: `Bearer ${token}` } } } },
     {
       name: 'GET page of 20, v1 (total)',
       targets: {
         threadline: { path: '/api/v1/users?role=user&sort=name&limit=20' },
         'json-server': { path: '/users?role=user&_sort=name&_order=asc&_page=1&_limit=20' },
+        'fastify-bare': { path: '/api/v1/users?role=user&page=1&limit=20' },
       },
     },
     {
@@ -122,6 +130,7 @@ function scenarios(token: string, etag: string): Scenario[] {
       targets: {
         threadline: { path: '/api/v2/users?role=user&sort=name&limit=20' },
         'json-server': { path: '/users?role=user&_sort=name&_order=asc&_page=1&_limit=20' },
+        'fastify-bare': { path: '/api/v1/users?role=user&page=1&limit=20' },
       },
     },
     { name: 'conditional GET, 304', targets: { threadline: { path: '/api/v1/users/2', headers: { 'if-none-match': etag }, status: 304 } } },
@@ -136,15 +145,33 @@ function scenarios(token: string, etag: string): Scenario[] {
           body: JSON.stringify({ title: 'Benchmark', content: 'Written by bench/suite.ts, many times over.' }),
           status: 201,
         },
+        // The same INSERT (the post and its search-index trigger) into the peers' copy, by the bare route.
+        'fastify-bare': {
+          path: `/api/v1/users/${args.users}/posts`,
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ title: 'Benchmark', content: 'Written by bench/suite.ts, many times over.' }),
+          status: 201,
+        },
       },
     },
     {
       name: 'GraphQL user(id)',
-      targets: { threadline: { path: '/graphql', ...userById }, apollo: { path: '/', ...userById }, yoga: { path: '/graphql', ...userById } },
+      targets: {
+        threadline: { path: '/graphql', ...userById },
+        apollo: { path: '/', ...userById },
+        yoga: { path: '/graphql', ...userById },
+        'mercurius-jit': { path: '/graphql', ...userById },
+      },
     },
     {
       name: 'GraphQL users { posts }',
-      targets: { threadline: { path: '/graphql', ...nested }, apollo: { path: '/', ...nested }, yoga: { path: '/graphql', ...nested } },
+      targets: {
+        threadline: { path: '/graphql', ...nested },
+        apollo: { path: '/', ...nested },
+        yoga: { path: '/graphql', ...nested },
+        'mercurius-jit': { path: '/graphql', ...nested },
+      },
     },
   ]
 }
@@ -229,8 +256,12 @@ async function startAll(runDb: string, peersDb: string, jsonFile: string): Promi
         `http://127.0.0.1:${jsonServerPort}/users/1`,
       ),
     ),
+    // The bare REST reference writes (POST create): it opens the peers' copy first and puts it in WAL
+    // mode, as Threadline's own file is, before the read-only GraphQL peers open it.
+    'fastify-bare': await start(startServer([peer('fastify-bare.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' })),
     apollo: await start(startServer([peer('apollo.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' })),
     yoga: await start(startServer([peer('yoga.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' })),
+    'mercurius-jit': await start(startServer([peer('mercurius-bare.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' })),
   }
 }
 
@@ -290,6 +321,22 @@ function goalsOf(summary: Record<string, Partial<Record<Target, Summary>>>, ceil
     { goal: 'GET page v2, x json-server', measured: toPeer('GET page of 20, v2 (no total)', 'json-server'), target: 20, kind: 'min', unit: 'x' },
     { goal: 'GraphQL user(id), x Apollo Server', measured: toPeer('GraphQL user(id)', 'apollo'), target: 3, kind: 'min', unit: 'x' },
     { goal: 'GraphQL user(id), x GraphQL Yoga', measured: toPeer('GraphQL user(id)', 'yoga'), target: 5, kind: 'min', unit: 'x' },
+    { goal: 'GET one user, x bare Fastify (issue #20)', measured: toPeer('GET one user', 'fastify-bare'), target: 0.4, kind: 'min', unit: 'x' },
+    {
+      goal: 'GET page v1, x bare Fastify page (issue #20)',
+      measured: toPeer('GET page of 20, v1 (total)', 'fastify-bare'),
+      target: 0.4,
+      kind: 'min',
+      unit: 'x',
+    },
+    {
+      goal: 'GET page v2, x bare Fastify page (issue #20)',
+      measured: toPeer('GET page of 20, v2 (no total)', 'fastify-bare'),
+      target: 0.6,
+      kind: 'min',
+      unit: 'x',
+    },
+    { goal: 'GraphQL user(id), x bare Mercurius JIT (issue #20)', measured: toPeer('GraphQL user(id)', 'mercurius-jit'), target: 0.6, kind: 'min', unit: 'x' },
     { goal: 'Threadline peak RSS under load', measured: threadlinePeakRss / 2 ** 20, target: 150, kind: 'max', unit: 'MB' },
   ]
 }
@@ -328,7 +375,7 @@ function printGoals(goals: readonly Goal[]): void {
   for (const g of goals) {
     const met = g.kind === 'min' ? g.measured >= g.target : g.measured < g.target
     const shown = g.unit === 'MB' ? `${fmt(g.measured)} MB (below ${g.target})` : `${ratio(g.measured)}x (at least ${g.target})`
-    console.log(`  ${met ? 'met    ' : 'NOT MET'}  ${g.goal.padEnd(48)} ${shown}`)
+    console.log(`  ${met ? 'met    ' : 'NOT MET'}  ${g.goal.padEnd(52)} ${shown}`)
   }
 }
 
