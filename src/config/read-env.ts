@@ -13,7 +13,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** The environment as loadConfig is given it: `process.env` or a plain object. */
+/** The environment as loadConfig is given it: the process's own (loadConfig's default) or a plain object (tests). */
 export type Env = Readonly<Record<string, string | undefined>>
 
 /** The value, trimmed; undefined when unset or blank. */
