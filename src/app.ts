@@ -164,7 +164,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   // caching and compression of the answer.
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
   registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
-  registerRequestContext(app)
+  if (!config.measureWithout.has('headers')) registerRequestContext(app)
   refuseWhileClosing(app)
   metrics?.observe(app)
   registerContentTypes(app)
@@ -182,8 +182,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     maxQueuedPerCaller: config.http.maxQueuedPerCaller,
     maxBusyPercentPerCaller: config.http.maxBusyPercentPerCaller,
   })
-  registerCaching(app, { maxAgeS: config.cacheMaxAgeS })
-  await registerCompression(app)
+  if (!config.measureWithout.has('validators')) registerCaching(app, { maxAgeS: config.cacheMaxAgeS })
+  if (!config.measureWithout.has('compression')) await registerCompression(app)
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
 
   // Operations: liveness, readiness (the database decides; Redis is reported), metrics.

@@ -18,6 +18,14 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 export const LOG_FORMATS = ['json', 'pretty'] as const
 export type LogFormat = (typeof LOG_FORMATS)[number]
 
+/**
+ * Conventions `npm run bench` turns off one at a time to price each (its per-convention table);
+ * the others have switches of their own (RATE_LIMIT_MAX=0, LOG_LEVEL, METRICS, CORS_ORIGINS,
+ * HTTP_MAX_IN_FLIGHT_PER_CALLER=0). For measurement only: without them the answers break the spec.
+ */
+export const MEASURABLE_CONVENTIONS = ['validators', 'compression', 'headers'] as const
+export type MeasurableConvention = (typeof MEASURABLE_CONVENTIONS)[number]
+
 export interface Config {
   /** Interface to listen on. @default '127.0.0.1' */
   readonly host: string
@@ -73,6 +81,8 @@ export interface Config {
   readonly graphql: GraphQLConfig
   readonly redis: RedisConfig
   readonly http: HttpLimits
+  /** MEASURE_WITHOUT: conventions turned off to measure their cost (validators: ETag and Last-Modified; compression; headers: the request id and security headers). @default none */
+  readonly measureWithout: ReadonlySet<MeasurableConvention>
 }
 
 export const RATE_LIMIT_STORE_FAILURES = ['open', 'closed'] as const
@@ -112,7 +122,19 @@ export function loadConfig(env: Env = process.env): Config {
     http: readHttpLimits(env),
     graphql: readGraphQLConfig(env, readHttpLimits(env).maxConnections),
     redis: readRedisConfig(env),
+    measureWithout: readMeasureWithout(env, 'MEASURE_WITHOUT'),
   })
+}
+
+function readMeasureWithout(env: Env, name: string): ReadonlySet<MeasurableConvention> {
+  const value = raw(env, name)
+  const named = value === undefined ? [] : value.split(',').map((item) => item.trim())
+  for (const item of named) {
+    if (!(MEASURABLE_CONVENTIONS as readonly string[]).includes(item)) {
+      throw new ConfigError(name, `expected a comma-separated list of ${MEASURABLE_CONVENTIONS.join(', ')}, got "${item}"`)
+    }
+  }
+  return new Set(named as MeasurableConvention[])
 }
 
 function readOrigins(env: Env, name: string): string[] {
