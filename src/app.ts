@@ -15,7 +15,7 @@ import { requestError } from './graphql/errors.js'
 import { graphqlRoutes } from './graphql/graphql-routes.js'
 import type { SubscriptionStats } from './graphql/subscriptions/subscription-server.js'
 import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
-import { registerCaching } from './http/caching.js'
+import { markRepresentationCacheable, registerCaching } from './http/caching.js'
 import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
 import { registerCompression } from './http/compression.js'
 import { corsOptions } from './http/cors.js'
@@ -182,7 +182,13 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     maxQueuedPerCaller: config.http.maxQueuedPerCaller,
     maxBusyPercentPerCaller: config.http.maxBusyPercentPerCaller,
   })
-  if (!config.measureWithout.has('validators')) registerCaching(app, { maxAgeS: config.cacheMaxAgeS })
+  if (!config.measureWithout.has('validators')) {
+    const { dataVersion } = database
+    registerCaching(app, {
+      maxAgeS: config.cacheMaxAgeS,
+      ...(dataVersion === undefined ? {} : { representations: { budgetBytes: config.http.representationCacheMb * 2 ** 20, dataVersion } }),
+    })
+  }
   if (!config.measureWithout.has('compression')) await registerCompression(app)
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
 
@@ -208,6 +214,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     await app.register(
       async (api) => {
         api.addHook('onRequest', versionHook(mount.version))
+        api.addHook('onRoute', markRepresentationCacheable)
         for (const feature of FEATURES) await api.register(feature.routes, services)
       },
       { prefix: mount.prefix },

@@ -58,6 +58,7 @@ describe('loadConfig', () => {
         maxConnections: 20_000,
         maxInFlightPerCaller: 2,
         maxQueuedPerCaller: 64,
+        representationCacheMb: 16,
         maxBusyPercentPerCaller: 50,
       },
     })

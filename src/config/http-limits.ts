@@ -27,6 +27,11 @@ export interface HttpLimits {
    * event loop. 0: no share. @default 50
    */
   readonly maxBusyPercentPerCaller: number
+  /**
+   * Memory for the answers of GET routes kept with their validators and served again while the
+   * data has not changed (SQLite only); 0 keeps none. @default 16
+   */
+  readonly representationCacheMb: number
 }
 
 export function readHttpLimits(env: Env): HttpLimits {
@@ -45,5 +50,6 @@ export function readHttpLimits(env: Env): HttpLimits {
     maxInFlightPerCaller: readInteger(env, 'HTTP_MAX_IN_FLIGHT_PER_CALLER', 2, 0, 1_000_000),
     maxQueuedPerCaller: readInteger(env, 'HTTP_MAX_QUEUED_PER_CALLER', 64, 0, 1_000_000),
     maxBusyPercentPerCaller: readInteger(env, 'HTTP_MAX_BUSY_PERCENT_PER_CALLER', 50, 0, 100),
+    representationCacheMb: readInteger(env, 'HTTP_REPRESENTATION_CACHE_MB', 16, 0, 4096),
   })
 }

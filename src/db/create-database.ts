@@ -29,6 +29,12 @@ export interface Database {
   close(): Promise<void>
   /** PostgreSQL's pool: connections open, idle, requests waiting for one, and the pool's size. */
   readonly poolStats?: () => { total: number; idle: number; waiting: number; max: number }
+  /**
+   * A number that moves whenever committed data may have changed, by this process or another: what
+   * a cache of answers (src/http/representation-cache.ts) checks its entries against. SQLite only;
+   * on PostgreSQL other instances write unseen, so there is none.
+   */
+  readonly dataVersion?: () => number
 }
 
 /**
@@ -44,9 +50,9 @@ export interface OpenOptions {
 
 export function openDatabase(location: DatabaseLocation, options: OpenOptions = {}): Database {
   const { onQuery } = options
-  const open = (dialect: Dialect, facts: DialectFacts, poolStats?: Database['poolStats']): Database => {
+  const open = (dialect: Dialect, facts: DialectFacts, extras: Pick<Database, 'poolStats' | 'dataVersion'> = {}): Database => {
     const db = new Kysely<Tables>({ dialect: translatingDialect(dialect), ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }) })
-    return { db, facts, close: () => db.destroy(), ...(poolStats === undefined ? {} : { poolStats }) }
+    return { db, facts, close: () => db.destroy(), ...extras }
   }
   if (location.dialect === 'postgres') {
     const pool = openPool(location.url, location.poolSize, location.queryTimeoutMs)
@@ -56,9 +62,10 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
       await connection.executeQuery(CompiledQuery.raw(`set timezone = 'UTC'`))
     }
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: location.poolSize })
-    return open(new PostgresDialect({ pool, onCreateConnection }), postgresFacts, poolStats)
+    return open(new PostgresDialect({ pool, onCreateConnection }), postgresFacts, { poolStats })
   }
-  return open(new SqliteDialect({ database: withStatementCache(openSqlite(location.path)) }), sqliteFacts)
+  const connection = withStatementCache(openSqlite(location.path))
+  return open(new SqliteDialect({ database: connection }), sqliteFacts, { dataVersion: connection.dataVersion })
 }
 
 /**
@@ -70,9 +77,16 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
  */
 const STATEMENT_CACHE_SIZE = 500
 
-function withStatementCache(connection: SqliteDatabase.Database): SqliteDialectConfig['database'] {
+function withStatementCache(connection: SqliteDatabase.Database): SqliteDialectConfig['database'] & { dataVersion: () => number } {
   const statements = new Map<string, SqliteDatabase.Statement>()
+  // The data version: SQLite's own (PRAGMA data_version) moves when another connection commits (the
+  // `threadline` commands, another process); this connection's writes are counted here. A statement
+  // that may write is counted as it is prepared: Kysely runs it at once, in the same turn of the
+  // loop, and holds the one connection for a whole transaction, so no read runs in between.
+  const sqliteDataVersion = connection.prepare('PRAGMA data_version').pluck()
+  let writes = 0
   return {
+    dataVersion: () => writes + (sqliteDataVersion.get() as number),
     close: () => {
       statements.clear()
       connection.close()
@@ -86,6 +100,7 @@ function withStatementCache(connection: SqliteDatabase.Database): SqliteDialectC
         statements.delete(sql)
       }
       statements.set(sql, statement)
+      if (!statement.readonly) writes++
       return statement
     },
   }

@@ -8,9 +8,13 @@
 // If-Modified-Since is honoured for single resources only: a collection's newest updatedAt does
 // not move when an item is deleted, and a comment's does not move when its author is renamed, so
 // only their ETags can tell.
+//
+// The answers of the routes marked `cachedRepresentation` are kept with their validators
+// (representation-cache.ts) and answered from there, 200 or 304, while the data has not changed.
 import { createHash } from 'node:crypto'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { TSchema } from 'typebox'
+import { createRepresentationCache, type Representation } from './representation-cache.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -19,6 +23,8 @@ declare module 'fastify' {
      * cannot date the whole answer, so only the ETag validates them.
      */
     lastModifiedCoversAll?: boolean
+    /** The route's GET answers depend only on the data, the URL, Accept and the caller: they may be kept. */
+    cachedRepresentation?: boolean
   }
   interface FastifyReply {
     /** What the answer's validators are made from, gathered before serialization. */
@@ -30,10 +36,48 @@ declare module 'fastify' {
 const VARY = 'Accept, Authorization, Accept-Encoding'
 const TIMESTAMP_MARK = ',"meta":{"timestamp":"'
 
-export function registerCaching(app: FastifyInstance, options: { maxAgeS: number }): void {
+/** For the API's routes (an onRoute hook of their plugin): their GET answers may be kept. */
+export function markRepresentationCacheable(route: RouteOptions): void {
+  route.config = { ...route.config, cachedRepresentation: true }
+}
+
+export interface CachingOptions {
+  maxAgeS: number
+  /** Keep the answers of the marked routes, within this many bytes, checked against the data version; absent: keep none. */
+  representations?: { budgetBytes: number; dataVersion: () => number }
+}
+
+export function registerCaching(app: FastifyInstance, options: CachingOptions): void {
   app.decorateReply('lastModifiedMs', null)
   app.decorateReply('isCollection', false)
   const publicCacheControl = `public, max-age=${options.maxAgeS}`
+  const { representations } = options
+  /** The requests that missed: where their answer goes in the cache, and the data version before the handler read it. */
+  const misses = new WeakMap<FastifyRequest, { key: string; version: number }>()
+
+  const cache = representations !== undefined && representations.budgetBytes > 0 ? createRepresentationCache(representations.budgetBytes) : undefined
+  if (cache !== undefined && representations !== undefined) {
+    const { dataVersion } = representations
+    app.addHook('preHandler', async (request, reply) => {
+      if (request.method !== 'GET' || request.routeOptions.config.cachedRepresentation !== true) return
+      const { caller } = request
+      const key = `${request.url}\n${request.headers.accept ?? ''}\n${caller === null ? '' : `${caller.userId}:${caller.role}`}`
+      const version = dataVersion()
+      const hit = cache.get(key, version)
+      if (hit === undefined) {
+        misses.set(request, { key, version })
+        return
+      }
+      reply.lastModifiedMs = hit.lastModifiedMs
+      reply.isCollection = hit.isCollection
+      if (hit.lastModifiedMs !== null) reply.header('last-modified', new Date(hit.lastModifiedMs).toUTCString())
+      if (hit.link !== undefined) reply.header('link', hit.link)
+      reply.header('cache-control', hit.cacheControl)
+      reply.header('etag', hit.etag)
+      if (isNotModified(request, reply, hit.etag)) return reply.code(304).send()
+      return reply.type('application/json; charset=utf-8').send(`${hit.head}${new Date().toISOString()}${hit.tail}`)
+    })
+  }
 
   app.addHook('preSerialization', async (request, reply, payload: unknown) => {
     if (!isRead(request) || reply.statusCode !== 200) return payload
@@ -54,14 +98,38 @@ export function registerCaching(app: FastifyInstance, options: { maxAgeS: number
       return payload
     }
     if (typeof payload !== 'string') return payload
+    // A representation from the cache has its validators set already (and was not a 304).
+    if (reply.hasHeader('etag')) return payload
     const etag = weakTagOf(payload)
     reply.header('etag', etag)
+    const miss = misses.get(request)
+    if (miss !== undefined && representations?.dataVersion() === miss.version) {
+      const representation = representationOf(payload, etag, reply, miss.version)
+      if (representation !== undefined) cache?.set(miss.key, representation)
+    }
     if (!isNotModified(request, reply, etag)) return payload
     reply.code(304)
     reply.removeHeader('content-type')
     // No body, and no Content-Length: on a 304 it would have to be the 200's length (RFC 9110 §8.6).
     return null
   })
+}
+
+/** A 200 answer about to be sent, as the cache keeps it: split around meta.timestamp's value. */
+function representationOf(payload: string, etag: string, reply: FastifyReply, version: number): Representation | undefined {
+  const at = payload.lastIndexOf(TIMESTAMP_MARK)
+  if (at === -1) return undefined
+  const valueStart = at + TIMESTAMP_MARK.length
+  return {
+    head: payload.slice(0, valueStart),
+    tail: payload.slice(payload.indexOf('"', valueStart)),
+    etag,
+    lastModifiedMs: reply.lastModifiedMs,
+    isCollection: reply.isCollection,
+    cacheControl: String(reply.getHeader('cache-control')),
+    link: reply.getHeader('link') as string | undefined,
+    version,
+  }
 }
 
 const isRead = (request: FastifyRequest): boolean => request.method === 'GET' || request.method === 'HEAD'
