@@ -21,7 +21,11 @@
 //
 // Writes bench/results/latest.json and bench/results/latest.svg (the ratios to the ceiling).
 //
-//   npm run bench [-- --rounds 3 --seconds 5 --connections 50 --users 10000 --posts 100000]
+// Then the cost of each convention (issue #20): GET one user on a fresh Threadline with the main
+// target's settings and on one more per convention with that one switched off (CORS, off by default:
+// switched on, the load sending an Origin), interleaved; each must cost at most 5%. --conventions false skips it.
+//
+//   npm run bench [-- --rounds 3 --seconds 5 --connections 50 --users 10000 --posts 100000 --conventions true]
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -41,6 +45,8 @@ const { values: args } = parseArgs({
     posts: { type: 'string', default: '100000' },
     subscribers: { type: 'string', default: '1000' },
     comments: { type: 'string', default: '20' },
+    // The cost of each convention (issue #20): GET one user with each one turned off in turn.
+    conventions: { type: 'string', default: 'true' },
   },
 })
 const options = { rounds: Number(args.rounds), seconds: Number(args.seconds), connections: Number(args.connections) }
@@ -226,6 +232,22 @@ const started: RunningServer[] = []
 const stopAll = () => Promise.all(started.splice(0).map((server) => server.stop()))
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopAll().then(() => process.exit(130)))
 
+/** The main `threadline` target's settings: production, with the bounds no run should reach lifted. */
+function threadlineEnv(runDb: string): Record<string, string> {
+  return {
+    DATABASE_URL: `sqlite:${runDb}`,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_MAX: '1000000000',
+    RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
+    // The fan-out's subscribers all come from this one address: its per-caller bounds (connections,
+    // the shared subscription budget, the delivery allowance) are lifted, as bench:subscriptions
+    // does; the per-event ceiling stays at its default.
+    GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '1000000',
+    GRAPHQL_SUBSCRIPTION_CALLER_COST: '1000000000',
+    GRAPHQL_SUBSCRIPTION_DELIVERY_COST: '1000000000000',
+  }
+}
+
 async function startAll(runDb: string, peersDb: string, jsonFile: string): Promise<Record<Target, RunningServer>> {
   const jsonServerPort = await freePort()
   const peer = (file: string) => join(PEERS_DIR, file)
@@ -235,20 +257,7 @@ async function startAll(runDb: string, peersDb: string, jsonFile: string): Promi
   }
   return {
     'node:http': await start(startServer([peer('ceiling.mjs')], {})),
-    threadline: await start(
-      startServe({
-        DATABASE_URL: `sqlite:${runDb}`,
-        LOG_LEVEL: 'info',
-        RATE_LIMIT_MAX: '1000000000',
-        RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
-        // The fan-out's subscribers all come from this one address: its per-caller bounds (connections,
-        // the shared subscription budget, the delivery allowance) are lifted, as bench:subscriptions
-        // does; the per-event ceiling stays at its default.
-        GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '1000000',
-        GRAPHQL_SUBSCRIPTION_CALLER_COST: '1000000000',
-        GRAPHQL_SUBSCRIPTION_DELIVERY_COST: '1000000000000',
-      }),
-    ),
+    threadline: await start(startServe(threadlineEnv(runDb))),
     'json-server': await start(
       startServer(
         [peer('node_modules/json-server/lib/cli/bin.js'), '--port', String(jsonServerPort), '--host', '127.0.0.1', jsonFile],
@@ -286,6 +295,119 @@ async function run(list: readonly Scenario[], servers: Record<Target, RunningSer
   return results
 }
 
+// --- the cost of each convention (issue #20)
+
+const USER_PATH = '/api/v1/users/1'
+const CORS_ORIGIN = 'http://localhost:5173'
+/** The most any one convention may cost, as a share of GET one user's throughput. */
+const CONVENTION_BUDGET = 0.05
+
+interface Convention {
+  /** As the table and the goals name it. */
+  name: string
+  /** What its server changes in the main `threadline` target's settings. */
+  env: Record<string, string>
+  /** Off by default (CORS): the variant turns it on, the load sends an Origin, and its cost is the variant's loss. */
+  turnsOn?: boolean
+  /** Where a header tells: true when an answer shows the variant's change (and false for the baseline's). */
+  shows?: (headers: Headers) => boolean
+}
+
+const CONVENTIONS: readonly Convention[] = [
+  { name: 'rate limit', env: { RATE_LIMIT_MAX: '0', RATE_LIMIT_AUTHENTICATED_MAX: '0' } },
+  { name: 'request log', env: { LOG_LEVEL: 'warn' } },
+  { name: 'ETag/Last-Modified (304)', env: { MEASURE_WITHOUT: 'validators' }, shows: (h) => !h.has('etag') && !h.has('last-modified') },
+  { name: 'compression', env: { MEASURE_WITHOUT: 'compression' } },
+  { name: 'request id and security headers', env: { MEASURE_WITHOUT: 'headers' }, shows: (h) => !h.has('x-request-id') },
+  { name: 'metrics', env: { METRICS: 'false' } },
+  { name: 'in-flight limit per caller', env: { HTTP_MAX_IN_FLIGHT_PER_CALLER: '0' } },
+  { name: 'CORS (turned on)', env: { CORS_ORIGINS: CORS_ORIGIN }, turnsOn: true, shows: (h) => h.get('access-control-allow-origin') === CORS_ORIGIN },
+]
+
+interface ConventionCost {
+  convention: string
+  /** The variant: the convention off (on, for one that is off by default). */
+  variant: ReturnType<typeof summarize>
+  /** What it is compared with, in the same rounds: every convention on (with the Origin header, for CORS). */
+  baseline: ReturnType<typeof summarize>
+  /** The share of GET one user's throughput the convention takes: 1 - baseline/without, or 1 - with/baseline. */
+  cost: number
+}
+
+interface Conventions {
+  costs: ConventionCost[]
+  rounds: Record<string, Round[]>
+}
+
+/**
+ * GET one user on a fresh baseline server (the main target's settings) and on one server per
+ * convention with that one switched, all on the same SQLite file (they only read), interleaved.
+ */
+async function measureConventions(runDb: string): Promise<Conventions> {
+  const env = threadlineEnv(runDb)
+  const plain: Load = { path: USER_PATH }
+  const withOrigin: Load = { path: USER_PATH, headers: { origin: CORS_ORIGIN } }
+  const settled = await Promise.allSettled([{}, ...CONVENTIONS.map((c) => c.env)].map((changes) => startServe({ ...env, ...changes })))
+  for (const result of settled) if (result.status === 'fulfilled') started.push(result.value)
+  const failed = settled.find((result) => result.status === 'rejected')
+  if (failed !== undefined) throw failed.reason
+  const [baseline, ...variants] = settled.map((result) => (result as PromiseFulfilledResult<RunningServer>).value) as [RunningServer, ...RunningServer[]]
+  const BASELINE = 'baseline (every convention on)'
+  const BASELINE_ORIGIN = 'baseline, with an Origin header'
+  const runs = [
+    { name: BASELINE, server: baseline, load: plain },
+    { name: BASELINE_ORIGIN, server: baseline, load: withOrigin },
+    ...CONVENTIONS.map((c, i) => ({ name: c.name, server: variants[i] as RunningServer, load: c.turnsOn === true ? withOrigin : plain, convention: c })),
+  ]
+
+  // Before anything is timed: a 200 from each, the same user as the baseline's, and the change visible where a header tells.
+  const ask = async (server: RunningServer, load: Load) => {
+    const response = await fetch(`${server.url}${load.path}`, { headers: load.headers })
+    if (response.status !== 200) throw new Error(`conventions: ${server.url}${load.path} answered ${response.status}: ${await response.text()}`)
+    return { headers: response.headers, data: ((await response.json()) as { data?: unknown }).data }
+  }
+  const expected = await ask(baseline, plain)
+  for (const run of runs) {
+    const got = await ask(run.server, run.load)
+    if (!isDeepStrictEqual(got.data, expected.data))
+      throw new Error(`conventions: ${run.name} does not answer the baseline's user: ${JSON.stringify(got.data)}`)
+    const convention = 'convention' in run ? run.convention : undefined
+    if (convention?.shows === undefined) continue
+    if (!convention.shows(got.headers))
+      throw new Error(`conventions: the answer of the server ${convention.turnsOn === true ? 'with' : 'without'} ${run.name} does not show it`)
+    if (convention.shows((await ask(baseline, run.load)).headers)) throw new Error(`conventions: the baseline's answer already shows the change of ${run.name}`)
+  }
+
+  console.log(`The cost of each convention (issue #20): GET one user on the baseline and ${CONVENTIONS.length} variants ...`)
+  // Every server fresh, each warmed as long as the baseline's two loads together; each round starts
+  // one further along the list, so that no variant always comes right after the same one.
+  console.log('Warming up ...')
+  for (const run of runs) await measure(run.server.url, run.load, { ...options, seconds: 2 })
+  const rounds: Record<string, Round[]> = Object.fromEntries(runs.map((run) => [run.name, []]))
+  for (let round = 1; round <= options.rounds; round++) {
+    console.log(`Round ${round} of ${options.rounds} ...`)
+    const order = [...runs.slice((round - 1) % runs.length), ...runs.slice(0, (round - 1) % runs.length)]
+    for (const run of order) rounds[run.name]?.push(await measure(run.server.url, run.load, options))
+  }
+  const of = (name: string) => summarize(rounds[name] ?? [])
+  const costs = CONVENTIONS.map((c): ConventionCost => {
+    const variant = of(c.name)
+    const base = of(c.turnsOn === true ? BASELINE_ORIGIN : BASELINE)
+    const cost = c.turnsOn === true ? 1 - variant.requestsPerSecond / base.requestsPerSecond : 1 - base.requestsPerSecond / variant.requestsPerSecond
+    return { convention: c.name, variant, baseline: base, cost }
+  })
+  return { costs, rounds }
+}
+
+const conventionGoals = (conventions: Conventions | undefined): Goal[] =>
+  (conventions?.costs ?? []).map((c) => ({
+    goal: `(issue #20) ${c.convention} costs ≤ ${CONVENTION_BUDGET * 100}% of GET one user`,
+    measured: c.cost * 100,
+    target: CONVENTION_BUDGET * 100,
+    kind: 'max',
+    unit: '%',
+  }))
+
 // --- reporting
 
 type Summary = ReturnType<typeof summarize> & { peakRss: number }
@@ -296,7 +418,7 @@ interface Goal {
   target: number
   /** 'min': the measured figure must reach the target; 'max': stay below it. */
   kind: 'min' | 'max'
-  unit: 'x' | 'MB'
+  unit: 'x' | 'MB' | '%'
 }
 
 function goalsOf(summary: Record<string, Partial<Record<Target, Summary>>>, ceiling: number, threadlinePeakRss: number): Goal[] {
@@ -370,13 +492,43 @@ function printTable(summary: Record<string, Partial<Record<Target, Summary>>>, c
   for (const row of rows) console.log(line(row))
 }
 
+/** A share's budget ('%') may be reached; a memory bound ('MB') must not. */
+const metGoal = (g: Goal) => (g.kind === 'min' ? g.measured >= g.target : g.unit === '%' ? g.measured <= g.target : g.measured < g.target)
+
 function printGoals(goals: readonly Goal[]): void {
   console.log('\nGoals (ratios to the ceiling measured in this run)')
+  const width = Math.max(52, ...goals.map((g) => g.goal.length))
   for (const g of goals) {
-    const met = g.kind === 'min' ? g.measured >= g.target : g.measured < g.target
-    const shown = g.unit === 'MB' ? `${fmt(g.measured)} MB (below ${g.target})` : `${ratio(g.measured)}x (at least ${g.target})`
-    console.log(`  ${met ? 'met    ' : 'NOT MET'}  ${g.goal.padEnd(52)} ${shown}`)
+    const shown =
+      g.unit === 'MB'
+        ? `${fmt(g.measured)} MB (below ${g.target})`
+        : g.unit === '%'
+          ? `${g.measured.toFixed(1)}% (at most ${g.target}%)`
+          : `${ratio(g.measured)}x (at least ${g.target})`
+    console.log(`  ${metGoal(g) ? 'met    ' : 'NOT MET'}  ${g.goal.padEnd(width)} ${shown}`)
   }
+}
+
+function printConventions(conventions: Conventions): void {
+  console.log(
+    `\nThe cost of each convention (issue #20): GET one user with it off, against the baseline with every convention on, in the same rounds;` +
+      ` cost = 1 - baseline/without (for CORS, off by default: 1 - with/baseline, both with an Origin header)`,
+  )
+  const header = ['convention', 'req/s with it off', 'min-max', 'errors', 'baseline req/s', 'min-max', 'cost', `<= ${CONVENTION_BUDGET * 100}%`]
+  const rows = conventions.costs.map((c) => [
+    c.convention,
+    fmt(c.variant.requestsPerSecond),
+    `${fmt(c.variant.min)}-${fmt(c.variant.max)}`,
+    String(c.variant.errors),
+    fmt(c.baseline.requestsPerSecond),
+    `${fmt(c.baseline.min)}-${fmt(c.baseline.max)}`,
+    `${(c.cost * 100).toFixed(1)}%`,
+    c.cost <= CONVENTION_BUDGET ? 'met' : 'NOT MET',
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)))
+  const line = (cells: readonly string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ')
+  console.log(`\n${line(header)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`)
+  for (const row of rows) console.log(line(row))
 }
 
 async function main(): Promise<void> {
@@ -418,6 +570,15 @@ async function main(): Promise<void> {
   } finally {
     await stopAll()
   }
+  // Its own servers, started once the main ones are gone (their peak RSS is the main target's alone).
+  let conventions: Conventions | undefined
+  if (args.conventions !== 'false') {
+    try {
+      conventions = await measureConventions(runDb)
+    } finally {
+      await stopAll()
+    }
+  }
 
   const summary = Object.fromEntries(
     Object.entries(results).map(([scenario, byTarget]) => [
@@ -428,13 +589,14 @@ async function main(): Promise<void> {
     ]),
   )
   const ceiling = summary['ceiling (fixed JSON)']?.['node:http']?.requestsPerSecond ?? Number.NaN
-  const goals = goalsOf(summary, ceiling, peakRss.threadline ?? Number.NaN)
+  const goals = [...goalsOf(summary, ceiling, peakRss.threadline ?? Number.NaN), ...conventionGoals(conventions)]
   const date = new Date().toISOString()
   console.log(
     `\n${date}, ${machine().cpus} cores (${machine().cpu}), Node ${process.version}; ${fmt(Number(args.users))} users, ${fmt(Number(args.posts))} posts;` +
       ` autocannon, ${options.connections} connections, ${options.rounds} interleaved rounds of ${options.seconds} s, medians (min-max over the rounds)`,
   )
   printTable(summary, ceiling)
+  if (conventions !== undefined) printConventions(conventions)
   printGoals(goals)
   console.log(
     `\nPeak RSS of each server over all its scenarios (VmHWM): ${Object.entries(peakRss)
@@ -446,14 +608,17 @@ async function main(): Promise<void> {
       ` from the 201 p50 ${fanOut.from201Ms.p50} / p99 ${fanOut.from201Ms.p99}; last subscriber from send p50 ${fanOut.lastSubscriberFromSendMs.p50} /` +
       ` p99 ${fanOut.lastSubscriberFromSendMs.p99}; lost ${fanOut.lost}`,
   )
-  const errors = Object.values(summary).flatMap((byTarget) =>
-    Object.entries(byTarget)
-      .filter(([, s]) => s.errors > 0)
-      .map(([target]) => target),
-  )
+  const errors = [
+    ...Object.values(summary).flatMap((byTarget) =>
+      Object.entries(byTarget)
+        .filter(([, s]) => s.errors > 0)
+        .map(([target]) => target),
+    ),
+    ...(conventions?.costs ?? []).filter((c) => c.variant.errors > 0 || c.baseline.errors > 0).map((c) => `threadline (${c.convention})`),
+  ]
   writeFileSync(
     join(RESULTS, 'latest.json'),
-    `${JSON.stringify({ date, machine: machine(), options, dataset: { users: Number(args.users), posts: Number(args.posts) }, ceiling, summary, goals, peakRss, fanOut: { ...fanOut, threadlinePeakRss: fanOutPeakRss }, results }, null, 2)}\n`,
+    `${JSON.stringify({ date, machine: machine(), options, dataset: { users: Number(args.users), posts: Number(args.posts) }, ceiling, summary, goals, peakRss, fanOut: { ...fanOut, threadlinePeakRss: fanOutPeakRss }, results, conventions }, null, 2)}\n`,
   )
   writeFileSync(join(RESULTS, 'latest.svg'), renderChart({ summary, ceiling, goals, date, machine: machine() }))
   console.log(`\nwritten to bench/results/latest.json and bench/results/latest.svg in ${Math.round((Date.now() - started) / 1000)} s`)
