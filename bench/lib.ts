@@ -19,6 +19,28 @@ export function requireCommand(command: string, debianPackage = command): void {
   }
 }
 
+/** The core the servers run on, once pinServersApart() has been called; undefined: unpinned. */
+let serverCore: number | undefined
+
+/**
+ * Runs the servers started from here on core 0 and this process (autocannon, the clients) on the
+ * others, when the machine has two cores or more and taskset (util-linux) is there. Unpinned, on
+ * the 2-core machine the load generator and the server took each other's time at random: the same
+ * build swung ±40% from run to run; pinned, ±3% (GET one user, 3 runs each, by hand). Every server
+ * gets the same single core, so the ratios between them stay fair. Returns whether it pinned.
+ */
+export function pinServersApart(): boolean {
+  const cores = cpus().length
+  if (cores < 2) return false
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', `1-${cores - 1}`, String(process.pid)], { stdio: 'ignore' })
+  } catch {
+    return false
+  }
+  serverCore = 0
+  return true
+}
+
 /** Runs a `threadline` command to completion; returns its stdout. */
 export function threadline(args: string[], env: Record<string, string>): string {
   return execFileSync(process.execPath, ['dist/main.js', ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' })
@@ -54,7 +76,10 @@ const START_TIMEOUT_MS = 60_000
  * when `url` is given (a server that prints no such line), once `url` answers at all.
  */
 export async function startServer(args: readonly string[], env: Record<string, string>, url?: string): Promise<RunningServer> {
-  const child = spawn(process.execPath, args, { env: { PATH: process.env.PATH, ...env } })
+  const spawnEnv = { env: { PATH: process.env.PATH, ...env } }
+  // taskset execs node in its place: the pid is the server's.
+  const child =
+    serverCore === undefined ? spawn(process.execPath, args, spawnEnv) : spawn('taskset', ['-c', String(serverCore), process.execPath, ...args], spawnEnv)
   const running = () => child.exitCode === null && child.signalCode === null
   const stop = () =>
     new Promise<void>((resolve) => {

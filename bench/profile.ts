@@ -12,7 +12,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
-import { build, type Load, machine, measure, startServe, threadline } from './lib.js'
+import { build, type Load, machine, measure, pinServersApart, startServe, threadline } from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -95,6 +95,7 @@ const graphql = (query: string, variables?: Record<string, unknown>): Load => ({
 
 async function main(): Promise<void> {
   build()
+  pinServersApart()
   const seeded = join('bench', '.data', `suite-${args.users}-${args.posts}.db`)
   if (!existsSync(seeded)) throw new Error(`${seeded} is missing: run npm run bench first`)
   // A copy: serving turns on WAL mode, and the suite copies the seeded file as it is.

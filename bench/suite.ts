@@ -34,7 +34,20 @@ import Database from 'better-sqlite3'
 import { freePort } from '../test/helpers/private-redis.js'
 import { renderChart } from './chart.js'
 import { createPost, type Delivery, timeDeliveries } from './deliveries.js'
-import { build, type Load, machine, measure, type Round, rssOf, type RunningServer, startServe, startServer, summarize, threadline } from './lib.js'
+import {
+  build,
+  type Load,
+  machine,
+  measure,
+  pinServersApart,
+  type Round,
+  rssOf,
+  type RunningServer,
+  startServe,
+  startServer,
+  summarize,
+  threadline,
+} from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -535,6 +548,10 @@ async function main(): Promise<void> {
   const started = Date.now()
   build()
   ensurePeers()
+  const pinned = pinServersApart()
+  console.log(
+    pinned ? 'Every server runs on core 0, autocannon on the other cores (taskset).' : 'Servers and autocannon share the cores (one core, or no taskset).',
+  )
   mkdirSync(DATA, { recursive: true })
   mkdirSync(RESULTS, { recursive: true })
   const seeded = seededDatabase()
@@ -618,7 +635,7 @@ async function main(): Promise<void> {
   ]
   writeFileSync(
     join(RESULTS, 'latest.json'),
-    `${JSON.stringify({ date, machine: machine(), options, dataset: { users: Number(args.users), posts: Number(args.posts) }, ceiling, summary, goals, peakRss, fanOut: { ...fanOut, threadlinePeakRss: fanOutPeakRss }, results, conventions }, null, 2)}\n`,
+    `${JSON.stringify({ date, machine: machine(), pinned, options, dataset: { users: Number(args.users), posts: Number(args.posts) }, ceiling, summary, goals, peakRss, fanOut: { ...fanOut, threadlinePeakRss: fanOutPeakRss }, results, conventions }, null, 2)}\n`,
   )
   writeFileSync(join(RESULTS, 'latest.svg'), renderChart({ summary, ceiling, goals, date, machine: machine() }))
   console.log(`\nwritten to bench/results/latest.json and bench/results/latest.svg in ${Math.round((Date.now() - started) / 1000)} s`)
