@@ -70,7 +70,7 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
       }
       reply.lastModifiedMs = hit.lastModifiedMs
       reply.isCollection = hit.isCollection
-      if (hit.lastModifiedMs !== null) reply.header('last-modified', new Date(hit.lastModifiedMs).toUTCString())
+      if (hit.lastModified !== undefined) reply.header('last-modified', hit.lastModified)
       if (hit.link !== undefined) reply.header('link', hit.link)
       reply.header('cache-control', hit.cacheControl)
       reply.header('etag', hit.etag)
@@ -125,6 +125,7 @@ function representationOf(payload: string, etag: string, reply: FastifyReply, ve
     tail: payload.slice(payload.indexOf('"', valueStart)),
     etag,
     lastModifiedMs: reply.lastModifiedMs,
+    lastModified: reply.getHeader('last-modified') as string | undefined,
     isCollection: reply.isCollection,
     cacheControl: String(reply.getHeader('cache-control')),
     link: reply.getHeader('link') as string | undefined,

@@ -22,6 +22,8 @@ export interface Representation {
   readonly tail: string
   readonly etag: string
   readonly lastModifiedMs: number | null
+  /** Last-Modified, as sent. */
+  readonly lastModified: string | undefined
   readonly isCollection: boolean
   readonly cacheControl: string
   readonly link: string | undefined
@@ -38,7 +40,7 @@ export interface RepresentationCache {
 
 /** A representation's size in the budget: its strings (two bytes a character, as V8 may hold them) and the key. */
 const sizeOf = (key: string, r: Representation) =>
-  2 * (key.length + r.head.length + r.tail.length + r.etag.length + r.cacheControl.length + (r.link?.length ?? 0)) + 200
+  2 * (key.length + r.head.length + r.tail.length + r.etag.length + (r.lastModified?.length ?? 0) + r.cacheControl.length + (r.link?.length ?? 0)) + 200
 
 export function createRepresentationCache(budgetBytes: number): RepresentationCache {
   const entries = new Map<string, Representation>()
