@@ -119,11 +119,10 @@ export async function registerRateLimit(
     })
   }
 
-  /** Takes the request's first point, reports it, and throws when the caller is over the allowance. */
-  async function arrive(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    if (request.routeOptions.config?.unmetered === true || charged.has(request)) return
-    charged.set(request, 1)
-    const verdict = await limiterFor(request).consume(keyOf(request))
+  const uncounted = (request: FastifyRequest) => request.routeOptions.config?.unmetered === true || charged.has(request)
+
+  /** Reports where the caller stands, and throws when it is over the allowance. */
+  function settle(request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict): void {
     report(request, reply, verdict)
     if (!verdict.allowed) {
       onRefused()
@@ -131,20 +130,43 @@ export async function registerRateLimit(
     }
   }
 
-  app.addHook('onRequest', async (request, reply) => arrive(request, reply))
+  /** Takes the request's first point, reports it, and throws when the caller is over the allowance. */
+  async function arrive(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (uncounted(request)) return
+    charged.set(request, 1)
+    settle(request, reply, await limiterFor(request).consume(keyOf(request)))
+  }
+
+  // Counted in this process, a request is counted without a promise (a callback hook): that, and the
+  // map of windows in limiter.ts, is what brought the rate limit's cost down from 14% of GET one user.
+  if (anonymous.consumeNow !== undefined && signedIn.consumeNow !== undefined) {
+    const now = { anonymous: anonymous.consumeNow, signedIn: signedIn.consumeNow }
+    app.addHook('onRequest', (request, reply, done) => {
+      if (uncounted(request)) return done()
+      charged.set(request, 1)
+      try {
+        settle(request, reply, (request.caller ? now.signedIn : now.anonymous)(keyOf(request)))
+      } catch (error) {
+        return done(error as Error)
+      }
+      done()
+    })
+  } else {
+    app.addHook('onRequest', async (request, reply) => arrive(request, reply))
+  }
   // Answered before the hook above ran (a CORS preflight, answered by @fastify/cors's own hook):
   // counted as it leaves; one that is past the allowance is refused all the same.
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (charged.has(request) || request.routeOptions.config?.unmetered === true) return payload
-    try {
-      await arrive(request, reply)
-      return payload
-    } catch (error) {
-      if (!(error instanceof AppError) || reply.statusCode >= 400) return payload
-      reply.code(error.status).header('content-type', 'application/json; charset=utf-8')
-      if (error.retryAfterS !== undefined) reply.header('retry-after', error.retryAfterS)
-      return JSON.stringify({ error: { code: error.code, message: error.message } })
-    }
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (uncounted(request)) return done(null, payload)
+    arrive(request, reply).then(
+      () => done(null, payload),
+      (error: unknown) => {
+        if (!(error instanceof AppError) || reply.statusCode >= 400) return done(null, payload)
+        reply.code(error.status).header('content-type', 'application/json; charset=utf-8')
+        if (error.retryAfterS !== undefined) reply.header('retry-after', error.retryAfterS)
+        done(null, JSON.stringify({ error: { code: error.code, message: error.message } }))
+      },
+    )
   })
   // Answered before routing (a malformed URL): no route's hooks run, so the error handler asks.
   beforeFrameworkErrors(app, arrive)

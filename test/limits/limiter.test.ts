@@ -66,6 +66,14 @@ describe.each(stores)('the points limiter in $store', ({ skip, redisOf, store })
     expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 9 })
   })
 
+  it.skipIf(store !== 'memory')('answers at once in this process (consumeNow), sharing the allowance with consume', async () => {
+    const limiter = createLimiter({ ...base(), redis: redisOf(uniquePrefix()) })
+    expect(limiter.consumeNow?.('k', 4)).toMatchObject({ allowed: true, remaining: 6 })
+    expect(await limiter.consume('k', 6)).toMatchObject({ allowed: true, remaining: 0 })
+    expect(limiter.consumeNow?.('k')).toMatchObject({ allowed: false, remaining: 0 })
+    expect(() => limiter.consumeNow?.('k', 0)).toThrow(/positive integer/)
+  })
+
   it.skipIf(skip || store === 'memory')('keeps its counters in Redis under the key prefix and its name, expiring with the window', async () => {
     const prefix = uniquePrefix()
     const a = createLimiter({ ...base(), redis: redisOf(prefix) })
