@@ -59,10 +59,18 @@ export interface RunningServer {
  * (HTTP_MAX_BUSY_PERCENT_PER_CALLER, which would hold it to half the server) is off unless env sets
  * it; bench:abuse, which is about one caller, starts its servers with the defaults.
  */
+/** The Node flags `npm start` gives the server (package.json), so that a benchmark runs what it runs. */
+const START_FLAGS: readonly string[] = (() => {
+  const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts
+  const flags = /\bnode ((?:--[\w-]+(?:=\S+)? )*)dist\/main\.js serve/.exec(scripts['start'] ?? '')?.[1]
+  if (flags === undefined) throw new Error('package.json: the start script no longer runs `node [flags] dist/main.js serve`')
+  return flags.split(' ').filter((flag) => flag !== '')
+})()
+
 export async function startServe(env: Record<string, string>, nodeOptions: readonly string[] = []): Promise<RunningServer> {
   const port = await freePort()
   return startServer(
-    [...nodeOptions, 'dist/main.js', 'serve'],
+    [...START_FLAGS, ...nodeOptions, 'dist/main.js', 'serve'],
     { SEED_DEMO_DATA: 'false', HTTP_MAX_BUSY_PERCENT_PER_CALLER: '0', ...env, PORT: String(port), HOST: '127.0.0.1' },
     `http://127.0.0.1:${port}/`,
   )
