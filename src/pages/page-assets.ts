@@ -1,8 +1,9 @@
 // The files a browser page served by the service loads (GraphiQL, the API reference): a fixed list,
-// read from node_modules into memory at start-up and served as routes, so there is no directory to
-// traverse and no CDN to reach. Each is compressed once per encoding, on first demand.
+// found in node_modules at start-up, read into memory on first demand and served as routes, so there
+// is no directory to traverse and no CDN to reach. Each is compressed once per encoding, on first
+// demand. Read at start-up, they were 6 MB of every server's memory, pages served or not.
 import { createHash } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
+import { access, readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
@@ -40,6 +41,11 @@ const MIN_COMPRESSED_BYTES = 1024
 export interface PageAsset {
   name: string
   contentType: string
+  /** The bytes and their tag, read once, on first demand. */
+  loaded(): Promise<LoadedAsset>
+}
+
+interface LoadedAsset {
   body: Buffer
   etag: string
   /** The body compressed once, on first demand (graphiql.min.js is 3.5 MB: compressing it per request would cost ~55 ms of CPU each time). */
@@ -51,7 +57,7 @@ const ENCODERS: Record<ContentCoding, (body: Buffer) => Promise<Buffer>> = {
   gzip: (body) => promisify(gzip)(body, { level: 9 }),
 }
 
-function encodedBody(asset: PageAsset, encoding: ContentCoding): Promise<Buffer> {
+function encodedBody(asset: LoadedAsset, encoding: ContentCoding): Promise<Buffer> {
   let body = asset.encoded.get(encoding)
   if (body === undefined) {
     body = ENCODERS[encoding](asset.body)
@@ -60,17 +66,22 @@ function encodedBody(asset: PageAsset, encoding: ContentCoding): Promise<Buffer>
   return body
 }
 
+// Weak: the compression plugin may send the same bytes in another encoding.
+const loadedAsset = (body: Buffer): LoadedAsset => ({ body, etag: `W/"${createHash('sha1').update(body).digest('base64url')}"`, encoded: new Map() })
+
 export function createPageAsset(name: string, contentType: string, body: Buffer): PageAsset {
-  // Weak: the compression plugin may send the same bytes in another encoding.
-  return { name, contentType, body, etag: `W/"${createHash('sha1').update(body).digest('base64url')}"`, encoded: new Map() }
+  const loaded = Promise.resolve(loadedAsset(body))
+  return { name, contentType, loaded: () => loaded }
 }
 
 const require = createRequire(import.meta.url)
 
 /** A file of an installed package, found as Node resolves the package (never a path from a request). */
 export async function readPackageAsset(packageName: string, file: string, contentType: string, name = file.split('/').pop() ?? file): Promise<PageAsset> {
-  const packageDir = dirname(require.resolve(`${packageName}/package.json`))
-  return createPageAsset(name, contentType, await readFile(join(packageDir, file)))
+  const path = join(dirname(require.resolve(`${packageName}/package.json`)), file)
+  await access(path) // a file missing from the install stops the start, not a page later
+  let loaded: Promise<LoadedAsset> | undefined
+  return { name, contentType, loaded: () => (loaded ??= readFile(path).then(loadedAsset)) }
 }
 
 /**
@@ -81,14 +92,15 @@ export async function readPackageAsset(packageName: string, file: string, conten
 export function servePageAssets(app: FastifyInstance, path: string, assets: readonly PageAsset[]): void {
   for (const asset of assets) {
     app.get(`${path}/${asset.name}`, { config: { access: 'public' }, compress: false }, async (request, reply) => {
-      reply.header('cache-control', ASSET_CACHE_CONTROL).header('etag', asset.etag).header('vary', 'Accept-Encoding')
+      const loaded = await asset.loaded()
+      reply.header('cache-control', ASSET_CACHE_CONTROL).header('etag', loaded.etag).header('vary', 'Accept-Encoding')
       const ifNoneMatch = request.headers['if-none-match']
-      if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, asset.etag)) return reply.code(304).send()
+      if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, loaded.etag)) return reply.code(304).send()
       reply.header('content-type', asset.contentType)
-      const compressible = asset.contentType !== PNG && asset.body.length > MIN_COMPRESSED_BYTES
+      const compressible = asset.contentType !== PNG && loaded.body.length > MIN_COMPRESSED_BYTES
       const encoding = compressible ? chooseContentCoding(request.headers['accept-encoding'], CONTENT_CODINGS) : undefined
-      if (encoding === undefined) return reply.send(asset.body)
-      return reply.header('content-encoding', encoding).send(await encodedBody(asset, encoding))
+      if (encoding === undefined) return reply.send(loaded.body)
+      return reply.header('content-encoding', encoding).send(await encodedBody(loaded, encoding))
     })
   }
 }
