@@ -25,7 +25,7 @@
 // Taken once the body has been read (preHandler), so a slow upload holds no turn; not taken by
 // probes (config.unmetered), WebSocket upgrades or event streams (config.longLived): they live for
 // hours and are bounded by the connection caps instead.
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance } from 'fastify'
 import { AppError } from '../errors.js'
 import { callerKey } from './rate-limit.js'
 
@@ -75,7 +75,6 @@ export function limitRequestsInFlight(app: FastifyInstance, policy: InFlightPoli
   if (policy.maxPerCaller === 0) return
   const share = (policy.maxBusyPercentPerCaller ?? 50) / 100
   const callers = new Map<string, Turns>()
-  const releases = new WeakMap<FastifyRequest, () => void>()
 
   /** Brings a caller's debt up to now: it grows while it has requests in their handlers and drains at its share. */
   const settle = (turns: Turns) => {
@@ -166,12 +165,11 @@ export function limitRequestsInFlight(app: FastifyInstance, policy: InFlightPoli
       held.running--
       pump(key, held)
     }
-    releases.set(request, release)
-    // Whichever comes first: the answer sent, the client gone (the request itself is destroyed
-    // as soon as its body has been read, so it is the socket that says whether the client left).
+    // The response closes when the answer has been sent, or when the client has gone (the request
+    // itself is destroyed as soon as its body has been read, so it cannot say whether the client
+    // left). One listener for both: onResponse and onRequestAbort hooks besides it cost two more
+    // promises per request (issue #20).
     reply.raw.once('close', release)
     if (request.raw.socket?.destroyed === true) release()
   })
-  app.addHook('onResponse', async (request) => releases.get(request)?.())
-  app.addHook('onRequestAbort', async (request) => releases.get(request)?.())
 }
