@@ -34,6 +34,9 @@ import { registerRateLimit } from './limits/rate-limit.js'
 import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis/connection.js'
 import { bodyAjv, textAjv } from './core/validation.js'
 
+/** pino's numbers for the levels ('silent' above them all). */
+const LOG_LEVEL_VALUES: Record<Config['logLevel'], number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity }
+
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
 
 declare module 'fastify' {
@@ -107,7 +110,11 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     },
     // A request that arrives while the app closes is answered by refuseWhileClosing, in our words.
     return503OnClosing: false,
-    logController: new OneLinePerRequest(pino({ level: config.logLevel }, logStream)),
+    logController: new OneLinePerRequest({
+      write: (line) => logStream.write(line),
+      info: LOG_LEVEL_VALUES[config.logLevel] <= LOG_LEVEL_VALUES.info,
+      debug: LOG_LEVEL_VALUES[config.logLevel] <= LOG_LEVEL_VALUES.debug,
+    }),
     requestIdHeader: false,
     genReqId: generateRequestId,
     // A hop count trusts that many proxies in front (Fastify types take it as a function).

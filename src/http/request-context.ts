@@ -2,8 +2,9 @@
 // echoed on every response, security headers, the redirect of a trailing slash, and one log line
 // per request instead of Fastify's two.
 import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
 import type { IncomingMessage } from 'node:http'
-import { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import { AppError } from '../errors.js'
 
 const SANE_REQUEST_ID = /^[\w.:@-]{1,128}$/
@@ -20,31 +21,47 @@ declare module 'fastify' {
   }
 }
 
+/** Where the line of a request that went well is written, and from which level on it is. */
+export interface RequestLines {
+  write(line: string): void
+  /** Lines of requests that went well are written at info (debug for machines' quiet routes). */
+  readonly info: boolean
+  readonly debug: boolean
+}
+
+const HOSTNAME = JSON.stringify(hostname())
+
 /**
- * Logs each request once, when it completes: route, status, latency and the caller. A request that
- * went well is written by `lines`, a logger without the redaction paths: its fields are known and
- * hold nothing secret (the route's template, not the URL), and the wildcard paths cost a tenth of
- * GET one user's throughput (10,400 against 9,500 req/s, on one core). Failures go through the
- * request's own logger, redacted, as every other line.
+ * Logs each request once, when it completes: route, status, latency and the caller. The line of a
+ * request that went well is written here, as pino writes its lines (the same fields, in the same
+ * order), straight to the log's destination: through pino, with its redaction paths and its
+ * serializers, it was a tenth of GET one user's throughput, and its fields are known and hold
+ * nothing secret (the route's template, not the URL; a request id that is a UUID or passed
+ * SANE_REQUEST_ID). Failures go through the request's own logger, redacted, as every other line.
  */
 export class OneLinePerRequest extends LogController {
-  constructor(private readonly lines: Pick<FastifyBaseLogger, 'info' | 'debug'>) {
+  constructor(private readonly lines: RequestLines) {
     super()
   }
 
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const line = {
-      method: request.method,
-      route: request.routeOptions.url,
-      status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime * 100) / 100,
-      userId: request.caller?.userId,
+    const ms = Math.round(reply.elapsedTime * 100) / 100
+    if (error) {
+      const line = { method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms, userId: request.caller?.userId }
+      request.log.error({ ...line, err: error }, 'request failed')
+      return
     }
-    if (error) request.log.error({ ...line, err: error }, 'request failed')
-    else if (request.routeOptions.config.quietLog === true && reply.statusCode < 400) this.lines.debug({ reqId: request.id, ...line }, 'request')
-    else this.lines.info({ reqId: request.id, ...line }, 'request')
+    const quiet = request.routeOptions.config.quietLog === true && reply.statusCode < 400
+    if (quiet ? !this.lines.debug : !this.lines.info) return
+    const route = request.routeOptions.url
+    const userId = request.caller?.userId
+    this.lines.write(
+      `{"level":${quiet ? 20 : 30},"time":${Date.now()},"pid":${process.pid},"hostname":${HOSTNAME},"reqId":${JSON.stringify(request.id)},` +
+        `"method":${JSON.stringify(request.method)}${route === undefined ? '' : `,"route":${JSON.stringify(route)}`},"status":${reply.statusCode},"ms":${ms}` +
+        `${userId === undefined ? '' : `,"userId":${userId}`},"msg":"request"}\n`,
+    )
   }
 }
 
