@@ -537,7 +537,9 @@ async function startThreadline(db: string): Promise<RunningServer> {
   const port = await freePort()
   const server = await startServer(
     [main_js, 'serve'],
-    { DATABASE_URL: `sqlite:${db}`, SEED_DEMO_DATA: 'false', LOG_LEVEL: 'warn', PORT: String(port), HOST: '127.0.0.1' },
+    // The representation cache off: an attacker varies the URL (a page number, a limit) so that every
+    // request does its work; with it on, the same URL repeated is answered from memory and measures nothing.
+    { DATABASE_URL: `sqlite:${db}`, SEED_DEMO_DATA: 'false', LOG_LEVEL: 'warn', HTTP_REPRESENTATION_CACHE_MB: '0', PORT: String(port), HOST: '127.0.0.1' },
     `http://127.0.0.1:${port}/health`,
   )
   started.push(server)
