@@ -329,7 +329,11 @@ interface Convention {
 const CONVENTIONS: readonly Convention[] = [
   { name: 'rate limit', env: { RATE_LIMIT_MAX: '0', RATE_LIMIT_AUTHENTICATED_MAX: '0' } },
   { name: 'request log', env: { LOG_LEVEL: 'warn' } },
-  { name: 'ETag/Last-Modified (304)', env: { MEASURE_WITHOUT: 'validators' }, shows: (h) => !h.has('etag') && !h.has('last-modified') },
+  {
+    name: 'ETag, Last-Modified, 304 and the representation cache',
+    env: { MEASURE_WITHOUT: 'validators' },
+    shows: (h) => !h.has('etag') && !h.has('last-modified'),
+  },
   { name: 'compression', env: { MEASURE_WITHOUT: 'compression' } },
   { name: 'request id and security headers', env: { MEASURE_WITHOUT: 'headers' }, shows: (h) => !h.has('x-request-id') },
   { name: 'metrics', env: { METRICS: 'false' } },
