@@ -171,6 +171,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const services = createServices({
     db,
     events,
+    ...(database.dataVersion === undefined ? {} : { dataVersion: database.dataVersion }),
     passwordChanges: passwordAllowance('password-changes', passwords.changesMax, passwords.changesWindowMs),
     tokenTtlMs: config.tokenTtlMs,
     signInAllowance: {

@@ -29,19 +29,20 @@ export interface ServicesDeps {
   passwordChanges: UsersServiceDeps['passwordChanges']
   tokenTtlMs: number
   signInAllowance: TokensServiceDeps['signInAllowance']
+  dataVersion?: TokensServiceDeps['dataVersion']
 }
 
 export type Services = ReturnType<typeof createServices>
 
 /** Each feature's service, given what it depends on. */
-export function createServices({ db, events, passwordChanges, tokenTtlMs, signInAllowance }: ServicesDeps) {
+export function createServices({ db, events, passwordChanges, tokenTtlMs, signInAllowance, dataVersion }: ServicesDeps) {
   const users = usersFeature.createService({ db, events, passwordChanges })
   return {
     users,
     posts: postsFeature.createService({ db }),
     comments: commentsFeature.createService({ db, events }),
     todos: todosFeature.createService({ db }),
-    tokens: tokensFeature.createService({ db, events, users, tokenTtlMs, signInAllowance }),
+    tokens: tokensFeature.createService({ db, events, users, tokenTtlMs, signInAllowance, ...(dataVersion === undefined ? {} : { dataVersion }) }),
   }
 }
 

@@ -83,22 +83,13 @@ function withStatementCache(connection: SqliteDatabase.Database): SqliteDialectC
   // `threadline` commands, another process); this connection's writes are counted here. A statement
   // that may write is counted as it is prepared: Kysely runs it at once, in the same turn of the
   // loop, and holds the one connection for a whole transaction, so no read runs in between.
-  // The pragma is read once per turn of the event loop (it was 5% of a cached GET one user): a
-  // commit by another process is seen from the next turn on, and an entry read across it is not kept
-  // (the version is read again, on a later turn, before it is).
+  // The pragma is read on every call (about 5% of a GET answered from the representation cache):
+  // read once per turn of the event loop instead, a token revoked by another process was still
+  // honoured by a request in the same turn (test/tokens/known-callers.test.ts found it).
   const sqliteDataVersion = connection.prepare('PRAGMA data_version').pluck()
   let writes = 0
-  let othersThisTurn: number | undefined
-  const forget = () => (othersThisTurn = undefined)
-  const others = (): number => {
-    if (othersThisTurn === undefined) {
-      othersThisTurn = sqliteDataVersion.get() as number
-      setImmediate(forget)
-    }
-    return othersThisTurn
-  }
   return {
-    dataVersion: () => writes + others(),
+    dataVersion: () => writes + (sqliteDataVersion.get() as number),
     close: () => {
       statements.clear()
       connection.close()

@@ -6,6 +6,7 @@ export interface ActiveToken {
   id: number
   user_id: number
   role: UsersTable['role']
+  expires_at: string | Date
 }
 
 /** The token with this hash when it is neither revoked nor expired at `now`, with its user's role. */
@@ -13,7 +14,7 @@ export function findActiveToken(db: Db, tokenHash: string, now: string): Promise
   return db
     .selectFrom('tokens')
     .innerJoin('users', 'users.id', 'tokens.user_id')
-    .select(['tokens.id', 'tokens.user_id', 'users.role'])
+    .select(['tokens.id', 'tokens.user_id', 'users.role', 'tokens.expires_at'])
     .where('tokens.token_hash', '=', tokenHash)
     .where('tokens.revoked_at', 'is', null)
     .where('tokens.expires_at', '>', now)
@@ -26,7 +27,7 @@ export function findActiveTokensByIds(db: Db, ids: readonly number[], now: strin
   return db
     .selectFrom('tokens')
     .innerJoin('users', 'users.id', 'tokens.user_id')
-    .select(['tokens.id', 'tokens.user_id', 'users.role'])
+    .select(['tokens.id', 'tokens.user_id', 'users.role', 'tokens.expires_at'])
     .where('tokens.id', 'in', ids)
     .where('tokens.revoked_at', 'is', null)
     .where('tokens.expires_at', '>', now)

@@ -31,6 +31,11 @@ export interface TokensServiceDeps {
    * nobody signs in: the operator's CLI, test fixtures. The HTTP app always gives them.
    */
   signInAllowance: SignInAllowance | 'unlimited'
+  /**
+   * The store's data version (Database.dataVersion): where there is one, the callers of tokens
+   * seen are kept until it moves. Absent (PostgreSQL, the CLI): every request looks its token up.
+   */
+  dataVersion?: () => number
 }
 
 /** Failed sign-ins per client address, per account and address, and per account (the highest). */
@@ -48,7 +53,16 @@ export interface SignInClient {
 
 export type TokensService = ReturnType<typeof createTokensService>
 
-export function createTokensService({ db, users, tokenTtlMs, events, signInAllowance }: TokensServiceDeps) {
+/** Callers of tokens kept at most (the least recently seen goes first). */
+const KNOWN_CALLERS_MAX = 10_000
+
+export function createTokensService({ db, users, tokenTtlMs, events, signInAllowance, dataVersion }: TokensServiceDeps) {
+  // The callers of the tokens seen, by token hash, each valid while the data version has not moved
+  // and the token has not expired: a revocation, a role changed, a user deleted are writes, by this
+  // process or (on SQLite) another, so a right is still checked as it stands when it is used. The
+  // lookup was half of a signed-in GET one user served from the representation cache (issue #20).
+  const known = new Map<string, { caller: Caller; expiresAtMs: number; version: number }>()
+
   async function issue(userId: number, ttlMs: number): Promise<IssuedToken> {
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url')
     const now = new Date()
@@ -70,9 +84,26 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
     async authenticate(authorization: string): Promise<Caller> {
       const token = BEARER_PATTERN.exec(authorization)?.[1]
       if (token === undefined) throw unauthenticated('The Authorization header must be "Bearer <token>"')
-      const found = TOKEN_PATTERN.test(token) ? await repo.findActiveToken(db, hashToken(token), new Date().toISOString()) : undefined
+      if (!TOKEN_PATTERN.test(token)) throw unauthenticated('The token is invalid, expired or revoked')
+      const hash = hashToken(token)
+      const version = dataVersion?.()
+      const seen = known.get(hash)
+      if (seen !== undefined) {
+        known.delete(hash)
+        if (seen.version === version && Date.now() < seen.expiresAtMs) {
+          known.set(hash, seen)
+          return seen.caller
+        }
+      }
+      const found = await repo.findActiveToken(db, hash, new Date().toISOString())
       if (found === undefined) throw unauthenticated('The token is invalid, expired or revoked')
-      return { userId: found.user_id, role: found.role, tokenId: found.id }
+      const caller: Caller = { userId: found.user_id, role: found.role, tokenId: found.id }
+      // Kept only when nothing was written while it was read.
+      if (version !== undefined && dataVersion?.() === version) {
+        if (known.size >= KNOWN_CALLERS_MAX) known.delete(known.keys().next().value as string)
+        known.set(hash, { caller, expiresAtMs: new Date(found.expires_at).getTime(), version })
+      }
+      return caller
     },
 
     /**
