@@ -34,8 +34,8 @@ import { registerRateLimit } from './limits/rate-limit.js'
 import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis/connection.js'
 import { bodyAjv, textAjv } from './core/validation.js'
 
-/** pino's numbers for the levels ('silent' above them all). */
-const LOG_LEVEL_VALUES: Record<Config['logLevel'], number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity }
+/** Whether lines at `line` are written when the log is at `level` ('silent' is above them all). */
+const logs = (level: Config['logLevel'], line: 'info' | 'debug'): boolean => (pino.levels.values[level] ?? Infinity) <= (pino.levels.values[line] ?? 0)
 
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
 
@@ -112,8 +112,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     return503OnClosing: false,
     logController: new OneLinePerRequest({
       write: (line) => logStream.write(line),
-      info: LOG_LEVEL_VALUES[config.logLevel] <= LOG_LEVEL_VALUES.info,
-      debug: LOG_LEVEL_VALUES[config.logLevel] <= LOG_LEVEL_VALUES.debug,
+      info: logs(config.logLevel, 'info'),
+      debug: logs(config.logLevel, 'debug'),
     }),
     requestIdHeader: false,
     genReqId: generateRequestId,

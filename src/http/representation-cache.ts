@@ -35,7 +35,6 @@ export interface RepresentationCache {
   /** The entry for `key`, if it was read at `version`; a stale one is dropped. */
   get(key: string, version: number): Representation | undefined
   set(key: string, representation: Representation): void
-  readonly size: number
 }
 
 /** A representation's size in the budget: its strings (two bytes a character, as V8 may hold them) and the key. */
@@ -73,9 +72,6 @@ export function createRepresentationCache(budgetBytes: number): RepresentationCa
       }
       entries.set(key, representation)
       bytes += size
-    },
-    get size() {
-      return entries.size
     },
   }
 }

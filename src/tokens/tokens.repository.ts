@@ -6,11 +6,10 @@ export interface ActiveToken {
   id: number
   user_id: number
   role: UsersTable['role']
-  expires_at: string | Date
 }
 
-/** The token with this hash when it is neither revoked nor expired at `now`, with its user's role. */
-export function findActiveToken(db: Db, tokenHash: string, now: string): Promise<ActiveToken | undefined> {
+/** The token with this hash when it is neither revoked nor expired at `now`, with its user's role and its expiry. */
+export function findActiveToken(db: Db, tokenHash: string, now: string): Promise<(ActiveToken & { expires_at: string | Date }) | undefined> {
   return db
     .selectFrom('tokens')
     .innerJoin('users', 'users.id', 'tokens.user_id')
@@ -27,7 +26,7 @@ export function findActiveTokensByIds(db: Db, ids: readonly number[], now: strin
   return db
     .selectFrom('tokens')
     .innerJoin('users', 'users.id', 'tokens.user_id')
-    .select(['tokens.id', 'tokens.user_id', 'users.role', 'tokens.expires_at'])
+    .select(['tokens.id', 'tokens.user_id', 'users.role'])
     .where('tokens.id', 'in', ids)
     .where('tokens.revoked_at', 'is', null)
     .where('tokens.expires_at', '>', now)
