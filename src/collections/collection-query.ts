@@ -8,7 +8,9 @@ import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, pastOffsetWindow 
 import type { CollectionSpec, FieldSpec } from './collection-spec.js'
 import { badCursor, type Cursor, decodeCursor, type KeyValue } from './cursor.js'
 
-export const RESERVED_PARAMETERS = ['page', 'limit', 'cursor', 'sort', 'q', 'fields'] as const
+export const RESERVED_PARAMETERS = ['page', 'limit', 'cursor', 'sort', 'q', 'fields', 'select', 'include'] as const
+/** `comments.limit`: the size of an embedded list, read with `include` (src/collections/embedding.ts), not a filter. */
+export const isEmbeddedListParameter = (name: string): boolean => name.endsWith('.limit')
 /** The largest page number at the smallest limit; larger pages at larger limits are refused by MAX_OFFSET_ITEMS. */
 export const MAX_PAGE = MAX_OFFSET_ITEMS
 const MAX_VALUES = 100
@@ -78,7 +80,7 @@ export function parseCollectionQuery(spec: CollectionSpec, raw: RawQuery, option
 
   const filters: Filter[] = []
   for (const [name, value] of Object.entries(raw)) {
-    if ((RESERVED_PARAMETERS as readonly string[]).includes(name)) continue
+    if ((RESERVED_PARAMETERS as readonly string[]).includes(name) || isEmbeddedListParameter(name)) continue
     const field = spec.fields.get(name)
     if (field === undefined) {
       problem(name, 'is not a field of this collection')
