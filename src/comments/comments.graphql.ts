@@ -16,8 +16,8 @@ export const commentsTypeDefs = /* GraphQL */ `
 type Comment {
   id: ID!
   content: String!
-  createdAt: String!
-  updatedAt: String!
+  createdAt: DateTime!
+  updatedAt: DateTime!
   author: User!
   post: Post!
 }

@@ -6,7 +6,9 @@ import type { IResolvers } from 'mercurius'
 import { requireSignedIn } from '../core/caller.js'
 import { AppError } from '../errors.js'
 import { isEventsInterrupted } from '../events/event-stream.js'
+import { OPERATOR_INPUTS_SDL } from './collection-args.js'
 import type { GraphQLContext } from './context.js'
+import { DATE_TIME_SDL, dateTimeScalar } from './date-time.js'
 import { isDeclaredMutation } from './validated.js'
 
 type Resolver = (parent: never, args: never, context: GraphQLContext, info: never) => unknown
@@ -49,9 +51,13 @@ const baseTypeDefs = /* GraphQL */ `
     nextCursor: String
     hasMore: Boolean!
   }
+
+  ${DATE_TIME_SDL}
+
+  ${OPERATOR_INPUTS_SDL}
 `
 
-/** The schema's SDL: the root types and page info, then each part's, in the order given. */
+/** The schema's SDL: the root types, page info, DateTime and the operator inputs, then each part's, in the order given. */
 export const typeDefsOf = (parts: readonly Pick<GraphQLPart, 'typeDefs'>[]): string => [baseTypeDefs, ...parts.map((part) => part.typeDefs)].join('\n')
 
 export function buildResolvers(parts: readonly GraphQLPart[]): IResolvers {
@@ -70,7 +76,8 @@ export function buildResolvers(parts: readonly GraphQLPart[]): IResolvers {
       return resolve(parent, args, context, info)
     }
   }
-  return merged as IResolvers
+  // The shared scalar's behaviour (mercurius sets it on the SDL's DateTime).
+  return { ...merged, DateTime: dateTimeScalar } as IResolvers
 }
 
 /** What a subscriber receives where live events were interrupted (Redis away); its subscription stays open. */

@@ -18,9 +18,9 @@ type Post {
   content: String!
   status: PostStatus!
   "When the post was published; null for a draft."
-  publishedAt: String
-  createdAt: String!
-  updatedAt: String!
+  publishedAt: DateTime
+  createdAt: DateTime!
+  updatedAt: DateTime!
   author: User!
 }
 

@@ -15,8 +15,8 @@ type Todo {
   id: ID!
   text: String!
   completed: Boolean!
-  createdAt: String!
-  updatedAt: String!
+  createdAt: DateTime!
+  updatedAt: DateTime!
   user: User!
 }
 

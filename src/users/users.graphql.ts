@@ -1,7 +1,15 @@
 // GraphQL adapter for users: the User type, its queries and mutations, each one service call.
 // The input is checked with the same schemas as the REST bodies.
 import type { GraphQLResolveInfo } from 'graphql'
-import { collectionArgsSdl, type CollectionArgs, filterInputSdl, toCollectionQuery, toPageResult } from '../graphql/collection-args.js'
+import {
+  collectionArgsSdl,
+  type CollectionArgs,
+  enumFilterSdl,
+  filterInputSdl,
+  toCollectionQuery,
+  toPageResult,
+  whereInputSdl,
+} from '../graphql/collection-args.js'
 import { type GraphQLContext, type Reference, selects } from '../graphql/context.js'
 import { notFound } from '../errors.js'
 import { parseId } from '../core/ids.js'
@@ -21,9 +29,8 @@ type User {
   avatar: String
   age: Int
   role: Role!
-  "ISO 8601, UTC."
-  createdAt: String!
-  updatedAt: String!
+  createdAt: DateTime!
+  updatedAt: DateTime!
 }
 
 enum Role {
@@ -31,7 +38,11 @@ enum Role {
   admin
 }
 
+${enumFilterSdl('Role')}
+
 ${filterInputSdl('UserFilter', UsersCollection, { role: 'Role' })}
+
+${whereInputSdl('UserWhere', UsersCollection, { role: 'Role' })}
 
 "A page of users and where it sits."
 type UserPage {
@@ -64,9 +75,9 @@ extend type Query {
   "The user with this id; null, with a NOT_FOUND error, when there is none."
   user(id: ID!): User
   "A page of users (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments."
-  users${collectionArgsSdl('UserFilter')}: [User!]!
+  users${collectionArgsSdl('UserFilter', 'UserWhere')}: [User!]!
   "The same page as users, with its pageInfo (nextCursor to go on; total only when selected)."
-  usersPage${collectionArgsSdl('UserFilter')}: UserPage!
+  usersPage${collectionArgsSdl('UserFilter', 'UserWhere')}: UserPage!
   "The signed-in caller, or null when anonymous."
   viewer: User
 }

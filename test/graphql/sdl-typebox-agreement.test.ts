@@ -1,6 +1,6 @@
 // The GraphQL SDL as served and the TypeBox schemas REST validates and documents with say the same
 // thing about every resource and every write (issue #19): the same field names, the same kind of
-// value (ID, String, Int, Boolean, an enum and its values) and the same nullability. Where the two
+// value (ID, String, DateTime, Int, Boolean, an enum and its values) and the same nullability. Where the two
 // transports differ on purpose, the difference is listed below with its reason, and the list is
 // checked too, so that an exception that no longer holds is removed.
 import {
@@ -113,9 +113,13 @@ function typeboxFields(object: TSchema): Map<string, FieldShape> {
 
 const TYPEBOX_SCALARS: Record<string, string> = { string: 'String', integer: 'Int', number: 'Float', boolean: 'Boolean' }
 
-/** An object is named by its fields, as GraphQL's by its type's name: the two never agree, and an embedded object is an exception. */
+/**
+ * An object is named by its fields, as GraphQL's by its type's name: the two never agree, and an
+ * embedded object is an exception. A date-time string is GraphQL's DateTime.
+ */
 function typeboxKind(schema: TSchema, type: string): string {
   if (type === 'object') return `object(${Object.keys((schema as { properties: object }).properties).join(', ')})`
+  if (type === 'string' && (schema as { format?: string }).format === 'date-time') return 'DateTime'
   return TYPEBOX_SCALARS[type] ?? type
 }
 
