@@ -4,8 +4,10 @@
 import { GraphQLError, Kind, type ValueNode } from 'graphql'
 import { INSTANT_DESCRIPTION, parseInstant } from '../core/instant.js'
 
-export const DATE_TIME_SDL = `"An instant, as ISO 8601 with an offset: 2024-01-21T00:00:00.000Z. Answers are in UTC with milliseconds, as over REST; inputs may carry any offset and are read as the instant they name."
-scalar DateTime @specifiedBy(url: "https://scalars.graphql.org/andimarek/date-time")`
+// No @specifiedBy: the date-time scalar specification (RFC 3339) requires seconds, which REST's
+// timestamps do not (2024-01-21T00:00Z), and both transports take the same text.
+export const DATE_TIME_SDL = `"An instant, as ISO 8601 with an offset (Z or ±hh:mm) in the years 0001 to 9999: 2024-01-21T00:00:00.000Z. Answers are in UTC with milliseconds, as over REST; inputs may carry any offset and are read as the instant they name."
+scalar DateTime`
 
 /**
  * DateTime's behaviour, as the resolver map gives it (mercurius copies these onto the SDL's scalar).
