@@ -10,6 +10,7 @@ import type {
   CommentChanges,
   CommentsQuery,
   Credentials,
+  Embeds,
   GraphQLResult,
   IssuedToken,
   NewComment,
@@ -21,6 +22,8 @@ import type {
   PostChanges,
   PostReplacement,
   PostsQuery,
+  Representation,
+  Shaped,
   Todo,
   TodoChanges,
   TodosQuery,
@@ -56,6 +59,11 @@ type AllQuery<Q> = Omit<Q, 'page' | 'cursor'>
 type Id = number | string
 
 type V1Path = keyof paths
+
+/** `select`, `include` and limits for a resource R (a key of Embeds) whose items are T. */
+type ShapeOf<T, R extends keyof Embeds, S extends keyof T, I extends keyof Embeds[R]> = Representation<T, Embeds[R], S, I>
+/** Its items as they come back. */
+type ShapedAs<T, R extends keyof Embeds, S extends keyof T, I extends keyof Embeds[R]> = Shaped<T, Embeds[R], S, I>
 
 export type ThreadlineClient = ReturnType<typeof createClient>
 
@@ -93,6 +101,15 @@ export function createClient(options: ClientOptions) {
     return data as T
   }
 
+  /** unwrap, the items typed as the query's `select` and `include` shape them (the document has every field but id optional). */
+  const unwrapShaped = <T>(call: Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<T> => unwrap(call) as Promise<T>
+
+  /** A single GET's parameters with its `select` and `include` (the document describes them on that route). */
+  const withQuery = <P>(path: P, query: object): { path: P } => {
+    const params = { path, query }
+    return params
+  }
+
   async function* paginate<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<T, void, undefined> {
     let cursor: string | undefined
     do {
@@ -105,9 +122,17 @@ export function createClient(options: ClientOptions) {
   const path = (...ids: Id[]) => ids.map(String)
 
   const users = {
-    list: (query: UsersQuery = {}): Promise<Page<User>> => unwrap(api.GET(at('/api/v1/users'), { params: { query } })),
-    all: (query: AllQuery<UsersQuery> = {}): AsyncGenerator<User, void, undefined> => paginate((cursor) => users.list({ ...query, cursor })),
-    get: async (id: Id): Promise<User> => (await unwrap(api.GET(at('/api/v1/users/{id}'), { params: { path: { id: String(id) } } }))).data,
+    list: <S extends keyof User = never, I extends keyof Embeds['users'] = never>(
+      query: UsersQuery & ShapeOf<User, 'users', S, I> = {},
+    ): Promise<Page<ShapedAs<User, 'users', S, I>>> => unwrapShaped(api.GET(at('/api/v1/users'), { params: { query } })),
+    all: <S extends keyof User = never, I extends keyof Embeds['users'] = never>(
+      query: AllQuery<UsersQuery> & ShapeOf<User, 'users', S, I> = {},
+    ): AsyncGenerator<ShapedAs<User, 'users', S, I>, void, undefined> => paginate((cursor) => users.list<S, I>({ ...query, cursor })),
+    get: async <S extends keyof User = never, I extends keyof Embeds['users'] = never>(
+      id: Id,
+      query: ShapeOf<User, 'users', S, I> = {},
+    ): Promise<ShapedAs<User, 'users', S, I>> =>
+      (await unwrapShaped<{ data: ShapedAs<User, 'users', S, I> }>(api.GET(at('/api/v1/users/{id}'), { params: withQuery({ id: String(id) }, query) }))).data,
     create: async (body: NewUser): Promise<User> => (await unwrap(api.POST(at('/api/v1/users'), { body }))).data,
     replace: async (id: Id, body: UserReplacement): Promise<User> =>
       (await unwrap(api.PUT(at('/api/v1/users/{id}'), { params: { path: { id: String(id) } }, body }))).data,
@@ -119,13 +144,23 @@ export function createClient(options: ClientOptions) {
   }
 
   const posts = {
-    list: (userId: Id, query: PostsQuery = {}): Promise<Page<Post>> =>
-      unwrap(api.GET(at('/api/v1/users/{userId}/posts'), { params: { path: { userId: String(userId) }, query } })),
-    all: (userId: Id, query: AllQuery<PostsQuery> = {}): AsyncGenerator<Post, void, undefined> =>
-      paginate((cursor) => posts.list(userId, { ...query, cursor })),
-    get: async (userId: Id, postId: Id): Promise<Post> => {
+    list: <S extends keyof Post = never, I extends keyof Embeds['posts'] = never>(
+      userId: Id,
+      query: PostsQuery & ShapeOf<Post, 'posts', S, I> = {},
+    ): Promise<Page<ShapedAs<Post, 'posts', S, I>>> =>
+      unwrapShaped(api.GET(at('/api/v1/users/{userId}/posts'), { params: { path: { userId: String(userId) }, query } })),
+    all: <S extends keyof Post = never, I extends keyof Embeds['posts'] = never>(
+      userId: Id,
+      query: AllQuery<PostsQuery> & ShapeOf<Post, 'posts', S, I> = {},
+    ): AsyncGenerator<ShapedAs<Post, 'posts', S, I>, void, undefined> => paginate((cursor) => posts.list<S, I>(userId, { ...query, cursor })),
+    get: async <S extends keyof Post = never, I extends keyof Embeds['posts'] = never>(
+      userId: Id,
+      postId: Id,
+      query: ShapeOf<Post, 'posts', S, I> = {},
+    ): Promise<ShapedAs<Post, 'posts', S, I>> => {
       const [u, p] = path(userId, postId) as [string, string]
-      return (await unwrap(api.GET(at('/api/v1/users/{userId}/posts/{postId}'), { params: { path: { userId: u, postId: p } } }))).data
+      const route = at('/api/v1/users/{userId}/posts/{postId}')
+      return (await unwrapShaped<{ data: ShapedAs<Post, 'posts', S, I> }>(api.GET(route, { params: withQuery({ userId: u, postId: p }, query) }))).data
     },
     create: async (userId: Id, body: NewPost): Promise<Post> =>
       (await unwrap(api.POST(at('/api/v1/users/{userId}/posts'), { params: { path: { userId: String(userId) } }, body }))).data,
@@ -144,16 +179,29 @@ export function createClient(options: ClientOptions) {
   }
 
   const comments = {
-    list: (userId: Id, postId: Id, query: CommentsQuery = {}): Promise<Page<Comment>> => {
+    list: <S extends keyof Comment = never, I extends keyof Embeds['comments'] = never>(
+      userId: Id,
+      postId: Id,
+      query: CommentsQuery & ShapeOf<Comment, 'comments', S, I> = {},
+    ): Promise<Page<ShapedAs<Comment, 'comments', S, I>>> => {
       const [u, p] = path(userId, postId) as [string, string]
-      return unwrap(api.GET(at('/api/v1/users/{userId}/posts/{postId}/comments'), { params: { path: { userId: u, postId: p }, query } }))
+      return unwrapShaped(api.GET(at('/api/v1/users/{userId}/posts/{postId}/comments'), { params: { path: { userId: u, postId: p }, query } }))
     },
-    all: (userId: Id, postId: Id, query: AllQuery<CommentsQuery> = {}): AsyncGenerator<Comment, void, undefined> =>
-      paginate((cursor) => comments.list(userId, postId, { ...query, cursor })),
-    get: async (userId: Id, postId: Id, commentId: Id): Promise<Comment> => {
+    all: <S extends keyof Comment = never, I extends keyof Embeds['comments'] = never>(
+      userId: Id,
+      postId: Id,
+      query: AllQuery<CommentsQuery> & ShapeOf<Comment, 'comments', S, I> = {},
+    ): AsyncGenerator<ShapedAs<Comment, 'comments', S, I>, void, undefined> => paginate((cursor) => comments.list<S, I>(userId, postId, { ...query, cursor })),
+    get: async <S extends keyof Comment = never, I extends keyof Embeds['comments'] = never>(
+      userId: Id,
+      postId: Id,
+      commentId: Id,
+      query: ShapeOf<Comment, 'comments', S, I> = {},
+    ): Promise<ShapedAs<Comment, 'comments', S, I>> => {
       const [u, p, c] = path(userId, postId, commentId) as [string, string, string]
       const route = at('/api/v1/users/{userId}/posts/{postId}/comments/{commentId}')
-      return (await unwrap(api.GET(route, { params: { path: { userId: u, postId: p, commentId: c } } }))).data
+      const params = withQuery({ userId: u, postId: p, commentId: c }, query)
+      return (await unwrapShaped<{ data: ShapedAs<Comment, 'comments', S, I> }>(api.GET(route, { params }))).data
     },
     create: async (userId: Id, postId: Id, body: NewComment): Promise<Comment> => {
       const [u, p] = path(userId, postId) as [string, string]
@@ -171,13 +219,23 @@ export function createClient(options: ClientOptions) {
   }
 
   const todos = {
-    list: (userId: Id, query: TodosQuery = {}): Promise<Page<Todo>> =>
-      unwrap(api.GET(at('/api/v1/users/{userId}/todos'), { params: { path: { userId: String(userId) }, query } })),
-    all: (userId: Id, query: AllQuery<TodosQuery> = {}): AsyncGenerator<Todo, void, undefined> =>
-      paginate((cursor) => todos.list(userId, { ...query, cursor })),
-    get: async (userId: Id, todoId: Id): Promise<Todo> => {
+    list: <S extends keyof Todo = never>(
+      userId: Id,
+      query: TodosQuery & ShapeOf<Todo, 'todos', S, never> = {},
+    ): Promise<Page<ShapedAs<Todo, 'todos', S, never>>> =>
+      unwrapShaped(api.GET(at('/api/v1/users/{userId}/todos'), { params: { path: { userId: String(userId) }, query } })),
+    all: <S extends keyof Todo = never>(
+      userId: Id,
+      query: AllQuery<TodosQuery> & ShapeOf<Todo, 'todos', S, never> = {},
+    ): AsyncGenerator<ShapedAs<Todo, 'todos', S, never>, void, undefined> => paginate((cursor) => todos.list<S>(userId, { ...query, cursor })),
+    get: async <S extends keyof Todo = never>(
+      userId: Id,
+      todoId: Id,
+      query: ShapeOf<Todo, 'todos', S, never> = {},
+    ): Promise<ShapedAs<Todo, 'todos', S, never>> => {
       const [u, t] = path(userId, todoId) as [string, string]
-      return (await unwrap(api.GET(at('/api/v1/users/{userId}/todos/{todoId}'), { params: { path: { userId: u, todoId: t } } }))).data
+      const route = at('/api/v1/users/{userId}/todos/{todoId}')
+      return (await unwrapShaped<{ data: ShapedAs<Todo, 'todos', S, never> }>(api.GET(route, { params: withQuery({ userId: u, todoId: t }, query) }))).data
     },
     create: async (userId: Id, body: NewTodo): Promise<Todo> =>
       (await unwrap(api.POST(at('/api/v1/users/{userId}/todos'), { params: { path: { userId: String(userId) } }, body }))).data,

@@ -16,13 +16,15 @@ export const pastOffsetWindow = (limit: number, further = 'page further with cur
   `must keep page × limit at most ${MAX_OFFSET_ITEMS} (page ${Math.floor(MAX_OFFSET_ITEMS / limit)} at limit ${limit}); ${further}`
 
 /**
- * A slice of a nested list (a user's posts inside a GraphQL answer): the `page`-th run of `limit`
- * items in id order, for many parents in one statement.
+ * A slice of a nested list (a user's posts inside a GraphQL answer, the comments a REST answer
+ * embeds): the `page`-th run of `limit` items in id order, for many parents in one statement.
  */
 export interface ListWindow {
   readonly limit: number
   /** Items to skip: offsetOf(page, limit). */
   readonly offset: number
+  /** Id order: 'desc' for the newest first (REST's embedded lists). @default 'asc' */
+  readonly order?: 'asc' | 'desc'
 }
 
 /** How many items come before the 1-based `page` of `limit` items. */

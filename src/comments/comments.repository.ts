@@ -27,13 +27,19 @@ export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuer
 }
 
 /**
- * The same window of comments on each post the reader may see, in id order, in one statement:
+ * The same window of comments on each post the reader may see, in the window's id order, in one statement:
  * per post, the window's ids by the (post_id, id) index, then those comments by key.
  */
 export function listCommentsOfPosts(db: Db, postIds: readonly number[], window: ListWindow, visibility: DraftVisibility): Promise<CommentWithAuthorRow[]> {
   if (postIds.length === 0) return Promise.resolve([])
   const windowIds = (eb: WindowBuilder) =>
-    eb.selectFrom('comments as c').select('c.id').whereRef('c.post_id', '=', 'parent.id').orderBy('c.id').limit(window.limit).offset(window.offset)
+    eb
+      .selectFrom('comments as c')
+      .select('c.id')
+      .whereRef('c.post_id', '=', 'parent.id')
+      .orderBy('c.id', window.order ?? 'asc')
+      .limit(window.limit)
+      .offset(window.offset)
   return factsOf(db)
     .joinWindow(db.selectFrom('posts as parent'), 'comments', windowIds)
     .innerJoin('users', 'users.id', 'comments.author_id')
@@ -41,7 +47,7 @@ export function listCommentsOfPosts(db: Db, postIds: readonly number[], window: 
     .select('users.name as author_name')
     .where('parent.id', 'in', postIds)
     .where(visible('parent', visibility))
-    .orderBy('comments.id')
+    .orderBy('comments.id', window.order ?? 'asc')
     .execute() as Promise<CommentWithAuthorRow[]>
 }
 
@@ -55,7 +61,7 @@ export function listCommentsOfAuthors(db: Db, authorIds: readonly number[], wind
       .select('c.id')
       .whereRef('c.author_id', '=', 'parent.id')
       .where(visible('p', visibility))
-      .orderBy('c.id')
+      .orderBy('c.id', window.order ?? 'asc')
       .limit(window.limit)
       .offset(window.offset)
   return factsOf(db)
@@ -63,7 +69,7 @@ export function listCommentsOfAuthors(db: Db, authorIds: readonly number[], wind
     .selectAll('comments')
     .select('parent.name as author_name')
     .where('parent.id', 'in', authorIds)
-    .orderBy('comments.id')
+    .orderBy('comments.id', window.order ?? 'asc')
     .execute() as Promise<CommentWithAuthorRow[]>
 }
 

@@ -1,36 +1,48 @@
-// REST adapter for the comments on a post: schema, access, one service call.
+// REST adapter for the comments on a post: schema, access, one service call; the GET answers
+// represented as `select` and `include` ask (comments.embeds.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
+import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
-import { SingleEnvelope, single } from '../http/envelope.js'
+import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single } from '../http/envelope.js'
 import { IdParam } from '../core/schema-types.js'
 import { Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
 import { commentRequestExamples, commentsOpenApi } from './comments.openapi.js'
+import type { PostsService } from '../posts/posts.service.js'
+import type { UsersService } from '../users/users.service.js'
+import { commentEmbeds, RepresentedComment } from './comments.embeds.js'
 import type { CommentsService } from './comments.service.js'
 
 const PostParams = Type.Object({ userId: IdParam, postId: IdParam })
 const CommentParams = Type.Object({ userId: IdParam, postId: IdParam, commentId: IdParam })
 const OneComment = SingleEnvelope(Comment)
 
-export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsService }> = async (app, { comments }) => {
+/** `users` and `posts` are read for what a comment embeds. */
+export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsService; users: UsersService; posts: PostsService }> = async (
+  app,
+  { comments, users, posts },
+) => {
+  const embeds = commentEmbeds({ users, posts })
+  const representation = shapeOf(embeds)
+
   app.get(
     '/users/:userId/posts/:postId/comments',
     {
-      config: { access: 'public', collection: CommentsCollection, openapi: { resource: commentsOpenApi } },
+      config: { access: 'public', collection: CommentsCollection, representation, openapi: { resource: commentsOpenApi } },
       schema: {
         operationId: 'listComments',
         summary: "List a post's comments",
         description: 'Anyone who may see the post.',
         tags: [commentsOpenApi.tag.name],
         params: PostParams,
-        response: { 200: CollectionEnvelope(Comment) },
+        response: { 200: CollectionEnvelope(RepresentedComment) },
       },
     },
     async (request, reply) => {
       const { params } = request
       const query = readCollectionQuery(request, CommentsCollection, `user:${params.userId}/post:${params.postId}`)
-      return collectionBody(request, reply, await comments.list(request.caller, params, query))
+      const shown = readRepresentation(request, embeds)
+      return representedCollectionBody(request, reply, await comments.list(request.caller, params, query), shown)
     },
   )
 
@@ -38,17 +50,20 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
     '/users/:userId/posts/:postId/comments/:commentId',
     // The author's name is in the answer, but not in the comment's updatedAt.
     {
-      config: { access: 'public', lastModifiedCoversAll: false, openapi: { resource: commentsOpenApi } },
+      config: { access: 'public', lastModifiedCoversAll: false, representation, openapi: { resource: commentsOpenApi } },
       schema: {
         operationId: 'getComment',
         summary: 'Get a comment',
         description: 'Anyone who may see the post.',
         tags: [commentsOpenApi.tag.name],
         params: CommentParams,
-        response: { 200: OneComment },
+        response: { 200: SingleEnvelope(RepresentedComment) },
       },
     },
-    async (request) => single(await comments.get(request.caller, request.params, request.params.commentId)),
+    async (request) => {
+      const shown = readRepresentation(request, embeds)
+      return representedSingle(shown, request.caller, await comments.get(request.caller, request.params, request.params.commentId))
+    },
   )
 
   app.post(

@@ -84,7 +84,8 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
     const data = (payload as { data?: unknown } | null)?.data
     if (data === undefined) return payload
     reply.isCollection = Array.isArray(data)
-    reply.lastModifiedMs = newestUpdate(data)
+    // Embedded resources (`include`) change without their item's updatedAt: only the ETag dates such an answer.
+    reply.lastModifiedMs = (request.query as { include?: unknown }).include === undefined ? newestUpdate(data) : null
     if (reply.lastModifiedMs !== null) reply.header('last-modified', new Date(reply.lastModifiedMs).toUTCString())
     reply.header('cache-control', request.caller === null ? publicCacheControl : 'private, no-cache')
     return payload

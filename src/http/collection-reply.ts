@@ -7,6 +7,7 @@ import { type TSchema, Type } from 'typebox'
 import type { CollectionPage } from '../collections/collection-page.js'
 import { type CollectionQuery, parseCollectionQuery } from '../collections/collection-query.js'
 import type { CollectionSpec } from '../collections/collection-spec.js'
+import { represent, type Representation, type Shown } from '../collections/embedding.js'
 import { pageMetaOf } from '../collections/page-meta.js'
 import { Timestamp } from '../core/schema-types.js'
 
@@ -44,6 +45,17 @@ export function collectionBody<T>(request: FastifyRequest, reply: FastifyReply, 
   const links = linksFor(request, page)
   if (links !== '') reply.header('link', links)
   return { data: page.items, meta: { timestamp: new Date().toISOString(), pagination: paginationOf(request, page) } }
+}
+
+/** collectionBody, the items represented as asked (readRepresentation); without a representation, at once. */
+export function representedCollectionBody<T extends { id: number }>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  page: CollectionPage<T>,
+  representation: Representation<T> | undefined,
+) {
+  if (representation === undefined) return collectionBody<Shown<T>>(request, reply, page)
+  return represent(representation, request.caller, page.items).then((items) => collectionBody(request, reply, { ...page, items }))
 }
 
 function paginationOf<T>(request: FastifyRequest, page: CollectionPage<T>) {

@@ -18,7 +18,7 @@ export function findPostsByIds(db: Db, ids: readonly number[], visibility: Draft
 }
 
 /**
- * The same window of each user's posts, in id order, in one statement: for each user, the ids of
+ * The same window of each user's posts, in the window's id order, in one statement: for each user, the ids of
  * the window by the (user_id, id) index, then those posts by key. The cost follows the window,
  * never the size of a user's whole list.
  */
@@ -30,14 +30,14 @@ export function listPostsOfUsers(db: Db, userIds: readonly number[], window: Lis
       .select('p.id')
       .whereRef('p.user_id', '=', 'parent.id')
       .where(visible('p', visibility))
-      .orderBy('p.id')
+      .orderBy('p.id', window.order ?? 'asc')
       .limit(window.limit)
       .offset(window.offset)
   return factsOf(db)
     .joinWindow(db.selectFrom('users as parent'), 'posts', windowIds)
     .selectAll('posts')
     .where('parent.id', 'in', userIds)
-    .orderBy('posts.id')
+    .orderBy('posts.id', window.order ?? 'asc')
     .execute() as Promise<PostRow[]>
 }
 

@@ -1,53 +1,68 @@
-// REST adapter for a user's posts: schema, access, one service call.
+// REST adapter for a user's posts: schema, access, one service call; the GET answers represented as
+// `select` and `include` ask (posts.embeds.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
+import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
-import { SingleEnvelope, single } from '../http/envelope.js'
+import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single } from '../http/envelope.js'
 import { IdParam } from '../core/schema-types.js'
 import { CreatePostBody, Post, PostsCollection, ReplacePostBody, UpdatePostBody } from './posts.schemas.js'
 import { postRequestExamples, postsOpenApi } from './posts.openapi.js'
+import type { CommentsService } from '../comments/comments.service.js'
+import type { UsersService } from '../users/users.service.js'
+import { postEmbeds, RepresentedPost } from './posts.embeds.js'
 import type { PostsService } from './posts.service.js'
 
 const UserParams = Type.Object({ userId: IdParam })
 const PostParams = Type.Object({ userId: IdParam, postId: IdParam })
 const OnePost = SingleEnvelope(Post)
 
-export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService }> = async (app, { posts }) => {
+/** `users` and `comments` are read for what a post embeds. */
+export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users: UsersService; comments: CommentsService }> = async (
+  app,
+  { posts, users, comments },
+) => {
+  const embeds = postEmbeds({ users, comments })
+  const representation = shapeOf(embeds)
+
   app.get(
     '/users/:userId/posts',
     {
-      config: { access: 'public', collection: PostsCollection, openapi: { resource: postsOpenApi } },
+      config: { access: 'public', collection: PostsCollection, representation, openapi: { resource: postsOpenApi } },
       schema: {
         operationId: 'listPosts',
         summary: "List a user's posts",
         description: 'Anyone; drafts only for their owner and admins.',
         tags: [postsOpenApi.tag.name],
         params: UserParams,
-        response: { 200: CollectionEnvelope(Post) },
+        response: { 200: CollectionEnvelope(RepresentedPost) },
       },
     },
     async (request, reply) => {
       const { userId } = request.params
       const query = readCollectionQuery(request, PostsCollection, `user:${userId}`)
-      return collectionBody(request, reply, await posts.list(request.caller, userId, query))
+      const shown = readRepresentation(request, embeds)
+      return representedCollectionBody(request, reply, await posts.list(request.caller, userId, query), shown)
     },
   )
 
   app.get(
     '/users/:userId/posts/:postId',
     {
-      config: { access: 'public', openapi: { resource: postsOpenApi } },
+      config: { access: 'public', representation, openapi: { resource: postsOpenApi } },
       schema: {
         operationId: 'getPost',
         summary: 'Get a post',
         description: 'Anyone; a draft only for its owner and admins (404 for everyone else).',
         tags: [postsOpenApi.tag.name],
         params: PostParams,
-        response: { 200: OnePost },
+        response: { 200: SingleEnvelope(RepresentedPost) },
       },
     },
-    async (request) => single(await posts.get(request.caller, request.params.userId, request.params.postId)),
+    async (request) => {
+      const shown = readRepresentation(request, embeds)
+      return representedSingle(shown, request.caller, await posts.get(request.caller, request.params.userId, request.params.postId))
+    },
   )
 
   app.post(

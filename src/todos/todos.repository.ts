@@ -19,16 +19,22 @@ export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery):
   })
 }
 
-/** The same window of each user's todos, in id order, in one statement (see listPostsOfUsers). */
+/** The same window of each user's todos, in the window's id order, in one statement (see listPostsOfUsers). */
 export function listTodosOfUsers(db: Db, userIds: readonly number[], window: ListWindow): Promise<TodoRow[]> {
   if (userIds.length === 0) return Promise.resolve([])
   const windowIds = (eb: WindowBuilder) =>
-    eb.selectFrom('todos as t').select('t.id').whereRef('t.user_id', '=', 'parent.id').orderBy('t.id').limit(window.limit).offset(window.offset)
+    eb
+      .selectFrom('todos as t')
+      .select('t.id')
+      .whereRef('t.user_id', '=', 'parent.id')
+      .orderBy('t.id', window.order ?? 'asc')
+      .limit(window.limit)
+      .offset(window.offset)
   return factsOf(db)
     .joinWindow(db.selectFrom('users as parent'), 'todos', windowIds)
     .selectAll('todos')
     .where('parent.id', 'in', userIds)
-    .orderBy('todos.id')
+    .orderBy('todos.id', window.order ?? 'asc')
     .execute() as Promise<TodoRow[]>
 }
 

@@ -1,53 +1,61 @@
-// REST adapter for a user's todos: schema, access, one service call.
+// REST adapter for a user's todos: schema, access, one service call; the GET answers represented as
+// `select` asks (todos.embeds.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
+import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
-import { SingleEnvelope, single } from '../http/envelope.js'
+import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single } from '../http/envelope.js'
 import { IdParam } from '../core/schema-types.js'
 import { CreateTodoBody, Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
 import { todoRequestExamples, todosOpenApi } from './todos.openapi.js'
+import { RepresentedTodo, todoEmbeds } from './todos.embeds.js'
 import type { TodosService } from './todos.service.js'
 
 const UserParams = Type.Object({ userId: IdParam })
 const TodoParams = Type.Object({ userId: IdParam, todoId: IdParam })
 const OneTodo = SingleEnvelope(Todo)
 
+const representation = shapeOf(todoEmbeds)
+
 export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = async (app, { todos }) => {
   app.get(
     '/users/:userId/todos',
     {
-      config: { access: 'public', collection: TodosCollection, openapi: { resource: todosOpenApi } },
+      config: { access: 'public', collection: TodosCollection, representation, openapi: { resource: todosOpenApi } },
       schema: {
         operationId: 'listTodos',
         summary: "List a user's todos",
         description: 'Anyone.',
         tags: [todosOpenApi.tag.name],
         params: UserParams,
-        response: { 200: CollectionEnvelope(Todo) },
+        response: { 200: CollectionEnvelope(RepresentedTodo) },
       },
     },
     async (request, reply) => {
       const { userId } = request.params
       const query = readCollectionQuery(request, TodosCollection, `user:${userId}`)
-      return collectionBody(request, reply, await todos.list(request.caller, userId, query))
+      const shown = readRepresentation(request, todoEmbeds)
+      return representedCollectionBody(request, reply, await todos.list(request.caller, userId, query), shown)
     },
   )
 
   app.get(
     '/users/:userId/todos/:todoId',
     {
-      config: { access: 'public', openapi: { resource: todosOpenApi } },
+      config: { access: 'public', representation, openapi: { resource: todosOpenApi } },
       schema: {
         operationId: 'getTodo',
         summary: 'Get a todo',
         description: 'Anyone.',
         tags: [todosOpenApi.tag.name],
         params: TodoParams,
-        response: { 200: OneTodo },
+        response: { 200: SingleEnvelope(RepresentedTodo) },
       },
     },
-    async (request) => single(await todos.get(request.caller, request.params.userId, request.params.todoId)),
+    async (request) => {
+      const shown = readRepresentation(request, todoEmbeds)
+      return representedSingle(shown, request.caller, await todos.get(request.caller, request.params.userId, request.params.todoId))
+    },
   )
 
   app.post(

@@ -1,47 +1,65 @@
-// REST adapter for users: schema, access, one service call.
+// REST adapter for users: schema, access, one service call; the GET answers represented as `select`
+// and `include` ask (users.embeds.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CollectionEnvelope, collectionBody, readCollectionQuery } from '../http/collection-reply.js'
+import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
-import { SingleEnvelope, single } from '../http/envelope.js'
+import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single } from '../http/envelope.js'
 import { IdParam } from '../core/schema-types.js'
 import { CreateUserBody, ReplaceUserBody, UpdateUserBody, User, UsersCollection } from './users.schemas.js'
 import { userRequestExamples, usersOpenApi } from './users.openapi.js'
+import type { PostsService } from '../posts/posts.service.js'
+import type { TodosService } from '../todos/todos.service.js'
+import { RepresentedUser, userEmbeds } from './users.embeds.js'
 import type { UsersService } from './users.service.js'
 
 const UserParams = Type.Object({ id: IdParam })
 const OneUser = SingleEnvelope(User)
 
-export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = async (app, { users }) => {
+/** `posts` and `todos` are read for what a user embeds. */
+export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; posts: PostsService; todos: TodosService }> = async (
+  app,
+  { users, posts, todos },
+) => {
+  const embeds = userEmbeds({ posts, todos })
+  const representation = shapeOf(embeds)
+
   app.get(
     '/users',
     {
-      config: { access: 'public', collection: UsersCollection, openapi: { resource: usersOpenApi } },
+      config: { access: 'public', collection: UsersCollection, representation, openapi: { resource: usersOpenApi } },
       schema: {
         operationId: 'listUsers',
         summary: 'List users',
         description: 'Anyone.',
         tags: [usersOpenApi.tag.name],
-        response: { 200: CollectionEnvelope(User) },
+        response: { 200: CollectionEnvelope(RepresentedUser) },
       },
     },
-    async (request, reply) => collectionBody(request, reply, await users.list(request.caller, readCollectionQuery(request, UsersCollection))),
+    async (request, reply) => {
+      const query = readCollectionQuery(request, UsersCollection)
+      const shown = readRepresentation(request, embeds)
+      return representedCollectionBody(request, reply, await users.list(request.caller, query), shown)
+    },
   )
 
   app.get(
     '/users/:id',
     {
-      config: { access: 'public', openapi: { resource: usersOpenApi } },
+      config: { access: 'public', representation, openapi: { resource: usersOpenApi } },
       schema: {
         operationId: 'getUser',
         summary: 'Get a user',
         description: 'Anyone.',
         tags: [usersOpenApi.tag.name],
         params: UserParams,
-        response: { 200: OneUser },
+        response: { 200: SingleEnvelope(RepresentedUser) },
       },
     },
-    async (request) => single(await users.get(request.caller, request.params.id)),
+    async (request) => {
+      const shown = readRepresentation(request, embeds)
+      return representedSingle(shown, request.caller, await users.get(request.caller, request.params.id))
+    },
   )
 
   app.post(

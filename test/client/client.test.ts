@@ -126,6 +126,26 @@ describe.each(['v1', 'v2'] as const)('the client speaking %s', (version) => {
     expect(error.details?.map((detail) => detail.field).sort()).toEqual(['email', 'name'])
   })
 
+  it('sends select and include (arrays as repeated parameters) and answers the items they shape', async () => {
+    const userId = s.t.alice.id
+    const post = await alice.posts.create(userId, { title: 'Shaped', content: '.' })
+    await admin.comments.create(userId, post.id, { content: 'First' })
+    await admin.comments.create(userId, post.id, { content: 'Second' })
+    const page = await alice.posts.list(userId, { select: ['title'], include: ['author', 'comments'], 'comments.limit': 1 })
+    const item = page.data.find((shown) => shown.id === post.id)
+    expect(item && Object.keys(item)).toEqual(['id', 'title', 'author', 'comments'])
+    expect(item?.author).toEqual(await alice.users.get(userId))
+    expect(item?.comments.map((comment) => comment.content)).toEqual(['Second'])
+    const one = await alice.posts.get(userId, post.id, { select: ['status'] })
+    expect(one).toEqual({ id: post.id, status: 'published' })
+    const comments = await alice.comments.list(userId, post.id, { include: ['author'] })
+    expect(comments.data[0]?.author.email).toBe('ada@example.com')
+    const shownUser = await alice.users.get(userId, { select: ['name'], include: ['posts'], 'posts.limit': 1 })
+    expect(shownUser).toEqual({ id: userId, name: 'Alice', posts: [expect.objectContaining({ id: post.id })] })
+    const todos = await collect(alice.todos.all(userId, { select: ['text'] }))
+    for (const todo of todos) expect(Object.keys(todo)).toEqual(['id', 'text'])
+  })
+
   it('iterates over every item of a collection, following nextCursor across pages', async () => {
     const owner = await s.t.createUser({ name: 'Many', email: `many-${version}@example.com` })
     const writer = clientFor({ token: await s.t.tokenFor(owner.id) })

@@ -1,11 +1,13 @@
 // Document completion: what @fastify/swagger cannot derive from a route's schema, added to each
 // operation once the document is generated (its whole-document transform). The route transform
 // leaves notes on each operation (the version, the method, who may call, the route's declarations);
-// from them come the conditional and collection parameters, the answers' descriptions, headers and
+// from them come the conditional, collection and representation parameters, the answers' descriptions, headers and
 // examples, the error answers, and the tags of the features whose routes are described.
 import type { CollectionSpec } from '../../collections/collection-spec.js'
+import type { RepresentationShape } from '../envelope.js'
 import type { ApiVersion } from '../versioning.js'
 import { collectionParameters } from './collection-parameters.js'
+import { representationParameters } from './representation-parameters.js'
 import { errorResponseRef, errorStatusesOf } from './error-responses.js'
 import { COMMON_HEADERS, READ_HEADERS, headerRefs, type Condition } from './headers.js'
 import { EXAMPLE_TIMESTAMP, type ResourceOpenApi, type RouteOpenApi } from './route-openapi.js'
@@ -18,6 +20,8 @@ export interface Notes {
   access: string
   openapi: RouteOpenApi
   collection: CollectionSpec | undefined
+  /** `select` and `include` on a GET route that takes them. */
+  representation?: RepresentationShape | undefined
 }
 
 export interface OpenApiDocument {
@@ -69,6 +73,7 @@ function completeOperation(operation: Operation, notes: Notes, hasPathParameters
     operation.parameters = [...(operation.parameters ?? []), ...collectionParameters(collection)]
     operation.description = `${operation.description} ${PAGING[version]}`
   }
+  if (notes.representation !== undefined) operation.parameters = [...(operation.parameters ?? []), ...representationParameters(notes.representation)]
   const json = operation.requestBody?.content['application/json']
   if (operation.requestBody !== undefined && json !== undefined) {
     json.example = openapi.requestExample

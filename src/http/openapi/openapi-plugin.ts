@@ -114,7 +114,7 @@ function describeRoute(schema: FastifySchema | undefined, url: string, route: Ro
   const method = route.method
   const openapi = routeOpenApiOf(route, url.slice(mount.prefix.length))
   const access = route.config?.access ?? 'public'
-  const notes: Notes = { version: mount.version, method, access, openapi, collection: route.config?.collection }
+  const notes: Notes = { version: mount.version, method, access, openapi, collection: route.config?.collection, representation: route.config?.representation }
   return {
     url,
     schema: {
