@@ -89,6 +89,8 @@ export function parseRepresentation<T>(embeddable: Embeddable<T>, query: RawQuer
       problems.push({ field: key, message: `is not a list this resource embeds${lists.length === 0 ? '' : ` (${lists.join(', ')})`}` })
     } else if (!included.has(name)) {
       problems.push({ field: key, message: `applies only with include=${name}` })
+    } else if (Array.isArray(query[key])) {
+      problems.push({ field: key, message: 'must be given once' })
     } else {
       const limit = limitOf(query[key])
       if (limit === undefined) problems.push({ field: key, message: 'must be a positive integer' })

@@ -173,7 +173,7 @@ describe('include', () => {
       ['posts?comments.limit=5', 'comments.limit', 'applies only with include=comments'],
       ['posts?include=comments&comments.limit=0', 'comments.limit', 'positive integer'],
       ['posts?include=comments&comments.limit=2.5', 'comments.limit', 'positive integer'],
-      ['posts?include=comments&comments.limit=5&comments.limit=6', 'comments.limit', 'positive integer'],
+      ['posts?include=comments&comments.limit=5&comments.limit=6', 'comments.limit', 'must be given once'],
       ['posts?include=author&author.limit=5', 'author.limit', 'not a list'],
       ['posts?include=author&tags.limit=5', 'tags.limit', 'not a list'],
       ['posts?include=', 'include', 'none empty'],
