@@ -1,7 +1,28 @@
-// The collection query language, one implementation for every collection: equality filters
-// (`?role=admin&role=user`), `sort=-age,name`, `page`/`limit`, opaque `cursor`s, and `q` search
-// over `fields`. Parses the raw query string against a CollectionSpec into a CollectionQuery,
-// or refuses it with BAD_REQUEST naming each bad parameter.
+// The collection query language, one implementation for every collection: filters by equality
+// (`?role=admin&role=user`) and by operator (`?age[gte]=30&age[lt]=50`), `sort=-age,name`,
+// `page`/`limit`, opaque `cursor`s, and `q` search over `fields`. Parses the raw query string
+// against a CollectionSpec into a CollectionQuery, or refuses it with BAD_REQUEST naming each bad
+// parameter.
+//
+// Filters, as decided for issue #21:
+// - Fastify's query parser hands keys over literally: `age[gte]` arrives as the key "age[gte]".
+//   FILTER_KEY reads `field[op]` strictly; any other key is a field name (an unknown one, brackets
+//   and all, "is not a field of this collection", named as given).
+// - `field=v` and `field[eq]=v` are one thing: repeated, any of the values. `field[in]=a,b` is any
+//   of a comma-separated list (at most MAX_VALUES; a value holding a comma takes the repeated
+//   form); given as a list (a repeated `field[in]`, or GraphQL's `in: [...]`), each item is one
+//   value, not split. `field[ne]=v`, repeated: none of the values. `gt gte lt lte`: once each.
+//   `field[null]=true|false`: once, only on a field that may be missing.
+// - Ranges fit integers, instants and free text (compared in code-point order on both stores:
+//   PostgreSQL's text columns are `collate "C"`), not booleans or enumerations. eq, ne and in fit
+//   every type. E-mail addresses (caseInsensitive) compare lower(column) with lower(value).
+// - A missing value (NULL): never within a range (SQL's answer); `ne` matches it (null differs
+//   from every value: "is distinct from"); `ne=null` means "is present"; `eq`/`in` with `null`
+//   match it.
+// - Every parameter is one condition, and all of them must hold (AND), normalized to Filter's
+//   operators: eq and in are `in`, ne is `notIn`, null=true is `in [null]`, null=false
+//   `notIn [null]`. The fingerprint holds them in a canonical order, so a cursor is bound to the
+//   conditions, not to how the query string spelled them.
 import { createHash } from 'node:crypto'
 import { AppError, type ErrorDetail } from '../errors.js'
 import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, pastOffsetWindow } from './pagination.js'
@@ -24,11 +45,40 @@ const MAX_INTEGER = 2_147_483_647
 const EARLIEST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z')
 const LATEST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z')
 
+/** How a Filter compares: eq, in and null=true read as `in`; ne and null=false as `notIn`. */
+export type FilterOperator = 'in' | 'notIn' | 'gt' | 'gte' | 'lt' | 'lte'
+
+/** One condition on one field; a query's filters must all hold. */
 export interface Filter {
   readonly field: FieldSpec
-  /** Any of these (a repeated parameter); null matches a missing value. */
+  /**
+   * `in`: any of the values, null matching a missing value. `notIn`: none of them; a missing value
+   * matches unless null is among them. `gt`, `gte`, `lt`, `lte`: compared with the one value; a
+   * missing value never matches.
+   */
+  readonly operator: FilterOperator
+  /** Of the field's type; null (a missing value) only for `in` and `notIn`. */
   readonly values: readonly KeyValue[]
 }
+
+/** The operators of `field[op]=value`, in the order refusals list them. */
+export const FILTER_OPERATORS = ['eq', 'ne', 'gt', 'gte', 'lt', 'lte', 'in', 'null'] as const
+export type FilterOperatorName = (typeof FILTER_OPERATORS)[number]
+
+const RANGES = new Set<string>(['gt', 'gte', 'lt', 'lte'])
+
+/** The operators that fit the field: ranges where its values are ordered (not booleans or enumerations), null where it may be missing. */
+export function operatorsOf(field: FieldSpec): FilterOperatorName[] {
+  return FILTER_OPERATORS.filter((operator) => fits(field, operator))
+}
+
+function fits(field: FieldSpec, operator: string): boolean {
+  if (RANGES.has(operator)) return field.type !== 'boolean' && field.values === undefined
+  return operator === 'null' ? field.nullable === true : true
+}
+
+/** `field[op]`: a field name and an operator in brackets, nothing else. */
+const FILTER_KEY = /^([^[\]]+)\[([^[\]]*)\]$/
 
 export interface SortKey {
   readonly field: FieldSpec
@@ -81,17 +131,15 @@ export function parseCollectionQuery(spec: CollectionSpec, raw: RawQuery, option
   const filters: Filter[] = []
   for (const [name, value] of Object.entries(raw)) {
     if ((RESERVED_PARAMETERS as readonly string[]).includes(name) || isEmbeddedListParameter(name)) continue
-    const field = spec.fields.get(name)
+    const key = name.endsWith(']') ? FILTER_KEY.exec(name) : null
+    const field = spec.fields.get(key === null ? name : (key[1] as string))
     if (field === undefined) {
       problem(name, 'is not a field of this collection')
     } else if (!field.filterable) {
       problem(name, 'cannot be filtered on; search it with q')
     } else {
-      const texts = Array.isArray(value) ? value : [value]
-      if (texts.length > MAX_VALUES) problem(name, `may be given at most ${MAX_VALUES} times`)
-      const values = texts.map((text) => parseValue(field, text))
-      if (values.includes(INVALID)) problem(name, describeType(field))
-      else filters.push({ field, values: values as KeyValue[] })
+      const filter = parseFilter(field, key === null ? 'eq' : (key[2] as string), value, (message) => void problem(name, message))
+      if (filter !== undefined) filters.push(filter)
     }
   }
 
@@ -134,6 +182,52 @@ export function parseCollectionQuery(spec: CollectionSpec, raw: RawQuery, option
 }
 
 const INVALID = Symbol('invalid')
+const OPERATOR_NAMES = new Set<string>(FILTER_OPERATORS)
+
+/** One parameter as a Filter, or undefined once `refuse` has said why not. */
+function parseFilter(field: FieldSpec, operator: string, value: unknown, refuse: (message: string) => undefined): Filter | undefined {
+  const fitting = () => `these fit ${field.name}: ${operatorsOf(field).join(', ')}`
+  if (!OPERATOR_NAMES.has(operator)) return refuse(`is not an operator; ${fitting()}`)
+  if (!fits(field, operator)) {
+    const kind = operator === 'null' ? 'a field that is never missing' : field.type === 'boolean' ? 'a boolean field' : 'an enumeration'
+    return refuse(`does not fit ${kind}; ${fitting()}`)
+  }
+  switch (operator) {
+    case 'eq':
+    case 'ne': {
+      const texts = Array.isArray(value) ? value : [value]
+      if (texts.length > MAX_VALUES) return refuse(`may be given at most ${MAX_VALUES} times`)
+      return listFilter(field, operator === 'eq' ? 'in' : 'notIn', texts, refuse)
+    }
+    case 'in': {
+      // A list (GraphQL's, or a repeated parameter) holds one value per item; text is split at commas.
+      const texts = Array.isArray(value) ? value : typeof value === 'string' ? value.split(',') : [value]
+      if (texts.length > MAX_VALUES) return refuse(`may name at most ${MAX_VALUES} values`)
+      return listFilter(field, 'in', texts, refuse)
+    }
+    case 'null':
+      if (Array.isArray(value)) return refuse('may be given only once')
+      if (value !== 'true' && value !== 'false') return refuse('must be true or false')
+      return { field, operator: value === 'true' ? 'in' : 'notIn', values: [null] }
+    default: {
+      if (Array.isArray(value)) return refuse('may be given only once')
+      if (field.nullable && value === 'null') return refuse(`cannot be compared with null; use ${field.name}[null]`)
+      const parsed = parseValue(field, value)
+      if (parsed === INVALID) return refuse(describeType(field, false))
+      return { field, operator: operator as FilterOperator, values: [parsed] }
+    }
+  }
+}
+
+function listFilter(field: FieldSpec, operator: 'in' | 'notIn', texts: readonly unknown[], refuse: (message: string) => undefined): Filter | undefined {
+  const values: KeyValue[] = []
+  for (const text of texts) {
+    const value = parseValue(field, text)
+    if (value === INVALID) return refuse(describeType(field))
+    values.push(value)
+  }
+  return { field, operator, values }
+}
 
 /** A filter value as the field's type; 'null' matches a missing value of a nullable field. */
 function parseValue(field: FieldSpec, value: unknown): KeyValue | typeof INVALID {
@@ -181,8 +275,8 @@ function daysInMonth(year: number, month: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31
 }
 
-function describeType(field: FieldSpec): string {
-  const orNull = field.nullable ? ' (or null)' : ''
+function describeType(field: FieldSpec, orNullable = field.nullable): string {
+  const orNull = orNullable ? ' (or null)' : ''
   if (field.values !== undefined) return `must be one of: ${field.values.join(', ')}${orNull}`
   const words = {
     integer: `an integer from ${MIN_INTEGER} to ${MAX_INTEGER}`,
@@ -251,10 +345,16 @@ function parseSearch(spec: CollectionSpec, q: string | undefined, fieldsText: st
 }
 
 function fingerprintOf(spec: CollectionSpec, scope: string, filters: Filter[], sort: SortKey[], search: Search | undefined): string {
+  // Canonical: the conditions in one order, each list's values as a set, so that only what is
+  // asked counts (`age[gte]=3&age[lt]=9` in either order, `age=null` and `age[null]=true` alike).
+  const conditions = filters.map(({ field, operator, values }) => {
+    const set = [...new Set(values.map((value) => JSON.stringify(value)))].sort()
+    return JSON.stringify([field.name, operator, set])
+  })
   const canonical = JSON.stringify([
     spec.name,
     scope,
-    filters.map((f) => [f.field.name, f.values]).sort(([a], [b]) => String(a).localeCompare(String(b))),
+    [...new Set(conditions)].sort(),
     sort.map((key) => `${key.descending ? '-' : ''}${key.field.name}`),
     search === undefined ? null : [search.pattern, search.fields.map((f) => f.name)],
   ])

@@ -8,12 +8,13 @@
 // Order: NULL sorts as the smallest value (first ascending, last descending), as SQLite's indexes
 // keep it. A keyset position is split into "tiers" of plain index ranges, taken in order until the
 // page is full, instead of one OR of them: every tier is a range an index seeks to, so a page deep
-// in the set costs what the first page costs.
+// in the set costs what the first page costs. The filters (operators on the sort keys included)
+// are ANDed into every tier: a tier narrows the filtered rows, so no page misses or repeats one.
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
 import type { Db } from './create-database.js'
 import { type DialectFacts, factsOf, MIN_INDEXED_SEARCH } from './dialect-facts.js'
 import type { FieldSpec } from '../collections/collection-spec.js'
-import type { CollectionQuery, SortKey } from '../collections/collection-query.js'
+import type { CollectionQuery, Filter, SortKey } from '../collections/collection-query.js'
 import { MAX_OFFSET_ITEMS, offsetOf } from '../collections/pagination.js'
 import { type Cursor, encodeCursor, type KeyValue } from '../collections/cursor.js'
 
@@ -137,16 +138,32 @@ async function readByKeyset<Row>(
 /** The query's filters, and the search's condition when it has one. */
 function narrow(select: AnySelect, query: CollectionQuery, facts: DialectFacts, searching?: Expression<SqlBool>): AnySelect {
   let narrowed = select
-  for (const filter of query.filters) {
-    const column = columnOf(filter.field)
-    const values = filter.values.filter((v) => v !== null).map((v) => valueOf(filter.field, v))
-    const matchesNull = filter.values.includes(null)
-    const conditions: Expression<SqlBool>[] = []
-    if (values.length > 0) conditions.push(sql<SqlBool>`${column} in (${sql.join(values)})`)
-    if (matchesNull) conditions.push(sql<SqlBool>`${column} is null`)
-    narrowed = narrowed.where(or(conditions))
-  }
+  for (const filter of query.filters) narrowed = narrowed.where(conditionOf(filter))
   return searching === undefined ? narrowed : narrowed.where(searching)
+}
+
+const COMPARISONS = { gt: sql`>`, gte: sql`>=`, lt: sql`<`, lte: sql`<=` }
+
+/**
+ * One filter as SQL, on the column from the spec with the values bound. A missing value (NULL)
+ * never falls within a range; it differs from every value, so `notIn` matches it unless null is
+ * among the values (`is distinct from`, spelled so that an index serves it).
+ */
+function conditionOf(filter: Filter): Expression<SqlBool> {
+  const { field, operator } = filter
+  const column = columnOf(field)
+  if (operator !== 'in' && operator !== 'notIn') return sql<SqlBool>`${column} ${COMPARISONS[operator]} ${valueOf(field, filter.values[0] as string | number)}`
+  const present = filter.values.filter((v) => v !== null).map((v) => valueOf(field, v))
+  const missing = filter.values.includes(null)
+  if (operator === 'in') {
+    const conditions: Expression<SqlBool>[] = []
+    if (present.length > 0) conditions.push(sql<SqlBool>`${column} in (${sql.join(present)})`)
+    if (missing) conditions.push(sql<SqlBool>`${column} is null`)
+    return or(conditions)
+  }
+  const differing = present.length === 0 ? [] : [sql<SqlBool>`${column} not in (${sql.join(present)})`]
+  if (missing) return and([...differing, sql<SqlBool>`${column} is not null`])
+  return field.nullable && differing.length > 0 ? or([...differing, sql<SqlBool>`${column} is null`]) : and(differing)
 }
 
 /**

@@ -4,6 +4,7 @@ import type { RouteOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse as parseYaml } from 'yaml'
 import { CommentsCollection } from '../../src/comments/comments.schemas.js'
+import { operatorsOf } from '../../src/collections/collection-query.js'
 import { API_MOUNTS } from '../../src/http/versioning.js'
 import { PostsCollection } from '../../src/posts/posts.schemas.js'
 import { TodosCollection } from '../../src/todos/todos.schemas.js'
@@ -145,14 +146,31 @@ describe('the API description', () => {
       for (const [path, spec] of lists) {
         const parameters = document.paths[`${mount.prefix}${path}`]?.get?.parameters ?? []
         const query = parameters.filter((p) => p.in === 'query').map((p) => p.name)
-        const filterable = [...spec.fields.values()].filter((field) => field.filterable).map((field) => field.name)
-        expect(query.sort()).toEqual([...filterable, 'sort', 'q', 'fields', 'page', 'limit', 'cursor'].sort())
+        const filterable = [...spec.fields.values()].filter((field) => field.filterable)
+        const filters = filterable.flatMap((field) => [field.name, ...operatorsOf(field).map((operator) => `${field.name}[${operator}]`)])
+        expect(query.sort()).toEqual([...filters, 'sort', 'q', 'fields', 'page', 'limit', 'cursor'].sort())
       }
     }
     const users = document.paths['/api/v1/users']?.get?.parameters ?? []
     expect(users.find((p) => p.name === 'role')?.schema).toMatchObject({ type: 'array', items: { type: 'string', enum: ['user', 'admin'] } })
     expect(users.find((p) => p.name === 'limit')?.schema).toMatchObject({ type: 'integer', minimum: 1 })
     expect(users.some((p) => p.name === 'avatar')).toBe(false)
+    // Each operator that fits the field, typed as its values: ranges not on enumerations, null only where a value may be missing.
+    expect(users.filter((p) => p.name.startsWith('age[')).map((p) => p.name)).toEqual([
+      'age[eq]',
+      'age[ne]',
+      'age[gt]',
+      'age[gte]',
+      'age[lt]',
+      'age[lte]',
+      'age[in]',
+      'age[null]',
+    ])
+    expect(users.filter((p) => p.name.startsWith('role[')).map((p) => p.name)).toEqual(['role[eq]', 'role[ne]', 'role[in]'])
+    expect(users.some((p) => p.name === 'name[null]')).toBe(false)
+    expect(users.find((p) => p.name === 'age[gte]')?.schema).toEqual({ type: 'integer' })
+    expect(users.find((p) => p.name === 'age[null]')?.schema).toEqual({ type: 'boolean' })
+    expect(users.find((p) => p.name === 'role[in]')?.schema).toEqual({ type: 'string', pattern: '^(?:user|admin)(?:,(?:user|admin))*$' })
     // Operations that are not lists take no query parameters.
     expect(document.paths['/api/v1/users/{id}']?.get?.parameters?.some((p) => p.in === 'query')).toBe(false)
   })

@@ -1,7 +1,8 @@
 // The collection query language of the API description: one collection's filters, sort, search and
 // paging as query parameters, read from its CollectionSpec, so that the document says what the
-// collection layer accepts, with the same limits.
-import { MAX_PAGE, MAX_SEARCH_LENGTH } from '../../collections/collection-query.js'
+// collection layer accepts, with the same limits. Each operator a field takes is a parameter of its
+// own, named as the query string spells it (`age[gte]`), after the field's equality parameter.
+import { type FilterOperatorName, MAX_PAGE, MAX_SEARCH_LENGTH, operatorsOf } from '../../collections/collection-query.js'
 import type { CollectionSpec, FieldSpec } from '../../collections/collection-spec.js'
 import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT } from '../../collections/pagination.js'
 
@@ -14,15 +15,18 @@ export function collectionParameters(spec: CollectionSpec): Record<string, unkno
   const anyOf = (list: string[]) => `(?:${list.join('|')})`
   const filters = fields
     .filter((field) => field.filterable)
-    .map((field) => ({
-      name: field.name,
-      in: 'query',
-      description:
-        `Only items whose \`${field.name}\` equals the value; repeated, any of the values.` + (field.nullable ? ' `null` matches a missing value.' : ''),
-      style: 'form',
-      explode: true,
-      schema: { type: 'array', maxItems: 100, items: filterValueSchema(field) },
-    }))
+    .flatMap((field) => [
+      {
+        name: field.name,
+        in: 'query',
+        description:
+          `Only items whose \`${field.name}\` equals the value; repeated, any of the values.` + (field.nullable ? ' `null` matches a missing value.' : ''),
+        style: 'form',
+        explode: true,
+        schema: { type: 'array', maxItems: 100, items: filterValueSchema(field) },
+      },
+      ...operatorsOf(field).map((operator) => operatorParameter(field, operator)),
+    ])
   return [
     ...filters,
     {
@@ -65,7 +69,66 @@ export function collectionParameters(spec: CollectionSpec): Record<string, unkno
   ]
 }
 
-function filterValueSchema(field: FieldSpec): Record<string, unknown> {
+/** `age[gte]`: one operator on one field, its schema typed as the field's values. */
+function operatorParameter(field: FieldSpec, operator: FilterOperatorName): Record<string, unknown> {
+  const name = `${field.name}[${operator}]`
+  const it = `\`${field.name}\``
+  const missing = field.nullable ? ' `null` means a missing value.' : ''
+  const order = field.caseInsensitive ? ' (without regard to case)' : field.type === 'string' ? ' (text in code-point order)' : ''
+  const repeated = { in: 'query', style: 'form', explode: true, schema: { type: 'array', maxItems: 100, items: filterValueSchema(field) } }
+  const range = (words: string) => ({
+    name,
+    in: 'query',
+    description: `Only items whose ${it} is ${words} the value${order}; a missing value never is.`,
+    schema: filterValueSchema(field, false),
+  })
+  switch (operator) {
+    case 'eq':
+      return { name, ...repeated, description: `As ${it}: only items whose ${it} equals the value; repeated, any of the values.${missing}` }
+    case 'ne':
+      return {
+        name,
+        ...repeated,
+        description: `Only items whose ${it} differs from the value; repeated, from every value.${field.nullable ? ' A missing value differs; `null` means present.' : ''}`,
+      }
+    case 'gt':
+      return range('greater than')
+    case 'gte':
+      return range('greater than or equal to')
+    case 'lt':
+      return range('less than')
+    case 'lte':
+      return range('less than or equal to')
+    case 'in':
+      return {
+        name,
+        in: 'query',
+        description: `Only items whose ${it} is one of these comma-separated values (at most 100; a value holding a comma takes ${it} repeated).${missing}`,
+        schema: listSchema(field),
+      }
+    case 'null':
+      return { name, in: 'query', description: `\`true\`: only items without ${it}; \`false\`: only items with one.`, schema: { type: 'boolean' } }
+  }
+}
+
+/** A comma-separated list of the field's values, with a pattern where the values have one. */
+function listSchema(field: FieldSpec): Record<string, unknown> {
+  const item =
+    field.type === 'integer'
+      ? '-?[0-9]+'
+      : field.type === 'boolean'
+        ? '(?:true|false)'
+        : field.type === 'timestamp'
+          ? '[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\\.[0-9]{1,9})?)?(?:Z|[+-][0-9]{2}:[0-9]{2})'
+          : field.values !== undefined
+            ? `(?:${field.values.join('|')})`
+            : undefined
+  if (item === undefined) return { type: 'string' }
+  const value = field.nullable ? `(?:${item}|null)` : item
+  return { type: 'string', pattern: `^${value}(?:,${value})*$` }
+}
+
+function filterValueSchema(field: FieldSpec, orNull = field.nullable): Record<string, unknown> {
   const base: Record<string, unknown> =
     field.type === 'integer'
       ? { type: 'integer' }
@@ -76,5 +139,5 @@ function filterValueSchema(field: FieldSpec): Record<string, unknown> {
           : field.values === undefined
             ? { type: 'string' }
             : { type: 'string', enum: [...field.values] }
-  return field.nullable ? { anyOf: [base, { type: 'string', const: 'null' }] } : base
+  return orNull ? { anyOf: [base, { type: 'string', const: 'null' }] } : base
 }
