@@ -70,6 +70,18 @@ describe('select', () => {
       headers: { 'if-match': String(res.headers.etag) },
     })
     expect(patched.statusCode, patched.body).toBe(200)
+    const comment = (await t.request({ method: 'GET', url: `${postPath(post)}/comments` })).json().data[0]
+    const todo = (await t.request({ method: 'GET', url: `/api/v1/users/${t.alice.id}/todos` })).json().data[0]
+    const writes = [
+      { url: `/api/v1/users/${t.bob.id}`, token: t.tokens.bob, json: { age: 42 } },
+      { url: `${postPath(post)}/comments/${comment.id}`, token: t.tokens.bob, json: { content: 'changed' } },
+      { url: todoPath(todo), token: t.tokens.alice, json: { completed: true } },
+    ]
+    for (const { url, token, json } of writes) {
+      const read = await t.request({ method: 'GET', url })
+      const write = await t.request({ method: 'PATCH', url, token, json, headers: { 'if-match': String(read.headers.etag) } })
+      expect(write.statusCode, `${url}: ${write.body}`).toBe(200)
+    }
   })
 
   it('refuses an unknown field, naming the fields', async () => {
