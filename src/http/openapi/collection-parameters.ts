@@ -73,8 +73,9 @@ export function collectionParameters(spec: CollectionSpec): Record<string, unkno
 function operatorParameter(field: FieldSpec, operator: FilterOperatorName): Record<string, unknown> {
   const name = `${field.name}[${operator}]`
   const it = `\`${field.name}\``
-  const missing = field.nullable ? ' `null` means a missing value.' : ''
-  const order = field.caseInsensitive ? ' (without regard to case)' : field.type === 'string' ? ' (text in code-point order)' : ''
+  const missing = field.nullable ? ' `null` matches a missing value.' : ''
+  const folded = field.caseInsensitive ? ' (without regard to case)' : ''
+  const order = folded !== '' ? folded : field.type === 'string' ? ' (text in code-point order)' : ''
   const repeated = { in: 'query', style: 'form', explode: true, schema: { type: 'array', maxItems: 100, items: filterValueSchema(field) } }
   const range = (words: string) => ({
     name,
@@ -84,12 +85,12 @@ function operatorParameter(field: FieldSpec, operator: FilterOperatorName): Reco
   })
   switch (operator) {
     case 'eq':
-      return { name, ...repeated, description: `As ${it}: only items whose ${it} equals the value; repeated, any of the values.${missing}` }
+      return { name, ...repeated, description: `As ${it}: only items whose ${it} equals the value${folded}; repeated, any of the values.${missing}` }
     case 'ne':
       return {
         name,
         ...repeated,
-        description: `Only items whose ${it} differs from the value; repeated, from every value.${field.nullable ? ' A missing value differs; `null` means present.' : ''}`,
+        description: `Only items whose ${it} differs from the value${folded}; repeated, from every value.${field.nullable ? ' A missing value differs; `null` means present.' : ''}`,
       }
     case 'gt':
       return range('greater than')
@@ -103,7 +104,7 @@ function operatorParameter(field: FieldSpec, operator: FilterOperatorName): Reco
       return {
         name,
         in: 'query',
-        description: `Only items whose ${it} is one of these comma-separated values (at most 100; a value holding a comma takes ${it} repeated).${missing}`,
+        description: `Only items whose ${it} is one of these comma-separated values${folded}, at most 100 (a value holding a comma takes ${it} repeated).${missing}`,
         schema: listSchema(field),
       }
     case 'null':
