@@ -25,6 +25,7 @@
 //   conditions, not to how the query string spelled them.
 import { createHash } from 'node:crypto'
 import { AppError, type ErrorDetail } from '../errors.js'
+import { parseInstant } from '../core/instant.js'
 import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, pastOffsetWindow } from './pagination.js'
 import type { CollectionSpec, FieldSpec } from './collection-spec.js'
 import { badCursor, type Cursor, decodeCursor, type KeyValue } from './cursor.js'
@@ -42,8 +43,6 @@ export const MAX_SEARCH_LENGTH = 200
 // (a 500), and no row could match it anyway.
 const MIN_INTEGER = -2_147_483_648
 const MAX_INTEGER = 2_147_483_647
-const EARLIEST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z')
-const LATEST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z')
 
 /** How a Filter compares: eq, in and null=true read as `in`; ne and null=false as `notIn`. */
 export type FilterOperator = 'in' | 'notIn' | 'gt' | 'gte' | 'lt' | 'lte'
@@ -241,7 +240,7 @@ function parseValue(field: FieldSpec, value: unknown): KeyValue | typeof INVALID
     case 'boolean':
       return value === 'true' ? true : value === 'false' ? false : INVALID
     case 'timestamp':
-      return parseTimestamp(value) ?? INVALID
+      return parseInstant(value) ?? INVALID
     case 'string':
       if (field.values !== undefined && !field.values.includes(value)) return INVALID
       return isStorableText(value) ? value : INVALID
@@ -254,25 +253,6 @@ function isStorableInteger(value: unknown): value is number {
 
 function isStorableText(text: string): boolean {
   return !text.includes('\0')
-}
-
-const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/
-
-/** The instant as ISO 8601 in UTC with milliseconds, if the text names a real one both stores hold. */
-function parseTimestamp(value: string): string | undefined {
-  const match = ISO_DATE_TIME.exec(value)
-  if (match === null) return undefined
-  // Date.parse takes 2024-02-31 for March 2nd.
-  const [year, month, day] = match.slice(1, 4).map(Number) as [number, number, number]
-  if (day > daysInMonth(year, month)) return undefined
-  // The instant, not the text, must be in range: 0001-01-01T00:30+01:00 is in year 0.
-  const ms = Date.parse(value)
-  return ms >= EARLIEST_INSTANT && ms <= LATEST_INSTANT ? new Date(ms).toISOString() : undefined
-}
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28
-  return [4, 6, 9, 11].includes(month) ? 30 : 31
 }
 
 function describeType(field: FieldSpec, orNullable = field.nullable): string {
@@ -378,7 +358,7 @@ function fitsType(field: FieldSpec, value: KeyValue): boolean {
     case 'boolean':
       return typeof value === 'boolean'
     case 'timestamp':
-      return typeof value === 'string' && parseTimestamp(value) === value
+      return typeof value === 'string' && parseInstant(value) === value
     case 'string':
       return typeof value === 'string' && isStorableText(value)
   }

@@ -1,6 +1,6 @@
 // What a valid instant is, for every transport: ISO 8601 date-time text with an offset, on a real
 // day, in the years 0001 to 9999 (PostgreSQL's timestamptz holds no year 0, ISO 8601 no
-// five-digit year). The same rules as the collection query language's timestamp filters.
+// five-digit year). The timestamp filters of the collection query language and GraphQL's DateTime both read instants here.
 
 const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/
 const EARLIEST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z')

@@ -2,8 +2,8 @@
 // with operators, `select` and `include`, writes, and refusals) validated against the response
 // schema the served OpenAPI document gives for their path, method and status, as a contract
 // checker such as Prism does with a recorded exchange.
-import Ajv2020 from 'ajv/dist/2020.js'
-import addFormats from 'ajv-formats'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import addFormatsModule, { type FormatsPlugin } from 'ajv-formats'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories, type Factories } from '../helpers/factories.js'
@@ -20,6 +20,8 @@ interface Document {
 let t: TestApp
 let make: Factories
 let document: Document
+// ajv-formats is CommonJS: its default import is the plugin itself.
+const addFormats = addFormatsModule as unknown as FormatsPlugin
 const ajv = new Ajv2020({ strict: false, allErrors: true })
 addFormats(ajv)
 

@@ -8,6 +8,7 @@ import { operatorsOf } from '../../src/collections/collection-query.js'
 import { API_MOUNTS } from '../../src/http/versioning.js'
 import { PostsCollection } from '../../src/posts/posts.schemas.js'
 import { TodosCollection } from '../../src/todos/todos.schemas.js'
+import { RepresentedUser } from '../../src/users/users.embeds.js'
 import { User, UsersCollection } from '../../src/users/users.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
@@ -142,16 +143,23 @@ describe('the API description', () => {
       ['/users/{userId}/posts/{postId}/comments', CommentsCollection],
       ['/users/{userId}/todos', TodosCollection],
     ] as const
+    // What each list's items may be represented with (select, include and each embedded list's limit).
+    const representation: Record<string, string[]> = {
+      '/users': ['select', 'include', 'posts.limit', 'todos.limit'],
+      '/users/{userId}/posts': ['select', 'include', 'comments.limit'],
+      '/users/{userId}/posts/{postId}/comments': ['select', 'include'],
+      '/users/{userId}/todos': ['select'],
+    }
     for (const mount of versioned) {
       for (const [path, spec] of lists) {
         const parameters = document.paths[`${mount.prefix}${path}`]?.get?.parameters ?? []
         const query = parameters.filter((p) => p.in === 'query').map((p) => p.name)
         const filterable = [...spec.fields.values()].filter((field) => field.filterable)
         const filters = filterable.flatMap((field) => [field.name, ...operatorsOf(field).map((operator) => `${field.name}[${operator}]`)])
-        expect(query.sort()).toEqual([...filters, 'sort', 'q', 'fields', 'page', 'limit', 'cursor'].sort())
+        expect(query.sort()).toEqual([...filters, 'sort', 'q', 'fields', 'page', 'limit', 'cursor', ...(representation[path] ?? [])].sort())
       }
     }
-    const users = document.paths['/api/v1/users']?.get?.parameters ?? []
+    const users = (document.paths['/api/v1/users']?.get?.parameters ?? []).filter((p) => p.in === 'query')
     expect(users.find((p) => p.name === 'role')?.schema).toMatchObject({ type: 'array', items: { type: 'string', enum: ['user', 'admin'] } })
     expect(users.find((p) => p.name === 'limit')?.schema).toMatchObject({ type: 'integer', minimum: 1 })
     expect(users.some((p) => p.name === 'avatar')).toBe(false)
@@ -171,8 +179,10 @@ describe('the API description', () => {
     expect(users.find((p) => p.name === 'age[gte]')?.schema).toEqual({ type: 'integer' })
     expect(users.find((p) => p.name === 'age[null]')?.schema).toEqual({ type: 'boolean' })
     expect(users.find((p) => p.name === 'role[in]')?.schema).toEqual({ type: 'string', pattern: '^(?:user|admin)(?:,(?:user|admin))*$' })
-    // Operations that are not lists take no query parameters.
-    expect(document.paths['/api/v1/users/{id}']?.get?.parameters?.some((p) => p.in === 'query')).toBe(false)
+    // A single resource takes only its representation; other operations no query parameters.
+    const one = document.paths['/api/v1/users/{id}']
+    expect(one?.get?.parameters?.filter((p) => p.in === 'query').map((p) => p.name)).toEqual(representation['/users'])
+    expect(one?.patch?.parameters?.some((p) => p.in === 'query')).toBe(false)
   })
 
   it('has an example for every operation: its answer, its body, its path parameters', () => {
@@ -190,7 +200,9 @@ describe('the API description', () => {
     const answer = document.paths['/api/v1/users/{id}']?.get?.responses['200']?.content?.['application/json']?.schema as {
       properties: { data: unknown }
     }
-    expect(answer.properties.data).toEqual(JSON.parse(JSON.stringify(User)))
+    expect(answer.properties.data).toEqual(JSON.parse(JSON.stringify(RepresentedUser)))
+    const created = document.paths['/api/v1/users']?.post?.responses['201']?.content?.['application/json']?.schema as { properties: { data: unknown } }
+    expect(created.properties.data).toEqual(JSON.parse(JSON.stringify(User)))
   })
 
   it('serves the same document as YAML', async () => {
