@@ -64,7 +64,7 @@ export function whereInputSdl(name: string, spec: CollectionSpec, enums: Readonl
 
 /** `input RoleFilter { eq: Role, ne: Role, in: [Role!] }`: the operators of an enumeration (no ranges), for whereInputSdl. */
 export const enumFilterSdl = (enumType: string, options: { nullable?: boolean } = {}): string =>
-  operatorInputSdl(enumType, { ranges: false, list: true, nullable: options.nullable ?? false }, `one of the values of ${enumType}`)
+  operatorInputSdl(enumType, { ranges: false, nullable: options.nullable ?? false }, `one of the values of ${enumType}`)
 
 const filterableFields = (spec: CollectionSpec): FieldSpec[] => [...spec.fields.values()].filter((field) => field.filterable)
 
@@ -78,11 +78,10 @@ const itemType = (type: string, nullable: boolean | undefined): string => (nulla
 /** `IntFilter`, or `NullableIntFilter` (with `null`) for a field that may be missing. */
 const filterTypeName = (type: string, nullable: boolean | undefined): string => `${nullable ? 'Nullable' : ''}${type}Filter`
 
+/** Which operators fit, as the parser decides (operatorsOf in collections/collection-query.ts): eq, ne and in always. */
 interface Operators {
-  /** gt, gte, lt, lte. */
+  /** gt, gte, lt, lte: where values are ordered (not booleans or enumerations). */
   ranges: boolean
-  /** in: any of a list. */
-  list: boolean
   /** null: whether the value is missing. */
   nullable: boolean
 }
@@ -95,7 +94,7 @@ function operatorInputSdl(type: string, operators: Operators, what: string): str
     const ranges = { gt: 'Greater than', gte: 'Greater than or equal to', lt: 'Less than', lte: 'Less than or equal to' }
     for (const [name, words] of Object.entries(ranges)) lines.push(`  "${words}${missing('a missing value never matches')}."\n  ${name}: ${type}`)
   }
-  if (operators.list) lines.push(`  "Any of these${missing('null matches a missing value')}."\n  in: [${itemType(type, operators.nullable)}]`)
+  lines.push(`  "Any of these${missing('null matches a missing value')}."\n  in: [${itemType(type, operators.nullable)}]`)
   if (operators.nullable) lines.push(`  "true: the value is missing; false: it is present."\n  null: Boolean`)
   const description = `Compares ${what}${operators.nullable ? ', on a field that may be missing' : ''}; every operator given must hold. The same operators as REST's field[op]=value.`
   return `"${description}"\ninput ${filterTypeName(type, operators.nullable)} {\n${lines.join('\n')}\n}`
@@ -103,13 +102,13 @@ function operatorInputSdl(type: string, operators: Operators, what: string): str
 
 /** The operator inputs of the scalar types, each with a variant for fields that may be missing (with `null`); declared once in the schema. */
 export const OPERATOR_INPUTS_SDL = [
-  { type: 'Int', ranges: true, list: true, what: 'an integer' },
-  { type: 'ID', ranges: true, list: true, what: 'an id (ids are integers: ranges compare them as numbers)' },
-  { type: 'String', ranges: true, list: true, what: 'text (ranges as the collection sorts it)' },
-  { type: 'DateTime', ranges: true, list: true, what: 'an instant (whatever offset it is written with)' },
-  { type: 'Boolean', ranges: false, list: false, what: 'true or false' },
+  { type: 'Int', ranges: true, what: 'an integer' },
+  { type: 'ID', ranges: true, what: 'an id (ids are integers: ranges compare them as numbers)' },
+  { type: 'String', ranges: true, what: 'text (ranges in code-point order)' },
+  { type: 'DateTime', ranges: true, what: 'an instant (whatever offset it is written with)' },
+  { type: 'Boolean', ranges: false, what: 'true or false' },
 ]
-  .flatMap(({ type, what, ...operators }) => [false, true].map((nullable) => operatorInputSdl(type, { ...operators, nullable }, what)))
+  .flatMap(({ type, ranges, what }) => [false, true].map((nullable) => operatorInputSdl(type, { ranges, nullable }, what)))
   .join('\n\n')
 
 /** An operator's value, as GraphQL hands it over (an enum's as its name, an ID or DateTime as text). */
