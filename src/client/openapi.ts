@@ -940,18 +940,110 @@ export interface operations {
             query?: {
                 /** @description Only items whose `id` equals the value; repeated, any of the values. */
                 id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
                 /** @description Only items whose `name` equals the value; repeated, any of the values. */
                 name?: string[];
+                /** @description As `name`: only items whose `name` equals the value; repeated, any of the values. */
+                "name[eq]"?: string[];
+                /** @description Only items whose `name` differs from the value; repeated, from every value. */
+                "name[ne]"?: string[];
+                /** @description Only items whose `name` is greater than the value (text in code-point order); a missing value never is. */
+                "name[gt]"?: string;
+                /** @description Only items whose `name` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "name[gte]"?: string;
+                /** @description Only items whose `name` is less than the value (text in code-point order); a missing value never is. */
+                "name[lt]"?: string;
+                /** @description Only items whose `name` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "name[lte]"?: string;
+                /** @description Only items whose `name` is one of these comma-separated values, at most 100 (a value holding a comma takes `name` repeated). */
+                "name[in]"?: string;
                 /** @description Only items whose `email` equals the value; repeated, any of the values. */
                 email?: string[];
+                /** @description As `email`: only items whose `email` equals the value (without regard to case); repeated, any of the values. */
+                "email[eq]"?: string[];
+                /** @description Only items whose `email` differs from the value (without regard to case); repeated, from every value. */
+                "email[ne]"?: string[];
+                /** @description Only items whose `email` is greater than the value (without regard to case); a missing value never is. */
+                "email[gt]"?: string;
+                /** @description Only items whose `email` is greater than or equal to the value (without regard to case); a missing value never is. */
+                "email[gte]"?: string;
+                /** @description Only items whose `email` is less than the value (without regard to case); a missing value never is. */
+                "email[lt]"?: string;
+                /** @description Only items whose `email` is less than or equal to the value (without regard to case); a missing value never is. */
+                "email[lte]"?: string;
+                /** @description Only items whose `email` is one of these comma-separated values (without regard to case), at most 100 (a value holding a comma takes `email` repeated). */
+                "email[in]"?: string;
                 /** @description Only items whose `age` equals the value; repeated, any of the values. `null` matches a missing value. */
                 age?: (number | "null")[];
+                /** @description As `age`: only items whose `age` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "age[eq]"?: (number | "null")[];
+                /** @description Only items whose `age` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "age[ne]"?: (number | "null")[];
+                /** @description Only items whose `age` is greater than the value; a missing value never is. */
+                "age[gt]"?: number;
+                /** @description Only items whose `age` is greater than or equal to the value; a missing value never is. */
+                "age[gte]"?: number;
+                /** @description Only items whose `age` is less than the value; a missing value never is. */
+                "age[lt]"?: number;
+                /** @description Only items whose `age` is less than or equal to the value; a missing value never is. */
+                "age[lte]"?: number;
+                /** @description Only items whose `age` is one of these comma-separated values, at most 100 (a value holding a comma takes `age` repeated). `null` matches a missing value. */
+                "age[in]"?: string;
+                /** @description `true`: only items without `age`; `false`: only items with one. */
+                "age[null]"?: boolean;
                 /** @description Only items whose `role` equals the value; repeated, any of the values. */
                 role?: ("user" | "admin")[];
+                /** @description As `role`: only items whose `role` equals the value; repeated, any of the values. */
+                "role[eq]"?: ("user" | "admin")[];
+                /** @description Only items whose `role` differs from the value; repeated, from every value. */
+                "role[ne]"?: ("user" | "admin")[];
+                /** @description Only items whose `role` is one of these comma-separated values, at most 100 (a value holding a comma takes `role` repeated). */
+                "role[in]"?: string;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
                 /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
                 updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
                 /**
                  * @description Comma-separated fields, `-` for descending: id, name, email, age, role, createdAt, updatedAt. `id` always breaks ties.
                  * @example -createdAt
@@ -967,6 +1059,14 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("posts" | "todos")[];
+                /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
+                "posts.limit"?: number;
+                /** @description With `include=todos` only: how many of the newest todos each item embeds (default 20; above 100 capped). */
+                "todos.limit"?: number;
             };
             header?: {
                 /**
@@ -1028,31 +1128,83 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description The user's display name. */
-                            name: string;
+                            /** @description The user's display name. Present unless `select` leaves it out. */
+                            name?: string;
                             /**
                              * Format: email
-                             * @description Unique, compared without regard to case.
+                             * @description Unique, compared without regard to case. Present unless `select` leaves it out.
                              */
-                            email: string;
-                            age: number | null;
-                            /** Format: uri */
-                            avatar: string | null;
+                            email?: string;
+                            /** @description Present unless `select` leaves it out. */
+                            age?: number | null;
                             /**
-                             * @description Only an admin may set it.
+                             * Format: uri
+                             * @description Present unless `select` leaves it out.
+                             */
+                            avatar?: string | null;
+                            /**
+                             * @description Only an admin may set it. Present unless `select` leaves it out.
                              * @enum {string}
                              */
-                            role: "user" | "admin";
+                            role?: "user" | "admin";
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
+                            /** @description With `include=posts`: their newest posts, newest first (20, or `posts.limit` up to 100); drafts only for their author and admins. */
+                            posts?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                userId: number;
+                                title: string;
+                                content: string;
+                                /**
+                                 * @description Drafts are seen only by their owner and admins.
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "published";
+                                /**
+                                 * Format: date-time
+                                 * @description Set when the post is published; null for drafts.
+                                 */
+                                publishedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
+                            /** @description With `include=todos`: their newest todos, newest first (20, or `todos.limit` up to 100). */
+                            todos?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                userId: number;
+                                text: string;
+                                completed: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
                         }[];
                         meta: {
                             /**
@@ -1215,7 +1367,16 @@ export interface operations {
     };
     getUserV1: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("posts" | "todos")[];
+                /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
+                "posts.limit"?: number;
+                /** @description With `include=todos` only: how many of the newest todos each item embeds (default 20; above 100 capped). */
+                "todos.limit"?: number;
+            };
             header?: {
                 /**
                  * @description ETags you hold: 304 Not Modified, without a body, when one is current.
@@ -1277,31 +1438,83 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description The user's display name. */
-                            name: string;
+                            /** @description The user's display name. Present unless `select` leaves it out. */
+                            name?: string;
                             /**
                              * Format: email
-                             * @description Unique, compared without regard to case.
+                             * @description Unique, compared without regard to case. Present unless `select` leaves it out.
                              */
-                            email: string;
-                            age: number | null;
-                            /** Format: uri */
-                            avatar: string | null;
+                            email?: string;
+                            /** @description Present unless `select` leaves it out. */
+                            age?: number | null;
                             /**
-                             * @description Only an admin may set it.
+                             * Format: uri
+                             * @description Present unless `select` leaves it out.
+                             */
+                            avatar?: string | null;
+                            /**
+                             * @description Only an admin may set it. Present unless `select` leaves it out.
                              * @enum {string}
                              */
-                            role: "user" | "admin";
+                            role?: "user" | "admin";
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
+                            /** @description With `include=posts`: their newest posts, newest first (20, or `posts.limit` up to 100); drafts only for their author and admins. */
+                            posts?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                userId: number;
+                                title: string;
+                                content: string;
+                                /**
+                                 * @description Drafts are seen only by their owner and admins.
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "published";
+                                /**
+                                 * Format: date-time
+                                 * @description Set when the post is published; null for drafts.
+                                 */
+                                publishedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
+                            /** @description With `include=todos`: their newest todos, newest first (20, or `todos.limit` up to 100). */
+                            todos?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                userId: number;
+                                text: string;
+                                completed: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
                         };
                         meta: {
                             /**
@@ -1666,18 +1879,110 @@ export interface operations {
             query?: {
                 /** @description Only items whose `id` equals the value; repeated, any of the values. */
                 id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
                 /** @description Only items whose `userId` equals the value; repeated, any of the values. */
                 userId?: number[];
+                /** @description As `userId`: only items whose `userId` equals the value; repeated, any of the values. */
+                "userId[eq]"?: number[];
+                /** @description Only items whose `userId` differs from the value; repeated, from every value. */
+                "userId[ne]"?: number[];
+                /** @description Only items whose `userId` is greater than the value; a missing value never is. */
+                "userId[gt]"?: number;
+                /** @description Only items whose `userId` is greater than or equal to the value; a missing value never is. */
+                "userId[gte]"?: number;
+                /** @description Only items whose `userId` is less than the value; a missing value never is. */
+                "userId[lt]"?: number;
+                /** @description Only items whose `userId` is less than or equal to the value; a missing value never is. */
+                "userId[lte]"?: number;
+                /** @description Only items whose `userId` is one of these comma-separated values, at most 100 (a value holding a comma takes `userId` repeated). */
+                "userId[in]"?: string;
                 /** @description Only items whose `title` equals the value; repeated, any of the values. */
                 title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
                 /** @description Only items whose `status` equals the value; repeated, any of the values. */
                 status?: ("draft" | "published")[];
+                /** @description As `status`: only items whose `status` equals the value; repeated, any of the values. */
+                "status[eq]"?: ("draft" | "published")[];
+                /** @description Only items whose `status` differs from the value; repeated, from every value. */
+                "status[ne]"?: ("draft" | "published")[];
+                /** @description Only items whose `status` is one of these comma-separated values, at most 100 (a value holding a comma takes `status` repeated). */
+                "status[in]"?: string;
                 /** @description Only items whose `publishedAt` equals the value; repeated, any of the values. `null` matches a missing value. */
                 publishedAt?: (string | "null")[];
+                /** @description As `publishedAt`: only items whose `publishedAt` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "publishedAt[eq]"?: (string | "null")[];
+                /** @description Only items whose `publishedAt` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "publishedAt[ne]"?: (string | "null")[];
+                /** @description Only items whose `publishedAt` is greater than the value; a missing value never is. */
+                "publishedAt[gt]"?: string;
+                /** @description Only items whose `publishedAt` is greater than or equal to the value; a missing value never is. */
+                "publishedAt[gte]"?: string;
+                /** @description Only items whose `publishedAt` is less than the value; a missing value never is. */
+                "publishedAt[lt]"?: string;
+                /** @description Only items whose `publishedAt` is less than or equal to the value; a missing value never is. */
+                "publishedAt[lte]"?: string;
+                /** @description Only items whose `publishedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `publishedAt` repeated). `null` matches a missing value. */
+                "publishedAt[in]"?: string;
+                /** @description `true`: only items without `publishedAt`; `false`: only items with one. */
+                "publishedAt[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
                 /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
                 updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
                 /**
                  * @description Comma-separated fields, `-` for descending: id, title, status, publishedAt, createdAt, updatedAt. `id` always breaks ties.
                  * @example -createdAt
@@ -1693,6 +1998,12 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,comments`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "comments")[];
+                /** @description With `include=comments` only: how many of the newest comments each item embeds (default 20; above 100 capped). */
+                "comments.limit"?: number;
             };
             header?: {
                 /**
@@ -1760,30 +2071,87 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            title: string;
-                            content: string;
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            userId?: number;
+                            /** @description Present unless `select` leaves it out. */
+                            title?: string;
+                            /** @description Present unless `select` leaves it out. */
+                            content?: string;
                             /**
-                             * @description Drafts are seen only by their owner and admins.
+                             * @description Drafts are seen only by their owner and admins. Present unless `select` leaves it out.
                              * @enum {string}
                              */
-                            status: "draft" | "published";
+                            status?: "draft" | "published";
                             /**
                              * Format: date-time
-                             * @description Set when the post is published; null for drafts.
+                             * @description Set when the post is published; null for drafts. Present unless `select` leaves it out.
                              */
-                            publishedAt: string | null;
+                            publishedAt?: string | null;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
+                            /** @description With `include=author`: the user who wrote the post. */
+                            author?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description The user's display name. */
+                                name: string;
+                                /**
+                                 * Format: email
+                                 * @description Unique, compared without regard to case.
+                                 */
+                                email: string;
+                                age: number | null;
+                                /** Format: uri */
+                                avatar: string | null;
+                                /**
+                                 * @description Only an admin may set it.
+                                 * @enum {string}
+                                 */
+                                role: "user" | "admin";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            };
+                            /** @description With `include=comments`: its newest comments, newest first (20, or `comments.limit` up to 100); none on a draft the caller may not see. */
+                            comments?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                postId: number;
+                                /** @description Assigned by the service; never reused. */
+                                authorId: number;
+                                author: {
+                                    /** @description Assigned by the service; never reused. */
+                                    id: number;
+                                    name: string;
+                                };
+                                content: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
                         }[];
                         meta: {
                             /**
@@ -1941,7 +2309,14 @@ export interface operations {
     };
     getPostV1: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,comments`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "comments")[];
+                /** @description With `include=comments` only: how many of the newest comments each item embeds (default 20; above 100 capped). */
+                "comments.limit"?: number;
+            };
             header?: {
                 /**
                  * @description ETags you hold: 304 Not Modified, without a body, when one is current.
@@ -2008,30 +2383,87 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            title: string;
-                            content: string;
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            userId?: number;
+                            /** @description Present unless `select` leaves it out. */
+                            title?: string;
+                            /** @description Present unless `select` leaves it out. */
+                            content?: string;
                             /**
-                             * @description Drafts are seen only by their owner and admins.
+                             * @description Drafts are seen only by their owner and admins. Present unless `select` leaves it out.
                              * @enum {string}
                              */
-                            status: "draft" | "published";
+                            status?: "draft" | "published";
                             /**
                              * Format: date-time
-                             * @description Set when the post is published; null for drafts.
+                             * @description Set when the post is published; null for drafts. Present unless `select` leaves it out.
                              */
-                            publishedAt: string | null;
+                            publishedAt?: string | null;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
+                            /** @description With `include=author`: the user who wrote the post. */
+                            author?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description The user's display name. */
+                                name: string;
+                                /**
+                                 * Format: email
+                                 * @description Unique, compared without regard to case.
+                                 */
+                                email: string;
+                                age: number | null;
+                                /** Format: uri */
+                                avatar: string | null;
+                                /**
+                                 * @description Only an admin may set it.
+                                 * @enum {string}
+                                 */
+                                role: "user" | "admin";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            };
+                            /** @description With `include=comments`: its newest comments, newest first (20, or `comments.limit` up to 100); none on a draft the caller may not see. */
+                            comments?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                postId: number;
+                                /** @description Assigned by the service; never reused. */
+                                authorId: number;
+                                author: {
+                                    /** @description Assigned by the service; never reused. */
+                                    id: number;
+                                    name: string;
+                                };
+                                content: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
                         };
                         meta: {
                             /**
@@ -2376,14 +2808,84 @@ export interface operations {
             query?: {
                 /** @description Only items whose `id` equals the value; repeated, any of the values. */
                 id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
                 /** @description Only items whose `postId` equals the value; repeated, any of the values. */
                 postId?: number[];
+                /** @description As `postId`: only items whose `postId` equals the value; repeated, any of the values. */
+                "postId[eq]"?: number[];
+                /** @description Only items whose `postId` differs from the value; repeated, from every value. */
+                "postId[ne]"?: number[];
+                /** @description Only items whose `postId` is greater than the value; a missing value never is. */
+                "postId[gt]"?: number;
+                /** @description Only items whose `postId` is greater than or equal to the value; a missing value never is. */
+                "postId[gte]"?: number;
+                /** @description Only items whose `postId` is less than the value; a missing value never is. */
+                "postId[lt]"?: number;
+                /** @description Only items whose `postId` is less than or equal to the value; a missing value never is. */
+                "postId[lte]"?: number;
+                /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
+                "postId[in]"?: string;
                 /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
                 authorId?: number[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
+                "authorId[eq]"?: number[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
+                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
+                "authorId[gt]"?: number;
+                /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
+                "authorId[gte]"?: number;
+                /** @description Only items whose `authorId` is less than the value; a missing value never is. */
+                "authorId[lt]"?: number;
+                /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
+                "authorId[lte]"?: number;
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                "authorId[in]"?: string;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
                 /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
                 updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
                 /**
                  * @description Comma-separated fields, `-` for descending: id, authorId, createdAt, updatedAt. `id` always breaks ties.
                  * @example -createdAt
@@ -2399,6 +2901,10 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "post")[];
             };
             header?: {
                 /**
@@ -2473,26 +2979,81 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description Assigned by the service; never reused. */
-                            postId: number;
-                            /** @description Assigned by the service; never reused. */
-                            authorId: number;
-                            author: {
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            postId?: number;
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            authorId?: number;
+                            /** @description The author: `{id, name}`; with `include=author`, the whole user. */
+                            author?: {
                                 /** @description Assigned by the service; never reused. */
                                 id: number;
+                                /** @description The user's display name. */
                                 name: string;
+                                /**
+                                 * Format: email
+                                 * @description Unique, compared without regard to case.
+                                 */
+                                email?: string;
+                                age?: number | null;
+                                /** Format: uri */
+                                avatar?: string | null;
+                                /**
+                                 * @description Only an admin may set it.
+                                 * @enum {string}
+                                 */
+                                role?: "user" | "admin";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt?: string;
                             };
-                            content: string;
+                            /** @description Present unless `select` leaves it out. */
+                            content?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
+                            /** @description With `include=post`: the post it is on. */
+                            post?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                userId: number;
+                                title: string;
+                                content: string;
+                                /**
+                                 * @description Drafts are seen only by their owner and admins.
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "published";
+                                /**
+                                 * Format: date-time
+                                 * @description Set when the post is published; null for drafts.
+                                 */
+                                publishedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            };
                         }[];
                         meta: {
                             /**
@@ -2645,7 +3206,12 @@ export interface operations {
     };
     getCommentV1: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "post")[];
+            };
             header?: {
                 /**
                  * @description ETags you hold: 304 Not Modified, without a body, when one is current.
@@ -2719,26 +3285,81 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description Assigned by the service; never reused. */
-                            postId: number;
-                            /** @description Assigned by the service; never reused. */
-                            authorId: number;
-                            author: {
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            postId?: number;
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            authorId?: number;
+                            /** @description The author: `{id, name}`; with `include=author`, the whole user. */
+                            author?: {
                                 /** @description Assigned by the service; never reused. */
                                 id: number;
+                                /** @description The user's display name. */
                                 name: string;
+                                /**
+                                 * Format: email
+                                 * @description Unique, compared without regard to case.
+                                 */
+                                email?: string;
+                                age?: number | null;
+                                /** Format: uri */
+                                avatar?: string | null;
+                                /**
+                                 * @description Only an admin may set it.
+                                 * @enum {string}
+                                 */
+                                role?: "user" | "admin";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt?: string;
                             };
-                            content: string;
+                            /** @description Present unless `select` leaves it out. */
+                            content?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
+                            /** @description With `include=post`: the post it is on. */
+                            post?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                userId: number;
+                                title: string;
+                                content: string;
+                                /**
+                                 * @description Drafts are seen only by their owner and admins.
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "published";
+                                /**
+                                 * Format: date-time
+                                 * @description Set when the post is published; null for drafts.
+                                 */
+                                publishedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            };
                         };
                         meta: {
                             /**
@@ -2952,16 +3573,92 @@ export interface operations {
             query?: {
                 /** @description Only items whose `id` equals the value; repeated, any of the values. */
                 id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
                 /** @description Only items whose `userId` equals the value; repeated, any of the values. */
                 userId?: number[];
+                /** @description As `userId`: only items whose `userId` equals the value; repeated, any of the values. */
+                "userId[eq]"?: number[];
+                /** @description Only items whose `userId` differs from the value; repeated, from every value. */
+                "userId[ne]"?: number[];
+                /** @description Only items whose `userId` is greater than the value; a missing value never is. */
+                "userId[gt]"?: number;
+                /** @description Only items whose `userId` is greater than or equal to the value; a missing value never is. */
+                "userId[gte]"?: number;
+                /** @description Only items whose `userId` is less than the value; a missing value never is. */
+                "userId[lt]"?: number;
+                /** @description Only items whose `userId` is less than or equal to the value; a missing value never is. */
+                "userId[lte]"?: number;
+                /** @description Only items whose `userId` is one of these comma-separated values, at most 100 (a value holding a comma takes `userId` repeated). */
+                "userId[in]"?: string;
                 /** @description Only items whose `text` equals the value; repeated, any of the values. */
                 text?: string[];
+                /** @description As `text`: only items whose `text` equals the value; repeated, any of the values. */
+                "text[eq]"?: string[];
+                /** @description Only items whose `text` differs from the value; repeated, from every value. */
+                "text[ne]"?: string[];
+                /** @description Only items whose `text` is greater than the value (text in code-point order); a missing value never is. */
+                "text[gt]"?: string;
+                /** @description Only items whose `text` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "text[gte]"?: string;
+                /** @description Only items whose `text` is less than the value (text in code-point order); a missing value never is. */
+                "text[lt]"?: string;
+                /** @description Only items whose `text` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "text[lte]"?: string;
+                /** @description Only items whose `text` is one of these comma-separated values, at most 100 (a value holding a comma takes `text` repeated). */
+                "text[in]"?: string;
                 /** @description Only items whose `completed` equals the value; repeated, any of the values. */
                 completed?: boolean[];
+                /** @description As `completed`: only items whose `completed` equals the value; repeated, any of the values. */
+                "completed[eq]"?: boolean[];
+                /** @description Only items whose `completed` differs from the value; repeated, from every value. */
+                "completed[ne]"?: boolean[];
+                /** @description Only items whose `completed` is one of these comma-separated values, at most 100 (a value holding a comma takes `completed` repeated). */
+                "completed[in]"?: string;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
                 /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
                 updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
                 /**
                  * @description Comma-separated fields, `-` for descending: id, text, completed, createdAt, updatedAt. `id` always breaks ties.
                  * @example -createdAt
@@ -2977,6 +3674,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt")[];
             };
             header?: {
                 /**
@@ -3042,20 +3741,22 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            text: string;
-                            completed: boolean;
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            userId?: number;
+                            /** @description Present unless `select` leaves it out. */
+                            text?: string;
+                            /** @description Present unless `select` leaves it out. */
+                            completed?: boolean;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
                         }[];
                         meta: {
                             /**
@@ -3193,7 +3894,10 @@ export interface operations {
     };
     getTodoV1: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt")[];
+            };
             header?: {
                 /**
                  * @description ETags you hold: 304 Not Modified, without a body, when one is current.
@@ -3258,20 +3962,22 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            text: string;
-                            completed: boolean;
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            userId?: number;
+                            /** @description Present unless `select` leaves it out. */
+                            text?: string;
+                            /** @description Present unless `select` leaves it out. */
+                            completed?: boolean;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
                         };
                         meta: {
                             /**
@@ -3584,18 +4290,110 @@ export interface operations {
             query?: {
                 /** @description Only items whose `id` equals the value; repeated, any of the values. */
                 id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
                 /** @description Only items whose `name` equals the value; repeated, any of the values. */
                 name?: string[];
+                /** @description As `name`: only items whose `name` equals the value; repeated, any of the values. */
+                "name[eq]"?: string[];
+                /** @description Only items whose `name` differs from the value; repeated, from every value. */
+                "name[ne]"?: string[];
+                /** @description Only items whose `name` is greater than the value (text in code-point order); a missing value never is. */
+                "name[gt]"?: string;
+                /** @description Only items whose `name` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "name[gte]"?: string;
+                /** @description Only items whose `name` is less than the value (text in code-point order); a missing value never is. */
+                "name[lt]"?: string;
+                /** @description Only items whose `name` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "name[lte]"?: string;
+                /** @description Only items whose `name` is one of these comma-separated values, at most 100 (a value holding a comma takes `name` repeated). */
+                "name[in]"?: string;
                 /** @description Only items whose `email` equals the value; repeated, any of the values. */
                 email?: string[];
+                /** @description As `email`: only items whose `email` equals the value (without regard to case); repeated, any of the values. */
+                "email[eq]"?: string[];
+                /** @description Only items whose `email` differs from the value (without regard to case); repeated, from every value. */
+                "email[ne]"?: string[];
+                /** @description Only items whose `email` is greater than the value (without regard to case); a missing value never is. */
+                "email[gt]"?: string;
+                /** @description Only items whose `email` is greater than or equal to the value (without regard to case); a missing value never is. */
+                "email[gte]"?: string;
+                /** @description Only items whose `email` is less than the value (without regard to case); a missing value never is. */
+                "email[lt]"?: string;
+                /** @description Only items whose `email` is less than or equal to the value (without regard to case); a missing value never is. */
+                "email[lte]"?: string;
+                /** @description Only items whose `email` is one of these comma-separated values (without regard to case), at most 100 (a value holding a comma takes `email` repeated). */
+                "email[in]"?: string;
                 /** @description Only items whose `age` equals the value; repeated, any of the values. `null` matches a missing value. */
                 age?: (number | "null")[];
+                /** @description As `age`: only items whose `age` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "age[eq]"?: (number | "null")[];
+                /** @description Only items whose `age` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "age[ne]"?: (number | "null")[];
+                /** @description Only items whose `age` is greater than the value; a missing value never is. */
+                "age[gt]"?: number;
+                /** @description Only items whose `age` is greater than or equal to the value; a missing value never is. */
+                "age[gte]"?: number;
+                /** @description Only items whose `age` is less than the value; a missing value never is. */
+                "age[lt]"?: number;
+                /** @description Only items whose `age` is less than or equal to the value; a missing value never is. */
+                "age[lte]"?: number;
+                /** @description Only items whose `age` is one of these comma-separated values, at most 100 (a value holding a comma takes `age` repeated). `null` matches a missing value. */
+                "age[in]"?: string;
+                /** @description `true`: only items without `age`; `false`: only items with one. */
+                "age[null]"?: boolean;
                 /** @description Only items whose `role` equals the value; repeated, any of the values. */
                 role?: ("user" | "admin")[];
+                /** @description As `role`: only items whose `role` equals the value; repeated, any of the values. */
+                "role[eq]"?: ("user" | "admin")[];
+                /** @description Only items whose `role` differs from the value; repeated, from every value. */
+                "role[ne]"?: ("user" | "admin")[];
+                /** @description Only items whose `role` is one of these comma-separated values, at most 100 (a value holding a comma takes `role` repeated). */
+                "role[in]"?: string;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
                 /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
                 updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
                 /**
                  * @description Comma-separated fields, `-` for descending: id, name, email, age, role, createdAt, updatedAt. `id` always breaks ties.
                  * @example -createdAt
@@ -3611,6 +4409,14 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("posts" | "todos")[];
+                /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
+                "posts.limit"?: number;
+                /** @description With `include=todos` only: how many of the newest todos each item embeds (default 20; above 100 capped). */
+                "todos.limit"?: number;
             };
             header?: {
                 /**
@@ -3670,31 +4476,83 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description The user's display name. */
-                            name: string;
+                            /** @description The user's display name. Present unless `select` leaves it out. */
+                            name?: string;
                             /**
                              * Format: email
-                             * @description Unique, compared without regard to case.
+                             * @description Unique, compared without regard to case. Present unless `select` leaves it out.
                              */
-                            email: string;
-                            age: number | null;
-                            /** Format: uri */
-                            avatar: string | null;
+                            email?: string;
+                            /** @description Present unless `select` leaves it out. */
+                            age?: number | null;
                             /**
-                             * @description Only an admin may set it.
+                             * Format: uri
+                             * @description Present unless `select` leaves it out.
+                             */
+                            avatar?: string | null;
+                            /**
+                             * @description Only an admin may set it. Present unless `select` leaves it out.
                              * @enum {string}
                              */
-                            role: "user" | "admin";
+                            role?: "user" | "admin";
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
+                            /** @description With `include=posts`: their newest posts, newest first (20, or `posts.limit` up to 100); drafts only for their author and admins. */
+                            posts?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                userId: number;
+                                title: string;
+                                content: string;
+                                /**
+                                 * @description Drafts are seen only by their owner and admins.
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "published";
+                                /**
+                                 * Format: date-time
+                                 * @description Set when the post is published; null for drafts.
+                                 */
+                                publishedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
+                            /** @description With `include=todos`: their newest todos, newest first (20, or `todos.limit` up to 100). */
+                            todos?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                userId: number;
+                                text: string;
+                                completed: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
                         }[];
                         meta: {
                             /**
@@ -3857,7 +4715,16 @@ export interface operations {
     };
     getUserV2: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("posts" | "todos")[];
+                /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
+                "posts.limit"?: number;
+                /** @description With `include=todos` only: how many of the newest todos each item embeds (default 20; above 100 capped). */
+                "todos.limit"?: number;
+            };
             header?: {
                 /**
                  * @description ETags you hold: 304 Not Modified, without a body, when one is current.
@@ -3919,31 +4786,83 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description The user's display name. */
-                            name: string;
+                            /** @description The user's display name. Present unless `select` leaves it out. */
+                            name?: string;
                             /**
                              * Format: email
-                             * @description Unique, compared without regard to case.
+                             * @description Unique, compared without regard to case. Present unless `select` leaves it out.
                              */
-                            email: string;
-                            age: number | null;
-                            /** Format: uri */
-                            avatar: string | null;
+                            email?: string;
+                            /** @description Present unless `select` leaves it out. */
+                            age?: number | null;
                             /**
-                             * @description Only an admin may set it.
+                             * Format: uri
+                             * @description Present unless `select` leaves it out.
+                             */
+                            avatar?: string | null;
+                            /**
+                             * @description Only an admin may set it. Present unless `select` leaves it out.
                              * @enum {string}
                              */
-                            role: "user" | "admin";
+                            role?: "user" | "admin";
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
+                            /** @description With `include=posts`: their newest posts, newest first (20, or `posts.limit` up to 100); drafts only for their author and admins. */
+                            posts?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                userId: number;
+                                title: string;
+                                content: string;
+                                /**
+                                 * @description Drafts are seen only by their owner and admins.
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "published";
+                                /**
+                                 * Format: date-time
+                                 * @description Set when the post is published; null for drafts.
+                                 */
+                                publishedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
+                            /** @description With `include=todos`: their newest todos, newest first (20, or `todos.limit` up to 100). */
+                            todos?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                userId: number;
+                                text: string;
+                                completed: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
                         };
                         meta: {
                             /**
@@ -4308,18 +5227,110 @@ export interface operations {
             query?: {
                 /** @description Only items whose `id` equals the value; repeated, any of the values. */
                 id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
                 /** @description Only items whose `userId` equals the value; repeated, any of the values. */
                 userId?: number[];
+                /** @description As `userId`: only items whose `userId` equals the value; repeated, any of the values. */
+                "userId[eq]"?: number[];
+                /** @description Only items whose `userId` differs from the value; repeated, from every value. */
+                "userId[ne]"?: number[];
+                /** @description Only items whose `userId` is greater than the value; a missing value never is. */
+                "userId[gt]"?: number;
+                /** @description Only items whose `userId` is greater than or equal to the value; a missing value never is. */
+                "userId[gte]"?: number;
+                /** @description Only items whose `userId` is less than the value; a missing value never is. */
+                "userId[lt]"?: number;
+                /** @description Only items whose `userId` is less than or equal to the value; a missing value never is. */
+                "userId[lte]"?: number;
+                /** @description Only items whose `userId` is one of these comma-separated values, at most 100 (a value holding a comma takes `userId` repeated). */
+                "userId[in]"?: string;
                 /** @description Only items whose `title` equals the value; repeated, any of the values. */
                 title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
                 /** @description Only items whose `status` equals the value; repeated, any of the values. */
                 status?: ("draft" | "published")[];
+                /** @description As `status`: only items whose `status` equals the value; repeated, any of the values. */
+                "status[eq]"?: ("draft" | "published")[];
+                /** @description Only items whose `status` differs from the value; repeated, from every value. */
+                "status[ne]"?: ("draft" | "published")[];
+                /** @description Only items whose `status` is one of these comma-separated values, at most 100 (a value holding a comma takes `status` repeated). */
+                "status[in]"?: string;
                 /** @description Only items whose `publishedAt` equals the value; repeated, any of the values. `null` matches a missing value. */
                 publishedAt?: (string | "null")[];
+                /** @description As `publishedAt`: only items whose `publishedAt` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "publishedAt[eq]"?: (string | "null")[];
+                /** @description Only items whose `publishedAt` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "publishedAt[ne]"?: (string | "null")[];
+                /** @description Only items whose `publishedAt` is greater than the value; a missing value never is. */
+                "publishedAt[gt]"?: string;
+                /** @description Only items whose `publishedAt` is greater than or equal to the value; a missing value never is. */
+                "publishedAt[gte]"?: string;
+                /** @description Only items whose `publishedAt` is less than the value; a missing value never is. */
+                "publishedAt[lt]"?: string;
+                /** @description Only items whose `publishedAt` is less than or equal to the value; a missing value never is. */
+                "publishedAt[lte]"?: string;
+                /** @description Only items whose `publishedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `publishedAt` repeated). `null` matches a missing value. */
+                "publishedAt[in]"?: string;
+                /** @description `true`: only items without `publishedAt`; `false`: only items with one. */
+                "publishedAt[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
                 /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
                 updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
                 /**
                  * @description Comma-separated fields, `-` for descending: id, title, status, publishedAt, createdAt, updatedAt. `id` always breaks ties.
                  * @example -createdAt
@@ -4335,6 +5346,12 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,comments`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "comments")[];
+                /** @description With `include=comments` only: how many of the newest comments each item embeds (default 20; above 100 capped). */
+                "comments.limit"?: number;
             };
             header?: {
                 /**
@@ -4400,30 +5417,87 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            title: string;
-                            content: string;
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            userId?: number;
+                            /** @description Present unless `select` leaves it out. */
+                            title?: string;
+                            /** @description Present unless `select` leaves it out. */
+                            content?: string;
                             /**
-                             * @description Drafts are seen only by their owner and admins.
+                             * @description Drafts are seen only by their owner and admins. Present unless `select` leaves it out.
                              * @enum {string}
                              */
-                            status: "draft" | "published";
+                            status?: "draft" | "published";
                             /**
                              * Format: date-time
-                             * @description Set when the post is published; null for drafts.
+                             * @description Set when the post is published; null for drafts. Present unless `select` leaves it out.
                              */
-                            publishedAt: string | null;
+                            publishedAt?: string | null;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
+                            /** @description With `include=author`: the user who wrote the post. */
+                            author?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description The user's display name. */
+                                name: string;
+                                /**
+                                 * Format: email
+                                 * @description Unique, compared without regard to case.
+                                 */
+                                email: string;
+                                age: number | null;
+                                /** Format: uri */
+                                avatar: string | null;
+                                /**
+                                 * @description Only an admin may set it.
+                                 * @enum {string}
+                                 */
+                                role: "user" | "admin";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            };
+                            /** @description With `include=comments`: its newest comments, newest first (20, or `comments.limit` up to 100); none on a draft the caller may not see. */
+                            comments?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                postId: number;
+                                /** @description Assigned by the service; never reused. */
+                                authorId: number;
+                                author: {
+                                    /** @description Assigned by the service; never reused. */
+                                    id: number;
+                                    name: string;
+                                };
+                                content: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
                         }[];
                         meta: {
                             /**
@@ -4581,7 +5655,14 @@ export interface operations {
     };
     getPostV2: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,comments`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "comments")[];
+                /** @description With `include=comments` only: how many of the newest comments each item embeds (default 20; above 100 capped). */
+                "comments.limit"?: number;
+            };
             header?: {
                 /**
                  * @description ETags you hold: 304 Not Modified, without a body, when one is current.
@@ -4648,30 +5729,87 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            title: string;
-                            content: string;
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            userId?: number;
+                            /** @description Present unless `select` leaves it out. */
+                            title?: string;
+                            /** @description Present unless `select` leaves it out. */
+                            content?: string;
                             /**
-                             * @description Drafts are seen only by their owner and admins.
+                             * @description Drafts are seen only by their owner and admins. Present unless `select` leaves it out.
                              * @enum {string}
                              */
-                            status: "draft" | "published";
+                            status?: "draft" | "published";
                             /**
                              * Format: date-time
-                             * @description Set when the post is published; null for drafts.
+                             * @description Set when the post is published; null for drafts. Present unless `select` leaves it out.
                              */
-                            publishedAt: string | null;
+                            publishedAt?: string | null;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
+                            /** @description With `include=author`: the user who wrote the post. */
+                            author?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description The user's display name. */
+                                name: string;
+                                /**
+                                 * Format: email
+                                 * @description Unique, compared without regard to case.
+                                 */
+                                email: string;
+                                age: number | null;
+                                /** Format: uri */
+                                avatar: string | null;
+                                /**
+                                 * @description Only an admin may set it.
+                                 * @enum {string}
+                                 */
+                                role: "user" | "admin";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            };
+                            /** @description With `include=comments`: its newest comments, newest first (20, or `comments.limit` up to 100); none on a draft the caller may not see. */
+                            comments?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                postId: number;
+                                /** @description Assigned by the service; never reused. */
+                                authorId: number;
+                                author: {
+                                    /** @description Assigned by the service; never reused. */
+                                    id: number;
+                                    name: string;
+                                };
+                                content: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            }[];
                         };
                         meta: {
                             /**
@@ -5016,14 +6154,84 @@ export interface operations {
             query?: {
                 /** @description Only items whose `id` equals the value; repeated, any of the values. */
                 id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
                 /** @description Only items whose `postId` equals the value; repeated, any of the values. */
                 postId?: number[];
+                /** @description As `postId`: only items whose `postId` equals the value; repeated, any of the values. */
+                "postId[eq]"?: number[];
+                /** @description Only items whose `postId` differs from the value; repeated, from every value. */
+                "postId[ne]"?: number[];
+                /** @description Only items whose `postId` is greater than the value; a missing value never is. */
+                "postId[gt]"?: number;
+                /** @description Only items whose `postId` is greater than or equal to the value; a missing value never is. */
+                "postId[gte]"?: number;
+                /** @description Only items whose `postId` is less than the value; a missing value never is. */
+                "postId[lt]"?: number;
+                /** @description Only items whose `postId` is less than or equal to the value; a missing value never is. */
+                "postId[lte]"?: number;
+                /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
+                "postId[in]"?: string;
                 /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
                 authorId?: number[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
+                "authorId[eq]"?: number[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
+                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
+                "authorId[gt]"?: number;
+                /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
+                "authorId[gte]"?: number;
+                /** @description Only items whose `authorId` is less than the value; a missing value never is. */
+                "authorId[lt]"?: number;
+                /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
+                "authorId[lte]"?: number;
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                "authorId[in]"?: string;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
                 /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
                 updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
                 /**
                  * @description Comma-separated fields, `-` for descending: id, authorId, createdAt, updatedAt. `id` always breaks ties.
                  * @example -createdAt
@@ -5039,6 +6247,10 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "post")[];
             };
             header?: {
                 /**
@@ -5111,26 +6323,81 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description Assigned by the service; never reused. */
-                            postId: number;
-                            /** @description Assigned by the service; never reused. */
-                            authorId: number;
-                            author: {
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            postId?: number;
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            authorId?: number;
+                            /** @description The author: `{id, name}`; with `include=author`, the whole user. */
+                            author?: {
                                 /** @description Assigned by the service; never reused. */
                                 id: number;
+                                /** @description The user's display name. */
                                 name: string;
+                                /**
+                                 * Format: email
+                                 * @description Unique, compared without regard to case.
+                                 */
+                                email?: string;
+                                age?: number | null;
+                                /** Format: uri */
+                                avatar?: string | null;
+                                /**
+                                 * @description Only an admin may set it.
+                                 * @enum {string}
+                                 */
+                                role?: "user" | "admin";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt?: string;
                             };
-                            content: string;
+                            /** @description Present unless `select` leaves it out. */
+                            content?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
+                            /** @description With `include=post`: the post it is on. */
+                            post?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                userId: number;
+                                title: string;
+                                content: string;
+                                /**
+                                 * @description Drafts are seen only by their owner and admins.
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "published";
+                                /**
+                                 * Format: date-time
+                                 * @description Set when the post is published; null for drafts.
+                                 */
+                                publishedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            };
                         }[];
                         meta: {
                             /**
@@ -5283,7 +6550,12 @@ export interface operations {
     };
     getCommentV2: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "post")[];
+            };
             header?: {
                 /**
                  * @description ETags you hold: 304 Not Modified, without a body, when one is current.
@@ -5357,26 +6629,81 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description Assigned by the service; never reused. */
-                            postId: number;
-                            /** @description Assigned by the service; never reused. */
-                            authorId: number;
-                            author: {
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            postId?: number;
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            authorId?: number;
+                            /** @description The author: `{id, name}`; with `include=author`, the whole user. */
+                            author?: {
                                 /** @description Assigned by the service; never reused. */
                                 id: number;
+                                /** @description The user's display name. */
                                 name: string;
+                                /**
+                                 * Format: email
+                                 * @description Unique, compared without regard to case.
+                                 */
+                                email?: string;
+                                age?: number | null;
+                                /** Format: uri */
+                                avatar?: string | null;
+                                /**
+                                 * @description Only an admin may set it.
+                                 * @enum {string}
+                                 */
+                                role?: "user" | "admin";
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt?: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt?: string;
                             };
-                            content: string;
+                            /** @description Present unless `select` leaves it out. */
+                            content?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
+                            /** @description With `include=post`: the post it is on. */
+                            post?: {
+                                /** @description Assigned by the service; never reused. */
+                                id: number;
+                                /** @description Assigned by the service; never reused. */
+                                userId: number;
+                                title: string;
+                                content: string;
+                                /**
+                                 * @description Drafts are seen only by their owner and admins.
+                                 * @enum {string}
+                                 */
+                                status: "draft" | "published";
+                                /**
+                                 * Format: date-time
+                                 * @description Set when the post is published; null for drafts.
+                                 */
+                                publishedAt: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                createdAt: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601, UTC.
+                                 */
+                                updatedAt: string;
+                            };
                         };
                         meta: {
                             /**
@@ -5590,16 +6917,92 @@ export interface operations {
             query?: {
                 /** @description Only items whose `id` equals the value; repeated, any of the values. */
                 id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
                 /** @description Only items whose `userId` equals the value; repeated, any of the values. */
                 userId?: number[];
+                /** @description As `userId`: only items whose `userId` equals the value; repeated, any of the values. */
+                "userId[eq]"?: number[];
+                /** @description Only items whose `userId` differs from the value; repeated, from every value. */
+                "userId[ne]"?: number[];
+                /** @description Only items whose `userId` is greater than the value; a missing value never is. */
+                "userId[gt]"?: number;
+                /** @description Only items whose `userId` is greater than or equal to the value; a missing value never is. */
+                "userId[gte]"?: number;
+                /** @description Only items whose `userId` is less than the value; a missing value never is. */
+                "userId[lt]"?: number;
+                /** @description Only items whose `userId` is less than or equal to the value; a missing value never is. */
+                "userId[lte]"?: number;
+                /** @description Only items whose `userId` is one of these comma-separated values, at most 100 (a value holding a comma takes `userId` repeated). */
+                "userId[in]"?: string;
                 /** @description Only items whose `text` equals the value; repeated, any of the values. */
                 text?: string[];
+                /** @description As `text`: only items whose `text` equals the value; repeated, any of the values. */
+                "text[eq]"?: string[];
+                /** @description Only items whose `text` differs from the value; repeated, from every value. */
+                "text[ne]"?: string[];
+                /** @description Only items whose `text` is greater than the value (text in code-point order); a missing value never is. */
+                "text[gt]"?: string;
+                /** @description Only items whose `text` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "text[gte]"?: string;
+                /** @description Only items whose `text` is less than the value (text in code-point order); a missing value never is. */
+                "text[lt]"?: string;
+                /** @description Only items whose `text` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "text[lte]"?: string;
+                /** @description Only items whose `text` is one of these comma-separated values, at most 100 (a value holding a comma takes `text` repeated). */
+                "text[in]"?: string;
                 /** @description Only items whose `completed` equals the value; repeated, any of the values. */
                 completed?: boolean[];
+                /** @description As `completed`: only items whose `completed` equals the value; repeated, any of the values. */
+                "completed[eq]"?: boolean[];
+                /** @description Only items whose `completed` differs from the value; repeated, from every value. */
+                "completed[ne]"?: boolean[];
+                /** @description Only items whose `completed` is one of these comma-separated values, at most 100 (a value holding a comma takes `completed` repeated). */
+                "completed[in]"?: string;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
                 /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
                 updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
                 /**
                  * @description Comma-separated fields, `-` for descending: id, text, completed, createdAt, updatedAt. `id` always breaks ties.
                  * @example -createdAt
@@ -5615,6 +7018,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt")[];
             };
             header?: {
                 /**
@@ -5678,20 +7083,22 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            text: string;
-                            completed: boolean;
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            userId?: number;
+                            /** @description Present unless `select` leaves it out. */
+                            text?: string;
+                            /** @description Present unless `select` leaves it out. */
+                            completed?: boolean;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
                         }[];
                         meta: {
                             /**
@@ -5829,7 +7236,10 @@ export interface operations {
     };
     getTodoV2: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt")[];
+            };
             header?: {
                 /**
                  * @description ETags you hold: 304 Not Modified, without a body, when one is current.
@@ -5894,20 +7304,22 @@ export interface operations {
                         data: {
                             /** @description Assigned by the service; never reused. */
                             id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            text: string;
-                            completed: boolean;
+                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+                            userId?: number;
+                            /** @description Present unless `select` leaves it out. */
+                            text?: string;
+                            /** @description Present unless `select` leaves it out. */
+                            completed?: boolean;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            createdAt: string;
+                            createdAt?: string;
                             /**
                              * Format: date-time
-                             * @description ISO 8601, UTC.
+                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
                              */
-                            updatedAt: string;
+                            updatedAt?: string;
                         };
                         meta: {
                             /**
