@@ -107,6 +107,23 @@ export function parseRepresentation<T>(embeddable: Embeddable<T>, query: RawQuer
   return { select, include }
 }
 
+/**
+ * Rows an embedding may read per rate-limit point past its request's first: GraphQL's rate
+ * (src/graphql/metering.ts, COST_PER_POINT: a list multiplies what is under it by its page size),
+ * so a page of 100 users with 100 posts each costs the same over REST and GraphQL.
+ */
+export const EMBEDDED_ROWS_PER_POINT = 1_000
+
+/**
+ * The rate-limit points the representation's relations take beyond the request's own, for `items`
+ * items: the rows they may read (one per item for an object, the list's limit per item for a
+ * list), one point per EMBEDDED_ROWS_PER_POINT. The usual page (20 items, a list of 20) takes none.
+ */
+export function embeddingPoints<T>(representation: Representation<T>, items: number): number {
+  const rows = representation.include.reduce((sum, { relation, limit }) => sum + (relation.kind === 'one' ? items : items * limit), 0)
+  return Math.floor(rows / EMBEDDED_ROWS_PER_POINT)
+}
+
 /** An item as a representation shows it: some of its fields, with `id`, and the relations asked for (not typed here). */
 export type Shown<T extends { id: number }> = Partial<T> & Pick<T, 'id'>
 

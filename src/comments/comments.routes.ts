@@ -60,9 +60,9 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
         response: { 200: SingleEnvelope(RepresentedComment) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedSingle(shown, request.caller, await comments.get(request.caller, request.params, request.params.commentId))
+      return representedSingle(request, reply, shown, await comments.get(request.caller, request.params, request.params.commentId))
     },
   )
 

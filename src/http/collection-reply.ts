@@ -10,6 +10,7 @@ import type { CollectionSpec } from '../collections/collection-spec.js'
 import { represent, type Representation, type Shown } from '../collections/embedding.js'
 import { pageMetaOf } from '../collections/page-meta.js'
 import { Timestamp } from '../core/schema-types.js'
+import { chargeEmbedding } from './envelope.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -47,7 +48,7 @@ export function collectionBody<T>(request: FastifyRequest, reply: FastifyReply, 
   return { data: page.items, meta: { timestamp: new Date().toISOString(), pagination: paginationOf(request, page) } }
 }
 
-/** collectionBody, the items represented as asked (readRepresentation); without a representation, at once. */
+/** collectionBody, the items represented as asked (readRepresentation; its embeddings charged first); without a representation, at once. */
 export function representedCollectionBody<T extends { id: number }>(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -55,7 +56,9 @@ export function representedCollectionBody<T extends { id: number }>(
   representation: Representation<T> | undefined,
 ) {
   if (representation === undefined) return collectionBody<Shown<T>>(request, reply, page)
-  return represent(representation, request.caller, page.items).then((items) => collectionBody(request, reply, { ...page, items }))
+  return chargeEmbedding(request, reply, representation, page.items.length)
+    .then(() => represent(representation, request.caller, page.items))
+    .then((items) => collectionBody(request, reply, { ...page, items }))
 }
 
 function paginationOf<T>(request: FastifyRequest, page: CollectionPage<T>) {

@@ -2,14 +2,18 @@
 // {timestamp, pagination}} for a collection (see collection-reply.ts), {error: {code, message,
 // details?}} for a failure. The GET routes represent their items as the query asks (`select`,
 // `include`: src/collections/embedding.ts), with the item schema Represented writes.
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type TObject, type TOptional, type TProperties, type TSchema, Type } from 'typebox'
-import { type Embeddable, parseRepresentation, type Representation, representOne, type Shown } from '../collections/embedding.js'
-import type { Caller } from '../core/caller.js'
+import { type Embeddable, embeddingPoints, parseRepresentation, type Representation, representOne, type Shown } from '../collections/embedding.js'
+import type { RateLimitCharger } from '../limits/rate-limit.js'
 import { ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js'
 import { Timestamp } from '../core/schema-types.js'
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** Charges a request more than its 1 point (src/limits/rate-limit.ts); undefined when rate limiting is off. */
+    chargeRateLimit: RateLimitCharger | undefined
+  }
   interface FastifyContextConfig {
     /** What a GET route's `select` and `include` may name: its query parameters are described (OpenAPI) from it. */
     representation?: RepresentationShape
@@ -64,10 +68,25 @@ export function readRepresentation<T>(request: FastifyRequest, embeddable: Embed
   return parseRepresentation(embeddable, request.query as Record<string, unknown>)
 }
 
-/** single(item), the item represented as asked; without a representation, at once. */
-export function representedSingle<T extends { id: number }>(representation: Representation<T> | undefined, caller: Caller | null, item: T) {
+/** single(item), the item represented as asked (its embeddings charged first); without a representation, at once. */
+export function representedSingle<T extends { id: number }>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  representation: Representation<T> | undefined,
+  item: T,
+) {
   if (representation === undefined) return single<Shown<T>>(item)
-  return representOne(representation, caller, item).then((shown) => single(shown))
+  return chargeEmbedding(request, reply, representation, 1)
+    .then(() => representOne(representation, request.caller, item))
+    .then((shown) => single(shown))
+}
+
+/**
+ * Takes from the caller's rate limit what the representation's relations may read for `items`
+ * items (embeddingPoints), before they run: RATE_LIMITED, with nothing read, when it is short.
+ */
+export async function chargeEmbedding<T>(request: FastifyRequest, reply: FastifyReply, representation: Representation<T>, items: number): Promise<void> {
+  await request.server.chargeRateLimit?.(request, reply, embeddingPoints(representation, items))
 }
 
 /** The error body every failure is written as (the API description names it; errorBody writes it). */

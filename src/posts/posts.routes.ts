@@ -59,9 +59,9 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
         response: { 200: SingleEnvelope(RepresentedPost) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedSingle(shown, request.caller, await posts.get(request.caller, request.params.userId, request.params.postId))
+      return representedSingle(request, reply, shown, await posts.get(request.caller, request.params.userId, request.params.postId))
     },
   )
 

@@ -52,9 +52,9 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
         response: { 200: SingleEnvelope(RepresentedTodo) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const shown = readRepresentation(request, todoEmbeds)
-      return representedSingle(shown, request.caller, await todos.get(request.caller, request.params.userId, request.params.todoId))
+      return representedSingle(request, reply, shown, await todos.get(request.caller, request.params.userId, request.params.todoId))
     },
   )
 

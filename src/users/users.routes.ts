@@ -56,9 +56,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; posts
         response: { 200: SingleEnvelope(RepresentedUser) },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedSingle(shown, request.caller, await users.get(request.caller, request.params.id))
+      return representedSingle(request, reply, shown, await users.get(request.caller, request.params.id))
     },
   )
 
