@@ -71,12 +71,12 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
   const { query } = options
   const facts = factsOf(db)
   const searching = await searchCondition(db, options, facts)
-  const matching = () => narrow(options.from(db), query, facts, searching)
-  const counted = query.withTotal ? await countRows(db, matching()) : undefined
+  const matching = () => narrow(options.from(db), query, facts, searching?.condition)
+  const counted = query.withTotal ? await countRows(db, narrow(options.from(db), query, facts, searching?.counted)) : undefined
   const total = counted === undefined ? undefined : Math.min(counted, MAX_COUNTED_TOTAL)
   const totalCapped = counted !== undefined && counted > MAX_COUNTED_TOTAL
-  const cursorOf = (row: Row | undefined, direction: Cursor['direction']) =>
-    row === undefined ? null : encodeCursor({ direction, values: keyValues(row, query.sort) }, query.fingerprint)
+  const cursorOf = (values: KeyValue[] | undefined, direction: Cursor['direction']) =>
+    values === undefined ? null : encodeCursor({ direction, values }, query.fingerprint)
 
   if (query.mode === 'page') {
     // The offset is skipped over the sort keys and ids alone, then the page's rows read by id: a
@@ -90,25 +90,38 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
     const rows = (await options.select(ordered(options.from(db).where(sql<SqlBool>`${id} in (${pageIds})`), query.sort, false)).execute()) as Row[]
     const hasMore = rows.length > query.limit
     if (hasMore) rows.pop()
-    return { rows, hasMore, hasPrevious: query.page > 1, total, totalCapped, nextCursor: hasMore ? cursorOf(rows.at(-1), 'after') : null, prevCursor: null }
+    const last = rows.at(-1)
+    return {
+      rows,
+      hasMore,
+      hasPrevious: query.page > 1,
+      total,
+      totalCapped,
+      nextCursor: hasMore && last ? cursorOf(keyValues(last, query.sort), 'after') : null,
+      prevCursor: null,
+    }
   }
 
   const backwards = query.cursor?.direction === 'before'
-  const rows = await readByKeyset(db, options, query, backwards, searching)
+  const rows = await readByKeyset(db, options, query, backwards, searching?.condition)
   const hasBeyond = rows.length > query.limit
   if (hasBeyond) rows.pop()
+  const valuesOf = (row: Row | undefined) => (row === undefined ? undefined : keyValues(row, query.sort))
+  // In reading order: where the next read goes on from (a search window read to its edge without
+  // filling the page ends the page there, matches may lie beyond it), and where this page starts.
+  const readEnd = hasBeyond ? valuesOf(rows.at(-1)) : searching?.edge
+  const readStart = query.cursor === undefined ? undefined : (valuesOf(rows.at(0)) ?? searching?.edge)
   if (backwards) rows.reverse()
-  // Reading forward from a cursor, rows lie before it; reading backward, the cursor's own row lies after.
-  const hasMore = backwards ? true : hasBeyond
-  const hasPrevious = backwards ? hasBeyond : query.cursor !== undefined
+  const next = backwards ? readStart : readEnd
+  const previous = backwards ? readEnd : readStart
   return {
     rows,
-    hasMore: hasMore && rows.length > 0,
-    hasPrevious: hasPrevious && rows.length > 0,
+    hasMore: next !== undefined,
+    hasPrevious: previous !== undefined,
     total,
     totalCapped,
-    nextCursor: hasMore ? cursorOf(rows.at(-1), 'after') : null,
-    prevCursor: hasPrevious ? cursorOf(rows.at(0), 'before') : null,
+    nextCursor: cursorOf(next, 'after'),
+    prevCursor: cursorOf(previous, 'before'),
   }
 }
 
@@ -166,37 +179,62 @@ function conditionOf(filter: Filter): Expression<SqlBool> {
   return field.nullable && differing.length > 0 ? or([...differing, sql<SqlBool>`${column} is null`]) : and(differing)
 }
 
+/** A search as SQL: the rows a page reads, the rows `total` counts, and where a bounded read stops. */
+interface SearchCondition {
+  readonly condition: Expression<SqlBool>
+  /** The same on every page of a list, so that `total` does not move with the cursor. */
+  readonly counted: Expression<SqlBool>
+  /** The sort values of the last row the condition lets the page read, when rows lie beyond it: a page it does not fill ends there. */
+  readonly edge?: KeyValue[]
+}
+
 /**
  * The search's condition, chosen so that it reads a bounded number of rows:
  * - a term the full-text index names at most MAX_INDEXED_CANDIDATES rows for: those rows, each
  *   matched as `matches` says (the index may name a few more: it folds case beyond ASCII);
  * - where the dialect's `matches` uses its index itself (PostgreSQL): `matches`;
  * - otherwise (a term shorter than a trigram, or one so common the index names more rows than
- *   that): `matches` over the newest MAX_SEARCHED_ROWS rows that the path and filters select.
+ *   that): `matches` over MAX_SEARCHED_ROWS rows that the path and filters select. Sorted by id
+ *   alone, a cursor page reads the MAX_SEARCHED_ROWS rows past its cursor (from the start of the
+ *   order without one) and ends at the last of them if it does not fill, so that the next page
+ *   reads on from there and every match is reached; other pages read the newest MAX_SEARCHED_ROWS.
  * Queried once per page, in the page's transaction; the rows it names are bound to every statement.
  */
-async function searchCondition<Row>(db: Db, options: ListPageOptions<Row>, facts: DialectFacts): Promise<Expression<SqlBool> | undefined> {
+async function searchCondition<Row>(db: Db, options: ListPageOptions<Row>, facts: DialectFacts): Promise<SearchCondition | undefined> {
   const { query } = options
   const search = query.search
   if (search === undefined) return undefined
+  const everywhere = (condition: Expression<SqlBool>): SearchCondition => ({ condition, counted: condition })
   // Case-insensitive (ASCII) on every dialect, each in its own words (dialect-facts.ts).
   const matching = or(search.fields.map((field) => facts.matches(sql.ref(field.column), search.pattern)))
   const id = sql.ref(search.id.column)
   if ([...search.term].length >= MIN_INDEXED_SEARCH) {
     const columns = search.fields.map((field) => field.column.split('.').at(-1) as string)
     const candidates = facts.searchCandidates({ table: search.table, columns, term: search.term }, MAX_INDEXED_CANDIDATES + 1)
-    if (candidates === undefined) return matching
+    if (candidates === undefined) return everywhere(matching)
     const ids = (await candidates.execute(db)).rows.map((row) => row.id)
-    if (ids.length === 0) return sql<SqlBool>`1 = 0`
-    if (ids.length <= MAX_INDEXED_CANDIDATES) return and([sql<SqlBool>`${id} in (${sql.join(ids)})`, matching])
+    if (ids.length === 0) return everywhere(sql<SqlBool>`1 = 0`)
+    if (ids.length <= MAX_INDEXED_CANDIDATES) return everywhere(and([sql<SqlBool>`${id} in (${sql.join(ids)})`, matching]))
   }
-  const newest = narrow(options.from(db), query, facts)
-    .clearSelect()
-    .select(id.as('id'))
+  const selected = () => narrow(options.from(db), query, facts).clearSelect().select(id.as('id'))
+  const newest = selected()
     .orderBy(id, 'desc')
     .limit(1)
     .offset(MAX_SEARCHED_ROWS - 1)
-  return and([sql<SqlBool>`${id} >= coalesce((${newest}), 0)`, matching])
+  const inNewest = and([sql<SqlBool>`${id} >= coalesce((${newest}), 0)`, matching])
+  const key = query.sort[0] as SortKey
+  if (query.mode === 'page' || query.sort.length > 1 || key.field !== search.id) return everywhere(inNewest)
+  const descending = key.descending !== (query.cursor?.direction === 'before')
+  const past = query.cursor?.values[0]
+  const ahead = past === undefined ? selected() : selected().where(sql<SqlBool>`${id} ${descending ? sql`<` : sql`>`} ${past}`)
+  const last = await ahead
+    .orderBy(id, descending ? 'desc' : 'asc')
+    .limit(1)
+    .offset(MAX_SEARCHED_ROWS - 1)
+    .executeTakeFirst()
+  if (last === undefined) return { condition: matching, counted: inNewest }
+  const edge = Number(last.id)
+  return { condition: and([sql<SqlBool>`${id} ${descending ? sql`>=` : sql`<=`} ${edge}`, matching]), counted: inNewest, edge: [edge] }
 }
 
 function ordered(select: AnySelect, sort: readonly SortKey[], backwards: boolean): AnySelect {
