@@ -34,7 +34,8 @@ export function representationParameters(shape: RepresentationShape): Record<str
     name: `${name}.limit`,
     in: 'query',
     description: `With \`include=${name}\` only: how many of the newest ${name} each item embeds (default ${DEFAULT_EMBEDDED_LIMIT}; above ${MAX_PAGE_LIMIT} capped).`,
-    schema: { type: 'integer', minimum: 1, default: DEFAULT_EMBEDDED_LIMIT },
+    // No `default`: tools such as Swagger UI fill it in, and a limit without its include is a 400.
+    schema: { type: 'integer', minimum: 1 },
   }))
   return [select, include, ...limits]
 }
