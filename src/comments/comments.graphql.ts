@@ -1,13 +1,15 @@
 // GraphQL adapter for comments: the Comment type, the comments of a post and of a user, and the
 // comment mutations (the author is always the caller), each one service call.
+import type { GraphQLResolveInfo } from 'graphql'
 import { AppError } from '../errors.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
 import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
+import { type ConnectionArgs, connectionTypesSdl, NESTED_CONNECTION_ARGS_SDL, nestedConnection } from '../graphql/connections.js'
 import { parseId } from '../core/ids.js'
 import type { Post } from '../posts/posts.schemas.js'
 import type { User } from '../users/users.schemas.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
-import { type Comment, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
+import { type Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
 import type { CommentAdded } from './comments.events.js'
 import type { CommentsService } from './comments.service.js'
 
@@ -22,6 +24,8 @@ type Comment {
   post: Post!
 }
 
+${connectionTypesSdl('Comment')}
+
 "A comment by the caller on a post they may see."
 input AddCommentInput {
   postId: ID!
@@ -35,6 +39,8 @@ input UpdateCommentInput {
 extend type Post {
   "Its comments in id order."
   comments${WINDOW_ARGS_SDL}: [Comment!]!
+  "The same comments as a cursor connection, in id order; the first page of every post is read in one batch, after, last, before and totalCount page one post's comments at a time."
+  commentsConnection${NESTED_CONNECTION_ARGS_SDL}: CommentConnection!
 }
 
 extend type User {
@@ -64,6 +70,20 @@ export function commentsResolvers(comments: CommentsService, userById: Reference
     Post: {
       comments: (post: Post, args: WindowArgs, context: GraphQLContext) =>
         context.loaders.list('Post.comments', args, post.id, (caller, ids, window) => comments.listOfPosts(caller, ids, window)),
+      commentsConnection: (post: Post, args: ConnectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        nestedConnection(
+          {
+            spec: CommentsCollection,
+            field: 'Post.commentsConnection',
+            parentId: post.id,
+            scope: `user:${post.userId}/post:${post.id}`,
+            readWindow: (caller, ids, window) => comments.listOfPosts(caller, ids, window),
+            readPage: (caller, query) => comments.list(caller, { userId: post.userId, postId: post.id }, query),
+          },
+          args,
+          context,
+          info,
+        ),
     },
     User: {
       comments: (user: User, args: WindowArgs, context: GraphQLContext) =>

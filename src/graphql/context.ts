@@ -46,7 +46,11 @@ export class Loaders {
 
   /** The `args` window of the list `field` under the parent `parentId`; a bad window fails this field only. */
   list<T>(field: string, args: WindowArgs, parentId: number, read: ReadWindow<T>): Promise<T[]> {
-    const window = toListWindow(args)
+    return this.window(field, toListWindow(args), parentId, read)
+  }
+
+  /** A window already checked (a nested connection's first page reads one item past its size). */
+  window<T>(field: string, window: ListWindow, parentId: number, read: ReadWindow<T>): Promise<T[]> {
     return this.loader(`${field}:${window.limit}:${window.offset}`, async (ids) => {
       const found = await read(this.caller(), ids, window)
       return ids.map((id) => found.get(id) ?? [])

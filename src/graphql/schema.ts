@@ -7,6 +7,7 @@ import { requireSignedIn } from '../core/caller.js'
 import { AppError } from '../errors.js'
 import { isEventsInterrupted } from '../events/event-stream.js'
 import { OPERATOR_INPUTS_SDL } from './collection-args.js'
+import { CONNECTION_PAGE_INFO_SDL } from './connections.js'
 import type { GraphQLContext } from './context.js'
 import { DATE_TIME_SDL, dateTimeScalar } from './date-time.js'
 import { isDeclaredMutation } from './validated.js'
@@ -52,12 +53,14 @@ const baseTypeDefs = /* GraphQL */ `
     hasMore: Boolean!
   }
 
+  ${CONNECTION_PAGE_INFO_SDL}
+
   ${DATE_TIME_SDL}
 
   ${OPERATOR_INPUTS_SDL}
 `
 
-/** The schema's SDL: the root types, page info, DateTime and the operator inputs, then each part's, in the order given. */
+/** The schema's SDL: the root types, page info (of pages and of connections), DateTime and the operator inputs, then each part's, in the order given. */
 export const typeDefsOf = (parts: readonly Pick<GraphQLPart, 'typeDefs'>[]): string => [baseTypeDefs, ...parts.map((part) => part.typeDefs)].join('\n')
 
 export function buildResolvers(parts: readonly GraphQLPart[]): IResolvers {

@@ -1,13 +1,16 @@
-// GraphQL adapter for posts: the Post type, a user's posts, and the post mutations (the author
-// is always the caller), each one service call; lists and references read in batches.
+// GraphQL adapter for posts: the Post type, a user's posts (a list and a connection), and the
+// post mutations (the author is always the caller), each one service call; lists and references
+// read in batches.
+import type { GraphQLResolveInfo } from 'graphql'
 import { requireSignedIn } from '../core/caller.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
 import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
+import { type ConnectionArgs, connectionTypesSdl, NESTED_CONNECTION_ARGS_SDL, nestedConnection } from '../graphql/connections.js'
 import { notFound } from '../errors.js'
 import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.schemas.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
-import { CreatePostBody, type Post, UpdatePostBody } from './posts.schemas.js'
+import { CreatePostBody, type Post, PostsCollection, UpdatePostBody } from './posts.schemas.js'
 import type { PostsService } from './posts.service.js'
 
 export const postsTypeDefs = /* GraphQL */ `
@@ -23,6 +26,8 @@ type Post {
   updatedAt: DateTime!
   author: User!
 }
+
+${connectionTypesSdl('Post')}
 
 enum PostStatus {
   draft
@@ -46,6 +51,8 @@ input UpdatePostInput {
 extend type User {
   "Their posts in id order: published ones, and drafts when the caller is the author or an admin."
   posts${WINDOW_ARGS_SDL}: [Post!]!
+  "The same posts as a cursor connection, in id order; the first page of every user is read in one batch, after, last, before and totalCount page one user's posts at a time."
+  postsConnection${NESTED_CONNECTION_ARGS_SDL}: PostConnection!
 }
 
 extend type Query {
@@ -82,6 +89,20 @@ export function postsResolvers(posts: PostsService, userById: Reference<User>) {
     User: {
       posts: (user: User, args: WindowArgs, context: GraphQLContext) =>
         context.loaders.list('User.posts', args, user.id, (caller, ids, window) => posts.listOfUsers(caller, ids, window)),
+      postsConnection: (user: User, args: ConnectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        nestedConnection(
+          {
+            spec: PostsCollection,
+            field: 'User.postsConnection',
+            parentId: user.id,
+            scope: `user:${user.id}`,
+            readWindow: (caller, ids, window) => posts.listOfUsers(caller, ids, window),
+            readPage: (caller, query) => posts.list(caller, user.id, query),
+          },
+          args,
+          context,
+          info,
+        ),
     },
     Post: {
       author: (post: Post, _args: unknown, context: GraphQLContext) => userById(context, post.userId),

@@ -1,12 +1,14 @@
 // GraphQL adapter for todos: the Todo type, a user's todos, and the todo mutations (a new todo
 // is the caller's), each one service call.
+import type { GraphQLResolveInfo } from 'graphql'
 import { requireSignedIn } from '../core/caller.js'
 import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
 import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
+import { type ConnectionArgs, connectionTypesSdl, NESTED_CONNECTION_ARGS_SDL, nestedConnection } from '../graphql/connections.js'
 import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.schemas.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
-import { CreateTodoBody, type Todo, UpdateTodoBody } from './todos.schemas.js'
+import { CreateTodoBody, type Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
 import type { TodosService } from './todos.service.js'
 
 export const todosTypeDefs = /* GraphQL */ `
@@ -20,6 +22,8 @@ type Todo {
   user: User!
 }
 
+${connectionTypesSdl('Todo')}
+
 "Only the fields given change."
 input UpdateTodoInput {
   text: String
@@ -29,6 +33,8 @@ input UpdateTodoInput {
 extend type User {
   "Their todos in id order."
   todos${WINDOW_ARGS_SDL}: [Todo!]!
+  "The same todos as a cursor connection, in id order; the first page of every user is read in one batch, after, last, before and totalCount page one user's todos at a time."
+  todosConnection${NESTED_CONNECTION_ARGS_SDL}: TodoConnection!
 }
 
 extend type Mutation {
@@ -45,6 +51,20 @@ export function todosResolvers(todos: TodosService, userById: Reference<User>) {
     User: {
       todos: (user: User, args: WindowArgs, context: GraphQLContext) =>
         context.loaders.list('User.todos', args, user.id, (caller, ids, window) => todos.listOfUsers(caller, ids, window)),
+      todosConnection: (user: User, args: ConnectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        nestedConnection(
+          {
+            spec: TodosCollection,
+            field: 'User.todosConnection',
+            parentId: user.id,
+            scope: `user:${user.id}`,
+            readWindow: (caller, ids, window) => todos.listOfUsers(caller, ids, window),
+            readPage: (caller, query) => todos.list(caller, user.id, query),
+          },
+          args,
+          context,
+          info,
+        ),
     },
     Todo: {
       user: (todo: Todo, _args: unknown, context: GraphQLContext) => userById(context, todo.userId),

@@ -10,6 +10,7 @@ import {
   toPageResult,
   whereInputSdl,
 } from '../graphql/collection-args.js'
+import { type ConnectionArgs, connectionArgsSdl, connectionTypesSdl, selectsTotalCount, toConnection, toConnectionPlan } from '../graphql/connections.js'
 import { type GraphQLContext, type Reference, selects } from '../graphql/context.js'
 import { notFound } from '../errors.js'
 import { parseId } from '../core/ids.js'
@@ -50,6 +51,8 @@ type UserPage {
   pageInfo: PageInfo!
 }
 
+${connectionTypesSdl('User')}
+
 "Only an admin creates users or sets a role."
 input CreateUserInput {
   name: String!
@@ -78,6 +81,8 @@ extend type Query {
   users${collectionArgsSdl('UserFilter', 'UserWhere')}: [User!]!
   "The same page as users, with its pageInfo (nextCursor to go on; total only when selected)."
   usersPage${collectionArgsSdl('UserFilter', 'UserWhere')}: UserPage!
+  "The same users as a Relay cursor connection (first/after, last/before), on the same keyset as usersPage's cursor; totalCount only when selected."
+  usersConnection${connectionArgsSdl('UserFilter', 'UserWhere')}: UserConnection!
   "The signed-in caller, or null when anonymous."
   viewer: User
 }
@@ -111,6 +116,15 @@ export function usersResolvers(users: UsersService) {
       usersPage: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
         const withTotal = ['total', 'totalCapped', 'pages'].some((field) => selects(info, ['pageInfo', field]))
         return toPageResult(await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal })))
+      },
+      usersConnection: async (
+        _: unknown,
+        args: Omit<CollectionArgs, 'limit' | 'page' | 'cursor'> & ConnectionArgs,
+        context: GraphQLContext,
+        info: GraphQLResolveInfo,
+      ) => {
+        const plan = toConnectionPlan(UsersCollection, args, { withTotal: selectsTotalCount(info) })
+        return toConnection(plan, await users.list(context.caller, plan.query))
       },
       viewer: (_: unknown, _args: unknown, context: GraphQLContext) => (context.caller === null ? null : users.get(context.caller, context.caller.userId)),
     },

@@ -47,7 +47,7 @@ const PAIRINGS: Record<string, Pairing> = {
   User: {
     graphql: 'User',
     typebox: User,
-    exceptions: { posts: RELATION, comments: RELATION, todos: RELATION },
+    exceptions: { posts: RELATION, comments: RELATION, todos: RELATION, postsConnection: RELATION, todosConnection: RELATION },
   },
   Post: {
     graphql: 'Post',
@@ -56,6 +56,7 @@ const PAIRINGS: Record<string, Pairing> = {
       userId: 'REST-only: GraphQL gives the author as author: User!',
       author: RELATION,
       comments: RELATION,
+      commentsConnection: RELATION,
     },
   },
   Comment: {

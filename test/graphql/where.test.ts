@@ -217,7 +217,7 @@ describe('the where inputs in the schema', () => {
     const query = schema.getQueryType()
     if (!isObjectType(query)) throw new Error('no Query type')
     const lists = Object.values(query.getFields()).filter((field) => field.args.some((arg) => arg.name === 'filter'))
-    expect(lists.map((field) => field.name)).toEqual(['users', 'usersPage'])
+    expect(lists.map((field) => field.name)).toEqual(['users', 'usersPage', 'usersConnection'])
     for (const field of lists) {
       const where = field.args.find((arg) => arg.name === 'where')
       expect(getNamedType(where?.type)?.name).toBe('UserWhere')

@@ -6,7 +6,9 @@
 // document text), defaultLimit when `limit` is left out. Introspection's lists take no `limit`:
 // they count as the longest list introspection can return for the schema. A data list without
 // `limit` is a page's items (`usersPage(limit: 50) { items }`): it takes the page size of the
-// field around it, or maxLimit when that field takes no `limit`.
+// field around it, or maxLimit when that field takes no `limit`. A connection's `first` or `last`
+// is its `limit` (`usersConnection(first: 50) { edges { node } }`), and its `totalCount` (or
+// `totalCountCapped`) a count, as a page's `total`.
 //
 // Reads that touch rows beyond those they return cost those rows too (1 per row, like a field,
 // and multiplied like one by the lists around them): a search (`q`) READ_ROWS.search, counting a
@@ -69,12 +71,20 @@ export const READ_ROWS = { search: 10_000, count: 10_000, offset: 10_000 } as co
 
 /** The fields of PageInfo that count the page's collection when selected (as the page resolvers decide). */
 const COUNTING_FIELDS = ['total', 'totalCapped', 'pages']
+/** The fields of a connection (a type named *Connection) that count it when selected (src/graphql/connections.ts). */
+const CONNECTION_COUNTING_FIELDS = ['totalCount', 'totalCountCapped']
+/** The arguments that give a list's page size, the first given: a page's `limit`, a connection's `first` or `last`. */
+const PAGE_SIZE_ARGUMENTS = ['limit', 'first', 'last']
 
 function countingFields(schema: GraphQLSchema): ReadonlySet<GraphQLField<unknown, unknown>> {
-  const pageInfo = schema.getType('PageInfo')
-  if (!isObjectType(pageInfo)) return new Set()
-  const fields = pageInfo.getFields()
-  return new Set(COUNTING_FIELDS.flatMap((name) => fields[name] ?? []))
+  const counting = new Set<GraphQLField<unknown, unknown>>()
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type)) continue
+    const names = type.name === 'PageInfo' ? COUNTING_FIELDS : type.name.endsWith('Connection') ? CONNECTION_COUNTING_FIELDS : []
+    const fields = type.getFields()
+    for (const name of names) if (fields[name] !== undefined) counting.add(fields[name])
+  }
+  return counting
 }
 
 /** The rows a field's own read touches beyond its items: its search and its offset. */
@@ -100,7 +110,7 @@ export function costMeasure(listSizes: ListSizes, schema: GraphQLSchema): Measur
     field(node, { main, perItem, introspection, counts, reads }, definition) {
       const type = definition && (isNonNullType(definition.type) ? definition.type.ofType : definition.type)
       const isList = type !== undefined && isListType(type)
-      const limit = definition?.args.some((arg) => arg.name === 'limit') ? pageSize(node, listSizes) : undefined
+      const limit = definition?.args.some((arg) => PAGE_SIZE_ARGUMENTS.includes(arg.name)) ? pageSize(node, listSizes) : undefined
       const below = main + (isList || limit === undefined ? listSizes.maxLimit : limit) * perItem
       if (isIntrospection(node)) return { main: 0, perItem: 0, introspection: 1 + below + introspection, counts: false, reads: false }
       // The field's own read, once per time it runs: its search, its offset, and the count of its
@@ -127,10 +137,12 @@ export function costMeasure(listSizes: ListSizes, schema: GraphQLSchema): Measur
   }
 }
 
-/** The page a field's `limit` argument asks for: its literal value capped, or defaultLimit when left out. */
+/** The page a field's `limit` (or `first`, `last`) argument asks for: its literal value capped, or defaultLimit when left out. */
 function pageSize(node: FieldNode, listSizes: ListSizes): number {
-  const limit = node.arguments?.find((arg) => arg.name.value === 'limit')?.value
-  if (limit === undefined || limit.kind === Kind.NULL) return listSizes.defaultLimit
+  const limit = PAGE_SIZE_ARGUMENTS.map((name) => node.arguments?.find((arg) => arg.name.value === name)?.value).find(
+    (value) => value !== undefined && value.kind !== Kind.NULL,
+  )
+  if (limit === undefined) return listSizes.defaultLimit
   // A limit below 1 is refused when the field runs; a variable (or a value the field will refuse)
   // counts as the largest page.
   if (limit.kind === Kind.INT) return Math.min(Math.max(Number(limit.value), 1), listSizes.maxLimit)
