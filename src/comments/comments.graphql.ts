@@ -39,7 +39,7 @@ input UpdateCommentInput {
 extend type Post {
   "Its comments in id order."
   comments${WINDOW_ARGS_SDL}: [Comment!]!
-  "The same comments as a cursor connection, in id order; the first page of every post is read in one batch, after, last, before and totalCount page one post's comments at a time."
+  "The same comments as a cursor connection, in id order; the first page (and totalCount) of every post is read in one batch; after, last and before page one post's comments at a time."
   commentsConnection${NESTED_CONNECTION_ARGS_SDL}: CommentConnection!
 }
 
@@ -78,6 +78,7 @@ export function commentsResolvers(comments: CommentsService, userById: Reference
             parentId: post.id,
             scope: `user:${post.userId}/post:${post.id}`,
             readWindow: (caller, ids, window) => comments.listOfPosts(caller, ids, window),
+            readCounts: (caller, ids, atMost) => comments.countOfPosts(caller, ids, atMost),
             readPage: (caller, query) => comments.list(caller, { userId: post.userId, postId: post.id }, query),
           },
           args,

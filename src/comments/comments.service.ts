@@ -50,6 +50,12 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
       return groupByParent(rows, (row) => row.post_id, toComment)
     },
 
+    /** How many comments each of these posts the caller may see has, by post id, each counted up to `atMost`, in one read. */
+    async countOfPosts(caller: Caller | null, postIds: readonly number[], atMost: number): Promise<Map<number, number>> {
+      const rows = await repo.countCommentsOfPosts(db, postIds, draftVisibility(caller), atMost)
+      return new Map(rows.map((row) => [row.parent_id, Number(row.count)]))
+    },
+
     /** The same window of each user's comments on posts the caller may see, by author id, in one read. */
     async listOfAuthors(caller: Caller | null, authorIds: readonly number[], window: ListWindow): Promise<Map<number, Comment[]>> {
       const rows = await repo.listCommentsOfAuthors(db, authorIds, window, draftVisibility(caller))

@@ -148,14 +148,17 @@ export interface NestedConnection<T> {
   readonly scope: string
   /** The same window of each parent's list, by parent id, in one read (in id order). */
   readonly readWindow: (caller: Caller | null, parentIds: readonly number[], window: ListWindow) => Promise<Map<number, T[]>>
+  /** How many items each parent's list holds, by parent id, each counted up to `atMost`, in one read. */
+  readonly readCounts: (caller: Caller | null, parentIds: readonly number[], atMost: number) => Promise<Map<number, number>>
   /** One parent's page, as REST's list reads it. */
   readonly readPage: (caller: Caller | null, query: CollectionQuery) => Promise<CollectionPage<T>>
 }
 
 /**
- * A nested connection's page. The first page (first alone, no totalCount) of every parent is read
- * in one batch: the window of first + 1 items (the one beyond says a next page exists). after,
- * last, before or totalCount page one parent's list: one read per parent that asks.
+ * A nested connection's page. The first page (first alone) of every parent is read in one batch:
+ * the window of first + 1 items (the one beyond says a next page exists), and, when selected,
+ * every parent's totalCount in another. after, last and before page one parent's list: one read
+ * per parent that asks.
  */
 export async function nestedConnection<T extends object>(
   source: NestedConnection<T>,
@@ -165,11 +168,28 @@ export async function nestedConnection<T extends object>(
 ): Promise<Connection<T>> {
   const withTotal = selectsTotalCount(info)
   const plan = toNestedConnectionPlan(source.spec, args, { withTotal, scope: source.scope })
-  if (withTotal || !nullish(args.after, args.last, args.before)) return toConnection(plan, await source.readPage(context.caller, plan.query))
+  if (!nullish(args.after, args.last, args.before)) return toConnection(plan, await source.readPage(context.caller, plan.query))
   const size = plan.query.limit
-  const window = await context.loaders.window(source.field, { limit: size + 1, offset: 0 }, source.parentId, source.readWindow)
+  const [window, counted] = await Promise.all([
+    context.loaders.window(source.field, { limit: size + 1, offset: 0 }, source.parentId, source.readWindow),
+    withTotal ? context.loaders.one(`${source.field}.totalCount`, source.parentId, countsOf(source), noCount) : undefined,
+  ])
   const edges = window.slice(0, size).map((node) => ({ cursor: cursorOf(plan, node), node }))
-  return connectionOf(edges, window.length > size, false, null, null)
+  const total = counted === undefined ? null : Math.min(counted, MAX_COUNTED_TOTAL)
+  return connectionOf(edges, window.length > size, false, total, counted === undefined ? null : counted > MAX_COUNTED_TOTAL)
+}
+
+/** Every parent's count up to one past MAX_COUNTED_TOTAL (so that a capped count shows); a parent the read did not find (gone meanwhile) holds none. */
+const countsOf =
+  <T>(source: NestedConnection<T>) =>
+  async (caller: Caller | null, parentIds: readonly number[]): Promise<Map<number, number>> => {
+    const found = await source.readCounts(caller, parentIds, MAX_COUNTED_TOTAL + 1)
+    return new Map(parentIds.map((id) => [id, found.get(id) ?? 0]))
+  }
+
+/** countsOf answers every parent: never called. */
+function noCount(): Error {
+  return new Error('No count was read for this parent')
 }
 
 interface Paging {

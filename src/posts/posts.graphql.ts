@@ -51,7 +51,7 @@ input UpdatePostInput {
 extend type User {
   "Their posts in id order: published ones, and drafts when the caller is the author or an admin."
   posts${WINDOW_ARGS_SDL}: [Post!]!
-  "The same posts as a cursor connection, in id order; the first page of every user is read in one batch, after, last, before and totalCount page one user's posts at a time."
+  "The same posts as a cursor connection, in id order; the first page (and totalCount) of every user is read in one batch; after, last and before page one user's posts at a time."
   postsConnection${NESTED_CONNECTION_ARGS_SDL}: PostConnection!
 }
 
@@ -97,6 +97,7 @@ export function postsResolvers(posts: PostsService, userById: Reference<User>) {
             parentId: user.id,
             scope: `user:${user.id}`,
             readWindow: (caller, ids, window) => posts.listOfUsers(caller, ids, window),
+            readCounts: (caller, ids, atMost) => posts.countOfUsers(caller, ids, atMost),
             readPage: (caller, query) => posts.list(caller, user.id, query),
           },
           args,

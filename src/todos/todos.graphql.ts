@@ -33,7 +33,7 @@ input UpdateTodoInput {
 extend type User {
   "Their todos in id order."
   todos${WINDOW_ARGS_SDL}: [Todo!]!
-  "The same todos as a cursor connection, in id order; the first page of every user is read in one batch, after, last, before and totalCount page one user's todos at a time."
+  "The same todos as a cursor connection, in id order; the first page (and totalCount) of every user is read in one batch; after, last and before page one user's todos at a time."
   todosConnection${NESTED_CONNECTION_ARGS_SDL}: TodoConnection!
 }
 
@@ -59,6 +59,7 @@ export function todosResolvers(todos: TodosService, userById: Reference<User>) {
             parentId: user.id,
             scope: `user:${user.id}`,
             readWindow: (caller, ids, window) => todos.listOfUsers(caller, ids, window),
+            readCounts: (caller, ids, atMost) => todos.countOfUsers(caller, ids, atMost),
             readPage: (caller, query) => todos.list(caller, user.id, query),
           },
           args,

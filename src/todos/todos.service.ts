@@ -31,6 +31,12 @@ export function createTodosService({ db }: { db: Db }) {
       return groupByParent(await repo.listTodosOfUsers(db, userIds, window), (row) => row.user_id, toTodo)
     },
 
+    /** How many todos each user has, by user id, each counted up to `atMost`, in one read. */
+    async countOfUsers(_caller: Caller | null, userIds: readonly number[], atMost: number): Promise<Map<number, number>> {
+      const rows = await repo.countTodosOfUsers(db, userIds, atMost)
+      return new Map(rows.map((row) => [row.parent_id, Number(row.count)]))
+    },
+
     async create(caller: Caller | null, userId: IdInput, input: CreateTodoInput): Promise<Todo> {
       return writeTransaction(db, async (trx) => {
         const owner = await loadUser(trx, userId)

@@ -179,7 +179,8 @@ describe('nested connections', () => {
   const writers: User[] = []
 
   beforeAll(async () => {
-    t = await buildTestApp({}, { onQuery: (sql) => recording && statements.push(sql) })
+    // Counts cost 10,000 each in the cost model (READ_ROWS.count): these queries count one per parent on purpose.
+    t = await buildTestApp({ GRAPHQL_MAX_COST: '10000000' }, { onQuery: (sql) => recording && statements.push(sql) })
     const make = createFactories(t)
     for (let u = 0; u < 6; u++) {
       const writer = await make.user({ age: 200 + u })
@@ -231,6 +232,28 @@ describe('nested connections', () => {
     }
   })
 
+  it("reads every parent's totalCount in one more statement per level, only when selected", async () => {
+    const counting = (where: string) =>
+      NESTED(where)
+        .replace('postsConnection(first: 2) {', 'postsConnection(first: 2) { totalCount')
+        .replace('commentsConnection(first: 2) {', 'commentsConnection(first: 2) { totalCount totalCountCapped')
+        .replace('todosConnection(first: 2) {', 'todosConnection(first: 2) { totalCount')
+    const one = await recorded(counting('{age: {gte: 205}}'))
+    const six = await recorded(counting('{age: {gte: 200}}'))
+    expect(one.statements).toHaveLength(7)
+    expect(six.statements).toHaveLength(7)
+    const users = (
+      six.data?.usersConnection as {
+        edges: { node: { postsConnection: Connection & { edges: { node: { commentsConnection: Connection } }[] }; todosConnection: Connection } }[]
+      }
+    ).edges
+    for (const { node } of users) {
+      expect(node.postsConnection.totalCount).toBe(3)
+      expect(node.todosConnection.totalCount).toBe(3)
+      for (const post of node.postsConnection.edges) expect(post.node.commentsConnection).toMatchObject({ totalCount: 3, totalCountCapped: false })
+    }
+  })
+
   it("pages one parent's list on from an edge's cursor, forward and backward, in id order", async () => {
     const writer = writers[0] as User
     const posts = (args: string) =>
@@ -256,6 +279,13 @@ describe('nested connections', () => {
   it('shows drafts in postsConnection only to their author and admins, as posts does', async () => {
     const make = createFactories(t)
     const draft = await make.draft(t.alice)
+    const counts = async (token?: string) => {
+      const answer = await graphql(t, `{ user(id: ${t.alice.id}) { postsConnection { totalCount } last: postsConnection(last: 1) { totalCount } } }`, { token })
+      return Object.values(answer.body.data?.user as Record<string, Connection>).map((connection) => connection.totalCount)
+    }
+    const published = (await counts()) as number[]
+    expect(await counts(t.tokens.alice)).toEqual(published.map((count) => count + 1))
+    expect(await counts(t.tokens.bob)).toEqual(published)
     const query = `{ user(id: ${t.alice.id}) { postsConnection { edges { node { id } } } first: postsConnection(first: 5) { edges { node { id } } } last: postsConnection(last: 5) { edges { node { id } } } } }`
     const seen = async (token?: string) => {
       const answer = await graphql(t, query, { token })
