@@ -14,6 +14,7 @@ import { createMemoryEvents } from './events/memory-events.js'
 import { createRedisEvents } from './events/redis-events.js'
 import { requestError } from './graphql/errors.js'
 import { graphqlRoutes } from './graphql/graphql-routes.js'
+import { createLruStore, createRedisStore } from './graphql/persisted-queries.js'
 import type { SubscriptionStats } from './graphql/subscriptions/subscription-server.js'
 import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
 import { markRepresentationCacheable, registerCaching } from './http/caching.js'
@@ -144,12 +145,27 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     redisUrl === undefined || config.rateLimit.max === 0
       ? undefined
       : createRedisConnection({ url: redisUrl, name: `${keyPrefix}rate-limit`, log: app.log, mode: 'commands' })
+  // The documents of persisted queries: registered on one instance, known to all. They go over the
+  // rate limit's connection (both are plain commands), or one of their own when there is none.
+  const persisted = config.graphql.persistedQueries
+  const sharesPersisted = redisUrl !== undefined && persisted.enabled && !persisted.trustedOnly
+  const ownPersistedRedis =
+    sharesPersisted && rateLimitRedis === undefined
+      ? createRedisConnection({ url: redisUrl, name: `${keyPrefix}persisted-queries`, log: app.log, mode: 'commands' })
+      : undefined
+  const persistedRedis = sharesPersisted ? (rateLimitRedis ?? ownPersistedRedis) : undefined
+  const persistedLocal = createLruStore(persisted.cacheBytes)
+  const persistedQueryStore =
+    persistedRedis === undefined
+      ? persistedLocal
+      : createRedisStore({ redis: persistedRedis, keyPrefix, ttlMs: persisted.ttlMs, local: persistedLocal, log: app.log })
   const [eventsAdapter] = await Promise.all([
     dependencies.events ??
       (redisUrl === undefined
         ? createMemoryEvents<AppTopics>({ log: app.log })
         : createRedisEvents({ url: redisUrl, keyPrefix, log: app.log, topics: APP_TOPICS })),
     rateLimitRedis && firstAttempt(rateLimitRedis),
+    ownPersistedRedis && firstAttempt(ownPersistedRedis),
   ])
   const metrics = config.operations.metrics ? createMetrics({ subscriptionStats: () => subscriptionStats, faults: () => app.faults, database }) : undefined
   const events = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
@@ -183,6 +199,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   app.addHook('onClose', async () => {
     await events.close()
     if (rateLimitRedis !== undefined) await closeRedisConnection(rateLimitRedis)
+    if (ownPersistedRedis !== undefined) await closeRedisConnection(ownPersistedRedis)
     await database.close()
   })
 
@@ -261,6 +278,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     exposeStats: (stats) => (subscriptionStats = stats),
     activeSubscriptions: () => events.listenerCount('commentAdded'),
     events,
+    persistedQueryStore,
   })
   app.decorate('subscriptionStats', { getter: () => subscriptionStats })
   app.decorate('faults', {

@@ -47,6 +47,7 @@ describe('loadConfig', () => {
           deliveryWindowMs: 10_000,
           eventMaxDeliveryCost: 1_000_000,
         },
+        persistedQueries: { enabled: true, cacheBytes: 8 * 2 ** 20, ttlMs: 7 * 86_400_000, trustedDocuments: new Map(), trustedOnly: false },
         limits: { maxDepth: 10, maxCost: 100_000, maxAliases: 15, maxDirectives: 5 },
       },
       redis: { url: undefined, keyPrefix: 'threadline:' },

@@ -1,6 +1,9 @@
 // The GraphQL endpoint's settings (GRAPHIQL, GRAPHQL_*): what it serves, its subscriptions' bounds,
-// and the document limits src/graphql/document-limits/ enforces, with their defaults and why.
-import { ConfigError, type Env, readBoolean, readInteger } from './read-env.js'
+// the document limits src/graphql/document-limits/ enforces, and the persisted queries
+// (src/graphql/persisted-queries.ts), with their defaults and why.
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { ConfigError, type Env, raw, readBoolean, readDuration, readInteger } from './read-env.js'
 
 export interface GraphQLConfig {
   /** Serve GraphiQL at /graphiql. @default true */
@@ -44,6 +47,8 @@ export interface GraphQLConfig {
     /** Cost units the deliveries of one event may spend together on an instance; past it, the rest are told the event was skipped. @default 1000000 */
     readonly eventMaxDeliveryCost: number
   }
+  /** Automatic persisted queries (Apollo's protocol) and trusted documents. */
+  readonly persistedQueries: PersistedQueriesConfig
   /** Refused before execution when exceeded. */
   readonly limits: {
     /** Nesting of fields. @default 10 */
@@ -60,6 +65,19 @@ export interface GraphQLConfig {
     /** Directives on one field or fragment. @default 5 */
     readonly maxDirectives: number
   }
+}
+
+export interface PersistedQueriesConfig {
+  /** Register documents sent with their hash, and run them from the hash alone afterwards. @default true */
+  readonly enabled: boolean
+  /** Bytes of documents kept in each process (an LRU; at most 10,000 of them). @default 8 MiB */
+  readonly cacheBytes: number
+  /** How long a document registered in Redis (with REDIS_URL) is kept. @default 7d */
+  readonly ttlMs: number
+  /** GRAPHQL_TRUSTED_DOCUMENTS: documents by their SHA-256 (hex), known from the start; empty without the file. */
+  readonly trustedDocuments: ReadonlyMap<string, string>
+  /** Run the trusted documents only: any other document, sent in full or registered, is refused. @default false */
+  readonly trustedOnly: boolean
 }
 
 /** GRAPHQL_*; `httpMaxConnections` (HTTP_MAX_CONNECTIONS) sets the default of GRAPHQL_MAX_CONNECTIONS and its ceiling. */
@@ -84,6 +102,7 @@ export function readGraphQLConfig(env: Env, httpMaxConnections: number): GraphQL
       deliveryWindowMs: readInteger(env, 'GRAPHQL_SUBSCRIPTION_DELIVERY_WINDOW_S', 10, 1, 3600) * 1000,
       eventMaxDeliveryCost: readInteger(env, 'GRAPHQL_EVENT_MAX_DELIVERY_COST', 1_000_000, 1, 1_000_000_000_000),
     }),
+    persistedQueries: readPersistedQueries(env),
     limits: Object.freeze({
       maxDepth: readInteger(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
       maxCost: readInteger(env, 'GRAPHQL_MAX_COST', 100_000, 1, 1_000_000_000),
@@ -102,4 +121,51 @@ function readSubscriptionConnections(env: Env, httpMax: number): number {
   const value = readInteger(env, name, httpMax === 0 ? 10_000 : Math.max(1, Math.floor(httpMax / 2)), 1, 1_000_000)
   if (httpMax !== 0 && value >= httpMax) throw new ConfigError(name, `expected less than HTTP_MAX_CONNECTIONS (${httpMax}), got ${value}`)
   return value
+}
+
+function readPersistedQueries(env: Env): PersistedQueriesConfig {
+  const trustedOnly = readBoolean(env, 'GRAPHQL_TRUSTED_DOCUMENTS_ONLY', false)
+  const path = raw(env, 'GRAPHQL_TRUSTED_DOCUMENTS')
+  if (trustedOnly && path === undefined) throw new ConfigError('GRAPHQL_TRUSTED_DOCUMENTS_ONLY', 'needs GRAPHQL_TRUSTED_DOCUMENTS, the file of the documents')
+  return Object.freeze({
+    enabled: readBoolean(env, 'GRAPHQL_PERSISTED_QUERIES', true),
+    cacheBytes: readInteger(env, 'GRAPHQL_PERSISTED_QUERIES_CACHE_MB', 8, 0, 1024) * 2 ** 20,
+    ttlMs: readDuration(env, 'GRAPHQL_PERSISTED_QUERIES_TTL', '7d'),
+    trustedDocuments: path === undefined ? new Map() : readTrustedDocuments(path),
+    trustedOnly,
+  })
+}
+
+/**
+ * The trusted documents' file: `{ "<sha256>": "query" }`, or Apollo's persisted-query manifest
+ * (`{ format: 'apollo-persisted-query-manifest', operations: [{ id, body }] }`). Each hash must be
+ * its document's SHA-256 in hex.
+ */
+function readTrustedDocuments(path: string): ReadonlyMap<string, string> {
+  const name = 'GRAPHQL_TRUSTED_DOCUMENTS'
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'))
+  } catch (error) {
+    throw new ConfigError(name, `cannot read ${path} as JSON (${error instanceof Error ? error.message : String(error)})`)
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(name, `${path} must hold a JSON object`)
+  const manifest = parsed as { format?: unknown; operations?: unknown }
+  let entries: [unknown, unknown][]
+  if (manifest.format === 'apollo-persisted-query-manifest') {
+    if (!Array.isArray(manifest.operations)) throw new ConfigError(name, `${path}: a manifest needs an operations array`)
+    entries = manifest.operations.map((operation: { id?: unknown; body?: unknown } | null) => [operation?.id, operation?.body])
+  } else {
+    entries = Object.entries(parsed)
+  }
+  const documents = new Map<string, string>()
+  for (const [hash, query] of entries) {
+    if (typeof hash !== 'string' || typeof query !== 'string' || query.trim() === '') {
+      throw new ConfigError(name, `${path}: each document must be a hash and the text of a query`)
+    }
+    const actual = createHash('sha256').update(query).digest('hex')
+    if (actual !== hash.toLowerCase()) throw new ConfigError(name, `${path}: ${hash} is not the SHA-256 of its document (${actual})`)
+    documents.set(actual, query)
+  }
+  return documents
 }

@@ -6,6 +6,11 @@
 // HTTP side is ours, so that content negotiation, status codes, CSRF refusal and error shapes
 // follow the specification and the service's error vocabulary. Subscriptions (WebSocket on the
 // same path, SSE on /graphql/stream) are in subscriptions.ts.
+//
+// A request may name its document by hash (automatic persisted queries, persisted-queries.ts): the
+// hash is resolved to the document before anything else, so that what follows (GET's refusal of
+// mutations, the rate limit's metering, HTTP caching) sees the document, as if it had been sent.
+// An answer that carries errors is never cached: no-store, and no ETag.
 import fastifyWebsocket from '@fastify/websocket'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { GraphQLError, type GraphQLFormattedError, NoSchemaIntrospectionCustomRule, OperationTypeNode, parse, printSchema, type ValidationRule } from 'graphql'
@@ -25,7 +30,8 @@ import { graphiqlRoutes } from '../pages/graphiql.js'
 import { MAX_TOKENS, parserLimitError } from './document-limits/parser-guard.js'
 import { queryLimitRules } from './document-limits/query-limit-rules.js'
 import { createMetering } from './metering.js'
-import { chooseOperation, type OperationParams, readParams } from './request-params.js'
+import { createPersistedQueries, type PersistedQueryRefusal, type PersistedQueryStore } from './persisted-queries.js'
+import { chooseOperation, type OperationParams, readRequestParams } from './request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLPart, typeDefsOf } from './schema.js'
 import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions/subscription-server.js'
 
@@ -58,11 +64,24 @@ export interface GraphQLRoutesOptions {
   activeSubscriptions: () => number
   /** Where open connections hear that their caller's rights changed (callerChanged). */
   events: Pick<Events<CallerTopics>, 'subscribe'>
+  /** Where the documents of persisted queries are registered (this process's, or shared through Redis). */
+  persistedQueryStore: PersistedQueryStore
 }
 
 export async function graphqlRoutes(
   app: FastifyInstance,
-  { config, parts, authenticate, currentCallers, consumeRateLimit, chargeRateLimit, exposeStats, activeSubscriptions, events }: GraphQLRoutesOptions,
+  {
+    config,
+    parts,
+    authenticate,
+    currentCallers,
+    consumeRateLimit,
+    chargeRateLimit,
+    exposeStats,
+    activeSubscriptions,
+    events,
+    persistedQueryStore,
+  }: GraphQLRoutesOptions,
 ): Promise<void> {
   const validationRules = [
     ...queryLimitRules(config.limits, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }),
@@ -100,6 +119,7 @@ export async function graphqlRoutes(
     // The request took 1 point on arrival.
     await chargeRateLimit(request, reply, points - 1)
   }
+  const persisted = createPersistedQueries(config.persistedQueries, persistedQueryStore)
 
   // Errors raised before the resolvers run (bad JSON, a refused token, the rate limit) are
   // GraphQL responses too (`errorBody: 'graphql'`), with the status that says what happened.
@@ -107,7 +127,8 @@ export async function graphqlRoutes(
     requireJsonBody(request)
     const media = negotiate(request.headers.accept)
     if (Array.isArray(request.body)) return sendBatch(request, reply, media, request.body)
-    const params = readParams(request.body, 'body')
+    const params = await persisted.resolve(readRequestParams(request.body, 'body'))
+    if (isRefusal(params)) return send(reply, media, refusalAnswer(params))
     await charge(request, reply, [params])
     const answer = await run(request, reply, params)
     return send(reply, media, answer)
@@ -151,9 +172,11 @@ export async function graphqlRoutes(
     url: GRAPHQL_PATH,
     config: { access: 'public', errorBody: 'graphql', refusesTokensInProtocol: true },
     wsHandler: subscriptions.wsHandler,
+    onSend: neverCacheErrors,
     handler: async (request, reply) => {
       const media = negotiate(request.headers.accept)
-      const params = readParams(request.query, 'query')
+      const params = await persisted.resolve(readRequestParams(request.query, 'query'))
+      if (isRefusal(params)) return send(reply, media, refusalAnswer(params))
       // Only queries travel by GET: a mutation must not run from a link or an <img>.
       const refusal = refuseOutsideQuery(params)
       if (refusal === OperationTypeNode.MUTATION) {
@@ -182,11 +205,14 @@ export async function graphqlRoutes(
     if (operations.length === 0 || operations.length > config.maxBatch) {
       throw new AppError('BAD_REQUEST', `A batch holds from 1 to ${config.maxBatch} operations; this one holds ${operations.length}`)
     }
-    const params = operations.map((operation, i) => readParams(operation, `body[${i}]`))
+    const read = operations.map((operation, i) => readRequestParams(operation, `body[${i}]`))
+    const resolved = []
+    for (const operation of read) resolved.push(await persisted.resolve(operation))
+    const params = resolved.filter((operation): operation is OperationParams => !isRefusal(operation))
     await charge(request, reply, params)
     // One after the other: mutations in a batch apply in the order given.
     const bodies = []
-    for (const operation of params) bodies.push((await run(request, reply, operation)).body)
+    for (const operation of resolved) bodies.push((isRefusal(operation) ? refusalAnswer(operation) : await run(request, reply, operation)).body)
     return reply.code(200).type(media).send(bodies)
   }
 }
@@ -231,11 +257,41 @@ function cacheKeyOf(params: OperationParams): string | undefined {
 /**
  * application/json answers every GraphQL outcome with 200 (the errors are in the body);
  * application/graphql-response+json answers a refused request with 400 and no data.
+ * An answer with errors goes out serialized already, so HTTP caching gives it no Cache-Control
+ * of a read (neverCacheErrors then says no-store).
  */
 function send(reply: FastifyReply, media: MediaType, answer: Answer) {
   const status = media === GRAPHQL_RESPONSE_TYPE && answer.outcome === 'request-error' ? 400 : 200
-  return reply.code(status).type(media).send(answer.body)
+  if (answer.body.errors === undefined || answer.body.errors.length === 0) return reply.code(status).type(media).send(answer.body)
+  const serialized = JSON.stringify(answer.body)
+  answersWithErrors.set(reply.request, { serialized, media })
+  return reply.code(status).type(media).send(serialized)
 }
+
+/** The GET answers that carry errors, serialized: they are neither cached nor validated. */
+const answersWithErrors = new WeakMap<FastifyRequest, { serialized: string; media: MediaType }>()
+
+/**
+ * For GET (after the HTTP caching's own onSend): an answer that carries errors is no-store, without
+ * an ETag; a 304 that If-None-Match made of it is turned back into the answer.
+ */
+async function neverCacheErrors(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  const answer = answersWithErrors.get(request)
+  if (answer === undefined) return payload
+  reply.removeHeader('etag')
+  reply.header('cache-control', 'no-store')
+  if (reply.statusCode !== 304) return payload
+  reply.code(200).type(answer.media)
+  return answer.serialized
+}
+
+const isRefusal = (params: OperationParams | PersistedQueryRefusal): params is PersistedQueryRefusal => 'code' in params
+
+/** A refusal of the persisted-query protocol, as the client's link expects it: a request error with the code (and PersistedQueryNotFound as message). */
+const refusalAnswer = (refusal: PersistedQueryRefusal): Answer => ({
+  outcome: 'request-error',
+  body: { errors: [{ message: refusal.message, extensions: { code: refusal.code } }] },
+})
 
 /**
  * For GET: the operation's type when it is not a query; a GraphQLError when the document is past
