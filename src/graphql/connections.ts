@@ -232,7 +232,14 @@ export function toConnection<T extends object>(plan: ConnectionPlan, page: Colle
   // Read from the end in reverse, the rows beyond the page are the ones before it, and none follow.
   const hasNextPage = plan.fromEnd ? false : page.hasMore
   const hasPreviousPage = plan.fromEnd ? page.hasMore : page.hasPrevious
-  return connectionOf(edges, hasNextPage, hasPreviousPage, page.total ?? null, page.total === undefined ? null : page.totalCapped)
+  const connection = connectionOf(edges, hasNextPage, hasPreviousPage, page.total ?? null, page.total === undefined ? null : page.totalCapped)
+  // A search page may end where its bounded read stopped, with no match in it (src/db/list-page.ts):
+  // with no edge to hold a cursor, the page's own cursors say where to read on.
+  if (edges.length === 0 && !plan.fromEnd) {
+    connection.pageInfo.startCursor = hasPreviousPage ? page.prevCursor : null
+    connection.pageInfo.endCursor = hasNextPage ? page.nextCursor : null
+  }
+  return connection
 }
 
 function connectionOf<T>(edges: Edge<T>[], hasNextPage: boolean, hasPreviousPage: boolean, totalCount: number | null, capped: boolean | null): Connection<T> {
