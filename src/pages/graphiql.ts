@@ -27,18 +27,38 @@ export interface GraphiqlOptions {
   subscriptionEndpoint?: string
 }
 
-const DEFAULT_QUERY = `# Threadline's GraphQL API. Run a query with Ctrl-Enter; the Docs button lists the schema.
+/** What the editor holds on a first visit: a page of a cursor connection, and how to go on. */
+export const DEFAULT_QUERY = `# Threadline's GraphQL API. Run a query with Ctrl-Enter; the Docs button lists the schema.
 #
 # Some queries need a signed-in caller: get a token (npx threadline tokens create --user 1,
 # or POST /api/v1/tokens with an e-mail and password) and put it in the
 # Headers tab below, as JSON:
 #   {"Authorization": "Bearer <token>"}
 # Headers are kept in this browser's localStorage.
+#
+# A Relay connection: for the next page, pass pageInfo.endCursor as after.
 
 {
-  users {
-    id
-    name
+  usersConnection(first: 3, where: {age: {gte: 30}}) {
+    edges {
+      cursor
+      node {
+        id
+        name
+        postsConnection(first: 2) {
+          edges {
+            node {
+              title
+            }
+          }
+        }
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+    totalCount
   }
 }
 `

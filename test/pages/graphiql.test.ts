@@ -1,6 +1,8 @@
 import Fastify, { type FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { graphiqlRoutes } from '../../src/pages/graphiql.js'
+import { buildSchema, parse, validate } from 'graphql'
+import { graphqlTypeDefs } from '../../src/features.js'
+import { DEFAULT_QUERY, graphiqlRoutes } from '../../src/pages/graphiql.js'
 import { PAGE_CSP } from '../../src/pages/page-assets.js'
 import { requireRouteAccess } from '../../src/http/access.js'
 
@@ -79,7 +81,13 @@ describe('the GraphiQL page', () => {
     expect(init).toContain('isHeadersEditorEnabled: true')
     expect(init).toContain('shouldPersistHeaders: true')
     expect(init).toContain('{\\"Authorization\\": \\"Bearer <token>\\"}')
-    expect(init).toMatch(/users \{\\n\s+id\\n\s+name/)
+    expect(init).toContain(JSON.stringify(DEFAULT_QUERY).slice(1, -1))
+  })
+
+  it('opens on a query the schema takes: a page of a cursor connection', () => {
+    const schema = buildSchema(graphqlTypeDefs())
+    expect(validate(schema, parse(DEFAULT_QUERY))).toEqual([])
+    expect(DEFAULT_QUERY).toMatch(/usersConnection\(first: 3/)
   })
 
   it('answers 304 to a revalidation of an asset', async () => {
