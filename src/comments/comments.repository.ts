@@ -1,10 +1,9 @@
 // SQL for comments, always with their author's name.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { sql } from 'kysely'
 import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { forWrite } from '../db/write-transaction.js'
-import { listPage, type RowPage } from '../db/list-page.js'
+import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { CommentRow, NewCommentRow } from '../db/tables.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { type DraftVisibility, visible } from '../posts/post-visibility.js'
@@ -52,28 +51,14 @@ export function listCommentsOfPosts(db: Db, postIds: readonly number[], window: 
     .execute() as Promise<CommentWithAuthorRow[]>
 }
 
-/** How many comments each post the reader may see has, each counted up to `atMost` (by the (post_id, id) index), in one statement. */
-export function countCommentsOfPosts(
-  db: Db,
-  postIds: readonly number[],
-  visibility: DraftVisibility,
-  atMost: number,
-): Promise<{ parent_id: number; count: number | string }[]> {
-  if (postIds.length === 0) return Promise.resolve([])
-  return db
-    .selectFrom('posts as parent')
-    .select('parent.id as parent_id')
-    .select((eb) => {
-      const counted = eb
-        .selectFrom('comments as c')
-        .select(sql<number>`1`.as('one'))
-        .whereRef('c.post_id', '=', 'parent.id')
-        .limit(atMost)
-      return sql<number | string>`(select count(*) from (${counted}) as counted)`.as('count')
-    })
-    .where('parent.id', 'in', postIds)
-    .where(visible('parent', visibility))
-    .execute()
+/** How many comments each post the reader may see has, by post id, each counted up to `atMost` (by the (post_id, id) index), in one statement. */
+export function countCommentsOfPosts(db: Db, postIds: readonly number[], visibility: DraftVisibility, atMost: number): Promise<Map<number, number>> {
+  if (postIds.length === 0) return Promise.resolve(new Map<number, number>())
+  return countPerParent(
+    db.selectFrom('posts as parent').where('parent.id', 'in', postIds).where(visible('parent', visibility)),
+    (eb) => eb.selectFrom('comments as c').whereRef('c.post_id', '=', 'parent.id'),
+    atMost,
+  )
 }
 
 /** The same window of each user's comments, on posts the reader may see, in one statement. */

@@ -52,8 +52,7 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
 
     /** How many comments each of these posts the caller may see has, by post id, each counted up to `atMost`, in one read. */
     async countOfPosts(caller: Caller | null, postIds: readonly number[], atMost: number): Promise<Map<number, number>> {
-      const rows = await repo.countCommentsOfPosts(db, postIds, draftVisibility(caller), atMost)
-      return new Map(rows.map((row) => [row.parent_id, Number(row.count)]))
+      return repo.countCommentsOfPosts(db, postIds, draftVisibility(caller), atMost)
     },
 
     /** The same window of each user's comments on posts the caller may see, by author id, in one read. */

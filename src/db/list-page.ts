@@ -12,7 +12,7 @@
 // are ANDed into every tier: a tier narrows the filtered rows, so no page misses or repeats one.
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
 import type { Db } from './create-database.js'
-import { type DialectFacts, factsOf, MIN_INDEXED_SEARCH } from './dialect-facts.js'
+import { type DialectFacts, factsOf, MIN_INDEXED_SEARCH, type WindowBuilder } from './dialect-facts.js'
 import type { FieldSpec } from '../collections/collection-spec.js'
 import type { CollectionQuery, Filter, SortKey } from '../collections/collection-query.js'
 import { MAX_OFFSET_ITEMS, offsetOf } from '../collections/pagination.js'
@@ -295,6 +295,23 @@ function and(conditions: Expression<SqlBool>[]): Expression<SqlBool> {
 
 function or(conditions: Expression<SqlBool>[]): Expression<SqlBool> {
   return conditions.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`(${sql.join(conditions, sql` or `)})`
+}
+
+/**
+ * For each row `parents` selects (aliased `parent`), the rows `children` selects for it, each
+ * counted up to `atMost`, in one statement: by parent id. (count is a bigint, text, on PostgreSQL.)
+ */
+export async function countPerParent(parents: AnySelect, children: (eb: WindowBuilder) => AnySelect, atMost: number): Promise<Map<number, number>> {
+  const rows = (await parents
+    .select('parent.id as parent_id')
+    .select((eb) => {
+      const counted = children(eb)
+        .select(sql<number>`1`.as('one'))
+        .limit(atMost)
+      return sql<number | string>`(select count(*) from (${counted}) as counted)`.as('count')
+    })
+    .execute()) as { parent_id: number; count: number | string }[]
+  return new Map(rows.map((row) => [Number(row.parent_id), Number(row.count)]))
 }
 
 /** The rows of `select`, counted up to one more than MAX_COUNTED_TOTAL. */

@@ -1,10 +1,9 @@
 // SQL for posts. Every function takes the executor first: the database or a transaction.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { sql } from 'kysely'
 import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { forWrite } from '../db/write-transaction.js'
-import { listPage, type RowPage } from '../db/list-page.js'
+import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { type DraftVisibility, visible } from './post-visibility.js'
@@ -42,28 +41,14 @@ export function listPostsOfUsers(db: Db, userIds: readonly number[], window: Lis
     .execute() as Promise<PostRow[]>
 }
 
-/** How many posts of each user the reader sees, each counted up to `atMost` (by the (user_id, id) index), in one statement; count is text on PostgreSQL (a bigint). */
-export function countPostsOfUsers(
-  db: Db,
-  userIds: readonly number[],
-  visibility: DraftVisibility,
-  atMost: number,
-): Promise<{ parent_id: number; count: number | string }[]> {
-  if (userIds.length === 0) return Promise.resolve([])
-  return db
-    .selectFrom('users as parent')
-    .select('parent.id as parent_id')
-    .select((eb) => {
-      const counted = eb
-        .selectFrom('posts as p')
-        .select(sql<number>`1`.as('one'))
-        .whereRef('p.user_id', '=', 'parent.id')
-        .where(visible('p', visibility))
-        .limit(atMost)
-      return sql<number | string>`(select count(*) from (${counted}) as counted)`.as('count')
-    })
-    .where('parent.id', 'in', userIds)
-    .execute()
+/** How many posts of each user the reader sees, by user id, each counted up to `atMost` (by the (user_id, id) index), in one statement. */
+export function countPostsOfUsers(db: Db, userIds: readonly number[], visibility: DraftVisibility, atMost: number): Promise<Map<number, number>> {
+  if (userIds.length === 0) return Promise.resolve(new Map<number, number>())
+  return countPerParent(
+    db.selectFrom('users as parent').where('parent.id', 'in', userIds),
+    (eb) => eb.selectFrom('posts as p').whereRef('p.user_id', '=', 'parent.id').where(visible('p', visibility)),
+    atMost,
+  )
 }
 
 /** A user's posts; drafts only when the caller may see them. */

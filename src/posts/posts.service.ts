@@ -45,8 +45,7 @@ export function createPostsService({ db }: { db: Db }) {
 
     /** How many posts of each user the caller may see, by user id, each counted up to `atMost`, in one read. */
     async countOfUsers(caller: Caller | null, userIds: readonly number[], atMost: number): Promise<Map<number, number>> {
-      const rows = await repo.countPostsOfUsers(db, userIds, draftVisibility(caller), atMost)
-      return new Map(rows.map((row) => [row.parent_id, Number(row.count)]))
+      return repo.countPostsOfUsers(db, userIds, draftVisibility(caller), atMost)
     },
 
     /** The owner's existence is checked in the insert's transaction: no post for a user deleted meanwhile. */

@@ -1,10 +1,9 @@
 // SQL for todos. Every function takes the executor first: the database or a transaction.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { sql } from 'kysely'
 import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { forWrite } from '../db/write-transaction.js'
-import { listPage, type RowPage } from '../db/list-page.js'
+import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../collections/pagination.js'
 
@@ -20,22 +19,14 @@ export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery):
   })
 }
 
-/** How many todos each user has, each counted up to `atMost` (by the (user_id, id) index), in one statement. */
-export function countTodosOfUsers(db: Db, userIds: readonly number[], atMost: number): Promise<{ parent_id: number; count: number | string }[]> {
-  if (userIds.length === 0) return Promise.resolve([])
-  return db
-    .selectFrom('users as parent')
-    .select('parent.id as parent_id')
-    .select((eb) => {
-      const counted = eb
-        .selectFrom('todos as t')
-        .select(sql<number>`1`.as('one'))
-        .whereRef('t.user_id', '=', 'parent.id')
-        .limit(atMost)
-      return sql<number | string>`(select count(*) from (${counted}) as counted)`.as('count')
-    })
-    .where('parent.id', 'in', userIds)
-    .execute()
+/** How many todos each user has, by user id, each counted up to `atMost` (by the (user_id, id) index), in one statement. */
+export function countTodosOfUsers(db: Db, userIds: readonly number[], atMost: number): Promise<Map<number, number>> {
+  if (userIds.length === 0) return Promise.resolve(new Map<number, number>())
+  return countPerParent(
+    db.selectFrom('users as parent').where('parent.id', 'in', userIds),
+    (eb) => eb.selectFrom('todos as t').whereRef('t.user_id', '=', 'parent.id'),
+    atMost,
+  )
 }
 
 /** The same window of each user's todos, in the window's id order, in one statement (see listPostsOfUsers). */

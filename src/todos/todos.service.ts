@@ -33,8 +33,7 @@ export function createTodosService({ db }: { db: Db }) {
 
     /** How many todos each user has, by user id, each counted up to `atMost`, in one read. */
     async countOfUsers(_caller: Caller | null, userIds: readonly number[], atMost: number): Promise<Map<number, number>> {
-      const rows = await repo.countTodosOfUsers(db, userIds, atMost)
-      return new Map(rows.map((row) => [row.parent_id, Number(row.count)]))
+      return repo.countTodosOfUsers(db, userIds, atMost)
     },
 
     async create(caller: Caller | null, userId: IdInput, input: CreateTodoInput): Promise<Todo> {
