@@ -10,9 +10,8 @@ import { pageMetaOf } from '../collections/page-meta.js'
 import { AppError, type ErrorDetail } from '../errors.js'
 import { DEFAULT_PAGE_LIMIT, type ListWindow, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, offsetOf, pastOffsetWindow } from '../collections/pagination.js'
 
-/** Arguments of a top-level collection field: `filterType` is the input filterInputSdl writes, `whereType` whereInputSdl's. */
-export const collectionArgsSdl = (filterType: string, whereType: string): string =>
-  `(
+/** The REST query language as arguments (filters, sort, search): `filterType` is the input filterInputSdl writes, `whereType` whereInputSdl's. */
+export const queryLanguageArgsSdl = (filterType: string, whereType: string): string => `
     "Equality filters; a list means any of its values."
     filter: ${filterType}
     "Conditions by operator, as REST's field[op]=value; all must hold, and so must filter's."
@@ -22,7 +21,11 @@ export const collectionArgsSdl = (filterType: string, whereType: string): string
     "Free-text search (case-insensitive substring)."
     q: String
     "The fields q searches; by default every searchable field."
-    fields: [String!]
+    fields: [String!]`
+
+/** Arguments of a top-level collection field: the query language, and pages by limit, page or cursor. */
+export const collectionArgsSdl = (filterType: string, whereType: string): string =>
+  `(${queryLanguageArgsSdl(filterType, whereType)}
     "Page size (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT})."
     limit: Int
     "1-based page number; pages by offset, up to page × limit = ${MAX_OFFSET_ITEMS} (cursor goes further)."

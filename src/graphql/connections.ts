@@ -17,7 +17,7 @@ import { encodeCursor, type KeyValue } from '../collections/cursor.js'
 import { DEFAULT_PAGE_LIMIT, type ListWindow, MAX_PAGE_LIMIT } from '../collections/pagination.js'
 import { MAX_COUNTED_TOTAL } from '../db/list-page.js'
 import { AppError, type ErrorDetail } from '../errors.js'
-import { type CollectionArgs, toCollectionQuery } from './collection-args.js'
+import { type CollectionArgs, queryLanguageArgsSdl, toCollectionQuery } from './collection-args.js'
 import { type GraphQLContext, selects } from './context.js'
 
 /** The page info of every connection, declared once in the schema. */
@@ -47,18 +47,10 @@ export const CONNECTION_PAGING_ARGS_SDL = `
     before: String`
 
 /** Arguments of a top-level connection: the collection query language (as the list's) and the paging arguments. */
-export const connectionArgsSdl = (filterType: string, whereType: string): string =>
-  `(
-    "Equality filters; a list means any of its values."
-    filter: ${filterType}
-    "Conditions by operator, as REST's field[op]=value; all must hold, and so must filter's."
-    where: ${whereType}
-    "Comma-separated field names; a leading - sorts descending. The id always breaks ties."
-    sort: String
-    "Free-text search (case-insensitive substring)."
-    q: String
-    "The fields q searches; by default every searchable field."
-    fields: [String!]${CONNECTION_PAGING_ARGS_SDL}
+export const connectionArgsSdl = (
+  filterType: string,
+  whereType: string,
+): string => `(${queryLanguageArgsSdl(filterType, whereType)}${CONNECTION_PAGING_ARGS_SDL}
   )`
 
 /** Arguments of a nested connection (a user's posts): paging only, in id order. */
