@@ -273,16 +273,17 @@ const answersWithErrors = new WeakMap<FastifyRequest, { serialized: string; medi
 
 /**
  * For GET (after the HTTP caching's own onSend): an answer that carries errors is no-store, without
- * an ETag; a 304 that If-None-Match made of it is turned back into the answer.
+ * an ETag; a 304 that If-None-Match made of it is turned back into the answer. A callback hook, not
+ * an async one: every GET passes here, and most leave at the first line.
  */
-async function neverCacheErrors(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+function neverCacheErrors(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void {
   const answer = answersWithErrors.get(request)
-  if (answer === undefined) return payload
+  if (answer === undefined) return done(null, payload)
   reply.removeHeader('etag')
   reply.header('cache-control', 'no-store')
-  if (reply.statusCode !== 304) return payload
+  if (reply.statusCode !== 304) return done(null, payload)
   reply.code(200).type(answer.media)
-  return answer.serialized
+  done(null, answer.serialized)
 }
 
 const isRefusal = (params: OperationParams | PersistedQueryRefusal): params is PersistedQueryRefusal => 'code' in params
