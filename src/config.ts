@@ -88,8 +88,30 @@ export interface Config {
 export const RATE_LIMIT_STORE_FAILURES = ['open', 'closed'] as const
 export type RateLimitStoreFailure = (typeof RATE_LIMIT_STORE_FAILURES)[number]
 
-/** Parses the environment. Pure: pass `process.env` or a plain object. */
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * The command-line flags that stand for environment variables (`threadline serve --port 4000`).
+ * A flag wins over its variable and is read by the same reader: the same checks, the message
+ * naming the flag.
+ */
+export const CONFIG_FLAGS = { port: 'PORT', host: 'HOST', db: 'DATABASE_URL' } as const
+export type ConfigFlags = { readonly [flag in keyof typeof CONFIG_FLAGS]?: string }
+
+/** Parses the environment, with the flags given on the command line over it. Pure: pass `process.env` or a plain object. */
+export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Config {
+  const given = (Object.keys(CONFIG_FLAGS) as (keyof typeof CONFIG_FLAGS)[]).filter((flag) => flags[flag] !== undefined)
+  if (given.length === 0) return parseConfig(env)
+  const overridden: Record<string, string | undefined> = { ...env }
+  for (const flag of given) overridden[CONFIG_FLAGS[flag]] = flags[flag]
+  try {
+    return parseConfig(overridden)
+  } catch (error) {
+    const flag = given.find((f) => error instanceof ConfigError && CONFIG_FLAGS[f] === error.variable)
+    if (flag === undefined || !(error instanceof ConfigError)) throw error
+    throw new ConfigError(error.variable, error.reason, `--${flag}`)
+  }
+}
+
+function parseConfig(env: Env): Config {
   return Object.freeze({
     host: readString(env, 'HOST', '127.0.0.1'),
     port: readInteger(env, 'PORT', 3000, 0, 65535),

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs'
 import { Command, InvalidArgumentError } from 'commander'
 import { createTokenCommand, createUserCommand, migrateCommand, revokeTokenCommand, seedCommand } from './cli/commands.js'
-import { type Config, ConfigError, loadConfig } from './config.js'
+import { type Config, ConfigError, type ConfigFlags, loadConfig } from './config.js'
 import { parseDuration } from './core/duration.js'
 import { isAppError } from './errors.js'
 import { startServer } from './server.js'
@@ -28,22 +28,32 @@ function duration(value: string): number {
   return ms
 }
 
-/** Runs a command with the config read from the environment. */
+/**
+ * Runs a command with the config read from the environment and the flags that stand for its
+ * variables (the program's --db, serve's --port and --host), which win. Commander hands an action
+ * its Command last.
+ */
 const withConfig =
   <A extends unknown[]>(run: (config: Config, ...args: A) => Promise<unknown>) =>
   async (...args: A) => {
-    await run(loadConfig(), ...args)
+    const command = args.at(-1) as Command
+    await run(loadConfig(undefined, command.optsWithGlobals<ConfigFlags>()), ...args)
   }
 
 const program = new Command('threadline')
-  .description('Users, posts, comments and todos over REST and GraphQL.\nEvery command reads DATABASE_URL (default sqlite:data/threadline.db).')
+  .description('Users, posts, comments and todos over REST and GraphQL.')
   .version(version)
+  .option('--db <url>', 'the database, sqlite:FILE or postgres://… (env DATABASE_URL, default sqlite:data/threadline.db)')
+  // Every command's --help lists --db too, under "Global Options".
+  .configureHelp({ showGlobalOptions: true })
   .showHelpAfterError()
 
 program
   .command('serve')
   .description('Migrate the database, fill a new one with demo data (unless SEED_DEMO_DATA=false) and serve on HOST:PORT')
-  .action(withConfig(startServer))
+  .option('--port <n>', 'port to listen on, 0 for any free one (env PORT, default 3000)')
+  .option('--host <address>', 'interface to listen on, 0.0.0.0 for all (env HOST, default 127.0.0.1)')
+  .action(withConfig((config) => startServer(config)))
 
 program.command('migrate').description('Bring the database schema up to date').action(withConfig(migrateCommand))
 

@@ -2,13 +2,17 @@
 // missing or blank takes the default, a wrong one names its variable (ConfigError).
 import { parseDuration } from '../core/duration.js'
 
-/** A variable set to a value it cannot take; `variable` names it, and the message says what it expected. */
+/**
+ * A variable set to a value it cannot take; `variable` names it, `reason` says what it expected.
+ * `source` is what the message blames: the variable, or the command-line flag that stood for it.
+ */
 export class ConfigError extends Error {
   constructor(
     readonly variable: string,
-    message: string,
+    readonly reason: string,
+    source = `Invalid environment variable ${variable}`,
   ) {
-    super(`Invalid environment variable ${variable}: ${message}`)
+    super(`${source}: ${reason}`)
     this.name = 'ConfigError'
   }
 }

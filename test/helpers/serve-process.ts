@@ -26,9 +26,9 @@ process.on('exit', () => {
 /** How long a server may take to say it listens before the start counts as failed. */
 const START_TIMEOUT_MS = 30_000
 
-/** Starts `threadline serve`; resolves with its address once it logged it (killing it if it never does). */
-export async function startServe(env: Record<string, string>): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', ...env } })
+/** Starts `threadline serve [flags]`; resolves with its address once it logged it (killing it if it never does). */
+export async function startServe(env: Record<string, string>, flags: readonly string[] = []): Promise<ServeProcess> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...flags], { env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', ...env } })
   running.add(child)
   child.on('exit', () => running.delete(child))
   let output = ''
