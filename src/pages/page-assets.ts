@@ -1,16 +1,16 @@
 // The files a browser page served by the service loads (GraphiQL, the API reference): a fixed list,
-// found in node_modules at start-up, read into memory on first demand and served as routes, so there
-// is no directory to traverse and no CDN to reach. Each is compressed once per encoding, on first
+// found at start-up (packaged-assets.ts: dist/assets in the package, else node_modules), read into
+// memory on first demand and served as routes, so there is no directory to traverse and no CDN to
+// reach. Each is compressed once per encoding, on first
 // demand. Read at start-up, they were 6 MB of every server's memory, pages served or not.
 import { createHash } from 'node:crypto'
-import { access, readFile } from 'node:fs/promises'
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
+import { readFile } from 'node:fs/promises'
 import { promisify } from 'node:util'
 import { brotliCompress, constants as zlib, gzip } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
 import { matchesAny } from '../http/caching.js'
 import { chooseContentCoding, CONTENT_CODINGS, type ContentCoding } from '../http/compression.js'
+import { findPackagedAsset, PACKAGED_ASSETS, type PackagedAsset } from './packaged-assets.js'
 
 /**
  * The content security policy of every page the service serves (GraphiQL, the API reference):
@@ -74,12 +74,22 @@ export function createPageAsset(name: string, contentType: string, body: Buffer)
   return { name, contentType, loaded: () => loaded }
 }
 
-const require = createRequire(import.meta.url)
+type PackageName = PackagedAsset['packageName']
 
-/** A file of an installed package, found as Node resolves the package (never a path from a request). */
-export async function readPackageAsset(packageName: string, file: string, contentType: string, name = file.split('/').pop() ?? file): Promise<PageAsset> {
-  const path = join(dirname(require.resolve(`${packageName}/package.json`)), file)
-  await access(path) // a file missing from the install stops the start, not a page later
+/**
+ * A file of another package (one of PACKAGED_ASSETS: the types refuse any other), from the
+ * package's prebuilt copy or a development checkout's node_modules (findPackagedAsset), never a
+ * path from a request.
+ */
+export async function readPackageAsset<P extends PackageName>(
+  packageName: P,
+  file: Extract<PackagedAsset, { packageName: P }>['file'],
+  contentType: string,
+  name = file.split('/').pop() ?? file,
+): Promise<PageAsset> {
+  const asset = PACKAGED_ASSETS.find((a) => a.packageName === packageName && a.file === file)
+  if (asset === undefined) throw new Error(`${packageName}/${file} is not in PACKAGED_ASSETS`)
+  const path = await findPackagedAsset(asset) // a file missing from the install stops the start, not a page later
   let loaded: Promise<LoadedAsset> | undefined
   return { name, contentType, loaded: () => (loaded ??= readFile(path).then(loadedAsset)) }
 }
