@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# `npm run test:package`: the installable package, tried as a user tries it. Packs Threadline
+# (npm pack builds dist/ through `prepare`), installs the tarball globally into a temporary
+# prefix, starts `threadline serve --port <free port>` from an empty folder with nothing in the
+# environment but PATH and HOME, and checks that it answers: a page of users, data/threadline.db
+# created in that folder, GraphiQL and its prebuilt script. Prints the install's time and size;
+# exits non-zero, saying what failed, on any failure. Everything lives in one temporary folder,
+# removed at the end (kept, and named, when THREADLINE_KEEP_PACKAGE_TEST=1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/threadline-package.XXXXXX")
+server_pid=
+
+fail() {
+  echo "test:package: FAILED: $*" >&2
+  if [ -f "$work/serve.log" ]; then
+    echo "--- threadline serve printed:" >&2
+    tail -n 40 "$work/serve.log" >&2
+  fi
+  exit 1
+}
+
+cleanup() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  if [ "${THREADLINE_KEEP_PACKAGE_TEST:-}" = 1 ]; then echo "test:package: kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+echo "test:package: packing into $work"
+npm pack --silent --pack-destination "$work" >"$work/pack.log" 2>&1 || { cat "$work/pack.log" >&2; fail "npm pack"; }
+tarball=$(ls "$work"/threadline-*.tgz 2>/dev/null | head -n 1)
+[ -n "$tarball" ] || fail "npm pack made no threadline-*.tgz"
+echo "test:package: $(basename "$tarball"), $(du -h "$tarball" | cut -f1)"
+
+# The packed files: the build's output, no tests, benchmarks or sources.
+tar -tzf "$tarball" >"$work/files.txt"
+grep -q '^package/dist/main.js$' "$work/files.txt" || fail "the tarball lacks dist/main.js"
+grep -q '^package/dist/assets/graphiql/graphiql.min.js$' "$work/files.txt" || fail "the tarball lacks the prebuilt page assets (dist/assets)"
+if grep -E '^package/(src|test|bench|scripts)/' "$work/files.txt" >/dev/null; then fail "the tarball holds src/, test/, bench/ or scripts/ files"; fi
+
+echo "test:package: npm install -g --prefix $work/prefix (better-sqlite3 may compile from source: minutes)"
+started=$(date +%s)
+npm install -g --no-audit --no-fund --prefix "$work/prefix" "$tarball" >"$work/install.log" 2>&1 || {
+  tail -n 40 "$work/install.log" >&2
+  fail "npm install -g of the tarball"
+}
+seconds=$(($(date +%s) - started))
+installed="$work/prefix/lib/node_modules/threadline"
+# Every installed package, nested ones too: each has its package.json right under node_modules/[@scope/]name.
+packages=$(find "$installed/node_modules" -name package.json | grep -Ec '/node_modules/(@[^/]+/)?[^/]+/package\.json$' || true)
+echo "test:package: installed in ${seconds} s: $(du -sh "$work/prefix" | cut -f1) in the prefix, ${packages} packages"
+for gone in react react-dom graphiql swagger-ui-dist; do
+  [ ! -d "$installed/node_modules/$gone" ] || fail "the install pulled $gone: it should be a development dependency only"
+done
+
+bin="$work/prefix/bin/threadline"
+[ -x "$bin" ] || fail "no $bin after the install"
+run() { env -i PATH="$PATH" HOME="${HOME:-/tmp}" "$@"; }
+run "$bin" --help >"$work/help.txt" 2>&1 || { cat "$work/help.txt" >&2; fail "threadline --help"; }
+grep -q 'serve' "$work/help.txt" || fail "threadline --help does not list serve"
+
+port=$(node -e "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close() })")
+mkdir "$work/empty"
+cd "$work/empty"
+run "$bin" serve --port "$port" >"$work/serve.log" 2>&1 &
+server_pid=$!
+base="http://127.0.0.1:$port"
+
+# The first start migrates and seeds the demo data: give it up to a minute.
+for _ in $(seq 1 120); do
+  if curl -fs -o /dev/null "$base/health"; then break; fi
+  kill -0 "$server_pid" 2>/dev/null || fail "threadline serve exited before answering"
+  sleep 0.5
+done
+curl -fs -o /dev/null "$base/health" || fail "threadline serve did not answer on $base within a minute"
+
+status=$(curl -s -o "$work/users.json" -w '%{http_code}' "$base/api/v1/users?limit=1")
+[ "$status" = 200 ] || fail "GET /api/v1/users?limit=1 answered $status"
+node -e "const b = JSON.parse(require('node:fs').readFileSync(process.argv[1], 'utf8')); if (!Array.isArray(b.data) || b.data.length !== 1 || typeof b.data[0].id !== 'number') process.exit(1)" "$work/users.json" ||
+  fail "GET /api/v1/users?limit=1 did not answer one user in data: $(head -c 300 "$work/users.json")"
+[ -f "$work/empty/data/threadline.db" ] || fail "no data/threadline.db in the folder threadline serve was started from"
+
+status=$(curl -s -o "$work/graphiql.html" -w '%{http_code}' -H 'accept: text/html' "$base/graphiql")
+[ "$status" = 200 ] || fail "GET /graphiql answered $status"
+script=$(grep -o 'src="[^"]*graphiql\.min\.js"' "$work/graphiql.html" | head -n 1 | sed -e 's/^src="//' -e 's/"$//')
+[ -n "$script" ] || fail "the GraphiQL page loads no graphiql.min.js"
+status=$(curl -s -o "$work/graphiql.min.js" -w '%{http_code}' "$base$script")
+[ "$status" = 200 ] || fail "GET $script answered $status"
+cmp -s "$work/graphiql.min.js" "$installed/dist/assets/graphiql/graphiql.min.js" || fail "GET $script did not answer the packaged dist/assets/graphiql/graphiql.min.js"
+
+echo "test:package: ok: threadline serve from an empty folder answered users, GraphiQL and its assets; data/threadline.db created"
