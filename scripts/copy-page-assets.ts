@@ -15,4 +15,3 @@ for (const asset of PACKAGED_ASSETS) {
   await mkdir(dirname(target), { recursive: true })
   await copyFile(installedAssetPath(asset), target)
 }
-console.log(`copied ${PACKAGED_ASSETS.length} page assets to ${folder}`)

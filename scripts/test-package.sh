@@ -26,6 +26,7 @@ cleanup() {
     kill "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
   fi
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then echo "test:package: the server ($server_pid) outlived SIGTERM" >&2; fi
   if [ "${THREADLINE_KEEP_PACKAGE_TEST:-}" = 1 ]; then echo "test:package: kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -66,7 +67,8 @@ grep -q 'serve' "$work/help.txt" || fail "threadline --help does not list serve"
 port=$(node -e "const s = require('node:net').createServer().listen(0, '127.0.0.1', () => { console.log(s.address().port); s.close() })")
 mkdir "$work/empty"
 cd "$work/empty"
-run "$bin" serve --port "$port" >"$work/serve.log" 2>&1 &
+# env, not run(): a function would put a subshell between $! and the server, which the cleanup's kill would miss.
+env -i PATH="$PATH" HOME="${HOME:-/tmp}" "$bin" serve --port "$port" >"$work/serve.log" 2>&1 &
 server_pid=$!
 base="http://127.0.0.1:$port"
 
@@ -91,5 +93,11 @@ script=$(grep -o 'src="[^"]*graphiql\.min\.js"' "$work/graphiql.html" | head -n 
 status=$(curl -s -o "$work/graphiql.min.js" -w '%{http_code}' "$base$script")
 [ "$status" = 200 ] || fail "GET $script answered $status"
 cmp -s "$work/graphiql.min.js" "$installed/dist/assets/graphiql/graphiql.min.js" || fail "GET $script did not answer the packaged dist/assets/graphiql/graphiql.min.js"
+
+kill "$server_pid"
+code=0
+wait "$server_pid" || code=$?
+server_pid=
+[ "$code" = 0 ] || fail "threadline serve exited with $code on SIGTERM"
 
 echo "test:package: ok: threadline serve from an empty folder answered users, GraphiQL and its assets; data/threadline.db created"
