@@ -21,7 +21,11 @@ import { markRepresentationCacheable, registerCaching } from './http/caching.js'
 import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
 import { registerCompression } from './http/compression.js'
 import { corsOptions } from './http/cors.js'
-import { docsPageRoutes } from './pages/docs-page.js'
+import { DOCS_PATH, docsPageRoutes } from './pages/docs-page.js'
+import { frontDoorRoutes, type ResourceCounts } from './pages/front-door.js'
+import { visible } from './posts/post-visibility.js'
+import { HEALTH_PATH } from './operations/health.js'
+import { STREAM_PATH } from './graphql/subscriptions/subscription-server.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
 import { trackAllowedMethods } from './http/method-not-allowed.js'
 import { OPENAPI_JSON_PATH, registerOpenApi } from './http/openapi/openapi-plugin.js'
@@ -95,6 +99,37 @@ function stdoutLogStream(): NodeJS.WritableStream {
 function prettyLogStream(): NodeJS.WritableStream {
   const pretty = createRequire(import.meta.url)('pino-pretty') as (options: object) => NodeJS.WritableStream
   return pretty({ sync: true, colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+}
+
+/**
+ * What an anonymous caller can see of each resource, for the front door: every user and todo,
+ * published posts and the comments on them (the services' rule for drafts, posts/post-visibility).
+ * Four counts in one round trip each, not the lists' totals, which stop counting at 10,000.
+ */
+async function countResources(db: Database['db']): Promise<ResourceCounts> {
+  const anonymous = { allDrafts: false, ownerId: null }
+  const [users, posts, comments, todos] = await Promise.all([
+    db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('posts')
+      .where(visible('posts', anonymous))
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('comments')
+      .innerJoin('posts', 'posts.id', 'comments.post_id')
+      .where(visible('posts', anonymous))
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('todos')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow(),
+  ])
+  return { users: Number(users.n), posts: Number(posts.n), comments: Number(comments.n), todos: Number(todos.n) }
 }
 
 export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
@@ -254,6 +289,21 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   // The interactive reference reads that document: without it (OPENAPI=false) there is no page.
   if (config.openapi) await registerOpenApi(app, { cacheMaxAgeS: config.cacheMaxAgeS })
   if (config.openapi && config.docs) await app.register(docsPageRoutes, { specUrl: OPENAPI_JSON_PATH })
+
+  // The front door at /: a page for a browser, the API's index (URL templates) for anything else.
+  await app.register(frontDoorRoutes, {
+    counts: () => countResources(db),
+    apiPrefix: `/api/v${DEFAULT_API_VERSION}`,
+    paths: {
+      graphql: '/graphql',
+      graphqlStream: STREAM_PATH,
+      graphqlSchema: config.graphql.introspection ? '/graphql/schema.graphql' : undefined,
+      graphiql: config.graphql.graphiql ? '/graphiql' : undefined,
+      openapi: config.openapi ? OPENAPI_JSON_PATH : undefined,
+      docs: config.openapi && config.docs ? DOCS_PATH : undefined,
+      health: HEALTH_PATH,
+    },
+  })
 
   // The REST API, once per version prefix and once unversioned (version from Accept).
   for (const mount of API_MOUNTS) {
