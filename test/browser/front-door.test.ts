@@ -1,0 +1,105 @@
+// The front door in a real Chromium: the page at / shows the counts, its links lead to the docs and
+// GraphiQL, the curl line copies, and a comment written through the REST API while the page is open
+// appears in its live feed. Nothing leaves the origin, the CSP refuses nothing, the console stays
+// clean. Screenshots are kept under test-results/ (front-door.png, front-door-narrow.png).
+import { mkdirSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import type { Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { chromiumOrSkip, launchChromium } from '../helpers/browser.js'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+
+const SCREENSHOTS = 'test-results'
+
+const hasChromium = chromiumOrSkip()
+
+describe.skipIf(!hasChromium)('the front door in a browser', () => {
+  let t: TestApp
+  let origin: string
+  let browser: Awaited<ReturnType<typeof launchChromium>>
+  let page: Page
+  let postId: number
+  /** Requests to another origin (aborted), console errors (CSP refusals among them) and page errors. */
+  const foreign: string[] = []
+  const consoleErrors: string[] = []
+
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true })
+    t = await buildTestApp()
+    const post = await t.request({
+      method: 'POST',
+      url: `/api/v1/users/${t.alice.id}/posts`,
+      token: t.tokens.alice,
+      json: { title: 'Notes from the front door', content: 'Say hello below.' },
+    })
+    postId = post.json<{ data: { id: number } }>().data.id
+    await t.app.listen({ host: '127.0.0.1', port: 0 })
+    origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+    browser = await launchChromium()
+    await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin })
+    await browser.context.route('**/*', async (route) => {
+      const url = new URL(route.request().url())
+      if (url.origin === origin) return route.continue()
+      foreign.push(url.href)
+      return route.abort('blockedbyclient')
+    })
+    page = await browser.context.newPage()
+    page.on('console', (message) => {
+      if (message.type() === 'error') consoleErrors.push(message.text())
+    })
+    page.on('pageerror', (error) => consoleErrors.push(error.message))
+    await page.goto(`${origin}/`)
+  })
+
+  afterAll(async () => {
+    await browser?.close()
+    await t?.close()
+    expect(foreign, 'requests to another origin').toEqual([])
+    expect(consoleErrors, 'console errors and CSP refusals').toEqual([])
+  })
+
+  it('shows the counts an anonymous caller can see, and the curl line with the real origin', async () => {
+    expect(await page.locator('#count-users').textContent()).toBe('3')
+    expect(await page.locator('#count-posts').textContent()).toBe('1')
+    expect(await page.locator('#count-comments').textContent()).toBe('0')
+    expect(await page.locator('#curl').textContent()).toBe(`curl ${origin}/api/v1/users?limit=2`)
+  })
+
+  it('copies the curl line to the clipboard', async () => {
+    await page.locator('#copy-curl').click()
+    await page.locator('#copy-curl', { hasText: 'Copied' }).waitFor({ timeout: 3000 })
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`curl ${origin}/api/v1/users?limit=2`)
+  })
+
+  it('shows a comment written through the REST API within seconds, as text, and counts it', async () => {
+    await page.locator('#feed-status', { hasText: 'Live' }).waitFor({ timeout: 5000 })
+    const content = 'Hello <b>there</b> & welcome'
+    const res = await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts/${postId}/comments`, token: t.tokens.bob, json: { content } })
+    expect(res.statusCode).toBe(201)
+    const item = page.locator('#feed li').first()
+    await item.waitFor({ timeout: 5000 })
+    expect(await item.locator('.content').textContent()).toBe(content)
+    expect(await item.locator('b').count()).toBe(0) // the markup stayed text
+    expect(await item.locator('.meta strong').textContent()).toBe('Bob')
+    expect(await item.locator('.meta em').textContent()).toBe('Notes from the front door')
+    expect(await page.locator('#count-comments').textContent()).toBe('1')
+    expect(await page.locator('#feed-empty').count()).toBe(0)
+    await page.screenshot({ path: `${SCREENSHOTS}/front-door.png`, fullPage: true })
+    await page.setViewportSize({ width: 380, height: 800 })
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(380)
+    await page.screenshot({ path: `${SCREENSHOTS}/front-door-narrow.png`, fullPage: true })
+    await page.setViewportSize({ width: 1280, height: 900 })
+  })
+
+  it('leads to the API reference and to GraphiQL', async () => {
+    for (const [name, path] of [
+      ['API reference', '/docs'],
+      ['GraphiQL', '/graphiql'],
+    ] as const) {
+      await page.goto(`${origin}/`)
+      await Promise.all([page.waitForURL(`${origin}${path}`, { waitUntil: 'commit' }), page.getByRole('link', { name, exact: true }).click()])
+      expect(await page.title()).toMatch(/Threadline/)
+    }
+    await page.goto(`${origin}/`)
+  })
+})
