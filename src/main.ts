@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // The `threadline` command: serve, migrate, seed, users, tokens. `--help` on each.
 import { readFileSync } from 'node:fs'
-import { Command, InvalidArgumentError } from 'commander'
+import { Command, InvalidArgumentError, Option } from 'commander'
 import { createTokenCommand, createUserCommand, migrateCommand, revokeTokenCommand, seedCommand } from './cli/commands.js'
+import { EXPORT_FORMATS, type ExportOptions, exportCommand } from './cli/export-data.js'
+import { importCommand } from './cli/import-data.js'
+import { resetCommand } from './cli/reset.js'
 import { type Config, ConfigError, type ConfigFlags, loadConfig } from './config.js'
 import { parseDuration } from './core/duration.js'
 import { isAppError } from './errors.js'
@@ -67,6 +70,29 @@ program
   .option('--batch-size <n>', `rows per INSERT statement, at most ${MAX_BATCH_SIZE}`, batchSize, 500)
   .option('--seed <n>', 'random seed: the same seed on an empty database gives the same data', count, 1)
   .action(withConfig((config, options: Parameters<typeof seedCommand>[1]) => seedCommand(config, options)))
+
+program
+  .command('import')
+  .description('Load a Threadline export or a JSONPlaceholder /db file, keeping ids; checks it whole first, writes all or nothing')
+  .argument('<file>', 'the JSON file')
+  .option('--replace', 'empty comments, todos, posts, tokens and users first (same transaction)')
+  .action(withConfig((config, file: string, options: { replace?: boolean }) => importCommand(config, file, options)))
+
+program
+  .command('reset')
+  .description('Empty the database and load the demo data of a fresh serve, or FILE as import --replace does')
+  .option('--from <file>', 'load this file instead of the demo data')
+  .option('--yes', 'do not ask (needed when stdin is not a terminal)')
+  .action(withConfig((config, options: { from?: string; yes?: boolean }) => resetCommand(config, options)))
+
+program
+  .command('export')
+  .description('Write the whole database as one JSON document, read in one transaction, to stdout or --output')
+  .addOption(
+    new Option('--format <format>', "threadline (import's format, with password hashes) or jsonplaceholder").choices(EXPORT_FORMATS).default('threadline'),
+  )
+  .option('--output <file>', 'write this file (whole or not at all) instead of stdout')
+  .action(withConfig((config, options: ExportOptions) => exportCommand(config, options)))
 
 const users = program.command('users').description('Manage users')
 users

@@ -1,0 +1,67 @@
+// `threadline reset`: back to a known state, the demo data of a fresh `serve` or a file's rows.
+// It destroys every row, so it asks first on a terminal and refuses unasked anywhere else.
+import { createInterface } from 'node:readline/promises'
+import type { Config } from '../config.js'
+import { openDatabase } from '../db/create-database.js'
+import { migrateToLatest } from '../db/migrate.js'
+import { AppError } from '../errors.js'
+import { DEMO_COUNTS, seedDatabase } from '../seed/seed-database.js'
+import { createImportProgress } from './import-progress.js'
+import { describeImport, emptyTables, importFile, moveSequences } from './import-data.js'
+
+export interface ResetOptions {
+  from?: string
+  yes?: boolean
+}
+
+/** The database's name as the prompt shows it: a file's path, or a server and database (no password). */
+function describeDatabase(config: Config): string {
+  const location = config.database
+  if (location.dialect === 'sqlite') return location.path
+  const url = new URL(location.url)
+  return `${url.host}${url.pathname}`
+}
+
+async function confirmed(config: Config, options: ResetOptions): Promise<boolean> {
+  if (options.yes === true) return true
+  if (!process.stdin.isTTY) {
+    throw new AppError('BAD_REQUEST', 'reset replaces all data and stdin is not a terminal to ask on: pass --yes to go on')
+  }
+  const prompt = createInterface({ input: process.stdin, output: process.stdout })
+  try {
+    const answer = await prompt.question(`This replaces every user, post, comment, todo and token in ${describeDatabase(config)}. Type yes to go on: `)
+    return answer.trim().toLowerCase() === 'yes'
+  } finally {
+    prompt.close()
+  }
+}
+
+export async function resetCommand(config: Config, options: ResetOptions): Promise<void> {
+  if (!(await confirmed(config, options))) {
+    console.log('Nothing changed.')
+    return
+  }
+  const database = openDatabase(config.database)
+  try {
+    await migrateToLatest(database)
+    const started = performance.now()
+    if (options.from !== undefined) {
+      const summary = await importFile(database.db, options.from, { replace: true, progress: createImportProgress(process.stdout) })
+      console.log(describeImport(summary, (performance.now() - started) / 1000))
+      return
+    }
+    // The seed runs its own transaction: emptying is one before it. The ids start at 1 again, so
+    // the data is a fresh serve's, row for row.
+    await database.db.transaction().execute(async (trx) => {
+      await emptyTables(trx)
+      await moveSequences(trx)
+    })
+    await seedDatabase(database.db, DEMO_COUNTS)
+    const seconds = ((performance.now() - started) / 1000).toFixed(1)
+    console.log(
+      `Reset to the demo data: ${DEMO_COUNTS.users} users, ${DEMO_COUNTS.posts} posts, ${DEMO_COUNTS.comments} comments and ${DEMO_COUNTS.todos} todos in ${seconds} s.`,
+    )
+  } finally {
+    await database.close()
+  }
+}

@@ -1,0 +1,266 @@
+// `threadline import`, run as a child process (dist/main.js) on a fresh database of the run's store,
+// then read back over the REST API of an app on the same database.
+import { execFile } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { BIN } from '../helpers/serve-process.js'
+import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
+
+const run = promisify(execFile)
+const dir = mkdtempSync(join(tmpdir(), 'threadline-import-'))
+
+function fileOf(name: string, content: unknown): string {
+  const path = join(dir, name)
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 1))
+  return path
+}
+
+function threadline(url: string, args: string[]) {
+  return run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, DATABASE_URL: url } })
+}
+
+async function threadlineFails(url: string, args: string[]) {
+  try {
+    await threadline(url, args)
+  } catch (error) {
+    return error as { code: number; stdout: string; stderr: string }
+  }
+  throw new Error(`threadline ${args.join(' ')} succeeded`)
+}
+
+async function withApp<T>(url: string, use: (app: Awaited<ReturnType<typeof buildApp>>) => Promise<T>): Promise<T> {
+  const app = await buildApp(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
+  try {
+    return await use(app)
+  } finally {
+    await app.close()
+  }
+}
+
+async function get(url: string, path: string) {
+  return withApp(url, async (app) => (await app.inject({ method: 'GET', url: path })).json())
+}
+
+/** The users, the first one whole, and its posts and todos, read over the API: what "unchanged" compares. */
+async function snapshot(url: string) {
+  return withApp(url, async (app) => {
+    const read = async (path: string) => (await app.inject({ method: 'GET', url: path })).json().data
+    const users: { id: number }[] = await read('/api/v1/users?limit=100')
+    const first = users[0]?.id ?? 1
+    return {
+      users,
+      posts: await read(`/api/v1/users/${first}/posts?limit=100`),
+      todos: await read(`/api/v1/users/${first}/todos?limit=100`),
+    }
+  })
+}
+
+/** JSONPlaceholder's /db shape, small: 3 users, 5 posts, 6 comments (one by an unknown e-mail), 4 todos. */
+const placeholder = {
+  users: [
+    {
+      id: 1,
+      name: 'Leanne Graham',
+      username: 'Bret',
+      email: 'Sincere@april.biz',
+      address: { street: 'Kulas Light', suite: 'Apt. 556', city: 'Gwenborough', zipcode: '92998-3874', geo: { lat: '-37.3159', lng: '81.1496' } },
+      phone: '1-770-736-8031 x56442',
+      website: 'hildegard.org',
+      company: { name: 'Romaguera-Crona', catchPhrase: 'Multi-layered', bs: 'harness' },
+    },
+    { id: 2, name: 'Ervin Howell', username: 'Antonette', email: 'Shanna@melissa.tv', phone: '010-692-6593' },
+    { id: 3, name: 'Clementine Bauch', username: 'Samantha', email: 'Nathan@yesenia.net' },
+  ],
+  posts: [
+    { userId: 1, id: 1, title: 'sunt aut facere', body: 'quia et suscipit\nsuscipit recusandae' },
+    { userId: 1, id: 2, title: 'qui est esse', body: 'est rerum tempore vitae' },
+    { userId: 2, id: 11, title: 'et ea vero quia', body: 'delectus reiciendis' },
+    { userId: 3, id: 21, title: 'asperiores ea ipsam', body: 'voluptatem' },
+    { userId: 3, id: 22, title: 'dolor sint quo', body: 'similique fugit' },
+  ],
+  comments: [
+    { postId: 1, id: 1, name: 'id labore ex et quam laborum', email: 'sincere@APRIL.biz', body: 'laudantium enim' },
+    { postId: 1, id: 2, name: 'quo vero', email: 'Shanna@melissa.tv', body: 'est natus enim' },
+    { postId: 2, id: 3, name: 'odio adipisci', email: 'Nathan@yesenia.net', body: 'quia molestiae' },
+    { postId: 11, id: 4, name: 'alias odio', email: 'Nathan@yesenia.net', body: 'non et atque' },
+    { postId: 21, id: 5, name: 'vero eaque', email: 'Sincere@april.biz', body: 'harum non quasi' },
+    { postId: 22, id: 6, name: 'et fugit', email: 'Eliseo@gardner.biz', body: 'doloribus at sed' },
+  ],
+  todos: [
+    { userId: 1, id: 1, title: 'delectus aut autem', completed: false },
+    { userId: 1, id: 2, title: 'quis ut nam', completed: true },
+    { userId: 2, id: 3, title: 'fugiat veniam minus', completed: false },
+    { userId: 3, id: 4, title: 'et porro tempora', completed: true },
+  ],
+}
+
+const at = '2026-01-02T03:04:05.006Z'
+const threadlineUser = (id: number, email: string) => ({
+  id,
+  name: `User ${id}`,
+  email,
+  age: 30,
+  avatar: null,
+  role: 'user',
+  passwordHash: null,
+  createdAt: at,
+  updatedAt: at,
+})
+const threadlinePost = (id: number, userId: number) => ({
+  id,
+  userId,
+  title: `Post ${id}`,
+  content: 'Body',
+  status: 'published',
+  publishedAt: at,
+  createdAt: at,
+  updatedAt: at,
+})
+
+let db: TestDatabase
+beforeAll(async () => {
+  db = await freshDatabase()
+})
+afterAll(() => db.drop())
+
+describe('threadline import', () => {
+  it('imports a JSONPlaceholder file: ids kept, fields mapped, an author made for an unknown e-mail, and a new post gets max+1', async () => {
+    const { stdout } = await threadline(db.url, ['import', fileOf('placeholder.json', placeholder)])
+    expect(stdout).toMatch(
+      /Imported 3 users, 5 posts, 6 comments and 4 todos in [\d.]+ s \(jsonplaceholder: dropped username, address, phone, website, company of 3 users; added 1 users for comment e-mails no user had\)\n$/,
+    )
+    // Not a terminal: plain lines, no escape codes or carriage returns.
+    expect(stdout).toMatch(/^checking \d+% /m)
+    expect(stdout).not.toContain('\r')
+    expect(stdout).not.toContain(String.fromCharCode(27))
+
+    const user = (await get(db.url, '/api/v1/users/1')).data
+    expect(user).toMatchObject({ id: 1, name: 'Leanne Graham', email: 'Sincere@april.biz', age: null, avatar: null, role: 'user' })
+    expect(user).not.toHaveProperty('username')
+    const post = (await get(db.url, '/api/v1/users/2/posts/11')).data
+    expect(post).toMatchObject({ id: 11, userId: 2, title: 'et ea vero quia', content: 'delectus reiciendis', status: 'published' })
+    expect(post.publishedAt).toBe(post.createdAt)
+    const comments = (await get(db.url, '/api/v1/users/1/posts/1/comments')).data
+    expect(comments.map((c: { id: number; authorId: number; content: string }) => [c.id, c.authorId, c.content])).toEqual([
+      [1, 1, 'laudantium enim'],
+      [2, 2, 'est natus enim'],
+    ])
+    const made = (await get(db.url, '/api/v1/users/4')).data
+    expect(made).toMatchObject({ id: 4, name: 'Eliseo', email: 'Eliseo@gardner.biz', role: 'user' })
+    expect((await get(db.url, '/api/v1/users/3/posts/22/comments')).data[0]).toMatchObject({ id: 6, authorId: 4 })
+    const todos = (await get(db.url, '/api/v1/users/1/todos')).data
+    expect(todos.map((t: { text: string; completed: boolean }) => [t.text, t.completed])).toEqual([
+      ['delectus aut autem', false],
+      ['quis ut nam', true],
+    ])
+    // Search finds imported users (SQLite's FTS index, PostgreSQL's trigrams).
+    expect((await get(db.url, '/api/v1/users?q=howell')).data.map((u: { id: number }) => u.id)).toEqual([2])
+
+    const token = (await threadline(db.url, ['tokens', 'create', '--user', '1'])).stdout.trim()
+    await withApp(db.url, async (app) => {
+      const res = await app.inject({
+        method: 'POST',
+        url: '/api/v1/users/1/posts',
+        headers: { authorization: `Bearer ${token}` },
+        payload: { title: 'New', content: 'x' },
+      })
+      expect(res.statusCode).toBe(201)
+      expect(res.json().data.id).toBe(23)
+    })
+  })
+
+  it('refuses ids and e-mails the database holds without --replace, and changes nothing', async () => {
+    const before = await snapshot(db.url)
+    const failed = await threadlineFails(db.url, ['import', fileOf('again.json', placeholder)])
+    expect(failed.code).not.toBe(0)
+    expect(failed.stderr).toContain('users[0].id: 1 exists')
+    expect(failed.stderr).toContain('posts[2].id: 11 exists')
+    expect(failed.stderr).toMatch(/users\[1\]\.email: shanna@melissa\.tv is taken in the database/)
+    expect(await snapshot(db.url)).toEqual(before)
+  })
+
+  it('--replace empties the tables first and loads a Threadline file, keys in any order', async () => {
+    // Posts before users, the marker last: the object's keys have no order.
+    const file = fileOf('threadline.json', {
+      posts: [threadlinePost(40, 7), { ...threadlinePost(41, 8), status: 'draft', publishedAt: null }],
+      comments: [{ id: 9, postId: 40, authorId: 8, content: 'Nice', createdAt: at, updatedAt: at }],
+      users: [threadlineUser(7, 'seven@example.com'), { ...threadlineUser(8, 'eight@example.com'), role: 'admin' }],
+      todos: [{ id: 3, userId: 7, text: 'Write', completed: true, createdAt: at, updatedAt: at }],
+      threadline: { version: 1, exportedAt: at },
+    })
+    const { stdout } = await threadline(db.url, ['import', '--replace', file])
+    expect(stdout).toMatch(/Imported 2 users, 2 posts, 1 comments and 1 todos in [\d.]+ s\n$/)
+    expect((await get(db.url, '/api/v1/users')).data.map((u: { id: number }) => u.id)).toEqual([7, 8])
+    expect((await get(db.url, '/api/v1/users/7')).data).toEqual({
+      id: 7,
+      name: 'User 7',
+      email: 'seven@example.com',
+      age: 30,
+      avatar: null,
+      role: 'user',
+      createdAt: at,
+      updatedAt: at,
+    })
+    expect((await get(db.url, '/api/v1/users/7/posts/40')).data).toMatchObject({ id: 40, status: 'published', publishedAt: at })
+    expect((await get(db.url, '/api/v1/users/7/posts/40/comments')).data[0]).toMatchObject({ id: 9, authorId: 8, content: 'Nice' })
+    expect((await get(db.url, '/api/v1/users/1')).error.code).toBe('NOT_FOUND')
+  })
+
+  it('lists every bad row with its path, exits non-zero and writes nothing', async () => {
+    const before = await snapshot(db.url)
+    const file = fileOf('bad.json', {
+      threadline: { version: 1, exportedAt: at },
+      users: [
+        threadlineUser(20, 'twenty@example.com'),
+        { ...threadlineUser(21, 'TWENTY@example.com'), age: 'old' },
+        { ...threadlineUser(20, 'x@example.com'), nickname: 'x' },
+        { id: 22, name: 'No e-mail' },
+      ],
+      posts: [threadlinePost(50, 99), { ...threadlinePost(51, 20), title: '', status: 'gone' }],
+      comments: [{ id: 5, authorId: 20, content: 'Hi', createdAt: at, updatedAt: at }],
+      todos: [{ id: 1, userId: 20, text: 'x', completed: 'yes', createdAt: 'yesterday', updatedAt: at }],
+      extra: [],
+    })
+    const failed = await threadlineFails(db.url, ['import', file])
+    expect(failed.code).not.toBe(0)
+    for (const problem of [
+      'users[1].email: taken by users[0]',
+      'users[1].age: must be',
+      'users[2].id: 20 is also the id of users[0]',
+      'users[2].nickname: is not a known field',
+      'users[3].email: is required',
+      'posts[0].userId: no user 99',
+      'posts[1].title: must not be empty',
+      'posts[1].status: must be one of: draft, published',
+      'comments[0].postId: is required',
+      'todos[0].completed: must be',
+      'todos[0].createdAt: must be',
+      'extra: is not a known key',
+    ]) {
+      expect(failed.stderr).toContain(problem)
+    }
+    expect(failed.stderr).toMatch(/nothing was imported/)
+    expect(await snapshot(db.url)).toEqual(before)
+  })
+
+  it('caps the list of problems and says how many more', async () => {
+    const users = Array.from({ length: 150 }, (_, i) => ({ id: i + 100, name: '', email: `u${i}@example.com` }))
+    const failed = await threadlineFails(db.url, ['import', fileOf('many.json', { users })])
+    expect(failed.stderr).toContain('users[0].name: must not be empty')
+    expect(failed.stderr).toContain('and 50 more')
+    expect(failed.stderr).not.toContain('users[149]')
+  })
+
+  it('says where a file is not JSON, and writes nothing', async () => {
+    const before = await snapshot(db.url)
+    const failed = await threadlineFails(db.url, ['import', fileOf('broken.json', '{"users": [\n  {"id": 1, "name": "A",}\n]}')])
+    expect(failed.code).not.toBe(0)
+    expect(failed.stderr).toMatch(/not valid JSON at line 2, column \d+/)
+    expect(await snapshot(db.url)).toEqual(before)
+  })
+})
