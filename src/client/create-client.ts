@@ -33,6 +33,7 @@ import type {
   UsersQuery,
 } from './client-types.js'
 import type { paths } from './openapi.js'
+import { createDocumentHasher, isReadOnly, type PersistedQueryOptions, persistedQueryError } from './persisted-queries.js'
 import { ThreadlineError } from './threadline-error.js'
 
 export interface ClientOptions {
@@ -52,6 +53,13 @@ export interface ClientOptions {
   etagCache?: boolean
   /** A WebSocket constructor for subscriptions where there is no global one (Node 20: `ws`). @default globalThis.WebSocket */
   webSocketImpl?: unknown
+  /**
+   * Automatic persisted queries for `graphql()`: send a document's SHA-256 alone, and the document
+   * only when the service does not know the hash yet (it registers it then); `useGETForHashedQueries`
+   * sends hashed queries as cacheable GETs. A service with persisted queries off is asked once,
+   * then sent documents in full. @default false
+   */
+  persistedQueries?: boolean | PersistedQueryOptions
 }
 
 /** Without page and cursor: all() follows nextCursor itself. */
@@ -258,10 +266,43 @@ export function createClient(options: ClientOptions) {
     },
   }
 
+  const persisted =
+    options.persistedQueries === undefined || options.persistedQueries === false ? undefined : options.persistedQueries === true ? {} : options.persistedQueries
+  /** Cleared when the service answers PersistedQueryNotSupported: it is not asked again. */
+  let sendHashes = persisted !== undefined
+  const hashOf = createDocumentHasher()
+
   async function graphql<TData = Record<string, unknown>>(query: string, variables?: Record<string, unknown>): Promise<GraphQLResult<TData>> {
-    const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' }
+    const hash = sendHashes ? await hashOf(query) : undefined
+    if (hash === undefined) return graphqlRequest<TData>('POST', { query, variables })
+    const extensions = { persistedQuery: { version: 1, sha256Hash: hash } }
+    const byHash = await graphqlRequest<TData>(persisted?.useGETForHashedQueries === true && isReadOnly(query) ? 'GET' : 'POST', { variables, extensions })
+    const refusal = persistedQueryError(byHash)
+    if (refusal === undefined) return byHash
+    if (refusal === 'NOT_SUPPORTED') sendHashes = false
+    // The document with its hash registers it; without the hash once the service said it has none.
+    return graphqlRequest<TData>('POST', { query, variables, ...(refusal === 'NOT_FOUND' ? { extensions } : {}) })
+  }
+
+  /** One request to /graphql: a GET carries its parameters in the URL (objects as JSON), a POST in its body. */
+  async function graphqlRequest<TData>(
+    method: 'GET' | 'POST',
+    params: { query?: string; variables?: Record<string, unknown> | undefined; extensions?: Record<string, unknown> },
+  ): Promise<GraphQLResult<TData>> {
+    const headers: Record<string, string> = { Accept: 'application/json' }
     if (token !== undefined) headers.Authorization = `Bearer ${token}`
-    const response = await fetch(new Request(`${baseUrl}/graphql`, { method: 'POST', headers, body: JSON.stringify({ query, variables }) }))
+    let request: Request
+    if (method === 'GET') {
+      const search = new URLSearchParams()
+      for (const [name, value] of Object.entries(params)) {
+        if (value !== undefined) search.set(name, typeof value === 'string' ? value : JSON.stringify(value))
+      }
+      request = new Request(`${baseUrl}/graphql?${search}`, { method, headers })
+    } else {
+      headers['Content-Type'] = 'application/json'
+      request = new Request(`${baseUrl}/graphql`, { method, headers, body: JSON.stringify(params) })
+    }
+    const response = await fetch(request)
     const body: unknown = await response.json().catch(() => undefined)
     // A refused token is the client's business (the hook), whatever the body's shape: under
     // /graphql the refusal comes as `errors` with the same code REST would give.
