@@ -128,7 +128,7 @@ beforeAll(async () => {
 })
 afterAll(() => db.drop())
 
-describe('threadline import', () => {
+describe('threadline import', { timeout: 120_000 }, () => {
   it('imports a JSONPlaceholder file: ids kept, fields mapped, an author made for an unknown e-mail, and a new post gets max+1', async () => {
     const { stdout } = await threadline(db.url, ['import', fileOf('placeholder.json', placeholder)])
     expect(stdout).toMatch(
