@@ -10,6 +10,7 @@ import { OPERATOR_INPUTS_SDL } from './collection-args.js'
 import { CONNECTION_PAGE_INFO_SDL } from './connections.js'
 import type { GraphQLContext } from './context.js'
 import { DATE_TIME_SDL, dateTimeScalar } from './date-time.js'
+import { rootDescribed } from './error-codes.js'
 import { isDeclaredMutation } from './validated.js'
 
 type Resolver = (parent: never, args: never, context: GraphQLContext, info: never) => unknown
@@ -30,13 +31,13 @@ export interface GraphQLPart {
 }
 
 const baseTypeDefs = /* GraphQL */ `
-  "Reads. Anonymous callers see what is public; a Bearer token shows the caller's drafts too."
+  ${rootDescribed("Reads. Anonymous callers see what is public; a Bearer token shows the caller's drafts too.")}
   type Query
 
-  "Writes. Every mutation needs a signed-in caller (Authorization: Bearer <token>)."
+  ${rootDescribed('Writes. Every mutation needs a signed-in caller (Authorization: Bearer <token>): UNAUTHENTICATED at its field otherwise.')}
   type Mutation
 
-  "Real time, over WebSocket (graphql-transport-ws) at /graphql or Server-Sent Events (graphql-sse) at /graphql/stream."
+  ${rootDescribed('Real time, over WebSocket (graphql-transport-ws) at /graphql or Server-Sent Events (graphql-sse) at /graphql/stream.')}
   type Subscription
 
   "Where a page sits in its collection: pass nextCursor as cursor for the next page."

@@ -16,6 +16,7 @@ import { notFound } from '../errors.js'
 import { parseId } from '../core/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
+import { described } from '../graphql/error-codes.js'
 import { CreateUserBody, UpdateUserBody, type User, UsersCollection } from './users.schemas.js'
 import type { UsersService } from './users.service.js'
 
@@ -75,23 +76,42 @@ input UpdateUserInput {
 }
 
 extend type Query {
-  "The user with this id; null, with a NOT_FOUND error, when there is none."
+  ${described('The user with this id; null, with a NOT_FOUND error, when there is none.', { NOT_FOUND: 'no user with this id' })}
   user(id: ID!): User
-  "A page of users (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments."
+  ${described(`A page of users (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments.`, { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor (one detail each)' })}
   users${collectionArgsSdl('UserFilter', 'UserWhere')}: [User!]!
-  "The same page as users, with its pageInfo (nextCursor to go on; total only when selected)."
+  ${described('The same page as users, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor (one detail each)' })}
   usersPage${collectionArgsSdl('UserFilter', 'UserWhere')}: UserPage!
-  "The same users as a Relay cursor connection (first/after, last/before), on the same keyset as usersPage's cursor; totalCount only when selected."
+  ${described("The same users as a Relay cursor connection (first/after, last/before), on the same keyset as usersPage's cursor; totalCount only when selected.", { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, first, last, after or before, or a pair that reads both ways (one detail each)' })}
   usersConnection${connectionArgsSdl('UserFilter', 'UserWhere')}: UserConnection!
-  "The signed-in caller, or null when anonymous."
+  ${described('The signed-in caller, or null when anonymous.', { NOT_FOUND: 'the caller was deleted while the operation ran' })}
   viewer: User
 }
 
 extend type Mutation {
+  ${described('Only an admin creates users.', {
+    UNAUTHENTICATED: 'anonymous caller',
+    FORBIDDEN: 'the caller is not an admin',
+    VALIDATION_ERROR: 'the input breaks the rules of a user (one detail per field)',
+    CONFLICT: 'the e-mail address is taken',
+    RATE_LIMITED: 'the caller set too many passwords in the window',
+  })}
   createUser(input: CreateUserInput!): User!
-  "A user changes themself; an admin anyone."
+  ${described('A user changes themself; an admin anyone.', {
+    UNAUTHENTICATED: 'anonymous caller',
+    VALIDATION_ERROR: 'the input breaks the rules of a user (one detail per field)',
+    NOT_FOUND: 'no user with this id',
+    FORBIDDEN: 'another user, and the caller is not an admin; or a role change by a non-admin',
+    CONFLICT: 'the e-mail address is taken, or the last admin would lose the role',
+    RATE_LIMITED: 'the caller set too many passwords in the window',
+  })}
   updateUser(id: ID!, input: UpdateUserInput!): User!
-  "Deletes the user with their posts, comments, todos and tokens; answers the id."
+  ${described('Deletes the user with their posts, comments, todos and tokens; answers the id.', {
+    UNAUTHENTICATED: 'anonymous caller',
+    NOT_FOUND: 'no user with this id',
+    FORBIDDEN: 'another user, and the caller is not an admin',
+    CONFLICT: 'the last admin',
+  })}
   deleteUser(id: ID!): ID!
 }
 `
