@@ -95,7 +95,11 @@ function stdoutLogStream(): NodeJS.WritableStream {
   return stdoutLog as unknown as NodeJS.WritableStream
 }
 
-/** pino-pretty, loaded only when LOG_FORMAT=pretty asks for it; written synchronously, as pino's default stream is. */
+/**
+ * pino-pretty, loaded only when the log is pretty (stdout a terminal, or LOG_FORMAT=pretty); written
+ * synchronously, as pino's default stream is. The request lines come readable already
+ * (OneLinePerRequest's pretty form) and pass through it as they are.
+ */
 function prettyLogStream(): NodeJS.WritableStream {
   const pretty = createRequire(import.meta.url)('pino-pretty') as (options: object) => NodeJS.WritableStream
   return pretty({ sync: true, colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
@@ -150,6 +154,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       write: (line) => logStream.write(line),
       info: logs(config.logLevel, 'info'),
       debug: logs(config.logLevel, 'debug'),
+      ...(config.logFormat === 'pretty' ? { pretty: { colors: process.stdout.isTTY } } : {}),
     }),
     requestIdHeader: false,
     genReqId: generateRequestId,

@@ -37,7 +37,7 @@ export interface Config {
   readonly seedDemoData: boolean
   /** pino log level. @default 'info' */
   readonly logLevel: LogLevel
-  /** 'json': one JSON object a line (production); 'pretty': coloured, readable lines (development). @default 'json' */
+  /** 'json': one JSON object a line (production); 'pretty': one readable line a request (development). @default 'pretty' when stdout is a terminal, else 'json' */
   readonly logFormat: LogFormat
   /** Operations: readiness, metrics, shutdown. */
   readonly operations: {
@@ -96,14 +96,18 @@ export type RateLimitStoreFailure = (typeof RATE_LIMIT_STORE_FAILURES)[number]
 export const CONFIG_FLAGS = { port: 'PORT', host: 'HOST', db: 'DATABASE_URL' } as const
 export type ConfigFlags = { readonly [flag in keyof typeof CONFIG_FLAGS]?: string }
 
-/** Parses the environment, with the flags given on the command line over it. Pure: pass `process.env` or a plain object. */
-export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Config {
+/**
+ * Parses the environment, with the flags given on the command line over it. Pure when given an
+ * environment: only the process's own (the default) looks at whether stdout is a terminal (the
+ * log's default format: pretty there, JSON lines elsewhere).
+ */
+export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}, stdoutIsTTY = env === process.env && process.stdout.isTTY === true): Config {
   const given = (Object.keys(CONFIG_FLAGS) as (keyof typeof CONFIG_FLAGS)[]).filter((flag) => flags[flag] !== undefined)
-  if (given.length === 0) return parseConfig(env)
+  if (given.length === 0) return parseConfig(env, stdoutIsTTY)
   const overridden: Record<string, string | undefined> = { ...env }
   for (const flag of given) overridden[CONFIG_FLAGS[flag]] = flags[flag]
   try {
-    return parseConfig(overridden)
+    return parseConfig(overridden, stdoutIsTTY)
   } catch (error) {
     const flag = given.find((f) => error instanceof ConfigError && CONFIG_FLAGS[f] === error.variable)
     if (flag === undefined || !(error instanceof ConfigError)) throw error
@@ -111,7 +115,7 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}): Con
   }
 }
 
-function parseConfig(env: Env): Config {
+function parseConfig(env: Env, stdoutIsTTY: boolean): Config {
   return Object.freeze({
     host: readString(env, 'HOST', '127.0.0.1'),
     port: readInteger(env, 'PORT', 3000, 0, 65535),
@@ -121,7 +125,7 @@ function parseConfig(env: Env): Config {
     }),
     seedDemoData: readBoolean(env, 'SEED_DEMO_DATA', true),
     logLevel: readChoice(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
-    logFormat: readChoice(env, 'LOG_FORMAT', LOG_FORMATS, 'json'),
+    logFormat: readChoice(env, 'LOG_FORMAT', LOG_FORMATS, stdoutIsTTY ? 'pretty' : 'json'),
     operations: Object.freeze({
       readyTimeoutMs: readInteger(env, 'READY_TIMEOUT_MS', 1000, 10, 60_000),
       metrics: readBoolean(env, 'METRICS', true),

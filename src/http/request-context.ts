@@ -27,6 +27,12 @@ export interface RequestLines {
   /** Lines of requests that went well are written at info (debug for machines' quiet routes). */
   readonly info: boolean
   readonly debug: boolean
+  /**
+   * One line for a person at a terminal (LOG_FORMAT=pretty) instead of JSON: time, method, URL,
+   * status, latency. The URL, query included, is shown here only: the terminal is the developer's own.
+   * @default undefined
+   */
+  readonly pretty?: { colors: boolean }
 }
 
 const HOSTNAME = JSON.stringify(hostname())
@@ -55,6 +61,10 @@ export class OneLinePerRequest extends LogController {
     }
     const quiet = request.routeOptions.config.quietLog === true && reply.statusCode < 400
     if (quiet ? !this.lines.debug : !this.lines.info) return
+    if (this.lines.pretty !== undefined) {
+      this.lines.write(prettyRequestLine(request.method, request.url, reply.statusCode, ms, this.lines.pretty.colors))
+      return
+    }
     const route = request.routeOptions.url
     const userId = request.caller?.userId
     this.lines.write(
@@ -63,6 +73,19 @@ export class OneLinePerRequest extends LogController {
         `${userId === undefined ? '' : `,"userId":${userId}`},"msg":"request"}\n`,
     )
   }
+}
+
+const two = (n: number): string => String(n).padStart(2, '0')
+const STATUS_COLORS = { 2: 32, 3: 36, 4: 33, 5: 31 } as Record<number, number> // green, cyan, yellow, red
+
+/** `[01:02:03.456] GET /api/v1/users?limit=2 → 200 3.1 ms`, in local time as pino-pretty writes its lines. */
+export function prettyRequestLine(method: string, url: string, status: number, ms: number, colors: boolean): string {
+  const now = new Date()
+  const time = `${two(now.getHours())}:${two(now.getMinutes())}:${two(now.getSeconds())}.${String(now.getMilliseconds()).padStart(3, '0')}`
+  const color = STATUS_COLORS[Math.floor(status / 100)]
+  const shownStatus = colors && color !== undefined ? `\x1b[${color}m${status}\x1b[39m` : String(status)
+  // A URL is printable ASCII on the wire (Node refuses control characters in the request line).
+  return `[${time}] ${method} ${url} → ${shownStatus} ${ms.toFixed(1)} ms\n`
 }
 
 /**
