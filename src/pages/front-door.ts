@@ -103,7 +103,11 @@ function quality(ranges: readonly MediaRange[], type: string, subtype: string): 
 }
 
 /** The address the caller reached, from the Host (or, behind a trusted proxy, X-Forwarded-*) header. */
-const originOf = (request: FastifyRequest): string => `${request.protocol}://${request.host}`
+function originOf(request: FastifyRequest): string {
+  // An HTTP/1.0 request may name no host: the address it reached stands in.
+  const host = (request.host as string | undefined) || `${request.socket.localAddress ?? '127.0.0.1'}:${request.socket.localPort ?? ''}`
+  return `${request.protocol}://${host}`
+}
 
 // Written for the browsers of the day, as it is served: no build step. Text from the stream goes
 // in with textContent only, never as markup.

@@ -183,6 +183,16 @@ describe('GET / to anything else', () => {
     expect((await get(stream.pathname, { accept: 'application/json' })).statusCode).toBe(406)
   })
 
+  it('takes hostile headers calmly: a Host with markup stays text in the page, nonsense qualities count as refusals', async () => {
+    const page = await get('/', { accept: 'text/html', host: 'evil.test"><script>alert(1)</script>' })
+    expect(page.statusCode).toBe(200)
+    expect(page.body).not.toContain('<script>alert(1)')
+    expect(page.body).toContain('curl http://evil.test&#34;&#62;&#60;script&#62;')
+    expect((await get('/', { accept: 'text/html;q=abc, application/json;q=0.1' })).headers['content-type']).toBe('application/json; charset=utf-8')
+    expect((await get('/', { accept: 'application/json;q=0, text/html;q=0' })).statusCode).toBe(406)
+    expect((await get('/', { accept: ', ,' })).headers['content-type']).toBe('application/json; charset=utf-8') // an empty list is no Accept
+  })
+
   it('leaves out the pages that are turned off', async () => {
     const off = await buildTestApp({ DOCS: 'false', GRAPHIQL: 'false' })
     try {
