@@ -40,7 +40,7 @@ input UpdateCommentInput {
 extend type Post {
   ${described('Its comments in id order.', { BAD_REQUEST: 'limit below 1, or a page past the offset window' })}
   comments${WINDOW_ARGS_SDL}: [Comment!]!
-  ${described("The same comments as a cursor connection, in id order; the first page (and totalCount) of every post is read in one batch; after, last and before page one post's comments at a time.", { BAD_REQUEST: 'first, last, after or before is not valid, or a pair reads both ways (one detail each)' })}
+  ${described("The same comments as a cursor connection, in id order; the first page (and totalCount) of every post is read in one batch; after, last and before page one post's comments at a time.", { BAD_REQUEST: 'first, last, after or before is not valid, or a pair reads both ways, one detail each' })}
   commentsConnection${NESTED_CONNECTION_ARGS_SDL}: CommentConnection!
 }
 
@@ -65,13 +65,13 @@ extend type Subscription {
 extend type Mutation {
   ${described('A comment by the caller on a post they may see.', {
     UNAUTHENTICATED: 'anonymous caller',
-    VALIDATION_ERROR: 'the content breaks the rules of a comment (one detail)',
+    VALIDATION_ERROR: 'the content breaks the rules of a comment, one detail',
     NOT_FOUND: 'no post postId, or a draft the caller may not see',
   })}
   addComment(input: AddCommentInput!): Comment!
   ${described('The author or an admin edits a comment.', {
     UNAUTHENTICATED: 'anonymous caller',
-    VALIDATION_ERROR: 'the content breaks the rules of a comment (one detail)',
+    VALIDATION_ERROR: 'the content breaks the rules of a comment, one detail',
     NOT_FOUND: 'no comment with this id, or on a draft the caller may not see',
     FORBIDDEN: 'the caller is neither its author nor an admin',
   })}

@@ -52,7 +52,7 @@ input UpdatePostInput {
 extend type User {
   ${described('Their posts in id order: published ones, and drafts when the caller is the author or an admin.', { BAD_REQUEST: 'limit below 1, or a page past the offset window' })}
   posts${WINDOW_ARGS_SDL}: [Post!]!
-  ${described("The same posts as a cursor connection, in id order; the first page (and totalCount) of every user is read in one batch; after, last and before page one user's posts at a time.", { BAD_REQUEST: 'first, last, after or before is not valid, or a pair reads both ways (one detail each)' })}
+  ${described("The same posts as a cursor connection, in id order; the first page (and totalCount) of every user is read in one batch; after, last and before page one user's posts at a time.", { BAD_REQUEST: 'first, last, after or before is not valid, or a pair reads both ways, one detail each' })}
   postsConnection${NESTED_CONNECTION_ARGS_SDL}: PostConnection!
 }
 
@@ -66,13 +66,13 @@ extend type Query {
 extend type Mutation {
   ${described('A post by the caller.', {
     UNAUTHENTICATED: 'anonymous caller',
-    VALIDATION_ERROR: 'the input breaks the rules of a post (one detail per field)',
+    VALIDATION_ERROR: 'the input breaks the rules of a post, one detail per field',
     NOT_FOUND: 'the caller was deleted while the operation ran',
   })}
   createPost(input: CreatePostInput!): Post!
   ${described('The author or an admin changes a post.', {
     UNAUTHENTICATED: 'anonymous caller',
-    VALIDATION_ERROR: 'the input breaks the rules of a post (one detail per field)',
+    VALIDATION_ERROR: 'the input breaks the rules of a post, one detail per field',
     NOT_FOUND: 'no post with this id, or a draft the caller may not see',
     FORBIDDEN: 'the caller is neither its author nor an admin',
   })}

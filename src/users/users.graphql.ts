@@ -78,11 +78,11 @@ input UpdateUserInput {
 extend type Query {
   ${described('The user with this id; null, with a NOT_FOUND error, when there is none.', { NOT_FOUND: 'no user with this id' })}
   user(id: ID!): User
-  ${described(`A page of users (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments.`, { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor (one detail each)' })}
+  ${described(`A page of users (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments.`, { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor, one detail each' })}
   users${collectionArgsSdl('UserFilter', 'UserWhere')}: [User!]!
-  ${described('The same page as users, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor (one detail each)' })}
+  ${described('The same page as users, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor, one detail each' })}
   usersPage${collectionArgsSdl('UserFilter', 'UserWhere')}: UserPage!
-  ${described("The same users as a Relay cursor connection (first/after, last/before), on the same keyset as usersPage's cursor; totalCount only when selected.", { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, first, last, after or before, or a pair that reads both ways (one detail each)' })}
+  ${described("The same users as a Relay cursor connection (first/after, last/before), on the same keyset as usersPage's cursor; totalCount only when selected.", { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, first, last, after or before, or a pair that reads both ways, one detail each' })}
   usersConnection${connectionArgsSdl('UserFilter', 'UserWhere')}: UserConnection!
   ${described('The signed-in caller, or null when anonymous.', { NOT_FOUND: 'the caller was deleted while the operation ran' })}
   viewer: User
@@ -92,14 +92,14 @@ extend type Mutation {
   ${described('Only an admin creates users.', {
     UNAUTHENTICATED: 'anonymous caller',
     FORBIDDEN: 'the caller is not an admin',
-    VALIDATION_ERROR: 'the input breaks the rules of a user (one detail per field)',
+    VALIDATION_ERROR: 'the input breaks the rules of a user, one detail per field',
     CONFLICT: 'the e-mail address is taken',
     RATE_LIMITED: 'the caller set too many passwords in the window',
   })}
   createUser(input: CreateUserInput!): User!
   ${described('A user changes themself; an admin anyone.', {
     UNAUTHENTICATED: 'anonymous caller',
-    VALIDATION_ERROR: 'the input breaks the rules of a user (one detail per field)',
+    VALIDATION_ERROR: 'the input breaks the rules of a user, one detail per field',
     NOT_FOUND: 'no user with this id',
     FORBIDDEN: 'another user, and the caller is not an admin; or a role change by a non-admin',
     CONFLICT: 'the e-mail address is taken, or the last admin would lose the role',
