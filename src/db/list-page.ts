@@ -314,8 +314,8 @@ export async function countPerParent(parents: AnySelect, children: (eb: WindowBu
   return new Map(rows.map((row) => [Number(row.parent_id), Number(row.count)]))
 }
 
-/** The rows of `select`, counted up to one more than MAX_COUNTED_TOTAL. */
-async function countRows(db: Db, select: AnySelect): Promise<number> {
+/** The rows of `select`, counted up to one more than MAX_COUNTED_TOTAL: bounded work, whatever the table's size. */
+export async function countRows(db: Db, select: AnySelect): Promise<number> {
   const counted = select
     .select(sql<number>`1`.as('one'))
     .limit(MAX_COUNTED_TOTAL + 1)

@@ -23,6 +23,8 @@ export interface ResourceCounts {
 export interface FrontDoorOptions {
   /** Counted on every page view, as an anonymous caller. */
   counts: () => Promise<ResourceCounts>
+  /** Counts stop there: one above it shows as "10,000+". */
+  countCap: number
   /** The REST API's path prefix the index points to (`/api/v1`). */
   apiPrefix: string
   /** Paths of the other endpoints on this service; a page that is turned off is left out. */
@@ -164,6 +166,7 @@ const FEED_SCRIPT = `'use strict';
     feed.prepend(item);
     if (empty) { empty.remove(); empty = null; }
     while (feed.children.length > MAX_SHOWN) feed.lastElementChild.remove();
+    if (commentsCount.dataset.count === undefined) return;
     var count = Number(commentsCount.dataset.count) + 1;
     commentsCount.dataset.count = String(count);
     commentsCount.textContent = count.toLocaleString('en');
@@ -223,9 +226,15 @@ function pageHtml(origin: string, counts: ResourceCounts, options: FrontDoorOpti
     `<a href="${escapeHtml(`${options.apiPrefix}/users`)}">/users</a>`,
   ].filter(Boolean)
   const curl = `curl ${origin}${options.apiPrefix}/users?limit=2`
-  const countItems = COUNTED.map(
-    ([key, label]) => `<div><dt>${label}</dt><dd id="count-${key}" data-count="${counts[key]}">${counts[key].toLocaleString('en')}</dd></div>`,
-  ).join('\n')
+  const countItems = COUNTED.map(([key, label]) => {
+    const count = counts[key]
+    // A capped count is not a number the live feed could add to.
+    const shown =
+      count > options.countCap
+        ? `<dd id="count-${key}">${options.countCap.toLocaleString('en')}+</dd>`
+        : `<dd id="count-${key}" data-count="${count}">${count.toLocaleString('en')}</dd>`
+    return `<div><dt>${label}</dt>${shown}</div>`
+  }).join('\n')
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -90,6 +90,26 @@ describe('GET / to a browser', () => {
     expect(await shownCounts()).toEqual({ users: 4, posts: 1, comments: 1, todos: 1 })
   })
 
+  it('counts no further than the lists total: past 10,000 it shows "10,000+", which the live feed leaves alone', async () => {
+    const own = await buildTestApp()
+    try {
+      const now = new Date().toISOString()
+      const rows = Array.from({ length: 10_001 }, (_, i) => ({ user_id: own.bob.id, text: `todo ${i}`, completed: 0, created_at: now, updated_at: now }))
+      // 500 rows per statement: within SQLite's and PostgreSQL's bound on parameters.
+      for (let i = 0; i < rows.length; i += 500)
+        await own.database.db
+          .insertInto('todos')
+          .values(rows.slice(i, i + 500))
+          .execute()
+      const page = await own.request({ method: 'GET', url: '/', headers: { accept: BROWSER_ACCEPT } })
+      expect(page.statusCode).toBe(200)
+      expect(page.body).toContain('<dd id="count-todos">10,000+</dd>')
+      expect(page.body).toContain('<dd id="count-users" data-count="3">3</dd>')
+    } finally {
+      await own.close()
+    }
+  })
+
   it('answers HEAD with the headers and no body', async () => {
     const res = await t.request({ method: 'HEAD', url: '/', headers: { accept: 'text/html' } })
     expect(res.statusCode).toBe(200)
