@@ -84,7 +84,7 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   const listening = app.listen({
     host: config.host,
     port: config.port,
-    listenTextResolver: (address) => `Threadline is listening on ${address} (try ${address}/api/v1/users)`,
+    listenTextResolver: (address) => `Threadline is listening on ${address} (open ${address}/ in a browser, or curl ${address}/api/v1/users)`,
   })
   // Before listen resolves: with HOST=localhost the second address is bound after "listening".
   stopOnSignals(app, config.operations.shutdownGraceMs, listening)
