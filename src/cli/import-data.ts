@@ -16,6 +16,7 @@ import { Post } from '../posts/posts.schemas.js'
 import { Todo } from '../todos/todos.schemas.js'
 import { User } from '../users/users.schemas.js'
 import { MAX_BATCH_SIZE } from '../seed/seed-database.js'
+import { rerunWithBoundedHeap } from './bounded-heap.js'
 import { type Progress, createImportProgress } from './import-progress.js'
 import { BadJsonError, MARKER, SECTIONS, type Section, walkSections } from './json-sections.js'
 
@@ -478,6 +479,11 @@ export function describeImport(summary: ImportSummary, seconds: number): string 
 }
 
 export async function importCommand(config: Config, file: string, options: { replace?: boolean }): Promise<void> {
+  const exitCode = await rerunWithBoundedHeap(file)
+  if (exitCode !== undefined) {
+    process.exitCode = exitCode
+    return
+  }
   const database = openDatabase(config.database)
   try {
     await migrateToLatest(database)

@@ -6,6 +6,7 @@ import { openDatabase } from '../db/create-database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { AppError } from '../errors.js'
 import { DEMO_COUNTS, seedDatabase } from '../seed/seed-database.js'
+import { rerunWithBoundedHeap } from './bounded-heap.js'
 import { createImportProgress } from './import-progress.js'
 import { describeImport, emptyTables, importFile, moveSequences } from './import-data.js'
 
@@ -37,6 +38,12 @@ async function confirmed(config: Config, options: ResetOptions): Promise<boolean
 }
 
 export async function resetCommand(config: Config, options: ResetOptions): Promise<void> {
+  // The question is asked in the Node that reads the file.
+  const exitCode = options.from === undefined ? undefined : await rerunWithBoundedHeap(options.from)
+  if (exitCode !== undefined) {
+    process.exitCode = exitCode
+    return
+  }
   if (!(await confirmed(config, options))) {
     console.log('Nothing changed.')
     return
