@@ -75,12 +75,12 @@ async function crawl(side: Side, token: string | undefined, extra: string[]): Pr
   const seen = new Map<string, unknown>()
   const get = (url: string) => getBody(side, url, token)
 
-  async function everyPage(base: string): Promise<Item[]> {
+  async function everyPage(base: string, limit = 100): Promise<Item[]> {
     const items: Item[] = []
     let cursor: string | null = null
     for (let page = 1; ; page++) {
-      const { status, body } = await get(`${base}?limit=100${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)
-      seen.set(`${base} page ${page}`, { status, body })
+      const { status, body } = await get(`${base}?limit=${limit}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)
+      seen.set(`${base} by ${limit}, page ${page}`, { status, body })
       if (status !== 200) return items
       items.push(...(body.data as Item[]))
       cursor = (body.meta?.pagination as { nextCursor: string | null }).nextCursor
@@ -102,6 +102,9 @@ async function crawl(side: Side, token: string | undefined, extra: string[]): Pr
     await Promise.all((await everyPage(`${at}/todos`)).map((todo) => one(`${at}/todos/${todo.id}`)))
   }
   for (const url of extra) await one(url)
+  // No list of the demo data is longer than 100: walk two in short pages, so that cursors are followed and compared.
+  await everyPage('/api/v1/users', 4)
+  await everyPage('/api/v1/users/1/todos', 7)
   return seen
 }
 
@@ -140,6 +143,9 @@ describe('export, then import into an empty database', { timeout: 60_000 }, () =
     const after = await crawl(target, undefined, [draft])
     expect(differences(before, after)).toEqual([])
     expect(before.get(draft)).toMatchObject({ status: 404 })
+    // Short pages were followed by their cursors.
+    expect(before.has('/api/v1/users by 4, page 3')).toBe(true)
+    expect(before.has('/api/v1/users/1/todos by 7, page 2')).toBe(true)
     // The crawl saw everything an anonymous caller may: each published post, its comments, each todo.
     const items = (pattern: RegExp) => [...before.keys()].filter((key) => pattern.test(key)).length
     const { db } = source.database
