@@ -41,7 +41,9 @@ export async function migrateCommand(config: Config): Promise<void> {
   }
 }
 
-export async function seedCommand(config: Config, options: SeedCounts & { batchSize: number; seed: number }) {
+export type SeedCommandOptions = SeedCounts & { batchSize: number; seed: number }
+
+export async function seedCommand(config: Config, options: SeedCommandOptions) {
   await withDatabase(config, async ({ db }) => {
     const started = performance.now()
     const bar = createProgressBar(process.stdout, 'seeding')

@@ -12,16 +12,10 @@ import type { Config } from '../config.js'
 import { type Db, openDatabase } from '../db/create-database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { toIsoTimestamp } from '../db/tables.js'
+import type { ExportFormat, ExportOptions } from './export-format.js'
 import { createProgressBar } from './progress.js'
 
-export const EXPORT_FORMATS = ['threadline', 'jsonplaceholder'] as const
-export type ExportFormat = (typeof EXPORT_FORMATS)[number]
-
-export interface ExportOptions {
-  format: ExportFormat
-  /** The file to write (whole or not at all); stdout when absent. */
-  output?: string
-}
+export { EXPORT_FORMATS, type ExportFormat, type ExportOptions } from './export-format.js'
 
 /** Rows read per query: enough to keep round trips few, few enough that memory stays flat. */
 const BATCH_SIZE = 1_000

@@ -466,13 +466,15 @@ export async function moveSequences(db: Db): Promise<void> {
   }
 }
 
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`
+
 /** The summary line's words. */
 export function describeImport(summary: ImportSummary, seconds: number): string {
-  const counts = `${summary.users} users, ${summary.posts} posts, ${summary.comments} comments and ${summary.todos} todos`
+  const counts = `${count(summary.users, 'user')}, ${count(summary.posts, 'post')}, ${count(summary.comments, 'comment')} and ${count(summary.todos, 'todo')}`
   const notes: string[] = []
   if (summary.format === 'jsonplaceholder') {
-    if (summary.droppedUserFields > 0) notes.push(`dropped username, address, phone, website, company of ${summary.droppedUserFields} users`)
-    if (summary.addedAuthors > 0) notes.push(`added ${summary.addedAuthors} users for comment e-mails no user had`)
+    if (summary.droppedUserFields > 0) notes.push(`dropped username, address, phone, website, company of ${count(summary.droppedUserFields, 'user')}`)
+    if (summary.addedAuthors > 0) notes.push(`added ${count(summary.addedAuthors, 'user')} for comment e-mails no user had`)
   }
   const format = summary.format === 'jsonplaceholder' ? ` (jsonplaceholder${notes.length > 0 ? `: ${notes.join('; ')}` : ''})` : ''
   return `Imported ${counts} in ${seconds.toFixed(1)} s${format}`

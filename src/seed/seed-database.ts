@@ -5,25 +5,12 @@ import { factsOf } from '../db/dialect-facts.js'
 import { AppError } from '../errors.js'
 import { countAdmins } from '../users/users.repository.js'
 import { createRandom, fakeEmail, fakeName, paragraph, type Random, sentence, words } from './fake-data.js'
+import { MAX_BATCH_SIZE, type SeedCounts } from './seed-counts.js'
 
-export interface SeedCounts {
-  users: number
-  posts: number
-  comments: number
-  todos: number
-}
+export { DEMO_COUNTS, MAX_BATCH_SIZE, type SeedCounts } from './seed-counts.js'
 
-/**
- * The most rows one INSERT may carry: SQLite binds at most 32,766 parameters per statement, and
- * a user row has 8 columns.
- */
-export const MAX_BATCH_SIZE = 4000
-
-/** The demo: the fake APIs' classic 10 users, 100 posts, 500 comments and 200 todos. */
 /** From this many rows, a seed's search indexing is done once at the end (dialect-facts bulkLoad). */
 const BULK_LOAD_ROWS = 10_000
-
-export const DEMO_COUNTS: SeedCounts = { users: 10, posts: 100, comments: 500, todos: 200 }
 
 export interface SeedOptions extends SeedCounts {
   /** Rows per INSERT statement. @default 500 */

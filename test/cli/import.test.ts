@@ -132,7 +132,7 @@ describe('threadline import', { timeout: 120_000 }, () => {
   it('imports a JSONPlaceholder file: ids kept, fields mapped, an author made for an unknown e-mail, and a new post gets max+1', async () => {
     const { stdout } = await threadline(db.url, ['import', fileOf('placeholder.json', placeholder)])
     expect(stdout).toMatch(
-      /Imported 3 users, 5 posts, 6 comments and 4 todos in [\d.]+ s \(jsonplaceholder: dropped username, address, phone, website, company of 3 users; added 1 users for comment e-mails no user had\)\n$/,
+      /Imported 3 users, 5 posts, 6 comments and 4 todos in [\d.]+ s \(jsonplaceholder: dropped username, address, phone, website, company of 3 users; added 1 user for comment e-mails no user had\)\n$/,
     )
     // Not a terminal: plain lines, no escape codes or carriage returns.
     expect(stdout).toMatch(/^checking \d+% /m)
@@ -194,7 +194,7 @@ describe('threadline import', { timeout: 120_000 }, () => {
       threadline: { version: 1, exportedAt: at },
     })
     const { stdout } = await threadline(db.url, ['import', '--replace', file])
-    expect(stdout).toMatch(/Imported 2 users, 2 posts, 1 comments and 1 todos in [\d.]+ s\n$/)
+    expect(stdout).toMatch(/Imported 2 users, 2 posts, 1 comment and 1 todo in [\d.]+ s\n$/)
     expect((await get(db.url, '/api/v1/users')).data.map((u: { id: number }) => u.id)).toEqual([7, 8])
     expect((await get(db.url, '/api/v1/users/7')).data).toEqual({
       id: 7,

@@ -93,7 +93,7 @@ describe('threadline reset', { timeout: 120_000 }, () => {
       }),
     )
     const { stdout } = await threadline(db.url, ['reset', '--yes', '--from', file])
-    expect(stdout).toMatch(/Imported 1 users, 1 posts, 0 comments and 0 todos/)
+    expect(stdout).toMatch(/Imported 1 user, 1 post, 0 comments and 0 todos/)
     const after = await contents(db.url)
     expect(after.users.map((u) => u.id)).toEqual([5])
     expect(after.posts).toMatchObject([{ id: 9, title: 'Kept', content: 'Text' }])
