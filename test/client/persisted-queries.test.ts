@@ -3,7 +3,6 @@
 // the hash alone; hashed queries go as GETs (revalidated with the ETag cache) when asked, mutations
 // never; a service with persisted queries off is sent documents in full after its first refusal; a
 // service that runs only trusted documents runs one from its hash and refuses others without a retry.
-import { createHash } from 'node:crypto'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,42 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ClientOptions, createClient } from '../../src/client/index.js'
 import { isReadOnly } from '../../src/client/persisted-queries.js'
 import { buildTestApp } from '../helpers/build-test-app.js'
-
-interface Exchange {
-  method: string
-  url: URL
-  body: { query?: string; extensions?: { persistedQuery?: { sha256Hash?: string } } } | undefined
-  ifNoneMatch: string | null
-  status: number
-  etag: string | null
-}
-
-/** A fetch that records what the client sent and what came back, around the real one. */
-function recordingFetch() {
-  const exchanges: Exchange[] = []
-  const fetch: typeof globalThis.fetch = async (input, init) => {
-    const request = new Request(input, init)
-    const text = request.method === 'POST' ? await request.clone().text() : undefined
-    const response = await globalThis.fetch(request)
-    exchanges.push({
-      method: request.method,
-      url: new URL(request.url),
-      body: text === undefined ? undefined : JSON.parse(text),
-      ifNoneMatch: request.headers.get('If-None-Match'),
-      status: response.status,
-      etag: response.headers.get('ETag'),
-    })
-    return response
-  }
-  return { fetch, exchanges }
-}
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
-/** The hash a request named, from a POST's body or a GET's query string. */
-const hashSent = (exchange: Exchange) =>
-  exchange.body?.extensions?.persistedQuery?.sha256Hash ??
-  (JSON.parse(exchange.url.searchParams.get('extensions') ?? '{}') as { persistedQuery?: { sha256Hash?: string } }).persistedQuery?.sha256Hash
-const querySent = (exchange: Exchange) => exchange.body?.query ?? exchange.url.searchParams.get('query') ?? undefined
+import { type Exchange, hashSent, querySent, recordingFetch, sha256 } from '../helpers/recording-fetch.js'
 
 async function live(env: Record<string, string> = {}) {
   const t = await buildTestApp({ RATE_LIMIT_MAX: '100000', RATE_LIMIT_AUTHENTICATED_MAX: '100000', ...env })

@@ -4,48 +4,14 @@
 // alone, PersistedQueryNotFound, the query sent with its hash; another client then needs the hash
 // alone; hashed queries as GETs carry an ETag). What reached the server is read from a recording
 // fetch handed to HttpLink: a spy on the client's own transport.
-import { createHash } from 'node:crypto'
 import { ApolloClient, ApolloLink, gql, HttpLink, InMemoryCache } from '@apollo/client'
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries'
 import { relayStylePagination } from '@apollo/client/utilities'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { User } from '../../src/users/users.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { type Exchange, hashSent, querySent, recordingFetch, sha256 } from '../helpers/recording-fetch.js'
 import { createFactories, type Factories } from '../helpers/factories.js'
-
-interface Exchange {
-  method: string
-  url: URL
-  body: { query?: string; extensions?: { persistedQuery?: { sha256Hash?: string } } } | undefined
-  ifNoneMatch: string | null
-  status: number
-  etag: string | null
-}
-
-function recordingFetch() {
-  const exchanges: Exchange[] = []
-  const fetch: typeof globalThis.fetch = async (input, init) => {
-    const request = new Request(input, init)
-    const text = request.method === 'POST' ? await request.clone().text() : undefined
-    const response = await globalThis.fetch(request)
-    exchanges.push({
-      method: request.method,
-      url: new URL(request.url),
-      body: text === undefined ? undefined : JSON.parse(text),
-      ifNoneMatch: request.headers.get('If-None-Match'),
-      status: response.status,
-      etag: response.headers.get('ETag'),
-    })
-    return response
-  }
-  return { fetch, exchanges }
-}
-
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
-const querySent = (exchange: Exchange) => exchange.body?.query ?? exchange.url.searchParams.get('query') ?? undefined
-const hashSent = (exchange: Exchange) =>
-  exchange.body?.extensions?.persistedQuery?.sha256Hash ??
-  (JSON.parse(exchange.url.searchParams.get('extensions') ?? '{}') as { persistedQuery?: { sha256Hash?: string } }).persistedQuery?.sha256Hash
 
 const POSTS = gql`
   query UserPosts($id: ID!, $after: String) {
