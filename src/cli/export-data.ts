@@ -12,6 +12,9 @@ import type { Config } from '../config.js'
 import { type Db, openDatabase } from '../db/create-database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { toIsoTimestamp } from '../db/tables.js'
+import { toPost } from '../posts/posts.service.js'
+import { toTodo } from '../todos/todos.service.js'
+import { toUser } from '../users/users.service.js'
 import type { ExportFormat, ExportOptions } from './export-format.js'
 import { createProgressBar } from './progress.js'
 
@@ -25,7 +28,6 @@ type Table = (typeof TABLES)[number]
 type Row = Record<string, unknown>
 
 const iso = (value: string | Date) => toIsoTimestamp(value)
-const isoOrNull = (value: string | Date | null) => (value === null ? null : toIsoTimestamp(value))
 
 /** The part of an e-mail before the @: JSONPlaceholder's `username`. */
 const localPart = (email: string) => email.slice(0, email.lastIndexOf('@'))
@@ -33,22 +35,8 @@ const localPart = (email: string) => email.slice(0, email.lastIndexOf('@'))
 const subjectOf = (content: string) => Array.from(content).slice(0, 60).join('')
 
 // Keyset batches: `id > last` in id order uses the primary key, so the thousandth batch costs what the first does.
-const selectUsers = (db: Db, afterId: number) =>
-  db
-    .selectFrom('users')
-    .select(['id', 'name', 'email', 'age', 'avatar', 'role', 'password_hash', 'created_at', 'updated_at'])
-    .where('id', '>', afterId)
-    .orderBy('id')
-    .limit(BATCH_SIZE)
-    .execute()
-const selectPosts = (db: Db, afterId: number) =>
-  db
-    .selectFrom('posts')
-    .select(['id', 'user_id', 'title', 'content', 'status', 'published_at', 'created_at', 'updated_at'])
-    .where('id', '>', afterId)
-    .orderBy('id')
-    .limit(BATCH_SIZE)
-    .execute()
+const selectUsers = (db: Db, afterId: number) => db.selectFrom('users').selectAll().where('id', '>', afterId).orderBy('id').limit(BATCH_SIZE).execute()
+const selectPosts = (db: Db, afterId: number) => db.selectFrom('posts').selectAll().where('id', '>', afterId).orderBy('id').limit(BATCH_SIZE).execute()
 const selectComments = (db: Db, afterId: number) =>
   db
     .selectFrom('comments')
@@ -66,14 +54,7 @@ const selectComments = (db: Db, afterId: number) =>
     .orderBy('comments.id')
     .limit(BATCH_SIZE)
     .execute()
-const selectTodos = (db: Db, afterId: number) =>
-  db
-    .selectFrom('todos')
-    .select(['id', 'user_id', 'text', 'completed', 'created_at', 'updated_at'])
-    .where('id', '>', afterId)
-    .orderBy('id')
-    .limit(BATCH_SIZE)
-    .execute()
+const selectTodos = (db: Db, afterId: number) => db.selectFrom('todos').selectAll().where('id', '>', afterId).orderBy('id').limit(BATCH_SIZE).execute()
 
 type RowOf<S extends (db: Db, afterId: number) => Promise<unknown[]>> = Awaited<ReturnType<S>>[number]
 
@@ -86,37 +67,19 @@ interface Source<R extends { id: number }> {
 const source = <R extends { id: number }>(s: Source<R>) => s as unknown as Source<{ id: number }>
 
 /**
- * Threadline's format has the API's field names and values, plus each user's stored password hash;
+ * Threadline's format is the API's items, as the features write them (toUser, toPost, toTodo; a
+ * comment without the author object GET embeds), plus each user's stored password hash;
  * JSONPlaceholder's has the fields of its /db document, and never a password.
  */
 const SOURCES: Record<Table, Source<{ id: number }>> = {
   users: source<RowOf<typeof selectUsers>>({
     select: selectUsers,
-    threadline: (r) => ({
-      id: r.id,
-      name: r.name,
-      email: r.email,
-      age: r.age,
-      avatar: r.avatar,
-      role: r.role,
-      passwordHash: r.password_hash,
-      createdAt: iso(r.created_at),
-      updatedAt: iso(r.updated_at),
-    }),
+    threadline: (r) => ({ ...toUser(r), passwordHash: r.password_hash }),
     jsonplaceholder: (r) => ({ id: r.id, name: r.name, username: localPart(r.email), email: r.email }),
   }),
   posts: source<RowOf<typeof selectPosts>>({
     select: selectPosts,
-    threadline: (r) => ({
-      id: r.id,
-      userId: r.user_id,
-      title: r.title,
-      content: r.content,
-      status: r.status,
-      publishedAt: isoOrNull(r.published_at),
-      createdAt: iso(r.created_at),
-      updatedAt: iso(r.updated_at),
-    }),
+    threadline: toPost,
     jsonplaceholder: (r) => ({ userId: r.user_id, id: r.id, title: r.title, body: r.content }),
   }),
   comments: source<RowOf<typeof selectComments>>({
@@ -126,14 +89,7 @@ const SOURCES: Record<Table, Source<{ id: number }>> = {
   }),
   todos: source<RowOf<typeof selectTodos>>({
     select: selectTodos,
-    threadline: (r) => ({
-      id: r.id,
-      userId: r.user_id,
-      text: r.text,
-      completed: Boolean(r.completed),
-      createdAt: iso(r.created_at),
-      updatedAt: iso(r.updated_at),
-    }),
+    threadline: toTodo,
     jsonplaceholder: (r) => ({ userId: r.user_id, id: r.id, title: r.text, completed: Boolean(r.completed) }),
   }),
 }
