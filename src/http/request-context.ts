@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { IncomingMessage } from 'node:http'
 import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
-import { AppError } from '../errors.js'
 
 const SANE_REQUEST_ID = /^[\w.:@-]{1,128}$/
 
@@ -102,35 +101,6 @@ export function registerRequestContext(app: FastifyInstance): void {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)
     reply.headers(SECURITY_HEADERS)
-  })
-}
-
-/**
- * While the app closes (SIGTERM/SIGINT, src/server.ts), requests in flight finish, and a request
- * that arrives on a connection still open (kept alive, or pipelined) is answered 503 with
- * Retry-After and Connection: close, so the client retries elsewhere on a new connection. Node
- * closes the idle connections once, when the server closes; a connection whose request finishes
- * later would stay open for its keep-alive timeout and hold the close, so idle ones are closed
- * every CLOSE_IDLE_EVERY_MS until the server is closed.
- */
-const CLOSE_IDLE_EVERY_MS = 100
-
-export function refuseWhileClosing(app: FastifyInstance): void {
-  let closing = false
-  let reaper: NodeJS.Timeout | undefined
-  app.addHook('preClose', (done) => {
-    closing = true
-    reaper = setInterval(() => app.server.closeIdleConnections(), CLOSE_IDLE_EVERY_MS)
-    done()
-  })
-  app.addHook('onClose', (_app, done) => {
-    clearInterval(reaper)
-    done()
-  })
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return
-    reply.header('connection', 'close')
-    throw new AppError('SERVICE_UNAVAILABLE', 'This instance is shutting down: retry, and another will answer')
   })
 }
 

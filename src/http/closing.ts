@@ -1,0 +1,69 @@
+// Closing without losing a request (SIGTERM/SIGINT, src/server.ts). While the app closes, requests
+// in flight finish, and a request that arrives on a connection still open (kept alive, pipelined,
+// or accepted just before the close) is answered 503 with Retry-After and Connection: close, so the
+// client retries elsewhere on a new connection.
+//
+// A client's connection is established once the kernel has it, before the server has accepted it:
+// closing the listening socket resets every connection still in its backlog, and the client loses
+// a request it had sent. Under load the backlog is not empty (the loop is busy with handlers, one
+// caller's queue behind the in-flight limit), and a signal then reset most of 40 concurrent
+// requests. So, before the server closes, the loop takes a turn (which accepts what waits in the
+// backlog), and then waits, briefly, until every connection accepted so far has been read from: its
+// request then runs, or is refused 503 as above.
+import type { Socket } from 'node:net'
+import type { FastifyInstance } from 'fastify'
+import { AppError } from '../errors.js'
+
+/**
+ * Node closes the idle connections once, when the server closes; a connection whose request
+ * finishes later would stay open for its keep-alive timeout and hold the close, so idle ones are
+ * closed every CLOSE_IDLE_EVERY_MS until the server is closed.
+ */
+const CLOSE_IDLE_EVERY_MS = 100
+
+/** How often the close looks whether the connections accepted before it have been read from. */
+const UNREAD_POLL_MS = 5
+
+/** The longest the close waits for accepted connections to send their first bytes (a client that connects and says nothing). */
+const UNREAD_GRACE_MS = 1000
+
+export function refuseWhileClosing(app: FastifyInstance): void {
+  let closing = false
+  let reaper: NodeJS.Timeout | undefined
+  // Connections that have not delivered a byte yet: one entry per connection, gone at its first
+  // read or its close (per connection, not per request: nothing is added to the request path).
+  const unread = new Set<Socket>()
+  let lastAcceptedAt = 0
+  app.server.on('connection', (socket: Socket) => {
+    lastAcceptedAt = performance.now()
+    unread.add(socket)
+    socket.once('close', () => unread.delete(socket))
+  })
+  /**
+   * Until no connection has been accepted for a turn of UNREAD_POLL_MS (the backlog is empty) and
+   * every one accepted has been read from; at most UNREAD_GRACE_MS.
+   */
+  const waitUntilRead = async () => {
+    const deadline = performance.now() + UNREAD_GRACE_MS
+    for (;;) {
+      const polledAt = performance.now()
+      await new Promise((resolve) => setTimeout(resolve, UNREAD_POLL_MS))
+      for (const socket of unread) if (socket.bytesRead > 0 || socket.destroyed) unread.delete(socket)
+      if ((unread.size === 0 && lastAcceptedAt < polledAt) || performance.now() >= deadline) return
+    }
+  }
+  app.addHook('preClose', async () => {
+    closing = true
+    if (app.server.listening) await waitUntilRead()
+    reaper = setInterval(() => app.server.closeIdleConnections(), CLOSE_IDLE_EVERY_MS)
+  })
+  app.addHook('onClose', (_app, done) => {
+    clearInterval(reaper)
+    done()
+  })
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return
+    reply.header('connection', 'close')
+    throw new AppError('SERVICE_UNAVAILABLE', 'This instance is shutting down: retry, and another will answer')
+  })
+}

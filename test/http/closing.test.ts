@@ -1,0 +1,72 @@
+// Closing the app (what SIGTERM does, src/server.ts) while clients have connected and sent their
+// requests but the server, busy, has not accepted or read them yet: each is answered, none reset.
+import { spawn } from 'node:child_process'
+import { afterEach, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+
+let test: TestApp | undefined
+afterEach(async () => {
+  await test?.close()
+  test = undefined
+})
+
+/**
+ * A client in a process of its own (so that it runs while this one's loop is held): on a line on
+ * stdin it opens `count` connections and sends a request on each; at the end it prints one JSON
+ * line: each connection's status, or the error that ended it.
+ */
+const CLIENT = `
+const net = require('node:net')
+const [port, count] = process.argv.slice(1).map(Number)
+console.log('ready')
+process.stdin.once('data', () => {
+  const results = []
+  for (let i = 0; i < count; i++) {
+    const socket = net.connect(port, '127.0.0.1')
+    let text = ''
+    let error
+    socket.on('connect', () => {
+      socket.write('GET /api/v1/users?limit=5 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')
+    })
+    socket.on('data', (chunk) => (text += chunk))
+    socket.on('error', (e) => (error = e.code))
+    socket.on('close', () => {
+      results.push(error ?? (/^HTTP\\/1\\.1 (\\d{3})/.exec(text)?.[1] ?? 'no answer'))
+      if (results.length === count) {
+        console.log(JSON.stringify(results))
+        process.exit(0)
+      }
+    })
+  }
+})
+`
+
+/** Holds this process's event loop for `ms`: a server busy with its handlers accepts and reads nothing meanwhile. */
+function holdLoop(ms: number): void {
+  const until = performance.now() + ms
+  while (performance.now() < until);
+}
+
+describe('closing', () => {
+  it('answers every request sent before the close, those still in the backlog or unread included: 200 or 503, never a reset', async () => {
+    test = await buildTestApp()
+    const { app } = test
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const port = (app.server.address() as { port: number }).port
+    const count = 20
+    const client = spawn(process.execPath, ['-e', CLIENT, String(port), String(count)])
+    let output = ''
+    client.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    const results = new Promise<string[]>((resolve) => client.on('exit', () => resolve(JSON.parse(output.trim().split('\n').at(-1)!) as string[])))
+
+    await new Promise<void>((resolve) => client.stdout.once('data', () => resolve()))
+    // The client connects and sends while this loop is held: every connection waits in the
+    // listening socket's backlog, its request in the kernel's buffers, when the close begins.
+    client.stdin.write('go\n')
+    holdLoop(500)
+    await app.close()
+    const statuses = await results
+    expect(statuses).toHaveLength(count)
+    expect(statuses.filter((status) => status !== '200' && status !== '503')).toEqual([])
+  })
+})
