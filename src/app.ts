@@ -187,7 +187,18 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const persistedQueryStore =
     persistedRedis === undefined
       ? persistedLocal
-      : createRedisStore({ redis: persistedRedis, keyPrefix, ttlMs: persisted.ttlMs, local: persistedLocal, log: app.log })
+      : createRedisStore({ redis: persistedRedis, keyPrefix, ttlMs: persisted.ttlMs, budgetBytes: persisted.redisBytes, local: persistedLocal, log: app.log })
+  // Each caller's registered bytes, counted where the documents go. Redis away lets registrations
+  // through uncounted: they then stay in this process's LRU, which bounds itself.
+  const persistedQueryAllowance = createLimiter({
+    name: 'persisted-query-bytes',
+    points: persisted.callerBytes,
+    windowMs: persisted.callerWindowMs,
+    redis: persistedRedis && { redis: persistedRedis, keyPrefix },
+    onStoreError: 'open',
+    log: app.log,
+    counts: 'persisted-query registrations',
+  })
   const [eventsAdapter] = await Promise.all([
     dependencies.events ??
       (redisUrl === undefined
@@ -324,6 +335,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     activeSubscriptions: () => events.listenerCount('commentAdded'),
     events,
     persistedQueryStore,
+    persistedQueryAllowance,
   })
   app.decorate('subscriptionStats', { getter: () => subscriptionStats })
   app.decorate('faults', {

@@ -47,7 +47,17 @@ describe('loadConfig', () => {
           deliveryWindowMs: 10_000,
           eventMaxDeliveryCost: 1_000_000,
         },
-        persistedQueries: { enabled: true, cacheBytes: 8 * 2 ** 20, ttlMs: 7 * 86_400_000, trustedDocuments: new Map(), trustedOnly: false },
+        persistedQueries: {
+          enabled: true,
+          cacheBytes: 8 * 2 ** 20,
+          ttlMs: 7 * 86_400_000,
+          maxDocumentBytes: 65_536,
+          callerBytes: 2 ** 20,
+          callerWindowMs: 3_600_000,
+          redisBytes: 32 * 2 ** 20,
+          trustedDocuments: new Map(),
+          trustedOnly: false,
+        },
         limits: { maxDepth: 10, maxCost: 100_000, maxAliases: 15, maxDirectives: 5 },
       },
       redis: { url: undefined, keyPrefix: 'threadline:' },
@@ -86,6 +96,21 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ GRAPHQL_MAX_DEPTH: '0' })).toThrow(/GRAPHQL_MAX_DEPTH/)
     expect(() => loadConfig({ GRAPHQL_MAX_BATCH: '1000' })).toThrow(/GRAPHQL_MAX_BATCH/)
     expect(() => loadConfig({ GRAPHIQL: 'maybe' })).toThrow(/GRAPHIQL/)
+  })
+
+  it("reads the bounds of persisted queries, a caller's bytes holding at least one document of the largest size", () => {
+    const persisted = loadConfig({
+      GRAPHQL_PERSISTED_QUERY_MAX_BYTES: '10000',
+      GRAPHQL_PERSISTED_QUERIES_CALLER_BYTES: '10000',
+      GRAPHQL_PERSISTED_QUERIES_CALLER_WINDOW_S: '60',
+      GRAPHQL_PERSISTED_QUERIES_REDIS_MB: '2',
+    }).graphql.persistedQueries
+    expect(persisted).toMatchObject({ maxDocumentBytes: 10_000, callerBytes: 10_000, callerWindowMs: 60_000, redisBytes: 2 * 2 ** 20 })
+    expect(() => loadConfig({ GRAPHQL_PERSISTED_QUERY_MAX_BYTES: '20000', GRAPHQL_PERSISTED_QUERIES_CALLER_BYTES: '10000' })).toThrow(
+      /GRAPHQL_PERSISTED_QUERIES_CALLER_BYTES: expected an integer from 20000/,
+    )
+    expect(() => loadConfig({ GRAPHQL_PERSISTED_QUERY_MAX_BYTES: '2000000' })).toThrow(/GRAPHQL_PERSISTED_QUERY_MAX_BYTES/)
+    expect(() => loadConfig({ GRAPHQL_PERSISTED_QUERIES_REDIS_MB: '0' })).toThrow(/GRAPHQL_PERSISTED_QUERIES_REDIS_MB/)
   })
 
   it('reads the operations settings, and refuses bad ones naming the variable', () => {

@@ -74,6 +74,23 @@ export interface PersistedQueriesConfig {
   readonly cacheBytes: number
   /** How long a document registered in Redis (with REDIS_URL) is kept. @default 7d */
   readonly ttlMs: number
+  /**
+   * Largest document registered, in bytes (UTF-8); a larger one still runs when sent in full, and
+   * is not kept. @default 65536: a document runs only within 4,000 tokens (the parser guard), and
+   * graphql's own printing (what Apollo Client sends) spends about 9 characters a token, GraphiQL's
+   * indented introspection query about 12, so the longest document that can run is near 48 KB as
+   * clients write them; what is beyond that is comments and blank space.
+   */
+  readonly maxDocumentBytes: number
+  /** Bytes of documents one caller (user, or client address) may register per window; past it, registration is skipped. @default 1048576 (1 MiB) */
+  readonly callerBytes: number
+  /** @default 1 h */
+  readonly callerWindowMs: number
+  /**
+   * What registered documents may take in Redis, all callers together (measured as Redis spends
+   * it); the oldest registrations make room for new ones. @default 32 MiB
+   */
+  readonly redisBytes: number
   /** GRAPHQL_TRUSTED_DOCUMENTS: documents by their SHA-256 (hex), known from the start; empty without the file. */
   readonly trustedDocuments: ReadonlyMap<string, string>
   /** Run the trusted documents only: any other document, sent in full or registered, is refused. @default false */
@@ -127,10 +144,16 @@ function readPersistedQueries(env: Env): PersistedQueriesConfig {
   const trustedOnly = readBoolean(env, 'GRAPHQL_TRUSTED_DOCUMENTS_ONLY', false)
   const path = raw(env, 'GRAPHQL_TRUSTED_DOCUMENTS')
   if (trustedOnly && path === undefined) throw new ConfigError('GRAPHQL_TRUSTED_DOCUMENTS_ONLY', 'needs GRAPHQL_TRUSTED_DOCUMENTS, the file of the documents')
+  // At most a megabyte, the largest request body; a caller's allowance must hold one such document.
+  const maxDocumentBytes = readInteger(env, 'GRAPHQL_PERSISTED_QUERY_MAX_BYTES', 65_536, 1, 1_048_576)
   return Object.freeze({
     enabled: readBoolean(env, 'GRAPHQL_PERSISTED_QUERIES', true),
     cacheBytes: readInteger(env, 'GRAPHQL_PERSISTED_QUERIES_CACHE_MB', 8, 0, 1024) * 2 ** 20,
     ttlMs: readDuration(env, 'GRAPHQL_PERSISTED_QUERIES_TTL', '7d'),
+    maxDocumentBytes,
+    callerBytes: readInteger(env, 'GRAPHQL_PERSISTED_QUERIES_CALLER_BYTES', 1_048_576, maxDocumentBytes, 2 ** 40),
+    callerWindowMs: readInteger(env, 'GRAPHQL_PERSISTED_QUERIES_CALLER_WINDOW_S', 3600, 1, 7 * 86_400) * 1000,
+    redisBytes: readInteger(env, 'GRAPHQL_PERSISTED_QUERIES_REDIS_MB', 32, 1, 1_048_576) * 2 ** 20,
     trustedDocuments: path === undefined ? new Map() : readTrustedDocuments(path),
     trustedOnly,
   })

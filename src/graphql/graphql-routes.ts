@@ -9,7 +9,8 @@
 //
 // A request may name its document by hash (automatic persisted queries, persisted-queries.ts): the
 // hash is resolved to the document before anything else, so that what follows (GET's refusal of
-// mutations, the rate limit's metering, HTTP caching) sees the document, as if it had been sent.
+// mutations, the rate limit's metering, HTTP caching) sees the document, as if it had been sent;
+// a document sent with its hash is registered only once its operation has run (it parsed and validated).
 // An answer that carries errors is never cached: no-store, and no ETag.
 import fastifyWebsocket from '@fastify/websocket'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
@@ -22,7 +23,8 @@ import type { GraphQLConfig } from '../config.js'
 import { AppError } from '../errors.js'
 import { isAcceptable, isMediaType, parseAccept } from '../http/accept.js'
 import type { Events } from '../events/events.js'
-import type { RateLimitCharger, RateLimitConsumer } from '../limits/rate-limit.js'
+import type { Limiter } from '../limits/limiter.js'
+import { callerKey, type RateLimitCharger, type RateLimitConsumer } from '../limits/rate-limit.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../collections/pagination.js'
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
@@ -30,7 +32,7 @@ import { graphiqlRoutes } from '../pages/graphiql.js'
 import { MAX_TOKENS, parserLimitError } from './document-limits/parser-guard.js'
 import { queryLimitRules } from './document-limits/query-limit-rules.js'
 import { createMetering } from './metering.js'
-import { createPersistedQueries, type PersistedQueryRefusal, type PersistedQueryStore } from './persisted-queries.js'
+import { createPersistedQueries, type PersistedQueryRefusal, type PersistedQueryStore, type ResolvedOperation } from './persisted-queries.js'
 import { chooseOperation, type OperationParams, readRequestParams } from './request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLPart, typeDefsOf } from './schema.js'
 import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions/subscription-server.js'
@@ -66,6 +68,8 @@ export interface GraphQLRoutesOptions {
   events: Pick<Events<CallerTopics>, 'subscribe'>
   /** Where the documents of persisted queries are registered (this process's, or shared through Redis). */
   persistedQueryStore: PersistedQueryStore
+  /** Bytes of documents each caller may register per window (GRAPHQL_PERSISTED_QUERIES_CALLER_BYTES), as points. */
+  persistedQueryAllowance: Pick<Limiter, 'consume'>
 }
 
 export async function graphqlRoutes(
@@ -81,6 +85,7 @@ export async function graphqlRoutes(
     activeSubscriptions,
     events,
     persistedQueryStore,
+    persistedQueryAllowance,
   }: GraphQLRoutesOptions,
 ): Promise<void> {
   const validationRules = [
@@ -119,7 +124,13 @@ export async function graphqlRoutes(
     // The request took 1 point on arrival.
     await chargeRateLimit(request, reply, points - 1)
   }
-  const persisted = createPersistedQueries(config.persistedQueries, persistedQueryStore)
+  const persisted = createPersistedQueries(config.persistedQueries, persistedQueryStore, { allowance: persistedQueryAllowance, log: app.log })
+  /** Runs the operation, then registers its document if it was sent with its hash and ran: one refused before execution is not kept. */
+  const runAndRegister = async (request: FastifyRequest, reply: FastifyReply, operation: ResolvedOperation, options?: { counted?: boolean }) => {
+    const answer = await run(request, reply, operation, options)
+    if (answer.outcome === 'executed') await persisted.register(operation, callerKey(request, request.caller ?? null))
+    return answer
+  }
 
   // Errors raised before the resolvers run (bad JSON, a refused token, the rate limit) are
   // GraphQL responses too (`errorBody: 'graphql'`), with the status that says what happened.
@@ -130,7 +141,7 @@ export async function graphqlRoutes(
     const params = await persisted.resolve(readRequestParams(request.body, 'body'))
     if (isRefusal(params)) return send(reply, media, refusalAnswer(params))
     await charge(request, reply, [params])
-    const answer = await run(request, reply, params)
+    const answer = await runAndRegister(request, reply, params)
     return send(reply, media, answer)
   })
 
@@ -189,7 +200,7 @@ export async function graphqlRoutes(
       }
       await charge(request, reply, [params])
       // refuseOutsideQuery has counted the tokens already.
-      return send(reply, media, await run(request, reply, params, { counted: true }))
+      return send(reply, media, await runAndRegister(request, reply, params, { counted: true }))
     },
   })
 
@@ -208,11 +219,11 @@ export async function graphqlRoutes(
     const read = operations.map((operation, i) => readRequestParams(operation, `body[${i}]`))
     const resolved = []
     for (const operation of read) resolved.push(await persisted.resolve(operation))
-    const params = resolved.filter((operation): operation is OperationParams => !isRefusal(operation))
+    const params = resolved.filter((operation): operation is ResolvedOperation => !isRefusal(operation))
     await charge(request, reply, params)
     // One after the other: mutations in a batch apply in the order given.
     const bodies = []
-    for (const operation of resolved) bodies.push((isRefusal(operation) ? refusalAnswer(operation) : await run(request, reply, operation)).body)
+    for (const operation of resolved) bodies.push((isRefusal(operation) ? refusalAnswer(operation) : await runAndRegister(request, reply, operation)).body)
     return reply.code(200).type(media).send(bodies)
   }
 }
@@ -286,7 +297,7 @@ function neverCacheErrors(request: FastifyRequest, reply: FastifyReply, payload:
   done(null, answer.serialized)
 }
 
-const isRefusal = (params: OperationParams | PersistedQueryRefusal): params is PersistedQueryRefusal => 'code' in params
+const isRefusal = (params: ResolvedOperation | PersistedQueryRefusal): params is PersistedQueryRefusal => 'code' in params
 
 /** A refusal of the persisted-query protocol, as the client's link expects it: a request error with the code (and PersistedQueryNotFound as message). */
 const refusalAnswer = (refusal: PersistedQueryRefusal): Answer => ({

@@ -2,10 +2,13 @@
 // until the query is sent with it, then it stands for the query, over POST and GET; a hash that is not
 // the query's is refused; GET answers by hash are cached as plain GETs are, and answers with errors
 // never are; a mutation by hash stays refused over GET; the rate limit meters the document the hash
-// stands for. Trusted documents, and the mode that runs only them. On this process's store and on Redis.
+// stands for. What is kept is bounded: only documents that parsed and validated, none larger than
+// GRAPHQL_PERSISTED_QUERY_MAX_BYTES, a caller's bytes per window, and what Redis holds in all.
+// Trusted documents, and the mode that runs only them. On this process's store and on Redis.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { sha256Hex } from '../../src/graphql/persisted-queries.js'
@@ -150,6 +153,115 @@ describe.each(stores)('persisted queries on the $store store', ({ skip, env }) =
     expect(Number(byHash.headers['x-ratelimit-cost'])).toBeGreaterThan(1)
     expect(byHash.headers['x-ratelimit-cost']).toBe(full.headers['x-ratelimit-cost'])
   })
+})
+
+describe.each(stores)('what persisted queries keep, on the $store store', ({ store, skip, env }) => {
+  const REDIS_BUDGET = 2 ** 20
+  let t: TestApp
+  let prefix: string
+  let redis: Redis | undefined
+  const lines: string[] = []
+  beforeAll(async () => {
+    if (skip) return
+    const storeEnv = env()
+    prefix = storeEnv.REDIS_KEY_PREFIX ?? ''
+    if (store === 'Redis') redis = new Redis(sharedUrl as string)
+    t = await buildTestApp(
+      { ...storeEnv, LOG_LEVEL: 'warn', GRAPHQL_PERSISTED_QUERIES_CALLER_BYTES: '100000', GRAPHQL_PERSISTED_QUERIES_REDIS_MB: '1' },
+      { logStream: { write: (line) => lines.push(line) } },
+    )
+  })
+  afterAll(async () => {
+    await t?.close()
+    await redis?.quit()
+  })
+
+  const post = (payload: unknown, from = '127.0.0.1') => t.request({ method: 'POST', url: '/graphql', json: payload, remoteAddress: from })
+  let unique = 0
+  /** A valid query of about `bytes` bytes, most of them a comment before it (as a client could send). */
+  const padded = (bytes: number) => {
+    const query = `query Padded${++unique} { user(id: "${t.bob.id}") { name } }`
+    return `# ${'x'.repeat(bytes - query.length - 3)}\n${query}`
+  }
+  const bob = { data: { user: { name: 'Bob' } } }
+  const notFound = { errors: [{ message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }] }
+
+  it.skipIf(skip)(
+    'never registers a document that does not parse or validate, over POST, GET or in a batch: its hash alone stays PersistedQueryNotFound',
+    async () => {
+      const invalid = ['{ nope }', `{ user(id: "${t.bob.id}") { name }`, '{ users(limit: 5) }', 'subscription { commentAdded(postId: "1") { id } }']
+      for (const query of invalid) {
+        const answer = (await post({ query, extensions: persisted(query) })).json()
+        expect(answer.errors.length).toBeGreaterThan(0)
+        expect(answer.data).toBeUndefined()
+      }
+      const overGet = '{ alsoNope }'
+      expect((await t.request({ method: 'GET', url: getUrl({ query: overGet, extensions: persisted(overGet) }) })).json().errors.length).toBeGreaterThan(0)
+      const inBatch = '{ batchNope }'
+      expect((await post([{ query: inBatch, extensions: persisted(inBatch) }])).json()[0].errors.length).toBeGreaterThan(0)
+      for (const query of [...invalid, overGet, inBatch])
+        expect({ query, answer: (await post({ extensions: persisted(query) })).json() }).toEqual({ query, answer: notFound })
+    },
+  )
+
+  it.skipIf(skip)(
+    'runs a document larger than GRAPHQL_PERSISTED_QUERY_MAX_BYTES sent with its hash, answers it as any other, and does not keep it',
+    async () => {
+      const large = padded(70_000)
+      const answer = await post({ query: large, extensions: persisted(large) })
+      expect(answer.statusCode).toBe(200)
+      expect(answer.json()).toEqual(bob)
+      expect((await post({ extensions: persisted(large) })).json()).toEqual(notFound)
+      // One at the bound is kept.
+      const atBound = padded(65_536)
+      expect((await post({ query: atBound, extensions: persisted(atBound) })).json()).toEqual(bob)
+      expect((await post({ extensions: persisted(atBound) })).json()).toEqual(bob)
+    },
+  )
+
+  it.skipIf(skip)(
+    "keeps no more of one caller's documents a window than GRAPHQL_PERSISTED_QUERIES_CALLER_BYTES, runs the rest, and says so in one log line",
+    async () => {
+      const documents = Array.from({ length: 6 }, () => padded(40_000))
+      for (const query of documents) expect((await post({ query, extensions: persisted(query) }, '10.1.0.1')).json()).toEqual(bob)
+      const kept = []
+      for (const query of documents) kept.push((await post({ extensions: persisted(query) })).json().data !== undefined)
+      expect(kept).toEqual([true, true, false, false, false, false])
+      // Another caller's allowance is its own.
+      const other = padded(40_000)
+      expect((await post({ query: other, extensions: persisted(other) }, '10.1.0.2')).json()).toEqual(bob)
+      expect((await post({ extensions: persisted(other) })).json()).toEqual(bob)
+      const skippedLines = lines.filter((line) => line.includes('persisted query run but not registered'))
+      expect(skippedLines).toHaveLength(1)
+    },
+  )
+
+  it.skipIf(skip || store !== 'Redis')(
+    'keeps what Redis holds under the prefix within GRAPHQL_PERSISTED_QUERIES_REDIS_MB, however many documents are registered, and still registers new ones',
+    async () => {
+      const documents = Array.from({ length: 40 }, () => padded(40_000))
+      for (const [i, query] of documents.entries()) {
+        expect((await post({ query, extensions: persisted(query) }, `10.2.0.${i + 1}`)).json()).toEqual(bob)
+      }
+      let memory = 0
+      let documentBytes = 0
+      for await (const keys of redis!.scanStream({ match: `${prefix}*`, count: 1000 }) as AsyncIterable<string[]>) {
+        for (const key of keys) {
+          memory += (await redis!.memory('USAGE', key)) ?? 0
+          if (key.startsWith(`${prefix}apq:`)) documentBytes += await redis!.strlen(key)
+        }
+      }
+      expect(documentBytes).toBeGreaterThan(REDIS_BUDGET / 2)
+      expect(memory).toBeLessThanOrEqual(REDIS_BUDGET)
+      // The oldest registrations made room; the newest is in Redis, so another instance knows it.
+      expect(await redis!.exists(`${prefix}apq:${sha256Hex(documents[0] as string)}`)).toBe(0)
+      const newest = documents.at(-1) as string
+      expect(await redis!.get(`${prefix}apq:${sha256Hex(newest)}`)).toBe(newest)
+      const small = `query AfterTheFlood { user(id: "${t.bob.id}") { name } }`
+      expect((await post({ query: small, extensions: persisted(small) }, '10.2.1.1')).json()).toEqual(bob)
+      expect(await redis!.get(`${prefix}apq:${sha256Hex(small)}`)).toBe(small)
+    },
+  )
 })
 
 describe('trusted documents', () => {
