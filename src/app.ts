@@ -34,6 +34,7 @@ import { healthRoutes } from './operations/health.js'
 import { countedEvents, createMetrics, metricsRoute } from './operations/metrics.js'
 import { generateRequestId, OneLinePerRequest, redirectTrailingSlash, registerRequestContext } from './http/request-context.js'
 import { refuseWhileClosing } from './http/closing.js'
+import { registerUpgradeRequests } from './http/upgrade-requests.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
 import { createLimiter, storeFailureLog } from './limits/limiter.js'
 import { limitRequestsInFlight } from './limits/in-flight.js'
@@ -245,8 +246,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
 
   // HTTP wiring, in the order a request meets it: validation and errors; request id and security
   // headers; CORS (so even refusals can be read by the browser); who is calling; the rate limit
-  // (which counts redirects and refusals too); trailing-slash redirects; who may reach the route;
-  // caching and compression of the answer.
+  // (which counts redirects and refusals too); requests that ask to upgrade the connection;
+  // trailing-slash redirects; who may reach the route; caching and compression of the answer.
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
   registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
   if (!config.measureWithout.has('headers')) registerRequestContext(app)
@@ -261,6 +262,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   resolveCaller(app, authenticate)
   const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
   app.decorate('chargeRateLimit', rateLimit.charge)
+  registerUpgradeRequests(app)
   redirectTrailingSlash(app)
   enforceAccess(app)
   limitRequestsInFlight(app, {

@@ -23,10 +23,12 @@
 // queries is paced the same way, which also spares the pool.
 //
 // Taken once the body has been read (preHandler), so a slow upload holds no turn; not taken by
-// probes (config.unmetered), WebSocket upgrades or event streams (config.longLived): they live for
+// probes (config.unmetered), WebSocket sessions (an upgrade to a route that upgrades) or event streams
+// (config.longLived): they live for
 // hours and are bounded by the connection caps instead.
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../errors.js'
+import { isUpgradeRequest } from '../http/upgrade-requests.js'
 import { callerKey } from './rate-limit.js'
 
 declare module 'fastify' {
@@ -132,7 +134,7 @@ export function limitRequestsInFlight(app: FastifyInstance, policy: InFlightPoli
 
   app.addHook('preHandler', async (request, reply) => {
     const { config } = request.routeOptions
-    if (config?.unmetered === true || config?.longLived === true || (request.raw as { upgrade?: boolean }).upgrade === true) return
+    if (config?.unmetered === true || config?.longLived === true || (config?.upgrades === true && isUpgradeRequest(request))) return
     const key = callerKey(request, request.caller ?? null)
     let turns = callers.get(key)
     if (turns === undefined) {
