@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # `npm run test:package`: the installable package, tried as a user tries it. Packs Threadline
 # (npm pack builds dist/ through `prepare`), installs the tarball globally into a temporary
-# prefix, starts `threadline serve --port <free port>` from an empty folder with nothing in the
-# environment but PATH and HOME, and checks that it answers: a page of users, data/threadline.db
-# created in that folder, GraphiQL and its prebuilt script. Prints the install's time and size;
-# exits non-zero, saying what failed, on any failure. Everything lives in one temporary folder,
-# removed at the end (kept, and named, when THREADLINE_KEEP_PACKAGE_TEST=1).
+# prefix (with no engine warning, every installed package's engines.node taking this Node and the
+# oldest the package claims), starts `threadline serve --port <free port>` from an empty folder with
+# nothing in the environment but PATH and HOME, and checks that it answers: a page of users,
+# data/threadline.db created in that folder, GraphiQL and its prebuilt script. Prints the
+# install's time and size; exits non-zero, saying what failed, on any failure. Everything lives in
+# one temporary folder, removed at the end (kept, and named, when THREADLINE_KEEP_PACKAGE_TEST=1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,6 +58,57 @@ echo "test:package: installed in ${seconds} s: $(du -sh "$work/prefix" | cut -f1
 for gone in react react-dom graphiql swagger-ui-dist; do
   [ ! -d "$installed/node_modules/$gone" ] || fail "the install pulled $gone: it should be a development dependency only"
 done
+
+# The package says engines node >=20.19: every installed package must run there. npm only warns
+# (EBADENGINE) and installs anyway, so its warning fails the test; and each installed package's own
+# engines.node is read against this machine's Node and the oldest the package claims (20.19.0), since
+# a dependency asking for >=20.20, say, would install here without a warning. (Not against the whole
+# claimed range: many packages leave out Node 21 or cap the majors they have tried.)
+if grep -E 'EBADENGINE|Unsupported engine' "$work/install.log" >&2; then
+  fail "npm warned of an unsupported engine while installing the tarball (above)"
+fi
+node --input-type=module - "$installed" "$PWD" >"$work/engines.txt" 2>&1 <<'EOF' || { cat "$work/engines.txt" >&2; fail "the check of the installed packages' engines (above)"; }
+import { readFileSync, readdirSync, existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+const [installed, checkout] = process.argv.slice(2)
+// semver as npm uses it: the installed tree's (Fastify depends on it), else the checkout's.
+const from = [installed, checkout].find((dir) => existsSync(join(dir, 'node_modules/semver/package.json')))
+if (from === undefined) throw new Error('no semver in the installed tree or the checkout to compare engines with')
+const semver = createRequire(join(from, 'package.json'))('semver')
+const read = (dir) => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+const claimed = read(installed).engines?.node
+if (typeof claimed !== 'string') throw new Error('the installed package.json has no engines.node')
+const oldest = semver.minVersion(claimed).version
+const packages = []
+const walk = (modules) => {
+  if (!existsSync(modules)) return
+  for (const name of readdirSync(modules)) {
+    if (name.startsWith('.')) continue
+    const dirs = name.startsWith('@') ? readdirSync(join(modules, name)).map((inner) => join(modules, name, inner)) : [join(modules, name)]
+    for (const dir of dirs) {
+      if (!existsSync(join(dir, 'package.json'))) continue
+      packages.push(dir)
+      walk(join(dir, 'node_modules'))
+    }
+  }
+}
+walk(join(installed, 'node_modules'))
+const refused = []
+for (const dir of packages) {
+  const { name, version, engines } = read(dir)
+  const wanted = engines?.node
+  if (typeof wanted !== 'string') continue
+  // npm's own test (npm-install-checks), for this machine's Node and for the oldest claimed.
+  const fits = [process.version, oldest].every((node) => semver.satisfies(node, wanted, { includePrerelease: true }))
+  if (!fits) refused.push(`${name}@${version} asks for node ${wanted} (the package claims ${claimed}; this is ${process.version})`)
+}
+for (const line of refused) console.log(line)
+const version = (name) => packages.filter((dir) => read(dir).name === name).map((dir) => read(dir).version).join(', ') || 'none'
+console.log(`${packages.length} packages read; ${['light-my-request', '@fastify/static', 'cookie', 'content-disposition'].map((name) => `${name} ${version(name)}`).join(', ')}`)
+process.exitCode = refused.length === 0 ? 0 : 1
+EOF
+echo "test:package: engines: $(tail -n 1 "$work/engines.txt"), each fits this Node and the oldest the package claims"
 
 bin="$work/prefix/bin/threadline"
 [ -x "$bin" ] || fail "no $bin after the install"

@@ -922,7 +922,7 @@ export interface components {
         LastModified: string;
         /** @description `public, max-age=N` for anonymous reads, `private, no-cache` with a token; `no-store` for a new token. */
         CacheControl: string;
-        /** @description `Accept, Authorization, Accept-Encoding`. */
+        /** @description `Accept, Authorization, Accept-Encoding`, after `Origin` when CORS is on. */
         Vary: string;
         /** @description RFC 8288 links to the `next`, `prev` (where there is one) and `first` pages, with the same query. */
         Link: string;

@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { TSchema } from 'typebox'
 import { createRepresentationCache, type Representation } from './representation-cache.js'
+import { addVary } from './vary.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -33,7 +34,8 @@ declare module 'fastify' {
   }
 }
 
-const VARY = 'Accept, Authorization, Accept-Encoding'
+/** What a GET answer depends on besides the URL; added to Vary, after what CORS named (Origin). */
+const VARY = ['Accept', 'Authorization', 'Accept-Encoding']
 const TIMESTAMP_MARK = ',"meta":{"timestamp":"'
 
 /** For the API's routes (an onRoute hook of their plugin): their GET answers may be kept. */
@@ -93,7 +95,7 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
 
   app.addHook('onSend', async (request, reply, payload: unknown) => {
     if (!isRead(request)) return payload
-    reply.header('vary', VARY)
+    addVary(reply, ...VARY)
     if (reply.statusCode !== 200) {
       if (reply.statusCode >= 300 && reply.statusCode !== 304) reply.header('cache-control', 'no-store')
       return payload

@@ -3,6 +3,7 @@
 // the page assets' (src/pages/page-assets.ts) from their own cache of encoded bodies.
 import { brotliCompress, constants as zlib, gzip } from 'node:zlib'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RawServerBase, RawServerDefault, RouteOptions } from 'fastify'
+import { addVary } from './vary.js'
 
 declare module 'fastify' {
   interface RouteShorthandOptions<
@@ -86,7 +87,7 @@ function compressAnswer(request: FastifyRequest, reply: FastifyReply, payload: u
   const compressed = (error: Error | null, body: Buffer) => {
     if (error !== null) return done(error)
     reply.header('content-encoding', coding)
-    addVaryAcceptEncoding(reply)
+    addVary(reply, 'Accept-Encoding')
     // Fastify sets the compressed body's length.
     reply.removeHeader('content-length')
     done(null, body)
@@ -102,17 +103,6 @@ function isLargeEnough(payload: unknown): payload is string | Buffer {
     return payload.length * 3 >= COMPRESSION_THRESHOLD_BYTES && Buffer.byteLength(payload) >= COMPRESSION_THRESHOLD_BYTES
   }
   return Buffer.isBuffer(payload) && payload.length >= COMPRESSION_THRESHOLD_BYTES
-}
-
-/** Vary gains Accept-Encoding, once, after what it names already. */
-function addVaryAcceptEncoding(reply: FastifyReply): void {
-  const vary = reply.getHeader('vary')
-  if (vary === undefined) {
-    reply.header('vary', 'Accept-Encoding')
-    return
-  }
-  const named = Array.isArray(vary) ? vary.join(', ') : String(vary)
-  if (!/(?:^|,)\s*(?:accept-encoding|\*)\s*(?=,|$)/i.test(named)) reply.header('vary', `${named}, Accept-Encoding`)
 }
 
 /**

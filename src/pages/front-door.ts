@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
 import { parseAccept, type MediaRange } from '../http/accept.js'
 import { matchesAny, weakTagOf } from '../http/caching.js'
+import { addVary } from '../http/vary.js'
 import { assetElements, createPageAsset, CSS, escapeHtml, JS, PAGE_CSP, type PageAsset, servePageAssets } from './page-assets.js'
 
 export const FRONT_DOOR_PATH = '/'
@@ -279,7 +280,8 @@ ${countItems}
 /** A 200 with a weak ETag of the body, or 304 when the client has it. */
 function sendTagged(request: FastifyRequest, reply: FastifyReply, contentType: string, body: string) {
   const etag = weakTagOf(body)
-  reply.header('etag', etag).header('vary', 'Accept, Accept-Encoding').header('cache-control', 'no-cache')
+  reply.header('etag', etag).header('cache-control', 'no-cache')
+  addVary(reply, 'Accept', 'Accept-Encoding')
   const ifNoneMatch = request.headers['if-none-match']
   if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, etag)) return reply.code(304).send()
   return reply.header('content-type', contentType).send(body)

@@ -10,6 +10,7 @@ import { brotliCompress, constants as zlib, gzip } from 'node:zlib'
 import type { FastifyInstance } from 'fastify'
 import { matchesAny } from '../http/caching.js'
 import { chooseContentCoding, CONTENT_CODINGS, type ContentCoding } from '../http/compression.js'
+import { addVary } from '../http/vary.js'
 import { findPackagedAsset, PACKAGED_ASSETS, type PackagedAsset } from './packaged-assets.js'
 
 /**
@@ -103,7 +104,8 @@ export function servePageAssets(app: FastifyInstance, path: string, assets: read
   for (const asset of assets) {
     app.get(`${path}/${asset.name}`, { config: { access: 'public' }, compress: false }, async (request, reply) => {
       const loaded = await asset.loaded()
-      reply.header('cache-control', ASSET_CACHE_CONTROL).header('etag', loaded.etag).header('vary', 'Accept-Encoding')
+      reply.header('cache-control', ASSET_CACHE_CONTROL).header('etag', loaded.etag)
+      addVary(reply, 'Accept-Encoding')
       const ifNoneMatch = request.headers['if-none-match']
       if (ifNoneMatch !== undefined && matchesAny(ifNoneMatch, loaded.etag)) return reply.code(304).send()
       reply.header('content-type', asset.contentType)

@@ -39,6 +39,26 @@ describe('CORS', () => {
     expect(res.headers['access-control-allow-origin']).toBe(ORIGIN)
   })
 
+  it('names Origin in Vary beside Accept, Authorization and Accept-Encoding on the GETs it echoes an origin to, REST and GraphQL, 200 and 304', async () => {
+    const graphql = `/graphql?${new URLSearchParams({ query: `{ user(id: "${t.bob.id}") { name } }` })}`
+    for (const url of [`/users/${t.bob.id}`, '/users?limit=2', graphql]) {
+      const first = await t.app.inject({ method: 'GET', url, headers: { origin: ORIGIN } })
+      const again = await t.app.inject({ method: 'GET', url, headers: { origin: ORIGIN, 'if-none-match': String(first.headers.etag) } })
+      for (const res of [first, again]) {
+        expect(res.headers['access-control-allow-origin']).toBe(ORIGIN)
+        const vary = String(res.headers.vary)
+          .toLowerCase()
+          .split(/\s*,\s*/)
+          .sort()
+        expect({ url, status: res.statusCode, vary }).toEqual({
+          url,
+          status: res === first ? 200 : 304,
+          vary: ['accept', 'accept-encoding', 'authorization', 'origin'],
+        })
+      }
+    }
+  })
+
   it('says nothing to an origin not on the list', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/users', headers: { origin: 'https://evil.example.com' } })
     expect(res.headers['access-control-allow-origin']).toBeUndefined()

@@ -17,7 +17,7 @@ export const HEADERS = {
   ETag: header('A weak validator of what the answer says; send it back in If-None-Match (reads) or If-Match (writes).', { type: 'string' }),
   LastModified: header('The newest `updatedAt` in the answer, as an HTTP date; If-Modified-Since is honoured for single resources.', { type: 'string' }),
   CacheControl: header('`public, max-age=N` for anonymous reads, `private, no-cache` with a token; `no-store` for a new token.', { type: 'string' }),
-  Vary: header('`Accept, Authorization, Accept-Encoding`.', { type: 'string' }),
+  Vary: header('`Accept, Authorization, Accept-Encoding`, after `Origin` when CORS is on.', { type: 'string' }),
   Link: header('RFC 8288 links to the `next`, `prev` (where there is one) and `first` pages, with the same query.', { type: 'string' }),
   Location: header('The path of the created resource.', { type: 'string', format: 'uri-reference' }),
   WWWAuthenticate: header('`Bearer realm="threadline"`, with `error="invalid_token"` when the token sent was refused.', { type: 'string' }),
