@@ -11,6 +11,9 @@
 //   sign-in flood    failed sign-ins (the victim's e-mail with a wrong password, unknown e-mails) while a
 //                    bystander signs in every second from another address (and the victim too, from a third)
 //   password batch   a batch of 10 updateUser(id: <self>, input: {password}) (signed in only)
+//   upgrade flood    1,000 requests that ask to upgrade the connection (Upgrade: websocket, h2c or
+//                    foo; /api/v1/users/1, /health, /nope, /, a malformed handshake on /graphql), 50
+//                    at a time, each connection dropped by the client once the answer's head is read
 //
 // Each attack runs for --seconds from one address (127.0.0.1), once anonymous and once with a token of
 // an ordinary user, each against a fresh server on a fresh copy of the database (so one attack's
@@ -20,14 +23,16 @@
 // The probe runs from 127.0.0.3 (/health) and 127.0.3.1-8 in turn (/api/v1/users/1, so the probe stays
 // inside the anonymous allowance), open loop: each request is timed from when it was due, so a stall
 // counts in full. Goals, per attack: probe p99 under 100 ms and no probe over 250 ms, peak RSS under
-// 300 MB, and the bystander's sign-in under 1 s. Prints met / NOT MET and exits 1 if any is not.
+// 300 MB, the bystander's sign-in under 1 s, and after the upgrade flood the server's open file
+// descriptors back to their level before it within 5 s. Prints met / NOT MET and exits 1 if any is not.
 //
 // --server-dir runs another checkout's dist/main.js (built beforehand: `npx tsc -p tsconfig.build.json`
 // there), e.g. the code before a fix; the database is seeded with that build's migrations.
 //
 //   npm run bench:abuse [-- --seconds 15 --only search,offset --skip-build --server-dir /work/baseline --out bench/results/abuse-baseline.json]
 import { execFileSync } from 'node:child_process'
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs'
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { connect } from 'node:net'
 import { loadavg } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -60,7 +65,7 @@ const DRAIN_MS = Number(args.drain) * 1000
 const CONCURRENCY = Number(args.concurrency)
 const SERVER_DIR = resolve(args['server-dir'])
 const DATA = join('bench', '.data')
-const GOALS = { probeP99Ms: 100, probeMaxMs: 250, rssMb: 300, signInMs: 1000 }
+const GOALS = { probeP99Ms: 100, probeMaxMs: 250, rssMb: 300, signInMs: 1000, descriptorsBackWithinMs: 5000 }
 /** Past this the fan-out stops commenting: the machine is shared, and the point is made long before. */
 const RSS_SAFETY_MB = 2048
 /** Every loop's count limit, besides its time limit. */
@@ -241,6 +246,12 @@ const ATTACKS: Attack[] = [
     what: 'POST /api/v1/tokens with wrong passwords (victim, unknown e-mails); a bystander signs in every second from 127.0.0.2',
     variants: ['anonymous', 'signed-in'],
     run: signInFlood,
+  },
+  {
+    name: 'upgrade flood',
+    what: '1,000 requests asking to upgrade (websocket, h2c, foo) on /api/v1/users/1, /health, /nope, /, and /graphql (malformed), 50 at a time, dropped by the client',
+    variants: ['anonymous'],
+    run: upgradeFlood,
   },
   {
     name: 'password batch',
@@ -446,6 +457,64 @@ async function signInFlood(context: Context): Promise<Record<string, unknown>> {
   return { bystanderSignIn: bystander, victimSignInFromElsewhere: victim }
 }
 
+/** Open file descriptors of process `pid` (its sockets among them). */
+const descriptorsOf = (pid: number) => readdirSync(`/proc/${pid}/fd`).length
+
+const UPGRADES = [
+  ['/api/v1/users/1', 'websocket'],
+  ['/health', 'h2c'],
+  ['/nope', 'foo'],
+  ['/', 'websocket'],
+  ['/graphql', 'websocket\r\nSec-WebSocket-Version: 99\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ=='],
+] as const
+
+async function upgradeFlood(context: Context): Promise<Record<string, unknown>> {
+  const { port } = new URL(context.url)
+  const before = descriptorsOf(context.pid)
+  let peak = before
+  const sampler = setInterval(() => (peak = Math.max(peak, descriptorsOf(context.pid))), 50)
+  /** One request on a connection of its own; the client reads the answer's head and drops the connection. */
+  const upgrade = (n: number) =>
+    new Promise<void>((resolve) => {
+      const [path, protocol] = UPGRADES[n % UPGRADES.length]!
+      const socket = connect({ port: Number(port), host: '127.0.0.1', localAddress: ADDRESS.attacker })
+      let head = ''
+      const done = (status: Status) => {
+        clearTimeout(timer)
+        socket.destroy()
+        context.tally.add(status)
+        resolve()
+      }
+      const timer = setTimeout(() => done('timeout'), Math.max(1, context.end + DRAIN_MS - Date.now()))
+      socket.on('connect', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: ${protocol}\r\n\r\n`))
+      socket.on('data', (chunk) => {
+        head += chunk.toString('latin1')
+        if (head.includes('\r\n')) done(Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? Number.NaN))
+      })
+      socket.on('error', () => done('error'))
+    })
+  let next = 0
+  await Promise.all(
+    Array.from({ length: 50 }, async () => {
+      while (next < 1000 && Date.now() < context.end) {
+        context.tally.sent++
+        await upgrade(next++)
+      }
+    }),
+  )
+  const floodedAt = performance.now()
+  // Back to the level before: the probe's kept-alive connections are counted in both.
+  let after = descriptorsOf(context.pid)
+  while (after > before && performance.now() - floodedAt < GOALS.descriptorsBackWithinMs) {
+    await sleep(100)
+    after = descriptorsOf(context.pid)
+  }
+  const backAfterMs = after > before ? undefined : Math.round(performance.now() - floodedAt)
+  clearInterval(sampler)
+  await sleep(Math.max(0, context.end - Date.now()))
+  return { descriptors: { before, peak, after, backAfterMs } }
+}
+
 // --- the probe
 
 interface ProbeResult {
@@ -647,6 +716,18 @@ function goalsOf(run: Run): Goal[] {
     { run: name, goal: `no probe > ${GOALS.probeMaxMs} ms`, measured: `${max} ms`, met: max <= GOALS.probeMaxMs },
     { run: name, goal: `peak RSS < ${GOALS.rssMb} MB`, measured: `${run.peakRssMb} MB`, met: run.peakRssMb < GOALS.rssMb && !run.serverDied },
   ]
+  const descriptors = run.details?.descriptors as { before: number; after: number; backAfterMs: number | undefined } | undefined
+  if (descriptors !== undefined) {
+    goals.push({
+      run: name,
+      goal: `open descriptors back to ${descriptors.before} within ${GOALS.descriptorsBackWithinMs / 1000} s`,
+      measured:
+        descriptors.backAfterMs === undefined
+          ? `${descriptors.after} after ${GOALS.descriptorsBackWithinMs / 1000} s`
+          : `back after ${descriptors.backAfterMs} ms`,
+      met: descriptors.backAfterMs !== undefined,
+    })
+  }
   const bystander = run.details?.bystanderSignIn as SignInResult | undefined
   if (bystander !== undefined) {
     const allSignedIn = (bystander.statuses['201'] ?? 0) === bystander.n
@@ -692,9 +773,16 @@ function detailLines(runs: readonly Run[]): string[] {
           comments?: Record<string, number>
           bystanderSignIn?: SignInResult
           victimSignInFromElsewhere?: SignInResult
+          descriptors?: { before: number; peak: number; after: number; backAfterMs: number | undefined }
         }
       | undefined
     const at = `${r.attack}, ${r.variant}:`
+    if (d?.descriptors !== undefined) {
+      const { before, peak, after, backAfterMs } = d.descriptors
+      lines.push(
+        `${at} open descriptors ${before} before, ${peak} at most, ${after} ${backAfterMs === undefined ? 'when given up' : `${backAfterMs} ms after the flood`}`,
+      )
+    }
     if (d?.sockets !== undefined) {
       const s = d.sockets
       lines.push(
