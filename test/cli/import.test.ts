@@ -1,50 +1,10 @@
 // `threadline import`, run as a child process (dist/main.js) on a fresh database of the run's store,
 // then read back over the REST API of an app on the same database.
-import { execFile } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
-import { BIN } from '../helpers/serve-process.js'
 import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
+import { dataFiles, get, threadline, threadlineFails, withApp } from './import-fixture.js'
 
-const run = promisify(execFile)
-const dir = mkdtempSync(join(tmpdir(), 'threadline-import-'))
-
-function fileOf(name: string, content: unknown): string {
-  const path = join(dir, name)
-  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 1))
-  return path
-}
-
-function threadline(url: string, args: string[]) {
-  return run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, DATABASE_URL: url } })
-}
-
-async function threadlineFails(url: string, args: string[]) {
-  try {
-    await threadline(url, args)
-  } catch (error) {
-    return error as { code: number; stdout: string; stderr: string }
-  }
-  throw new Error(`threadline ${args.join(' ')} succeeded`)
-}
-
-async function withApp<T>(url: string, use: (app: Awaited<ReturnType<typeof buildApp>>) => Promise<T>): Promise<T> {
-  const app = await buildApp(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
-  try {
-    return await use(app)
-  } finally {
-    await app.close()
-  }
-}
-
-async function get(url: string, path: string) {
-  return withApp(url, async (app) => (await app.inject({ method: 'GET', url: path })).json())
-}
+const fileOf = dataFiles('threadline-import-')
 
 /** The users, the first one whole, and its posts and todos, read over the API: what "unchanged" compares. */
 async function snapshot(url: string) {
