@@ -2,23 +2,18 @@
 // Two streaming passes, because a JSON object's keys have no order (posts may precede users): the
 // first checks every row and gathers the ids that references need, the second writes, in one
 // transaction and batched inserts. A file with any problem writes nothing.
-import { type Static, type TSchema, Type } from 'typebox'
 import { sql } from 'kysely'
 import type { Config } from '../config.js'
-import { Nullable } from '../core/schema-types.js'
-import { bodyAjv, toErrorDetails } from '../core/validation.js'
+import { parseId } from '../core/ids.js'
 import { type Db, openDatabase } from '../db/create-database.js'
 import { factsOf } from '../db/dialect-facts.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { AppError } from '../errors.js'
-import { Comment } from '../comments/comments.schemas.js'
-import { Post } from '../posts/posts.schemas.js'
-import { Todo } from '../todos/todos.schemas.js'
-import { User } from '../users/users.schemas.js'
 import { MAX_BATCH_SIZE } from '../seed/seed-database.js'
 import { rerunWithBoundedHeap } from './bounded-heap.js'
 import { type Progress, createImportProgress } from './import-progress.js'
-import { BadJsonError, MARKER, SECTIONS, type Section, walkSections } from './json-sections.js'
+import { type Format, LONGEST_VALUE, type Row, checkMarker, checkRow, joinPath, toColumns } from './import-rows.js'
+import { BadJsonError, MARKER, SECTIONS, type Section, type SectionVisitor, walkSections } from './json-sections.js'
 
 /** Problems listed before "and N more": enough to fix a file by, few enough to read. */
 const PROBLEM_CAP = 100
@@ -28,38 +23,6 @@ const BATCH_SIZE = Math.min(500, MAX_BATCH_SIZE)
 const BULK_LOAD_ROWS = 10_000
 /** Ids per `in (...)` when asking the database what it already holds. */
 const LOOKUP_BATCH = 500
-
-const { id: Id, createdAt: Timestamp } = User.properties
-
-const threadlineRows = {
-  users: Type.Object({ ...User.properties, passwordHash: Nullable(Type.String({ minLength: 1, maxLength: 500 })) }, { additionalProperties: false }),
-  posts: Type.Object({ ...Post.properties }, { additionalProperties: false }),
-  // `author` is what the API embeds; an export may carry it, authorId says the same.
-  comments: Type.Object({ ...Comment.properties, author: Type.Optional(Comment.properties.author) }, { additionalProperties: false }),
-  todos: Type.Object({ ...Todo.properties }, { additionalProperties: false }),
-}
-
-/** JSONPlaceholder's rows: the fields Threadline keeps are checked; the rest are dropped unread. */
-const placeholderRows = {
-  users: Type.Object({ id: Id, name: User.properties.name, email: User.properties.email }),
-  posts: Type.Object({ id: Id, userId: Id, title: Post.properties.title, body: Post.properties.content }),
-  comments: Type.Object({ id: Id, postId: Id, email: User.properties.email, body: Comment.properties.content }),
-  todos: Type.Object({ id: Id, userId: Id, title: Todo.properties.text, completed: Type.Boolean() }),
-}
-
-const Marker = Type.Object({ version: Type.Literal(1), exportedAt: Type.Optional(Timestamp) })
-
-type Format = 'threadline' | 'jsonplaceholder'
-const compile = (schemas: Record<Section, TSchema>) =>
-  Object.fromEntries(SECTIONS.map((s) => [s, bodyAjv.compile(schemas[s])])) as Record<Section, ReturnType<typeof bodyAjv.compile>>
-const validators: Record<Format, Record<Section, ReturnType<typeof bodyAjv.compile>>> = {
-  threadline: compile(threadlineRows),
-  jsonplaceholder: compile(placeholderRows),
-}
-const checkMarker = bodyAjv.compile(Marker)
-
-type Row = Record<string, unknown>
-type ThreadlineUser = Static<typeof threadlineRows.users>
 
 /** Problems, each with its JSON path, the first PROBLEM_CAP of them kept. */
 class Problems {
@@ -127,14 +90,11 @@ async function scan(file: string, progress: Progress): Promise<Scan> {
     result.problems.threadline.add(path, message)
     result.problems.jsonplaceholder.add(path, message)
   }
-  await walkSections(file, {
+  await walk(file, {
     onShapeProblem: both,
     onMarker(value) {
       result.marker = true
-      if (!checkMarker(value)) {
-        for (const { field, message } of toErrorDetails(checkMarker.errors ?? []))
-          result.problems.threadline.add(`${MARKER}${field ? `.${field}` : ''}`, message)
-      }
+      checkMarker(value, (field, message) => result.problems.threadline.add(joinPath(MARKER, field), message))
     },
     onSection(section) {
       if (result.order.includes(section)) both(section, 'appears twice')
@@ -143,23 +103,17 @@ async function scan(file: string, progress: Progress): Promise<Scan> {
     onBytes: (read, total) => progress.update('checking', read, total),
     onRow(section, index, value) {
       const path = `${section}[${index}]`
-      for (const format of formats()) {
-        const validate = validators[format][section]
-        if (!validate(value)) {
-          for (const { field, message } of toErrorDetails(validate.errors ?? [])) {
-            result.problems[format].add(field === '' ? path : `${path}${field.startsWith('[') ? '' : '.'}${field}`, message)
-          }
-        }
-      }
+      for (const format of formats()) checkRow(format, section, value, (field, message) => result.problems[format].add(joinPath(path, field), message))
       if (typeof value !== 'object' || value === null || Array.isArray(value)) return
       const row = value as Row
-      const id = row.id
-      if (typeof id === 'number' && Number.isInteger(id)) {
+      // Only ids the API can name are looked up (the others are problems already), in the file and the database.
+      const id = typeof row.id === 'number' ? parseId(row.id) : undefined
+      if (id !== undefined) {
         const first = result.ids[section].get(id)
         if (first !== undefined) both(`${path}.id`, `${id} is also the id of ${section}[${first}]`)
         else result.ids[section].set(id, index)
       }
-      const numberOr0 = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) ? v : 0)
+      const numberOr0 = (v: unknown) => (typeof v === 'number' ? (parseId(v) ?? 0) : 0)
       if (section === 'users') {
         if (typeof row.email === 'string') {
           const email = row.email.toLowerCase()
@@ -295,6 +249,9 @@ async function checkAgainst(db: Db, found: Scan, replace: boolean): Promise<{ pr
   return { problems, plan }
 }
 
+/** The walk both passes make: the file's sections, strings longer than any field refused unread. */
+const walk = (file: string, visitor: SectionVisitor) => walkSections(file, visitor, { longestValue: LONGEST_VALUE })
+
 /** Writes the file's rows: in dependency order, walking the file again for a section it met too early. */
 async function write(db: Db, file: string, found: Scan, plan: Plan, progress: Progress, now: string): Promise<void> {
   const written = new Set<Section>()
@@ -333,7 +290,7 @@ async function write(db: Db, file: string, found: Scan, plan: Plan, progress: Pr
         .execute()
       batch = []
     }
-    await walkSections(file, {
+    await walk(file, {
       onShapeProblem: () => {},
       wants: (section) => thisWalk.has(section),
       onBytes: (read, total) => progress.update('writing', read, total),
@@ -341,7 +298,7 @@ async function write(db: Db, file: string, found: Scan, plan: Plan, progress: Pr
         batchSection = section
       },
       async onRow(section, _index, value) {
-        batch.push(toColumns(plan, section, value as Row, now))
+        batch.push(toColumns(plan.format, section, value as Row, (email) => plan.authors.get(email), now))
         if (batch.length === BATCH_SIZE) await flush()
       },
       async onSectionEnd(section) {
@@ -349,51 +306,6 @@ async function write(db: Db, file: string, found: Scan, plan: Plan, progress: Pr
       },
     })
     for (const section of thisWalk) written.add(section)
-  }
-}
-
-/** A file row as the table's columns. */
-function toColumns(plan: Plan, section: Section, row: Row, now: string): Row {
-  if (plan.format === 'threadline') {
-    switch (section) {
-      case 'users': {
-        const user = row as ThreadlineUser
-        const { id, name, email, age, avatar, role, passwordHash, createdAt, updatedAt } = user
-        return { id, name, email, age, avatar, role, password_hash: passwordHash ?? null, created_at: createdAt, updated_at: updatedAt }
-      }
-      case 'posts':
-        return {
-          id: row.id,
-          user_id: row.userId,
-          title: row.title,
-          content: row.content,
-          status: row.status,
-          published_at: row.publishedAt,
-          created_at: row.createdAt,
-          updated_at: row.updatedAt,
-        }
-      case 'comments':
-        return { id: row.id, post_id: row.postId, author_id: row.authorId, content: row.content, created_at: row.createdAt, updated_at: row.updatedAt }
-      case 'todos':
-        return { id: row.id, user_id: row.userId, text: row.text, completed: row.completed ? 1 : 0, created_at: row.createdAt, updated_at: row.updatedAt }
-    }
-  }
-  switch (section) {
-    case 'users':
-      return { id: row.id, name: row.name, email: row.email, age: null, avatar: null, role: 'user', password_hash: null, created_at: now, updated_at: now }
-    case 'posts':
-      return { id: row.id, user_id: row.userId, title: row.title, content: row.body, status: 'published', published_at: now, created_at: now, updated_at: now }
-    case 'comments':
-      return {
-        id: row.id,
-        post_id: row.postId,
-        author_id: plan.authors.get(String(row.email).toLowerCase()),
-        content: row.body,
-        created_at: now,
-        updated_at: now,
-      }
-    case 'todos':
-      return { id: row.id, user_id: row.userId, text: row.title, completed: row.completed ? 1 : 0, created_at: now, updated_at: now }
   }
 }
 
