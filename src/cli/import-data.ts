@@ -54,6 +54,8 @@ export interface ImportSummary {
   addedAuthors: number
   /** JSONPlaceholder: users whose username, address, phone, website or company were dropped. */
   droppedUserFields: number
+  /** Sections of resources Threadline has not (FOREIGN_SECTIONS), with their lengths, in file order. */
+  skipped: [string, number][]
 }
 
 /** What pass 1 learns: the format, the ids and references, and every problem. */
@@ -69,6 +71,7 @@ interface Scan {
   commentEmails: Map<number, string>
   order: Section[]
   droppedUserFields: number
+  skipped: [string, number][]
 }
 
 const DROPPED_USER_FIELDS = ['username', 'address', 'phone', 'website', 'company']
@@ -83,6 +86,7 @@ async function scan(file: string, progress: Progress): Promise<Scan> {
     commentEmails: new Map(),
     order: [],
     droppedUserFields: 0,
+    skipped: [],
   }
   // Until the marker is seen, a row is checked as either format; after, as the one it names.
   const formats = (): Format[] => (result.marker ? ['threadline'] : ['threadline', 'jsonplaceholder'])
@@ -92,6 +96,7 @@ async function scan(file: string, progress: Progress): Promise<Scan> {
   }
   await walk(file, {
     onShapeProblem: both,
+    onSkipped: (key, items) => result.skipped.push([key, items]),
     onMarker(value) {
       result.marker = true
       checkMarker(value, (field, message) => result.problems.threadline.add(joinPath(MARKER, field), message))
@@ -355,6 +360,7 @@ export async function importFile(db: Db, file: string, options: ImportOptions): 
       todos: found.ids.todos.size,
       addedAuthors: plan.addedAuthors.length,
       droppedUserFields: plan.format === 'jsonplaceholder' ? found.droppedUserFields : 0,
+      skipped: found.skipped,
     }
   })
   progress.done()
@@ -388,8 +394,13 @@ export function describeImport(summary: ImportSummary, seconds: number): string 
     if (summary.droppedUserFields > 0) notes.push(`dropped username, address, phone, website, company of ${count(summary.droppedUserFields, 'user')}`)
     if (summary.addedAuthors > 0) notes.push(`added ${count(summary.addedAuthors, 'user')} for comment e-mails no user had`)
   }
-  const format = summary.format === 'jsonplaceholder' ? ` (jsonplaceholder${notes.length > 0 ? `: ${notes.join('; ')}` : ''})` : ''
-  return `Imported ${counts} in ${seconds.toFixed(1)} s${format}`
+  if (summary.skipped.length > 0) {
+    const sections = summary.skipped.map(([key, items]) => `${key} (${items.toLocaleString('en-US')})`).join(', ')
+    notes.push(`skipped ${sections}: Threadline has no such resources`)
+  }
+  const format = summary.format === 'jsonplaceholder' ? 'jsonplaceholder' : ''
+  const said = [format, notes.join('; ')].filter((part) => part !== '').join(': ')
+  return `Imported ${counts} in ${seconds.toFixed(1)} s${said === '' ? '' : ` (${said})`}`
 }
 
 export async function importCommand(config: Config, file: string, options: { replace?: boolean }): Promise<void> {

@@ -11,6 +11,7 @@ import { bodyAjv, toErrorDetails } from '../core/validation.js'
 import { Post } from '../posts/posts.schemas.js'
 import { Todo } from '../todos/todos.schemas.js'
 import { User } from '../users/users.schemas.js'
+import { nameProblems, toContent } from './comment-subject.js'
 import { SECTIONS, type Section } from './json-sections.js'
 
 export type Format = 'threadline' | 'jsonplaceholder'
@@ -44,7 +45,8 @@ const threadlineRows: Record<Section, TSchema> = {
 const placeholderRows: Record<Section, TSchema> = {
   users: Type.Object({ id: StoredId, name: User.properties.name, email: User.properties.email }),
   posts: Type.Object({ id: StoredId, userId: StoredId, title: Post.properties.title, body: Post.properties.content }),
-  comments: Type.Object({ id: StoredId, postId: StoredId, email: User.properties.email, body: Comment.properties.content }),
+  // A comment's `name` is its subject line, kept in its content (comment-subject.ts).
+  comments: Type.Object({ id: StoredId, postId: StoredId, name: Type.Optional(Type.String()), email: User.properties.email, body: Comment.properties.content }),
   todos: Type.Object({ id: StoredId, userId: StoredId, title: Todo.properties.text, completed: Type.Boolean() }),
 }
 
@@ -105,7 +107,15 @@ export const checkMarker = (value: unknown, report: Report): boolean => check(MA
 
 /** Checks a row of `section` in `format`, reporting each problem; whether it may be written. */
 export function checkRow(format: Format, section: Section, value: unknown, report: Report): boolean {
-  return check(ROW_RULES[format][section], value, report)
+  let ok = check(ROW_RULES[format][section], value, report)
+  if (ok && format === 'jsonplaceholder' && section === 'comments') {
+    const { name, body } = value as { name?: string; body: string }
+    for (const problem of nameProblems(name, body)) {
+      ok = false
+      report('name', problem)
+    }
+  }
+  return ok
 }
 
 /** A field of a JSON path: `users[0]` and `id` make `users[0].id`, and `[2]` makes `users[0][2]`. */
@@ -156,7 +166,7 @@ export function toColumns(format: Format, section: Section, row: Row, authorOf: 
         id: row.id,
         post_id: row.postId,
         author_id: authorOf(String(row.email).toLowerCase()),
-        content: row.body,
+        content: toContent(row.name as string | undefined, row.body as string),
         ...times,
       }
     case 'todos':

@@ -12,6 +12,8 @@ import verifier from 'stream-json/utils/verifier.js'
 export const SECTIONS = ['users', 'posts', 'comments', 'todos'] as const
 export type Section = (typeof SECTIONS)[number]
 export const MARKER = 'threadline'
+/** JSONPlaceholder's resources that Threadline has not: counted and skipped, never assembled. */
+export const FOREIGN_SECTIONS = ['albums', 'photos'] as const
 
 /** Levels of nesting a file may have: a JSONPlaceholder user's `address.geo` is at 5. */
 const MAX_DEPTH = 16
@@ -31,6 +33,8 @@ export interface SectionVisitor {
   /** A section begins (in file order) and ends, after `rows` rows. */
   onSection?(section: Section): void
   onSectionEnd?(section: Section, rows: number): void | Promise<void>
+  /** A section of FOREIGN_SECTIONS, skipped: how many items it had. */
+  onSkipped?(key: string, items: number): void
   /**
    * Something that is not a data file's: an unknown key, a section that is no array, a value too
    * long, a row too large or too deep (its row is then not handed to onRow).
@@ -99,7 +103,7 @@ class Walk {
   key: string | undefined
   keyTooLong = false
   // What the value under the current top-level key is for.
-  mode: 'marker' | 'rows' | 'skip' | 'none' = 'none'
+  mode: 'marker' | 'rows' | 'foreign' | 'skip' | 'none' = 'none'
   section: Section | undefined
   wanted = true
   index = 0
@@ -156,6 +160,17 @@ class Walk {
       return
     }
     if (this.depth === 1) return this.topLevel(token, opens)
+    if (this.mode === 'foreign' && this.depth === 2) {
+      if (name === 'endArray') {
+        this.depth = 1
+        this.mode = 'none'
+        this.visitor.onSkipped?.(this.key as string, this.index)
+        return
+      }
+      if (opens) this.depth = 3
+      this.index++
+      return
+    }
     if (this.mode === 'rows' && this.depth === 2) {
       if (name === 'endArray') {
         this.depth = 1
@@ -237,10 +252,14 @@ class Walk {
       this.refused = undefined
       this.field = undefined
       this.assembler = new Assembler()
-    } else if ((SECTIONS as readonly string[]).includes(key)) {
+    } else if ((SECTIONS as readonly string[]).includes(key) || (FOREIGN_SECTIONS as readonly string[]).includes(key)) {
       if (name === 'startArray') {
         this.depth = 2
         this.index = 0
+        if ((FOREIGN_SECTIONS as readonly string[]).includes(key)) {
+          this.mode = 'foreign'
+          return
+        }
         this.mode = 'rows'
         this.section = key as Section
         this.wanted = this.visitor.wants?.(this.section) ?? true
@@ -249,7 +268,7 @@ class Walk {
       }
       this.visitor.onShapeProblem(key, 'must be an array')
     } else {
-      this.visitor.onShapeProblem(key, `is not a known key (expected ${[MARKER, ...SECTIONS].join(', ')})`)
+      this.visitor.onShapeProblem(key, `is not a known key (expected ${[MARKER, ...SECTIONS].join(', ')}; ${FOREIGN_SECTIONS.join(' and ')} are skipped)`)
     }
     if (opens) {
       this.depth = 2

@@ -106,9 +106,10 @@ describe('threadline import', { timeout: 120_000 }, () => {
     expect(post).toMatchObject({ id: 11, userId: 2, title: 'et ea vero quia', content: 'delectus reiciendis', status: 'published' })
     expect(post.publishedAt).toBe(post.createdAt)
     const comments = (await get(db.url, '/api/v1/users/1/posts/1/comments')).data
+    // A comment's subject line, `name`, is its content's first paragraph.
     expect(comments.map((c: { id: number; authorId: number; content: string }) => [c.id, c.authorId, c.content])).toEqual([
-      [1, 1, 'laudantium enim'],
-      [2, 2, 'est natus enim'],
+      [1, 1, 'id labore ex et quam laborum\n\nlaudantium enim'],
+      [2, 2, 'quo vero\n\nest natus enim'],
     ])
     const made = (await get(db.url, '/api/v1/users/4')).data
     expect(made).toMatchObject({ id: 4, name: 'Eliseo', email: 'Eliseo@gardner.biz', role: 'user' })
@@ -222,5 +223,65 @@ describe('threadline import', { timeout: 120_000 }, () => {
     expect(failed.code).not.toBe(0)
     expect(failed.stderr).toMatch(/not valid JSON at line 2, column \d+/)
     expect(await snapshot(db.url)).toEqual(before)
+  })
+})
+
+/** JSONPlaceholder's /db as it is served, in its own order and shapes: 10 users, 100 posts, 500 comments, 100 albums, 5,000 photos, 200 todos. */
+function jsonPlaceholderDb() {
+  const words = ['quia', 'et', 'suscipit', 'recusandae', 'consequuntur', 'expedita', 'reprehenderit', 'molestiae', 'ut', 'quas']
+  const text = (n: number, seed: number) => Array.from({ length: n }, (_, i) => words[(seed * 7 + i * 3) % words.length]).join(' ')
+  const body = (seed: number) => [text(9, seed), text(7, seed + 1), text(8, seed + 2), text(6, seed + 3)].join('\n')
+  return {
+    posts: Array.from({ length: 100 }, (_, i) => ({ userId: Math.floor(i / 10) + 1, id: i + 1, title: text(6, i), body: body(i) })),
+    comments: Array.from({ length: 500 }, (_, i) => ({
+      postId: Math.floor(i / 5) + 1,
+      id: i + 1,
+      name: text(5, i + 3),
+      email: `Commenter${i + 1}@example.biz`,
+      body: body(i + 5),
+    })),
+    albums: Array.from({ length: 100 }, (_, i) => ({ userId: Math.floor(i / 10) + 1, id: i + 1, title: text(4, i) })),
+    photos: Array.from({ length: 5000 }, (_, i) => ({
+      albumId: Math.floor(i / 50) + 1,
+      id: i + 1,
+      title: text(5, i),
+      url: `https://via.placeholder.com/600/${(i * 4099).toString(16).slice(-6)}`,
+      thumbnailUrl: `https://via.placeholder.com/150/${(i * 4099).toString(16).slice(-6)}`,
+    })),
+    users: Array.from({ length: 10 }, (_, i) => ({
+      id: i + 1,
+      name: `Person ${i + 1}`,
+      username: `person${i + 1}`,
+      email: `Person${i + 1}@april.biz`,
+      address: { street: 'Kulas Light', suite: 'Apt. 556', city: 'Gwenborough', zipcode: '92998-3874', geo: { lat: '-37.3159', lng: '81.1496' } },
+      phone: '1-770-736-8031 x56442',
+      website: 'hildegard.org',
+      company: { name: 'Romaguera-Crona', catchPhrase: 'Multi-layered client-server neural-net', bs: 'harness real-time e-markets' },
+    })),
+    todos: Array.from({ length: 200 }, (_, i) => ({ userId: Math.floor(i / 20) + 1, id: i + 1, title: text(4, i), completed: i % 3 === 0 })),
+  }
+}
+
+describe('threadline import of the JSONPlaceholder /db document', { timeout: 120_000 }, () => {
+  let store: TestDatabase
+  beforeAll(async () => {
+    store = await freshDatabase()
+  })
+  afterAll(() => store.drop())
+
+  it("imports the four known sections, says it skipped albums and photos, and keeps each comment's name where an export finds it", async () => {
+    const db = jsonPlaceholderDb()
+    const { stdout } = await threadline(store.url, ['import', fileOf('db.json', db)])
+    expect(stdout).toMatch(
+      /Imported 10 users, 100 posts, 500 comments and 200 todos in [\d.]+ s \(jsonplaceholder: dropped username, address, phone, website, company of 10 users; added 500 users for comment e-mails no user had; skipped albums \(100\), photos \(5,000\): Threadline has no such resources\)\n$/,
+    )
+    const comment = db.comments[41]!
+    const post = db.posts[comment.postId - 1]!
+    const read = (await get(store.url, `/api/v1/users/${post.userId}/posts/${post.id}/comments/${comment.id}`)).data
+    expect(read.content).toBe(`${comment.name}\n\n${comment.body}`)
+
+    // Exported again in JSONPlaceholder's format, every comment has its own name and body back.
+    const exported = JSON.parse((await threadline(store.url, ['export', '--format', 'jsonplaceholder'])).stdout) as typeof db
+    expect(exported.comments.map(({ id, name, body }) => ({ id, name, body }))).toEqual(db.comments.map(({ id, name, body }) => ({ id, name, body })))
   })
 })
