@@ -1,7 +1,8 @@
 // `threadline import FILE`: loads a Threadline export or a JSONPlaceholder /db file, keeping ids.
 // Two streaming passes, because a JSON object's keys have no order (posts may precede users): the
-// first checks every row and gathers the ids that references need, the second writes, in one
-// transaction and batched inserts. A file with any problem writes nothing.
+// first checks every row and gathers the ids that references need, the second checks each row again
+// as it writes it (the file may have changed), in one transaction and batched inserts. A file with
+// any problem writes nothing.
 import { sql } from 'kysely'
 import type { Config } from '../config.js'
 import { parseId } from '../core/ids.js'
@@ -14,6 +15,7 @@ import { rerunWithBoundedHeap } from './bounded-heap.js'
 import { type Progress, createImportProgress } from './import-progress.js'
 import { type Format, LONGEST_VALUE, type Row, checkMarker, checkRow, joinPath, toColumns } from './import-rows.js'
 import { BadJsonError, MARKER, SECTIONS, type Section, type SectionVisitor, walkSections } from './json-sections.js'
+import { withRereadableFile } from './spool.js'
 
 /** Problems listed before "and N more": enough to fix a file by, few enough to read. */
 const PROBLEM_CAP = 100
@@ -23,6 +25,8 @@ const BATCH_SIZE = Math.min(500, MAX_BATCH_SIZE)
 const BULK_LOAD_ROWS = 10_000
 /** Ids per `in (...)` when asking the database what it already holds. */
 const LOOKUP_BATCH = 500
+
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`
 
 /** Problems, each with its JSON path, the first PROBLEM_CAP of them kept. */
 class Problems {
@@ -42,6 +46,8 @@ export interface ImportOptions {
   replace: boolean
   /** Where progress goes: a bar on a terminal, plain lines otherwise. */
   progress?: Progress
+  /** The file's name in messages, when the path read is a copy of it (spool.ts). @default the path */
+  name?: string
 }
 
 export interface ImportSummary {
@@ -257,6 +263,35 @@ async function checkAgainst(db: Db, found: Scan, replace: boolean): Promise<{ pr
 /** The walk both passes make: the file's sections, strings longer than any field refused unread. */
 const walk = (file: string, visitor: SectionVisitor) => walkSections(file, visitor, { longestValue: LONGEST_VALUE })
 
+/** A file that no longer says what pass 1 checked: nothing of it is written (the transaction rolls back). */
+class FileChangedError extends Error {}
+const changed = (path: string, message: string): never => {
+  throw new FileChangedError(`${path}: ${message}`)
+}
+
+/**
+ * Checks a row pass 2 is about to write as pass 1 did, and that it is the row pass 1 saw there (its
+ * id, e-mail and references, which the database's constraints rely on).
+ */
+function recheck(found: Scan, format: Format, section: Section, index: number, value: unknown): Row {
+  const path = `${section}[${index}]`
+  checkRow(format, section, value, (field, message) => changed(joinPath(path, field), message))
+  const row = value as Row
+  const same = (field: string, seen: unknown, now: unknown) => {
+    if (seen !== now) changed(joinPath(path, field), `was ${String(seen)} when the file was checked, is ${String(now)}`)
+  }
+  same('id', index, found.ids[section].get(row.id as number))
+  if (section === 'users') same('email', index, found.emails.get(String(row.email).toLowerCase()))
+  else if (section === 'posts') same('userId', found.refs.postsUser[index], row.userId)
+  else if (section === 'todos') same('userId', found.refs.todosUser[index], row.userId)
+  else {
+    same('postId', found.refs.commentsPost[index], row.postId)
+    if (format === 'threadline') same('authorId', found.refs.commentsAuthor[index], row.authorId)
+    else same('email', found.commentEmails.get(index)?.toLowerCase(), String(row.email).toLowerCase())
+  }
+  return row
+}
+
 /** Writes the file's rows: in dependency order, walking the file again for a section it met too early. */
 async function write(db: Db, file: string, found: Scan, plan: Plan, progress: Progress, now: string): Promise<void> {
   const written = new Set<Section>()
@@ -277,6 +312,7 @@ async function write(db: Db, file: string, found: Scan, plan: Plan, progress: Pr
       await db.insertInto('users').values(rows).execute()
     }
   }
+  const authorOf = (email: string) => plan.authors.get(email)
   const present = found.order
   while (present.some((s) => !written.has(s))) {
     // This walk writes every section, in file order, whose dependencies are written before it.
@@ -295,22 +331,30 @@ async function write(db: Db, file: string, found: Scan, plan: Plan, progress: Pr
         .execute()
       batch = []
     }
+    const seen = new Set<Section>()
     await walk(file, {
-      onShapeProblem: () => {},
+      onShapeProblem: changed,
       wants: (section) => thisWalk.has(section),
       onBytes: (read, total) => progress.update('writing', read, total),
       onSection: (section) => {
+        if (seen.has(section) || !present.includes(section)) changed(section, 'was not in the file, or not once, when it was checked')
+        seen.add(section)
         batchSection = section
       },
-      async onRow(section, _index, value) {
-        batch.push(toColumns(plan.format, section, value as Row, (email) => plan.authors.get(email), now))
+      async onRow(section, index, value) {
+        batch.push(toColumns(plan.format, section, recheck(found, plan.format, section, index, value), authorOf, now))
         if (batch.length === BATCH_SIZE) await flush()
       },
-      async onSectionEnd(section) {
-        if (thisWalk.has(section)) await flush()
+      async onSectionEnd(section, rows) {
+        if (!thisWalk.has(section)) return
+        if (rows !== found.ids[section].size) changed(section, `had ${found.ids[section].size} rows when the file was checked, has ${rows}`)
+        await flush()
       },
     })
-    for (const section of thisWalk) written.add(section)
+    for (const section of thisWalk) {
+      if (!seen.has(section)) changed(section, 'is no longer in the file')
+      written.add(section)
+    }
   }
 }
 
@@ -330,39 +374,48 @@ export class ImportProblemsError extends AppError {
 
 /**
  * Imports `file` into the database (migrated already): checks it whole, then writes it in one
- * transaction. Throws ImportProblemsError, or AppError for a file that is not JSON.
+ * transaction. Throws ImportProblemsError, or AppError for a file that is not JSON or changed.
  */
 export async function importFile(db: Db, file: string, options: ImportOptions): Promise<ImportSummary> {
   const progress = options.progress ?? createImportProgress(undefined)
+  const name = options.name ?? file
   let found: Scan
   try {
     found = await scan(file, progress)
   } catch (error) {
-    if (error instanceof BadJsonError) throw new AppError('BAD_REQUEST', `${file}: ${error.message}; nothing was imported`)
+    if (error instanceof BadJsonError) throw new AppError('BAD_REQUEST', `${name}: ${error.message}; nothing was imported`)
     throw error
   }
   const now = new Date().toISOString()
-  const summary = await db.transaction().execute(async (trx) => {
-    const { problems, plan } = await checkAgainst(trx, found, options.replace)
-    if (problems.count > 0) throw new ImportProblemsError(file, problems)
-    const rows = SECTIONS.reduce((sum, s) => sum + found.ids[s].size, 0)
-    const load = async () => {
-      if (options.replace) await emptyTables(trx)
-      await write(trx, file, found, plan, progress, now)
-    }
-    await (rows >= BULK_LOAD_ROWS || options.replace ? factsOf(trx).bulkLoad(trx, load) : load())
-    await moveSequences(trx)
-    return {
-      format: plan.format,
-      users: found.ids.users.size,
-      posts: found.ids.posts.size,
-      comments: found.ids.comments.size,
-      todos: found.ids.todos.size,
-      addedAuthors: plan.addedAuthors.length,
-      droppedUserFields: plan.format === 'jsonplaceholder' ? found.droppedUserFields : 0,
-      skipped: found.skipped,
-    }
-  })
+  const summary = await db
+    .transaction()
+    .execute(async (trx) => {
+      const { problems, plan } = await checkAgainst(trx, found, options.replace)
+      if (problems.count > 0) throw new ImportProblemsError(name, problems)
+      const rows = SECTIONS.reduce((sum, s) => sum + found.ids[s].size, 0)
+      const load = async () => {
+        if (options.replace) await emptyTables(trx)
+        await write(trx, file, found, plan, progress, now)
+      }
+      await (rows >= BULK_LOAD_ROWS || options.replace ? factsOf(trx).bulkLoad(trx, load) : load())
+      await moveSequences(trx)
+      return {
+        format: plan.format,
+        users: found.ids.users.size,
+        posts: found.ids.posts.size,
+        comments: found.ids.comments.size,
+        todos: found.ids.todos.size,
+        addedAuthors: plan.addedAuthors.length,
+        droppedUserFields: plan.format === 'jsonplaceholder' ? found.droppedUserFields : 0,
+        skipped: found.skipped,
+      }
+    })
+    .catch((error: unknown) => {
+      if (error instanceof FileChangedError || error instanceof BadJsonError) {
+        throw new AppError('CONFLICT', `${name} changed while it was read (${error.message}); nothing was imported`)
+      }
+      throw error
+    })
   progress.done()
   return summary
 }
@@ -384,8 +437,6 @@ export async function moveSequences(db: Db): Promise<void> {
   }
 }
 
-const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`
-
 /** The summary line's words. */
 export function describeImport(summary: ImportSummary, seconds: number): string {
   const counts = `${count(summary.users, 'user')}, ${count(summary.posts, 'post')}, ${count(summary.comments, 'comment')} and ${count(summary.todos, 'todo')}`
@@ -403,19 +454,28 @@ export function describeImport(summary: ImportSummary, seconds: number): string 
   return `Imported ${counts} in ${seconds.toFixed(1)} s${said === '' ? '' : ` (${said})`}`
 }
 
-export async function importCommand(config: Config, file: string, options: { replace?: boolean }): Promise<void> {
-  const exitCode = await rerunWithBoundedHeap(file)
-  if (exitCode !== undefined) {
-    process.exitCode = exitCode
-    return
-  }
-  const database = openDatabase(config.database)
-  try {
-    await migrateToLatest(database)
-    const started = performance.now()
-    const summary = await importFile(database.db, file, { replace: options.replace === true, progress: createImportProgress(process.stdout) })
-    console.log(describeImport(summary, (performance.now() - started) / 1000))
-  } finally {
-    await database.close()
-  }
+export interface ImportCommandOptions {
+  replace?: boolean
+  /** The copy of FILE to read, made by the process that started this one (spool.ts). */
+  spool?: string
+}
+
+export async function importCommand(config: Config, file: string, options: ImportCommandOptions): Promise<void> {
+  await withRereadableFile(file, options.spool, async (path, handOn) => {
+    const exitCode = await rerunWithBoundedHeap(path, handOn)
+    if (exitCode !== undefined) {
+      process.exitCode = exitCode
+      return
+    }
+    const database = openDatabase(config.database)
+    try {
+      await migrateToLatest(database)
+      const started = performance.now()
+      const progress = createImportProgress(process.stdout)
+      const summary = await importFile(database.db, path, { replace: options.replace === true, progress, name: file })
+      console.log(describeImport(summary, (performance.now() - started) / 1000))
+    } finally {
+      await database.close()
+    }
+  })
 }
