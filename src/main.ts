@@ -140,7 +140,7 @@ program.parseAsync().catch((error: unknown) => {
   if (error instanceof ConfigError || isAppError(error)) {
     console.error(`threadline: ${error.message}`)
     for (const detail of isAppError(error) ? (error.details ?? []) : []) {
-      console.error(`  ${detail.field}: ${detail.message}`)
+      console.error(`  ${detail.field === '' ? '' : `${detail.field}: `}${detail.message}`)
     }
   } else if (error instanceof Error && typeof (error as { code?: unknown }).code === 'string') {
     // The system's or the database's own words (EADDRINUSE, SQLITE_CANTOPEN, ...) say enough.

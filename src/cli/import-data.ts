@@ -30,14 +30,13 @@ const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' :
 
 /** Problems, each with its JSON path, the first PROBLEM_CAP of them kept. */
 class Problems {
-  readonly list: string[] = []
+  readonly list: { field: string; message: string }[] = []
   count = 0
+  /** Of them, ids and e-mails the database holds already. */
+  inDatabase = 0
   add(path: string, message: string) {
     this.count++
-    if (this.list.length < PROBLEM_CAP) this.list.push(`${path}: ${message}`)
-  }
-  lines(): string[] {
-    return this.count > this.list.length ? [...this.list, `and ${this.count - this.list.length} more`] : this.list
+    if (this.list.length < PROBLEM_CAP) this.list.push({ field: path, message })
   }
 }
 
@@ -201,10 +200,12 @@ async function checkAgainst(db: Db, found: Scan, replace: boolean): Promise<{ pr
   for (const section of SECTIONS) {
     const taken = await inDb(section, found.ids[section].keys())
     for (const id of taken) problems.add(`${section}[${found.ids[section].get(id)}].id`, `${id} exists`)
+    problems.inDatabase += taken.size
   }
   if (!replace) {
     const taken = await existingEmails(db, found.emails.keys())
     for (const [email] of taken) problems.add(`users[${found.emails.get(email)}].email`, `${email} is taken in the database`)
+    problems.inDatabase += taken.size
   }
   // References: to a row of the file, or (without --replace) of the database.
   const missing = async (table: 'users' | 'posts', refs: number[]) => {
@@ -358,17 +359,22 @@ async function write(db: Db, file: string, found: Scan, plan: Plan, progress: Pr
   }
 }
 
-/** A file with problems: every one listed (to PROBLEM_CAP) in the error's details. */
+/** A file with problems: every one listed (to PROBLEM_CAP) in the error's details, and how to go on. */
 export class ImportProblemsError extends AppError {
   constructor(file: string, problems: Problems) {
-    super(
-      'VALIDATION_ERROR',
-      `${file}: ${problems.count} problem${problems.count === 1 ? '' : 's'}; nothing was imported`,
-      problems.lines().map((line) => {
-        const at = line.indexOf(': ')
-        return at < 0 ? { field: line, message: '' } : { field: line.slice(0, at), message: line.slice(at + 2) }
-      }),
-    )
+    const more = problems.count - problems.list.length
+    const also = [
+      ...(more > 0 ? [`and ${count(more, 'more problem')} (the first ${problems.list.length} are listed)`] : []),
+      ...(problems.inDatabase > 0
+        ? [
+            `${problems.inDatabase} of the problems are ids or e-mails the database holds already: --replace replaces the database's data (users, posts, comments, todos and tokens) with the file's`,
+          ]
+        : []),
+    ]
+    super('VALIDATION_ERROR', `${file}: ${count(problems.count, 'problem')}; nothing was imported`, [
+      ...problems.list,
+      ...also.map((message) => ({ field: '', message })),
+    ])
   }
 }
 

@@ -285,3 +285,25 @@ describe('threadline import of the JSONPlaceholder /db document', { timeout: 120
     expect(exported.comments.map(({ id, name, body }) => ({ id, name, body }))).toEqual(db.comments.map(({ id, name, body }) => ({ id, name, body })))
   })
 })
+
+describe('threadline import into a database that holds data already', { timeout: 120_000 }, () => {
+  let store: TestDatabase
+  beforeAll(async () => {
+    store = await freshDatabase()
+    await threadline(store.url, ['seed'])
+  })
+  afterAll(() => store.drop())
+
+  it('says how many problems it did not list, and that --replace replaces the data', async () => {
+    const file = fileOf('demo-export.json', '')
+    await threadline(store.url, ['export', '--output', file])
+    const failed = await threadlineFails(store.url, ['import', file])
+    const total = Number(/: (\d+) problems; nothing was imported/.exec(failed.stderr)?.[1])
+    expect(total).toBeGreaterThan(100)
+    const lines = failed.stderr.trimEnd().split('\n')
+    expect(lines).toContain(`  and ${total - 100} more problems (the first 100 are listed)`)
+    // Every line says something: no "field: " with nothing after it.
+    for (const line of lines) expect(line).not.toMatch(/:\s*$/)
+    expect(lines.at(-1)).toMatch(/^ {2}\d+ of the problems are ids or e-mails the database holds already: --replace replaces the database's data/)
+  })
+})
