@@ -245,7 +245,7 @@ class Walk {
     const key = this.key ?? ''
     this.mode = 'skip'
     if (this.keyTooLong) {
-      this.visitor.onShapeProblem('(top level)', `has a key longer than ${this.limits.longestValue} characters`)
+      this.visitor.onShapeProblem('(top level)', this.tooLongWords({ name: TOO_LONG, value: 'endKey' }))
     } else if (key === MARKER) {
       this.mode = 'marker'
       this.size = 1

@@ -43,9 +43,19 @@ export async function withRereadableFile<T>(file: string, spooled: string | unde
   const source = readOnce(file)
   if (source === undefined) return run(file, [])
   const dir = await mkdtemp(join(tmpdir(), 'threadline-import-'))
+  // Stopped while it copies (Ctrl-C on a pipe that never ends), the copy is removed all the same;
+  // later, the process that imports decides (bounded-heap.ts) and this one waits for it.
+  const stopped = new AbortController()
+  const stop = () => stopped.abort()
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
   try {
     const path = join(dir, 'input.json')
-    await pipeline(source(), createWriteStream(path, { flags: 'wx', mode: 0o600 }))
+    for (const signal of signals) process.on(signal, stop)
+    try {
+      await pipeline(source(), createWriteStream(path, { flags: 'wx', mode: 0o600 }), { signal: stopped.signal })
+    } finally {
+      for (const signal of signals) process.off(signal, stop)
+    }
     return await run(path, [SPOOL_OPTION, path])
   } finally {
     await rm(dir, { recursive: true, force: true })
