@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import type { SeedCommandOptions } from './cli/commands.js'
 import { EXPORT_FORMATS, type ExportOptions } from './cli/export-format.js'
+import { SPOOL_OPTION } from './cli/spool.js'
 import { type Config, ConfigError, type ConfigFlags, loadConfig } from './config.js'
 import { parseDuration } from './core/duration.js'
 import { isAppError } from './errors.js'
@@ -45,6 +46,9 @@ const withConfig =
     await run(loadConfig(undefined, command.optsWithGlobals<ConfigFlags>()), ...args)
   }
 
+/** A pipe's or FIFO's copy, handed by the command to the Node it starts to read it (cli/spool.ts). */
+const spoolOption = () => new Option(`${SPOOL_OPTION} <path>`).hideHelp()
+
 const program = new Command('threadline')
   .description('Users, posts, comments and todos over REST and GraphQL.')
   .version(version)
@@ -81,8 +85,11 @@ program
   .description('Load a Threadline export or a JSONPlaceholder /db file, keeping ids; checks it whole first, writes all or nothing')
   .argument('<file>', 'the JSON file')
   .option('--replace', 'empty comments, todos, posts, tokens and users first (same transaction)')
+  .addOption(spoolOption())
   .action(
-    withConfig(async (config, file: string, options: { replace?: boolean }) => (await import('./cli/import-data.js')).importCommand(config, file, options)),
+    withConfig(async (config, file: string, options: { replace?: boolean; spool?: string }) =>
+      (await import('./cli/import-data.js')).importCommand(config, file, options),
+    ),
   )
 
 program
@@ -90,7 +97,10 @@ program
   .description('Empty the database and load the demo data of a fresh serve, or FILE as import --replace does')
   .option('--from <file>', 'load this file instead of the demo data')
   .option('--yes', 'do not ask (needed when stdin is not a terminal)')
-  .action(withConfig(async (config, options: { from?: string; yes?: boolean }) => (await import('./cli/reset.js')).resetCommand(config, options)))
+  .addOption(spoolOption())
+  .action(
+    withConfig(async (config, options: { from?: string; yes?: boolean; spool?: string }) => (await import('./cli/reset.js')).resetCommand(config, options)),
+  )
 
 program
   .command('export')
@@ -130,7 +140,7 @@ program.parseAsync().catch((error: unknown) => {
   if (error instanceof ConfigError || isAppError(error)) {
     console.error(`threadline: ${error.message}`)
     for (const detail of isAppError(error) ? (error.details ?? []) : []) {
-      console.error(`  ${detail.field}: ${detail.message}`)
+      console.error(`  ${detail.field === '' ? '' : `${detail.field}: `}${detail.message}`)
     }
   } else if (error instanceof Error && typeof (error as { code?: unknown }).code === 'string') {
     // The system's or the database's own words (EADDRINUSE, SQLITE_CANTOPEN, ...) say enough.

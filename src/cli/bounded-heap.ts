@@ -21,11 +21,11 @@ export function heapBoundMb(fileBytes: number): number {
 }
 
 /**
- * When this process's heap is unbounded, runs the same command again in a Node bounded for `file`
- * and resolves with its exit code; undefined when this process is that Node already (or the file
- * cannot be read: the command itself says why).
+ * When this process's heap is unbounded, runs the same command again (with `extraArgs` after its
+ * own) in a Node bounded for `file` and resolves with its exit code; undefined when this process is
+ * that Node already (or the file cannot be read: the command itself says why).
  */
-export async function rerunWithBoundedHeap(file: string): Promise<number | undefined> {
+export async function rerunWithBoundedHeap(file: string, extraArgs: string[] = []): Promise<number | undefined> {
   if (process.execArgv.some((arg) => arg.startsWith(HEAP_FLAG))) return undefined
   let size: number
   try {
@@ -33,7 +33,9 @@ export async function rerunWithBoundedHeap(file: string): Promise<number | undef
   } catch {
     return undefined
   }
-  const child = spawn(process.execPath, [...process.execArgv, `${HEAP_FLAG}=${heapBoundMb(size)}`, ...process.argv.slice(1)], { stdio: 'inherit' })
+  const child = spawn(process.execPath, [...process.execArgv, `${HEAP_FLAG}=${heapBoundMb(size)}`, ...process.argv.slice(1), ...extraArgs], {
+    stdio: 'inherit',
+  })
   // A terminal's Ctrl-C reaches both processes; a signal sent to this one alone is passed on, and
   // the child decides (an import stopped midway rolls its transaction back).
   const forward = (signal: NodeJS.Signals) => child.kill(signal)

@@ -15,6 +15,7 @@ import { toIsoTimestamp } from '../db/tables.js'
 import { toPost } from '../posts/posts.service.js'
 import { toTodo } from '../todos/todos.service.js'
 import { toUser } from '../users/users.service.js'
+import { toNameAndBody } from './comment-subject.js'
 import type { ExportFormat, ExportOptions } from './export-format.js'
 import { createProgressBar } from './progress.js'
 
@@ -31,8 +32,6 @@ const iso = (value: string | Date) => toIsoTimestamp(value)
 
 /** The part of an e-mail before the @: JSONPlaceholder's `username`. */
 const localPart = (email: string) => email.slice(0, email.lastIndexOf('@'))
-/** The first 60 characters (code points: an emoji is never cut in half): JSONPlaceholder's comment `name`. */
-const subjectOf = (content: string) => Array.from(content).slice(0, 60).join('')
 
 // Keyset batches: `id > last` in id order uses the primary key, so the thousandth batch costs what the first does.
 const selectUsers = (db: Db, afterId: number) => db.selectFrom('users').selectAll().where('id', '>', afterId).orderBy('id').limit(BATCH_SIZE).execute()
@@ -85,7 +84,10 @@ const SOURCES: Record<Table, Source<{ id: number }>> = {
   comments: source<RowOf<typeof selectComments>>({
     select: selectComments,
     threadline: (r) => ({ id: r.id, postId: r.post_id, authorId: r.author_id, content: r.content, createdAt: iso(r.created_at), updatedAt: iso(r.updated_at) }),
-    jsonplaceholder: (r) => ({ postId: r.post_id, id: r.id, name: subjectOf(r.content), email: r.author_email, body: r.content }),
+    jsonplaceholder: (r) => {
+      const { name, body } = toNameAndBody(r.content)
+      return { postId: r.post_id, id: r.id, name, email: r.author_email, body }
+    },
   }),
   todos: source<RowOf<typeof selectTodos>>({
     select: selectTodos,

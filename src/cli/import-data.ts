@@ -1,24 +1,21 @@
 // `threadline import FILE`: loads a Threadline export or a JSONPlaceholder /db file, keeping ids.
 // Two streaming passes, because a JSON object's keys have no order (posts may precede users): the
-// first checks every row and gathers the ids that references need, the second writes, in one
-// transaction and batched inserts. A file with any problem writes nothing.
-import { type Static, type TSchema, Type } from 'typebox'
+// first checks every row and gathers the ids that references need, the second checks each row again
+// as it writes it (the file may have changed), in one transaction and batched inserts. A file with
+// any problem writes nothing.
 import { sql } from 'kysely'
 import type { Config } from '../config.js'
-import { Nullable } from '../core/schema-types.js'
-import { bodyAjv, toErrorDetails } from '../core/validation.js'
+import { parseId } from '../core/ids.js'
 import { type Db, openDatabase } from '../db/create-database.js'
 import { factsOf } from '../db/dialect-facts.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { AppError } from '../errors.js'
-import { Comment } from '../comments/comments.schemas.js'
-import { Post } from '../posts/posts.schemas.js'
-import { Todo } from '../todos/todos.schemas.js'
-import { User } from '../users/users.schemas.js'
 import { MAX_BATCH_SIZE } from '../seed/seed-database.js'
 import { rerunWithBoundedHeap } from './bounded-heap.js'
 import { type Progress, createImportProgress } from './import-progress.js'
-import { BadJsonError, MARKER, SECTIONS, type Section, walkSections } from './json-sections.js'
+import { type Format, LONGEST_VALUE, type Row, checkMarker, checkRow, joinPath, toColumns } from './import-rows.js'
+import { BadJsonError, MARKER, SECTIONS, type Section, type SectionVisitor, walkSections } from './json-sections.js'
+import { withRereadableFile } from './spool.js'
 
 /** Problems listed before "and N more": enough to fix a file by, few enough to read. */
 const PROBLEM_CAP = 100
@@ -29,48 +26,17 @@ const BULK_LOAD_ROWS = 10_000
 /** Ids per `in (...)` when asking the database what it already holds. */
 const LOOKUP_BATCH = 500
 
-const { id: Id, createdAt: Timestamp } = User.properties
-
-const threadlineRows = {
-  users: Type.Object({ ...User.properties, passwordHash: Nullable(Type.String({ minLength: 1, maxLength: 500 })) }, { additionalProperties: false }),
-  posts: Type.Object({ ...Post.properties }, { additionalProperties: false }),
-  // `author` is what the API embeds; an export may carry it, authorId says the same.
-  comments: Type.Object({ ...Comment.properties, author: Type.Optional(Comment.properties.author) }, { additionalProperties: false }),
-  todos: Type.Object({ ...Todo.properties }, { additionalProperties: false }),
-}
-
-/** JSONPlaceholder's rows: the fields Threadline keeps are checked; the rest are dropped unread. */
-const placeholderRows = {
-  users: Type.Object({ id: Id, name: User.properties.name, email: User.properties.email }),
-  posts: Type.Object({ id: Id, userId: Id, title: Post.properties.title, body: Post.properties.content }),
-  comments: Type.Object({ id: Id, postId: Id, email: User.properties.email, body: Comment.properties.content }),
-  todos: Type.Object({ id: Id, userId: Id, title: Todo.properties.text, completed: Type.Boolean() }),
-}
-
-const Marker = Type.Object({ version: Type.Literal(1), exportedAt: Type.Optional(Timestamp) })
-
-type Format = 'threadline' | 'jsonplaceholder'
-const compile = (schemas: Record<Section, TSchema>) =>
-  Object.fromEntries(SECTIONS.map((s) => [s, bodyAjv.compile(schemas[s])])) as Record<Section, ReturnType<typeof bodyAjv.compile>>
-const validators: Record<Format, Record<Section, ReturnType<typeof bodyAjv.compile>>> = {
-  threadline: compile(threadlineRows),
-  jsonplaceholder: compile(placeholderRows),
-}
-const checkMarker = bodyAjv.compile(Marker)
-
-type Row = Record<string, unknown>
-type ThreadlineUser = Static<typeof threadlineRows.users>
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`
 
 /** Problems, each with its JSON path, the first PROBLEM_CAP of them kept. */
 class Problems {
-  readonly list: string[] = []
+  readonly list: { field: string; message: string }[] = []
   count = 0
+  /** Of them, ids and e-mails the database holds already. */
+  inDatabase = 0
   add(path: string, message: string) {
     this.count++
-    if (this.list.length < PROBLEM_CAP) this.list.push(`${path}: ${message}`)
-  }
-  lines(): string[] {
-    return this.count > this.list.length ? [...this.list, `and ${this.count - this.list.length} more`] : this.list
+    if (this.list.length < PROBLEM_CAP) this.list.push({ field: path, message })
   }
 }
 
@@ -79,6 +45,8 @@ export interface ImportOptions {
   replace: boolean
   /** Where progress goes: a bar on a terminal, plain lines otherwise. */
   progress?: Progress
+  /** The file's name in messages, when the path read is a copy of it (spool.ts). @default the path */
+  name?: string
 }
 
 export interface ImportSummary {
@@ -91,6 +59,8 @@ export interface ImportSummary {
   addedAuthors: number
   /** JSONPlaceholder: users whose username, address, phone, website or company were dropped. */
   droppedUserFields: number
+  /** Sections of resources Threadline has not (FOREIGN_SECTIONS), with their lengths, in file order. */
+  skipped: [string, number][]
 }
 
 /** What pass 1 learns: the format, the ids and references, and every problem. */
@@ -106,6 +76,7 @@ interface Scan {
   commentEmails: Map<number, string>
   order: Section[]
   droppedUserFields: number
+  skipped: [string, number][]
 }
 
 const DROPPED_USER_FIELDS = ['username', 'address', 'phone', 'website', 'company']
@@ -120,6 +91,7 @@ async function scan(file: string, progress: Progress): Promise<Scan> {
     commentEmails: new Map(),
     order: [],
     droppedUserFields: 0,
+    skipped: [],
   }
   // Until the marker is seen, a row is checked as either format; after, as the one it names.
   const formats = (): Format[] => (result.marker ? ['threadline'] : ['threadline', 'jsonplaceholder'])
@@ -127,14 +99,12 @@ async function scan(file: string, progress: Progress): Promise<Scan> {
     result.problems.threadline.add(path, message)
     result.problems.jsonplaceholder.add(path, message)
   }
-  await walkSections(file, {
+  await walk(file, {
     onShapeProblem: both,
+    onSkipped: (key, items) => result.skipped.push([key, items]),
     onMarker(value) {
       result.marker = true
-      if (!checkMarker(value)) {
-        for (const { field, message } of toErrorDetails(checkMarker.errors ?? []))
-          result.problems.threadline.add(`${MARKER}${field ? `.${field}` : ''}`, message)
-      }
+      checkMarker(value, (field, message) => result.problems.threadline.add(joinPath(MARKER, field), message))
     },
     onSection(section) {
       if (result.order.includes(section)) both(section, 'appears twice')
@@ -143,23 +113,17 @@ async function scan(file: string, progress: Progress): Promise<Scan> {
     onBytes: (read, total) => progress.update('checking', read, total),
     onRow(section, index, value) {
       const path = `${section}[${index}]`
-      for (const format of formats()) {
-        const validate = validators[format][section]
-        if (!validate(value)) {
-          for (const { field, message } of toErrorDetails(validate.errors ?? [])) {
-            result.problems[format].add(field === '' ? path : `${path}${field.startsWith('[') ? '' : '.'}${field}`, message)
-          }
-        }
-      }
+      for (const format of formats()) checkRow(format, section, value, (field, message) => result.problems[format].add(joinPath(path, field), message))
       if (typeof value !== 'object' || value === null || Array.isArray(value)) return
       const row = value as Row
-      const id = row.id
-      if (typeof id === 'number' && Number.isInteger(id)) {
+      // Only ids the API can name are looked up (the others are problems already), in the file and the database.
+      const id = typeof row.id === 'number' ? parseId(row.id) : undefined
+      if (id !== undefined) {
         const first = result.ids[section].get(id)
         if (first !== undefined) both(`${path}.id`, `${id} is also the id of ${section}[${first}]`)
         else result.ids[section].set(id, index)
       }
-      const numberOr0 = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) ? v : 0)
+      const numberOr0 = (v: unknown) => (typeof v === 'number' ? (parseId(v) ?? 0) : 0)
       if (section === 'users') {
         if (typeof row.email === 'string') {
           const email = row.email.toLowerCase()
@@ -236,10 +200,12 @@ async function checkAgainst(db: Db, found: Scan, replace: boolean): Promise<{ pr
   for (const section of SECTIONS) {
     const taken = await inDb(section, found.ids[section].keys())
     for (const id of taken) problems.add(`${section}[${found.ids[section].get(id)}].id`, `${id} exists`)
+    problems.inDatabase += taken.size
   }
   if (!replace) {
     const taken = await existingEmails(db, found.emails.keys())
     for (const [email] of taken) problems.add(`users[${found.emails.get(email)}].email`, `${email} is taken in the database`)
+    problems.inDatabase += taken.size
   }
   // References: to a row of the file, or (without --replace) of the database.
   const missing = async (table: 'users' | 'posts', refs: number[]) => {
@@ -295,6 +261,38 @@ async function checkAgainst(db: Db, found: Scan, replace: boolean): Promise<{ pr
   return { problems, plan }
 }
 
+/** The walk both passes make: the file's sections, strings longer than any field refused unread. */
+const walk = (file: string, visitor: SectionVisitor) => walkSections(file, visitor, { longestValue: LONGEST_VALUE })
+
+/** A file that no longer says what pass 1 checked: nothing of it is written (the transaction rolls back). */
+class FileChangedError extends Error {}
+const changed = (path: string, message: string): never => {
+  throw new FileChangedError(`${path}: ${message}`)
+}
+
+/**
+ * Checks a row pass 2 is about to write as pass 1 did, and that it is the row pass 1 saw there (its
+ * id, e-mail and references, which the database's constraints rely on).
+ */
+function recheck(found: Scan, format: Format, section: Section, index: number, value: unknown): Row {
+  const path = `${section}[${index}]`
+  checkRow(format, section, value, (field, message) => changed(joinPath(path, field), message))
+  const row = value as Row
+  const same = (field: string, seen: unknown, now: unknown) => {
+    if (seen !== now) changed(joinPath(path, field), `was ${String(seen)} when the file was checked, is ${String(now)}`)
+  }
+  same('id', index, found.ids[section].get(row.id as number))
+  if (section === 'users') same('email', index, found.emails.get(String(row.email).toLowerCase()))
+  else if (section === 'posts') same('userId', found.refs.postsUser[index], row.userId)
+  else if (section === 'todos') same('userId', found.refs.todosUser[index], row.userId)
+  else {
+    same('postId', found.refs.commentsPost[index], row.postId)
+    if (format === 'threadline') same('authorId', found.refs.commentsAuthor[index], row.authorId)
+    else same('email', found.commentEmails.get(index)?.toLowerCase(), String(row.email).toLowerCase())
+  }
+  return row
+}
+
 /** Writes the file's rows: in dependency order, walking the file again for a section it met too early. */
 async function write(db: Db, file: string, found: Scan, plan: Plan, progress: Progress, now: string): Promise<void> {
   const written = new Set<Section>()
@@ -315,6 +313,7 @@ async function write(db: Db, file: string, found: Scan, plan: Plan, progress: Pr
       await db.insertInto('users').values(rows).execute()
     }
   }
+  const authorOf = (email: string) => plan.authors.get(email)
   const present = found.order
   while (present.some((s) => !written.has(s))) {
     // This walk writes every section, in file order, whose dependencies are written before it.
@@ -333,118 +332,96 @@ async function write(db: Db, file: string, found: Scan, plan: Plan, progress: Pr
         .execute()
       batch = []
     }
-    await walkSections(file, {
-      onShapeProblem: () => {},
+    const seen = new Set<Section>()
+    await walk(file, {
+      onShapeProblem: changed,
       wants: (section) => thisWalk.has(section),
       onBytes: (read, total) => progress.update('writing', read, total),
       onSection: (section) => {
+        if (seen.has(section) || !present.includes(section)) changed(section, 'was not in the file, or not once, when it was checked')
+        seen.add(section)
         batchSection = section
       },
-      async onRow(section, _index, value) {
-        batch.push(toColumns(plan, section, value as Row, now))
+      async onRow(section, index, value) {
+        batch.push(toColumns(plan.format, section, recheck(found, plan.format, section, index, value), authorOf, now))
         if (batch.length === BATCH_SIZE) await flush()
       },
-      async onSectionEnd(section) {
-        if (thisWalk.has(section)) await flush()
+      async onSectionEnd(section, rows) {
+        if (!thisWalk.has(section)) return
+        if (rows !== found.ids[section].size) changed(section, `had ${found.ids[section].size} rows when the file was checked, has ${rows}`)
+        await flush()
       },
     })
-    for (const section of thisWalk) written.add(section)
-  }
-}
-
-/** A file row as the table's columns. */
-function toColumns(plan: Plan, section: Section, row: Row, now: string): Row {
-  if (plan.format === 'threadline') {
-    switch (section) {
-      case 'users': {
-        const user = row as ThreadlineUser
-        const { id, name, email, age, avatar, role, passwordHash, createdAt, updatedAt } = user
-        return { id, name, email, age, avatar, role, password_hash: passwordHash ?? null, created_at: createdAt, updated_at: updatedAt }
-      }
-      case 'posts':
-        return {
-          id: row.id,
-          user_id: row.userId,
-          title: row.title,
-          content: row.content,
-          status: row.status,
-          published_at: row.publishedAt,
-          created_at: row.createdAt,
-          updated_at: row.updatedAt,
-        }
-      case 'comments':
-        return { id: row.id, post_id: row.postId, author_id: row.authorId, content: row.content, created_at: row.createdAt, updated_at: row.updatedAt }
-      case 'todos':
-        return { id: row.id, user_id: row.userId, text: row.text, completed: row.completed ? 1 : 0, created_at: row.createdAt, updated_at: row.updatedAt }
+    for (const section of thisWalk) {
+      if (!seen.has(section)) changed(section, 'is no longer in the file')
+      written.add(section)
     }
   }
-  switch (section) {
-    case 'users':
-      return { id: row.id, name: row.name, email: row.email, age: null, avatar: null, role: 'user', password_hash: null, created_at: now, updated_at: now }
-    case 'posts':
-      return { id: row.id, user_id: row.userId, title: row.title, content: row.body, status: 'published', published_at: now, created_at: now, updated_at: now }
-    case 'comments':
-      return {
-        id: row.id,
-        post_id: row.postId,
-        author_id: plan.authors.get(String(row.email).toLowerCase()),
-        content: row.body,
-        created_at: now,
-        updated_at: now,
-      }
-    case 'todos':
-      return { id: row.id, user_id: row.userId, text: row.title, completed: row.completed ? 1 : 0, created_at: now, updated_at: now }
-  }
 }
 
-/** A file with problems: every one listed (to PROBLEM_CAP) in the error's details. */
+/** A file with problems: every one listed (to PROBLEM_CAP) in the error's details, and how to go on. */
 export class ImportProblemsError extends AppError {
   constructor(file: string, problems: Problems) {
-    super(
-      'VALIDATION_ERROR',
-      `${file}: ${problems.count} problem${problems.count === 1 ? '' : 's'}; nothing was imported`,
-      problems.lines().map((line) => {
-        const at = line.indexOf(': ')
-        return at < 0 ? { field: line, message: '' } : { field: line.slice(0, at), message: line.slice(at + 2) }
-      }),
-    )
+    const more = problems.count - problems.list.length
+    const also = [
+      ...(more > 0 ? [`and ${count(more, 'more problem')} (the first ${problems.list.length} are listed)`] : []),
+      ...(problems.inDatabase > 0
+        ? [
+            `${problems.inDatabase} of the problems are ids or e-mails the database holds already: --replace replaces the database's data (users, posts, comments, todos and tokens) with the file's`,
+          ]
+        : []),
+    ]
+    super('VALIDATION_ERROR', `${file}: ${count(problems.count, 'problem')}; nothing was imported`, [
+      ...problems.list,
+      ...also.map((message) => ({ field: '', message })),
+    ])
   }
 }
 
 /**
  * Imports `file` into the database (migrated already): checks it whole, then writes it in one
- * transaction. Throws ImportProblemsError, or AppError for a file that is not JSON.
+ * transaction. Throws ImportProblemsError, or AppError for a file that is not JSON or changed.
  */
 export async function importFile(db: Db, file: string, options: ImportOptions): Promise<ImportSummary> {
   const progress = options.progress ?? createImportProgress(undefined)
+  const name = options.name ?? file
   let found: Scan
   try {
     found = await scan(file, progress)
   } catch (error) {
-    if (error instanceof BadJsonError) throw new AppError('BAD_REQUEST', `${file}: ${error.message}; nothing was imported`)
+    if (error instanceof BadJsonError) throw new AppError('BAD_REQUEST', `${name}: ${error.message}; nothing was imported`)
     throw error
   }
   const now = new Date().toISOString()
-  const summary = await db.transaction().execute(async (trx) => {
-    const { problems, plan } = await checkAgainst(trx, found, options.replace)
-    if (problems.count > 0) throw new ImportProblemsError(file, problems)
-    const rows = SECTIONS.reduce((sum, s) => sum + found.ids[s].size, 0)
-    const load = async () => {
-      if (options.replace) await emptyTables(trx)
-      await write(trx, file, found, plan, progress, now)
-    }
-    await (rows >= BULK_LOAD_ROWS || options.replace ? factsOf(trx).bulkLoad(trx, load) : load())
-    await moveSequences(trx)
-    return {
-      format: plan.format,
-      users: found.ids.users.size,
-      posts: found.ids.posts.size,
-      comments: found.ids.comments.size,
-      todos: found.ids.todos.size,
-      addedAuthors: plan.addedAuthors.length,
-      droppedUserFields: plan.format === 'jsonplaceholder' ? found.droppedUserFields : 0,
-    }
-  })
+  const summary = await db
+    .transaction()
+    .execute(async (trx) => {
+      const { problems, plan } = await checkAgainst(trx, found, options.replace)
+      if (problems.count > 0) throw new ImportProblemsError(name, problems)
+      const rows = SECTIONS.reduce((sum, s) => sum + found.ids[s].size, 0)
+      const load = async () => {
+        if (options.replace) await emptyTables(trx)
+        await write(trx, file, found, plan, progress, now)
+      }
+      await (rows >= BULK_LOAD_ROWS || options.replace ? factsOf(trx).bulkLoad(trx, load) : load())
+      await moveSequences(trx)
+      return {
+        format: plan.format,
+        users: found.ids.users.size,
+        posts: found.ids.posts.size,
+        comments: found.ids.comments.size,
+        todos: found.ids.todos.size,
+        addedAuthors: plan.addedAuthors.length,
+        droppedUserFields: plan.format === 'jsonplaceholder' ? found.droppedUserFields : 0,
+        skipped: found.skipped,
+      }
+    })
+    .catch((error: unknown) => {
+      if (error instanceof FileChangedError || error instanceof BadJsonError) {
+        throw new AppError('CONFLICT', `${name} changed while it was read (${error.message}); nothing was imported`)
+      }
+      throw error
+    })
   progress.done()
   return summary
 }
@@ -466,8 +443,6 @@ export async function moveSequences(db: Db): Promise<void> {
   }
 }
 
-const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`
-
 /** The summary line's words. */
 export function describeImport(summary: ImportSummary, seconds: number): string {
   const counts = `${count(summary.users, 'user')}, ${count(summary.posts, 'post')}, ${count(summary.comments, 'comment')} and ${count(summary.todos, 'todo')}`
@@ -476,23 +451,37 @@ export function describeImport(summary: ImportSummary, seconds: number): string 
     if (summary.droppedUserFields > 0) notes.push(`dropped username, address, phone, website, company of ${count(summary.droppedUserFields, 'user')}`)
     if (summary.addedAuthors > 0) notes.push(`added ${count(summary.addedAuthors, 'user')} for comment e-mails no user had`)
   }
-  const format = summary.format === 'jsonplaceholder' ? ` (jsonplaceholder${notes.length > 0 ? `: ${notes.join('; ')}` : ''})` : ''
-  return `Imported ${counts} in ${seconds.toFixed(1)} s${format}`
+  if (summary.skipped.length > 0) {
+    const sections = summary.skipped.map(([key, items]) => `${key} (${items.toLocaleString('en-US')})`).join(', ')
+    notes.push(`skipped ${sections}: Threadline has no such resources`)
+  }
+  const format = summary.format === 'jsonplaceholder' ? 'jsonplaceholder' : ''
+  const said = [format, notes.join('; ')].filter((part) => part !== '').join(': ')
+  return `Imported ${counts} in ${seconds.toFixed(1)} s${said === '' ? '' : ` (${said})`}`
 }
 
-export async function importCommand(config: Config, file: string, options: { replace?: boolean }): Promise<void> {
-  const exitCode = await rerunWithBoundedHeap(file)
-  if (exitCode !== undefined) {
-    process.exitCode = exitCode
-    return
-  }
-  const database = openDatabase(config.database)
-  try {
-    await migrateToLatest(database)
-    const started = performance.now()
-    const summary = await importFile(database.db, file, { replace: options.replace === true, progress: createImportProgress(process.stdout) })
-    console.log(describeImport(summary, (performance.now() - started) / 1000))
-  } finally {
-    await database.close()
-  }
+export interface ImportCommandOptions {
+  replace?: boolean
+  /** The copy of FILE to read, made by the process that started this one (spool.ts). */
+  spool?: string
+}
+
+export async function importCommand(config: Config, file: string, options: ImportCommandOptions): Promise<void> {
+  await withRereadableFile(file, options.spool, async (path, handOn) => {
+    const exitCode = await rerunWithBoundedHeap(path, handOn)
+    if (exitCode !== undefined) {
+      process.exitCode = exitCode
+      return
+    }
+    const database = openDatabase(config.database)
+    try {
+      await migrateToLatest(database)
+      const started = performance.now()
+      const progress = createImportProgress(process.stdout)
+      const summary = await importFile(database.db, path, { replace: options.replace === true, progress, name: file })
+      console.log(describeImport(summary, (performance.now() - started) / 1000))
+    } finally {
+      await database.close()
+    }
+  })
 }

@@ -1,13 +1,27 @@
-// Walks a data file's top-level object with stream-json, one row at a time: the file is never
-// held whole, only the row being read. Import reads a file through this twice (check, then write).
+// Walks a data file's top-level object with stream-json's tokenizer, one row at a time: the file is
+// never held whole, only the row being read. Import reads a file through this twice (check, then
+// write). Strings, keys and numbers arrive in chunks and are put together here, so that one longer
+// than any field accepts, a row larger than any row, or nesting deeper than any row's is refused as
+// soon as it is seen, without being held (a 100 MB string would otherwise fill the bounded heap).
 import { createReadStream, statSync } from 'node:fs'
+import { StringDecoder } from 'node:string_decoder'
 import Assembler from 'stream-json/assembler.js'
-import parser from 'stream-json/parser.js'
+import { jsonParser } from 'stream-json/parser.js'
 import verifier from 'stream-json/utils/verifier.js'
 
 export const SECTIONS = ['users', 'posts', 'comments', 'todos'] as const
 export type Section = (typeof SECTIONS)[number]
 export const MARKER = 'threadline'
+/** JSONPlaceholder's resources that Threadline has not: counted and skipped, never assembled. */
+export const FOREIGN_SECTIONS = ['albums', 'photos'] as const
+
+/** Levels of nesting a file may have: a JSONPlaceholder user's `address.geo` is at 5. */
+const MAX_DEPTH = 16
+
+export interface SectionLimits {
+  /** The longest string (in characters) any field accepts: anything longer is refused unread. */
+  longestValue: number
+}
 
 export interface SectionVisitor {
   /** The marker's value, whenever it comes. */
@@ -16,10 +30,15 @@ export interface SectionVisitor {
   onRow?(section: Section, index: number, row: unknown): void | Promise<void>
   /** Whether a section's rows are wanted; the others are parsed but not assembled. */
   wants?(section: Section): boolean
-  /** A section begins (in file order) and ends. */
+  /** A section begins (in file order) and ends, after `rows` rows. */
   onSection?(section: Section): void
-  onSectionEnd?(section: Section): void | Promise<void>
-  /** Something at the top level that is not a data file's: an unknown key, a section that is no array. */
+  onSectionEnd?(section: Section, rows: number): void | Promise<void>
+  /** A section of FOREIGN_SECTIONS, skipped: how many items it had. */
+  onSkipped?(key: string, items: number): void
+  /**
+   * Something that is not a data file's: an unknown key, a section that is no array, a value too
+   * long, a row too large or too deep (its row is then not handed to onRow).
+   */
   onShapeProblem(path: string, message: string): void
   /** Bytes of the file read so far, of `total`. */
   onBytes?(read: number, total: number): void
@@ -29,117 +48,293 @@ export interface SectionVisitor {
 export class BadJsonError extends Error {}
 
 type Token = { name: string; value?: unknown }
+/**
+ * What the tokenizer is given at the end of the text (and returns for "no tokens"): stream-chain's
+ * registered symbol, the protocol its stages share.
+ */
+const END = Symbol.for('object-stream.none')
+/** A key, string or number that was longer than `longestValue`: dropped as it streamed by. */
+const TOO_LONG = 'tooLong'
 
-export async function walkSections(file: string, visitor: SectionVisitor): Promise<void> {
-  const total = statSync(file).size
-  const input = createReadStream(file, { highWaterMark: 256 * 1024 })
-  const tokens = input.pipe(parser.asStream({ streamValues: false }))
+/**
+ * Puts streamed keys, strings and numbers together as stream-json's packed tokens (keyValue,
+ * stringValue, numberValue), or a TOO_LONG token once one passes the limit. The limit is in UTF-16
+ * code units, twice the characters a field may hold (a character takes at most two): past it, the
+ * value is too long whatever it holds, and nearer values are judged exactly by the row's schema.
+ */
+function createPacker(longestValue: number): (token: Token) => Token | undefined {
+  const limit = 2 * longestValue
+  let parts: string[] = []
+  let length = 0
+  return (token) => {
+    switch (token.name) {
+      case 'startKey':
+      case 'startString':
+      case 'startNumber':
+        parts = []
+        length = 0
+        return undefined
+      case 'stringChunk':
+      case 'numberChunk': {
+        const chunk = token.value as string
+        length += chunk.length
+        if (length <= limit) parts.push(chunk)
+        else parts = []
+        return undefined
+      }
+      case 'endKey':
+      case 'endString':
+      case 'endNumber': {
+        if (length > limit) return { name: TOO_LONG, value: token.name }
+        const value = parts.length === 1 ? parts[0] : parts.join('')
+        parts = []
+        return { name: token.name === 'endKey' ? 'keyValue' : token.name === 'endString' ? 'stringValue' : 'numberValue', value }
+      }
+      default:
+        return token
+    }
+  }
+}
+
+/** The walker's reading of the top-level object, fed one packed token at a time. */
+class Walk {
   // Where the walker is: 0 before the top-level object, 1 inside it, deeper inside a value.
-  let depth = 0
-  let key: string | undefined
+  depth = 0
+  key: string | undefined
+  keyTooLong = false
   // What the value under the current top-level key is for.
-  let mode: 'marker' | 'rows' | 'skip' | 'none' = 'none'
-  let section: Section | undefined
-  let wanted = true
-  let index = 0
-  let assembler: Assembler | undefined
-  let lastReported = 0
-  try {
-    for await (const token of tokens as AsyncIterable<Token>) {
-      const { name } = token
-      if (depth === 0) {
-        if (name !== 'startObject') {
-          visitor.onShapeProblem('(top level)', 'must be an object with users, posts, comments and todos')
-          tokens.destroy()
-          input.destroy()
+  mode: 'marker' | 'rows' | 'foreign' | 'skip' | 'none' = 'none'
+  section: Section | undefined
+  wanted = true
+  index = 0
+  assembler: Assembler | undefined
+  /** The key of the field being read at a row's own level, for a problem's path. */
+  field: string | undefined
+  /** Why the row (or marker) being read is refused; it is then no longer assembled. */
+  refused: { path: string; message: string } | undefined
+  /** Characters and tokens of the row (or marker) being read. */
+  size = 0
+  /** Set when the rest of the file cannot be read safely. */
+  stopped = false
+
+  constructor(
+    private readonly visitor: SectionVisitor,
+    private readonly limits: SectionLimits,
+  ) {}
+
+  /**
+   * Code units a row (or the marker) may hold, its keys and tokens counted too: its longest field
+   * takes at most twice longestValue, and a valid row holds little else; twice that and some is
+   * more than any valid row, and what a JSONPlaceholder row carries to be dropped.
+   */
+  private get largestRow() {
+    return 4 * this.limits.longestValue + 4096
+  }
+
+  private rowPath(): string {
+    return this.mode === 'marker' ? MARKER : `${this.section}[${this.index}]`
+  }
+
+  private refuse(path: string, message: string) {
+    if (this.refused !== undefined) return
+    this.refused = { path, message }
+    this.assembler = undefined
+  }
+
+  private stop(path: string, message: string) {
+    this.visitor.onShapeProblem(path, message)
+    this.stopped = true
+  }
+
+  /** One token; a promise only when the visitor returned one. */
+  take(token: Token): void | Promise<void> {
+    const { name } = token
+    const opens = name === 'startObject' || name === 'startArray'
+    if (opens && this.depth >= MAX_DEPTH) {
+      const path = this.mode === 'rows' || this.mode === 'marker' ? this.rowPath() : (this.key ?? '(top level)')
+      return this.stop(path, `is nested deeper than ${MAX_DEPTH} levels; the rest of the file was not read`)
+    }
+    if (this.depth === 0) {
+      if (name !== 'startObject') return this.stop('(top level)', 'must be an object with users, posts, comments and todos')
+      this.depth = 1
+      return
+    }
+    if (this.depth === 1) return this.topLevel(token, opens)
+    if (this.mode === 'foreign' && this.depth === 2) {
+      if (name === 'endArray') {
+        this.depth = 1
+        this.mode = 'none'
+        this.visitor.onSkipped?.(this.key as string, this.index)
+        return
+      }
+      if (opens) this.depth = 3
+      this.index++
+      return
+    }
+    if (this.mode === 'rows' && this.depth === 2) {
+      if (name === 'endArray') {
+        this.depth = 1
+        this.mode = 'none'
+        return this.visitor.onSectionEnd?.(this.section as Section, this.index)
+      }
+      if (opens) {
+        this.depth = 3
+        this.refused = undefined
+        this.field = undefined
+        this.size = 1
+        if (this.wanted) this.assembler = new Assembler().consume(token as never)
+        return
+      }
+      // A scalar row.
+      const index = this.index++
+      if (name === TOO_LONG) {
+        this.visitor.onShapeProblem(`${this.section}[${index}]`, this.tooLongWords(token))
+        return
+      }
+      if (this.wanted) return this.visitor.onRow?.(this.section as Section, index, scalarOf(token))
+      return
+    }
+    // Inside a top-level value, deeper than its own level.
+    if (opens) this.depth++
+    else if (name === 'endObject' || name === 'endArray') this.depth--
+    if (this.mode !== 'rows' && this.mode !== 'marker') {
+      if (this.depth === 1) this.mode = 'none'
+      return
+    }
+    const rowLevel = this.mode === 'rows' ? 3 : 2
+    if (name === 'keyValue' && this.depth === rowLevel) this.field = token.value as string
+    this.size += 1 + (typeof token.value === 'string' ? token.value.length : 0)
+    if (name === TOO_LONG) {
+      // The field it is in, unless it is a key of the row itself (whose name is what was too long).
+      const inField = this.field !== undefined && !(token.value === 'endKey' && this.depth === rowLevel)
+      this.refuse(inField ? `${this.rowPath()}.${this.field}` : this.rowPath(), this.tooLongWords(token))
+    } else if (this.size > this.largestRow) {
+      this.refuse(this.rowPath(), `is larger than any ${this.mode === 'marker' ? 'marker' : 'row'} may be; not read`)
+    }
+    const assembling = this.mode === 'marker' || this.wanted
+    if (assembling && this.assembler !== undefined) this.assembler.consume(token as never)
+    if (this.depth !== rowLevel - 1) return
+    // The row (or the marker) ends.
+    const value = this.assembler?.current
+    this.assembler = undefined
+    const refused = this.refused
+    this.refused = undefined
+    if (this.mode === 'marker') {
+      this.mode = 'none'
+      if (refused !== undefined) this.visitor.onShapeProblem(refused.path, refused.message)
+      else this.visitor.onMarker?.(value)
+      return
+    }
+    const index = this.index++
+    if (refused !== undefined) this.visitor.onShapeProblem(refused.path, refused.message)
+    else if (this.wanted) return this.visitor.onRow?.(this.section as Section, index, value)
+  }
+
+  private topLevel(token: Token, opens: boolean): void {
+    const { name } = token
+    if (name === 'endObject') {
+      this.depth = 0
+      return
+    }
+    if (name === 'keyValue' || (name === TOO_LONG && token.value === 'endKey')) {
+      this.keyTooLong = name === TOO_LONG
+      this.key = this.keyTooLong ? undefined : (token.value as string)
+      return
+    }
+    // The value of `key` starts.
+    const key = this.key ?? ''
+    this.mode = 'skip'
+    if (this.keyTooLong) {
+      this.visitor.onShapeProblem('(top level)', this.tooLongWords({ name: TOO_LONG, value: 'endKey' }))
+    } else if (key === MARKER) {
+      this.mode = 'marker'
+      this.size = 1
+      this.refused = undefined
+      this.field = undefined
+      this.assembler = new Assembler()
+    } else if ((SECTIONS as readonly string[]).includes(key) || (FOREIGN_SECTIONS as readonly string[]).includes(key)) {
+      if (name === 'startArray') {
+        this.depth = 2
+        this.index = 0
+        if ((FOREIGN_SECTIONS as readonly string[]).includes(key)) {
+          this.mode = 'foreign'
           return
         }
-        depth = 1
-        continue
+        this.mode = 'rows'
+        this.section = key as Section
+        this.wanted = this.visitor.wants?.(this.section) ?? true
+        this.visitor.onSection?.(this.section)
+        return
       }
-      if (depth === 1) {
-        if (name === 'endObject') {
-          depth = 0
-          continue
-        }
-        if (name === 'keyValue') {
-          key = token.value as string
-          continue
-        }
-        // The value of `key` starts.
-        if (key === MARKER) {
-          mode = 'marker'
-          assembler = new Assembler()
-        } else if ((SECTIONS as readonly string[]).includes(key ?? '')) {
-          section = key as Section
-          if (name === 'startArray') {
-            mode = 'rows'
-            index = 0
-            wanted = visitor.wants?.(section) ?? true
-            visitor.onSection?.(section)
-            depth = 2
-            continue
-          }
-          visitor.onShapeProblem(section, 'must be an array')
-          mode = 'skip'
-        } else {
-          visitor.onShapeProblem(key ?? '', 'is not a known key (expected threadline, users, posts, comments, todos)')
-          mode = 'skip'
-        }
-        if (name === 'startObject' || name === 'startArray') {
-          depth = 2
-          if (mode === 'marker') assembler?.consume(token as never)
-        } else if (mode === 'marker') {
-          visitor.onMarker?.(token.value ?? null)
-          mode = 'none'
-        }
-        continue
+      this.visitor.onShapeProblem(key, 'must be an array')
+    } else {
+      this.visitor.onShapeProblem(key, `is not a known key (expected ${[MARKER, ...SECTIONS].join(', ')}; ${FOREIGN_SECTIONS.join(' and ')} are skipped)`)
+    }
+    if (opens) {
+      this.depth = 2
+      if (this.mode === 'marker') this.assembler?.consume(token as never)
+    } else if (this.mode === 'marker') {
+      this.mode = 'none'
+      if (name === TOO_LONG) this.visitor.onShapeProblem(MARKER, this.tooLongWords(token))
+      else this.visitor.onMarker?.(scalarOf(token))
+    } else {
+      this.mode = 'none'
+    }
+  }
+
+  private tooLongWords(token: Token): string {
+    const what = token.value === 'endNumber' ? 'a number' : token.value === 'endKey' ? 'a key' : 'a string'
+    return `${token.value === 'endKey' ? 'has' : 'is'} ${what} longer than any field accepts (${this.limits.longestValue.toLocaleString('en-US')} characters); not read`
+  }
+}
+
+export async function walkSections(file: string, visitor: SectionVisitor, limits: SectionLimits): Promise<void> {
+  const total = statSync(file).size
+  const input = createReadStream(file, { highWaterMark: 256 * 1024 })
+  // The tokenizer itself, called on each chunk of text: its tokens come back as an array, far
+  // cheaper than one stream event per token. Nothing is packed by it, so nothing grows unseen.
+  const tokenize = jsonParser({ packValues: false, streamValues: true })
+  const decoder = new StringDecoder('utf8')
+  const pack = createPacker(limits.longestValue)
+  const walk = new Walk(visitor, limits)
+  let lastReported = 0
+  let first = true
+  const feed = async (text: string | typeof END) => {
+    const tokens = tokenize(text as string) as unknown
+    if (tokens === END) return
+    for (const streamed of (tokens as { values: Token[] }).values) {
+      const token = pack(streamed)
+      if (token === undefined) continue
+      const pending = walk.take(token)
+      if (pending !== undefined) await pending
+      if (walk.stopped) return
+    }
+  }
+  try {
+    for await (const chunk of input as AsyncIterable<Buffer>) {
+      let text = decoder.write(chunk)
+      // A byte-order mark is not JSON; an editor may have written one.
+      if (first && text.length > 0) {
+        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+        first = false
       }
-      // depth >= 2: inside a top-level value.
-      if (mode === 'rows' && depth === 2) {
-        if (name === 'endArray') {
-          depth = 1
-          mode = 'none'
-          await visitor.onSectionEnd?.(section as Section)
-          continue
-        }
-        if (name === 'startObject' || name === 'startArray') {
-          depth = 3
-          if (wanted) assembler = new Assembler().consume(token as never)
-          continue
-        }
-        // A scalar row.
-        if (wanted) await visitor.onRow?.(section as Section, index, scalarOf(token))
-        index++
-        continue
-      }
-      if (name === 'startObject' || name === 'startArray') depth++
-      else if (name === 'endObject' || name === 'endArray') depth--
-      if (mode === 'rows' || mode === 'marker') {
-        if (assembler !== undefined && (mode === 'marker' || wanted)) assembler.consume(token as never)
-        if (mode === 'rows' && depth === 2) {
-          if (wanted) await visitor.onRow?.(section as Section, index, assembler?.current)
-          assembler = undefined
-          index++
-          if (input.bytesRead - lastReported > total / 200) {
-            lastReported = input.bytesRead
-            visitor.onBytes?.(input.bytesRead, total)
-          }
-        } else if (mode === 'marker' && depth === 1) {
-          visitor.onMarker?.(assembler?.current)
-          assembler = undefined
-          mode = 'none'
-        }
-      } else if (depth === 1) {
-        mode = 'none'
+      await feed(text)
+      if (walk.stopped) return
+      if (input.bytesRead - lastReported > total / 200) {
+        lastReported = input.bytesRead
+        visitor.onBytes?.(input.bytesRead, total)
       }
     }
+    await feed(decoder.end())
+    // The end: a file cut short is found here.
+    if (!walk.stopped) await feed(END)
   } catch (error) {
-    input.destroy()
     if (error instanceof Error && /^Parser/.test(error.message)) throw new BadJsonError(await jsonFault(file, error.message))
     throw error
+  } finally {
+    input.destroy()
   }
-  visitor.onBytes?.(total, total)
+  if (!walk.stopped) visitor.onBytes?.(total, total)
 }
 
 function scalarOf(token: Token): unknown {

@@ -7,12 +7,15 @@ import { migrateToLatest } from '../db/migrate.js'
 import { AppError } from '../errors.js'
 import { DEMO_COUNTS, seedDatabase } from '../seed/seed-database.js'
 import { rerunWithBoundedHeap } from './bounded-heap.js'
+import { withRereadableFile } from './spool.js'
 import { createImportProgress } from './import-progress.js'
 import { describeImport, emptyTables, importFile, moveSequences } from './import-data.js'
 
 export interface ResetOptions {
   from?: string
   yes?: boolean
+  /** The copy of --from's file to read, made by the process that started this one (spool.ts). */
+  spool?: string
 }
 
 /** The database's name as the prompt shows it: a file's path, or a server and database (no password). */
@@ -38,12 +41,17 @@ async function confirmed(config: Config, options: ResetOptions): Promise<boolean
 }
 
 export async function resetCommand(config: Config, options: ResetOptions): Promise<void> {
-  // The question is asked in the Node that reads the file.
-  const exitCode = options.from === undefined ? undefined : await rerunWithBoundedHeap(options.from)
-  if (exitCode !== undefined) {
-    process.exitCode = exitCode
-    return
-  }
+  const from = options.from
+  if (from === undefined) return reset(config, options)
+  await withRereadableFile(from, options.spool, async (path, handOn) => {
+    // The question is asked in the Node that reads the file.
+    const exitCode = await rerunWithBoundedHeap(path, handOn)
+    if (exitCode !== undefined) process.exitCode = exitCode
+    else await reset(config, options, { path, name: from })
+  })
+}
+
+async function reset(config: Config, options: ResetOptions, file?: { path: string; name: string }): Promise<void> {
   if (!(await confirmed(config, options))) {
     console.log('Nothing changed.')
     return
@@ -52,8 +60,8 @@ export async function resetCommand(config: Config, options: ResetOptions): Promi
   try {
     await migrateToLatest(database)
     const started = performance.now()
-    if (options.from !== undefined) {
-      const summary = await importFile(database.db, options.from, { replace: true, progress: createImportProgress(process.stdout) })
+    if (file !== undefined) {
+      const summary = await importFile(database.db, file.path, { replace: true, progress: createImportProgress(process.stdout), name: file.name })
       console.log(describeImport(summary, (performance.now() - started) / 1000))
       return
     }

@@ -1,50 +1,10 @@
 // `threadline import`, run as a child process (dist/main.js) on a fresh database of the run's store,
 // then read back over the REST API of an app on the same database.
-import { execFile } from 'node:child_process'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import { loadConfig } from '../../src/config.js'
-import { BIN } from '../helpers/serve-process.js'
 import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
+import { dataFiles, get, threadline, threadlineFails, withApp } from './import-fixture.js'
 
-const run = promisify(execFile)
-const dir = mkdtempSync(join(tmpdir(), 'threadline-import-'))
-
-function fileOf(name: string, content: unknown): string {
-  const path = join(dir, name)
-  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content, null, 1))
-  return path
-}
-
-function threadline(url: string, args: string[]) {
-  return run(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH, DATABASE_URL: url } })
-}
-
-async function threadlineFails(url: string, args: string[]) {
-  try {
-    await threadline(url, args)
-  } catch (error) {
-    return error as { code: number; stdout: string; stderr: string }
-  }
-  throw new Error(`threadline ${args.join(' ')} succeeded`)
-}
-
-async function withApp<T>(url: string, use: (app: Awaited<ReturnType<typeof buildApp>>) => Promise<T>): Promise<T> {
-  const app = await buildApp(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
-  try {
-    return await use(app)
-  } finally {
-    await app.close()
-  }
-}
-
-async function get(url: string, path: string) {
-  return withApp(url, async (app) => (await app.inject({ method: 'GET', url: path })).json())
-}
+const fileOf = dataFiles('threadline-import-')
 
 /** The users, the first one whole, and its posts and todos, read over the API: what "unchanged" compares. */
 async function snapshot(url: string) {
@@ -146,9 +106,10 @@ describe('threadline import', { timeout: 120_000 }, () => {
     expect(post).toMatchObject({ id: 11, userId: 2, title: 'et ea vero quia', content: 'delectus reiciendis', status: 'published' })
     expect(post.publishedAt).toBe(post.createdAt)
     const comments = (await get(db.url, '/api/v1/users/1/posts/1/comments')).data
+    // A comment's subject line, `name`, is its content's first paragraph.
     expect(comments.map((c: { id: number; authorId: number; content: string }) => [c.id, c.authorId, c.content])).toEqual([
-      [1, 1, 'laudantium enim'],
-      [2, 2, 'est natus enim'],
+      [1, 1, 'id labore ex et quam laborum\n\nlaudantium enim'],
+      [2, 2, 'quo vero\n\nest natus enim'],
     ])
     const made = (await get(db.url, '/api/v1/users/4')).data
     expect(made).toMatchObject({ id: 4, name: 'Eliseo', email: 'Eliseo@gardner.biz', role: 'user' })
@@ -262,5 +223,87 @@ describe('threadline import', { timeout: 120_000 }, () => {
     expect(failed.code).not.toBe(0)
     expect(failed.stderr).toMatch(/not valid JSON at line 2, column \d+/)
     expect(await snapshot(db.url)).toEqual(before)
+  })
+})
+
+/** JSONPlaceholder's /db as it is served, in its own order and shapes: 10 users, 100 posts, 500 comments, 100 albums, 5,000 photos, 200 todos. */
+function jsonPlaceholderDb() {
+  const words = ['quia', 'et', 'suscipit', 'recusandae', 'consequuntur', 'expedita', 'reprehenderit', 'molestiae', 'ut', 'quas']
+  const text = (n: number, seed: number) => Array.from({ length: n }, (_, i) => words[(seed * 7 + i * 3) % words.length]).join(' ')
+  const body = (seed: number) => [text(9, seed), text(7, seed + 1), text(8, seed + 2), text(6, seed + 3)].join('\n')
+  return {
+    posts: Array.from({ length: 100 }, (_, i) => ({ userId: Math.floor(i / 10) + 1, id: i + 1, title: text(6, i), body: body(i) })),
+    comments: Array.from({ length: 500 }, (_, i) => ({
+      postId: Math.floor(i / 5) + 1,
+      id: i + 1,
+      name: text(5, i + 3),
+      email: `Commenter${i + 1}@example.biz`,
+      body: body(i + 5),
+    })),
+    albums: Array.from({ length: 100 }, (_, i) => ({ userId: Math.floor(i / 10) + 1, id: i + 1, title: text(4, i) })),
+    photos: Array.from({ length: 5000 }, (_, i) => ({
+      albumId: Math.floor(i / 50) + 1,
+      id: i + 1,
+      title: text(5, i),
+      url: `https://via.placeholder.com/600/${(i * 4099).toString(16).slice(-6)}`,
+      thumbnailUrl: `https://via.placeholder.com/150/${(i * 4099).toString(16).slice(-6)}`,
+    })),
+    users: Array.from({ length: 10 }, (_, i) => ({
+      id: i + 1,
+      name: `Person ${i + 1}`,
+      username: `person${i + 1}`,
+      email: `Person${i + 1}@april.biz`,
+      address: { street: 'Kulas Light', suite: 'Apt. 556', city: 'Gwenborough', zipcode: '92998-3874', geo: { lat: '-37.3159', lng: '81.1496' } },
+      phone: '1-770-736-8031 x56442',
+      website: 'hildegard.org',
+      company: { name: 'Romaguera-Crona', catchPhrase: 'Multi-layered client-server neural-net', bs: 'harness real-time e-markets' },
+    })),
+    todos: Array.from({ length: 200 }, (_, i) => ({ userId: Math.floor(i / 20) + 1, id: i + 1, title: text(4, i), completed: i % 3 === 0 })),
+  }
+}
+
+describe('threadline import of the JSONPlaceholder /db document', { timeout: 120_000 }, () => {
+  let store: TestDatabase
+  beforeAll(async () => {
+    store = await freshDatabase()
+  })
+  afterAll(() => store.drop())
+
+  it("imports the four known sections, says it skipped albums and photos, and keeps each comment's name where an export finds it", async () => {
+    const db = jsonPlaceholderDb()
+    const { stdout } = await threadline(store.url, ['import', fileOf('db.json', db)])
+    expect(stdout).toMatch(
+      /Imported 10 users, 100 posts, 500 comments and 200 todos in [\d.]+ s \(jsonplaceholder: dropped username, address, phone, website, company of 10 users; added 500 users for comment e-mails no user had; skipped albums \(100\), photos \(5,000\): Threadline has no such resources\)\n$/,
+    )
+    const comment = db.comments[41]!
+    const post = db.posts[comment.postId - 1]!
+    const read = (await get(store.url, `/api/v1/users/${post.userId}/posts/${post.id}/comments/${comment.id}`)).data
+    expect(read.content).toBe(`${comment.name}\n\n${comment.body}`)
+
+    // Exported again in JSONPlaceholder's format, every comment has its own name and body back.
+    const exported = JSON.parse((await threadline(store.url, ['export', '--format', 'jsonplaceholder'])).stdout) as typeof db
+    expect(exported.comments.map(({ id, name, body }) => ({ id, name, body }))).toEqual(db.comments.map(({ id, name, body }) => ({ id, name, body })))
+  })
+})
+
+describe('threadline import into a database that holds data already', { timeout: 120_000 }, () => {
+  let store: TestDatabase
+  beforeAll(async () => {
+    store = await freshDatabase()
+    await threadline(store.url, ['seed'])
+  })
+  afterAll(() => store.drop())
+
+  it('says how many problems it did not list, and that --replace replaces the data', async () => {
+    const file = fileOf('demo-export.json', '')
+    await threadline(store.url, ['export', '--output', file])
+    const failed = await threadlineFails(store.url, ['import', file])
+    const total = Number(/: (\d+) problems; nothing was imported/.exec(failed.stderr)?.[1])
+    expect(total).toBeGreaterThan(100)
+    const lines = failed.stderr.trimEnd().split('\n')
+    expect(lines).toContain(`  and ${total - 100} more problems (the first 100 are listed)`)
+    // Every line says something: no "field: " with nothing after it.
+    for (const line of lines) expect(line).not.toMatch(/:\s*$/)
+    expect(lines.at(-1)).toMatch(/^ {2}\d+ of the problems are ids or e-mails the database holds already: --replace replaces the database's data/)
   })
 })
