@@ -1,0 +1,122 @@
+// The one path of a GraphQL operation, whichever transport brings it: POST and GET /graphql, a
+// WebSocket's subscribe message (graphql-transport-ws) and an event stream (graphql-sse) all call
+// these stages, in this order, and only frame what they answer:
+//
+//   1. read params           — by the transport (request-params.ts), which refuses a malformed request;
+//   2. persisted / trusted   — a hash resolved to its document; with GRAPHQL_TRUSTED_DOCUMENTS_ONLY,
+//                              any other document is refused (persisted-queries.ts);
+//   3. lexical limits        — tokens and bracket nesting, counted by the lexer alone (parser-guard.ts);
+//   4. parse, once           — the document kept by its text, with the verdict of stage 5;
+//   5. shape limits          — fields per selection set, depth, aliases, directives, each linear in
+//                              the document, before any of graphql's own rules (some are quadratic);
+//   6. charge                — the operation's points (metering.ts: cost and mutation fields) taken
+//                              from the caller's allowance, or refused RATE_LIMITED, before it runs;
+//   7. validate              — graphql's rules, the cost limit and introspection's refusal;
+//   8. execute.
+//
+// HTTP's validation and execution (7, 8) are mercurius's, which parses the text again from its own
+// cache; a subscription connection's are graphql's validate and subscribe
+// (subscriptions/operation-preparation.ts). Whatever is refused up to stage 5 costs the caller the
+// 1 point its request (or message) took on arrival.
+import type { FastifyRequest } from 'fastify'
+import { type DocumentNode, GraphQLError, type GraphQLFormattedError, type GraphQLSchema, parse, specifiedRules, validate, type ValidationRule } from 'graphql'
+import type { ListSizes } from './document-limits/cost-measure.js'
+import { parserLimitError } from './document-limits/parser-guard.js'
+import { type QueryLimits, shapeLimitRules } from './document-limits/query-limit-rules.js'
+import { formatError } from './errors.js'
+import { createMetering } from './metering.js'
+import type { PersistedQueries, ResolvedOperation } from './persisted-queries.js'
+import type { RequestParams } from './request-params.js'
+
+/** Parsed documents kept, by text: a document of 4,000 tokens can hold most of a megabyte of AST, so few. */
+const CACHED_DOCUMENTS = 128
+
+export interface OperationPipelineOptions {
+  schema: () => GraphQLSchema
+  limits: QueryLimits
+  listSizes: ListSizes
+  maxTokens: number
+  persisted: PersistedQueries
+  /** graphql's validation beside its own rules: the cost limit, and introspection's refusal when it is off. */
+  validationRules: readonly ValidationRule[]
+}
+
+/** An operation past the stages before the charge: its parameters (the document resolved from a hash) and its parsed document. */
+export interface AdmittedOperation extends ResolvedOperation {
+  readonly document: DocumentNode
+}
+
+/** An operation refused before the charge: its errors, in the service's shape; nothing of it ran. */
+export interface RefusedOperation {
+  readonly refused: readonly GraphQLFormattedError[]
+}
+
+/**
+ * Takes `points` from the caller, all of a request's (the point it took on arrival included), or
+ * throws the AppError to answer (RATE_LIMITED with retryAfterS): each transport says how.
+ */
+export type Payer = (points: number) => Promise<void>
+
+/** A text's parse: its document and the shape limits' refusals, or the parser's error. */
+type Parsed = { document: DocumentNode; errors: readonly GraphQLError[] } | { error: GraphQLError }
+
+export function createOperationPipeline(options: OperationPipelineOptions) {
+  const { maxTokens, persisted } = options
+  const shapeRules = shapeLimitRules(options.limits)
+  const fullRules = [...specifiedRules, ...options.validationRules]
+  const metering = createMetering({ schema: options.schema, listSizes: options.listSizes, maxCost: options.limits.maxCost })
+  const parsed = new Map<string, Parsed>()
+
+  /** Stages 3 to 5, remembered by text (most recently used last: the oldest is the first to go). */
+  function parseOnce(query: string): Parsed {
+    const cached = parsed.get(query)
+    if (cached !== undefined) {
+      parsed.delete(query)
+      parsed.set(query, cached)
+      return cached
+    }
+    const result = parseAndMeasure(query)
+    parsed.set(query, result)
+    if (parsed.size > CACHED_DOCUMENTS) parsed.delete(parsed.keys().next().value as string)
+    return result
+  }
+
+  function parseAndMeasure(query: string): Parsed {
+    const tooLarge = parserLimitError(query, maxTokens)
+    if (tooLarge !== undefined) return { error: tooLarge }
+    let document: DocumentNode
+    try {
+      document = parse(query, { maxTokens })
+    } catch (error) {
+      return { error: error instanceof GraphQLError ? error : new GraphQLError(String(error)) }
+    }
+    return { document, errors: validate(options.schema(), document, shapeRules) }
+  }
+
+  return {
+    /** Stages 2 to 5: the operation ready to be charged, or its refusal. */
+    async admit(request: FastifyRequest, params: RequestParams): Promise<AdmittedOperation | RefusedOperation> {
+      const resolved = await persisted.resolve(params)
+      if ('code' in resolved) return { refused: [{ message: resolved.message, extensions: { code: resolved.code } }] }
+      const result = parseOnce(resolved.query)
+      if ('error' in result) return { refused: [formatError(result.error, request)] }
+      if (result.errors.length > 0) return { refused: result.errors.map((error) => formatError(error, request)) }
+      return { ...resolved, document: result.document }
+    },
+
+    /** Stage 6: the points of the operations (1 for each refused one) paid at once, before any of them runs. */
+    async charge(operations: ReadonlyArray<AdmittedOperation | RefusedOperation>, pay: Payer): Promise<void> {
+      const points = operations.reduce((sum, operation) => sum + (isRefused(operation) ? 1 : metering.pointsOf(operation)), 0)
+      await pay(points)
+    },
+
+    /** Stage 7 for the transports that execute here (the subscription connections): graphql's rules and the cost limit. */
+    validate(document: DocumentNode): readonly GraphQLError[] {
+      return validate(options.schema(), document, fullRules)
+    },
+  }
+}
+
+export type OperationPipeline = ReturnType<typeof createOperationPipeline>
+
+export const isRefused = (operation: AdmittedOperation | RefusedOperation): operation is RefusedOperation => 'refused' in operation
