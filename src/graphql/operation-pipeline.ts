@@ -19,7 +19,19 @@
 // (subscriptions/operation-preparation.ts). Whatever is refused up to stage 5 costs the caller the
 // 1 point its request (or message) took on arrival.
 import type { FastifyRequest } from 'fastify'
-import { type DocumentNode, GraphQLError, type GraphQLFormattedError, type GraphQLSchema, parse, specifiedRules, validate, type ValidationRule } from 'graphql'
+import {
+  type DocumentNode,
+  GraphQLError,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+  parse,
+  specifiedRules,
+  TypeInfo,
+  validate,
+  ValidationContext,
+  type ValidationRule,
+  visit,
+} from 'graphql'
 import type { ListSizes } from './document-limits/cost-measure.js'
 import { parserLimitError } from './document-limits/parser-guard.js'
 import { type QueryLimits, shapeLimitRules } from './document-limits/query-limit-rules.js'
@@ -90,7 +102,24 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
     } catch (error) {
       return { error: error instanceof GraphQLError ? error : new GraphQLError(String(error)) }
     }
-    return { document, errors: validate(options.schema(), document, shapeRules) }
+    return { document, errors: checkShape(document) }
+  }
+
+  /**
+   * The shape limits, each in a visit of its own that reads the document at its root and stops
+   * there: graphql's validate would walk every node of it (with type tracking) whatever the rules
+   * say, 5-6 ms for a document of 975 fields, against about 1 ms for each limit's own walk.
+   */
+  function checkShape(document: DocumentNode): GraphQLError[] {
+    const schema = options.schema()
+    const errors: GraphQLError[] = []
+    const context = new ValidationContext(schema, document, new TypeInfo(schema), (error) => errors.push(error))
+    // The first limit a document is past is its refusal: the others are not measured.
+    for (const rule of shapeRules) {
+      visit(document, rule(context))
+      if (errors.length > 0) break
+    }
+    return errors
   }
 
   return {
