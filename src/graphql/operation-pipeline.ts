@@ -69,8 +69,8 @@ export interface RefusedOperation {
  */
 export type Payer = (points: number) => Promise<void>
 
-/** A text's parse: its document and the shape limits' refusals, or the parser's error. */
-type Parsed = { document: DocumentNode; errors: readonly GraphQLError[] } | { error: GraphQLError }
+/** A text's parse: its document, or why it is refused (the parser's error, or the shape limit it is past). */
+type Parsed = { document: DocumentNode } | { errors: readonly GraphQLError[] }
 
 export function createOperationPipeline(options: OperationPipelineOptions) {
   const { maxTokens, persisted } = options
@@ -95,14 +95,17 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
 
   function parseAndMeasure(query: string): Parsed {
     const tooLarge = parserLimitError(query, maxTokens)
-    if (tooLarge !== undefined) return { error: tooLarge }
+    if (tooLarge !== undefined) return { errors: [tooLarge] }
     let document: DocumentNode
     try {
       document = parse(query, { maxTokens })
     } catch (error) {
-      return { error: error instanceof GraphQLError ? error : new GraphQLError(String(error)) }
+      return { errors: [error instanceof GraphQLError ? error : new GraphQLError(String(error))] }
     }
-    return { document, errors: checkShape(document) }
+    const errors = checkShape(document)
+    // A refused document is kept as its errors alone: an error's node would hold the whole tree
+    // (and its tokens), and a flood of fresh refused documents would fill the cache with them.
+    return errors.length === 0 ? { document } : { errors: errors.map(detached) }
   }
 
   /**
@@ -128,8 +131,7 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
       const resolved = await persisted.resolve(params)
       if ('code' in resolved) return { refused: [{ message: resolved.message, extensions: { code: resolved.code } }] }
       const result = parseOnce(resolved.query)
-      if ('error' in result) return { refused: [formatError(result.error, request)] }
-      if (result.errors.length > 0) return { refused: result.errors.map((error) => formatError(error, request)) }
+      if ('errors' in result) return { refused: result.errors.map((error) => formatError(error, request)) }
       return { ...resolved, document: result.document }
     },
 
@@ -149,3 +151,7 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
 export type OperationPipeline = ReturnType<typeof createOperationPipeline>
 
 export const isRefused = (operation: AdmittedOperation | RefusedOperation): operation is RefusedOperation => 'refused' in operation
+
+/** The error without the nodes it points at: its locations are kept, by the source and positions. */
+const detached = (error: GraphQLError): GraphQLError =>
+  new GraphQLError(error.message, { source: error.source, positions: error.positions, path: error.path, extensions: error.extensions })
