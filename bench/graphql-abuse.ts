@@ -1,7 +1,9 @@
 // How long a real `threadline serve` (default limits, demo data) takes to refuse each kind of abusive
 // GraphQL document: deep nesting, a costly query, wide aliasing, a directive flood, a fragment cycle,
 // huge documents (many tokens, deep brackets, a megabyte of them), a batch past the limit, a batch of
-// abusive operations and an introspection flood. Each is sent --times times, one after another over
+// abusive operations, an introspection flood, and 1,000 fields in one selection set (each request a
+// fresh document, by a comment, so no cache of parses helps: graphql's validation compares such
+// fields in pairs, and the fields-per-selection limit must refuse them before it runs). Each is sent --times times, one after another over
 // one connection, and timed from the client (so the figures include the round trip); every answer
 // must be the refusal (400, BAD_REQUEST; a batch within the limit: 200 with each operation refused). Fails if any refusal took longer than --max-ms.
 // test/graphql/abuse.test.ts shows each refusal happens before anything runs; this shows how fast.
@@ -23,7 +25,11 @@ const nested = (levels: number) => {
 const aliases = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: users { id }`).join(' ')} }`
 const introspectionFlood = '{ __schema { types { fields { type { fields { type { fields { type { fields { type { fields { name } } } } } } } } } } } }'
 
-/** Each abuse as the JSON body POSTed to /graphql. */
+/** `{ viewer { id } viewer { id } ... }`, 975 times (4,000 tokens hold no more), or `{ viewer { id id ... } }`, 1,000 times; a fresh comment each time. */
+const sameFields = (i: number) => ({ query: `# ${i}\n{ ${'viewer { id } '.repeat(975)}}` })
+const sameLeaves = (i: number) => ({ query: `# ${i}\n{ viewer { ${'id '.repeat(1000)}} }` })
+
+/** Each abuse as the JSON body POSTed to /graphql (given the request's number, a body of its own each time). */
 const ABUSES: { name: string; body: unknown }[] = [
   { name: 'depth 11', body: { query: nested(11) } },
   { name: 'depth 1,330', body: { query: nested(1330) } },
@@ -37,6 +43,8 @@ const ABUSES: { name: string; body: unknown }[] = [
   { name: 'introspection flood', body: { query: introspectionFlood } },
   { name: 'batch of 11', body: Array.from({ length: 11 }, () => ({ query: '{ viewer { id } }' })) },
   { name: 'batch of 10 floods', body: Array.from({ length: 10 }, () => ({ query: introspectionFlood })) },
+  { name: '975 × viewer, fresh', body: sameFields },
+  { name: '1,000 × id, fresh', body: sameLeaves },
 ]
 
 function codesOf(body: unknown): unknown[] {
@@ -59,26 +67,28 @@ async function main(): Promise<void> {
   const results: { abuse: string; bytes: number; p50: number; p99: number; max: number; wrongAnswers: number }[] = []
   try {
     for (const abuse of ABUSES) {
-      const payload = JSON.stringify(abuse.body)
+      const bodyOf = (i: number): unknown => (typeof abuse.body === 'function' ? (abuse.body as (i: number) => unknown)(i) : abuse.body)
+      const payload = JSON.stringify(bodyOf(0))
       const latencies: number[] = []
       let wrongAnswers = 0
       for (let i = 0; i < times + 10; i++) {
+        const body = JSON.stringify(bodyOf(i))
         const started = performance.now()
         const response = await pool.request({
           method: 'POST',
           path: '/graphql',
           headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-          body: payload,
+          body,
         })
-        const body = await response.body.json()
+        const answer = await response.body.json()
         // The first ten warm the route up; every answer is checked.
         if (i >= 10) latencies.push(performance.now() - started)
-        const codes = codesOf(body)
+        const codes = codesOf(answer)
         // A batch is answered 200 with one answer per operation: each must be the refusal.
-        const status = Array.isArray(abuse.body) && Array.isArray(body) ? 200 : 400
+        const status = Array.isArray(abuse.body) && Array.isArray(answer) ? 200 : 400
         if (response.statusCode !== status || codes.length === 0 || codes.some((code) => code !== 'BAD_REQUEST')) {
           wrongAnswers++
-          if (wrongAnswers === 1) console.error(`${abuse.name}: answered ${response.statusCode} ${JSON.stringify(body).slice(0, 300)}`)
+          if (wrongAnswers === 1) console.error(`${abuse.name}: answered ${response.statusCode} ${JSON.stringify(answer).slice(0, 300)}`)
         }
       }
       const s = stats(latencies)

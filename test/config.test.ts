@@ -58,7 +58,7 @@ describe('loadConfig', () => {
           trustedDocuments: new Map(),
           trustedOnly: false,
         },
-        limits: { maxDepth: 10, maxCost: 100_000, maxAliases: 15, maxDirectives: 5 },
+        limits: { maxDepth: 10, maxCost: 100_000, maxAliases: 15, maxFieldsPerSelection: 100, maxDirectives: 5 },
       },
       redis: { url: undefined, keyPrefix: 'threadline:' },
       http: {

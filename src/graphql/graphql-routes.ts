@@ -7,14 +7,15 @@
 // follow the specification and the service's error vocabulary. Subscriptions (WebSocket on the
 // same path, SSE on /graphql/stream) are in subscriptions.ts.
 //
-// A request may name its document by hash (automatic persisted queries, persisted-queries.ts): the
-// hash is resolved to the document before anything else, so that what follows (GET's refusal of
-// mutations, the rate limit's metering, HTTP caching) sees the document, as if it had been sent;
-// a document sent with its hash is registered only once its operation has run (it parsed and validated).
+// Every operation goes through the operation pipeline (operation-pipeline.ts), as those of the
+// WebSocket and the event stream do: its hash resolved (persisted queries, trusted documents), its
+// lexical and shape limits checked on a parse kept by text, its points charged; then mercurius
+// validates and runs it. A document sent with its hash is registered only once its operation has
+// run (it parsed and validated).
 // An answer that carries errors is never cached: no-store, and no ETag.
 import fastifyWebsocket from '@fastify/websocket'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { GraphQLError, type GraphQLFormattedError, NoSchemaIntrospectionCustomRule, OperationTypeNode, parse, printSchema, type ValidationRule } from 'graphql'
+import { GraphQLError, type GraphQLFormattedError, NoSchemaIntrospectionCustomRule, OperationTypeNode, printSchema, type ValidationRule } from 'graphql'
 import { handleProtocols } from 'graphql-ws'
 import mercurius from 'mercurius'
 import type { Authenticate, CurrentCallers } from '../core/caller.js'
@@ -29,10 +30,10 @@ import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../collections/pagination.js
 import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
 import { graphiqlRoutes } from '../pages/graphiql.js'
-import { MAX_TOKENS, parserLimitError } from './document-limits/parser-guard.js'
-import { queryLimitRules } from './document-limits/query-limit-rules.js'
-import { createMetering } from './metering.js'
-import { createPersistedQueries, type PersistedQueryRefusal, type PersistedQueryStore, type ResolvedOperation } from './persisted-queries.js'
+import { MAX_TOKENS } from './document-limits/parser-guard.js'
+import { costLimitRules } from './document-limits/query-limit-rules.js'
+import { type AdmittedOperation, createOperationPipeline, isRefused, type Payer, type RefusedOperation } from './operation-pipeline.js'
+import { createPersistedQueries, type PersistedQueryStore, type ResolvedOperation } from './persisted-queries.js'
 import { chooseOperation, type OperationParams, readRequestParams } from './request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLPart, typeDefsOf } from './schema.js'
 import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions/subscription-server.js'
@@ -88,10 +89,9 @@ export async function graphqlRoutes(
     persistedQueryAllowance,
   }: GraphQLRoutesOptions,
 ): Promise<void> {
-  const validationRules = [
-    ...queryLimitRules(config.limits, { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }),
-    ...(config.introspection ? [] : [NoSchemaIntrospectionCustomRule]),
-  ]
+  const listSizes = { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }
+  // The shape limits (fields, depth, aliases, directives) are the pipeline's, checked before these.
+  const validationRules = [...costLimitRules(config.limits, listSizes), ...(config.introspection ? [] : [NoSchemaIntrospectionCustomRule])]
   // Without introspection, refusals keep their names of the schema to themselves (formatError).
   app.decorateRequest('graphqlSuggestions', config.introspection)
   await app.register(mercurius, {
@@ -110,24 +110,24 @@ export async function graphqlRoutes(
     errorFormatter: (execution) => ({ statusCode: 200, response: execution }),
   })
 
-  // The rate limit counts the work a request asks, all of it before any of it runs: its
-  // operations, their mutation fields and their cost (src/graphql/metering.ts).
-  const metering = createMetering({
-    schema: () => app.graphql.schema,
-    listSizes: { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT },
-    maxCost: config.limits.maxCost,
-    maxTokens: MAX_TOKENS,
-  })
-  const charge = async (request: FastifyRequest, reply: FastifyReply, operations: readonly OperationParams[]) => {
-    if (chargeRateLimit === undefined) return
-    const points = operations.reduce((sum, operation) => sum + metering.pointsOf(operation), 0)
-    // The request took 1 point on arrival.
-    await chargeRateLimit(request, reply, points - 1)
-  }
   const persisted = createPersistedQueries(config.persistedQueries, persistedQueryStore, { allowance: persistedQueryAllowance, log: app.log })
+  const pipeline = createOperationPipeline({
+    schema: () => app.graphql.schema,
+    limits: config.limits,
+    listSizes,
+    maxTokens: MAX_TOKENS,
+    persisted,
+    validationRules,
+  })
+  // The rate limit counts the work a request asks, all of it before any of it runs: its
+  // operations, their mutation fields and their cost (src/graphql/metering.ts). The request took 1 point on arrival.
+  const payer =
+    (request: FastifyRequest, reply: FastifyReply): Payer =>
+    async (points) =>
+      chargeRateLimit?.(request, reply, points - 1)
   /** Runs the operation, then registers its document if it was sent with its hash and ran: one refused before execution is not kept. */
-  const runAndRegister = async (request: FastifyRequest, reply: FastifyReply, operation: ResolvedOperation, options?: { counted?: boolean }) => {
-    const answer = await run(request, reply, operation, options)
+  const runAndRegister = async (request: FastifyRequest, reply: FastifyReply, operation: ResolvedOperation) => {
+    const answer = await run(request, reply, operation)
     if (answer.outcome === 'executed') await persisted.register(operation, callerKey(request, request.caller ?? null))
     return answer
   }
@@ -138,19 +138,19 @@ export async function graphqlRoutes(
     requireJsonBody(request)
     const media = negotiate(request.headers.accept)
     if (Array.isArray(request.body)) return sendBatch(request, reply, media, request.body)
-    const params = await persisted.resolve(readRequestParams(request.body, 'body'))
-    if (isRefusal(params)) return send(reply, media, refusalAnswer(params))
-    await charge(request, reply, [params])
-    const answer = await runAndRegister(request, reply, params)
-    return send(reply, media, answer)
+    const operation = await pipeline.admit(request, readRequestParams(request.body, 'body'))
+    if (isRefused(operation)) return send(reply, media, refusalAnswer(operation))
+    await pipeline.charge([operation], payer(request, reply))
+    return send(reply, media, await runAndRegister(request, reply, operation))
   })
 
   attachSubscriptions(app.graphql.schema, parts)
   const subscriptions = subscriptionServer(app, {
     schema: () => app.graphql.schema,
     limits: config.subscriptions,
-    validationRules,
-    maxTokens: MAX_TOKENS,
+    pipeline,
+    listSizes,
+    chargeRateLimit,
     authenticate,
     currentCallers,
     consumeRateLimit,
@@ -186,10 +186,10 @@ export async function graphqlRoutes(
     onSend: neverCacheErrors,
     handler: async (request, reply) => {
       const media = negotiate(request.headers.accept)
-      const params = await persisted.resolve(readRequestParams(request.query, 'query'))
-      if (isRefusal(params)) return send(reply, media, refusalAnswer(params))
+      const operation = await pipeline.admit(request, readRequestParams(request.query, 'query'))
+      if (isRefused(operation)) return send(reply, media, refusalAnswer(operation))
       // Only queries travel by GET: a mutation must not run from a link or an <img>.
-      const refusal = refuseOutsideQuery(params)
+      const refusal = refuseOutsideQuery(operation)
       if (refusal === OperationTypeNode.MUTATION) {
         reply.header('allow', 'POST')
         throw new AppError('METHOD_NOT_ALLOWED', 'Only queries may be sent with GET; send mutations with POST')
@@ -198,9 +198,8 @@ export async function graphqlRoutes(
         const error = refusal === OperationTypeNode.SUBSCRIPTION ? new GraphQLError(SUBSCRIPTIONS_ELSEWHERE) : refusal
         return send(reply, media, { outcome: 'request-error', body: { errors: [formatError(error, request)] } })
       }
-      await charge(request, reply, [params])
-      // refuseOutsideQuery has counted the tokens already.
-      return send(reply, media, await runAndRegister(request, reply, params, { counted: true }))
+      await pipeline.charge([operation], payer(request, reply))
+      return send(reply, media, await runAndRegister(request, reply, operation))
     },
   })
 
@@ -217,20 +216,18 @@ export async function graphqlRoutes(
       throw new AppError('BAD_REQUEST', `A batch holds from 1 to ${config.maxBatch} operations; this one holds ${operations.length}`)
     }
     const read = operations.map((operation, i) => readRequestParams(operation, `body[${i}]`))
-    const resolved = []
-    for (const operation of read) resolved.push(await persisted.resolve(operation))
-    const params = resolved.filter((operation): operation is ResolvedOperation => !isRefusal(operation))
-    await charge(request, reply, params)
+    const admitted = []
+    for (const operation of read) admitted.push(await pipeline.admit(request, operation))
+    await pipeline.charge(admitted, payer(request, reply))
     // One after the other: mutations in a batch apply in the order given.
     const bodies = []
-    for (const operation of resolved) bodies.push((isRefusal(operation) ? refusalAnswer(operation) : await runAndRegister(request, reply, operation)).body)
+    for (const operation of admitted) bodies.push((isRefused(operation) ? refusalAnswer(operation) : await runAndRegister(request, reply, operation)).body)
     return reply.code(200).type(media).send(bodies)
   }
 }
 
-async function run(request: FastifyRequest, reply: FastifyReply, params: OperationParams, options: { counted?: boolean } = {}): Promise<Answer> {
-  const refused = (options.counted === true ? undefined : parserLimitError(params.query, MAX_TOKENS)) ?? jsonMasquerade(params.query)
-  if (refused !== undefined) return { outcome: 'request-error', body: { errors: [formatError(refused, request)] } }
+/** Validation and execution, by mercurius, of an operation the pipeline has admitted and charged. */
+async function run(request: FastifyRequest, reply: FastifyReply, params: OperationParams): Promise<Answer> {
   const source = cacheKeyOf(params)
   if (source === undefined) {
     const unknown = new GraphQLError(`Unknown operation named "${params.operationName}".`)
@@ -297,51 +294,14 @@ function neverCacheErrors(request: FastifyRequest, reply: FastifyReply, payload:
   done(null, answer.serialized)
 }
 
-const isRefusal = (params: ResolvedOperation | PersistedQueryRefusal): params is PersistedQueryRefusal => 'code' in params
+/** An operation the pipeline refused: a request error (PersistedQueryNotFound keeps its message, as the client's link expects). */
+const refusalAnswer = (operation: RefusedOperation): Answer => ({ outcome: 'request-error', body: { errors: [...operation.refused] } })
 
-/** A refusal of the persisted-query protocol, as the client's link expects it: a request error with the code (and PersistedQueryNotFound as message). */
-const refusalAnswer = (refusal: PersistedQueryRefusal): Answer => ({
-  outcome: 'request-error',
-  body: { errors: [{ message: refusal.message, extensions: { code: refusal.code } }] },
-})
-
-/**
- * For GET: the operation's type when it is not a query; a GraphQLError when the document is past
- * the parser's limits or the operation cannot be chosen; undefined when it is a query (or the
- * document does not parse: the parser's error is reported by the run itself).
- */
-function refuseOutsideQuery(params: OperationParams): OperationTypeNode.MUTATION | OperationTypeNode.SUBSCRIPTION | GraphQLError | undefined {
-  const tooLarge = parserLimitError(params.query, MAX_TOKENS)
-  if (tooLarge !== undefined) return tooLarge
-  let document
-  try {
-    document = parse(params.query, { maxTokens: MAX_TOKENS })
-  } catch {
-    return undefined
-  }
-  const operation = chooseOperation(document, params.operationName)
-  if (operation instanceof GraphQLError) return operation
-  return operation.operation === OperationTypeNode.QUERY ? undefined : operation.operation
-}
-
-/**
- * Mercurius reads a query that is not GraphQL but parses as JSON as a ready-made AST, skipping
- * the parser. Valid JSON is never a GraphQL document, so such a query is answered with the
- * parser's own syntax error instead.
- */
-function jsonMasquerade(query: string): GraphQLError | undefined {
-  if (!/^[\s\uFEFF]*[[{"\d\-tfn]/.test(query)) return undefined
-  try {
-    JSON.parse(query)
-  } catch {
-    return undefined
-  }
-  try {
-    parse(query, { maxTokens: MAX_TOKENS })
-  } catch (error) {
-    return asGraphQLError(error)
-  }
-  return new GraphQLError('Syntax Error: the query is JSON, not a GraphQL document.')
+/** For GET: the operation's type when it is not a query; a GraphQLError when the operation cannot be chosen; undefined for a query. */
+function refuseOutsideQuery(operation: AdmittedOperation): OperationTypeNode.MUTATION | OperationTypeNode.SUBSCRIPTION | GraphQLError | undefined {
+  const chosen = chooseOperation(operation.document, operation.operationName)
+  if (chosen instanceof GraphQLError) return chosen
+  return chosen.operation === OperationTypeNode.QUERY ? undefined : chosen.operation
 }
 
 const SUBSCRIPTIONS_ELSEWHERE = `Subscriptions are served over WebSocket at ${GRAPHQL_PATH} (graphql-transport-ws) or Server-Sent Events at ${STREAM_PATH} (graphql-sse)`

@@ -11,59 +11,34 @@
 // charged here, at once, or the request is refused with 429 and nothing runs.
 //
 // An operation the document cannot give (it does not parse, is past the parser's limits, or is
-// not found), or whose cost is past the limit, is refused without running: 1 point.
-import { Kind, OperationTypeNode, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, parse, type SelectionSetNode } from 'graphql'
-import type { OperationParams } from './request-params.js'
+// not found), or whose cost is past the limit, is refused without running: 1 point. Every
+// transport charges these points, through the operation pipeline (src/graphql/operation-pipeline.ts).
+import { Kind, OperationTypeNode, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql'
 import { type ListSizes, operationCosts } from './document-limits/cost-measure.js'
-import { parserLimitError } from './document-limits/parser-guard.js'
 
 /** Cost per point: an operation costing up to 1,000 (a page of 20 users with their 5 latest posts is 161) takes 1 point. */
 export const COST_PER_POINT = 1_000
-
-/** Documents whose points are remembered, by text (as mercurius caches their parse). */
-const CACHED_DOCUMENTS = 256
 
 export interface MeteringOptions {
   schema: () => GraphQLSchema
   listSizes: ListSizes
   /** The cost limit (GRAPHQL_MAX_COST): a costlier operation is refused by validation, and so takes 1 point. */
   maxCost: number
-  maxTokens: number
 }
 
 /** The points of each operation of a document, by name ('' for an unnamed one). */
 type DocumentPoints = ReadonlyMap<string, number>
 
 export interface Metering {
-  /** The points of one operation (a request's operation, or a subscribe message). */
-  pointsOf(params: Pick<OperationParams, 'query' | 'operationName'>): number
+  /** The points of one operation of a parsed document (the operation pipeline parses each text once, and keeps it). */
+  pointsOf(operation: { document: DocumentNode; operationName: string | undefined }): number
 }
 
 export function createMetering(options: MeteringOptions): Metering {
-  const cache = new Map<string, DocumentPoints>()
+  // By document: the pipeline hands the same parsed document for the same text while it keeps it.
+  const cache = new WeakMap<DocumentNode, DocumentPoints>()
 
-  function documentPoints(query: string): DocumentPoints {
-    const cached = cache.get(query)
-    if (cached !== undefined) {
-      // Most recently used last: the oldest is the first to go.
-      cache.delete(query)
-      cache.set(query, cached)
-      return cached
-    }
-    const points = measure(query)
-    cache.set(query, points)
-    if (cache.size > CACHED_DOCUMENTS) cache.delete(cache.keys().next().value as string)
-    return points
-  }
-
-  function measure(query: string): DocumentPoints {
-    if (parserLimitError(query, options.maxTokens) !== undefined) return new Map()
-    let document: DocumentNode
-    try {
-      document = parse(query, { maxTokens: options.maxTokens })
-    } catch {
-      return new Map()
-    }
+  function measure(document: DocumentNode): DocumentPoints {
     const points = new Map<string, number>()
     for (const [operation, cost] of operationCosts(document, options.schema(), options.listSizes)) {
       points.set(operation.name?.value ?? '', cost > options.maxCost ? 1 : operationPoints(operation, document, cost))
@@ -72,8 +47,12 @@ export function createMetering(options: MeteringOptions): Metering {
   }
 
   return {
-    pointsOf({ query, operationName }) {
-      const points = documentPoints(query)
+    pointsOf({ document, operationName }) {
+      let points = cache.get(document)
+      if (points === undefined) {
+        points = measure(document)
+        cache.set(document, points)
+      }
       if (operationName === undefined) return points.size === 1 ? [...points.values()][0]! : 1
       return points.get(operationName) ?? 1
     },

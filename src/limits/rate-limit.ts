@@ -49,8 +49,12 @@ export const callerKey = (request: FastifyRequest, caller: Caller | null): strin
 
 const keyOf = (request: FastifyRequest): string => callerKey(request, request.caller ?? null)
 
-/** Takes `points` (default 1) for the request's caller, outside HTTP (a WebSocket subscribe message). */
-export type RateLimitConsumer = (request: FastifyRequest, points?: number) => Promise<RateLimitVerdict>
+/**
+ * Takes `points` (default 1) for the request's caller, outside HTTP (a WebSocket subscribe message,
+ * then its operation's points past that one). A refused consume keeps its points (the store counts
+ * every attempt), unless `refundRefused`: the points of work refused are given back, as HTTP's charge does.
+ */
+export type RateLimitConsumer = (request: FastifyRequest, points?: number, options?: { refundRefused?: boolean }) => Promise<RateLimitVerdict>
 
 /** Allowed, or refused with the error to show (RATE_LIMITED, or SERVICE_UNAVAILABLE when the store failed closed). */
 export type RateLimitVerdict = { allowed: true } | { allowed: false; error: AppError; retryAfterS: number }
@@ -172,15 +176,17 @@ export async function registerRateLimit(
   beforeFrameworkErrors(app, arrive)
 
   return {
-    async consume(request, points = 1) {
+    async consume(request, points = 1, options = {}) {
+      const limiter = limiterFor(request)
       let verdict
       try {
-        verdict = await limiterFor(request).consume(keyOf(request), points)
+        verdict = await limiter.consume(keyOf(request), points)
       } catch (error) {
         if (error instanceof AppError) return { allowed: false, error, retryAfterS: STORE_RETRY_AFTER_S }
         throw error
       }
       if (verdict.allowed) return { allowed: true }
+      if (options.refundRefused === true) await limiter.reward(keyOf(request), points)
       onRefused()
       return { allowed: false, error: refusal(verdict), retryAfterS: verdict.retryAfterS }
     },

@@ -245,6 +245,17 @@ describe('aliases', () => {
   })
 })
 
+describe('fields per selection set', () => {
+  it('passes 100 fields in one selection set and refuses 101, counting those of fragments spread or inlined into it', () => {
+    expect(check(`{ viewer { ${'id '.repeat(100)}} }`)).toEqual([])
+    const query = `{ users { id } viewer { ${'id '.repeat(90)}...F ... on User { name } } } fragment F on User { ${'email '.repeat(10)}}`
+    const errors = limitErrors(check(query), 'fields')
+    expect(errors.map((error) => error.message)).toEqual(['The query has 101 fields in one selection set; the limit is 100'])
+    expect(errors[0]?.extensions).toEqual({ code: 'BAD_REQUEST', limit: 'fields', value: 101, max: 100 })
+    expect(errors[0]?.locations).toEqual(at(query, 'viewer'))
+  })
+})
+
 describe('directives', () => {
   const tags = (count: number) => ' @tag'.repeat(count)
 

@@ -3,7 +3,7 @@
 import { GraphQLError, type ASTNode, type OperationDefinitionNode } from 'graphql'
 import type { ErrorCode } from '../../errors.js'
 
-export type LimitName = 'depth' | 'cost' | 'aliases' | 'directives'
+export type LimitName = 'depth' | 'cost' | 'aliases' | 'fields' | 'directives'
 
 export function limitError(message: string, node: ASTNode, limit: LimitName, value: number, max: number): GraphQLError {
   const code: ErrorCode = 'BAD_REQUEST'

@@ -1,38 +1,26 @@
-// One operation on a subscription connection, whichever the transport: parsed and validated with
-// the HTTP endpoint's rules and limits, picked out of its document, its cost reserved from the
+// One operation on a subscription connection, whichever the transport, once the operation
+// pipeline has admitted and charged it: validated as the HTTP endpoint validates, picked out of
+// its document, its cost reserved from the
 // caller's subscription budget, and run by graphql's subscribe with each event admitted by that
 // budget; its results' errors formatted as the HTTP endpoint's are.
 import type { FastifyRequest } from 'fastify'
-import {
-  type ExecutionArgs,
-  GraphQLError,
-  type GraphQLSchema,
-  OperationTypeNode,
-  parse,
-  specifiedRules,
-  subscribe,
-  validate,
-  type ValidationRule,
-} from 'graphql'
+import { type ExecutionArgs, GraphQLError, type GraphQLSchema, OperationTypeNode, subscribe } from 'graphql'
 import { callerKey } from '../../limits/rate-limit.js'
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../collections/pagination.js'
 import type { Seat } from '../connection-rights.js'
 import { isReservation, type Reservation, type SubscriptionBudget } from '../subscription-budget.js'
 import { type GraphQLContext, Loaders } from '../context.js'
 import { formatError } from '../errors.js'
-import { operationCosts } from '../document-limits/cost-measure.js'
-import { parserLimitError } from '../document-limits/parser-guard.js'
-import { chooseOperation, type OperationParams } from '../request-params.js'
+import { type ListSizes, operationCosts } from '../document-limits/cost-measure.js'
+import type { AdmittedOperation, OperationPipeline } from '../operation-pipeline.js'
+import { chooseOperation } from '../request-params.js'
 import { badRequest, FormattedError } from './formatted-error.js'
-
-/** The page sizes the cost model counts a list by (as the HTTP endpoint's). */
-const LIST_SIZES = { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }
 
 export interface OperationPreparationOptions {
   schema: () => GraphQLSchema
-  /** The endpoint's own rules (depth, cost, aliases, directives, introspection), beside graphql's. */
-  validationRules: readonly ValidationRule[]
-  maxTokens: number
+  /** Where the operation was admitted; its validation is the pipeline's too. */
+  pipeline: Pick<OperationPipeline, 'validate'>
+  /** The page sizes the cost model counts a list by (as the HTTP endpoint's). */
+  listSizes: ListSizes
   /** Where a subscription's cost is claimed from while it runs. */
   budget: SubscriptionBudget
 }
@@ -61,27 +49,20 @@ export class OperationPreparation {
   }
 
   /**
-   * Parses and validates an operation as the HTTP endpoint would, and picks it out of its
-   * document; the execution arguments, or the errors in the service's shape.
+   * Validates an admitted operation as the HTTP endpoint would, and picks it out of its document;
+   * the execution arguments, or the errors in the service's shape.
    */
-  prepare(request: FastifyRequest, params: OperationParams, context: GraphQLContext, reserved: Set<Reservation>): ExecutionArgs | FormattedError[] {
+  prepare(request: FastifyRequest, params: AdmittedOperation, context: GraphQLContext, reserved: Set<Reservation>): ExecutionArgs | FormattedError[] {
     const { options } = this
-    const tooLong = parserLimitError(params.query, options.maxTokens)
-    if (tooLong !== undefined) return [new FormattedError(formatError(tooLong, request))]
-    let document
-    try {
-      document = parse(params.query, { maxTokens: options.maxTokens })
-    } catch (error) {
-      return [new FormattedError(formatError(error instanceof GraphQLError ? error : new GraphQLError(String(error)), request))]
-    }
-    const errors = validate(options.schema(), document, [...specifiedRules, ...options.validationRules])
+    const { document } = params
+    const errors = options.pipeline.validate(document)
     if (errors.length > 0) return errors.map((error) => new FormattedError(formatError(error, request)))
     const operation = chooseOperation(document, params.operationName)
     if (operation instanceof GraphQLError) return [badRequest(operation.message)]
     if (operation.operation === OperationTypeNode.SUBSCRIPTION) {
       // Its selection runs again for every event: its cost is claimed from the caller's budget
       // until it ends (released by the metered subscribe, or with the connection).
-      const cost = operationCosts(document, options.schema(), LIST_SIZES).find(([node]) => node === operation)?.[1] ?? 0
+      const cost = operationCosts(document, options.schema(), options.listSizes).find(([node]) => node === operation)?.[1] ?? 0
       const reservation = options.budget.reserve(callerKey(request, request.caller), cost)
       if (!isReservation(reservation)) {
         const { message, limit, value, max } = reservation

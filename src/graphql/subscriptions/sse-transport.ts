@@ -1,6 +1,8 @@
 // Subscriptions over Server-Sent Events on /graphql/stream: the graphql-sse protocol's distinct
 // connections mode, by the graphql-sse package's handler. Here: content negotiation, the
-// connection slot (refused with 429 or 503 and Retry-After), the stream's caller followed (a
+// operation taken through the operation pipeline before the stream opens (trusted documents,
+// limits, its points charged as over POST /graphql: refused with the answer's status, nothing run),
+// the connection slot (refused with 429 or 503 and Retry-After), the stream's caller followed (a
 // revoked one ends the stream with an UNAUTHENTICATED error), and the answer written by us.
 //
 // The glue between graphql-sse and Fastify is ours (about what its adapter is), because an event
@@ -13,11 +15,12 @@ import { createHandler as createSseHandler, print as printStreamEvent } from 'gr
 import type { GraphQLConfig } from '../../config.js'
 import { AppError } from '../../errors.js'
 import { isAcceptable, isMediaType, parseAccept } from '../../http/accept.js'
-import { callerKey } from '../../limits/rate-limit.js'
+import { callerKey, type RateLimitCharger } from '../../limits/rate-limit.js'
 import type { ConnectionRights, Seat } from '../connection-rights.js'
 import type { Reservation } from '../subscription-budget.js'
 import type { GraphQLContext } from '../context.js'
-import { type OperationParams, readParams } from '../request-params.js'
+import { type AdmittedOperation, isRefused, type OperationPipeline } from '../operation-pipeline.js'
+import { readRequestParams } from '../request-params.js'
 import type { ConnectionCounter } from './connection-counter.js'
 import { revokedError } from './formatted-error.js'
 import { connectionContext, formatResult, type OperationPreparation } from './operation-preparation.js'
@@ -40,6 +43,10 @@ export interface SseTransportOptions {
   rights: ConnectionRights
   operations: OperationPreparation
   slowConsumers: SlowConsumers
+  /** Trusted documents, limits and the operation's points, as over POST /graphql. */
+  pipeline: OperationPipeline
+  /** Charges the stream's request its operation's points past the 1 it took on arrival. */
+  chargeRateLimit: RateLimitCharger | undefined
 }
 
 /** graphql-sse types its context as a record; ours is a GraphQLContext. */
@@ -49,13 +56,15 @@ interface SseRequestContext {
   reply: FastifyReply
   flow: Flow
   seat: Seat
+  /** The operation the pipeline admitted (and charged) for this stream. */
+  operation: AdmittedOperation
   /** The stream's subscription budget reservation, released with the stream. */
   reserved: Set<Reservation>
 }
 
 /** Registers the event-stream route, and the end of every open stream when the server goes away. */
 export function sseTransport(app: FastifyInstance, options: SseTransportOptions): void {
-  const { limits, counter, rights, operations, slowConsumers } = options
+  const { limits, counter, rights, operations, slowConsumers, pipeline } = options
   const openStreams = new Set<FastifyReply>()
 
   const sseHandler = createSseHandler<FastifyRequest, SseRequestContext, SseContext>({
@@ -63,20 +72,12 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
     subscribe: (args) => operations.subscribe(args),
     // Distinct connections mode only: no stream reservations (tokens) to hold.
     authenticate: () => null,
-    onSubscribe: (req, params) => {
+    onSubscribe: (req) => {
       const request = req.raw
-      const { reply, seat, reserved } = req.context
+      const { reply, seat, reserved, operation } = req.context
       const stream = slowConsumers.streamOptions(request, () => reply.raw.destroy())
-      const prepared = operations.prepare(request, params as OperationParams, connectionContext(seat, stream), reserved)
+      const prepared = operations.prepare(request, operation, connectionContext(seat, stream), reserved)
       if (Array.isArray(prepared)) return jsonAnswer(400, { errors: prepared.map((error) => error.formatted) })
-      const operation = getOperationAST(prepared.document, prepared.operationName)
-      if (request.method === 'GET' && operation?.operation === OperationTypeNode.MUTATION) {
-        return jsonAnswer(
-          405,
-          { errors: [{ message: 'Mutations cannot be sent with GET; use POST', extensions: { code: 'METHOD_NOT_ALLOWED' } }] },
-          { allow: 'POST' },
-        )
-      }
       return prepared as ExecutionArgs & { contextValue: SseContext }
     },
     // Back-pressure: the next event is taken from the subscription's bounded queue only once the
@@ -96,7 +97,14 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
         throw new AppError('NOT_ACCEPTABLE', 'This endpoint streams text/event-stream (graphql-sse, distinct connections mode)')
       }
       // Checked here, so a malformed request is answered in the service's words.
-      const params = readParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
+      const params = readRequestParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
+      const operation = await pipeline.admit(request, params)
+      if (isRefused(operation)) return reply.code(400).type('application/json; charset=utf-8').send({ errors: operation.refused })
+      if (request.method === 'GET' && getOperationAST(operation.document, operation.operationName)?.operation === OperationTypeNode.MUTATION) {
+        reply.header('allow', 'POST')
+        throw new AppError('METHOD_NOT_ALLOWED', 'Mutations cannot be sent with GET; use POST')
+      }
+      await pipeline.charge([operation], async (points) => options.chargeRateLimit?.(request, reply, points - 1))
       const release = counter.acquire(callerKey(request, request.caller))
       if (release === 'caller') {
         // The answer's counters speak of the limit that refused it (the caller's open connections),
@@ -127,12 +135,12 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
         release()
         seat.release()
       })
-      await serveEventStream(request, reply, params, seat)
+      await serveEventStream(request, reply, operation, seat)
     },
   })
 
   /** Runs graphql-sse's handler for one request and writes its answer, one event at a time. */
-  async function serveEventStream(request: FastifyRequest, reply: FastifyReply, params: OperationParams, seat: Seat): Promise<void> {
+  async function serveEventStream(request: FastifyRequest, reply: FastifyReply, operation: AdmittedOperation, seat: Seat): Promise<void> {
     const flow = new Flow(reply)
     const reserved = new Set<Reservation>()
     reply.raw.once('close', () => {
@@ -143,9 +151,9 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
       url: request.url,
       // graphql-sse compares Accept to exactly text/event-stream; the route has negotiated it.
       headers: { get: (key) => (key.toLowerCase() === 'accept' ? 'text/event-stream' : headerValue(request.headers[key.toLowerCase()])) },
-      body: () => Promise.resolve(params as unknown as Record<string, unknown>),
+      body: () => Promise.resolve({ query: operation.query, variables: operation.variables, operationName: operation.operationName }),
       raw: request,
-      context: { reply, flow, seat, reserved },
+      context: { reply, flow, seat, reserved, operation },
     })
     const response = reply.raw
     if (response.destroyed) return
@@ -234,8 +242,5 @@ function acceptsEventStream(accept: string | undefined): boolean {
 
 const headerValue = (value: string | string[] | undefined): string | null => (value === undefined ? null : Array.isArray(value) ? value.join(', ') : value)
 
-const jsonAnswer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  [
-    JSON.stringify(body),
-    { status, statusText: status === 405 ? 'Method Not Allowed' : 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8', ...headers } },
-  ] as const
+const jsonAnswer = (status: number, body: unknown) =>
+  [JSON.stringify(body), { status, statusText: 'Bad Request', headers: { 'content-type': 'application/json; charset=utf-8' } }] as const

@@ -2,18 +2,21 @@
 //   - WebSocket on /graphql, the graphql-transport-ws protocol (websocket-transport.ts);
 //   - Server-Sent Events on /graphql/stream, the graphql-sse protocol's distinct connections
 //     mode (sse-transport.ts).
-// Both parse and validate with the HTTP endpoint's rules and limits, run the same resolvers with
-// the same context, and format errors the same way (operation-preparation.ts). This module wires
+// Both take each operation through the operation pipeline the HTTP endpoint uses (trusted
+// documents, limits, the rate limit's points: ../operation-pipeline.ts), run the same resolvers
+// with the same context, and format errors the same way (operation-preparation.ts). This module wires
 // what they share: how many connections a caller holds (connection-counter.ts), whose rights each
 // connection follows (ConnectionRights), the subscription budget, and the count of subscribers
 // dropped for falling behind (slow-consumers.ts).
 import type { FastifyInstance } from 'fastify'
-import type { GraphQLSchema, ValidationRule } from 'graphql'
+import type { GraphQLSchema } from 'graphql'
 import type { Authenticate, CurrentCallers } from '../../core/caller.js'
 import type { CallerTopics } from '../../core/caller-changed.js'
 import type { GraphQLConfig } from '../../config.js'
 import type { Events } from '../../events/events.js'
-import type { RateLimitConsumer } from '../../limits/rate-limit.js'
+import type { RateLimitCharger, RateLimitConsumer } from '../../limits/rate-limit.js'
+import type { ListSizes } from '../document-limits/cost-measure.js'
+import type { OperationPipeline } from '../operation-pipeline.js'
 import { ConnectionRights } from '../connection-rights.js'
 import { SubscriptionBudget } from '../subscription-budget.js'
 import { ConnectionCounter } from './connection-counter.js'
@@ -27,9 +30,12 @@ export { STREAM_PATH } from './sse-transport.js'
 export interface SubscriptionServerOptions {
   schema: () => GraphQLSchema
   limits: GraphQLConfig['subscriptions']
-  /** The endpoint's own rules (depth, cost, aliases, directives, introspection), beside graphql's. */
-  validationRules: readonly ValidationRule[]
-  maxTokens: number
+  /** The stages every operation goes through, as over HTTP: trusted documents, limits, charge, validation. */
+  pipeline: OperationPipeline
+  /** The page sizes the cost model counts a list by (a subscription's cost is claimed from its caller's budget). */
+  listSizes: ListSizes
+  /** Charges an event stream's request its operation's points (it took 1 on arrival, as any HTTP request). */
+  chargeRateLimit: RateLimitCharger | undefined
   authenticate: Authenticate
   currentCallers: CurrentCallers
   consumeRateLimit: RateLimitConsumer | undefined
@@ -63,11 +69,11 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
     rights.close()
     budget.close()
   })
-  const operations = new OperationPreparation({ schema: options.schema, validationRules: options.validationRules, maxTokens: options.maxTokens, budget })
-  const shared = { schema: options.schema, limits, counter, rights, operations, slowConsumers }
+  const operations = new OperationPreparation({ schema: options.schema, pipeline: options.pipeline, listSizes: options.listSizes, budget })
+  const shared = { schema: options.schema, limits, counter, rights, operations, slowConsumers, pipeline: options.pipeline }
 
   const { wsHandler, closeSockets } = webSocketTransport(app, { ...shared, authenticate: options.authenticate, consumeRateLimit: options.consumeRateLimit })
-  sseTransport(app, shared)
+  sseTransport(app, { ...shared, chargeRateLimit: options.chargeRateLimit })
 
   const stats: SubscriptionStats = {
     get connections() {

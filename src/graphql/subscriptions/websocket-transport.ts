@@ -14,11 +14,12 @@ import type { WebSocket } from 'ws'
 import type { Authenticate } from '../../core/caller.js'
 import type { GraphQLConfig } from '../../config.js'
 import { maskedMessage, toAppError } from '../../core/to-app-error.js'
-import { isAppError } from '../../errors.js'
-import { callerKey, type RateLimitConsumer } from '../../limits/rate-limit.js'
+import { AppError, isAppError } from '../../errors.js'
+import { callerKey, type RateLimitConsumer, type RateLimitVerdict } from '../../limits/rate-limit.js'
 import { type ConnectionRights, REVOKED_MESSAGE, type Seat } from '../connection-rights.js'
 import type { Reservation } from '../subscription-budget.js'
-import { readParams } from '../request-params.js'
+import { isRefused, type OperationPipeline } from '../operation-pipeline.js'
+import { readRequestParams } from '../request-params.js'
 import type { ConnectionCounter } from './connection-counter.js'
 import { badRequest, FormattedError, revokedError } from './formatted-error.js'
 import { connectionContext, formatResult, type OperationPreparation } from './operation-preparation.js'
@@ -45,6 +46,8 @@ export interface WebSocketTransportOptions {
   rights: ConnectionRights
   operations: OperationPreparation
   slowConsumers: SlowConsumers
+  /** Trusted documents, limits and the operation's points, as over HTTP. */
+  pipeline: OperationPipeline
 }
 
 interface SocketExtra {
@@ -60,6 +63,10 @@ interface SocketExtra {
 
 type SocketContext = WsContext<Record<string, unknown> | undefined, SocketExtra>
 
+/** A message refused by the rate limit (or its store away), with the seconds to wait. */
+const rateLimited = ({ error, retryAfterS }: RateLimitVerdict & { allowed: false }) =>
+  new FormattedError({ message: error.message, extensions: { code: error.code, retryAfter: retryAfterS } })
+
 const internalError = (requestId: string) => new FormattedError({ message: maskedMessage(requestId), extensions: { code: 'INTERNAL_ERROR' } })
 
 /**
@@ -67,7 +74,7 @@ const internalError = (requestId: string) => new FormattedError({ message: maske
  * every socket to go away.
  */
 export function webSocketTransport(app: FastifyInstance, options: WebSocketTransportOptions) {
-  const { limits, counter, rights, operations, slowConsumers } = options
+  const { limits, counter, rights, operations, slowConsumers, pipeline } = options
 
   const wsServer = makeServer<Record<string, unknown> | undefined, SocketExtra>({
     schema: options.schema(),
@@ -130,14 +137,12 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
         if (Object.keys(ctx.subscriptions).length > limits.maxPerConnection) {
           return [badRequest(`At most ${limits.maxPerConnection} subscriptions per connection`)]
         }
+        // The message's first point, as an HTTP request's on arrival; its operation's others once it is admitted.
         const verdict = await options.consumeRateLimit?.(request)
-        if (verdict !== undefined && !verdict.allowed) {
-          const { error, retryAfterS } = verdict
-          return [new FormattedError({ message: error.message, extensions: { code: error.code, retryAfter: retryAfterS } })]
-        }
+        if (verdict !== undefined && !verdict.allowed) return [rateLimited(verdict)]
         let params
         try {
-          params = readParams(payload, 'body')
+          params = readRequestParams(payload, 'body')
         } catch (error) {
           if (isAppError(error)) return [new FormattedError({ message: error.message, extensions: { code: error.code, details: error.details } })]
           throw error
@@ -152,8 +157,19 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
             return [revokedError()]
           }
         }
+        const operation = await pipeline.admit(request, params)
+        if (isRefused(operation)) return operation.refused.map((error) => new FormattedError(error))
+        try {
+          await pipeline.charge([operation], async (points) => {
+            const rest = points > 1 ? await options.consumeRateLimit?.(request, points - 1, { refundRefused: true }) : undefined
+            if (rest !== undefined && !rest.allowed) throw new AppError(rest.error.code, rest.error.message, undefined, { retryAfterS: rest.retryAfterS })
+          })
+        } catch (error) {
+          if (isAppError(error) && error.retryAfterS !== undefined) return [rateLimited({ allowed: false, error, retryAfterS: error.retryAfterS })]
+          throw error
+        }
         const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
-        return operations.prepare(request, params, connectionContext(seat, slowConsumers.streamOptions(request, drop)), ctx.extra.reserved)
+        return operations.prepare(request, operation, connectionContext(seat, slowConsumers.streamOptions(request, drop)), ctx.extra.reserved)
       },
     ),
 
