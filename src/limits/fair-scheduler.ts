@@ -1,0 +1,192 @@
+// A work-conserving fair scheduler: callers queue separately, a global limit bounds the work running
+// at once, and when it is full the next turn goes to the caller that has used the least handler
+// time (start-time fair queuing over measured wall time, as Kubernetes' API Priority and Fairness
+// queues per flow). Nothing holds a caller back while a turn is free: one caller alone runs at full
+// speed; callers that contend each get an equal share of the running time.
+//
+// - Virtual time. Each caller carries a tag: the handler milliseconds it has been given. A turn goes
+//   to the waiting caller with the smallest tag; the tag is charged the caller's expected cost when
+//   the turn starts and corrected by the measured one when it ends. The scheduler's virtual time is
+//   the tag of the last turn started; a caller that comes (back) with nothing running starts there,
+//   so a newcomer goes ahead of a greedy caller's backlog instead of behind it, and one that was
+//   away does not bank the time it did not use. A caller gone idle keeps its tag for a second
+//   (sending one request at a time earns nothing), then comes back as a newcomer.
+// - Loop turns. Turns are handed out on a later turn of the event loop (setImmediate), so the
+//   sockets are read (cheap) before the work starts (not cheap, and synchronous on SQLite), and
+//   after a turn given to a caller whose last one held it past SLOW_TURN_MS the next is handed out
+//   a loop turn later: sockets are read between any two slow statements, and a request that
+//   arrived meanwhile competes for the next turn.
+// - Bounds. Each caller may have `maxQueuedPerCaller` waiting; one more is refused with
+//   RATE_LIMITED and a Retry-After.
+import { AppError } from '../errors.js'
+
+export interface FairSchedulerOptions {
+  /** Work running at once, across all callers. */
+  readonly concurrency: number
+  /** Work of one caller waiting for a turn; one more is refused (RATE_LIMITED). */
+  readonly maxQueuedPerCaller: number
+  /** Milliseconds now; a test's clock. @default performance.now */
+  readonly now?: () => number
+}
+
+/** Ends a turn; a second call does nothing. */
+export type EndTurn = () => void
+
+export interface FairScheduler {
+  /** Waits for a turn for `callerKey`; resolves with the function that ends it. Rejects with RATE_LIMITED when the caller's queue is full. */
+  turn(callerKey: string): Promise<EndTurn>
+  /** Runs `work` in a turn of `callerKey`'s, ended when it settles. */
+  run<T>(callerKey: string, work: () => Promise<T>): Promise<T>
+  /** Turns running and waiting now, and the callers remembered. */
+  load(): { running: number; waiting: number; callers: number }
+}
+
+/** Seconds a caller refused for a full queue is told to wait: a turn lasts milliseconds. */
+export const QUEUE_FULL_RETRY_AFTER_S = 1
+
+/** A turn held longer than this makes its caller's next one start a loop turn apart from any other. */
+export const SLOW_TURN_MS = 10
+
+/** The cost a caller's first turn is charged before it is measured. */
+const FIRST_ESTIMATE_MS = 1
+
+/**
+ * How long a caller with nothing running or waiting keeps its place (its tag, its slowness): one
+ * sending a slow request at a time is still slow, and one that has just had a long turn does not
+ * come back as a newcomer. After it, it comes back as one.
+ */
+const REMEMBERED_FOR_MS = 1000
+
+/** Callers remembered past which those with nothing running or waiting are forgotten at once. */
+const REMEMBERED_IDLE = 10_000
+
+interface Flow {
+  readonly key: string
+  readonly waiting: ((end: EndTurn) => void)[]
+  running: number
+  /** Handler milliseconds given, on the scheduler's virtual clock (the flow's start-time tag). */
+  tag: number
+  /** What its next turn is expected to cost: a running mean of the measured ones. */
+  estimateMs: number
+  /** Its last turn took longer than SLOW_TURN_MS. */
+  slow: boolean
+  /** When its last turn ended (milliseconds, `now`). */
+  endedAt: number
+}
+
+export function createFairScheduler(options: FairSchedulerOptions): FairScheduler {
+  const { concurrency, maxQueuedPerCaller } = options
+  const now = options.now ?? (() => performance.now())
+  const flows = new Map<string, Flow>()
+  /** Flows with work waiting. */
+  const backlogged = new Set<Flow>()
+  let running = 0
+  let waiting = 0
+  let virtualTime = 0
+  let handOutScheduled = false
+
+  const scheduleHandOut = () => {
+    if (handOutScheduled || waiting === 0 || running >= concurrency) return
+    handOutScheduled = true
+    setImmediate(handOut)
+  }
+
+  const nextFlow = (): Flow | undefined => {
+    let next: Flow | undefined
+    for (const flow of backlogged) if (next === undefined || flow.tag < next.tag) next = flow
+    return next
+  }
+
+  /** Past REMEMBERED_IDLE callers, those with nothing running or waiting are forgotten. */
+  const forgetIdle = () => {
+    if (flows.size <= REMEMBERED_IDLE) return
+    for (const flow of flows.values()) if (flow.running === 0 && flow.waiting.length === 0) flows.delete(flow.key)
+  }
+
+  function handOut() {
+    handOutScheduled = false
+    while (running < concurrency) {
+      const flow = nextFlow()
+      if (flow === undefined) break
+      const start = flow.waiting.shift()!
+      waiting--
+      if (flow.waiting.length === 0) backlogged.delete(flow)
+      virtualTime = Math.max(virtualTime, flow.tag)
+      const charged = flow.estimateMs
+      flow.tag = virtualTime + charged
+      flow.running++
+      running++
+      start(endTurn(flow, now(), charged))
+      // Its work runs as soon as this callback returns; the next turn waits for the next loop turn.
+      if (flow.slow) break
+    }
+    scheduleHandOut()
+  }
+
+  const endTurn = (flow: Flow, startedAt: number, charged: number): EndTurn => {
+    let ended = false
+    return () => {
+      if (ended) return
+      ended = true
+      const costMs = now() - startedAt
+      flow.tag += costMs - charged
+      flow.estimateMs = (flow.estimateMs + costMs) / 2
+      flow.slow = costMs > SLOW_TURN_MS
+      flow.running--
+      running--
+      flow.endedAt = now()
+      scheduleHandOut()
+    }
+  }
+
+  const turn = (callerKey: string): Promise<EndTurn> => {
+    let flow = flows.get(callerKey)
+    if (flow === undefined) {
+      forgetIdle()
+      flow = { key: callerKey, waiting: [], running: 0, tag: virtualTime, estimateMs: FIRST_ESTIMATE_MS, slow: false, endedAt: 0 }
+      flows.set(callerKey, flow)
+    } else if (flow.running === 0 && flow.waiting.length === 0) {
+      if (now() - flow.endedAt > REMEMBERED_FOR_MS) {
+        // Away long enough to start afresh.
+        flow.tag = virtualTime
+        flow.estimateMs = FIRST_ESTIMATE_MS
+        flow.slow = false
+      } else {
+        // Back from idle: time it did not use is not banked.
+        flow.tag = Math.max(flow.tag, virtualTime)
+      }
+    }
+    // Those the next hand-out will start anyway (free turns nobody else waits for) are not queued.
+    const free = Math.max(0, concurrency - running - (waiting - flow.waiting.length))
+    if (flow.waiting.length - free >= maxQueuedPerCaller) {
+      return Promise.reject(
+        new AppError(
+          'RATE_LIMITED',
+          `Too many requests at once: ${maxQueuedPerCaller} of a caller may wait for a turn. Retry in ${QUEUE_FULL_RETRY_AFTER_S} s.`,
+          undefined,
+          { retryAfterS: QUEUE_FULL_RETRY_AFTER_S },
+        ),
+      )
+    }
+    const queued = flow
+    return new Promise((resolve) => {
+      queued.waiting.push(resolve)
+      waiting++
+      backlogged.add(queued)
+      scheduleHandOut()
+    })
+  }
+
+  return {
+    turn,
+    async run(callerKey, work) {
+      const end = await turn(callerKey)
+      try {
+        return await work()
+      } finally {
+        end()
+      }
+    },
+    load: () => ({ running, waiting, callers: flows.size }),
+  }
+}
