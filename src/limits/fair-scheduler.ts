@@ -6,7 +6,10 @@
 //
 // - Virtual time. Each caller carries a tag: the handler milliseconds it has been given. A turn goes
 //   to the waiting caller with the smallest tag; the tag is charged the caller's expected cost when
-//   the turn starts and corrected by the measured one when it ends. The scheduler's virtual time is
+//   the turn starts and corrected by the measured one when it ends: its wall time, less the loop
+//   time other callers' slow turns took meanwhile (on SQLite a cheap request handed out beside a
+//   slow one answers after it; charged for it, a light caller of 50 requests a second fell 3 s
+//   behind a caller of 8 deep pages at a time in bench:abuse's contention run). The scheduler's virtual time is
 //   the tag of the last turn started; a caller that comes (back) with nothing running starts there,
 //   so a newcomer goes ahead of a greedy caller's backlog instead of behind it, and one that was
 //   away does not bank the time it did not use. A caller gone idle keeps its tag for a second
@@ -70,8 +73,21 @@ interface Flow {
   estimateMs: number
   /** Its last turn took longer than SLOW_TURN_MS. */
   slow: boolean
+  /** A turn of it has ended: its cost is known. */
+  measured: boolean
   /** When its last turn ended (milliseconds, `now`). */
   endedAt: number
+}
+
+interface Turn {
+  readonly flow: Flow
+  readonly startedAt: number
+  /** The cost its flow's tag was charged when it started; corrected when it ends. */
+  readonly charged: number
+  /** slowChunksMs when it started: what grows beyond it was the loop held by slow turns. */
+  readonly othersAtStart: number
+  /** Of that, the loop time of its own synchronous work, when it was a slow turn. */
+  ownMs: number
 }
 
 export function createFairScheduler(options: FairSchedulerOptions): FairScheduler {
@@ -84,6 +100,10 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
   let waiting = 0
   let virtualTime = 0
   let handOutScheduled = false
+  /** Loop milliseconds taken by the slow turns' synchronous work, in all (see Turn.othersAtStart). */
+  let slowChunksMs = 0
+  /** The slow turn handed out last, whose synchronous work the next hand-out measures, and since when. */
+  let chunk: { turn: Turn; since: number } | undefined
 
   const scheduleHandOut = () => {
     if (handOutScheduled || waiting === 0 || running >= concurrency) return
@@ -103,35 +123,65 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     for (const flow of flows.values()) if (flow.running === 0 && flow.waiting.length === 0) flows.delete(flow.key)
   }
 
+  /**
+   * Measures the slow turn handed out last: what ran since, on a later task of the loop, was its
+   * synchronous work (and a poll of the sockets).
+   */
+  const closeChunk = () => {
+    if (chunk === undefined) return
+    const ms = now() - chunk.since
+    slowChunksMs += ms
+    chunk.turn.ownMs += ms
+    chunk = undefined
+  }
+
   function handOut() {
     handOutScheduled = false
+    closeChunk()
+    const handed = new Set<Flow>()
     while (running < concurrency) {
       const flow = nextFlow()
       if (flow === undefined) break
+      // A caller not measured yet might be slow: one turn of it per loop turn until one has ended.
+      if (!flow.measured && handed.has(flow)) break
+      handed.add(flow)
       const start = flow.waiting.shift()!
       waiting--
       if (flow.waiting.length === 0) backlogged.delete(flow)
       virtualTime = Math.max(virtualTime, flow.tag)
-      const charged = flow.estimateMs
-      flow.tag = virtualTime + charged
+      const turn: Turn = { flow, startedAt: now(), charged: flow.estimateMs, othersAtStart: slowChunksMs, ownMs: 0 }
+      flow.tag = virtualTime + turn.charged
       flow.running++
       running++
-      start(endTurn(flow, now(), charged))
-      // Its work runs as soon as this callback returns; the next turn waits for the next loop turn.
-      if (flow.slow) break
+      start(endTurn(turn))
+      if (flow.slow) {
+        // Its work runs as soon as this callback returns; the next turn waits for the next loop
+        // turn, which measures how long that work held the loop.
+        chunk = { turn, since: now() }
+        handOutScheduled = true
+        setImmediate(handOut)
+        return
+      }
     }
     scheduleHandOut()
   }
 
-  const endTurn = (flow: Flow, startedAt: number, charged: number): EndTurn => {
+  const endTurn = (turn: Turn): EndTurn => {
     let ended = false
     return () => {
       if (ended) return
       ended = true
-      const costMs = now() - startedAt
-      flow.tag += costMs - charged
+      // A cheap turn handed out beside a slow one often ends in the poll right after it, before the
+      // next hand-out has measured it.
+      closeChunk()
+      const { flow } = turn
+      // Wall time, less what other callers' slow turns held the loop meanwhile: on SQLite a cheap
+      // request handed out beside a slow one ends after it, and would be charged for it.
+      const costMs = Math.max(0, now() - turn.startedAt - (slowChunksMs - turn.othersAtStart - turn.ownMs))
+      flow.tag += costMs - turn.charged
       flow.estimateMs = (flow.estimateMs + costMs) / 2
       flow.slow = costMs > SLOW_TURN_MS
+      flow.measured = true
       flow.running--
       running--
       flow.endedAt = now()
@@ -143,7 +193,7 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     let flow = flows.get(callerKey)
     if (flow === undefined) {
       forgetIdle()
-      flow = { key: callerKey, waiting: [], running: 0, tag: virtualTime, estimateMs: FIRST_ESTIMATE_MS, slow: false, endedAt: 0 }
+      flow = { key: callerKey, waiting: [], running: 0, tag: virtualTime, estimateMs: FIRST_ESTIMATE_MS, slow: false, measured: false, endedAt: 0 }
       flows.set(callerKey, flow)
     } else if (flow.running === 0 && flow.waiting.length === 0) {
       if (now() - flow.endedAt > REMEMBERED_FOR_MS) {
@@ -151,6 +201,7 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
         flow.tag = virtualTime
         flow.estimateMs = FIRST_ESTIMATE_MS
         flow.slow = false
+        flow.measured = false
       } else {
         // Back from idle: time it did not use is not banked.
         flow.tag = Math.max(flow.tag, virtualTime)

@@ -31,11 +31,28 @@ async function gatedApp(options: FairSchedulerOptions) {
     return { name }
   })
   app.get('/probe', { config: { access: 'public', unmetered: true } }, async () => ({ up: true }))
+  // Holds the event loop, as a SQLite statement does; the order in which these and /cheap start is kept.
+  const order: string[] = []
+  app.get('/spin/:name', { config: { access: 'public' } }, async (request) => {
+    const { name } = request.params as { name: string }
+    order.push(name)
+    const until = performance.now() + 30
+    while (performance.now() < until);
+    return { name }
+  })
+  app.get('/cheap/:name', { config: { access: 'public' } }, async (request) => {
+    const { name } = request.params as { name: string }
+    order.push(name)
+    // Its answer leaves on a later turn of the loop, as a socket write's does.
+    await new Promise((resolve) => setImmediate(resolve))
+    return { name }
+  })
   await app.ready()
   const isRunning = (name: string) => vi.waitFor(() => expect(running).toContain(name), { timeout: 3000, interval: 1 })
   return {
     app,
     running,
+    order,
     isRunning,
     finish: (name: string) => finishers.get(name)?.(),
     turnOf: (name: string) => startedOnTurn.get(name),
@@ -135,6 +152,21 @@ describe('callers that contend', () => {
     const drain = setInterval(() => gated.running.filter((name) => name.startsWith('greedy')).forEach((name) => gated.finish(name)), 1)
     expect((await Promise.all(greedy)).every((res) => res.statusCode === 200)).toBe(true)
     clearInterval(drain)
+  })
+
+  it('serve five requests of a light caller within two of a greedy caller’s that hold the event loop 30 ms each, however the light ones’ answers are delayed by them', async () => {
+    gated.order.length = 0
+    const greedy = Array.from({ length: 30 }, (_, i) => gated.app.inject({ url: `/spin/greedy-${i}`, remoteAddress: '10.3.0.6' }))
+    await vi.waitFor(() => expect(gated.order.length).toBeGreaterThanOrEqual(3), { timeout: 3000, interval: 1 })
+    // One at a time first: each answer leaves after a greedy request has held the loop, which is not the light caller's doing.
+    for (let i = 0; i < 3; i++) expect((await gated.app.inject({ url: `/cheap/light-${i}`, remoteAddress: '10.3.0.7' })).statusCode).toBe(200)
+    const burst = Array.from({ length: 5 }, (_, i) => gated.app.inject({ url: `/cheap/burst-${i}`, remoteAddress: '10.3.0.7' }))
+    expect((await Promise.all(burst)).map((res) => res.statusCode)).toEqual([200, 200, 200, 200, 200])
+    const first = gated.order.findIndex((name) => name.startsWith('burst'))
+    const last = gated.order.findLastIndex((name) => name.startsWith('burst'))
+    const greedyBetween = gated.order.slice(first, last).filter((name) => name.startsWith('greedy')).length
+    expect(greedyBetween).toBeLessThanOrEqual(2)
+    expect((await Promise.all(greedy)).every((res) => res.statusCode === 200)).toBe(true)
   })
 
   it('start the requests of a caller whose last one was slow a turn of the loop apart, so that sockets are read between them', async () => {
