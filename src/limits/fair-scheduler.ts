@@ -1,7 +1,7 @@
 // A work-conserving fair scheduler: callers queue separately, a global limit bounds the work running
 // at once, and when it is full the next turn goes to the caller that has used the least handler
-// time (start-time fair queuing over measured wall time, as Kubernetes' API Priority and Fairness
-// queues per flow). Nothing holds a caller back while a turn is free: one caller alone runs at full
+// time (start-time fair queuing over measured handler time, as Kubernetes' API Priority and
+// Fairness queues per flow). A caller not measured yet gets one turn per loop turn until one ends. Nothing holds a caller back while a turn is free: one caller alone runs at full
 // speed; callers that contend each get an equal share of the running time.
 //
 // - Virtual time. Each caller carries a tag: the handler milliseconds it has been given. A turn goes
@@ -9,10 +9,10 @@
 //   the turn starts and corrected by the measured one when it ends: its wall time, less the loop
 //   time other callers' slow turns took meanwhile (on SQLite a cheap request handed out beside a
 //   slow one answers after it; charged for it, a light caller of 50 requests a second fell 3 s
-//   behind a caller of 8 deep pages at a time in bench:abuse's contention run). The scheduler's virtual time is
-//   the tag of the last turn started; a caller that comes (back) with nothing running starts there,
-//   so a newcomer goes ahead of a greedy caller's backlog instead of behind it, and one that was
-//   away does not bank the time it did not use. A caller gone idle keeps its tag for a second
+//   behind a caller of 8 deep pages at a time in bench:abuse's contention run). The scheduler's
+//   virtual time is the tag of the last turn started; a caller that comes (back) with nothing
+//   running starts there, so a newcomer goes ahead of a greedy caller's backlog instead of behind
+//   it, and one that was away does not bank the time it did not use. A caller gone idle keeps its tag for a second
 //   (sending one request at a time earns nothing), then comes back as a newcomer.
 // - Loop turns. Turns are handed out on a later turn of the event loop (setImmediate), so the
 //   sockets are read (cheap) before the work starts (not cheap, and synchronous on SQLite), and
