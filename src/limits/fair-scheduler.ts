@@ -32,8 +32,11 @@ export interface FairSchedulerOptions {
   readonly now?: () => number
 }
 
-/** Ends a turn; a second call does nothing. */
-export type EndTurn = () => void
+/**
+ * Ends a turn; a second call does nothing. `unused`: no work was done in it (its client had gone),
+ * so it says nothing of what the caller's turns cost.
+ */
+export type EndTurn = (unused?: boolean) => void
 
 export interface FairScheduler {
   /** Waits for a turn for `callerKey`; resolves with the function that ends it. Rejects with RATE_LIMITED when the caller's queue is full. */
@@ -168,7 +171,7 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
 
   const endTurn = (turn: Turn): EndTurn => {
     let ended = false
-    return () => {
+    return (unused = false) => {
       if (ended) return
       ended = true
       // A cheap turn handed out beside a slow one often ends in the poll right after it, before the
@@ -179,9 +182,11 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
       // request handed out beside a slow one ends after it, and would be charged for it.
       const costMs = Math.max(0, now() - turn.startedAt - (slowChunksMs - turn.othersAtStart - turn.ownMs))
       flow.tag += costMs - turn.charged
-      flow.estimateMs = (flow.estimateMs + costMs) / 2
-      flow.slow = costMs > SLOW_TURN_MS
-      flow.measured = true
+      if (!unused) {
+        flow.estimateMs = (flow.estimateMs + costMs) / 2
+        flow.slow = costMs > SLOW_TURN_MS
+        flow.measured = true
+      }
       flow.running--
       running--
       flow.endedAt = now()

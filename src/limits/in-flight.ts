@@ -42,7 +42,13 @@ export function limitRequestsInFlight(app: FastifyInstance, scheduler: FairSched
     // itself is destroyed as soon as its body has been read, so it cannot say whether the client
     // left). One listener for both: onResponse and onRequestAbort hooks besides it cost two more
     // promises per request.
-    reply.raw.once('close', endTurn)
-    if (request.raw.socket?.destroyed === true) endTurn()
+    if (request.raw.socket?.destroyed === true) {
+      // Gone while it waited: nobody would read the answer, and the work (a deep page's statement,
+      // synchronous on SQLite) would hold the loop for nothing, in a turn that measured nothing.
+      endTurn(true)
+      reply.hijack()
+      return
+    }
+    reply.raw.once('close', () => endTurn())
   })
 }

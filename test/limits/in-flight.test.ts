@@ -1,6 +1,7 @@
 // Requests in flight, scheduled fairly: a caller alone takes every turn the global limit allows and
 // is never paced; a newcomer is served ahead of a greedy caller's backlog; a caller's requests past
 // its queue are refused with 429 and Retry-After; probes take no turn.
+import { connect } from 'node:net'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { registerErrorHandling } from '../../src/http/error-handler.js'
@@ -16,7 +17,8 @@ async function gatedApp(options: FairSchedulerOptions) {
   const app = Fastify()
   registerErrorHandling(app, { graphql: (error) => ({ errors: [{ message: error.message }] }) })
   app.decorateRequest('caller', null)
-  limitRequestsInFlight(app, createFairScheduler(options))
+  const scheduler = createFairScheduler(options)
+  limitRequestsInFlight(app, scheduler)
   const running: string[] = []
   const finishers = new Map<string, () => void>()
   const startedOnTurn = new Map<string, number>()
@@ -51,6 +53,7 @@ async function gatedApp(options: FairSchedulerOptions) {
   const isRunning = (name: string) => vi.waitFor(() => expect(running).toContain(name), { timeout: 3000, interval: 1 })
   return {
     app,
+    scheduler,
     running,
     order,
     isRunning,
@@ -118,6 +121,25 @@ describe('a caller alone', () => {
     await gated.isRunning('fifth')
     for (const name of ['second', 'third', 'fourth', 'fifth']) gated.finish(name)
     expect((await Promise.all([...others, fifth])).map((res) => res.statusCode)).toEqual([200, 200, 200, 200])
+  })
+  it('skips the work of a request whose client went away while it waited for a turn', async () => {
+    const held = ['h1', 'h2', 'h3', 'h4'].map((name) => gated.app.inject({ url: `/work/${name}`, remoteAddress: '127.0.0.1' }))
+    await vi.waitFor(() => expect(gated.running.length).toBe(4), { timeout: 1000, interval: 5 })
+    // Over a real socket, closed by the client while the request waits.
+    const address = await gated.app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = new URL(address)
+    const socket = connect(Number(port), '127.0.0.1')
+    await new Promise((resolve) => socket.once('connect', resolve))
+    socket.write('GET /work/gone-waiting HTTP/1.1\r\nHost: localhost\r\n\r\n')
+    await vi.waitFor(() => expect(gated.scheduler.load().waiting).toBe(1), { timeout: 1000, interval: 1 })
+    socket.destroy()
+    await settle()
+    const after = gated.app.inject({ url: '/work/after', remoteAddress: '127.0.0.1' })
+    gated.finish('h1')
+    await gated.isRunning('after')
+    expect(gated.startOf('gone-waiting')).toBeUndefined()
+    for (const name of ['h2', 'h3', 'h4', 'after']) gated.finish(name)
+    expect((await Promise.all([...held, after])).map((res) => res.statusCode)).toEqual([200, 200, 200, 200, 200])
   })
 })
 
