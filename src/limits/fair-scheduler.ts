@@ -74,7 +74,7 @@ interface Flow {
   tag: number
   /** What its next turn is expected to cost: a running mean of the measured ones. */
   estimateMs: number
-  /** Its last turn took longer than SLOW_TURN_MS. */
+  /** Its turns take longer than SLOW_TURN_MS (by estimateMs). */
   slow: boolean
   /** A turn of it has ended: its cost is known. */
   measured: boolean
@@ -184,7 +184,9 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
       flow.tag += costMs - turn.charged
       if (!unused) {
         flow.estimateMs = (flow.estimateMs + costMs) / 2
-        flow.slow = costMs > SLOW_TURN_MS
+        // By the running mean, not the last turn alone: one turn measured short (others' loop time
+        // over-subtracted) let a caller of deep pages start several in one loop turn.
+        flow.slow = flow.estimateMs > SLOW_TURN_MS
         flow.measured = true
       }
       flow.running--
