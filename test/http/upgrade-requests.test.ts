@@ -2,21 +2,25 @@
 // /graphql becomes a session; every other one is answered, with Connection: close, and its socket
 // ended, whatever the path, the protocol asked or the answer; a malformed handshake on /graphql is
 // refused in the GraphQL error body, with the request id and the security headers.
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { openRaw } from '../helpers/raw-connection.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
-let test: TestApp | undefined
-afterEach(async () => {
-  await test?.close()
-  test = undefined
+const opened: TestApp[] = []
+afterAll(async () => {
+  await Promise.all(opened.map((test) => test.close()))
 })
 
 async function listening(env: Record<string, string> = {}) {
-  test = await buildTestApp(env)
+  const test = await buildTestApp(env)
+  opened.push(test)
   await test.app.listen({ port: 0, host: '127.0.0.1' })
   return { app: test.app, port: (test.app.server.address() as { port: number }).port }
 }
+
+/** One app on the shipped defaults, for every test that needs no setting of its own. */
+let onDefaults: ReturnType<typeof listening> | undefined
+const defaults = () => (onDefaults ??= listening())
 
 const KEY = 'dGhlIHNhbXBsZSBub25jZQ=='
 
@@ -42,7 +46,7 @@ describe('upgrade requests', () => {
     ['GET /', 'websocket', 200],
     ['GET /api/v1/users?limit=2', 'h2c', 200],
   ])('answers %s with Upgrade: %s as without it, with Connection: close, and closes the connection', async (line, protocol, status) => {
-    const { port } = await listening()
+    const { port } = await defaults()
     const text = await exchange(port, `${line} HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\nConnection: Upgrade\r\nUpgrade: ${protocol}\r\n\r\n`)
     expect(text.startsWith(`HTTP/1.1 ${status} `)).toBe(true)
     expect(head(text)).toMatch(/\r\nconnection: close\r\n/)
@@ -65,7 +69,7 @@ describe('upgrade requests', () => {
   })
 
   it('refuses an upgrade request that carries a body, with 400 in the envelope, and closes the connection', async () => {
-    const { port } = await listening()
+    const { port } = await defaults()
     const json = JSON.stringify({ name: 'Upgrade', username: 'upgrade', email: 'upgrade@example.com' })
     const text = await exchange(
       port,
@@ -83,7 +87,7 @@ describe('upgrade requests', () => {
     ['a malformed protocol list', { 'Sec-WebSocket-Protocol': 'graphql-transport-ws,, x' }, /Sec-WebSocket-Protocol/],
     ['a protocol named twice', { 'Sec-WebSocket-Protocol': 'graphql-transport-ws, graphql-transport-ws' }, /Sec-WebSocket-Protocol/],
   ])('refuses a WebSocket handshake on /graphql with %s: 400, a GraphQL error body, the request id and security headers', async (_what, changes, message) => {
-    const { port } = await listening()
+    const { port } = await defaults()
     const headers: Record<string, string | undefined> = {
       Host: 'x',
       Connection: 'Upgrade',
@@ -107,7 +111,7 @@ describe('upgrade requests', () => {
   })
 
   it('still switches protocols for a proper handshake on /graphql', async () => {
-    const { port } = await listening()
+    const { port } = await defaults()
     const connection = await openRaw(port)
     connection.socket.write(
       `GET /graphql HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${KEY}\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n`,
