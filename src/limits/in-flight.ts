@@ -170,7 +170,7 @@ export function limitRequestsInFlight(app: FastifyInstance, policy: InFlightPoli
     // The response closes when the answer has been sent, or when the client has gone (the request
     // itself is destroyed as soon as its body has been read, so it cannot say whether the client
     // left). One listener for both: onResponse and onRequestAbort hooks besides it cost two more
-    // promises per request (issue #20).
+    // promises per request (docs/architecture.md, the hot path).
     reply.raw.once('close', release)
     if (request.raw.socket?.destroyed === true) release()
   })

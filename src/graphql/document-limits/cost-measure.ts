@@ -59,11 +59,11 @@ export interface Cost {
 }
 
 /**
- * Rows a read may touch beyond the items it returns, as the bounds on reads make them (issue #18,
+ * Rows a read may touch beyond the items it returns, as the bounds on reads make them (docs/security.md, API4;
  * src/db/list-page.ts and src/collections/pagination.ts): a search reads the trigram index's candidates, or
  * the newest 10,000 rows for a term too short for the index; a count is bounded the same way; an
  * offset page reads and throws away the rows before it, up to the window of page × limit ≤ 10,000
- * (further is cursor's). Before those bounds and these charges (issue #18, 200,000 users), 15
+ * (further is cursor's). Before those bounds and these charges (200,000 users), 15
  * aliases of `usersPage(q: "zz-nomatch", limit: 1) { pageInfo { total } }` held the event loop
  * 2.5 s (about 170 ms each, a scan and a count of every row) while each cost 3.
  */
