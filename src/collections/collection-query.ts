@@ -4,7 +4,7 @@
 // against a CollectionSpec into a CollectionQuery, or refuses it with BAD_REQUEST naming each bad
 // parameter.
 //
-// Filters, as decided for issue #21:
+// Filters, as decided (docs/architecture.md, collections):
 // - Fastify's query parser hands keys over literally: `age[gte]` arrives as the key "age[gte]".
 //   FILTER_KEY reads `field[op]` strictly; any other key is a field name (an unknown one, brackets
 //   and all, "is not a field of this collection", named as given).
