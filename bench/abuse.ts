@@ -14,6 +14,9 @@
 //   upgrade flood    1,000 requests that ask to upgrade the connection (Upgrade: websocket, h2c or
 //                    foo; /api/v1/users/1, /health, /nope, /, a malformed handshake on /graphql), 50
 //                    at a time, each connection dropped by the client once the answer's head is read
+//   contention       8 at once, the window's end page, for --seconds alone, then --seconds more while a
+//                    light caller (127.0.0.6) sends GET /api/v1/users/<id> every 20 ms (open loop); the
+//                    rate limit's allowance raised for this one, so that it is the scheduler that is measured
 //
 // Each attack runs for --seconds from one address (127.0.0.1), once anonymous and once with a token of
 // an ordinary user, each against a fresh server on a fresh copy of the database (so one attack's
@@ -23,8 +26,10 @@
 // The probe runs from 127.0.0.3 (/health) and 127.0.3.1-8 in turn (/api/v1/users/1, so the probe stays
 // inside the anonymous allowance), open loop: each request is timed from when it was due, so a stall
 // counts in full. Goals, per attack: probe p99 under 100 ms and no probe over 250 ms, peak RSS under
-// 300 MB, the bystander's sign-in under 1 s, and after the upgrade flood the server's connections
-// from the attacker (as `ss` lists them) back to their number before it within 5 s. Prints met / NOT MET and exits 1 if any is not.
+// 300 MB, the bystander's sign-in under 1 s, after the upgrade flood the server's connections from
+// the attacker (as `ss` lists them) back to their number before it within 5 s, and in the contention
+// run the light caller's p99 under 100 ms while the heavy one keeps at least 0.8 of the pages it is
+// answered alone. Prints met / NOT MET and exits 1 if any is not.
 //
 // --server-dir runs another checkout's dist/main.js (built beforehand: `npx tsc -p tsconfig.build.json`
 // there), e.g. the code before a fix; the database is seeded with that build's migrations.
@@ -65,7 +70,7 @@ const DRAIN_MS = Number(args.drain) * 1000
 const CONCURRENCY = Number(args.concurrency)
 const SERVER_DIR = resolve(args['server-dir'])
 const DATA = join('bench', '.data')
-const GOALS = { probeP99Ms: 100, probeMaxMs: 250, rssMb: 300, signInMs: 1000, connectionsBackWithinMs: 5000 }
+const GOALS = { probeP99Ms: 100, probeMaxMs: 250, rssMb: 300, signInMs: 1000, connectionsBackWithinMs: 5000, lightP99Ms: 100, heavyKept: 0.8 }
 /** Past this the fan-out stops commenting: the machine is shared, and the point is made long before. */
 const RSS_SAFETY_MB = 2048
 /** Every loop's count limit, besides its time limit. */
@@ -78,6 +83,7 @@ const ADDRESS = {
   probe: '127.0.0.3',
   commenter: '127.0.0.4',
   victim: '127.0.0.5',
+  light: '127.0.0.6',
   probePool: Array.from({ length: 8 }, (_, i) => `127.0.3.${i + 1}`),
 }
 
@@ -196,8 +202,12 @@ interface Attack {
   /** What is sent, for the table's legend. */
   what: string
   variants: Variant[]
+  /** Settings of the server under attack besides the defaults. */
+  env?: Record<string, string>
   run(context: Context): Promise<Record<string, unknown> | undefined>
 }
+
+const WINDOW_END = '/api/v1/users?sort=-age,name&page=100&limit=100'
 
 const SEARCH = `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: usersPage(q: "zz-nomatch", limit: 1) { pageInfo { total } }`).join(' ')} }`
 const FAN_OUT = 'subscription { commentAdded { post { author { posts(limit: 45) { comments(limit: 45) { author { posts(limit: 45) { content } } } } } } } }'
@@ -231,7 +241,7 @@ const ATTACKS: Attack[] = [
     what: '8 at once: GET /api/v1/users?sort=-age,name&page=100&limit=100',
     variants: ['anonymous', 'signed-in'],
     run: async (context) => {
-      await flood(context, 8, () => ({ path: '/api/v1/users?sort=-age,name&page=100&limit=100', headers: authorized(context) }))
+      await flood(context, 8, () => ({ path: WINDOW_END, headers: authorized(context) }))
       return undefined
     },
   },
@@ -267,7 +277,72 @@ const ATTACKS: Attack[] = [
       return undefined
     },
   },
+  {
+    name: 'contention',
+    what: `8 at once: GET ${WINDOW_END}, alone, then with a light caller's GET /api/v1/users/<id> every 20 ms from ${ADDRESS.light}`,
+    variants: ['anonymous'],
+    env: { RATE_LIMIT_MAX: '1000000000', RATE_LIMIT_AUTHENTICATED_MAX: '1000000000' },
+    run: contention,
+  },
 ]
+
+/** GET `path` from the attacker's address by `concurrency` workers until `until` (epoch ms); answers 200 per second. */
+async function heavyCaller(context: Context, concurrency: number, path: string, until: number): Promise<number> {
+  const dispatcher = agentFrom(ADDRESS.attacker, concurrency)
+  const startedAt = performance.now()
+  let answered = 0
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < until && context.tally.sent < MAX_REQUESTS) {
+        context.tally.sent++
+        const answer = await send(dispatcher, context.url, { path, headers: authorized(context) }, until + DRAIN_MS)
+        context.tally.add(answer.status, answer.body)
+        if (answer.status === 200) answered++
+        else await sleep(answer.status === 429 ? Math.min((answer.retryAfterS ?? 1) * 1000, 1000) : 100)
+      }
+    }),
+  )
+  return answered / ((performance.now() - startedAt) / 1000)
+}
+
+interface LightResult {
+  p50Ms: number
+  p99Ms: number
+  maxMs: number
+  n: number
+  statuses: Record<string, number>
+}
+
+/** GET /api/v1/users/<id> every `everyMs` from ADDRESS.light until `until`, open loop: each timed from when it was due. */
+async function lightCaller(context: Context, everyMs: number, until: number): Promise<LightResult> {
+  const dispatcher = agentFrom(ADDRESS.light, 64)
+  const times: number[] = []
+  const tally = new Tally()
+  const pending: Promise<void>[] = []
+  const startedAt = performance.now()
+  for (let n = 0; Date.now() < until && n < MAX_REQUESTS; n++) {
+    const due = startedAt + n * everyMs
+    await sleep(Math.max(0, due - performance.now()))
+    pending.push(
+      send(dispatcher, context.url, { path: `/api/v1/users/${(n % 1000) + 1}` }, until + DRAIN_MS).then((answer) => {
+        times.push(performance.now() - due)
+        tally.add(answer.status)
+      }),
+    )
+  }
+  await Promise.all(pending)
+  const s = stats(times)
+  return { p50Ms: round(s.p50), p99Ms: round(s.p99), maxMs: round(s.max), n: s.n, statuses: tally.statuses }
+}
+
+/** The window's end alone for --seconds, then as long again beside a light caller: what each gets. */
+async function contention(context: Context): Promise<Record<string, unknown>> {
+  const aloneUntil = Date.now() + SECONDS * 1000
+  const alonePerS = await heavyCaller(context, 8, WINDOW_END, aloneUntil)
+  const togetherUntil = Date.now() + SECONDS * 1000
+  const [togetherPerS, light] = await Promise.all([heavyCaller(context, 8, WINDOW_END, togetherUntil), lightCaller(context, 20, togetherUntil)])
+  return { contention: { heavyAlonePerS: round(alonePerS), heavyTogetherPerS: round(togetherPerS), heavyKept: round(togetherPerS / alonePerS), light } }
+}
 
 /** The subscribers of the fan-out: what each socket was told, counted without parsing the big messages. */
 interface Sockets {
@@ -607,13 +682,21 @@ const removeDb = (file: string) => {
   for (const part of ['', '-wal', '-shm']) rmSync(`${file}${part}`, { force: true })
 }
 
-async function startThreadline(db: string): Promise<RunningServer> {
+async function startThreadline(db: string, env: Record<string, string> = {}): Promise<RunningServer> {
   const port = await freePort()
   const server = await startServer(
     [main_js, 'serve'],
     // The representation cache off: an attacker varies the URL (a page number, a limit) so that every
     // request does its work; with it on, the same URL repeated is answered from memory and measures nothing.
-    { DATABASE_URL: `sqlite:${db}`, SEED_DEMO_DATA: 'false', LOG_LEVEL: 'warn', HTTP_REPRESENTATION_CACHE_MB: '0', PORT: String(port), HOST: '127.0.0.1' },
+    {
+      DATABASE_URL: `sqlite:${db}`,
+      SEED_DEMO_DATA: 'false',
+      LOG_LEVEL: 'warn',
+      HTTP_REPRESENTATION_CACHE_MB: '0',
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
     `http://127.0.0.1:${port}/health`,
   )
   started.push(server)
@@ -646,7 +729,7 @@ async function runAttack(attack: Attack, variant: Variant, master: string, token
   } finally {
     closeSync(fd)
   }
-  const server = await startThreadline(db)
+  const server = await startThreadline(db, attack.env)
   const tally = new Tally()
   const notes: string[] = []
   let peakRss = 0
@@ -743,6 +826,24 @@ function goalsOf(run: Run): Goal[] {
       met: bystander.maxMs < GOALS.signInMs && allSignedIn,
     })
   }
+  const contended = run.details?.contention as { heavyKept: number; heavyAlonePerS: number; heavyTogetherPerS: number; light: LightResult } | undefined
+  if (contended !== undefined) {
+    const allAnswered = (contended.light.statuses['200'] ?? 0) === contended.light.n
+    goals.push(
+      {
+        run: name,
+        goal: `light caller p99 < ${GOALS.lightP99Ms} ms, each 200`,
+        measured: `${contended.light.p99Ms} ms (max ${contended.light.maxMs} ms), ${JSON.stringify(contended.light.statuses)}`,
+        met: contended.light.p99Ms < GOALS.lightP99Ms && allAnswered,
+      },
+      {
+        run: name,
+        goal: `heavy caller keeps ≥ ${GOALS.heavyKept} of its pages alone`,
+        measured: `${contended.heavyKept} (${contended.heavyTogetherPerS} of ${contended.heavyAlonePerS} pages/s)`,
+        met: contended.heavyKept >= GOALS.heavyKept,
+      },
+    )
+  }
   return goals
 }
 
@@ -801,6 +902,14 @@ function detailLines(runs: readonly Run[]): string[] {
       ['victim (from 127.0.0.5)', d?.victimSignInFromElsewhere],
     ] as const) {
       if (signIn !== undefined) lines.push(`${at} ${who} signs in every second: ${compact(signIn.statuses)}, p50 ${signIn.p50Ms} ms, max ${signIn.maxMs} ms`)
+    }
+    const contended = r.details?.contention as { heavyAlonePerS: number; heavyTogetherPerS: number; light: LightResult } | undefined
+    if (contended !== undefined) {
+      const { light } = contended
+      lines.push(
+        `${at} heavy caller ${contended.heavyAlonePerS} pages/s alone, ${contended.heavyTogetherPerS} beside the light caller;` +
+          ` light caller ${compact(light.statuses)}, p50 ${light.p50Ms} ms, p99 ${light.p99Ms} ms, max ${light.maxMs} ms`,
+      )
     }
     for (const note of r.notes) lines.push(`${at} ${note}`)
     if (r.probe.user.statuses['200'] !== r.probe.user.n || r.probe.health.statuses['200'] !== r.probe.health.n) {

@@ -3,8 +3,8 @@
 //
 //   node:http    the ceiling: a bare node:http server answering a fixed ~120-byte JSON body
 //   threadline   `threadline serve` on SQLite, production settings: logging at `info`, the rate
-//                limiter on (with an allowance no run reaches), every header and check it always has;
-//                the busy share per caller is off (the load stands for many clients from one address)
+//                limiter on (with an allowance no run reaches), every header and check it always has,
+//                and the fair scheduler at its defaults
 //   json-server  json-server 0.17, its CLI on a JSON file of the same users and posts
 //   apollo       a minimal Apollo Server 5, same schema and resolvers as yoga (bench/peers/)
 //   yoga         a minimal GraphQL Yoga 5
@@ -337,7 +337,7 @@ const CONVENTIONS: readonly Convention[] = [
   { name: 'compression', env: { MEASURE_WITHOUT: 'compression' } },
   { name: 'request id and security headers', env: { MEASURE_WITHOUT: 'headers' }, shows: (h) => !h.has('x-request-id') },
   { name: 'metrics', env: { METRICS: 'false' } },
-  { name: 'in-flight limit per caller', env: { HTTP_MAX_IN_FLIGHT_PER_CALLER: '0' } },
+  { name: 'fair scheduler', env: { HTTP_MAX_IN_FLIGHT: '0' } },
   { name: 'CORS (turned on)', env: { CORS_ORIGINS: CORS_ORIGIN }, turnsOn: true, shows: (h) => h.get('access-control-allow-origin') === CORS_ORIGIN },
 ]
 

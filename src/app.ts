@@ -37,6 +37,7 @@ import { refuseWhileClosing } from './http/closing.js'
 import { registerUpgradeRequests } from './http/upgrade-requests.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
 import { createLimiter, storeFailureLog } from './limits/limiter.js'
+import { createFairScheduler } from './limits/fair-scheduler.js'
 import { limitRequestsInFlight } from './limits/in-flight.js'
 import { registerRateLimit } from './limits/rate-limit.js'
 import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis/connection.js'
@@ -265,11 +266,10 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   registerUpgradeRequests(app)
   redirectTrailingSlash(app)
   enforceAccess(app)
-  limitRequestsInFlight(app, {
-    maxPerCaller: config.http.maxInFlightPerCaller,
-    maxQueuedPerCaller: config.http.maxQueuedPerCaller,
-    maxBusyPercentPerCaller: config.http.maxBusyPercentPerCaller,
-  })
+  const scheduler =
+    config.http.maxInFlight > 0 ? createFairScheduler({ concurrency: config.http.maxInFlight, maxQueuedPerCaller: config.http.maxQueuedPerCaller }) : undefined
+  app.decorate('scheduler', scheduler)
+  if (scheduler !== undefined) limitRequestsInFlight(app, scheduler)
   if (!config.measureWithout.has('validators')) {
     const { dataVersion } = database
     registerCaching(app, {

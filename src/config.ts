@@ -21,7 +21,7 @@ export type LogFormat = (typeof LOG_FORMATS)[number]
 /**
  * Conventions `npm run bench` turns off one at a time to price each (its per-convention table);
  * the others have switches of their own (RATE_LIMIT_MAX=0, LOG_LEVEL, METRICS, CORS_ORIGINS,
- * HTTP_MAX_IN_FLIGHT_PER_CALLER=0). For measurement only: without them the answers break the spec.
+ * HTTP_MAX_IN_FLIGHT=0). For measurement only: without them the answers break the spec.
  */
 export const MEASURABLE_CONVENTIONS = ['validators', 'compression', 'headers'] as const
 export type MeasurableConvention = (typeof MEASURABLE_CONVENTIONS)[number]
@@ -116,13 +116,14 @@ export function loadConfig(env: Env = process.env, flags: ConfigFlags = {}, stdo
 }
 
 function parseConfig(env: Env, stdoutIsTTY: boolean): Config {
+  const database = readDatabaseUrl(env, 'DATABASE_URL', 'sqlite:data/threadline.db', {
+    poolSize: readInteger(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    queryTimeoutMs: readInteger(env, 'DATABASE_QUERY_TIMEOUT_MS', 10_000, 0, 3_600_000),
+  })
   return Object.freeze({
     host: readString(env, 'HOST', '127.0.0.1'),
     port: readInteger(env, 'PORT', 3000, 0, 65535),
-    database: readDatabaseUrl(env, 'DATABASE_URL', 'sqlite:data/threadline.db', {
-      poolSize: readInteger(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
-      queryTimeoutMs: readInteger(env, 'DATABASE_QUERY_TIMEOUT_MS', 10_000, 0, 3_600_000),
-    }),
+    database,
     seedDemoData: readBoolean(env, 'SEED_DEMO_DATA', true),
     logLevel: readChoice(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: readChoice(env, 'LOG_FORMAT', LOG_FORMATS, stdoutIsTTY ? 'pretty' : 'json'),
@@ -145,7 +146,7 @@ function parseConfig(env: Env, stdoutIsTTY: boolean): Config {
     docs: readBoolean(env, 'DOCS', true),
     corsOrigins: Object.freeze(readOrigins(env, 'CORS_ORIGINS')),
     trustProxy: readTrustProxy(env, 'TRUST_PROXY'),
-    http: readHttpLimits(env),
+    http: readHttpLimits(env, database.dialect === 'postgres' ? database.poolSize : undefined),
     graphql: readGraphQLConfig(env, readHttpLimits(env).maxConnections),
     redis: readRedisConfig(env),
     measureWithout: readMeasureWithout(env, 'MEASURE_WITHOUT'),

@@ -81,6 +81,9 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
   const app = await buildApp(config, { database })
   if (prepared.applied.length > 0) app.log.info({ migrations: prepared.applied }, 'database migrated')
   if (prepared.seeded) app.log.info('new database filled with demo data')
+  if (config.http.retiredVariables.length > 0) {
+    app.log.warn({ variables: config.http.retiredVariables }, 'retired settings ignored: requests are scheduled fairly across callers (HTTP_MAX_IN_FLIGHT)')
+  }
   const listening = app.listen({
     host: config.host,
     port: config.port,

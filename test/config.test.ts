@@ -67,10 +67,10 @@ describe('loadConfig', () => {
         keepAliveTimeoutMs: 72_000,
         maxHeaderBytes: 16_384,
         maxConnections: 20_000,
-        maxInFlightPerCaller: 2,
+        maxInFlight: 16,
         maxQueuedPerCaller: 64,
+        retiredVariables: [],
         representationCacheMb: 16,
-        maxBusyPercentPerCaller: 50,
       },
     })
   })
@@ -181,6 +181,16 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2)
     expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).trustProxy).toEqual(['loopback', '10.0.0.0/8'])
     expect(() => loadConfig({ DOCS: 'maybe' })).toThrow(/DOCS/)
+  })
+
+  it('sizes the requests in their handlers from the PostgreSQL pool, and accepts the retired per-caller settings without using them', () => {
+    expect(loadConfig({ HTTP_MAX_IN_FLIGHT: '4' }).http.maxInFlight).toBe(4)
+    expect(loadConfig({ DATABASE_URL: 'postgres://db.example.com/threadline', DATABASE_POOL_SIZE: '25' }).http.maxInFlight).toBe(25)
+    const retired = loadConfig({ HTTP_MAX_IN_FLIGHT_PER_CALLER: '2', HTTP_MAX_BUSY_PERCENT_PER_CALLER: '50' }).http
+    expect(retired).toMatchObject({ maxInFlight: 16, retiredVariables: ['HTTP_MAX_IN_FLIGHT_PER_CALLER', 'HTTP_MAX_BUSY_PERCENT_PER_CALLER'] })
+    // Turned off before, still off.
+    expect(loadConfig({ HTTP_MAX_IN_FLIGHT_PER_CALLER: '0' }).http.maxInFlight).toBe(0)
+    expect(() => loadConfig({ HTTP_MAX_IN_FLIGHT: 'many' })).toThrow(/HTTP_MAX_IN_FLIGHT/)
   })
 
   it('reads every variable', () => {

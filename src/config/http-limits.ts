@@ -1,6 +1,17 @@
 // What the HTTP server grants one client (HTTP_*): time to send, room for headers, connections,
-// and its share of the handlers.
-import { ConfigError, type Env, readInteger } from './read-env.js'
+// and its turns in the handlers.
+import { ConfigError, type Env, raw, readInteger } from './read-env.js'
+
+/**
+ * Variables of an earlier scheduler, accepted and ignored (each named in a warning at start-up) so
+ * that an environment that sets them still starts: the fair scheduler lends a caller every turn
+ * nobody else wants, so neither a cap per caller nor a share of the clock is left to set.
+ * HTTP_MAX_IN_FLIGHT_PER_CALLER=0 (no limit) is still read as HTTP_MAX_IN_FLIGHT=0.
+ */
+export const RETIRED_HTTP_VARIABLES = ['HTTP_MAX_IN_FLIGHT_PER_CALLER', 'HTTP_MAX_BUSY_PERCENT_PER_CALLER'] as const
+
+/** Requests in their handlers at once on SQLite: statements run on the event loop one at a time anyway. */
+const SQLITE_MAX_IN_FLIGHT = 16
 
 /** What the HTTP server grants one client: time to send, room for headers, connections. */
 export interface HttpLimits {
@@ -15,18 +26,15 @@ export interface HttpLimits {
   /** Connections open at once, WebSockets included; one more is closed on arrival. 0: no limit. @default 20000 */
   readonly maxConnections: number
   /**
-   * Requests of one caller (user, or client address) in their handlers at once; more wait their
-   * turn, so a greedy caller delays others by at most this many. 0: no limit. @default 2
+   * Requests in their handlers at once, all callers together; the others wait for a turn, which goes
+   * to the caller that has used the least handler time. One caller alone may take them all. 0: no
+   * limit and no scheduling. @default 16 on SQLite, DATABASE_POOL_SIZE on PostgreSQL
    */
-  readonly maxInFlightPerCaller: number
-  /** Requests of one caller waiting for a turn; one more is answered 429. @default 64 */
+  readonly maxInFlight: number
+  /** Requests of one caller (user, or client address) waiting for a turn; one more is answered 429. @default 64 */
   readonly maxQueuedPerCaller: number
-  /**
-   * The share of the clock (percent) one caller may keep requests in their handlers, over time; past
-   * it (after a burst of 150 ms) its next request waits, so a caller's slow requests cannot fill the
-   * event loop. 0: no share. @default 50
-   */
-  readonly maxBusyPercentPerCaller: number
+  /** Retired variables set in the environment, which have no effect (RETIRED_HTTP_VARIABLES). */
+  readonly retiredVariables: readonly string[]
   /**
    * Memory for the answers of GET routes kept with their validators and served again while the
    * data has not changed (SQLite only); 0 keeps none. @default 16
@@ -34,7 +42,8 @@ export interface HttpLimits {
   readonly representationCacheMb: number
 }
 
-export function readHttpLimits(env: Env): HttpLimits {
+/** `poolSize`: PostgreSQL's pool, whose size is the default number of requests in their handlers. */
+export function readHttpLimits(env: Env, poolSize?: number): HttpLimits {
   const headersTimeoutMs = readInteger(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000)
   const requestTimeoutMs = readInteger(env, 'HTTP_REQUEST_TIMEOUT_MS', 12_000, 100, 3_600_000)
   // Node refuses a headers timeout longer than the request timeout.
@@ -47,9 +56,15 @@ export function readHttpLimits(env: Env): HttpLimits {
     keepAliveTimeoutMs: readInteger(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
     maxHeaderBytes: readInteger(env, 'HTTP_MAX_HEADER_BYTES', 16_384, 1024, 1_048_576),
     maxConnections: readInteger(env, 'HTTP_MAX_CONNECTIONS', 20_000, 0, 1_000_000),
-    maxInFlightPerCaller: readInteger(env, 'HTTP_MAX_IN_FLIGHT_PER_CALLER', 2, 0, 1_000_000),
+    maxInFlight: readInteger(
+      env,
+      'HTTP_MAX_IN_FLIGHT',
+      raw(env, 'HTTP_MAX_IN_FLIGHT_PER_CALLER') === '0' ? 0 : (poolSize ?? SQLITE_MAX_IN_FLIGHT),
+      0,
+      1_000_000,
+    ),
     maxQueuedPerCaller: readInteger(env, 'HTTP_MAX_QUEUED_PER_CALLER', 64, 0, 1_000_000),
-    maxBusyPercentPerCaller: readInteger(env, 'HTTP_MAX_BUSY_PERCENT_PER_CALLER', 50, 0, 100),
+    retiredVariables: Object.freeze(RETIRED_HTTP_VARIABLES.filter((name) => raw(env, name) !== undefined)),
     representationCacheMb: readInteger(env, 'HTTP_REPRESENTATION_CACHE_MB', 16, 0, 4096),
   })
 }

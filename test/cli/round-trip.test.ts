@@ -46,7 +46,6 @@ async function sideOn(store: TestDatabase, ownerId: number): Promise<Side> {
     SEED_DEMO_DATA: 'false',
     RATE_LIMIT_MAX: '1000000',
     RATE_LIMIT_AUTHENTICATED_MAX: '1000000',
-    HTTP_MAX_BUSY_PERCENT_PER_CALLER: '0',
   })
   const app = await buildApp(config)
   const database = openDatabase(config.database)

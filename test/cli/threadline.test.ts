@@ -217,6 +217,24 @@ describe('threadline serve', () => {
     }
   })
 
+  it('starts with the retired per-caller settings, naming them in a warning, and serves', async () => {
+    const { child, address, output } = await startServe({
+      DATABASE_URL: 'sqlite::memory:',
+      HTTP_MAX_IN_FLIGHT_PER_CALLER: '2',
+      HTTP_MAX_BUSY_PERCENT_PER_CALLER: '50',
+    })
+    try {
+      expect((await fetch(`${address}/api/v1/users/1`)).status).toBe(200)
+      const warning = output()
+        .split('\n')
+        .find((line) => line.includes('retired settings ignored'))
+      expect(warning).toBeDefined()
+      expect(JSON.parse(warning!)).toMatchObject({ level: 40, variables: ['HTTP_MAX_IN_FLIGHT_PER_CALLER', 'HTTP_MAX_BUSY_PERCENT_PER_CALLER'] })
+    } finally {
+      child.kill('SIGKILL')
+    }
+  })
+
   it('serves a throwaway in-memory database, filled with the demo', async () => {
     const { child, address } = await startServe({ DATABASE_URL: 'sqlite::memory:' })
     try {

@@ -60,9 +60,6 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
     SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS: '1000000',
     SIGN_IN_MAX_PER_ACCOUNT: '2000000',
     PASSWORD_CHANGES_MAX: '1000000',
-    // And the busy share: suites send hundreds of requests from one address as fast as they are
-    // answered (test/limits/in-flight.test.ts turns it on).
-    HTTP_MAX_BUSY_PERCENT_PER_CALLER: '0',
     ...env,
   })
   const served = openDatabase(config.database, { onQuery: options.onQuery })

@@ -1,0 +1,250 @@
+// A work-conserving fair scheduler: callers queue separately, a global limit bounds the work running
+// at once, and when it is full the next turn goes to the caller that has used the least handler
+// time (start-time fair queuing over measured handler time, as Kubernetes' API Priority and
+// Fairness queues per flow). A caller not measured yet gets one turn per loop turn until one ends. Nothing holds a caller back while a turn is free: one caller alone runs at full
+// speed; callers that contend each get an equal share of the running time.
+//
+// - Virtual time. Each caller carries a tag: the handler milliseconds it has been given. A turn goes
+//   to the waiting caller with the smallest tag; the tag is charged the caller's expected cost when
+//   the turn starts and corrected by the measured one when it ends: its wall time, less the loop
+//   time other callers' slow turns took meanwhile (on SQLite a cheap request handed out beside a
+//   slow one answers after it; charged for it, a light caller of 50 requests a second fell 3 s
+//   behind a caller of 8 deep pages at a time in bench:abuse's contention run). The scheduler's
+//   virtual time is the tag of the last turn started; a caller that comes (back) with nothing
+//   running starts there, so a newcomer goes ahead of a greedy caller's backlog instead of behind
+//   it, and one that was away does not bank the time it did not use. A caller gone idle keeps its tag for a second
+//   (sending one request at a time earns nothing), then comes back as a newcomer.
+// - Loop turns. Turns are handed out on a later turn of the event loop (setImmediate), so the
+//   sockets are read (cheap) before the work starts (not cheap, and synchronous on SQLite), and
+//   after a turn given to a caller whose last one held it past SLOW_TURN_MS the next is handed out
+//   a loop turn later: sockets are read between any two slow statements, and a request that
+//   arrived meanwhile competes for the next turn.
+// - Bounds. Each caller may have `maxQueuedPerCaller` waiting; one more is refused with
+//   RATE_LIMITED and a Retry-After.
+import { AppError } from '../errors.js'
+
+export interface FairSchedulerOptions {
+  /** Work running at once, across all callers. */
+  readonly concurrency: number
+  /** Work of one caller waiting for a turn; one more is refused (RATE_LIMITED). */
+  readonly maxQueuedPerCaller: number
+  /** Milliseconds now; a test's clock. @default performance.now */
+  readonly now?: () => number
+}
+
+/**
+ * Ends a turn; a second call does nothing. `unused`: no work was done in it (its client had gone),
+ * so it says nothing of what the caller's turns cost.
+ */
+export type EndTurn = (unused?: boolean) => void
+
+export interface FairScheduler {
+  /** Waits for a turn for `callerKey`; resolves with the function that ends it. Rejects with RATE_LIMITED when the caller's queue is full. */
+  turn(callerKey: string): Promise<EndTurn>
+  /** Runs `work` in a turn of `callerKey`'s, ended when it settles. */
+  run<T>(callerKey: string, work: () => Promise<T>): Promise<T>
+  /** Turns running and waiting now, and the callers remembered. */
+  load(): { running: number; waiting: number; callers: number }
+}
+
+/** Seconds a caller refused for a full queue is told to wait: a turn lasts milliseconds. */
+export const QUEUE_FULL_RETRY_AFTER_S = 1
+
+/** A turn held longer than this makes its caller's next one start a loop turn apart from any other. */
+export const SLOW_TURN_MS = 10
+
+/** The cost a caller's first turn is charged before it is measured. */
+const FIRST_ESTIMATE_MS = 1
+
+/**
+ * How long a caller with nothing running or waiting keeps its place (its tag, its slowness): one
+ * sending a slow request at a time is still slow, and one that has just had a long turn does not
+ * come back as a newcomer. After it, it comes back as one.
+ */
+const REMEMBERED_FOR_MS = 1000
+
+/** Callers remembered past which those with nothing running or waiting are forgotten at once. */
+const REMEMBERED_IDLE = 10_000
+
+interface Flow {
+  readonly key: string
+  readonly waiting: ((end: EndTurn) => void)[]
+  running: number
+  /** Handler milliseconds given, on the scheduler's virtual clock (the flow's start-time tag). */
+  tag: number
+  /** What its next turn is expected to cost: a running mean of the measured ones. */
+  estimateMs: number
+  /** Its turns take longer than SLOW_TURN_MS (by estimateMs). */
+  slow: boolean
+  /** A turn of it has ended: its cost is known. */
+  measured: boolean
+  /** When its last turn ended (milliseconds, `now`). */
+  endedAt: number
+}
+
+interface Turn {
+  readonly flow: Flow
+  readonly startedAt: number
+  /** The cost its flow's tag was charged when it started; corrected when it ends. */
+  readonly charged: number
+  /** slowChunksMs when it started: what grows beyond it was the loop held by slow turns. */
+  readonly othersAtStart: number
+  /** Of that, the loop time of its own synchronous work, when it was a slow turn. */
+  ownMs: number
+}
+
+export function createFairScheduler(options: FairSchedulerOptions): FairScheduler {
+  const { concurrency, maxQueuedPerCaller } = options
+  const now = options.now ?? (() => performance.now())
+  const flows = new Map<string, Flow>()
+  /** Flows with work waiting. */
+  const backlogged = new Set<Flow>()
+  let running = 0
+  let waiting = 0
+  let virtualTime = 0
+  let handOutScheduled = false
+  /** Loop milliseconds taken by the slow turns' synchronous work, in all (see Turn.othersAtStart). */
+  let slowChunksMs = 0
+  /** The slow turn handed out last, whose synchronous work the next hand-out measures, and since when. */
+  let chunk: { turn: Turn; since: number } | undefined
+
+  const scheduleHandOut = () => {
+    if (handOutScheduled || waiting === 0 || running >= concurrency) return
+    handOutScheduled = true
+    setImmediate(handOut)
+  }
+
+  const nextFlow = (): Flow | undefined => {
+    let next: Flow | undefined
+    for (const flow of backlogged) if (next === undefined || flow.tag < next.tag) next = flow
+    return next
+  }
+
+  /** Past REMEMBERED_IDLE callers, those with nothing running or waiting are forgotten. */
+  const forgetIdle = () => {
+    if (flows.size <= REMEMBERED_IDLE) return
+    for (const flow of flows.values()) if (flow.running === 0 && flow.waiting.length === 0) flows.delete(flow.key)
+  }
+
+  /**
+   * Measures the slow turn handed out last: what ran since, on a later task of the loop, was its
+   * synchronous work (and a poll of the sockets).
+   */
+  const closeChunk = () => {
+    if (chunk === undefined) return
+    const ms = now() - chunk.since
+    slowChunksMs += ms
+    chunk.turn.ownMs += ms
+    chunk = undefined
+  }
+
+  function handOut() {
+    handOutScheduled = false
+    closeChunk()
+    const handed = new Set<Flow>()
+    while (running < concurrency) {
+      const flow = nextFlow()
+      if (flow === undefined) break
+      // A caller not measured yet might be slow: one turn of it per loop turn until one has ended.
+      if (!flow.measured && handed.has(flow)) break
+      handed.add(flow)
+      const start = flow.waiting.shift()!
+      waiting--
+      if (flow.waiting.length === 0) backlogged.delete(flow)
+      virtualTime = Math.max(virtualTime, flow.tag)
+      const turn: Turn = { flow, startedAt: now(), charged: flow.estimateMs, othersAtStart: slowChunksMs, ownMs: 0 }
+      flow.tag = virtualTime + turn.charged
+      flow.running++
+      running++
+      start(endTurn(turn))
+      if (flow.slow) {
+        // Its work runs as soon as this callback returns; the next turn waits for the next loop
+        // turn, which measures how long that work held the loop.
+        chunk = { turn, since: now() }
+        handOutScheduled = true
+        setImmediate(handOut)
+        return
+      }
+    }
+    scheduleHandOut()
+  }
+
+  const endTurn = (turn: Turn): EndTurn => {
+    let ended = false
+    return (unused = false) => {
+      if (ended) return
+      ended = true
+      // A cheap turn handed out beside a slow one often ends in the poll right after it, before the
+      // next hand-out has measured it.
+      closeChunk()
+      const { flow } = turn
+      // Wall time, less what other callers' slow turns held the loop meanwhile: on SQLite a cheap
+      // request handed out beside a slow one ends after it, and would be charged for it.
+      const costMs = Math.max(0, now() - turn.startedAt - (slowChunksMs - turn.othersAtStart - turn.ownMs))
+      flow.tag += costMs - turn.charged
+      if (!unused) {
+        flow.estimateMs = (flow.estimateMs + costMs) / 2
+        // By the running mean, not the last turn alone: one turn measured short (others' loop time
+        // over-subtracted) let a caller of deep pages start several in one loop turn.
+        flow.slow = flow.estimateMs > SLOW_TURN_MS
+        flow.measured = true
+      }
+      flow.running--
+      running--
+      flow.endedAt = now()
+      scheduleHandOut()
+    }
+  }
+
+  const turn = (callerKey: string): Promise<EndTurn> => {
+    let flow = flows.get(callerKey)
+    if (flow === undefined) {
+      forgetIdle()
+      flow = { key: callerKey, waiting: [], running: 0, tag: virtualTime, estimateMs: FIRST_ESTIMATE_MS, slow: false, measured: false, endedAt: 0 }
+      flows.set(callerKey, flow)
+    } else if (flow.running === 0 && flow.waiting.length === 0) {
+      if (now() - flow.endedAt > REMEMBERED_FOR_MS) {
+        // Away long enough to start afresh.
+        flow.tag = virtualTime
+        flow.estimateMs = FIRST_ESTIMATE_MS
+        flow.slow = false
+        flow.measured = false
+      } else {
+        // Back from idle: time it did not use is not banked.
+        flow.tag = Math.max(flow.tag, virtualTime)
+      }
+    }
+    // Those the next hand-out will start anyway (free turns nobody else waits for) are not queued.
+    const free = Math.max(0, concurrency - running - (waiting - flow.waiting.length))
+    if (flow.waiting.length - free >= maxQueuedPerCaller) {
+      return Promise.reject(
+        new AppError(
+          'RATE_LIMITED',
+          `Too many requests at once: ${maxQueuedPerCaller} of a caller may wait for a turn. Retry in ${QUEUE_FULL_RETRY_AFTER_S} s.`,
+          undefined,
+          { retryAfterS: QUEUE_FULL_RETRY_AFTER_S },
+        ),
+      )
+    }
+    const queued = flow
+    return new Promise((resolve) => {
+      queued.waiting.push(resolve)
+      waiting++
+      backlogged.add(queued)
+      scheduleHandOut()
+    })
+  }
+
+  return {
+    turn,
+    async run(callerKey, work) {
+      const end = await turn(callerKey)
+      try {
+        return await work()
+      } finally {
+        end()
+      }
+    },
+    load: () => ({ running, waiting, callers: flows.size }),
+  }
+}

@@ -1,0 +1,117 @@
+// The fair scheduler on its own, on a clock the test moves: handler time is whatever the test says
+// a turn took, so the shares are exact.
+import { describe, expect, it } from 'vitest'
+import { createFairScheduler, type EndTurn } from '../../src/limits/fair-scheduler.js'
+
+/** A scheduler on a test clock, and the turns it has started, in order, each with its caller. */
+function scheduled(concurrency: number, maxQueuedPerCaller = 1000) {
+  let clock = 0
+  const scheduler = createFairScheduler({ concurrency, maxQueuedPerCaller, now: () => clock })
+  const started: { caller: string; end: EndTurn }[] = []
+  const waiters: (() => void)[] = []
+  const ask = (caller: string) => {
+    const asked = scheduler.turn(caller).then((end) => {
+      started.push({ caller, end })
+      waiters.splice(0).forEach((wake) => wake())
+      return end
+    })
+    asked.catch(() => undefined)
+    return asked
+  }
+  /** Resolves once `n` turns have started in all. */
+  const startedCount = (n: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => (started.length >= n ? resolve() : waiters.push(check))
+      check()
+    })
+  const spend = (ms: number) => {
+    clock += ms
+  }
+  return { scheduler, started, ask, startedCount, spend }
+}
+
+describe('the fair scheduler', () => {
+  it('gives a caller alone every turn at once, up to the global limit', async () => {
+    const s = scheduled(8)
+    for (let i = 0; i < 10; i++) void s.ask('alone')
+    await s.startedCount(8)
+    expect(s.scheduler.load()).toEqual({ running: 8, waiting: 2, callers: 1 })
+    s.started[0]!.end()
+    await s.startedCount(9)
+    expect(s.scheduler.load().running).toBe(8)
+  })
+
+  it('gives two greedy callers equal handler time, however long each one’s turns are', async () => {
+    const s = scheduled(1)
+    const costs: Record<string, number> = { long: 20, short: 5 }
+    const given: Record<string, number> = { long: 0, short: 0 }
+    for (let i = 0; i < 200; i++) {
+      void s.ask('long')
+      void s.ask('short')
+    }
+    for (let n = 1; n <= 200; n++) {
+      await s.startedCount(n)
+      const turn = s.started[n - 1]!
+      s.spend(costs[turn.caller]!)
+      given[turn.caller]! += costs[turn.caller]!
+      turn.end()
+    }
+    // 200 turns: 40 long ones (800 ms) and 160 short ones (800 ms), give or take a turn.
+    expect(Math.abs(given['long']! - given['short']!)).toBeLessThanOrEqual(20)
+  })
+
+  it('serves a newcomer ahead of a greedy caller’s backlog', async () => {
+    const s = scheduled(1)
+    for (let i = 0; i < 40; i++) void s.ask('greedy')
+    await s.startedCount(1)
+    s.spend(30)
+    s.started[0]!.end()
+    await s.startedCount(2)
+    // The newcomer asks while the greedy caller's second turn runs, 39 of its turns waiting.
+    void s.ask('newcomer')
+    s.spend(30)
+    s.started[1]!.end()
+    await s.startedCount(3)
+    expect(s.started[2]!.caller).toBe('newcomer')
+  })
+
+  it('does not let a caller that went idle bank the time it did not use', async () => {
+    const s = scheduled(1)
+    for (let i = 0; i < 20; i++) void s.ask('busy')
+    // The other caller used one turn long ago, then went away while the busy one worked.
+    void s.ask('away')
+    for (let n = 1; n <= 12; n++) {
+      await s.startedCount(n)
+      s.spend(10)
+      s.started[n - 1]!.end()
+    }
+    // Back with five at once: they share with the busy caller's backlog instead of all going first.
+    for (let i = 0; i < 5; i++) void s.ask('away')
+    for (let n = 13; n <= 18; n++) {
+      await s.startedCount(n)
+      s.spend(10)
+      s.started[n - 1]!.end()
+    }
+    const order = s.started.slice(12, 18).map((turn) => turn.caller)
+    expect(order.filter((caller) => caller === 'busy').length).toBeGreaterThanOrEqual(2)
+  })
+
+  it('refuses one more than a caller’s queue holds with RATE_LIMITED and a Retry-After, and serves another caller', async () => {
+    const s = scheduled(1, 2)
+    for (let i = 0; i < 3; i++) void s.ask('full')
+    await s.startedCount(1)
+    await expect(s.ask('full')).rejects.toMatchObject({ code: 'RATE_LIMITED', retryAfterS: 1 })
+    void s.ask('other')
+    s.spend(10)
+    s.started[0]!.end()
+    await s.startedCount(2)
+    expect(s.started[1]!.caller).toBe('other')
+  })
+
+  it('runs work in a turn and ends the turn when the work fails', async () => {
+    const { scheduler } = scheduled(1)
+    await expect(scheduler.run('caller', () => Promise.reject(new Error('work failed')))).rejects.toThrow('work failed')
+    expect(await scheduler.run('caller', () => Promise.resolve(42))).toBe(42)
+    expect(scheduler.load()).toMatchObject({ running: 0, waiting: 0 })
+  })
+})
