@@ -333,6 +333,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     currentCallers: (tokenIds) => tokens.activeCallers(tokenIds),
     consumeRateLimit: rateLimit.consume,
     chargeRateLimit: rateLimit.charge,
+    schedule: scheduler && ((key, work) => scheduler.run(key, work)),
     exposeStats: (stats) => (subscriptionStats = stats),
     activeSubscriptions: () => events.listenerCount('commentAdded'),
     events,

@@ -36,7 +36,7 @@ import { type AdmittedOperation, createOperationPipeline, isRefused, type Payer,
 import { createPersistedQueries, type PersistedQueryStore, type ResolvedOperation } from './persisted-queries.js'
 import { chooseOperation, type OperationParams, readRequestParams } from './request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLPart, typeDefsOf } from './schema.js'
-import { STREAM_PATH, subscriptionServer, type SubscriptionStats } from './subscriptions/subscription-server.js'
+import { STREAM_PATH, subscriptionServer, type SubscriptionServerOptions, type SubscriptionStats } from './subscriptions/subscription-server.js'
 
 const GRAPHQL_PATH = '/graphql'
 
@@ -62,6 +62,8 @@ export interface GraphQLRoutesOptions {
   consumeRateLimit: RateLimitConsumer | undefined
   /** Charges a request the points of its operations past the 1 it took on arrival (src/graphql/metering.ts). */
   chargeRateLimit: RateLimitCharger | undefined
+  /** Runs an operation over a WebSocket or an event stream in a turn of its caller's, as HTTP requests take theirs. */
+  schedule: SubscriptionServerOptions['schedule']
   /** Receives the subscription counters once they exist. */
   exposeStats: (stats: SubscriptionStats) => void
   activeSubscriptions: () => number
@@ -82,6 +84,7 @@ export async function graphqlRoutes(
     currentCallers,
     consumeRateLimit,
     chargeRateLimit,
+    schedule,
     exposeStats,
     activeSubscriptions,
     events,
@@ -156,6 +159,7 @@ export async function graphqlRoutes(
     consumeRateLimit,
     activeSubscriptions,
     events,
+    schedule,
   })
   // WebSockets close with 1001 when the server goes away, after what was queued for them is sent
   // (cut a second later if they do not close).

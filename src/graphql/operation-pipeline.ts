@@ -12,7 +12,10 @@
 //   6. charge                — the operation's points (metering.ts: cost and mutation fields) taken
 //                              from the caller's allowance, or refused RATE_LIMITED, before it runs;
 //   7. validate              — graphql's rules, the cost limit and introspection's refusal;
-//   8. execute.
+//   8. execute, in a turn    — of the caller's, from the scheduler every request takes its turns
+//                              from (src/limits/fair-scheduler.ts): an HTTP request holds one from
+//                              before its route runs, an operation over a WebSocket or an event
+//                              stream takes one around its execution (operation-preparation.ts).
 //
 // HTTP's validation and execution (7, 8) are mercurius's, which parses the text again from its own
 // cache; a subscription connection's are graphql's validate and subscribe

@@ -181,3 +181,26 @@ describe.each(TRANSPORTS)('with GRAPHQL_TRUSTED_DOCUMENTS_ONLY, over %s', (trans
     expect(await send(s, transport, token, trusted)).toEqual({ data: { viewer: { id: String(user.id) } } })
   })
 })
+
+describe.each(TRANSPORTS)('in the scheduler, over %s', (transport) => {
+  let s: Listening
+  beforeAll(async () => {
+    // One turn for everyone, so that a turn held by another caller keeps the operation waiting.
+    s = await listening({ HTTP_MAX_IN_FLIGHT: '1', RATE_LIMIT_AUTHENTICATED_MAX: '300' })
+  })
+  afterAll(() => s?.t.close())
+
+  it('waits for a turn as an HTTP request does, and runs once another caller ends its own', async () => {
+    const scheduler = s.t.app.scheduler!
+    const user = await s.t.createUser({ name: 'Waiting', email: `waiting-${transport.replace(' ', '-')}@example.com` })
+    const token = await s.t.tokenFor(user.id)
+    const endOthersTurn = await scheduler.turn('another caller')
+    let answered = false
+    const answer = send(s, transport, token, '{ viewer { id } }').finally(() => (answered = true))
+    await expect.poll(() => scheduler.load().waiting, { timeout: 5000 }).toBe(1)
+    expect(answered).toBe(false)
+    endOthersTurn()
+    expect(await answer).toEqual({ data: { viewer: { id: String(user.id) } } })
+    expect(scheduler.load()).toMatchObject({ running: 0, waiting: 0 })
+  })
+})

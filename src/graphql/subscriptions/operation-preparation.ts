@@ -2,9 +2,12 @@
 // pipeline has admitted and charged it: validated as the HTTP endpoint validates, picked out of
 // its document, its cost reserved from the
 // caller's subscription budget, and run by graphql's subscribe with each event admitted by that
-// budget; its results' errors formatted as the HTTP endpoint's are.
+// budget; a query or mutation run by graphql's execute in a turn of its caller's, taken from the
+// scheduler HTTP requests take theirs from (src/limits/fair-scheduler.ts); its results' errors
+// formatted as the HTTP endpoint's are.
 import type { FastifyRequest } from 'fastify'
-import { type ExecutionArgs, GraphQLError, type GraphQLSchema, OperationTypeNode, subscribe } from 'graphql'
+import { execute, type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLSchema, OperationTypeNode, subscribe } from 'graphql'
+import { isAppError } from '../../errors.js'
 import { callerKey } from '../../limits/rate-limit.js'
 import type { Seat } from '../connection-rights.js'
 import { isReservation, type Reservation, type SubscriptionBudget } from '../subscription-budget.js'
@@ -23,6 +26,12 @@ export interface OperationPreparationOptions {
   listSizes: ListSizes
   /** Where a subscription's cost is claimed from while it runs. */
   budget: SubscriptionBudget
+  /**
+   * Runs `work` in a turn of the caller's (the scheduler's `run`), so that an operation over a
+   * long-lived connection waits its turn as an HTTP request does; at once when absent (no scheduler).
+   * Rejects RATE_LIMITED when the caller has too many waiting.
+   */
+  schedule: (<T>(callerKey: string, work: () => Promise<T>) => Promise<T>) | undefined
 }
 
 /** The context of one operation on a long-lived connection: its caller is read from the seat each time. */
@@ -42,6 +51,25 @@ export class OperationPreparation {
 
   constructor(private readonly options: OperationPreparationOptions) {}
 
+  /** The caller a query's or mutation's turn is taken for, by the context of its operation. */
+  private readonly turnsFor = new WeakMap<object, string>()
+
+  /**
+   * graphql's execute in a turn of the operation's caller. A caller with too many waiting is
+   * answered RATE_LIMITED (with its Retry-After) in the result, as an HTTP request is.
+   */
+  readonly execute = async (args: ExecutionArgs): Promise<ExecutionResult> => {
+    const key = this.turnsFor.get(args.contextValue as object)
+    const { schedule } = this.options
+    if (key === undefined || schedule === undefined) return execute(args)
+    try {
+      return await schedule(key, async () => execute(args))
+    } catch (error) {
+      if (isAppError(error) && error.code === 'RATE_LIMITED') return { errors: [new GraphQLError(error.message, { originalError: error })] }
+      throw error
+    }
+  }
+
   /** graphql's subscribe, each event admitted by the budget before its selection runs. */
   readonly subscribe = (args: ExecutionArgs) => {
     const reservation = this.reservations.get(args.contextValue as object)
@@ -59,7 +87,9 @@ export class OperationPreparation {
     if (errors.length > 0) return errors.map((error) => new FormattedError(formatError(error, request)))
     const operation = chooseOperation(document, params.operationName)
     if (operation instanceof GraphQLError) return [badRequest(operation.message)]
-    if (operation.operation === OperationTypeNode.SUBSCRIPTION) {
+    if (operation.operation !== OperationTypeNode.SUBSCRIPTION) {
+      this.turnsFor.set(context, callerKey(request, request.caller))
+    } else {
       // Its selection runs again for every event: its cost is claimed from the caller's budget
       // until it ends (released by the metered subscribe, or with the connection).
       const cost = operationCosts(document, options.schema(), options.listSizes).find(([node]) => node === operation)?.[1] ?? 0

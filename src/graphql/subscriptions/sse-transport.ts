@@ -70,6 +70,7 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
   const sseHandler = createSseHandler<FastifyRequest, SseRequestContext, SseContext>({
     schema: options.schema(),
     subscribe: (args) => operations.subscribe(args),
+    execute: (args) => operations.execute(args),
     // Distinct connections mode only: no stream reservations (tokens) to hold.
     authenticate: () => null,
     onSubscribe: (req) => {

@@ -20,7 +20,7 @@ import type { OperationPipeline } from '../operation-pipeline.js'
 import { ConnectionRights } from '../connection-rights.js'
 import { SubscriptionBudget } from '../subscription-budget.js'
 import { ConnectionCounter } from './connection-counter.js'
-import { OperationPreparation } from './operation-preparation.js'
+import { OperationPreparation, type OperationPreparationOptions } from './operation-preparation.js'
 import { SlowConsumers } from './slow-consumers.js'
 import { sseTransport } from './sse-transport.js'
 import { webSocketTransport } from './websocket-transport.js'
@@ -43,6 +43,8 @@ export interface SubscriptionServerOptions {
   activeSubscriptions: () => number
   /** Where callerChanged is heard: a connection's rights follow its caller (ConnectionRights). */
   events: Pick<Events<CallerTopics>, 'subscribe'>
+  /** Runs a query's or mutation's execution in a turn of its caller's, as HTTP requests take theirs (OperationPreparation). */
+  schedule: OperationPreparationOptions['schedule']
 }
 
 /** What the service counts, for tests and (later) metrics. */
@@ -69,7 +71,13 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
     rights.close()
     budget.close()
   })
-  const operations = new OperationPreparation({ schema: options.schema, pipeline: options.pipeline, listSizes: options.listSizes, budget })
+  const operations = new OperationPreparation({
+    schema: options.schema,
+    pipeline: options.pipeline,
+    listSizes: options.listSizes,
+    budget,
+    schedule: options.schedule,
+  })
   const shared = { schema: options.schema, limits, counter, rights, operations, slowConsumers, pipeline: options.pipeline }
 
   const { wsHandler, closeSockets } = webSocketTransport(app, { ...shared, authenticate: options.authenticate, consumeRateLimit: options.consumeRateLimit })

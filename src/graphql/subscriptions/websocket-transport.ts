@@ -79,6 +79,7 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
   const wsServer = makeServer<Record<string, unknown> | undefined, SocketExtra>({
     schema: options.schema(),
     subscribe: operations.subscribe,
+    execute: operations.execute,
     connectionInitWaitTimeout: limits.initTimeoutMs,
 
     onConnect: guarded(false, async (ctx: SocketContext) => {
