@@ -8,6 +8,8 @@
 //   fan-out          20 WebSockets × 20 subscriptions, each commentAdded { post { author { posts(limit: 45)
 //                    { comments(limit: 45) { author { posts(limit: 45) { content } } } } } } }, then one
 //                    comment a second on a post of that cluster, by another user
+//   websocket queries one WebSocket, 4 subscribe messages in flight, each a query (not a subscription) of
+//                    usersPage(limit: 100) { items { id posts(limit: 100) { id } } } under 9 aliases
 //   sign-in flood    failed sign-ins (the victim's e-mail with a wrong password, unknown e-mails) while a
 //                    bystander signs in every second from another address (and the victim too, from a third)
 //   password batch   a batch of 10 updateUser(id: <self>, input: {password}) (signed in only)
@@ -88,7 +90,8 @@ const ADDRESS = {
 }
 
 type Variant = 'anonymous' | 'signed-in'
-type Status = number | 'error' | 'timeout' | 'unanswered'
+/** 'refused': an operation on a WebSocket turned down by an `error` message, which has no HTTP status. */
+type Status = number | 'error' | 'timeout' | 'unanswered' | 'refused'
 
 /** What the attack's requests got: HTTP statuses, and the error codes in the bodies (GraphQL: one per operation, 'ok' without one). */
 class Tally {
@@ -211,6 +214,10 @@ const WINDOW_END = '/api/v1/users?sort=-age,name&page=100&limit=100'
 
 const SEARCH = `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: usersPage(q: "zz-nomatch", limit: 1) { pageInfo { total } }`).join(' ')} }`
 const FAN_OUT = 'subscription { commentAdded { post { author { posts(limit: 45) { comments(limit: 45) { author { posts(limit: 45) { content } } } } } } } }'
+/** 9 aliases: a cost of 91,818, just inside the cost limit (100,000), so each is admitted and charged 92 points. */
+/** The queries the WebSocket attacker keeps waiting for an answer at once, as a flood's workers. */
+const WS_IN_FLIGHT = 4
+const PAGES_OF_POSTS = `{ ${Array.from({ length: 9 }, (_, i) => `a${i}: usersPage(limit: 100) { items { id posts(limit: 100) { id } } }`).join(' ')} }`
 
 const ATTACKS: Attack[] = [
   {
@@ -250,6 +257,12 @@ const ATTACKS: Attack[] = [
     what: '20 WebSockets × 20 subscriptions of a 45 × 45 × 45 selection, then 1 comment/s on a post of the cluster',
     variants: ['anonymous', 'signed-in'],
     run: fanOut,
+  },
+  {
+    name: 'websocket queries',
+    what: `one WebSocket on /graphql, ${WS_IN_FLIGHT} subscribe messages in flight, each a query of 9 × usersPage(limit: 100) { items { id posts(limit: 100) { id } } }`,
+    variants: ['anonymous', 'signed-in'],
+    run: websocketQueries,
   },
   {
     name: 'sign-in flood',
@@ -484,6 +497,143 @@ async function fanOut(context: Context): Promise<Record<string, unknown>> {
     sockets.ending = true
     for (const socket of open) socket.terminate()
   }
+}
+
+/** What the WebSocket attacker's queries were answered, and how its sockets ended. */
+interface QuerySockets {
+  opened: number
+  acknowledged: number
+  /** Upgrades answered with an HTTP status instead of 101, by status. */
+  upgradesRefused: Record<string, number>
+  /** Queries answered (a `next` message, or an `error` message refusing the subscribe). */
+  answered: number
+  /** By outcome: 'ok' for data, else the first error's code. */
+  byOutcome: Record<string, number>
+  /** Closed by the server (or the network), by code. */
+  closes: Record<string, number>
+}
+
+/** A socket the server closes is opened again this many times at most: enough to see whether it keeps closing them. */
+const WS_REOPENS = 3
+
+/**
+ * Queries, not subscriptions, over one WebSocket: each subscribe message is answered once (`next`,
+ * then `complete`), and its slot sends the next, WS_IN_FLIGHT at a time. Each is an HTTP request's
+ * work without an HTTP request: it must be charged its points as one, or a socket is a way round
+ * the rate limit.
+ */
+async function websocketQueries(context: Context): Promise<Record<string, unknown>> {
+  const sockets: QuerySockets = { opened: 0, acknowledged: 0, upgradesRefused: {}, answered: 0, byOutcome: {}, closes: {} }
+  let ids = 0
+  for (let opening = 0; opening <= WS_REOPENS && Date.now() < context.end; opening++) {
+    if (opening > 0) await sleep(Math.min(1000, Math.max(0, context.end - Date.now())))
+    if ((await querySocket(context, sockets, () => `q${ids++}`)) === 'ended') break
+  }
+  return { websocket: sockets }
+}
+
+/**
+ * One socket from the attacker's address, signed in by connection_init in the signed-in variant;
+ * once acknowledged, WS_IN_FLIGHT slots send queries until the attack's end. Resolves when the
+ * socket is closed: 'ended' by the bench (every answer in, or --drain up), 'closed' by the server.
+ */
+function querySocket(context: Context, sockets: QuerySockets, nextId: () => string): Promise<'ended' | 'closed'> {
+  const socket = new WebSocket(`${context.url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', {
+    localAddress: ADDRESS.attacker,
+    perMessageDeflate: false,
+  })
+  const count = (into: Record<string, number>, key: string) => (into[key] = (into[key] ?? 0) + 1)
+  /** The queries waiting for their end (`complete` or `error`), each told the seconds to wait when rate-limited. */
+  const waiting = new Map<string, (retryAfterS: number | undefined) => void>()
+  const retryAfter = new Map<string, number>()
+  let ending = false
+  const end = (reason?: string) => {
+    if (reason !== undefined) context.notes.push(reason)
+    ending = true
+    socket.terminate()
+  }
+  // Answers still missing --drain seconds after the attack are given up, with the socket.
+  const drain = setTimeout(() => end(), Math.max(1, context.end + DRAIN_MS - Date.now()))
+  const acknowledged = setTimeout(() => end('websocket: no connection_ack within 5 s'), 5000)
+
+  const slot = async () => {
+    while (Date.now() < context.end && context.tally.sent < MAX_REQUESTS && socket.readyState === WebSocket.OPEN) {
+      const id = nextId()
+      const answered = new Promise<number | undefined>((resolve) => waiting.set(id, resolve))
+      context.tally.sent++
+      socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query: PAGES_OF_POSTS } }))
+      const retryAfterS = await answered
+      if (retryAfterS !== undefined) await sleep(Math.min(retryAfterS * 1000, 1000, Math.max(0, context.end - Date.now())))
+    }
+  }
+  type Errors = { message?: string; extensions?: { code?: string; retryAfter?: number } }[]
+  /** One answer: counted by its outcome; a rate-limited one keeps the seconds its slot is to wait. */
+  const answer = (id: string, status: Status, payload: { data?: unknown; errors?: Errors }) => {
+    sockets.answered++
+    const first = payload.errors?.[0]
+    count(sockets.byOutcome, first === undefined ? 'ok' : (first.extensions?.code ?? 'ERROR'))
+    // Its outcome alone: the data (up to a few MB) need not be counted again.
+    context.tally.add(status, JSON.stringify(first === undefined ? { data: null } : { errors: [first] }))
+    if (first?.extensions?.code === 'RATE_LIMITED') retryAfter.set(id, first.extensions.retryAfter ?? 1)
+  }
+  const finished = (id: string) => {
+    const resolve = waiting.get(id)
+    waiting.delete(id)
+    resolve?.(retryAfter.get(id))
+    retryAfter.delete(id)
+  }
+
+  return new Promise((resolve) => {
+    socket.on('error', () => undefined)
+    // Refused at the upgrade (a 429, say): counted by status, and the attempt given up.
+    socket.once('unexpected-response', (_req, res) => {
+      count(sockets.upgradesRefused, String(res.statusCode))
+      context.notes.push(`websocket: upgrade refused with ${res.statusCode}`)
+      socket.terminate()
+    })
+    socket.once('open', () => {
+      sockets.opened++
+      socket.send(JSON.stringify({ type: 'connection_init', payload: context.token === undefined ? {} : { authorization: `Bearer ${context.token}` } }))
+    })
+    socket.once('close', (code, reason) => {
+      clearTimeout(drain)
+      clearTimeout(acknowledged)
+      if (!ending && sockets.opened > 0) {
+        count(sockets.closes, String(code))
+        context.notes.push(`websocket: closed by the server with ${code}${reason.length > 0 ? ` (${reason.toString()})` : ''}`)
+      }
+      // Queries the socket took with it: never answered.
+      for (const id of [...waiting.keys()]) {
+        context.tally.add('unanswered')
+        finished(id)
+      }
+      resolve(ending ? 'ended' : 'closed')
+    })
+    socket.on('message', (data: Buffer) => {
+      const message = JSON.parse(data.toString()) as { id?: string; type: string; payload?: unknown }
+      if (message.type === 'connection_ack') {
+        sockets.acknowledged++
+        clearTimeout(acknowledged)
+        void Promise.all(Array.from({ length: WS_IN_FLIGHT }, slot)).then(() => {
+          if (socket.readyState !== WebSocket.OPEN) return
+          ending = true
+          socket.close(1000)
+        })
+      } else if (message.type === 'ping') {
+        socket.send(JSON.stringify({ type: 'pong' }))
+      } else if (message.id === undefined) {
+        return
+      } else if (message.type === 'next') {
+        answer(message.id, 200, message.payload as { data?: unknown; errors?: Errors })
+      } else if (message.type === 'complete') {
+        finished(message.id)
+      } else if (message.type === 'error') {
+        // The protocol's refusal of the subscribe: its errors, and no `complete` after it.
+        answer(message.id, 'refused', { errors: message.payload as Errors })
+        finished(message.id)
+      }
+    })
+  })
 }
 
 interface SignInResult {
@@ -895,6 +1045,13 @@ function detailLines(runs: readonly Run[]): string[] {
         `${at} upgrades refused ${compact(s.upgradesRefused) || 'none'}; sockets opened ${s.opened}, acknowledged ${s.acknowledged}, closed ${compact(s.closeCodes) || 'none'}; subscriptions refused ${compact(s.refused) || 'none'};` +
           ` deliveries ${s.deliveries} of ${s.expectedDeliveries} (${s.deliveredMb} MB${Object.keys(s.deliveryErrors).length > 0 ? `, with errors ${compact(s.deliveryErrors)}` : ''});` +
           ` comments posted ${d.comments?.posted}, POST p50 ${d.comments?.p50Ms} ms, max ${d.comments?.maxMs} ms`,
+      )
+    }
+    const queried = r.details?.websocket as QuerySockets | undefined
+    if (queried !== undefined) {
+      lines.push(
+        `${at} sockets opened ${queried.opened}, acknowledged ${queried.acknowledged}, upgrades refused ${compact(queried.upgradesRefused) || 'none'};` +
+          ` queries answered ${queried.answered} (${compact(queried.byOutcome) || 'none'}); closed by the server ${compact(queried.closes) || 'none'}`,
       )
     }
     for (const [who, signIn] of [
