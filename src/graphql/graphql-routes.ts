@@ -160,6 +160,7 @@ export async function graphqlRoutes(
     activeSubscriptions,
     events,
     schedule,
+    jit: config.jit,
   })
   // WebSockets close with 1001 when the server goes away, after what was queued for them is sent
   // (cut a second later if they do not close).

@@ -81,6 +81,8 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
   const fullRules = [...specifiedRules, ...options.validationRules]
   const metering = createMetering({ schema: options.schema, listSizes: options.listSizes, maxCost: options.limits.maxCost })
   const parsed = new Map<string, Parsed>()
+  /** Stage 7's verdicts, which go with their documents (a document depends on nothing else: variables are not read). */
+  const validated = new WeakMap<DocumentNode, { schema: GraphQLSchema; errors: readonly GraphQLError[] }>()
 
   /** Stages 3 to 5, remembered by text (most recently used last: the oldest is the first to go). */
   function parseOnce(query: string): Parsed {
@@ -144,9 +146,18 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
       await pay(points)
     },
 
-    /** Stage 7 for the transports that execute here (the subscription connections): graphql's rules and the cost limit. */
+    /**
+     * Stage 7 for the transports that execute here (the subscription connections): graphql's rules
+     * and the cost limit, judged once per document (the parse cache gives a text sent again the same
+     * document), as mercurius judges the HTTP endpoint's once per text.
+     */
     validate(document: DocumentNode): readonly GraphQLError[] {
-      return validate(options.schema(), document, fullRules)
+      const schema = options.schema()
+      const known = validated.get(document)
+      if (known?.schema === schema) return known.errors
+      const errors = validate(schema, document, fullRules)
+      validated.set(document, { schema, errors })
+      return errors
     },
   }
 }

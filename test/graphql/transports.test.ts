@@ -25,20 +25,23 @@ afterEach(async () => {
 })
 
 /** Sends one document as `token`'s, over the transport, and gives its first result (or its refusal). */
-async function send(s: Listening, transport: Transport, token: string, query: string): Promise<Result> {
+async function send(s: Listening, transport: Transport, token: string, query: string, variables?: Record<string, unknown>): Promise<Result> {
   const authorization = `Bearer ${token}`
+  const body = JSON.stringify({ query, variables })
   if (transport === 'POST' || transport === 'GET') {
     const response =
       transport === 'POST'
-        ? await fetch(`${s.http}/graphql`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify({ query }) })
-        : await fetch(`${s.http}/graphql?${new URLSearchParams({ query })}`, { headers: { authorization } })
+        ? await fetch(`${s.http}/graphql`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body })
+        : await fetch(`${s.http}/graphql?${new URLSearchParams({ query, ...(variables === undefined ? {} : { variables: JSON.stringify(variables) }) })}`, {
+            headers: { authorization },
+          })
     return (await response.json()) as Result
   }
   if (transport === 'event stream') {
     const response = await fetch(`${s.http}/graphql/stream`, {
       method: 'POST',
       headers: { authorization, accept: 'text/event-stream', 'content-type': 'application/json' },
-      body: JSON.stringify({ query }),
+      body,
     })
     const text = await response.text()
     if (response.status !== 200) return JSON.parse(text) as Result
@@ -50,7 +53,7 @@ async function send(s: Listening, transport: Transport, token: string, query: st
   return new Promise<Result>((resolve) => {
     let first: Result | undefined
     client.subscribe(
-      { query },
+      { query, variables },
       {
         next: (value) => (first ??= value as Result),
         error: (errors) => resolve({ errors: errors as Result['errors'] }),
@@ -202,5 +205,27 @@ describe.each(TRANSPORTS)('in the scheduler, over %s', (transport) => {
     endOthersTurn()
     expect(await answer).toEqual({ data: { viewer: { id: String(user.id) } } })
     expect(scheduler.load()).toMatchObject({ running: 0, waiting: 0 })
+  })
+})
+
+describe.each(TRANSPORTS)('sent again, over %s', (transport) => {
+  let s: Listening
+  beforeAll(async () => {
+    s = await listening({ RATE_LIMIT_AUTHENTICATED_MAX: '300' })
+  })
+  afterAll(() => s?.t.close())
+
+  it('answers a document the same the first time and the next ones, when its compiled form runs it', async () => {
+    const user = await s.t.createUser({ name: 'Again', email: `again-${transport.replace(' ', '-')}@example.com` })
+    const token = await s.t.tokenFor(user.id)
+    const query = `query Again($id: ID!) { viewer { id name } user(id: $id) { id } missing: user(id: "999999") { id } }`
+    const answers = []
+    for (let i = 0; i < 3; i++) answers.push(await send(s, transport, token, query, { id: String(user.id) }))
+    expect(answers[0]).toEqual({
+      data: { viewer: { id: String(user.id), name: 'Again' }, user: { id: String(user.id) }, missing: null },
+      errors: [{ message: 'User not found', locations: [{ line: 1, column: 65 }], path: ['missing'], extensions: { code: 'NOT_FOUND' } }],
+    })
+    expect(answers[1]).toEqual(answers[0])
+    expect(answers[2]).toEqual(answers[0])
   })
 })

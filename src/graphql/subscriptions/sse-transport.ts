@@ -99,7 +99,13 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
       }
       // Checked here, so a malformed request is answered in the service's words.
       const params = readRequestParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
-      const operation = await pipeline.admit(request, params)
+      // Admitted in a turn of the caller's (its execution takes another: OperationPreparation.execute),
+      // validated there too: the stream's preparation finds the verdict the pipeline remembers.
+      const operation = await operations.inTurn(request, async () => {
+        const admitted = await pipeline.admit(request, params)
+        if (!isRefused(admitted)) pipeline.validate(admitted.document)
+        return admitted
+      })
       if (isRefused(operation)) return reply.code(400).type('application/json; charset=utf-8').send({ errors: operation.refused })
       if (request.method === 'GET' && getOperationAST(operation.document, operation.operationName)?.operation === OperationTypeNode.MUTATION) {
         reply.header('allow', 'POST')

@@ -141,36 +141,46 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
         // The message's first point, as an HTTP request's on arrival; its operation's others once it is admitted.
         const verdict = await options.consumeRateLimit?.(request)
         if (verdict !== undefined && !verdict.allowed) return [rateLimited(verdict)]
-        let params
+        // The rest, its admission, runs in a turn of the caller's (its execution in another: OperationPreparation.execute).
         try {
-          params = readRequestParams(payload, 'body')
-        } catch (error) {
-          if (isAppError(error)) return [new FormattedError({ message: error.message, extensions: { code: error.code, details: error.details } })]
-          throw error
-        }
-        // Rights are judged at use: the token is looked up again (one indexed read) before anything runs.
-        if (seat.caller !== null && ctx.extra.authorization !== undefined) {
-          try {
-            seat.update(await options.authenticate(ctx.extra.authorization))
-          } catch (error) {
-            if (!isAppError(error) || error.code !== 'UNAUTHENTICATED') throw error
-            seat.revoke()
-            return [revokedError()]
-          }
-        }
-        const operation = await pipeline.admit(request, params)
-        if (isRefused(operation)) return operation.refused.map((error) => new FormattedError(error))
-        try {
-          await pipeline.charge([operation], async (points) => {
-            const rest = points > 1 ? await options.consumeRateLimit?.(request, points - 1, { refundRefused: true }) : undefined
-            if (rest !== undefined && !rest.allowed) throw new AppError(rest.error.code, rest.error.message, undefined, { retryAfterS: rest.retryAfterS })
+          return await operations.inTurn(request, async () => {
+            let params
+            try {
+              params = readRequestParams(payload, 'body')
+            } catch (error) {
+              if (isAppError(error)) return [new FormattedError({ message: error.message, extensions: { code: error.code, details: error.details } })]
+              throw error
+            }
+            // Rights are judged at use: the token is looked up again (one indexed read) before anything runs.
+            if (seat.caller !== null && ctx.extra.authorization !== undefined) {
+              try {
+                seat.update(await options.authenticate(ctx.extra.authorization))
+              } catch (error) {
+                if (!isAppError(error) || error.code !== 'UNAUTHENTICATED') throw error
+                seat.revoke()
+                return [revokedError()]
+              }
+            }
+            const operation = await pipeline.admit(request, params)
+            if (isRefused(operation)) return operation.refused.map((error) => new FormattedError(error))
+            try {
+              await pipeline.charge([operation], async (points) => {
+                const rest = points > 1 ? await options.consumeRateLimit?.(request, points - 1, { refundRefused: true }) : undefined
+                if (rest !== undefined && !rest.allowed) throw new AppError(rest.error.code, rest.error.message, undefined, { retryAfterS: rest.retryAfterS })
+              })
+            } catch (error) {
+              if (isAppError(error) && error.retryAfterS !== undefined) return [rateLimited({ allowed: false, error, retryAfterS: error.retryAfterS })]
+              throw error
+            }
+            const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
+            return operations.prepare(request, operation, connectionContext(seat, slowConsumers.streamOptions(request, drop)), ctx.extra.reserved)
           })
         } catch (error) {
-          if (isAppError(error) && error.retryAfterS !== undefined) return [rateLimited({ allowed: false, error, retryAfterS: error.retryAfterS })]
+          if (isAppError(error) && error.code === 'RATE_LIMITED' && error.retryAfterS !== undefined) {
+            return [rateLimited({ allowed: false, error, retryAfterS: error.retryAfterS })]
+          }
           throw error
         }
-        const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
-        return operations.prepare(request, operation, connectionContext(seat, slowConsumers.streamOptions(request, drop)), ctx.extra.reserved)
       },
     ),
 
