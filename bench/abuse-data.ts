@@ -9,7 +9,7 @@
 // - a "hot" cluster: users HOT_FIRST.. each with POSTS_PER_HOT_USER posts, each post with
 //   COMMENTS_PER_HOT_POST comments by hot users, so that a comment on post 1 selected as
 //   `post { author { posts(limit: 45) { comments(limit: 45) { author { posts(limit: 45) { content } } } } } }`
-//   resolves 45 × 3 × 45 = 6,075 posts (about 0.7 MB of JSON per delivery, as in issue #18);
+//   resolves 45 × 3 × 45 = 6,075 posts (about 0.7 MB of JSON per delivery);
 // - random comments on the bulk posts.
 import { createHash } from 'node:crypto'
 import { execFileSync } from 'node:child_process'

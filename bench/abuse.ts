@@ -1,4 +1,4 @@
-// The attacks of issue #18, replayed against a real `threadline serve` (SQLite, default config,
+// Attacks on the service, replayed against a real `threadline serve` (SQLite, default config,
 // 200,000 users and 1,000,000 posts) while a probe from other addresses times GET /health and
 // GET /api/v1/users/1 every 50 ms and the server's resident memory is sampled:
 //

@@ -5,7 +5,7 @@
 //   - the deepest page by ?page (OFFSET) the offset window allows (page × limit ≤ 10,000; #18),
 //   - a q search that matches nothing, and one whose term is in 1% of the posts (every 100th
 //     post's title carries a marker word, written after seeding: the full-text index follows the
-//     update by its triggers), first page; each with the goal p99 < 50 ms (issue #21),
+//     update by its triggers), first page; each with the goal p99 < 50 ms,
 //   - every page of that 1% search by cursor, 100 a page, to its end (each match once: a term in
 //     more rows than the index binds is matched in the 10,000 rows past the cursor), and the
 //     page past half of the matches, measured as the others,
@@ -40,7 +40,7 @@ const dbPath = join(dataDir, `collections-${POSTS}.db`)
 const env = { DATABASE_URL: `sqlite:${dbPath}`, LOG_LEVEL: 'info' }
 /** In the title of every 100th post: a term in 1% of the rows. */
 const MARKER = 'quillmarker'
-/** Searches should answer within this (p99, milliseconds): issue #21. */
+/** Searches should answer within this (p99, milliseconds). */
 const SEARCH_GOAL_MS = 50
 
 function prepareData(): void {

@@ -8,9 +8,9 @@
 //   json-server  json-server 0.17, its CLI on a JSON file of the same users and posts
 //   apollo       a minimal Apollo Server 5, same schema and resolvers as yoga (bench/peers/)
 //   yoga         a minimal GraphQL Yoga 5
-//   fastify-bare    the bare REST reference (issue #20): Fastify 5 + better-sqlite3, a response schema
+//   fastify-bare    the bare REST reference: Fastify 5 + better-sqlite3, a response schema
 //                   on each route, no hooks, plain prepared statements (bench/peers/fastify-bare.mjs)
-//   mercurius-jit   the bare GraphQL reference (issue #20): Mercurius with `jit: 1`, the same schema
+//   mercurius-jit   the bare GraphQL reference: Mercurius with `jit: 1`, the same schema
 //                   and resolvers as apollo and yoga (bench/peers/mercurius-bare.mjs)
 //
 // Each scenario runs against every server that can answer it, interleaved (A B C ... A B C ...,
@@ -21,7 +21,7 @@
 //
 // Writes bench/results/latest.json and bench/results/latest.svg (the ratios to the ceiling).
 //
-// Then the cost of each convention (issue #20): GET one user on a fresh Threadline with the main
+// Then the cost of each convention: GET one user on a fresh Threadline with the main
 // target's settings and on one more per convention with that one switched off (CORS, off by default:
 // switched on, the load sending an Origin), interleaved; each must cost at most 5%. --conventions false skips it.
 //
@@ -58,13 +58,16 @@ const { values: args } = parseArgs({
     posts: { type: 'string', default: '100000' },
     subscribers: { type: 'string', default: '1000' },
     comments: { type: 'string', default: '20' },
-    // The cost of each convention (issue #20): GET one user with each one turned off in turn.
+    // The cost of each convention: GET one user with each one turned off in turn.
     conventions: { type: 'string', default: 'true' },
   },
 })
 const options = { rounds: Number(args.rounds), seconds: Number(args.seconds), connections: Number(args.connections) }
 
-type Target = 'node:http' | 'threadline' | 'json-server' | 'apollo' | 'yoga' | 'fastify-bare' | 'mercurius-jit'
+type Target = 'node:http' | 'threadline' | 'threadline, no scheduler' | 'json-server' | 'apollo' | 'yoga' | 'fastify-bare' | 'mercurius-jit'
+
+/** The same build and settings with the fair scheduler off (HTTP_MAX_IN_FLIGHT=0): what a lone caller would get without it. */
+const UNSCHEDULED = 'threadline, no scheduler' satisfies Target
 
 interface Scenario {
   name: string
@@ -129,7 +132,7 @@ const graphql = (query: string, variables?: Record<string, unknown>): Omit<Load,
 function scenarios(token: string, etag: string): Scenario[] {
   const userById = graphql('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' })
   const nested = graphql('{ users { id name posts { id title } } }')
-  return [
+  return withUnscheduled([
     { name: 'ceiling (fixed JSON)', targets: { 'node:http': { path: '/' } } },
     {
       name: 'GET one user',
@@ -192,8 +195,14 @@ function scenarios(token: string, etag: string): Scenario[] {
         'mercurius-jit': { path: '/graphql', ...nested },
       },
     },
-  ]
+  ])
 }
+
+/** Every scenario Threadline answers, answered by the same server without its scheduler too. */
+const withUnscheduled = (list: Scenario[]): Scenario[] =>
+  list.map((scenario) =>
+    scenario.targets.threadline === undefined ? scenario : { ...scenario, targets: { ...scenario.targets, [UNSCHEDULED]: scenario.targets.threadline } },
+  )
 
 interface Essence {
   data: unknown
@@ -261,7 +270,7 @@ function threadlineEnv(runDb: string): Record<string, string> {
   }
 }
 
-async function startAll(runDb: string, peersDb: string, jsonFile: string): Promise<Record<Target, RunningServer>> {
+async function startAll(runDb: string, unscheduledDb: string, peersDb: string, jsonFile: string): Promise<Record<Target, RunningServer>> {
   const jsonServerPort = await freePort()
   const peer = (file: string) => join(PEERS_DIR, file)
   const start = async (server: Promise<RunningServer>) => {
@@ -271,6 +280,7 @@ async function startAll(runDb: string, peersDb: string, jsonFile: string): Promi
   return {
     'node:http': await start(startServer([peer('ceiling.mjs')], {})),
     threadline: await start(startServe(threadlineEnv(runDb))),
+    [UNSCHEDULED]: await start(startServe({ ...threadlineEnv(unscheduledDb), HTTP_MAX_IN_FLIGHT: '0' })),
     'json-server': await start(
       startServer(
         [peer('node_modules/json-server/lib/cli/bin.js'), '--port', String(jsonServerPort), '--host', '127.0.0.1', jsonFile],
@@ -308,7 +318,7 @@ async function run(list: readonly Scenario[], servers: Record<Target, RunningSer
   return results
 }
 
-// --- the cost of each convention (issue #20)
+// --- the cost of each convention
 
 const USER_PATH = '/api/v1/users/1'
 const CORS_ORIGIN = 'http://localhost:5173'
@@ -395,7 +405,7 @@ async function measureConventions(runDb: string): Promise<Conventions> {
     if (convention.shows((await ask(baseline, run.load)).headers)) throw new Error(`conventions: the baseline's answer already shows the change of ${run.name}`)
   }
 
-  console.log(`The cost of each convention (issue #20): GET one user on the baseline and ${CONVENTIONS.length} variants ...`)
+  console.log(`The cost of each convention: GET one user on the baseline and ${CONVENTIONS.length} variants ...`)
   // Every server fresh, each warmed as long as the baseline's two loads together; each round starts
   // one further along the list, so that no variant always comes right after the same one.
   console.log('Warming up ...')
@@ -418,7 +428,7 @@ async function measureConventions(runDb: string): Promise<Conventions> {
 
 const conventionGoals = (conventions: Conventions | undefined): Goal[] =>
   (conventions?.costs ?? []).map((c) => ({
-    goal: `(issue #20) ${c.convention} costs ≤ ${CONVENTION_BUDGET * 100}% of GET one user`,
+    goal: `${c.convention} costs ≤ ${CONVENTION_BUDGET * 100}% of GET one user`,
     measured: c.cost * 100,
     target: CONVENTION_BUDGET * 100,
     kind: 'max',
@@ -455,27 +465,34 @@ function goalsOf(summary: Record<string, Partial<Record<Target, Summary>>>, ceil
       kind: 'min',
       unit: 'x',
     },
+    ...['GET one user', 'GET page of 20, v1 (total)', 'GraphQL user(id)', 'GraphQL users { posts }'].map((scenario): Goal => ({
+      goal: `${scenario}: with the scheduler / without (a lone caller)`,
+      measured: toPeer(scenario, UNSCHEDULED),
+      target: 0.95,
+      kind: 'min',
+      unit: 'x',
+    })),
     { goal: 'GET one user, x json-server', measured: toPeer('GET one user', 'json-server'), target: 10, kind: 'min', unit: 'x' },
     { goal: 'GET page v1, x json-server', measured: toPeer('GET page of 20, v1 (total)', 'json-server'), target: 20, kind: 'min', unit: 'x' },
     { goal: 'GET page v2, x json-server', measured: toPeer('GET page of 20, v2 (no total)', 'json-server'), target: 20, kind: 'min', unit: 'x' },
     { goal: 'GraphQL user(id), x Apollo Server', measured: toPeer('GraphQL user(id)', 'apollo'), target: 3, kind: 'min', unit: 'x' },
     { goal: 'GraphQL user(id), x GraphQL Yoga', measured: toPeer('GraphQL user(id)', 'yoga'), target: 5, kind: 'min', unit: 'x' },
-    { goal: 'GET one user, x bare Fastify (issue #20)', measured: toPeer('GET one user', 'fastify-bare'), target: 0.4, kind: 'min', unit: 'x' },
+    { goal: 'GET one user, x bare Fastify', measured: toPeer('GET one user', 'fastify-bare'), target: 0.4, kind: 'min', unit: 'x' },
     {
-      goal: 'GET page v1, x bare Fastify page (issue #20)',
+      goal: 'GET page v1, x bare Fastify page',
       measured: toPeer('GET page of 20, v1 (total)', 'fastify-bare'),
       target: 0.4,
       kind: 'min',
       unit: 'x',
     },
     {
-      goal: 'GET page v2, x bare Fastify page (issue #20)',
+      goal: 'GET page v2, x bare Fastify page',
       measured: toPeer('GET page of 20, v2 (no total)', 'fastify-bare'),
       target: 0.6,
       kind: 'min',
       unit: 'x',
     },
-    { goal: 'GraphQL user(id), x bare Mercurius JIT (issue #20)', measured: toPeer('GraphQL user(id)', 'mercurius-jit'), target: 0.6, kind: 'min', unit: 'x' },
+    { goal: 'GraphQL user(id), x bare Mercurius JIT', measured: toPeer('GraphQL user(id)', 'mercurius-jit'), target: 0.6, kind: 'min', unit: 'x' },
     { goal: 'Threadline peak RSS under load', measured: threadlinePeakRss / 2 ** 20, target: 150, kind: 'max', unit: 'MB' },
   ]
 }
@@ -528,7 +545,7 @@ function printGoals(goals: readonly Goal[]): void {
 
 function printConventions(conventions: Conventions): void {
   console.log(
-    `\nThe cost of each convention (issue #20): GET one user with it off, against the baseline with every convention on, in the same rounds;` +
+    `\nThe cost of each convention: GET one user with it off, against the baseline with every convention on, in the same rounds;` +
       ` cost = 1 - baseline/without (for CORS, off by default: 1 - with/baseline, both with an Origin header)`,
   )
   const header = ['convention', 'req/s with it off', 'min-max', 'errors', 'baseline req/s', 'min-max', 'cost', `<= ${CONVENTION_BUDGET * 100}%`]
@@ -568,13 +585,17 @@ async function main(): Promise<void> {
   copyFileSync(seeded, peersDb)
   exportForJsonServer(seeded, jsonFile)
   const token = threadline(['tokens', 'create', '--user', '1'], { DATABASE_URL: `sqlite:${runDb}` }).trim()
+  // The same data and token for the server without the scheduler, whose writes stay in a copy of their own.
+  const unscheduledDb = join(DATA, 'suite-run-unscheduled.db')
+  for (const part of ['', '-wal', '-shm']) rmSync(`${unscheduledDb}${part}`, { force: true })
+  copyFileSync(runDb, unscheduledDb)
 
   let results: Results
   let fanOut: Delivery
   const peakRss: Partial<Record<Target, number>> = {}
   let fanOutPeakRss = Number.NaN
   try {
-    const servers = await startAll(runDb, peersDb, jsonFile)
+    const servers = await startAll(runDb, unscheduledDb, peersDb, jsonFile)
     const etag = (await fetch(`${servers.threadline.url}/api/v1/users/2`)).headers.get('etag') ?? ''
     const list = scenarios(token, etag)
     await checkAnswers(list, servers)
