@@ -18,7 +18,7 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
-  // The structure's boundaries (issue #19; docs/architecture.md, the code map). Shared layers know
+  // The structure's boundaries (docs/architecture.md, the code map). Shared layers know
   // no feature: they are handed what they need (functions, GraphQL parts, topic schemas) by the
   // composition root (src/app.ts, src/features.ts, src/main.ts, src/server.ts), the CLI, the seed
   // and the client, which may import anything.

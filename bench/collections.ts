@@ -2,7 +2,7 @@
 // Measures, with sequential requests over one keep-alive connection, the latency of
 //   - the first page of 20 (cursor mode, v2, sort=-publishedAt),
 //   - the 10,000th page of 20 reached by cursor (keyset: should cost what the first page costs),
-//   - the deepest page by ?page (OFFSET) the offset window allows (page × limit ≤ 10,000; #18),
+//   - the deepest page by ?page (OFFSET) the offset window allows (page × limit ≤ 10,000),
 //   - a q search that matches nothing, and one whose term is in 1% of the posts (every 100th
 //     post's title carries a marker word, written after seeding: the full-text index follows the
 //     update by its triggers), first page; each with the goal p99 < 50 ms,

@@ -1,4 +1,4 @@
-// The bare REST reference (issue #20): what Fastify 5 and better-sqlite3 do with none of Threadline's
+// The bare REST reference: what Fastify 5 and better-sqlite3 do with none of Threadline's
 // conventions. No hooks, no plugins; plain statements prepared once; a response schema on each
 // route (so Fastify serializes as Threadline's routes do); the same {data, meta} envelope and the
 // same fields as Threadline's v1, so the suite can check that both answer the same rows.

@@ -1,4 +1,4 @@
-// The bare GraphQL reference (issue #20): Mercurius with its JIT after the first run of a query
+// The bare GraphQL reference: Mercurius with its JIT after the first run of a query
 // (`jit: 1`) on Fastify, nothing else, serving bench/peers/graphql-schema.mjs (the same type
 // definitions and resolvers as the Apollo Server and Yoga peers) over the same SQLite file.
 //

@@ -120,7 +120,7 @@ export function createMetrics(sources: MetricsSources): Metrics & { events: Coun
     events,
     rateLimitRejected: () => rateLimited.inc(),
     observe(app) {
-      // Issue #20: prom-client's inc and observe (a label object hashed, its names sorted, on each
+      // prom-client's inc and observe (a label object hashed, its names sorted, on each
       // call) in an async hook were 10% of GET one user's throughput. A callback hook counting into
       // the series' own records costs a few map lookups; prom-client reads them when scraped.
       app.addHook('onResponse', (request, reply, done) => {

@@ -93,7 +93,7 @@ describe.skipIf(!hasChromium)('the browser pages', () => {
     expect(sent[0]?.authorization).toBe(`Bearer ${t.tokens.alice}`)
     await page.screenshot({ path: `${SCREENSHOTS}/docs.png`, fullPage: false })
     // Swagger UI renders the whole document (650 KB since every operator of every field is a
-    // parameter, issue #21): 9-14 s to an answered "Try it out" on this 2-core host while the suite runs.
+    // parameter): 9-14 s to an answered "Try it out" on this 2-core host while the suite runs.
   }, 60_000)
 
   it('runs a query at /graphiql with the Authorization header typed in its Headers editor', async () => {

@@ -1,4 +1,4 @@
-// Export → import → the same API (#23 item 2). A database of the run's store holds the demo data and
+// Export → import → the same API. A database of the run's store holds the demo data and
 // the edge rows of export-fixture.ts; `threadline export --output F` (Threadline's format) writes it
 // out, `threadline import F` loads it into a second, empty database of the same store, and an app on
 // each is read over REST: every page of every list and every single item, as anonymous and as the

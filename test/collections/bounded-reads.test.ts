@@ -1,4 +1,4 @@
-// Reads that cost what their page holds, not what the table holds (issue #18): limits above the
+// Reads that cost what their page holds, not what the table holds: limits above the
 // maximum are capped whatever the integer, offset pages stop at MAX_OFFSET_ITEMS (cursor pages go
 // on), a search reads its full-text index, which writes keep in sync, and a term too short for a
 // trigram index reads only the newest MAX_SEARCHED_ROWS rows. On both stores, REST and GraphQL.

@@ -1,4 +1,4 @@
-// The operators of the collection query language (`field[op]=value`, issue #21): each on every
+// The operators of the collection query language (`field[op]=value`): each on every
 // type of field (integer, text, enumeration, e-mail, instant, an instant that may be missing,
 // boolean), the refusals naming `field[op]`, cursors bound to the conditions, and keyset pages
 // with operators on the sort key, followed to the end and back.

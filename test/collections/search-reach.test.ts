@@ -1,5 +1,5 @@
-// Every match of a search is reachable by cursor, however many rows the list holds (issue #21,
-// item 5): a term the full-text index cannot narrow (too common, or shorter than a trigram) is
+// Every match of a search is reachable by cursor, however many rows the list holds:
+// a term the full-text index cannot narrow (too common, or shorter than a trigram) is
 // matched in a window of MAX_SEARCHED_ROWS rows, and sorted by id that window lies past the
 // cursor, so a page that does not fill ends at the window's edge and the next one reads on. On
 // both stores, forward and backward, with a filter beside the search.

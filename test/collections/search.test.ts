@@ -1,4 +1,4 @@
-// `q` with the rest of the query language (issue #21): a search is one more condition beside the
+// `q` with the rest of the query language: a search is one more condition beside the
 // operators, paged by cursor to the end with every match once; the full-text index moves with the
 // transaction that writes the rows (a rolled-back write leaves nothing to find); and a term the
 // index names more than MAX_INDEXED_CANDIDATES rows for is matched row by row, all of them (the

@@ -1,5 +1,5 @@
 // Migration 0004 on a SQLite database that already holds rows (made at 0003, as every database
-// before issue #18): the full-text index is filled with them, so a search finds them at once, and
+// was before it): the full-text index is filled with them, so a search finds them at once, and
 // the query reads that index rather than every row.
 import { Migrator, sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'

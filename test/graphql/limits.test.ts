@@ -174,7 +174,7 @@ describe('cost', () => {
 
   it("gives a page's items the page size of the field around them, through fragments too", () => {
     const value = (document: string) => check(document, { maxCost: 0 }).map((error) => error.extensions['value'])
-    // pageInfo { total } is 2 fields and a count of the collection (READ_ROWS.count, issue #18).
+    // pageInfo { total } is 2 fields and a count of the collection (READ_ROWS.count).
     expect(value('{ usersPage { items { posts { comments { author { name } } } } pageInfo { total } } }')).toEqual([1 + (1 + 20 * 821) + 2 + 10_000])
     const items = 'items { posts(limit: 100) { comments(limit: 100) { id } } }'
     expect(value(`{ usersPage(limit: 100) { ${items} } }`)).toEqual([1 + 1 + 100 * 10_101])

@@ -1,4 +1,4 @@
-// GraphQL metered where the work is spent (issue #18): the rate limit takes a point for each
+// GraphQL metered where the work is spent: the rate limit takes a point for each
 // operation of a batch, each top-level mutation field, and each 1,000 of cost, all before anything
 // runs; the cost model charges searching, counting and deep offsets by the rows they may read.
 // On the in-process store and on Redis.
@@ -13,7 +13,7 @@ import { redisUrl } from '../helpers/services.js'
 
 const sharedUrl = await redisUrl()
 
-/** Fifteen aliases of a search that matches nothing, counted: 2.5 s of event loop on 200,000 users before #18. */
+/** Fifteen aliases of a search that matches nothing, counted: 2.5 s of event loop on 200,000 users before searches and counts were metered. */
 const searchAndCount = (aliases: number) =>
   `{ ${Array.from({ length: aliases }, (_, i) => `a${i}: usersPage(q: "zz-nomatch", limit: 1) { pageInfo { total } }`).join(' ')} }`
 

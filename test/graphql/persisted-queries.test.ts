@@ -1,4 +1,4 @@
-// Automatic persisted queries (issue #22), in Apollo's protocol: a hash alone is PersistedQueryNotFound
+// Automatic persisted queries, in Apollo's protocol: a hash alone is PersistedQueryNotFound
 // until the query is sent with it, then it stands for the query, over POST and GET; a hash that is not
 // the query's is refused; GET answers by hash are cached as plain GETs are, and answers with errors
 // never are; a mutation by hash stays refused over GET; the rate limit meters the document the hash

@@ -1,5 +1,5 @@
 // The GraphQL SDL as served and the TypeBox schemas REST validates and documents with say the same
-// thing about every resource and every write (issue #19): the same field names, the same kind of
+// thing about every resource and every write: the same field names, the same kind of
 // value (ID, String, DateTime, Int, Boolean, an enum and its values) and the same nullability. Where the two
 // transports differ on purpose, the difference is listed below with its reason, and the list is
 // checked too, so that an exception that no longer holds is removed.

@@ -1,6 +1,6 @@
 // With introspection off, refusals do not name what the schema holds: graphql-js's "Did you mean …?"
 // suggestions (fields, arguments, types, enum values, mutations) are left out of every answer —
-// POST, GET, WebSocket and event stream — and the rest of the message stays (issue #18, section 3).
+// POST, GET, WebSocket and event stream — and the rest of the message stays (docs/security.md, API8).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'

@@ -1,5 +1,5 @@
 // Compression of answers (src/http/compression.ts): our own onSend hook, which passes untouched
-// every answer it does not compress (issue #20), and compresses the others as @fastify/compress did.
+// every answer it does not compress, and compresses the others as @fastify/compress did.
 import { Readable } from 'node:stream'
 import { brotliDecompressSync, gunzipSync } from 'node:zlib'
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'

@@ -1,4 +1,4 @@
-// The smaller defects of issue #18, section 3: what an unknown path, an unknown method, a bare
+// The smaller defects a scanner finds (docs/security.md, API8): what an unknown path, an unknown method, a bare
 // OPTIONS and a refused encoding are answered, with and without CORS.
 import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,6 +1,6 @@
 // Text a person could not see, or that breaks the line it is shown on, is refused in one-line fields
 // (names, titles, todos) and as the whole of a multi-line one (post and comment content), by REST
-// and GraphQL alike (issue #18, section 3). Legitimate text in any script, and emoji, still pass.
+// and GraphQL alike (docs/security.md, API8). Legitimate text in any script, and emoji, still pass.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories } from '../helpers/factories.js'

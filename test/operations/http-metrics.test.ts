@@ -1,5 +1,5 @@
 // The request metrics are counted in the app's own records and read by prom-client only when
-// scraped (issue #20): what GET /metrics says must stay what prom-client's Counter and Histogram
+// scraped: what GET /metrics says must stay what prom-client's Counter and Histogram
 // said when every request called inc and observe.
 import type { FastifyInstance, onResponseHookHandler } from 'fastify'
 import { Counter, Histogram, Registry } from 'prom-client'
@@ -45,7 +45,7 @@ function instrumented() {
   }
 }
 
-/** What the hook did before issue #20: prom-client's inc and observe on each request. */
+/** What the hook did before the app kept its own records: prom-client's inc and observe on each request. */
 function reference() {
   const registry = new Registry()
   const requests = new Counter({

@@ -1,4 +1,4 @@
-// The public contract, kept byte for byte across restructures (issue #19): the OpenAPI document and
+// The public contract, kept byte for byte across restructures: the OpenAPI document and
 // the GraphQL SDL as served, compared with the copies committed beside this file. A change to either
 // that is meant must update the copy in the same commit (THREADLINE_UPDATE_CONTRACT=1 writes them),
 // so that the diff shows it to the reviewer.
