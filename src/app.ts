@@ -333,7 +333,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     currentCallers: (tokenIds) => tokens.activeCallers(tokenIds),
     consumeRateLimit: rateLimit.consume,
     chargeRateLimit: rateLimit.charge,
-    schedule: scheduler && ((key, work) => scheduler.run(key, work)),
+    schedule: scheduler && ((key, work, options) => scheduler.run(key, work, options)),
     exposeStats: (stats) => (subscriptionStats = stats),
     activeSubscriptions: () => events.listenerCount('commentAdded'),
     events,

@@ -40,11 +40,20 @@ export type EndTurn = (unused?: boolean) => void
 
 export interface FairScheduler {
   /** Waits for a turn for `callerKey`; resolves with the function that ends it. Rejects with RATE_LIMITED when the caller's queue is full. */
-  turn(callerKey: string): Promise<EndTurn>
+  turn(callerKey: string, options?: TurnOptions): Promise<EndTurn>
   /** Runs `work` in a turn of `callerKey`'s, ended when it settles. */
-  run<T>(callerKey: string, work: () => Promise<T>): Promise<T>
+  run<T>(callerKey: string, work: () => Promise<T>, options?: TurnOptions): Promise<T>
   /** Turns running and waiting now, and the callers remembered. */
   load(): { running: number; waiting: number; callers: number }
+}
+
+export interface TurnOptions {
+  /**
+   * 'bounded' (the default): refused RATE_LIMITED past `maxQueuedPerCaller` waiting. 'unbounded':
+   * for work whose number is bounded where it comes from (the operations of a WebSocket, at most so
+   * many per connection and connections per caller), which waits however many of its caller's do.
+   */
+  readonly queued?: 'bounded' | 'unbounded'
 }
 
 /** Seconds a caller refused for a full queue is told to wait: a turn lasts milliseconds. */
@@ -68,7 +77,9 @@ const REMEMBERED_IDLE = 10_000
 
 interface Flow {
   readonly key: string
-  readonly waiting: ((end: EndTurn) => void)[]
+  readonly waiting: { readonly start: (end: EndTurn) => void; readonly bounded: boolean }[]
+  /** Of `waiting`, those the caller's queue bound counts. */
+  boundedWaiting: number
   running: number
   /** Handler milliseconds given, on the scheduler's virtual clock (the flow's start-time tag). */
   tag: number
@@ -148,7 +159,8 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
       // A caller not measured yet might be slow: one turn of it per loop turn until one has ended.
       if (!flow.measured && handed.has(flow)) break
       handed.add(flow)
-      const start = flow.waiting.shift()!
+      const { start, bounded } = flow.waiting.shift()!
+      if (bounded) flow.boundedWaiting--
       waiting--
       if (flow.waiting.length === 0) backlogged.delete(flow)
       virtualTime = Math.max(virtualTime, flow.tag)
@@ -196,11 +208,21 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     }
   }
 
-  const turn = (callerKey: string): Promise<EndTurn> => {
+  const turn = (callerKey: string, { queued: queueing = 'bounded' }: TurnOptions = {}): Promise<EndTurn> => {
     let flow = flows.get(callerKey)
     if (flow === undefined) {
       forgetIdle()
-      flow = { key: callerKey, waiting: [], running: 0, tag: virtualTime, estimateMs: FIRST_ESTIMATE_MS, slow: false, measured: false, endedAt: 0 }
+      flow = {
+        key: callerKey,
+        waiting: [],
+        boundedWaiting: 0,
+        running: 0,
+        tag: virtualTime,
+        estimateMs: FIRST_ESTIMATE_MS,
+        slow: false,
+        measured: false,
+        endedAt: 0,
+      }
       flows.set(callerKey, flow)
     } else if (flow.running === 0 && flow.waiting.length === 0) {
       if (now() - flow.endedAt > REMEMBERED_FOR_MS) {
@@ -216,7 +238,8 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     }
     // Those the next hand-out will start anyway (free turns nobody else waits for) are not queued.
     const free = Math.max(0, concurrency - running - (waiting - flow.waiting.length))
-    if (flow.waiting.length - free >= maxQueuedPerCaller) {
+    const bounded = queueing === 'bounded'
+    if (bounded && flow.boundedWaiting - free >= maxQueuedPerCaller) {
       return Promise.reject(
         new AppError(
           'RATE_LIMITED',
@@ -228,7 +251,8 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     }
     const queued = flow
     return new Promise((resolve) => {
-      queued.waiting.push(resolve)
+      queued.waiting.push({ start: resolve, bounded })
+      if (bounded) queued.boundedWaiting++
       waiting++
       backlogged.add(queued)
       scheduleHandOut()
@@ -237,8 +261,8 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
 
   return {
     turn,
-    async run(callerKey, work) {
-      const end = await turn(callerKey)
+    async run(callerKey, work, turnOptions) {
+      const end = await turn(callerKey, turnOptions)
       try {
         return await work()
       } finally {

@@ -229,3 +229,26 @@ describe.each(TRANSPORTS)('sent again, over %s', (transport) => {
     expect(answers[2]).toEqual(answers[0])
   })
 })
+
+describe("a caller's queue", () => {
+  let s: Listening
+  beforeAll(async () => {
+    // One turn for everyone and one request of a caller's waiting at most.
+    s = await listening({ HTTP_MAX_IN_FLIGHT: '1', HTTP_MAX_QUEUED_PER_CALLER: '1', RATE_LIMIT_AUTHENTICATED_MAX: '300' })
+  })
+  afterAll(() => s?.t.close())
+
+  it("bounds a caller's HTTP requests, not a WebSocket's operations, which its connection bounds", async () => {
+    const scheduler = s.t.app.scheduler!
+    const user = await s.t.createUser({ name: 'Queued', email: 'queued@example.com' })
+    const token = await s.t.tokenFor(user.id)
+    const endOthersTurn = await scheduler.turn('another caller')
+    const overHttp = Array.from({ length: 3 }, () => send(s, 'POST', token, '{ viewer { id } }'))
+    const overWebSocket = Array.from({ length: 5 }, () => send(s, 'WebSocket', token, '{ viewer { id } }'))
+    await expect.poll(() => scheduler.load().waiting, { timeout: 5000 }).toBe(6)
+    endOthersTurn()
+    const viewer = { data: { viewer: { id: String(user.id) } } }
+    expect((await Promise.all(overHttp)).map(codesOf).sort()).toEqual([[], ['RATE_LIMITED'], ['RATE_LIMITED']])
+    expect(await Promise.all(overWebSocket)).toEqual(Array.from({ length: 5 }, () => viewer))
+  })
+})

@@ -8,7 +8,7 @@
 import type { FastifyRequest } from 'fastify'
 import { type DocumentNode, execute, type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLSchema, OperationTypeNode, subscribe } from 'graphql'
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit'
-import { isAppError } from '../../errors.js'
+import type { TurnOptions } from '../../limits/fair-scheduler.js'
 import { callerKey } from '../../limits/rate-limit.js'
 import type { Seat } from '../connection-rights.js'
 import { isReservation, type Reservation, type SubscriptionBudget } from '../subscription-budget.js'
@@ -30,9 +30,9 @@ export interface OperationPreparationOptions {
   /**
    * Runs `work` in a turn of the caller's (the scheduler's `run`), so that an operation over a
    * long-lived connection waits its turn as an HTTP request does; at once when absent (no scheduler).
-   * Rejects RATE_LIMITED when the caller has too many waiting.
+   * A bounded turn is refused RATE_LIMITED when the caller has too many waiting.
    */
-  schedule: (<T>(callerKey: string, work: () => Promise<T>) => Promise<T>) | undefined
+  schedule: (<T>(callerKey: string, work: () => Promise<T>, options: TurnOptions) => Promise<T>) | undefined
   /** Compile a document's query or mutation with graphql-jit on its second use, as the HTTP endpoint does (GRAPHQL_JIT). */
   jit: boolean
 }
@@ -69,19 +69,15 @@ export class OperationPreparation {
   private readonly compiled = new WeakMap<DocumentNode, Compiled>()
 
   /**
-   * graphql's execute in a turn of the operation's caller. A caller with too many waiting is
-   * answered RATE_LIMITED (with its Retry-After) in the result, as an HTTP request is.
+   * graphql's execute in a turn of the operation's caller. The turn waits however many of the
+   * caller's do: the operation was admitted, and what may be waiting is bounded where it came from
+   * (operations per connection and connections per caller, or the event stream's open requests).
    */
   readonly execute = async (args: ExecutionArgs): Promise<ExecutionResult> => {
     const key = this.turnsFor.get(args.contextValue as object)
     const { schedule } = this.options
     if (key === undefined || schedule === undefined) return this.run(args)
-    try {
-      return await schedule(key, async () => this.run(args))
-    } catch (error) {
-      if (isAppError(error) && error.code === 'RATE_LIMITED') return { errors: [new GraphQLError(error.message, { originalError: error })] }
-      throw error
-    }
+    return schedule(key, async () => this.run(args), { queued: 'unbounded' })
   }
 
   /**
@@ -111,10 +107,12 @@ export class OperationPreparation {
   /**
    * Runs `work` (an operation's admission: parse, limits, charge, validation) in a turn of the
    * request's caller's, as an HTTP request's route runs in one; at once without a scheduler.
+   * `queued`: 'bounded' refuses it RATE_LIMITED past the caller's queue (an event stream, an HTTP
+   * request like any other); 'unbounded' for a WebSocket's operations, bounded per connection.
    */
-  inTurn<T>(request: FastifyRequest, work: () => Promise<T>): Promise<T> {
+  inTurn<T>(request: FastifyRequest, work: () => Promise<T>, queued: TurnOptions['queued']): Promise<T> {
     const { schedule } = this.options
-    return schedule === undefined ? work() : schedule(callerKey(request, request.caller), work)
+    return schedule === undefined ? work() : schedule(callerKey(request, request.caller), work, { queued })
   }
 
   /** graphql's subscribe, each event admitted by the budget before its selection runs. */

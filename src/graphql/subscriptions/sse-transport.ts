@@ -101,11 +101,15 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
       const params = readRequestParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
       // Admitted in a turn of the caller's (its execution takes another: OperationPreparation.execute),
       // validated there too: the stream's preparation finds the verdict the pipeline remembers.
-      const operation = await operations.inTurn(request, async () => {
-        const admitted = await pipeline.admit(request, params)
-        if (!isRefused(admitted)) pipeline.validate(admitted.document)
-        return admitted
-      })
+      const operation = await operations.inTurn(
+        request,
+        async () => {
+          const admitted = await pipeline.admit(request, params)
+          if (!isRefused(admitted)) pipeline.validate(admitted.document)
+          return admitted
+        },
+        'bounded',
+      )
       if (isRefused(operation)) return reply.code(400).type('application/json; charset=utf-8').send({ errors: operation.refused })
       if (request.method === 'GET' && getOperationAST(operation.document, operation.operationName)?.operation === OperationTypeNode.MUTATION) {
         reply.header('allow', 'POST')

@@ -141,9 +141,12 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
         // The message's first point, as an HTTP request's on arrival; its operation's others once it is admitted.
         const verdict = await options.consumeRateLimit?.(request)
         if (verdict !== undefined && !verdict.allowed) return [rateLimited(verdict)]
-        // The rest, its admission, runs in a turn of the caller's (its execution in another: OperationPreparation.execute).
-        try {
-          return await operations.inTurn(request, async () => {
+        // The rest, its admission, runs in a turn of the caller's (its execution in another:
+        // OperationPreparation.execute); it waits however many of the caller's do, since a connection
+        // holds at most maxPerConnection operations.
+        return operations.inTurn(
+          request,
+          async () => {
             let params
             try {
               params = readRequestParams(payload, 'body')
@@ -174,13 +177,9 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
             }
             const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
             return operations.prepare(request, operation, connectionContext(seat, slowConsumers.streamOptions(request, drop)), ctx.extra.reserved)
-          })
-        } catch (error) {
-          if (isAppError(error) && error.code === 'RATE_LIMITED' && error.retryAfterS !== undefined) {
-            return [rateLimited({ allowed: false, error, retryAfterS: error.retryAfterS })]
-          }
-          throw error
-        }
+          },
+          'unbounded',
+        )
       },
     ),
 
