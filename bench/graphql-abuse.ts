@@ -5,7 +5,8 @@
 // fresh document, by a comment, so no cache of parses helps: graphql's validation compares such
 // fields in pairs, and the fields-per-selection limit must refuse them before it runs). Each is sent --times times, one after another over
 // one connection, and timed from the client (so the figures include the round trip); every answer
-// must be the refusal (400, BAD_REQUEST; a batch within the limit: 200 with each operation refused). Fails if any refusal took longer than --max-ms.
+// must be the refusal (400, BAD_REQUEST; a batch within the limit: 200 with each operation refused). Fails if any refusal took longer than --max-ms
+// (30 ms for the documents of 1,000 fields in one selection set).
 // test/graphql/abuse.test.ts shows each refusal happens before anything runs; this shows how fast.
 //
 //   npm run bench:graphql-abuse [-- --times 200 --max-ms 50]
@@ -29,8 +30,12 @@ const introspectionFlood = '{ __schema { types { fields { type { fields { type {
 const sameFields = (i: number) => ({ query: `# ${i}\n{ ${'viewer { id } '.repeat(975)}}` })
 const sameLeaves = (i: number) => ({ query: `# ${i}\n{ viewer { ${'id '.repeat(1000)}} }` })
 
-/** Each abuse as the JSON body POSTed to /graphql (given the request's number, a body of its own each time). */
-const ABUSES: { name: string; body: unknown }[] = [
+/**
+ * Each abuse as the JSON body POSTed to /graphql (given the request's number, a body of its own each
+ * time), and its own bound where it is tighter than --max-ms: the documents of 1,000 fields in a
+ * selection set must be refused within 30 ms, since graphql's validation would spend far more on them.
+ */
+const ABUSES: { name: string; body: unknown; maxMs?: number }[] = [
   { name: 'depth 11', body: { query: nested(11) } },
   { name: 'depth 1,330', body: { query: nested(1330) } },
   { name: 'cost (3 lists of 100)', body: { query: '{ users(limit: 100) { posts(limit: 100) { comments(limit: 100) { id } } } }' } },
@@ -43,8 +48,8 @@ const ABUSES: { name: string; body: unknown }[] = [
   { name: 'introspection flood', body: { query: introspectionFlood } },
   { name: 'batch of 11', body: Array.from({ length: 11 }, () => ({ query: '{ viewer { id } }' })) },
   { name: 'batch of 10 floods', body: Array.from({ length: 10 }, () => ({ query: introspectionFlood })) },
-  { name: '975 × viewer, fresh', body: sameFields },
-  { name: '1,000 × id, fresh', body: sameLeaves },
+  { name: '975 × viewer, fresh', body: sameFields, maxMs: 30 },
+  { name: '1,000 × id, fresh', body: sameLeaves, maxMs: 30 },
 ]
 
 function codesOf(body: unknown): unknown[] {
@@ -64,7 +69,7 @@ async function main(): Promise<void> {
   const pool = new Pool(server.url, { connections: 1 })
   const times = Number(args.times)
   const maxMs = Number(args['max-ms'])
-  const results: { abuse: string; bytes: number; p50: number; p99: number; max: number; wrongAnswers: number }[] = []
+  const results: { abuse: string; bytes: number; p50: number; p99: number; max: number; maxMs: number; wrongAnswers: number }[] = []
   try {
     for (const abuse of ABUSES) {
       const bodyOf = (i: number): unknown => (typeof abuse.body === 'function' ? (abuse.body as (i: number) => unknown)(i) : abuse.body)
@@ -93,7 +98,15 @@ async function main(): Promise<void> {
       }
       const s = stats(latencies)
       const round = (ms: number) => Math.round(ms * 100) / 100
-      results.push({ abuse: abuse.name, bytes: Buffer.byteLength(payload), p50: round(s.p50), p99: round(s.p99), max: round(s.max), wrongAnswers })
+      results.push({
+        abuse: abuse.name,
+        bytes: Buffer.byteLength(payload),
+        p50: round(s.p50),
+        p99: round(s.p99),
+        max: round(s.max),
+        maxMs: Math.min(maxMs, abuse.maxMs ?? maxMs),
+        wrongAnswers,
+      })
     }
   } finally {
     await pool.close()
@@ -113,13 +126,13 @@ async function main(): Promise<void> {
   console.log('written to bench/results/graphql-abuse.json')
   const problems = [
     ...results.filter((r) => r.wrongAnswers > 0).map((r) => `${r.abuse}: ${r.wrongAnswers} answers were not a BAD_REQUEST refusal`),
-    ...results.filter((r) => r.max > maxMs).map((r) => `${r.abuse}: a refusal took ${r.max} ms, over ${maxMs} ms`),
+    ...results.filter((r) => r.max > r.maxMs).map((r) => `${r.abuse}: a refusal took ${r.max} ms, over ${r.maxMs} ms`),
   ]
   if (problems.length > 0) {
     console.error(problems.join('\n'))
     process.exitCode = 1
   } else {
-    console.log(`every refusal within ${maxMs} ms`)
+    console.log(`every refusal within ${maxMs} ms (the documents of 1,000 fields within 30)`)
   }
 }
 
