@@ -902,7 +902,12 @@ async function runAttack(attack: Attack, variant: Variant, master: string, token
     const warm = agentFrom(ADDRESS.probe, 1)
     for (let i = 0; i < 5; i++) {
       await send(warm, server.url, { path: '/api/v1/users/1' }, Date.now() + 10_000)
-      await send(warm, server.url, { method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json' }, body: WARM_GRAPHQL }, Date.now() + 10_000)
+      await send(
+        warm,
+        server.url,
+        { method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json' }, body: WARM_GRAPHQL },
+        Date.now() + 10_000,
+      )
     }
     const probe = startProbe(server.url)
     const startedAt = Date.now()
