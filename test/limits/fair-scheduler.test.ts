@@ -108,6 +108,23 @@ describe('the fair scheduler', () => {
     expect(s.started[1]!.caller).toBe('other')
   })
 
+  it('queues unbounded turns past a caller’s bound without counting them against it', async () => {
+    const s = scheduled(1, 2)
+    void s.ask('caller')
+    await s.startedCount(1)
+    const unbounded = Array.from({ length: 5 }, () => s.scheduler.turn('caller', { queued: 'unbounded' }))
+    // The bound still holds two of the caller's bounded turns, and refuses the third.
+    void s.ask('caller')
+    void s.ask('caller')
+    await expect(s.ask('caller')).rejects.toMatchObject({ code: 'RATE_LIMITED' })
+    expect(s.scheduler.load()).toMatchObject({ running: 1, waiting: 7 })
+    s.started[0]!.end()
+    const first = await unbounded[0]!
+    first()
+    for (const turn of unbounded.slice(1)) (await turn)()
+    expect(s.scheduler.load()).toMatchObject({ waiting: 2 })
+  })
+
   it('runs work in a turn and ends the turn when the work fails', async () => {
     const { scheduler } = scheduled(1)
     await expect(scheduler.run('caller', () => Promise.reject(new Error('work failed')))).rejects.toThrow('work failed')
