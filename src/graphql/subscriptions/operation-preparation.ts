@@ -43,6 +43,16 @@ interface Compiled {
   readonly byOperation: Map<string, CompiledQuery | undefined>
 }
 
+/** The operation compiled by graphql-jit, or undefined where it refuses or fails to (the interpreter then runs it, as before). */
+function compile(args: ExecutionArgs): CompiledQuery | undefined {
+  try {
+    const query = compileQuery(args.schema, args.document, args.operationName ?? undefined)
+    return isCompiledQuery(query) ? query : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** The context of one operation on a long-lived connection: its caller is read from the seat each time. */
 export function connectionContext(seat: Seat, stream: GraphQLContext['stream']): GraphQLContext {
   return {
@@ -94,11 +104,7 @@ export class OperationPreparation {
     }
     if (++compiled.uses < 2) return execute(args)
     const name = args.operationName ?? ''
-    if (!compiled.byOperation.has(name)) {
-      const query = compileQuery(args.schema, args.document, args.operationName ?? undefined)
-      // Not compiled (graphql-jit refused the document): the interpreter runs it, as before.
-      compiled.byOperation.set(name, isCompiledQuery(query) ? query : undefined)
-    }
+    if (!compiled.byOperation.has(name)) compiled.byOperation.set(name, compile(args))
     const query = compiled.byOperation.get(name)
     if (query === undefined) return execute(args)
     return query.query(args.rootValue, args.contextValue, args.variableValues ?? {})
