@@ -1,8 +1,9 @@
 // A work-conserving fair scheduler: callers queue separately, a global limit bounds the work running
 // at once, and when it is full the next turn goes to the caller that has used the least handler
 // time (start-time fair queuing over measured handler time, as Kubernetes' API Priority and
-// Fairness queues per flow). A caller not measured yet gets one turn per loop turn until one ends. Nothing holds a caller back while a turn is free: one caller alone runs at full
-// speed; callers that contend each get an equal share of the running time.
+// Fairness queues per flow). A caller not measured yet gets one turn per loop turn until one ends.
+// Nothing holds a caller back while a turn is free: one caller alone runs at full speed; callers
+// that contend each get an equal share of the running time.
 //
 // - Virtual time. Each caller carries a tag: the handler milliseconds it has been given. A turn goes
 //   to the waiting caller with the smallest tag; the tag is charged the caller's expected cost when
@@ -12,15 +13,16 @@
 //   behind a caller of 8 deep pages at a time in bench:abuse's contention run). The scheduler's
 //   virtual time is the tag of the last turn started; a caller that comes (back) with nothing
 //   running starts there, so a newcomer goes ahead of a greedy caller's backlog instead of behind
-//   it, and one that was away does not bank the time it did not use. A caller gone idle keeps its tag for a second
-//   (sending one request at a time earns nothing), then comes back as a newcomer.
+//   it, and one that was away does not bank the time it did not use. A caller gone idle keeps its
+//   tag for a second (sending one request at a time earns nothing), then comes back as a newcomer.
 // - Loop turns. Turns are handed out on a later turn of the event loop (setImmediate), so the
 //   sockets are read (cheap) before the work starts (not cheap, and synchronous on SQLite), and
 //   after a turn given to a caller whose last one held it past SLOW_TURN_MS the next is handed out
 //   a loop turn later: sockets are read between any two slow statements, and a request that
 //   arrived meanwhile competes for the next turn.
 // - Bounds. Each caller may have `maxQueuedPerCaller` waiting; one more is refused with
-//   RATE_LIMITED and a Retry-After.
+//   RATE_LIMITED and a Retry-After. Work bounded where it comes from (a WebSocket's operations)
+//   asks for an unbounded turn, which waits past that bound and is not counted against it.
 import { AppError } from '../errors.js'
 
 export interface FairSchedulerOptions {
