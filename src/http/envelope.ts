@@ -1,7 +1,7 @@
-// The REST envelope (spec §2): {data, meta: {timestamp}} for one resource, {data: [], meta:
-// {timestamp, pagination}} for a collection (see collection-reply.ts), {error: {code, message,
-// details?}} for a failure. The GET routes represent their items as the query asks (`select`,
-// `include`: src/collections/embedding.ts), with the item schema Represented writes.
+// The REST envelope (README: Envelopes and errors): {data, meta: {timestamp}} for one resource,
+// {data: [], meta: {timestamp, pagination}} for a collection (see collection-reply.ts), {error:
+// {code, message, details?}} for a failure. The GET routes represent their items as the query asks
+// (`select`, `include`: src/collections/embedding.ts), with the item schema Represented writes.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type TObject, type TOptional, type TProperties, type TSchema, Type } from 'typebox'
 import { type Embeddable, embeddingPoints, parseRepresentation, type Representation, representOne, type Shown } from '../collections/embedding.js'

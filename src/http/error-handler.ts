@@ -1,7 +1,7 @@
-// Every failure leaves as the spec's error body. Expected errors (AppError, and the framework's
-// own 4xx) are shown in our words; anything else is masked as INTERNAL_ERROR with the request id,
-// its detail only in the log (core/to-app-error.ts, as for GraphQL). No Fastify message or FST_
-// code reaches the client as it is.
+// Every failure leaves as the service's error body (README: Envelopes and errors). Expected errors
+// (AppError, and the framework's own 4xx) are shown in our words; anything else is masked as
+// INTERNAL_ERROR with the request id, its detail only in the log (core/to-app-error.ts, as for
+// GraphQL). No Fastify message or FST_ code reaches the client as it is.
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, ERROR_STATUS, type ErrorCode, isAppError } from '../errors.js'

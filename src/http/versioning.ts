@@ -1,6 +1,6 @@
-// API versions (spec §9): a path prefix /api/v<N> wins; unversioned paths take the version from
-// `Accept: application/vnd.threadline+json; version=N`, else v1. An unknown version, or an Accept
-// header that admits no JSON at all, is 406.
+// API versions (README: Endpoints): a path prefix /api/v<N> wins; unversioned paths take the
+// version from `Accept: application/vnd.threadline+json; version=N`, else v1. An unknown version,
+// or an Accept header that admits no JSON at all, is 406.
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
 import { isAcceptable, isMediaType, parseAccept } from './accept.js'

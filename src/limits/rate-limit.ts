@@ -1,13 +1,13 @@
-// Rate limiting (spec §8): N points per window per caller — per user when signed in, per client
-// address otherwise — counted by the points limiter (src/limits/limiter.ts): in this process, or
-// in Redis so every instance shares one allowance. An HTTP request takes 1 point when it arrives;
-// work that costs more takes more before it runs (GraphQL: each operation of a batch, each
-// mutation field, and its cost — src/graphql/metering.ts), as does a WebSocket subscribe message.
-// Every answer says where the caller stands, in the X-RateLimit-* headers and in the IETF draft's
-// RateLimit-Policy and RateLimit — answers given before routing (a malformed URL) or before the
-// limit's own hook (a CORS preflight) included; past the allowance, 429 RATE_LIMITED with
-// Retry-After. When the store cannot count (Redis away), the request is let through or refused
-// with 503, by config; either way the failure is logged (once per outage) and counted.
+// Rate limiting (README: Rate limits): N points per window per caller — per user when signed in,
+// per client address otherwise — counted by the points limiter (src/limits/limiter.ts): in this
+// process, or in Redis so every instance shares one allowance. An HTTP request takes 1 point when
+// it arrives; work that costs more takes more before it runs (GraphQL: each operation of a batch,
+// each mutation field, and its cost — src/graphql/metering.ts), as does a WebSocket subscribe
+// message. Every answer says where the caller stands, in the X-RateLimit-* headers and in the IETF
+// draft's RateLimit-Policy and RateLimit — answers given before routing (a malformed URL) or before
+// the limit's own hook (a CORS preflight) included; past the allowance, 429 RATE_LIMITED with
+// Retry-After. When the store cannot count (Redis away), the request is let through or refused with
+// 503, by config; either way the failure is logged (once per outage) and counted.
 import { isIPv6 } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'

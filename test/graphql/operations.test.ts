@@ -1,6 +1,7 @@
-// The spec's GraphQL operations verbatim, and GraphQL itself (named operations, variables,
-// fragments, inline fragments, aliases, __typename) over the same services as REST, with the
-// JIT on (the default: compiled from a document's second use) and off.
+// Named example operations as clients write them (GetUser, CreatePost, AddTodo), and GraphQL
+// itself (named operations, variables, fragments, inline fragments, aliases, __typename) over the
+// same services as REST, with the JIT on (the default: compiled from a document's second use) and
+// off.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Post } from '../../src/posts/posts.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
@@ -32,7 +33,7 @@ describe.each([
     return first
   }
 
-  it("answers the spec query GetUser with the selected fields and the user's posts", async () => {
+  it("answers the query GetUser with the selected fields and the user's posts", async () => {
     const answer = await twice('query GetUser($id: ID!) { user(id: $id) { id name email avatar posts { id title content publishedAt } } }', {
       variables: { id: String(t.alice.id) },
     })
@@ -44,7 +45,7 @@ describe.each([
     expect(answer.body.errors).toBeUndefined()
   })
 
-  it('answers the spec query { users { id name } } with the first page', async () => {
+  it('answers the bare query { users { id name } } with the first page', async () => {
     const answer = await twice('{ users { id name } }')
     expect(answer.body).toEqual({
       data: {
@@ -69,7 +70,7 @@ describe.each([
     })
   })
 
-  it('creates a post with the spec mutation CreatePost, authored by the caller and the same post over REST', async () => {
+  it('creates a post with the mutation CreatePost, authored by the caller and the same post over REST', async () => {
     const answer = await graphql(t, 'mutation CreatePost($input: CreatePostInput!) { createPost(input: $input) { id title content } }', {
       variables: { input: { title: 'Via GraphQL', content: 'Same core' } },
       token: t.tokens.bob,
@@ -81,7 +82,7 @@ describe.each([
     expect(overRest.json().data).toMatchObject({ id: Number(created.id), userId: t.bob.id, title: 'Via GraphQL', status: 'published' })
   })
 
-  it("adds a todo with the spec mutation AddTodo, open and the caller's", async () => {
+  it("adds a todo with the mutation AddTodo, open and the caller's", async () => {
     const answer = await graphql(t, 'mutation AddTodo($text: String!) { addTodo(text: $text) { id text completed __typename } }', {
       variables: { text: 'Water the plants' },
       token: t.tokens.alice,

@@ -1,5 +1,5 @@
 // Property tests: whatever a client sends, the answer is never a 500, and every error is in the
-// spec's error body. Then the values SQLite would take and PostgreSQL refuses, one by one.
+// service's error body. Then the values SQLite would take and PostgreSQL refuses, one by one.
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
@@ -295,7 +295,7 @@ describe('hostile input', () => {
   })
 })
 
-/** The answer is a 4xx in the spec's error shape, with `code` and one detail naming `field`. */
+/** The answer is a 4xx in the service's error shape, with `code` and one detail naming `field`. */
 function expectRefused(res: LightMyRequestResponse, status: number, code: string, field: string) {
   expect(res.statusCode, res.body).toBe(status)
   const { error } = res.json()

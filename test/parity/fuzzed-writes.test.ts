@@ -3,7 +3,7 @@
 // Each case is a short sequence of writes: a route or mutation, a caller, a target among the objects
 // that exist, and a body made from the route's own schema (the one it validates with), either as it
 // is or broken one way (schema-arbitrary.ts). After every request, on each store:
-//   - the status is below 500 and an error is in the spec's envelope (GraphQL: each error has a code);
+//   - the status is below 500 and an error is in the service's envelope (GraphQL: each error has a code);
 //   - a success was allowed: the caller is an admin or owns what was written (object level), and a
 //     caller who is not an admin never changed a role (property level);
 //   - the two stores agree: same status, same error code and details, same data (ids and times aside).
