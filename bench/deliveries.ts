@@ -13,8 +13,15 @@ export interface Subscriber {
 
 const OPEN_AT_ONCE = 200
 
-function subscribe(url: string, postId: string): Promise<Subscriber> {
-  const socket = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws')
+/**
+ * The loopback address subscriber `n` connects from: each its own, as many people's browsers would,
+ * so that the server's per-caller bounds (connections, subscription budget, deliveries) apply to
+ * each subscriber at their defaults. Linux routes all of 127.0.0.0/8 to the loopback interface.
+ */
+const subscriberAddress = (n: number) => `127.1.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`
+
+function subscribe(url: string, postId: string, n: number): Promise<Subscriber> {
+  const socket = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', { localAddress: subscriberAddress(n) })
   const arrivals = new Map<string, number>()
   const query = `subscription { commentAdded(postId: "${postId}") { id content author { name } } }`
   return new Promise((resolve, reject) => {
@@ -48,7 +55,8 @@ export async function untilDelivered(subscribers: readonly Subscriber[], content
 export async function openSubscribers(into: Subscriber[], url: string, postId: string, size: number): Promise<void> {
   const target = into.length + size
   while (into.length < target) {
-    const batch = await Promise.allSettled(Array.from({ length: Math.min(OPEN_AT_ONCE, target - into.length) }, () => subscribe(url, postId)))
+    const opened = into.length
+    const batch = await Promise.allSettled(Array.from({ length: Math.min(OPEN_AT_ONCE, target - opened) }, (_, i) => subscribe(url, postId, opened + i)))
     for (const result of batch) if (result.status === 'fulfilled') into.push(result.value)
     const failed = batch.find((result) => result.status === 'rejected')
     if (failed !== undefined) throw failed.reason

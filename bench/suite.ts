@@ -261,12 +261,8 @@ function threadlineEnv(runDb: string): Record<string, string> {
     LOG_LEVEL: 'info',
     RATE_LIMIT_MAX: '1000000000',
     RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
-    // The fan-out's subscribers all come from this one address: its per-caller bounds (connections,
-    // the shared subscription budget, the delivery allowance) are lifted, as bench:subscriptions
-    // does; the per-event ceiling stays at its default.
-    GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '1000000',
-    GRAPHQL_SUBSCRIPTION_CALLER_COST: '1000000000',
-    GRAPHQL_SUBSCRIPTION_DELIVERY_COST: '1000000000000',
+    // The fan-out's subscribers each connect from an address of their own (bench/deliveries.ts), so
+    // every per-caller bound of subscriptions stays at its default.
   }
 }
 
