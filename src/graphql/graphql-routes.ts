@@ -2,20 +2,20 @@
 // (or a JSON array of up to maxBatch operations), GET /graphql?query=... for queries only, and
 // the answer as application/json or application/graphql-response+json, as the client accepts.
 //
-// Mercurius runs the documents (parse cache, validation with our limit rules, graphql-jit); the
-// HTTP side is ours, so that content negotiation, status codes, CSRF refusal and error shapes
-// follow the specification and the service's error vocabulary. Subscriptions (WebSocket on the
-// same path, SSE on /graphql/stream) are in subscriptions.ts.
+// Mercurius builds the executable schema; the HTTP side is ours, so that content negotiation,
+// status codes, CSRF refusal and error shapes follow the specification and the service's error
+// vocabulary. Subscriptions (WebSocket on the same path, SSE on /graphql/stream) are in
+// subscriptions/subscription-server.ts.
 //
 // Every operation goes through the operation pipeline (operation-pipeline.ts), as those of the
 // WebSocket and the event stream do: its hash resolved (persisted queries, trusted documents), its
-// lexical and shape limits checked on a parse kept by text, its points charged; then mercurius
-// validates and runs it. A document sent with its hash is registered only once its operation has
-// run (it parsed and validated).
+// lexical and shape limits checked on a parse kept by text, its points charged, then validated
+// (once per document) and run (compiled by graphql-jit from its second use). A document sent with
+// its hash is registered only once its operation has run (it parsed and validated).
 // An answer that carries errors is never cached: no-store, and no ETag.
 import fastifyWebsocket from '@fastify/websocket'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { GraphQLError, type GraphQLFormattedError, NoSchemaIntrospectionCustomRule, OperationTypeNode, printSchema, type ValidationRule } from 'graphql'
+import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema, NoSchemaIntrospectionCustomRule, OperationTypeNode, printSchema } from 'graphql'
 import { handleProtocols } from 'graphql-ws'
 import mercurius from 'mercurius'
 import type { Authenticate, CurrentCallers } from '../core/caller.js'
@@ -32,9 +32,9 @@ import { formatError } from './errors.js'
 import { graphiqlRoutes } from '../pages/graphiql.js'
 import { MAX_TOKENS } from './document-limits/parser-guard.js'
 import { costLimitRules } from './document-limits/query-limit-rules.js'
-import { type AdmittedOperation, createOperationPipeline, isRefused, type Payer, type RefusedOperation } from './operation-pipeline.js'
-import { createPersistedQueries, type PersistedQueryStore, type ResolvedOperation } from './persisted-queries.js'
-import { chooseOperation, type OperationParams, readRequestParams } from './request-params.js'
+import { type AdmittedOperation, createOperationPipeline, isRefused, type OperationPipeline, type Payer, type RefusedOperation } from './operation-pipeline.js'
+import { createPersistedQueries, type PersistedQueryStore } from './persisted-queries.js'
+import { chooseOperation, readRequestParams } from './request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLPart, typeDefsOf } from './schema.js'
 import { STREAM_PATH, subscriptionServer, type SubscriptionServerOptions, type SubscriptionStats } from './subscriptions/subscription-server.js'
 
@@ -97,21 +97,9 @@ export async function graphqlRoutes(
   const validationRules = [...costLimitRules(config.limits, listSizes), ...(config.introspection ? [] : [NoSchemaIntrospectionCustomRule])]
   // Without introspection, refusals keep their names of the schema to themselves (formatError).
   app.decorateRequest('graphqlSuggestions', config.introspection)
-  await app.register(mercurius, {
-    schema: typeDefsOf(parts),
-    resolvers: buildResolvers(parts),
-    routes: false,
-    graphiql: false,
-    // Compiled on the second use of a document; 0 keeps graphql-js's interpreter.
-    jit: config.jit ? 1 : 0,
-    // Parsed (and compiled) documents kept: a document of 4,000 tokens can hold most of a
-    // megabyte of AST, so the cache stays small enough that unique documents cannot fill the heap.
-    cache: 128,
-    graphql: { parseOptions: { maxTokens: MAX_TOKENS } },
-    validationRules: [...validationRules, NoSubscriptionsOverHttp],
-    // Errors are formatted here, by the route, not by mercurius.
-    errorFormatter: (execution) => ({ statusCode: 200, response: execution }),
-  })
+  // Mercurius builds the executable schema (app.graphql.schema); every transport's operations are
+  // parsed, validated and run by the operation pipeline, so mercurius keeps no documents of its own.
+  await app.register(mercurius, { schema: typeDefsOf(parts), resolvers: buildResolvers(parts), routes: false, graphiql: false, jit: 0, cache: false })
 
   const persisted = createPersistedQueries(config.persistedQueries, persistedQueryStore, { allowance: persistedQueryAllowance, log: app.log })
   const pipeline = createOperationPipeline({
@@ -121,6 +109,7 @@ export async function graphqlRoutes(
     maxTokens: MAX_TOKENS,
     persisted,
     validationRules,
+    jit: config.jit,
   })
   // The rate limit counts the work a request asks, all of it before any of it runs: its
   // operations, their mutation fields and their cost (src/graphql/metering.ts). The request took 1 point on arrival.
@@ -129,8 +118,8 @@ export async function graphqlRoutes(
     async (points) =>
       chargeRateLimit?.(request, reply, points - 1)
   /** Runs the operation, then registers its document if it was sent with its hash and ran: one refused before execution is not kept. */
-  const runAndRegister = async (request: FastifyRequest, reply: FastifyReply, operation: ResolvedOperation) => {
-    const answer = await run(request, reply, operation)
+  const runAndRegister = async (request: FastifyRequest, operation: AdmittedOperation) => {
+    const answer = await run(pipeline, app.graphql.schema, request, operation)
     if (answer.outcome === 'executed') await persisted.register(operation, callerKey(request, request.caller ?? null))
     return answer
   }
@@ -144,7 +133,7 @@ export async function graphqlRoutes(
     const operation = await pipeline.admit(request, readRequestParams(request.body, 'body'))
     if (isRefused(operation)) return send(reply, media, refusalAnswer(operation))
     await pipeline.charge([operation], payer(request, reply))
-    return send(reply, media, await runAndRegister(request, reply, operation))
+    return send(reply, media, await runAndRegister(request, operation))
   })
 
   attachSubscriptions(app.graphql.schema, parts)
@@ -160,7 +149,6 @@ export async function graphqlRoutes(
     activeSubscriptions,
     events,
     schedule,
-    jit: config.jit,
   })
   // WebSockets close with 1001 when the server goes away, after what was queued for them is sent
   // (cut a second later if they do not close).
@@ -204,7 +192,7 @@ export async function graphqlRoutes(
         return send(reply, media, { outcome: 'request-error', body: { errors: [formatError(error, request)] } })
       }
       await pipeline.charge([operation], payer(request, reply))
-      return send(reply, media, await runAndRegister(request, reply, operation))
+      return send(reply, media, await runAndRegister(request, operation))
     },
   })
 
@@ -226,45 +214,30 @@ export async function graphqlRoutes(
     await pipeline.charge(admitted, payer(request, reply))
     // One after the other: mutations in a batch apply in the order given.
     const bodies = []
-    for (const operation of admitted) bodies.push((isRefused(operation) ? refusalAnswer(operation) : await runAndRegister(request, reply, operation)).body)
+    for (const operation of admitted) bodies.push((isRefused(operation) ? refusalAnswer(operation) : await runAndRegister(request, operation)).body)
     return reply.code(200).type(media).send(bodies)
   }
 }
 
-/** Validation and execution, by mercurius, of an operation the pipeline has admitted and charged. */
-async function run(request: FastifyRequest, reply: FastifyReply, params: OperationParams): Promise<Answer> {
-  const source = cacheKeyOf(params)
-  if (source === undefined) {
-    const unknown = new GraphQLError(`Unknown operation named "${params.operationName}".`)
-    return { outcome: 'request-error', body: { errors: [formatError(unknown, request)] } }
+/**
+ * Validation (with the refusal of subscriptions, which HTTP cannot carry) and execution of an
+ * operation the pipeline has admitted and charged: the stages every transport shares.
+ */
+async function run(pipeline: OperationPipeline, schema: GraphQLSchema, request: FastifyRequest, operation: AdmittedOperation): Promise<Answer> {
+  const { document, operationName } = operation
+  const refused = pipeline.validate(document)
+  if (refused.length > 0) return { outcome: 'request-error', body: { errors: refused.map((error) => formatError(error, request)) } }
+  const chosen = chooseOperation(document, operationName)
+  if (chosen instanceof GraphQLError) return { outcome: 'request-error', body: { errors: [formatError(chosen, request)] } }
+  if (chosen.operation === OperationTypeNode.SUBSCRIPTION) {
+    return { outcome: 'request-error', body: { errors: [formatError(new GraphQLError(SUBSCRIPTIONS_ELSEWHERE, { nodes: chosen }), request)] } }
   }
   const context: GraphQLContext = { caller: request.caller, loaders: new Loaders(() => request.caller) }
-  try {
-    const result = await reply.graphql(source, context, params.variables, params.operationName)
-    const errors = result.errors?.map((error) => formatError(error, request))
-    // No data at all: the operation never started (its variables were refused, or it was not found).
-    if (result.data === undefined) return { outcome: 'request-error', body: { errors } }
-    return { outcome: 'executed', body: errors?.length ? { errors, data: result.data } : { data: result.data } }
-  } catch (error) {
-    const refused = (error as { code?: string; errors?: unknown }).errors
-    if ((error as { code?: string }).code === 'MER_ERR_GQL_VALIDATION' && Array.isArray(refused)) {
-      return { outcome: 'request-error', body: { errors: refused.map((e) => formatError(asGraphQLError(e), request)) } }
-    }
-    throw error
-  }
-}
-
-/**
- * The text mercurius caches (and compiles) the document under. Its compiled form runs the
- * operation it was compiled for, whatever operationName a later request gives: so each named
- * operation gets a key of its own, the document with a comment naming it (a comment changes
- * neither the tokens counted nor the locations of errors). undefined: a name no operation can have.
- */
-function cacheKeyOf(params: OperationParams): string | undefined {
-  const name = params.operationName
-  if (name === undefined) return params.query
-  if (!/^[_A-Za-z][_0-9A-Za-z]*$/.test(name)) return undefined
-  return `${params.query}\n# operation ${name}`
+  const result = await pipeline.execute({ schema, document, contextValue: context, variableValues: operation.variables, operationName })
+  const errors = result.errors?.map((error) => formatError(error, request))
+  // No data at all: the operation never started (its variables were refused).
+  if (result.data === undefined) return { outcome: 'request-error', body: { errors } }
+  return { outcome: 'executed', body: errors?.length ? { errors, data: result.data } : { data: result.data } }
 }
 
 /**
@@ -310,18 +283,6 @@ function refuseOutsideQuery(operation: AdmittedOperation): OperationTypeNode.MUT
 }
 
 const SUBSCRIPTIONS_ELSEWHERE = `Subscriptions are served over WebSocket at ${GRAPHQL_PATH} (graphql-transport-ws) or Server-Sent Events at ${STREAM_PATH} (graphql-sse)`
-
-/** A subscription sent over plain HTTP would run once and end: it is refused, and told where to go. */
-const NoSubscriptionsOverHttp: ValidationRule = (context) => ({
-  OperationDefinition(node) {
-    if (node.operation === OperationTypeNode.SUBSCRIPTION) {
-      context.reportError(new GraphQLError(SUBSCRIPTIONS_ELSEWHERE, { nodes: node }))
-    }
-  },
-})
-
-const asGraphQLError = (error: unknown): GraphQLError =>
-  error instanceof GraphQLError ? error : new GraphQLError(error instanceof Error ? error.message : String(error))
 
 /** POST bodies are application/json only: what a cross-site form can send (and merge-patch) is refused. */
 function requireJsonBody(request: FastifyRequest): void {

@@ -2,12 +2,11 @@
 // pipeline has admitted and charged it: validated as the HTTP endpoint validates, picked out of
 // its document, its cost reserved from the
 // caller's subscription budget, and run by graphql's subscribe with each event admitted by that
-// budget; a query or mutation run by graphql's execute in a turn of its caller's, taken from the
+// budget; a query or mutation run by the pipeline's execute in a turn of its caller's, taken from the
 // scheduler HTTP requests take theirs from (src/limits/fair-scheduler.ts); its results' errors
 // formatted as the HTTP endpoint's are.
 import type { FastifyRequest } from 'fastify'
-import { type DocumentNode, execute, type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLSchema, OperationTypeNode, subscribe } from 'graphql'
-import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit'
+import { type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLSchema, OperationTypeNode, subscribe } from 'graphql'
 import type { TurnOptions } from '../../limits/fair-scheduler.js'
 import { callerKey } from '../../limits/rate-limit.js'
 import type { Seat } from '../connection-rights.js'
@@ -21,8 +20,8 @@ import { badRequest, FormattedError } from './formatted-error.js'
 
 export interface OperationPreparationOptions {
   schema: () => GraphQLSchema
-  /** Where the operation was admitted; its validation is the pipeline's too. */
-  pipeline: Pick<OperationPipeline, 'validate'>
+  /** Where the operation was admitted; its validation and execution are the pipeline's too. */
+  pipeline: Pick<OperationPipeline, 'validate' | 'execute'>
   /** The page sizes the cost model counts a list by (as the HTTP endpoint's). */
   listSizes: ListSizes
   /** Where a subscription's cost is claimed from while it runs. */
@@ -33,24 +32,6 @@ export interface OperationPreparationOptions {
    * A bounded turn is refused RATE_LIMITED when the caller has too many waiting.
    */
   schedule: (<T>(callerKey: string, work: () => Promise<T>, options: TurnOptions) => Promise<T>) | undefined
-  /** Compile a document's query or mutation with graphql-jit on its second use, as the HTTP endpoint does (GRAPHQL_JIT). */
-  jit: boolean
-}
-
-/** The uses of a document, and its operations compiled from the second one (by operation name; '' for the only one). */
-interface Compiled {
-  uses: number
-  readonly byOperation: Map<string, CompiledQuery | undefined>
-}
-
-/** The operation compiled by graphql-jit, or undefined where it refuses or fails to (the interpreter then runs it, as before). */
-function compile(args: ExecutionArgs): CompiledQuery | undefined {
-  try {
-    const query = compileQuery(args.schema, args.document, args.operationName ?? undefined)
-    return isCompiledQuery(query) ? query : undefined
-  } catch {
-    return undefined
-  }
 }
 
 /** The context of one operation on a long-lived connection: its caller is read from the seat each time. */
@@ -72,11 +53,6 @@ export class OperationPreparation {
 
   /** The caller a query's or mutation's turn is taken for, by the context of its operation. */
   private readonly turnsFor = new WeakMap<object, string>()
-  /**
-   * Compiled operations, by document: the pipeline keeps one document object per text (its parse
-   * cache), so a document sent again finds its compiled form, which goes with the document.
-   */
-  private readonly compiled = new WeakMap<DocumentNode, Compiled>()
 
   /**
    * graphql's execute in a turn of the operation's caller. The turn waits however many of the
@@ -86,28 +62,9 @@ export class OperationPreparation {
   readonly execute = async (args: ExecutionArgs): Promise<ExecutionResult> => {
     const key = this.turnsFor.get(args.contextValue as object)
     const { schedule } = this.options
-    if (key === undefined || schedule === undefined) return this.run(args)
-    return schedule(key, async () => this.run(args), { queued: 'unbounded' })
-  }
-
-  /**
-   * A query or mutation run by graphql-jit from its document's second use (graphql's interpreter
-   * took 60 ms of the loop at once for 9 aliased pages of 100 users with their posts, over a
-   * WebSocket, where the HTTP endpoint's compiled form took 28), else by graphql's execute.
-   */
-  private async run(args: ExecutionArgs): Promise<ExecutionResult> {
-    if (!this.options.jit) return execute(args)
-    let compiled = this.compiled.get(args.document)
-    if (compiled === undefined) {
-      compiled = { uses: 0, byOperation: new Map() }
-      this.compiled.set(args.document, compiled)
-    }
-    if (++compiled.uses < 2) return execute(args)
-    const name = args.operationName ?? ''
-    if (!compiled.byOperation.has(name)) compiled.byOperation.set(name, compile(args))
-    const query = compiled.byOperation.get(name)
-    if (query === undefined) return execute(args)
-    return query.query(args.rootValue, args.contextValue, args.variableValues ?? {})
+    const { pipeline } = this.options
+    if (key === undefined || schedule === undefined) return pipeline.execute(args)
+    return schedule(key, async () => pipeline.execute(args), { queued: 'unbounded' })
   }
 
   /**

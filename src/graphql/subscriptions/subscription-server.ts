@@ -45,8 +45,6 @@ export interface SubscriptionServerOptions {
   events: Pick<Events<CallerTopics>, 'subscribe'>
   /** Runs a query's or mutation's execution in a turn of its caller's, as HTTP requests take theirs (OperationPreparation). */
   schedule: OperationPreparationOptions['schedule']
-  /** Compile queries and mutations sent again with graphql-jit, as the HTTP endpoint does (GRAPHQL_JIT). */
-  jit: boolean
 }
 
 /** What the service counts, for tests and (later) metrics. */
@@ -79,7 +77,6 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
     listSizes: options.listSizes,
     budget,
     schedule: options.schedule,
-    jit: options.jit,
   })
   const shared = { schema: options.schema, limits, counter, rights, operations, slowConsumers, pipeline: options.pipeline }
 
