@@ -115,8 +115,10 @@ export function commentsResolvers(comments: CommentsService, userById: Reference
     },
     Comment: {
       // A comment delivered by a subscription carries its author and post, read when it was made.
-      author: (comment: CommentSource, _args: unknown, context: GraphQLContext) => comment.authorUser ?? userById(context, comment.authorId),
-      post: (comment: CommentSource, _args: unknown, context: GraphQLContext) => comment.postObject ?? postById(context, comment.postId),
+      author: (comment: CommentSource, _args: unknown, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        comment.authorUser ?? userById(context, comment.authorId, info),
+      post: (comment: CommentSource, _args: unknown, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        comment.postObject ?? postById(context, comment.postId, info),
     },
     Mutation: {
       // The post is in the input here, in the path over REST: the body schema checks the rest.

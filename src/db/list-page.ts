@@ -33,7 +33,7 @@ export const MAX_INDEXED_CANDIDATES = 1_000
 export const MAX_COUNTED_TOTAL = MAX_OFFSET_ITEMS
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the list query's tables and joins vary by caller
-type AnySelect = SelectQueryBuilder<any, any, any>
+export type AnySelect = SelectQueryBuilder<any, any, any>
 
 export interface RowPage<Row> {
   readonly rows: Row[]

@@ -24,8 +24,11 @@ export interface WindowArgs {
   page?: number | null
 }
 
-/** An object by id, read in the operation's batch (`userReference` in users.graphql.ts). */
-export type Reference<T> = (context: GraphQLContext, id: number) => Promise<T>
+/**
+ * An object by id, read in the operation's batch (`userReference` in users.graphql.ts); given the
+ * field's `info`, only the columns its selection needs.
+ */
+export type Reference<T> = (context: GraphQLContext, id: number, info?: GraphQLResolveInfo) => Promise<T>
 
 type ReadWindow<T> = (caller: Caller | null, parentIds: readonly number[], window: ListWindow) => Promise<Map<number, T[]>>
 type ReadMany<T> = (caller: Caller | null, ids: readonly number[]) => Promise<Map<number, T>>

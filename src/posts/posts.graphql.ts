@@ -12,7 +12,10 @@ import type { User } from '../users/users.schemas.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
 import { described } from '../graphql/error-codes.js'
 import { CreatePostBody, type Post, PostsCollection, UpdatePostBody } from './posts.schemas.js'
-import type { PostsService } from './posts.service.js'
+import { type PostsService, postFields } from './posts.service.js'
+import type { Columns } from '../db/projection.js'
+import type { PostRow } from '../db/tables.js'
+import { selectionOf, type Selector } from '../graphql/selection.js'
 
 export const postsTypeDefs = /* GraphQL */ `
 "A post by a user. Drafts are seen only by their author and admins."
@@ -86,25 +89,33 @@ extend type Mutation {
 }
 `
 
-/** A Post by id, in the operation's batch, if the caller may see it; else NOT_FOUND at its field. */
+/** The columns of the fields a Post field selects. */
+const selected: Selector<Columns<PostRow>> = { path: [], select: (fields) => postFields.columnsFor(fields) }
+
+/** A Post by id, in the operation's batch (of the same columns), if the caller may see it; else NOT_FOUND at its field. */
 export const postReference =
   (posts: PostsService): Reference<Post> =>
-  (context, id) =>
-    context.loaders.one(
-      'Post',
+  (context, id, info) => {
+    const columns = info === undefined ? postFields.all : selectionOf(info, selected)
+    return context.loaders.one(
+      `Post:${columns.key}`,
       id,
-      (caller, ids) => posts.getMany(caller, ids),
+      (caller, ids) => posts.getMany(caller, ids, columns),
       () => notFound('Post'),
     )
+  }
 
 export function postsResolvers(posts: PostsService, userById: Reference<User>) {
   return {
     Query: {
-      post: (_: unknown, args: { id: string }, context: GraphQLContext) => posts.get(context.caller, undefined, args.id),
+      post: (_: unknown, args: { id: string }, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        posts.get(context.caller, undefined, args.id, selectionOf(info, selected)),
     },
     User: {
-      posts: (user: User, args: WindowArgs, context: GraphQLContext) =>
-        context.loaders.list('User.posts', args, user.id, (caller, ids, window) => posts.listOfUsers(caller, ids, window)),
+      posts: (user: User, args: WindowArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
+        const columns = selectionOf(info, selected)
+        return context.loaders.list(`User.posts:${columns.key}`, args, user.id, (caller, ids, window) => posts.listOfUsers(caller, ids, window, columns))
+      },
       postsConnection: (user: User, args: ConnectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>
         nestedConnection(
           {
@@ -122,7 +133,7 @@ export function postsResolvers(posts: PostsService, userById: Reference<User>) {
         ),
     },
     Post: {
-      author: (post: Post, _args: unknown, context: GraphQLContext) => userById(context, post.userId),
+      author: (post: Post, _args: unknown, context: GraphQLContext, info: GraphQLResolveInfo) => userById(context, post.userId, info),
     },
     Mutation: {
       createPost: mutation({ input: CreatePostBody }, (input, _args, context) => posts.create(context.caller, requireSignedIn(context.caller).userId, input)),

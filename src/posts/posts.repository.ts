@@ -6,15 +6,22 @@ import { forWrite } from '../db/write-transaction.js'
 import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../collections/pagination.js'
+import type { Columns } from '../db/projection.js'
 import { type DraftVisibility, visible } from './post-visibility.js'
 
-export function findPostById(db: Db, id: number): Promise<PostRow | undefined> {
-  return forWrite(db, db.selectFrom('posts').selectAll().where('id', '=', id)).executeTakeFirst()
+/** The posts table with the columns given (the whole row without them); a row read so holds only those. */
+function posts(db: Db, columns: Columns<PostRow> | undefined) {
+  const from = db.selectFrom('posts')
+  return columns === undefined || columns.all ? from.selectAll() : (from.select(columns.names) as unknown as ReturnType<typeof from.selectAll>)
 }
 
-export function findPostsByIds(db: Db, ids: readonly number[], visibility: DraftVisibility): Promise<PostRow[]> {
+export function findPostById(db: Db, id: number, columns?: Columns<PostRow>): Promise<PostRow | undefined> {
+  return forWrite(db, posts(db, columns).where('id', '=', id)).executeTakeFirst()
+}
+
+export function findPostsByIds(db: Db, ids: readonly number[], visibility: DraftVisibility, columns?: Columns<PostRow>): Promise<PostRow[]> {
   if (ids.length === 0) return Promise.resolve([])
-  return db.selectFrom('posts').selectAll().where('id', 'in', ids).where(visible('posts', visibility)).execute()
+  return posts(db, columns).where('id', 'in', ids).where(visible('posts', visibility)).execute()
 }
 
 /**
@@ -22,7 +29,13 @@ export function findPostsByIds(db: Db, ids: readonly number[], visibility: Draft
  * the window by the (user_id, id) index, then those posts by key. The cost follows the window,
  * never the size of a user's whole list.
  */
-export function listPostsOfUsers(db: Db, userIds: readonly number[], window: ListWindow, visibility: DraftVisibility): Promise<PostRow[]> {
+export function listPostsOfUsers(
+  db: Db,
+  userIds: readonly number[],
+  window: ListWindow,
+  visibility: DraftVisibility,
+  columns?: Columns<PostRow>,
+): Promise<PostRow[]> {
   if (userIds.length === 0) return Promise.resolve([])
   const windowIds = (eb: WindowBuilder) =>
     eb
@@ -33,9 +46,8 @@ export function listPostsOfUsers(db: Db, userIds: readonly number[], window: Lis
       .orderBy('p.id', window.order ?? 'asc')
       .limit(window.limit)
       .offset(window.offset)
-  return factsOf(db)
-    .joinWindow(db.selectFrom('users as parent'), 'posts', windowIds)
-    .selectAll('posts')
+  const joined = factsOf(db).joinWindow(db.selectFrom('users as parent'), 'posts', windowIds)
+  return (columns === undefined || columns.all ? joined.selectAll('posts') : joined.select(columns.names.map((column) => `posts.${column}`)))
     .where('parent.id', 'in', userIds)
     .orderBy('posts.id', window.order ?? 'asc')
     .execute() as Promise<PostRow[]>

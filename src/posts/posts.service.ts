@@ -15,6 +15,7 @@ import * as repo from './posts.repository.js'
 import type { DraftVisibility } from './post-visibility.js'
 import type { CreatePostInput, Post, UpdatePostInput } from './posts.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
+import { type Columns, Projection } from '../db/projection.js'
 
 export type PostsService = ReturnType<typeof createPostsService>
 
@@ -27,20 +28,26 @@ export function createPostsService({ db }: { db: Db }) {
     },
 
     /** `userId` undefined: the post is found by its id alone. */
-    async get(caller: Caller | null, userId: IdInput | undefined, postId: IdInput): Promise<Post> {
-      return toPost(await loadVisiblePost(db, caller, userId, postId))
+    /** `columns`: only those are read, and only their fields set. */
+    async get(caller: Caller | null, userId: IdInput | undefined, postId: IdInput, columns: Columns<PostRow> = postFields.all): Promise<Post> {
+      return postFields.read(await loadVisiblePost(db, caller, userId, postId, columns), columns)
     },
 
-    /** The posts with these ids that the caller may see, by id; the others are absent. */
-    async getMany(caller: Caller | null, ids: readonly number[]): Promise<Map<number, Post>> {
-      const rows = await repo.findPostsByIds(db, ids, draftVisibility(caller))
-      return new Map(rows.map((row) => [row.id, toPost(row)]))
+    /** The posts with these ids that the caller may see, by id; the others are absent. `columns`: only those are read. */
+    async getMany(caller: Caller | null, ids: readonly number[], columns: Columns<PostRow> = postFields.all): Promise<Map<number, Post>> {
+      const rows = await repo.findPostsByIds(db, ids, draftVisibility(caller), columns)
+      return new Map(rows.map((row) => [row.id, postFields.read(row, columns)]))
     },
 
-    /** The same window of each user's posts, by user id, in one read. */
-    async listOfUsers(caller: Caller | null, userIds: readonly number[], window: ListWindow): Promise<Map<number, Post[]>> {
-      const rows = await repo.listPostsOfUsers(db, userIds, window, draftVisibility(caller))
-      return groupByParent(rows, (row) => row.user_id, toPost)
+    /** The same window of each user's posts, by user id, in one read. `columns`: only those are read. */
+    async listOfUsers(
+      caller: Caller | null,
+      userIds: readonly number[],
+      window: ListWindow,
+      columns: Columns<PostRow> = postFields.all,
+    ): Promise<Map<number, Post[]>> {
+      const rows = await repo.listPostsOfUsers(db, userIds, window, draftVisibility(caller), columns)
+      return groupByParent(rows, (row) => row.user_id, (row) => postFields.read(row, columns))
     },
 
     /** How many posts of each user the caller may see, by user id, each counted up to `atMost`, in one read. */
@@ -124,9 +131,15 @@ export const draftVisibility = (caller: Caller | null): DraftVisibility => ({
  * caller may see it: NOT_FOUND when the user or the post does not exist, when the post belongs to
  * someone else, or when it is a draft the caller may not see.
  */
-export async function loadVisiblePost(db: Db, caller: Caller | null, userId: IdInput | undefined, postId: IdInput): Promise<PostRow> {
+export async function loadVisiblePost(
+  db: Db,
+  caller: Caller | null,
+  userId: IdInput | undefined,
+  postId: IdInput,
+  columns?: Columns<PostRow>,
+): Promise<PostRow> {
   const id = parseId(postId)
-  const post = id === undefined ? undefined : await repo.findPostById(db, id)
+  const post = id === undefined ? undefined : await repo.findPostById(db, id, columns)
   const elsewhere = userId !== undefined && post?.user_id !== parseId(userId)
   if (post === undefined || elsewhere || (post.status === 'draft' && !maySeeDrafts(caller, post.user_id))) {
     throw notFound('Post')
@@ -144,6 +157,22 @@ function changedColumns(current: PostRow, input: UpdatePostInput): PostRowChange
   }
   return changes
 }
+
+/** Where each field of a Post is read from; its author and status are always read (they decide who sees it, and group it by author). */
+export const postFields = new Projection<PostRow, Post>(
+  {
+    id: { column: 'id' },
+    userId: { column: 'user_id' },
+    title: { column: 'title' },
+    content: { column: 'content' },
+    status: { column: 'status' },
+    publishedAt: { column: 'published_at', read: toIsoTimestamp },
+    createdAt: { column: 'created_at', read: toIsoTimestamp },
+    updatedAt: { column: 'updated_at', read: toIsoTimestamp },
+  },
+  ['id', 'user_id', 'status'],
+  (row) => toPost(row),
+)
 
 export function toPost(row: PostRow): Post {
   return {

@@ -83,7 +83,7 @@ export function todosResolvers(todos: TodosService, userById: Reference<User>) {
         ),
     },
     Todo: {
-      user: (todo: Todo, _args: unknown, context: GraphQLContext) => userById(context, todo.userId),
+      user: (todo: Todo, _args: unknown, context: GraphQLContext, info: GraphQLResolveInfo) => userById(context, todo.userId, info),
     },
     Mutation: {
       // The text comes as an argument of its own, not in an input object.

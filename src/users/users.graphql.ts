@@ -18,7 +18,10 @@ import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
 import { described } from '../graphql/error-codes.js'
 import { CreateUserBody, UpdateUserBody, type User, UsersCollection } from './users.schemas.js'
-import type { UsersService } from './users.service.js'
+import { type UsersService, userFields } from './users.service.js'
+import type { Columns } from '../db/projection.js'
+import type { UserRow } from '../db/tables.js'
+import { selectionOf, type Selector } from '../graphql/selection.js'
 
 export const usersTypeDefs = /* GraphQL */ `
 "A person who writes posts and comments and keeps todos. Anyone may read users."
@@ -116,26 +119,33 @@ extend type Mutation {
 }
 `
 
-/** A User by id, in the operation's batch; a missing one is NOT_FOUND at its field, never a silent null. */
+/** The columns of the fields a User field selects, and of a page's items. */
+const selected: Selector<Columns<UserRow>> = { path: [], select: (fields) => userFields.columnsFor(fields) }
+const selectedItems: Selector<Columns<UserRow>> = { path: ['items'], select: (fields) => userFields.columnsFor(fields) }
+
+/** A User by id, in the operation's batch (of the same columns); a missing one is NOT_FOUND at its field, never a silent null. */
 export const userReference =
   (users: UsersService): Reference<User> =>
-  (context, id) =>
-    context.loaders.one(
-      'User',
+  (context, id, info) => {
+    const columns = info === undefined ? userFields.all : selectionOf(info, selected)
+    return context.loaders.one(
+      `User:${columns.key}`,
       id,
-      (caller, ids) => users.getMany(caller, ids),
+      (caller, ids) => users.getMany(caller, ids, columns),
       () => notFound('User'),
     )
+  }
 
 export function usersResolvers(users: UsersService) {
   return {
     Query: {
-      user: (_: unknown, args: { id: string }, context: GraphQLContext) => users.get(context.caller, args.id),
-      users: async (_: unknown, args: CollectionArgs, context: GraphQLContext) =>
-        (await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal: false }))).items,
+      user: (_: unknown, args: { id: string }, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        users.get(context.caller, args.id, selectionOf(info, selected)),
+      users: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        (await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal: false }), selectionOf(info, selected))).items,
       usersPage: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
         const withTotal = ['total', 'totalCapped', 'pages'].some((field) => selects(info, ['pageInfo', field]))
-        return toPageResult(await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal })))
+        return toPageResult(await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal }), selectionOf(info, selectedItems)))
       },
       usersConnection: async (
         _: unknown,
@@ -146,7 +156,8 @@ export function usersResolvers(users: UsersService) {
         const plan = toConnectionPlan(UsersCollection, args, { withTotal: selectsTotalCount(info) })
         return toConnection(plan, await users.list(context.caller, plan.query))
       },
-      viewer: (_: unknown, _args: unknown, context: GraphQLContext) => (context.caller === null ? null : users.get(context.caller, context.caller.userId)),
+      viewer: (_: unknown, _args: unknown, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        context.caller === null ? null : users.get(context.caller, context.caller.userId, selectionOf(info, selected)),
     },
     Mutation: {
       createUser: mutation({ input: CreateUserBody }, (input, _args, context) => users.create(context.caller, input)),

@@ -3,16 +3,23 @@ import { sql } from 'kysely'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { forWrite } from '../db/write-transaction.js'
-import { listPage, type RowPage } from '../db/list-page.js'
+import { type AnySelect, listPage, type RowPage } from '../db/list-page.js'
 import type { NewUserRow, UserRow, UserRowChanges } from '../db/tables.js'
+import type { Columns } from '../db/projection.js'
 
-export function findUserById(db: Db, id: number): Promise<UserRow | undefined> {
-  return forWrite(db, db.selectFrom('users').selectAll().where('id', '=', id)).executeTakeFirst()
+/** The users table with the columns given (the whole row without them); a row read so holds only those. */
+function users(db: Db, columns: Columns<UserRow> | undefined) {
+  const from = db.selectFrom('users')
+  return columns === undefined || columns.all ? from.selectAll() : (from.select(columns.names) as unknown as ReturnType<typeof from.selectAll>)
 }
 
-export function findUsersByIds(db: Db, ids: readonly number[]): Promise<UserRow[]> {
+export function findUserById(db: Db, id: number, columns?: Columns<UserRow>): Promise<UserRow | undefined> {
+  return forWrite(db, users(db, columns).where('id', '=', id)).executeTakeFirst()
+}
+
+export function findUsersByIds(db: Db, ids: readonly number[], columns?: Columns<UserRow>): Promise<UserRow[]> {
   if (ids.length === 0) return Promise.resolve([])
-  return db.selectFrom('users').selectAll().where('id', 'in', ids).execute()
+  return users(db, columns).where('id', 'in', ids).execute()
 }
 
 /** Case-insensitive, served by the unique index on lower(email). */
@@ -24,8 +31,9 @@ export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefi
     .executeTakeFirst()
 }
 
-export function listUsers(db: Db, query: CollectionQuery): Promise<RowPage<UserRow>> {
-  return listPage<UserRow>(db, { from: (executor) => executor.selectFrom('users'), select: (q) => q.selectAll(), query })
+export function listUsers(db: Db, query: CollectionQuery, columns?: Columns<UserRow>): Promise<RowPage<UserRow>> {
+  const select = columns === undefined || columns.all ? (q: AnySelect) => q.selectAll() : (q: AnySelect) => q.select(columns.names)
+  return listPage<UserRow>(db, { from: (executor) => executor.selectFrom('users'), select, query })
 }
 
 /** The admins, counted; in a write transaction they stay admins until it ends (the last-admin rule). */

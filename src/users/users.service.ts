@@ -17,6 +17,7 @@ import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords.js
 import * as repo from './users.repository.js'
 import type { CreateUserInput, ReplaceUserInput, UpdateUserInput, User } from './users.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
+import { type Columns, Projection, sortColumns } from '../db/projection.js'
 
 export interface UsersServiceDeps {
   db: Db
@@ -71,17 +72,20 @@ export function createUsersService({ db, events, passwordChanges }: UsersService
       return (id === undefined ? await repo.findUserByEmail(db, user) : await repo.findUserById(db, id))?.id
     },
 
-    async list(_caller: Caller | null, query: CollectionQuery): Promise<CollectionPage<User>> {
-      return toCollectionPage(query, await repo.listUsers(db, query), toUser)
+    /** `columns`: only those are read, and only their fields set (the sort keys are read too, for the cursors). */
+    async list(_caller: Caller | null, query: CollectionQuery, columns: Columns<UserRow> = userFields.all): Promise<CollectionPage<User>> {
+      const read = userFields.plus(columns, sortColumns(query))
+      return toCollectionPage(query, await repo.listUsers(db, query, read), (row) => userFields.read(row, read))
     },
 
-    async get(_caller: Caller | null, id: IdInput): Promise<User> {
-      return toUser(await loadUser(db, id))
+    /** `columns`: only those are read, and only their fields set. */
+    async get(_caller: Caller | null, id: IdInput, columns: Columns<UserRow> = userFields.all): Promise<User> {
+      return userFields.read(await loadUser(db, id, columns), columns)
     },
 
-    /** The users with these ids, by id; missing ones are absent. */
-    async getMany(_caller: Caller | null, ids: readonly number[]): Promise<Map<number, User>> {
-      return new Map((await repo.findUsersByIds(db, ids)).map((row) => [row.id, toUser(row)]))
+    /** The users with these ids, by id; missing ones are absent. `columns`: only those are read. */
+    async getMany(_caller: Caller | null, ids: readonly number[], columns: Columns<UserRow> = userFields.all): Promise<Map<number, User>> {
+      return new Map((await repo.findUsersByIds(db, ids, columns)).map((row) => [row.id, userFields.read(row, columns)]))
     },
 
     async create(caller: Caller | null, input: CreateUserInput): Promise<User> {
@@ -161,10 +165,10 @@ export function createUsersService({ db, events, passwordChanges }: UsersService
   }
 }
 
-/** The user with this id, or NOT_FOUND. */
-export async function loadUser(db: Db, id: IdInput): Promise<UserRow> {
+/** The user with this id, or NOT_FOUND; `columns`: only those are read. */
+export async function loadUser(db: Db, id: IdInput, columns?: Columns<UserRow>): Promise<UserRow> {
   const userId = parseId(id)
-  const row = userId === undefined ? undefined : await repo.findUserById(db, userId)
+  const row = userId === undefined ? undefined : await repo.findUserById(db, userId, columns)
   if (row === undefined) throw notFound('User')
   return row
 }
@@ -196,6 +200,22 @@ async function translateConflicts<T>(write: () => Promise<T>): Promise<T> {
     throw error
   }
 }
+
+/** Where each field of a User is read from (a read of some fields takes only their columns). */
+export const userFields = new Projection<UserRow, User>(
+  {
+    id: { column: 'id' },
+    name: { column: 'name' },
+    email: { column: 'email' },
+    age: { column: 'age' },
+    avatar: { column: 'avatar' },
+    role: { column: 'role' },
+    createdAt: { column: 'created_at', read: toIsoTimestamp },
+    updatedAt: { column: 'updated_at', read: toIsoTimestamp },
+  },
+  ['id'],
+  (row) => toUser(row),
+)
 
 export function toUser(row: UserRow): User {
   return {

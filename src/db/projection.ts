@@ -1,0 +1,100 @@
+// Reads of only the columns a caller will show. A GraphQL operation names the fields it wants
+// (`posts { id title }`): its reads select those fields' columns and no others, so a post's
+// content is never read, copied or sorted for a list of titles. Each feature declares which column
+// each field of its entity comes from; a read without a projection takes the whole row, as before.
+
+/** Where one field of an entity comes from: its column, and how the stored value becomes the field's. */
+export interface FieldSource<Row> {
+  readonly column: keyof Row & string
+  readonly read?: (value: never) => unknown
+}
+
+/**
+ * A set of a table's columns to read, made by a Projection (one object per set, so it can key a
+ * cache or a batch). A row read with it holds those columns only; `all` when it is the whole row.
+ */
+export interface Columns<Row> {
+  readonly names: readonly (keyof Row & string)[]
+  /** The names joined: the same set gives the same key, and the same SQL text. */
+  readonly key: string
+  readonly all: boolean
+}
+
+interface ColumnsOf<Row, Entity> extends Columns<Row> {
+  /** The entity's fields these columns give, and how each is read. */
+  readonly fields: readonly (readonly [keyof Entity & string, keyof Row & string, ((value: never) => unknown) | undefined])[]
+}
+
+/** The most column sets a projection keeps (each is a few names): a document cannot make more than its fields allow. */
+const MAX_SETS = 256
+
+export class Projection<Row extends object, Entity extends object> {
+  /** Every column, in the table's declared order. */
+  readonly all: Columns<Row>
+  private readonly order: readonly (keyof Row & string)[]
+  private readonly sets = new Map<string, ColumnsOf<Row, Entity>>()
+
+  /**
+   * `sources`: each field's column; `always`: the columns every read takes (the id, and what the
+   * feature's rules or batches need: a post's author to group it by); `toEntity`: the whole row's
+   * mapping, used when every column is read.
+   */
+  constructor(
+    private readonly sources: { readonly [F in keyof Entity & string]: FieldSource<Row> },
+    private readonly always: readonly (keyof Row & string)[],
+    private readonly toEntity: (row: Row) => Entity,
+  ) {
+    const fieldSources: FieldSource<Row>[] = Object.values(sources)
+    this.order = [...new Set([...always, ...fieldSources.map((source) => source.column)])]
+    this.all = this.columnSet(this.order)
+  }
+
+  /**
+   * The columns of these fields, with the ones always read. A name that is no field of the
+   * entity (a relation, `__typename`) needs no column of its own.
+   */
+  columnsFor(fields: Iterable<string>, extra: Iterable<string> = []): Columns<Row> {
+    const wanted = new Set<string>(this.always)
+    for (const field of fields) {
+      const source = (this.sources as Record<string, FieldSource<Row> | undefined>)[field]
+      if (source !== undefined) wanted.add(source.column)
+    }
+    for (const column of extra) wanted.add(column)
+    return this.columnSet(this.order.filter((column) => wanted.has(column)))
+  }
+
+  /** The columns plus `extra` ones (a list's sort keys, which its cursors are made of). */
+  plus(columns: Columns<Row>, extra: Iterable<string>): Columns<Row> {
+    if (columns.all) return columns
+    const wanted = new Set<string>([...columns.names, ...extra])
+    return this.columnSet(this.order.filter((column) => wanted.has(column)))
+  }
+
+  /** The entity of a row read with `columns`: whole when every column was read, else only the fields they give. */
+  read(row: Row, columns: Columns<Row>): Entity {
+    if (columns.all) return this.toEntity(row)
+    const entity: Record<string, unknown> = {}
+    for (const [field, column, read] of (columns as ColumnsOf<Row, Entity>).fields) {
+      const value = row[column]
+      entity[field] = read === undefined || value === null ? value : read(value as never)
+    }
+    return entity as Entity
+  }
+
+  private columnSet(names: readonly (keyof Row & string)[]): ColumnsOf<Row, Entity> {
+    const key = names.join(',')
+    const known = this.sets.get(key)
+    if (known !== undefined) return known
+    const read = new Set(names)
+    const fields = Object.entries(this.sources as Record<string, FieldSource<Row>>)
+      .filter(([, source]) => read.has(source.column))
+      .map(([field, source]) => [field as keyof Entity & string, source.column, source.read] as const)
+    const set: ColumnsOf<Row, Entity> = { names, key, all: names.length === this.order.length, fields }
+    if (this.sets.size < MAX_SETS) this.sets.set(key, set)
+    return set
+  }
+}
+
+/** The columns a list's cursors are made of: its sort keys' (unqualified). */
+export const sortColumns = (query: { readonly sort: readonly { readonly field: { readonly column: string } }[] }): string[] =>
+  query.sort.map((key) => key.field.column.split('.').at(-1) as string)
