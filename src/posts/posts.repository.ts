@@ -7,6 +7,7 @@ import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../collections/pagination.js'
 import type { Columns } from '../db/projection.js'
+import { compiledStatement } from '../db/compiled-statements.js'
 import { type DraftVisibility, visible } from './post-visibility.js'
 
 /** The posts table with the columns given (the whole row without them); a row read so holds only those. */
@@ -24,6 +25,38 @@ export function findPostsByIds(db: Db, ids: readonly number[], visibility: Draft
   return posts(db, columns).where('id', 'in', ids).where(visible('posts', visibility)).execute()
 }
 
+interface WindowArgs {
+  readonly userIds: readonly number[]
+  readonly window: ListWindow
+  readonly visibility: DraftVisibility
+  readonly columns: Columns<PostRow> | undefined
+}
+
+const postsOfUsers = compiledStatement<PostRow, WindowArgs>(
+  ({ userIds, window, visibility, columns }) =>
+    [columns?.key ?? '*', userIds.length, window.order ?? 'asc', visibility.allDrafts ? 'all' : visibility.ownerId === null ? 'published' : 'own'].join(':'),
+  (db, { userIds, window, visibility, columns }, slot) => {
+    const seen: DraftVisibility = { allDrafts: visibility.allDrafts, ownerId: visibility.ownerId === null ? null : slot((args) => args.visibility.ownerId) }
+    const windowIds = (eb: WindowBuilder) =>
+      eb
+        .selectFrom('posts as p')
+        .select('p.id')
+        .whereRef('p.user_id', '=', 'parent.id')
+        .where(visible('p', seen))
+        .orderBy('p.id', window.order ?? 'asc')
+        .limit(slot((args) => args.window.limit))
+        .offset(slot((args) => args.window.offset))
+    const joined = factsOf(db).joinWindow(db.selectFrom('users as parent'), 'posts', windowIds)
+    return (columns === undefined || columns.all ? joined.selectAll('posts') : joined.select(columns.names.map((column) => `posts.${column}`)))
+      .where(
+        'parent.id',
+        'in',
+        userIds.map((_, i) => slot((args) => args.userIds[i] as number)),
+      )
+      .orderBy('posts.id', window.order ?? 'asc')
+  },
+)
+
 /**
  * The same window of each user's posts, in the window's id order, in one statement: for each user, the ids of
  * the window by the (user_id, id) index, then those posts by key. The cost follows the window,
@@ -37,20 +70,7 @@ export function listPostsOfUsers(
   columns?: Columns<PostRow>,
 ): Promise<PostRow[]> {
   if (userIds.length === 0) return Promise.resolve([])
-  const windowIds = (eb: WindowBuilder) =>
-    eb
-      .selectFrom('posts as p')
-      .select('p.id')
-      .whereRef('p.user_id', '=', 'parent.id')
-      .where(visible('p', visibility))
-      .orderBy('p.id', window.order ?? 'asc')
-      .limit(window.limit)
-      .offset(window.offset)
-  const joined = factsOf(db).joinWindow(db.selectFrom('users as parent'), 'posts', windowIds)
-  return (columns === undefined || columns.all ? joined.selectAll('posts') : joined.select(columns.names.map((column) => `posts.${column}`)))
-    .where('parent.id', 'in', userIds)
-    .orderBy('posts.id', window.order ?? 'asc')
-    .execute() as Promise<PostRow[]>
+  return postsOfUsers.all(db, { userIds, window, visibility, columns })
 }
 
 /** How many posts of each user the reader sees, by user id, each counted up to `atMost` (by the (user_id, id) index), in one statement. */

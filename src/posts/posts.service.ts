@@ -47,7 +47,11 @@ export function createPostsService({ db }: { db: Db }) {
       columns: Columns<PostRow> = postFields.all,
     ): Promise<Map<number, Post[]>> {
       const rows = await repo.listPostsOfUsers(db, userIds, window, draftVisibility(caller), columns)
-      return groupByParent(rows, (row) => row.user_id, (row) => postFields.read(row, columns))
+      return groupByParent(
+        rows,
+        (row) => row.user_id,
+        (row) => postFields.read(row, columns),
+      )
     },
 
     /** How many posts of each user the caller may see, by user id, each counted up to `atMost`, in one read. */

@@ -6,6 +6,7 @@ import { forWrite } from '../db/write-transaction.js'
 import { type AnySelect, listPage, type RowPage } from '../db/list-page.js'
 import type { NewUserRow, UserRow, UserRowChanges } from '../db/tables.js'
 import type { Columns } from '../db/projection.js'
+import { compiledStatement } from '../db/compiled-statements.js'
 
 /** The users table with the columns given (the whole row without them); a row read so holds only those. */
 function users(db: Db, columns: Columns<UserRow> | undefined) {
@@ -13,13 +14,36 @@ function users(db: Db, columns: Columns<UserRow> | undefined) {
   return columns === undefined || columns.all ? from.selectAll() : (from.select(columns.names) as unknown as ReturnType<typeof from.selectAll>)
 }
 
+const userById = compiledStatement<UserRow, { id: number; columns: Columns<UserRow> | undefined }>(
+  ({ columns }) => columns?.key ?? '*',
+  (db, { columns }, slot) =>
+    forWrite(
+      db,
+      users(db, columns).where(
+        'id',
+        '=',
+        slot((args) => args.id),
+      ),
+    ),
+)
+
 export function findUserById(db: Db, id: number, columns?: Columns<UserRow>): Promise<UserRow | undefined> {
-  return forWrite(db, users(db, columns).where('id', '=', id)).executeTakeFirst()
+  return userById.first(db, { id, columns })
 }
+
+const usersByIds = compiledStatement<UserRow, { ids: readonly number[]; columns: Columns<UserRow> | undefined }>(
+  ({ ids, columns }) => `${columns?.key ?? '*'}:${ids.length}`,
+  (db, { ids, columns }, slot) =>
+    users(db, columns).where(
+      'id',
+      'in',
+      ids.map((_, i) => slot((args) => args.ids[i] as number)),
+    ),
+)
 
 export function findUsersByIds(db: Db, ids: readonly number[], columns?: Columns<UserRow>): Promise<UserRow[]> {
   if (ids.length === 0) return Promise.resolve([])
-  return users(db, columns).where('id', 'in', ids).execute()
+  return usersByIds.all(db, { ids, columns })
 }
 
 /** Case-insensitive, served by the unique index on lower(email). */

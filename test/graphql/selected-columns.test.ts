@@ -44,7 +44,11 @@ describe('GraphQL reads only the selected columns', () => {
   it('reads a window of titles without the posts’ content, and users without their other columns', async () => {
     const { data, statements } = await read('{ users { id name posts { id title } } }')
     const alice = (data.users as { id: string; name: string; posts: { title: string }[] }[]).find((user) => user.id === String(t.alice.id))
-    expect(alice).toEqual({ id: String(t.alice.id), name: 'Alice', posts: [expect.objectContaining({ title: 'First' }), expect.objectContaining({ title: 'Second' })] })
+    expect(alice).toEqual({
+      id: String(t.alice.id),
+      name: 'Alice',
+      posts: [expect.objectContaining({ title: 'First' }), expect.objectContaining({ title: 'Second' })],
+    })
     expect(statements).toHaveLength(2)
     for (const sql of statements) {
       expect(sql).not.toMatch(/\*/)
