@@ -3,7 +3,7 @@ import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { forWrite } from '../db/write-transaction.js'
-import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
+import { type AnySelect, countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../collections/pagination.js'
 import type { Columns } from '../db/projection.js'
@@ -84,13 +84,19 @@ export function countPostsOfUsers(db: Db, userIds: readonly number[], visibility
 }
 
 /** A user's posts; drafts only when the caller may see them. */
-export function listPostsOfUser(db: Db, userId: number, query: CollectionQuery, options: { includeDrafts: boolean }): Promise<RowPage<PostRow>> {
+export function listPostsOfUser(
+  db: Db,
+  userId: number,
+  query: CollectionQuery,
+  options: { includeDrafts: boolean },
+  columns?: Columns<PostRow>,
+): Promise<RowPage<PostRow>> {
   return listPage<PostRow>(db, {
     from: (executor) => {
       const mine = executor.selectFrom('posts').where('user_id', '=', userId)
       return options.includeDrafts ? mine : mine.where('status', '=', 'published')
     },
-    select: (q) => q.selectAll(),
+    select: columns === undefined || columns.all ? (q) => q.selectAll() : (q: AnySelect) => q.select(columns.names),
     query,
   })
 }

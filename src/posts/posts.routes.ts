@@ -11,11 +11,15 @@ import { postRequestExamples, postsOpenApi } from './posts.openapi.js'
 import type { CommentsService } from '../comments/comments.service.js'
 import type { UsersService } from '../users/users.service.js'
 import { postEmbeds, RepresentedPost } from './posts.embeds.js'
-import type { PostsService } from './posts.service.js'
+import { type PostsService, postFields } from './posts.service.js'
 
 const UserParams = Type.Object({ userId: IdParam })
 const PostParams = Type.Object({ userId: IdParam, postId: IdParam })
 const OnePost = SingleEnvelope(Post)
+
+/** With `select`, only the selected fields' columns are read (the representation shows no others). */
+const columnsOf = (shown: { readonly select: ReadonlySet<string> | undefined } | undefined) =>
+  shown?.select === undefined ? undefined : postFields.columnsFor(shown.select)
 
 /** `users` and `comments` are read for what a post embeds. */
 export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users: UsersService; comments: CommentsService }> = async (
@@ -42,7 +46,7 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
       const { userId } = request.params
       const query = readCollectionQuery(request, PostsCollection, `user:${userId}`)
       const shown = readRepresentation(request, embeds)
-      return representedCollectionBody(request, reply, await posts.list(request.caller, userId, query), shown)
+      return representedCollectionBody(request, reply, await posts.list(request.caller, userId, query, columnsOf(shown)), shown)
     },
   )
 
@@ -61,7 +65,7 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
     },
     async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedSingle(request, reply, shown, await posts.get(request.caller, request.params.userId, request.params.postId))
+      return representedSingle(request, reply, shown, await posts.get(request.caller, request.params.userId, request.params.postId, columnsOf(shown)))
     },
   )
 

@@ -15,20 +15,21 @@ import * as repo from './posts.repository.js'
 import type { DraftVisibility } from './post-visibility.js'
 import type { CreatePostInput, Post, UpdatePostInput } from './posts.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
-import { type Columns, Projection } from '../db/projection.js'
+import { type Columns, Projection, sortColumns } from '../db/projection.js'
 
 export type PostsService = ReturnType<typeof createPostsService>
 
 export function createPostsService({ db }: { db: Db }) {
   return {
-    async list(caller: Caller | null, userId: IdInput, query: CollectionQuery): Promise<CollectionPage<Post>> {
+    /** `columns`: only those are read, and only their fields set (the sort keys are read too, for the cursors). */
+    async list(caller: Caller | null, userId: IdInput, query: CollectionQuery, columns: Columns<PostRow> = postFields.all): Promise<CollectionPage<Post>> {
       const owner = await loadUser(db, userId)
-      const page = await repo.listPostsOfUser(db, owner.id, query, { includeDrafts: maySeeDrafts(caller, owner.id) })
-      return toCollectionPage(query, page, toPost)
+      const read = postFields.plus(columns, sortColumns(query))
+      const page = await repo.listPostsOfUser(db, owner.id, query, { includeDrafts: maySeeDrafts(caller, owner.id) }, read)
+      return toCollectionPage(query, page, (row) => postFields.read(row, read))
     },
 
-    /** `userId` undefined: the post is found by its id alone. */
-    /** `columns`: only those are read, and only their fields set. */
+    /** `userId` undefined: the post is found by its id alone. `columns`: only those are read, and only their fields set. */
     async get(caller: Caller | null, userId: IdInput | undefined, postId: IdInput, columns: Columns<PostRow> = postFields.all): Promise<Post> {
       return postFields.read(await loadVisiblePost(db, caller, userId, postId, columns), columns)
     },

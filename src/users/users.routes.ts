@@ -11,10 +11,14 @@ import { userRequestExamples, usersOpenApi } from './users.openapi.js'
 import type { PostsService } from '../posts/posts.service.js'
 import type { TodosService } from '../todos/todos.service.js'
 import { RepresentedUser, userEmbeds } from './users.embeds.js'
-import type { UsersService } from './users.service.js'
+import { type UsersService, userFields } from './users.service.js'
 
 const UserParams = Type.Object({ id: IdParam })
 const OneUser = SingleEnvelope(User)
+
+/** With `select`, only the selected fields' columns are read (the representation shows no others). */
+const columnsOf = (shown: { readonly select: ReadonlySet<string> | undefined } | undefined) =>
+  shown?.select === undefined ? undefined : userFields.columnsFor(shown.select)
 
 /** `posts` and `todos` are read for what a user embeds. */
 export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; posts: PostsService; todos: TodosService }> = async (
@@ -39,7 +43,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; posts
     async (request, reply) => {
       const query = readCollectionQuery(request, UsersCollection)
       const shown = readRepresentation(request, embeds)
-      return representedCollectionBody(request, reply, await users.list(request.caller, query), shown)
+      return representedCollectionBody(request, reply, await users.list(request.caller, query, columnsOf(shown)), shown)
     },
   )
 
@@ -58,7 +62,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; posts
     },
     async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedSingle(request, reply, shown, await users.get(request.caller, request.params.id))
+      return representedSingle(request, reply, shown, await users.get(request.caller, request.params.id, columnsOf(shown)))
     },
   )
 

@@ -1,6 +1,7 @@
 // Sparse fieldsets: `select` keeps only the named top-level fields of each item (and `id`), on list
 // and single GET routes; unknown fields are refused; the ETag follows the selection; a whole item is
-// written as before (the ETag a write's If-Match is checked against does not move).
+// written as before (the ETag a write's If-Match is checked against does not move). Users and posts
+// read only the selected fields' columns (and a list's sort keys, for its cursors).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories, postPath, todoPath } from '../helpers/factories.js'
@@ -9,9 +10,10 @@ import type { Post } from '../../src/posts/posts.schemas.js'
 describe('select', () => {
   let t: TestApp
   let post: Post
+  const statements: string[] = []
 
   beforeAll(async () => {
-    t = await buildTestApp()
+    t = await buildTestApp({}, { onQuery: (sql) => statements.push(sql) })
     const make = createFactories(t)
     post = await make.post(t.alice, { title: 'Hello' })
     await make.post(t.alice, { title: 'Again' })
@@ -82,6 +84,29 @@ describe('select', () => {
       const write = await t.request({ method: 'PATCH', url, token, json, headers: { 'if-match': String(read.headers.etag) } })
       expect(write.statusCode, `${url}: ${write.body}`).toBe(200)
     }
+  })
+
+  it('reads only the selected columns of users and posts, and pages a list by a sort key it did not select', async () => {
+    statements.length = 0
+    const one = await t.request({ method: 'GET', url: `/api/v1/users/${t.bob.id}?select=name` })
+    expect(one.json().data).toEqual({ id: t.bob.id, name: 'Bob' })
+    const titles: string[] = []
+    let url: string | undefined = `/api/v2/users/${t.alice.id}/posts?select=title&sort=-createdAt,id&limit=1`
+    while (url !== undefined) {
+      const page = await t.request({ method: 'GET', url })
+      expect(page.statusCode, page.body).toBe(200)
+      const body = page.json<{ data: { id: number; title: string }[]; meta: { pagination: { nextCursor: string | null } } }>()
+      for (const item of body.data) expect(Object.keys(item)).toEqual(['id', 'title'])
+      titles.push(...body.data.map((item) => item.title))
+      const next = body.meta.pagination.nextCursor
+      url = next === null ? undefined : `/api/v2/users/${t.alice.id}/posts?select=title&sort=-createdAt,id&limit=1&cursor=${encodeURIComponent(next)}`
+    }
+    expect(titles).toEqual(['Again', 'Hello'])
+    const reads = statements.filter((sql) => /^select .* from "(users|posts)"/.test(sql))
+    expect(reads.length).toBeGreaterThan(0)
+    const [userRead] = reads.filter((sql) => /from "users" where "id" = (\?|\$1)/.test(sql) && !/\*/.test(sql))
+    expect(userRead).toMatch(/^select "id", "name" from "users"/)
+    for (const sql of reads.filter((sql) => /from "posts"/.test(sql) && !/count/.test(sql))) expect(sql).not.toMatch(/"content"|\*/)
   })
 
   it('refuses an unknown field, naming the fields', async () => {

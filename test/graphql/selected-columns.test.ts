@@ -112,7 +112,7 @@ describe('GraphQL reads only the selected columns', () => {
     }
     recording = false
     const everyone = await t.request({ method: 'GET', url: '/api/v1/users?sort=-email&limit=100' })
-    expect(ids).toEqual((everyone.json() as { data: { id: number }[] }).data.map((user) => String(user.id)))
+    expect(ids).toEqual(everyone.json<{ data: { id: number }[] }>().data.map((user) => String(user.id)))
     const read = reading(statements, 'users').join('\n')
     expect(read).toMatch(/"email"/)
     expect(read).not.toMatch(/"name"|\*/)
