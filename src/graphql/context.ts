@@ -42,7 +42,8 @@ const MAX_BATCH_IDS = 1000
  * parents. Batched, not cached: a read after a mutation in the same document sees the mutation.
  */
 export class Loaders {
-  private readonly loaders = new Map<string, DataLoader<number, unknown>>()
+  /** Made at the first batch: an operation that reads no list and no reference makes none. */
+  private loaders: Map<string, DataLoader<number, unknown>> | undefined
 
   /** `caller` is read at each batch: on a long-lived connection it follows the caller's rights. */
   constructor(private readonly caller: () => Caller | null) {}
@@ -69,6 +70,7 @@ export class Loaders {
   }
 
   private loader(key: string, batch: (ids: readonly number[]) => Promise<unknown[]>): DataLoader<number, unknown> {
+    this.loaders ??= new Map()
     let loader = this.loaders.get(key)
     if (loader === undefined) {
       loader = new DataLoader(batch, { cache: false, maxBatchSize: MAX_BATCH_IDS })
