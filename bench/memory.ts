@@ -4,7 +4,7 @@
 // loaded come from bench/memory-probe.mjs, which the benchmark loads into the server with
 // `node --import` and asks by SIGUSR2. The service itself has no switch or route for any of it.
 //
-//   npm run bench:memory [-- --idle-seconds 30 --seconds 5 --data <sqlite file> --node-options "<flags>"]
+//   npm run bench:memory [-- --idle-seconds 30 --seconds 5 --data <sqlite file> --node-options="<flags>" --env NAME=value --idle-only]
 //
 // It starts `threadline serve` on the demo data (what `npm start` serves) and prints the breakdown
 // 2 s after it listens and after --idle-seconds of idleness; then it starts one on the benchmark's
@@ -175,6 +175,7 @@ async function main(): Promise<void> {
       data: { type: 'string', default: join('bench', '.data', 'suite-10000-100000.db') },
       'node-options': { type: 'string', default: '' },
       env: { type: 'string', multiple: true, default: [] },
+      'idle-only': { type: 'boolean', default: false },
     },
   })
   const nodeOptions = args['node-options'].split(' ').filter((option) => option !== '')
@@ -198,6 +199,7 @@ async function main(): Promise<void> {
     const settled = await memoryBreakdown(idle)
     console.log(formatBreakdown(`the same, ${args['idle-seconds']} s after it listens`, settled))
     await idle.stop()
+    if (args['idle-only']) return
 
     const server = await startProbedServe(
       { ...extraEnv, DATABASE_URL: `sqlite:${loaded}`, RATE_LIMIT_MAX: '1000000000', RATE_LIMIT_AUTHENTICATED_MAX: '1000000000' },
