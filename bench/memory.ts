@@ -9,8 +9,8 @@
 // It starts `threadline serve` on the demo data (what `npm start` serves) and prints the breakdown
 // 2 s after it listens and after --idle-seconds of idleness; then it starts one on the benchmark's
 // data set (bench/.data/suite-10000-100000.db when `npm run bench` has made it, else the demo
-// data), runs GET one user, a page of 20, GraphQL user(id) and users { posts } for --seconds each
-// (autocannon, 50 connections) and prints the peak (VmHWM) and the breakdown after the load.
+// data), runs GET one user, a page of 20, GraphQL user(id) and users { posts }, and POST create for
+// --seconds each (autocannon, 50 connections) and prints the peak (VmHWM) and the breakdown after.
 // Writes bench/results/memory.json. npm run bench prints the same breakdown for its own server.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -156,13 +156,20 @@ const graphql = (query: string, variables?: Record<string, unknown>): Load => ({
   verifyBody: (body) => !body.includes('"errors"'),
 })
 
-/** The loads of npm run bench that Threadline's memory follows: one resource, a page, GraphQL flat and nested. */
-const LOADS: Record<string, Load> = {
+/** The loads of npm run bench that Threadline's memory follows: one resource, a page, GraphQL flat and nested, a write (as user 1). */
+const loads = (token: string): Record<string, Load> => ({
   'GET one user': { path: '/api/v1/users/1' },
   'GET page of 20, v1': { path: '/api/v1/users?role=user&sort=name&limit=20' },
   'GraphQL user(id)': graphql('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' }),
   'GraphQL users { posts }': graphql('{ users { id name posts { id title } } }'),
-}
+  'POST create (a post)': {
+    path: '/api/v1/users/1/posts',
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ title: 'Benchmark', content: 'Written by bench/memory.ts, many times over.' }),
+    status: 201,
+  },
+})
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -201,6 +208,7 @@ async function main(): Promise<void> {
     await idle.stop()
     if (args['idle-only']) return
 
+    const token = threadline(['tokens', 'create', '--user', '1'], { DATABASE_URL: `sqlite:${loaded}` }).trim()
     const server = await startProbedServe(
       { ...extraEnv, DATABASE_URL: `sqlite:${loaded}`, RATE_LIMIT_MAX: '1000000000', RATE_LIMIT_AUTHENTICATED_MAX: '1000000000' },
       nodeOptions,
@@ -209,7 +217,7 @@ async function main(): Promise<void> {
     const beforeLoad = await memoryBreakdown(server)
     const throughput: Record<string, number> = {}
     const peaks: Record<string, number> = {}
-    for (const [name, load] of Object.entries(LOADS)) {
+    for (const [name, load] of Object.entries(loads(token))) {
       const round = await measure(server.url, load, { connections: Number(args.connections), seconds: Number(args.seconds), pid: server.pid })
       if (round.errors > 0) throw new Error(`${name}: ${round.errors} errors`)
       throughput[name] = Math.round(round.requestsPerSecond)
