@@ -48,6 +48,7 @@ import {
   summarize,
   threadline,
 } from './lib.js'
+import { formatBreakdown, type MemoryBreakdown, memoryBreakdown, startProbedServe } from './memory.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -285,7 +286,7 @@ async function startAll(runDb: string, unscheduledDb: string, peersDb: string, j
   }
   return {
     'node:http': await start(startServer([peer('ceiling.mjs')], {})),
-    threadline: await start(startServe(threadlineEnv(runDb))),
+    threadline: await start(startProbedServe(threadlineEnv(runDb))),
     [UNSCHEDULED]: await start(startServe({ ...threadlineEnv(unscheduledDb), HTTP_MAX_IN_FLIGHT: '0' })),
     'json-server': await start(
       startServer(
@@ -608,14 +609,17 @@ async function main(): Promise<void> {
   let fanOut: Delivery
   const peakRss: Partial<Record<Target, number>> = {}
   let fanOutPeakRss = Number.NaN
+  const memory: Record<string, MemoryBreakdown> = {}
   try {
     const servers = await startAll(runDb, unscheduledDb, peersDb, jsonFile)
+    memory['idle, once every server has started'] = await memoryBreakdown(servers.threadline)
     const etag = (await fetch(`${servers.threadline.url}/api/v1/users/2`)).headers.get('etag') ?? ''
     const list = scenarios(token, etag)
     await checkAnswers(list, servers)
     results = await run(list, servers)
     // VmHWM: the most each server held at any moment since it started, which sampling can miss.
     for (const [target, server] of Object.entries(servers) as [Target, RunningServer][]) peakRss[target] = rssOf(server.pid, 'VmHWM')
+    memory['after the scenarios'] = await memoryBreakdown(servers.threadline)
     console.log(`Subscription fan-out: ${args.subscribers} subscribers, ${args.comments} comments ...`)
     const postPath = await createPost(servers.threadline, token)
     fanOut = await timeDeliveries(servers.threadline, servers.threadline, token, postPath, 'fan-out', {
@@ -659,6 +663,7 @@ async function main(): Promise<void> {
       .map(([target, bytes]) => `${target} ${fmt(bytes / 2 ** 20)} MB`)
       .join(', ')}` + `; Threadline after the fan-out's ${args.subscribers} sockets too: ${fmt(fanOutPeakRss / 2 ** 20)} MB`,
   )
+  for (const [when, breakdown] of Object.entries(memory)) console.log(`\n${formatBreakdown(`Threadline's memory, ${when}`, breakdown)}`)
   console.log(
     `\nSubscription fan-out (${fanOut.subscribers} graphql-ws subscribers of one post, ${fanOut.comments} comments one at a time, ms):` +
       ` from the 201 p50 ${fanOut.from201Ms.p50} / p99 ${fanOut.from201Ms.p99}; last subscriber from send p50 ${fanOut.lastSubscriberFromSendMs.p50} /` +
@@ -674,7 +679,7 @@ async function main(): Promise<void> {
   ]
   writeFileSync(
     join(RESULTS, 'latest.json'),
-    `${JSON.stringify({ date, machine: machine(), pinned, options, dataset: { users: Number(args.users), posts: Number(args.posts) }, ceiling, summary, goals, peakRss, fanOut: { ...fanOut, threadlinePeakRss: fanOutPeakRss }, results, conventions }, null, 2)}\n`,
+    `${JSON.stringify({ date, machine: machine(), pinned, options, dataset: { users: Number(args.users), posts: Number(args.posts) }, ceiling, summary, goals, peakRss, fanOut: { ...fanOut, threadlinePeakRss: fanOutPeakRss }, memory, results, conventions }, null, 2)}\n`,
   )
   writeFileSync(join(RESULTS, 'latest.svg'), renderChart({ summary, ceiling, goals, date, machine: machine() }))
   console.log(`\nwritten to bench/results/latest.json and bench/results/latest.svg in ${Math.round((Date.now() - started) / 1000)} s`)

@@ -8,7 +8,7 @@ import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
 import pino from 'pino'
 import type { Config } from './config.js'
 import { APP_TOPICS, type AppTopics, createServices, FEATURES, graphqlParts } from './features.js'
-import { type Database, openDatabase } from './db/create-database.js'
+import { type Database, openDatabase, SERVING_PAGE_CACHE_KIB } from './db/create-database.js'
 import { countRows, MAX_COUNTED_TOTAL } from './db/list-page.js'
 import type { Events } from './events/events.js'
 import { createMemoryEvents } from './events/memory-events.js'
@@ -128,7 +128,7 @@ async function countResources(db: Database['db']): Promise<ResourceCounts> {
 }
 
 export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
-  const database = dependencies.database ?? openDatabase(config.database)
+  const database = dependencies.database ?? openDatabase(config.database, { pageCacheKib: SERVING_PAGE_CACHE_KIB })
   const { db } = database
 
   let subscriptionStats: SubscriptionStats = { connections: 0, subscriptions: 0, droppedSlowConsumers: 0 }

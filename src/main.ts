@@ -9,6 +9,7 @@ import { type Config, ConfigError, type ConfigFlags, loadConfig } from './config
 import { parseDuration } from './core/duration.js'
 import { isAppError } from './errors.js'
 import { DEMO_COUNTS, MAX_BATCH_SIZE } from './seed/seed-counts.js'
+import { withServerHeapSettings } from './heap-settings.js'
 
 // Each command's code is loaded when it runs: --help, and the process that waits while an import
 // runs in a bounded heap (cli/bounded-heap.ts), load neither the server nor the database (45 MB
@@ -62,7 +63,7 @@ program
   .description('Migrate the database, fill a new one with demo data (unless SEED_DEMO_DATA=false) and serve on HOST:PORT')
   .option('--port <n>', 'port to listen on, 0 for any free one (env PORT, default 3000)')
   .option('--host <address>', 'interface to listen on, 0.0.0.0 for all (env HOST, default 127.0.0.1)')
-  .action(withConfig(async (config) => (await import('./server.js')).startServer(config)))
+  .action(withConfig(async (config) => withServerHeapSettings(async () => (await import('./server.js')).startServer(config))))
 
 program
   .command('migrate')

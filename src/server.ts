@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from './app.js'
 import type { Config } from './config.js'
-import { type Database, openDatabase } from './db/create-database.js'
+import { type Database, openDatabase, SERVING_PAGE_CACHE_KIB } from './db/create-database.js'
 import { migrateToLatest } from './db/migrate.js'
 import { DEMO_COUNTS, seedDatabase } from './seed/seed-database.js'
 
@@ -70,7 +70,7 @@ const HARD_STOP_AFTER_GRACE_MS = 5000
 
 export async function startServer(config: Config): Promise<FastifyInstance> {
   // One handle for preparing and serving: with sqlite::memory: a second one would be another, empty database.
-  const database = openDatabase(config.database)
+  const database = openDatabase(config.database, { pageCacheKib: SERVING_PAGE_CACHE_KIB })
   let prepared: PreparedDatabase
   try {
     prepared = await prepareDatabase(database, config)

@@ -43,13 +43,25 @@ export interface Database {
  */
 const SQLITE_BUSY_TIMEOUT_MS = 200
 
+/**
+ * SQLite's page cache while serving, in KiB: SQLite's own default (2 MiB). better-sqlite3 builds
+ * SQLite with 16 MB per connection instead, which a server's writes filled (the search indexes'
+ * pages): under POST create the process's malloc heap went from 6 to 22 MB, and stayed there. The
+ * pages not kept are read again from the operating system's file cache; reads and writes ran as
+ * fast either way, within the noise of the measurement (docs/performance.md). The commands that
+ * write in bulk (import, seed) keep the larger cache.
+ */
+export const SERVING_PAGE_CACHE_KIB = 2000
+
 export interface OpenOptions {
   /** Called with the SQL of every statement run (tests count them). */
   onQuery?: (sql: string) => void
+  /** SQLite: the page cache's size in KiB (SERVING_PAGE_CACHE_KIB to serve); better-sqlite3's 16 MB when absent. */
+  pageCacheKib?: number
 }
 
 export function openDatabase(location: DatabaseLocation, options: OpenOptions = {}): Database {
-  const { onQuery } = options
+  const { onQuery, pageCacheKib } = options
   const open = (dialect: Dialect, facts: DialectFacts, extras: Pick<Database, 'poolStats' | 'dataVersion'> = {}): Database => {
     const db = new Kysely<Tables>({ dialect: translatingDialect(dialect), ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }) })
     return { db, facts, close: () => db.destroy(), ...extras }
@@ -64,7 +76,7 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: location.poolSize })
     return open(new PostgresDialect({ pool, onCreateConnection }), postgresFacts, { poolStats })
   }
-  const connection = withStatementCache(openSqlite(location.path))
+  const connection = withStatementCache(openSqlite(location.path, pageCacheKib))
   return open(new SqliteDialect({ database: connection }), sqliteFacts, { dataVersion: connection.dataVersion })
 }
 
@@ -176,7 +188,7 @@ function isoInstant(text: string): string {
   return new Date(iso).toISOString()
 }
 
-function openSqlite(path: string): SqliteDatabase.Database {
+function openSqlite(path: string, pageCacheKib: number | undefined): SqliteDatabase.Database {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true })
   const connection = new SqliteDatabase(path)
   // WAL lets readers run beside the writer; with synchronous=NORMAL a commit survives a crash of
@@ -185,5 +197,6 @@ function openSqlite(path: string): SqliteDatabase.Database {
   connection.pragma('synchronous = NORMAL')
   connection.pragma('foreign_keys = ON')
   connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`)
+  if (pageCacheKib !== undefined) connection.pragma(`cache_size = -${pageCacheKib}`)
   return connection
 }

@@ -11,7 +11,8 @@
 // and counted.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
-import { RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible'
+import type * as RateLimiterFlexible from 'rate-limiter-flexible'
+import type { RateLimiterRes } from 'rate-limiter-flexible'
 import { AppError } from '../errors.js'
 import { FailureLog } from '../redis/failure-log.js'
 
@@ -75,7 +76,14 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
   if (!Number.isInteger(windowMs / 1000) || windowMs < 1000) throw new Error(`${name}: the window must be whole seconds, not ${windowMs} ms`)
   if (redis === undefined) return localLimiter(name, limit, windowMs)
   const duration = windowMs / 1000
-  const store: RateLimiterAbstract = new RateLimiterRedis({ storeClient: redis.redis, keyPrefix: `${redis.keyPrefix}${name}`, points: limit, duration })
+  // rate-limiter-flexible is loaded by the first limiter counted in Redis: a server without
+  // REDIS_URL never needs it (36 modules, 1.4 MB of heap). Failing to load it is a store failure.
+  let loaded: typeof RateLimiterFlexible | undefined
+  const store = import('rate-limiter-flexible').then((library) => {
+    loaded = library
+    return new library.RateLimiterRedis({ storeClient: redis.redis, keyPrefix: `${redis.keyPrefix}${name}`, points: limit, duration })
+  })
+  store.catch(() => undefined) // seen by the first consume or reward
   const counts = options.counts ?? 'actions'
   const failures = options.failures ?? storeFailureLog(options.log, name, onStoreError, counts)
 
@@ -89,11 +97,11 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
     async consume(key, points = 1) {
       requirePoints(name, points)
       try {
-        const res = await store.consume(key, points)
+        const res = await (await store).consume(key, points)
         failures.succeeded()
         return { allowed: true, ...stateOf(res) }
       } catch (error) {
-        if (error instanceof RateLimiterRes) {
+        if (loaded !== undefined && error instanceof loaded.RateLimiterRes) {
           failures.succeeded()
           const state = stateOf(error)
           return { allowed: false, ...state, retryAfterS: Math.max(1, state.resetS) }
@@ -105,7 +113,7 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
     },
     async reward(key, points = 1) {
       try {
-        await store.reward(key, points)
+        await (await store).reward(key, points)
         failures.succeeded()
       } catch (error) {
         // Giving back is a courtesy: a store that cannot take it must not fail what succeeded.

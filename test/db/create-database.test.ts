@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { type Database, openDatabase } from '../../src/db/create-database.js'
+import { type Database, openDatabase, SERVING_PAGE_CACHE_KIB } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { freshSqliteFile, type TestDatabase } from '../helpers/test-store.js'
 
@@ -40,6 +40,18 @@ describe('the SQLite store', () => {
     expect(await pragma('journal_mode')).toBe('wal')
     expect(await pragma('foreign_keys')).toBe(1)
     expect(await pragma('busy_timeout')).toBe(200)
+  })
+
+  it("keeps SQLite's own 2 MiB page cache when asked to (the server), and better-sqlite3's 16 MB otherwise (the commands that write in bulk)", async () => {
+    // A negative cache_size counts KiB.
+    const serving = openDatabase(loadConfig({ DATABASE_URL: temp.url }).database, { pageCacheKib: SERVING_PAGE_CACHE_KIB })
+    try {
+      const { rows } = await sql<{ cache_size: number }>`select * from pragma_cache_size`.execute(serving.db)
+      expect(rows[0]?.cache_size).toBe(-2000)
+    } finally {
+      await serving.close()
+    }
+    expect(await pragma('cache_size')).toBe(-16000)
   })
 
   it('keeps prepared statements: a reused one gives fresh results, one past the cache size is prepared again, and a table that changes shape is read as it is now', async () => {

@@ -1,0 +1,65 @@
+// serve's heap settings (src/heap-settings.ts), seen from outside: V8's young generation stays at
+// its first size while the server starts, unless whoever started node chose its growth themselves.
+// A module loaded with --import reports the young generation's size when asked by SIGUSR2.
+import { spawn } from 'node:child_process'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BIN } from '../helpers/serve-process.js'
+import { freshSqliteFile, type TestDatabase } from '../helpers/test-store.js'
+
+const MiB = 2 ** 20
+
+const REPORT = `data:text/javascript,${encodeURIComponent(
+  "import v8 from 'node:v8'; process.on('SIGUSR2', () => process.stderr.write(`new space ${v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size}\\n`))",
+)}`
+
+let store: TestDatabase
+beforeAll(() => {
+  store = freshSqliteFile()
+})
+afterAll(() => store.drop())
+
+async function until<T>(read: () => T | undefined, what: () => string): Promise<T> {
+  for (let waited = 0; waited < 30_000; waited += 20) {
+    const value = read()
+    if (value !== undefined) return value
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  throw new Error(`timed out: ${what()}`)
+}
+
+/** The young generation's size once `threadline serve` (started with `nodeOptions`) listens. */
+async function newSpaceOnceListening(nodeOptions: readonly string[]): Promise<number> {
+  const child = spawn(process.execPath, ['--import', REPORT, ...nodeOptions, BIN, 'serve'], {
+    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: store.url, SEED_DEMO_DATA: 'false', LOG_LEVEL: 'info' },
+  })
+  let output = ''
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+  try {
+    await until(
+      () => (output.includes('listening on') ? true : undefined),
+      () => output,
+    )
+    child.kill('SIGUSR2')
+    return Number(
+      await until(
+        () => /new space (\d+)/.exec(output)?.[1],
+        () => output,
+      ),
+    )
+  } finally {
+    child.kill('SIGTERM')
+    await exited
+  }
+}
+
+describe("serve's heap settings", () => {
+  it('keeps the young generation at its first size while the server starts', async () => {
+    expect(await newSpaceOnceListening([])).toBeLessThanOrEqual(2 * MiB)
+  })
+
+  it('leaves a growth factor given on the command line alone (the start then grows it as V8 would)', async () => {
+    expect(await newSpaceOnceListening(['--semi-space-growth-factor=2'])).toBeGreaterThan(8 * MiB)
+  })
+})
