@@ -1,6 +1,6 @@
 // A CPU profile of the hot path: `threadline serve` under `node --cpu-prof`, loaded by autocannon
 // with one scenario at a time (a fresh process each: GET one user, GraphQL user(id), a page of 20
-// users in v2, GraphQL users { posts }), on the suite's data set. Prints, per
+// users in v2, GraphQL users (20), GraphQL users { posts }), on the suite's data set. Prints, per
 // scenario, the throughput and the functions that took the most of the server's CPU (self time,
 // and time inside each of our own source files and each package), and keeps the .cpuprofile files
 // in bench/results/profiles/ (open them in Chrome DevTools or speedscope); the summary goes to
@@ -114,6 +114,7 @@ async function main(): Promise<void> {
     'get-one-user': { path: '/api/v1/users/1' },
     'graphql-user': graphql('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' }),
     'page-v2': { path: '/api/v2/users?role=user&sort=name&limit=20' },
+    'graphql-users': graphql('{ users { id name } }'),
     'graphql-nested': graphql('{ users { id name posts { id title } } }'),
   }
   threadline(['migrate'], env)
