@@ -231,6 +231,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     events,
     ...(database.dataVersion === undefined ? {} : { dataVersion: database.dataVersion }),
     passwordChanges: passwordAllowance('password-changes', passwords.changesMax, passwords.changesWindowMs),
+    scryptN: passwords.scryptN,
     tokenTtlMs: config.tokenTtlMs,
     signInAllowance: {
       perAddress: passwordAllowance('sign-in-address', passwords.signInMaxPerAddress, passwords.signInWindowMs),

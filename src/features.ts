@@ -27,6 +27,7 @@ export interface ServicesDeps {
   db: Database['db']
   events: Events<AppTopics>
   passwordChanges: UsersServiceDeps['passwordChanges']
+  scryptN: number
   tokenTtlMs: number
   signInAllowance: TokensServiceDeps['signInAllowance']
   dataVersion?: TokensServiceDeps['dataVersion']
@@ -35,8 +36,8 @@ export interface ServicesDeps {
 export type Services = ReturnType<typeof createServices>
 
 /** Each feature's service, given what it depends on. */
-export function createServices({ db, events, passwordChanges, tokenTtlMs, signInAllowance, dataVersion }: ServicesDeps) {
-  const users = usersFeature.createService({ db, events, passwordChanges })
+export function createServices({ db, events, passwordChanges, scryptN, tokenTtlMs, signInAllowance, dataVersion }: ServicesDeps) {
+  const users = usersFeature.createService({ db, events, passwordChanges, scryptN })
   return {
     users,
     posts: postsFeature.createService({ db }),

@@ -21,6 +21,7 @@ describe('loadConfig', () => {
         signInWindowMs: 900_000,
         changesMax: 5,
         changesWindowMs: 900_000,
+        scryptN: 16_384,
       },
       cacheMaxAgeS: 0,
       openapi: true,
@@ -144,6 +145,7 @@ describe('loadConfig', () => {
       SIGN_IN_WINDOW_S: '600',
       PASSWORD_CHANGES_MAX: '3',
       PASSWORD_CHANGES_WINDOW_S: '3600',
+      PASSWORD_SCRYPT_N: '65536',
     })
     expect(config.passwords).toEqual({
       signInMaxPerAddress: 30,
@@ -152,12 +154,16 @@ describe('loadConfig', () => {
       signInWindowMs: 600_000,
       changesMax: 3,
       changesWindowMs: 3_600_000,
+      scryptN: 65_536,
     })
+    expect(loadConfig({}).passwords.scryptN).toBe(16_384)
     expect(() => loadConfig({ SIGN_IN_MAX_PER_ACCOUNT: '10' })).toThrow(
       /SIGN_IN_MAX_PER_ACCOUNT: expected more than SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS \(10\)/,
     )
     expect(() => loadConfig({ SIGN_IN_MAX_PER_ADDRESS: '0' })).toThrow(/SIGN_IN_MAX_PER_ADDRESS/)
     expect(() => loadConfig({ PASSWORD_CHANGES_WINDOW_S: '1m' })).toThrow(/PASSWORD_CHANGES_WINDOW_S/)
+    expect(() => loadConfig({ PASSWORD_SCRYPT_N: '3000' })).toThrow(/PASSWORD_SCRYPT_N: expected a power of two from 1024 to 1048576, got 3000/)
+    expect(() => loadConfig({ PASSWORD_SCRYPT_N: '512' })).toThrow(/PASSWORD_SCRYPT_N/)
   })
 
   it('reads the HTTP settings', () => {

@@ -19,7 +19,7 @@ const events = createMemoryEvents<AppTopics>()
 
 /** The services as the operator uses them: no password or sign-in allowance (provisioning belongs here, not over HTTP). */
 const operatorServices = (config: Config, db: Database['db']) =>
-  createServices({ db, events, passwordChanges: 'unlimited', tokenTtlMs: config.tokenTtlMs, signInAllowance: 'unlimited' })
+  createServices({ db, events, passwordChanges: 'unlimited', scryptN: config.passwords.scryptN, tokenTtlMs: config.tokenTtlMs, signInAllowance: 'unlimited' })
 
 async function withDatabase<T>(config: Config, run: (database: Database) => Promise<T>): Promise<T> {
   const database = openDatabase(config.database)

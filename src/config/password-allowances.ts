@@ -22,6 +22,12 @@ export interface PasswordAllowances {
   readonly changesMax: number
   /** @default 900 s (15 minutes) */
   readonly changesWindowMs: number
+  /**
+   * scrypt's cost N for new passwords, a power of two (PASSWORD_SCRYPT_N): each derivation takes
+   * time and memory in proportion. Hashes made at another cost keep being checked at theirs.
+   * Lower it only where passwords protect nothing (a test suite). @default 16384 (2^14)
+   */
+  readonly scryptN: number
 }
 
 export function readPasswordAllowances(env: Env): PasswordAllowances {
@@ -41,5 +47,12 @@ export function readPasswordAllowances(env: Env): PasswordAllowances {
     signInWindowMs: readInteger(env, 'SIGN_IN_WINDOW_S', 900, 1, 86_400) * 1000,
     changesMax: readInteger(env, 'PASSWORD_CHANGES_MAX', 5, 1, 1_000_000_000),
     changesWindowMs: readInteger(env, 'PASSWORD_CHANGES_WINDOW_S', 900, 1, 86_400) * 1000,
+    scryptN: readScryptN(env),
   })
+}
+
+function readScryptN(env: Env): number {
+  const n = readInteger(env, 'PASSWORD_SCRYPT_N', 16_384, 1024, 1_048_576)
+  if ((n & (n - 1)) !== 0) throw new ConfigError('PASSWORD_SCRYPT_N', `expected a power of two from 1024 to 1048576, got ${n}`)
+  return n
 }

@@ -1,5 +1,6 @@
-// Password hashing with scrypt from node:crypto, at OWASP's recommended cost (N=2^14, r=8, p=5),
-// stored as `scrypt$N$r$p$salt$hash` so the cost can rise later without breaking old hashes.
+// Password hashing with scrypt from node:crypto, at OWASP's recommended cost (N=2^14, r=8, p=5)
+// unless PASSWORD_SCRYPT_N says otherwise, stored as `scrypt$N$r$p$salt$hash` so the cost can change
+// without breaking old hashes (each is checked at the cost it was made with).
 // One derivation costs about 250 ms of CPU. It runs on libuv's thread pool (scrypt's callback form
 // queues a job there; the event loop only waits for the callback), but that pool has 4 threads
 // (UV_THREADPOOL_SIZE) and fs, dns.lookup and zlib share them: so at most MAX_CONCURRENT
@@ -9,7 +10,10 @@ import { randomBytes, scrypt, type ScryptOptions, timingSafeEqual } from 'node:c
 import { availableParallelism } from 'node:os'
 import { AppError } from '../errors.js'
 
-const COST = { N: 2 ** 14, r: 8, p: 5 } as const
+/** scrypt's CPU and memory cost N (a power of two), OWASP's recommendation; r and p stay as they are. */
+export const DEFAULT_SCRYPT_N = 2 ** 14
+const R = 8
+const P = 5
 const KEY_LENGTH = 64
 const SALT_LENGTH = 16
 
@@ -141,10 +145,10 @@ function derive(password: string, salt: Buffer, options: ScryptOptions, lane: Ha
 }
 
 /** The stored form of `password`; SERVICE_UNAVAILABLE (with Retry-After) when too much hashing waits already. */
-export async function hashPassword(password: string, lane: HashingLane = SHARED_LANE): Promise<string> {
+export async function hashPassword(password: string, lane: HashingLane = SHARED_LANE, scryptN = DEFAULT_SCRYPT_N): Promise<string> {
   const salt = randomBytes(SALT_LENGTH)
-  const key = await derive(password, salt, COST, lane)
-  return ['scrypt', COST.N, COST.r, COST.p, salt.toString('base64'), key.toString('base64')].join('$')
+  const key = await derive(password, salt, { N: scryptN, r: R, p: P }, lane)
+  return ['scrypt', scryptN, R, P, salt.toString('base64'), key.toString('base64')].join('$')
 }
 
 /** True when `password` matches `stored`; compares in constant time. SERVICE_UNAVAILABLE as hashPassword. */
@@ -156,17 +160,23 @@ export async function verifyPassword(password: string, stored: string, lane: Has
   return key.length === expected.length && timingSafeEqual(key, expected)
 }
 
-let decoy: Promise<string> | undefined
+/** The decoy hash of each cost. */
+const decoys = new Map<number, Promise<string>>()
 /**
  * Spends the time a real check would when there is no hash to check against (unknown e-mail, no
- * password set), so the answer's timing does not tell which part of a sign-in was wrong.
+ * password set), so the answer's timing does not tell which part of a sign-in was wrong: at the
+ * cost new passwords are hashed at.
  */
-export async function verifyAgainstDecoy(password: string, lane: HashingLane = SHARED_LANE): Promise<false> {
-  // The decoy is computed once; a failed attempt (a full queue) is not kept.
-  decoy ??= hashPassword('decoy password that matches nothing').catch((error: unknown) => {
-    decoy = undefined
-    throw error
-  })
+export async function verifyAgainstDecoy(password: string, lane: HashingLane = SHARED_LANE, scryptN = DEFAULT_SCRYPT_N): Promise<false> {
+  // The decoy is computed once per cost; a failed attempt (a full queue) is not kept.
+  let decoy = decoys.get(scryptN)
+  if (decoy === undefined) {
+    decoy = hashPassword('decoy password that matches nothing', SHARED_LANE, scryptN).catch((error: unknown) => {
+      decoys.delete(scryptN)
+      throw error
+    })
+    decoys.set(scryptN, decoy)
+  }
   await verifyPassword(password, await decoy, lane)
   return false
 }

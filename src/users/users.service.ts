@@ -13,7 +13,7 @@ import { AppError, notFound } from '../errors.js'
 import { type IdInput, parseId } from '../core/ids.js'
 import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
 import type { Limiter } from '../limits/limiter.js'
-import { hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords.js'
+import { DEFAULT_SCRYPT_N, hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords.js'
 import * as repo from './users.repository.js'
 import type { CreateUserInput, ReplaceUserInput, UpdateUserInput, User } from './users.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
@@ -28,11 +28,13 @@ export interface UsersServiceDeps {
    * the operator's CLI and test fixtures; the HTTP app always gives one.
    */
   passwordChanges: Limiter | 'unlimited'
+  /** scrypt's cost N for new passwords and the decoy (PASSWORD_SCRYPT_N). @default DEFAULT_SCRYPT_N */
+  scryptN?: number
 }
 
 export type UsersService = ReturnType<typeof createUsersService>
 
-export function createUsersService({ db, events, passwordChanges }: UsersServiceDeps) {
+export function createUsersService({ db, events, passwordChanges, scryptN = DEFAULT_SCRYPT_N }: UsersServiceDeps) {
   /**
    * The stored form of a password `setter` sets: a point of their password allowance first
    * (RATE_LIMITED when it is spent), given back when no hash was made (too much hashing waits).
@@ -47,7 +49,7 @@ export function createUsersService({ db, events, passwordChanges }: UsersService
       }
     }
     try {
-      return await hashPassword(password, `user:${key}`)
+      return await hashPassword(password, `user:${key}`, scryptN)
     } catch (error) {
       if (passwordChanges !== 'unlimited') await passwordChanges.reward(key)
       throw error
@@ -62,7 +64,8 @@ export function createUsersService({ db, events, passwordChanges }: UsersService
      */
     async verifyCredentials(email: string, password: string, address: string): Promise<number | undefined> {
       const user = await repo.findUserByEmail(db, email)
-      const valid = user?.password_hash != null ? await verifyPassword(password, user.password_hash, address) : await verifyAgainstDecoy(password, address)
+      const valid =
+        user?.password_hash != null ? await verifyPassword(password, user.password_hash, address) : await verifyAgainstDecoy(password, address, scryptN)
       return valid && user !== undefined ? user.id : undefined
     },
 

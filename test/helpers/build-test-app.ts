@@ -60,6 +60,9 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
     SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS: '1000000',
     SIGN_IN_MAX_PER_ACCOUNT: '2000000',
     PASSWORD_CHANGES_MAX: '1000000',
+    // The real algorithm at a low cost (about 1 ms a derivation instead of 250): every app gives
+    // a fixture user a password. Tests of the hashing's own bounds set the shipped cost.
+    PASSWORD_SCRYPT_N: '1024',
     ...env,
   })
   const served = openDatabase(config.database, { onQuery: options.onQuery })
@@ -69,7 +72,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   // Fixtures are written as another process would (the CLI): no open connection hears of them.
   const fixtureEvents = createMemoryEvents<AppTopics>()
   // Fixtures are set up as the operator would (no allowance): only the app's requests are counted.
-  const users = createUsersService({ db: database.db, events: fixtureEvents, passwordChanges: 'unlimited' })
+  const users = createUsersService({ db: database.db, events: fixtureEvents, passwordChanges: 'unlimited', scryptN: config.passwords.scryptN })
   const tokens = createTokensService({ db: database.db, events: fixtureEvents, users, tokenTtlMs: config.tokenTtlMs, signInAllowance: 'unlimited' })
 
   const createUser = (input: CreateUserInput) => users.create(OPERATOR, input)

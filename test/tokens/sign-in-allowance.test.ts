@@ -4,7 +4,7 @@
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { hashPassword, passwordHashingStats } from '../../src/users/passwords.js'
+import { DEFAULT_SCRYPT_N, hashPassword, passwordHashingStats } from '../../src/users/passwords.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { canRunPrivateRedis, PrivateRedis, uniquePrefix } from '../helpers/private-redis.js'
 import { redisUrl } from '../helpers/services.js'
@@ -30,6 +30,8 @@ describe('a flood of failed sign-ins from one address, at the default allowances
       SIGN_IN_MAX_PER_ADDRESS: String(DEFAULTS.signInMaxPerAddress),
       SIGN_IN_MAX_PER_ACCOUNT_AND_ADDRESS: String(DEFAULTS.signInMaxPerAccountAndAddress),
       SIGN_IN_MAX_PER_ACCOUNT: String(DEFAULTS.signInMaxPerAccount),
+      // The shipped cost: what a sign-in waits for is the flood's derivations at their real length.
+      PASSWORD_SCRYPT_N: String(DEFAULT_SCRYPT_N),
     })
   })
   afterAll(() => t.close())

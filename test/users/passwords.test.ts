@@ -23,6 +23,14 @@ function cheapHash(password: string): string {
 }
 
 describe('password hashing', () => {
+  it('hashes at the cost it is given, and checks a hash at the cost it was made with', async () => {
+    const cheap = await hashPassword('correct horse', undefined, 1024)
+    expect(cheap).toMatch(/^scrypt\$1024\$8\$5\$/)
+    expect(await hashPassword('correct horse')).toMatch(/^scrypt\$16384\$8\$5\$/)
+    expect(await verifyPassword('correct horse', cheap)).toBe(true)
+    expect(await verifyPassword('wrong horse', cheap)).toBe(false)
+  })
+
   it('derives on the thread pool: the event loop keeps turning while four derivations run', async () => {
     const delay = monitorEventLoopDelay({ resolution: 10 })
     delay.enable()
