@@ -84,6 +84,8 @@ export interface Config {
   readonly http: HttpLimits
   /** MEASURE_WITHOUT: conventions turned off to measure their cost (validators: ETag and Last-Modified; compression; headers: the request id and security headers). @default none */
   readonly measureWithout: ReadonlySet<MeasurableConvention>
+  /** Node's own options given in NODE_OPTIONS, one per item: a V8 flag set there stands over serve's heap settings. @default [] */
+  readonly nodeOptions: readonly string[]
 }
 
 export const RATE_LIMIT_STORE_FAILURES = ['open', 'closed'] as const
@@ -151,6 +153,7 @@ function parseConfig(env: Env, stdoutIsTTY: boolean): Config {
     graphql: readGraphQLConfig(env, readHttpLimits(env).maxConnections),
     redis: readRedisConfig(env),
     measureWithout: readMeasureWithout(env, 'MEASURE_WITHOUT'),
+    nodeOptions: Object.freeze((raw(env, 'NODE_OPTIONS') ?? '').split(/\s+/).filter((option) => option !== '')),
   })
 }
 

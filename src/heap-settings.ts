@@ -25,12 +25,13 @@ const V8_SEMI_SPACE_GROWTH_FACTOR = 2
 /** How far the old generation may grow past what survived the last full collection, in percent. */
 export const OLD_GENERATION_GROWTH_PERCENT = 30
 
-/** Whether whoever started node set `flag` themselves (on the command line or in NODE_OPTIONS): their choice stands. */
-const chosenAtStart = (flag: string): boolean =>
-  [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((arg) => arg.replace(/_/g, '-').startsWith(`--${flag}`))
-
-/** Bounds the old generation's growth, and runs `start` (the server's start, until it listens) with the young generation kept at its first size. */
-export async function withServerHeapSettings<T>(start: () => Promise<T>): Promise<T> {
+/**
+ * Bounds the old generation's growth, and runs `start` (the server's start, until it listens) with
+ * the young generation kept at its first size. `nodeOptions`: NODE_OPTIONS (the config's); a flag
+ * given there or on node's command line is left as its giver set it.
+ */
+export async function withServerHeapSettings<T>(nodeOptions: readonly string[], start: () => Promise<T>): Promise<T> {
+  const chosenAtStart = (flag: string): boolean => [...process.execArgv, ...nodeOptions].some((arg) => arg.replace(/_/g, '-').startsWith(`--${flag}`))
   if (!chosenAtStart('heap-growing-percent')) v8.setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWTH_PERCENT}`)
   const holdYoung = !chosenAtStart('semi-space-growth-factor')
   if (holdYoung) v8.setFlagsFromString('--semi-space-growth-factor=1')

@@ -63,7 +63,7 @@ program
   .description('Migrate the database, fill a new one with demo data (unless SEED_DEMO_DATA=false) and serve on HOST:PORT')
   .option('--port <n>', 'port to listen on, 0 for any free one (env PORT, default 3000)')
   .option('--host <address>', 'interface to listen on, 0.0.0.0 for all (env HOST, default 127.0.0.1)')
-  .action(withConfig(async (config) => withServerHeapSettings(async () => (await import('./server.js')).startServer(config))))
+  .action(withConfig(async (config) => withServerHeapSettings(config.nodeOptions, async () => (await import('./server.js')).startServer(config))))
 
 program
   .command('migrate')

@@ -10,6 +10,7 @@ describe('loadConfig', () => {
       seedDemoData: true,
       logLevel: 'info',
       measureWithout: new Set(),
+      nodeOptions: [],
       logFormat: 'json',
       operations: { readyTimeoutMs: 1000, metrics: true, metricsToken: undefined, shutdownGraceMs: 10_000 },
       tokenTtlMs: 30 * 86_400_000,
@@ -164,6 +165,10 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ PASSWORD_CHANGES_WINDOW_S: '1m' })).toThrow(/PASSWORD_CHANGES_WINDOW_S/)
     expect(() => loadConfig({ PASSWORD_SCRYPT_N: '3000' })).toThrow(/PASSWORD_SCRYPT_N: expected a power of two from 1024 to 1048576, got 3000/)
     expect(() => loadConfig({ PASSWORD_SCRYPT_N: '512' })).toThrow(/PASSWORD_SCRYPT_N/)
+    expect(loadConfig({ NODE_OPTIONS: '  --max-old-space-size=512   --heap-growing-percent=50 ' }).nodeOptions).toEqual([
+      '--max-old-space-size=512',
+      '--heap-growing-percent=50',
+    ])
   })
 
   it('reads the HTTP settings', () => {

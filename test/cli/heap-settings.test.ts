@@ -56,7 +56,10 @@ async function newSpaceOnceListening(nodeOptions: readonly string[]): Promise<nu
 
 describe("serve's heap settings", () => {
   it('keeps the young generation at its first size while the server starts', async () => {
-    expect(await newSpaceOnceListening([])).toBeLessThanOrEqual(2 * MiB)
+    // 2 MiB at the listen; once it listens the young generation may grow again, and a scavenge
+    // can come before the report (one run in about thirty, right after a build, was above 2 MiB;
+    // its size was not kept). One doubling is allowed; grown through the start, it is 16-32 MiB.
+    expect(await newSpaceOnceListening([])).toBeLessThanOrEqual(4 * MiB)
   })
 
   it('leaves a growth factor given on the command line alone (the start then grows it as V8 would)', async () => {
