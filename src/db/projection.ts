@@ -2,6 +2,7 @@
 // (`posts { id title }`): its reads select those fields' columns and no others, so a post's
 // content is never read, copied or sorted for a list of titles. Each feature declares which column
 // each field of its entity comes from; a read without a projection takes the whole row, as before.
+import type { AnySelect } from './list-page.js'
 
 /** Where one field of an entity comes from: its column, and how the stored value becomes the field's. */
 export interface FieldSource<Row> {
@@ -98,3 +99,14 @@ export class Projection<Row extends object, Entity extends object> {
 /** The columns a list's cursors are made of: its sort keys' (unqualified). */
 export const sortColumns = (query: { readonly sort: readonly { readonly field: { readonly column: string } }[] }): string[] =>
   query.sort.map((key) => key.field.column.split('.').at(-1) as string)
+
+/**
+ * Selects `columns` (of `table`, in a query that joins others): the whole row when they are all of
+ * them or not given. The rows it reads hold those columns only.
+ */
+export const selecting =
+  <Row extends object>(columns: Columns<Row> | undefined, table?: string) =>
+  (query: AnySelect): AnySelect => {
+    if (columns === undefined || columns.all) return table === undefined ? query.selectAll() : query.selectAll(table)
+    return query.select(table === undefined ? columns.names : columns.names.map((column) => `${table}.${column}`))
+  }

@@ -3,17 +3,17 @@ import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { forWrite } from '../db/write-transaction.js'
-import { type AnySelect, countPerParent, listPage, type RowPage } from '../db/list-page.js'
+import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../collections/pagination.js'
-import type { Columns } from '../db/projection.js'
+import { type Columns, selecting } from '../db/projection.js'
 import { compiledStatement } from '../db/compiled-statements.js'
 import { type DraftVisibility, visible } from './post-visibility.js'
 
 /** The posts table with the columns given (the whole row without them); a row read so holds only those. */
 function posts(db: Db, columns: Columns<PostRow> | undefined) {
   const from = db.selectFrom('posts')
-  return columns === undefined || columns.all ? from.selectAll() : (from.select(columns.names) as unknown as ReturnType<typeof from.selectAll>)
+  return selecting(columns)(from) as ReturnType<typeof from.selectAll>
 }
 
 export function findPostById(db: Db, id: number, columns?: Columns<PostRow>): Promise<PostRow | undefined> {
@@ -47,7 +47,10 @@ const postsOfUsers = compiledStatement<PostRow, WindowArgs>(
         .limit(slot((args) => args.window.limit))
         .offset(slot((args) => args.window.offset))
     const joined = factsOf(db).joinWindow(db.selectFrom('users as parent'), 'posts', windowIds)
-    return (columns === undefined || columns.all ? joined.selectAll('posts') : joined.select(columns.names.map((column) => `posts.${column}`)))
+    return selecting(
+      columns,
+      'posts',
+    )(joined)
       .where(
         'parent.id',
         'in',
@@ -96,7 +99,7 @@ export function listPostsOfUser(
       const mine = executor.selectFrom('posts').where('user_id', '=', userId)
       return options.includeDrafts ? mine : mine.where('status', '=', 'published')
     },
-    select: columns === undefined || columns.all ? (q) => q.selectAll() : (q: AnySelect) => q.select(columns.names),
+    select: selecting(columns),
     query,
   })
 }

@@ -3,15 +3,15 @@ import { sql } from 'kysely'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { forWrite } from '../db/write-transaction.js'
-import { type AnySelect, listPage, type RowPage } from '../db/list-page.js'
+import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewUserRow, UserRow, UserRowChanges } from '../db/tables.js'
-import type { Columns } from '../db/projection.js'
+import { type Columns, selecting } from '../db/projection.js'
 import { compiledStatement } from '../db/compiled-statements.js'
 
 /** The users table with the columns given (the whole row without them); a row read so holds only those. */
 function users(db: Db, columns: Columns<UserRow> | undefined) {
   const from = db.selectFrom('users')
-  return columns === undefined || columns.all ? from.selectAll() : (from.select(columns.names) as unknown as ReturnType<typeof from.selectAll>)
+  return selecting(columns)(from) as ReturnType<typeof from.selectAll>
 }
 
 const userById = compiledStatement<UserRow, { id: number; columns: Columns<UserRow> | undefined }>(
@@ -56,8 +56,7 @@ export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefi
 }
 
 export function listUsers(db: Db, query: CollectionQuery, columns?: Columns<UserRow>): Promise<RowPage<UserRow>> {
-  const select = columns === undefined || columns.all ? (q: AnySelect) => q.selectAll() : (q: AnySelect) => q.select(columns.names)
-  return listPage<UserRow>(db, { from: (executor) => executor.selectFrom('users'), select, query })
+  return listPage<UserRow>(db, { from: (executor) => executor.selectFrom('users'), select: selecting(columns), query })
 }
 
 /** The admins, counted; in a write transaction they stay admins until it ends (the last-admin rule). */
