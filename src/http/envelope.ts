@@ -1,4 +1,4 @@
-// The REST envelope (README: Envelopes and errors): {data, meta: {timestamp}} for one resource,
+// The REST envelope (docs/rest.md, Envelopes and errors): {data, meta: {timestamp}} for one resource,
 // {data: [], meta: {timestamp, pagination}} for a collection (see collection-reply.ts), {error:
 // {code, message, details?}} for a failure. The GET routes represent their items as the query asks
 // (`select`, `include`: src/collections/embedding.ts), with the item schema Represented writes.

@@ -1,4 +1,4 @@
-// Every failure leaves as the service's error body (README: Envelopes and errors). Expected errors
+// Every failure leaves as the service's error body (docs/rest.md, Envelopes and errors). Expected errors
 // (AppError, and the framework's own 4xx) are shown in our words; anything else is masked as
 // INTERNAL_ERROR with the request id, its detail only in the log (core/to-app-error.ts, as for
 // GraphQL). No Fastify message or FST_ code reaches the client as it is.

@@ -1,4 +1,4 @@
-// Rate limiting (README: Rate limits): N points per window per caller — per user when signed in,
+// Rate limiting (docs/rest.md, Rate limits): N points per window per caller — per user when signed in,
 // per client address otherwise — counted by the points limiter (src/limits/limiter.ts): in this
 // process, or in Redis so every instance shares one allowance. An HTTP request takes 1 point when
 // it arrives; work that costs more takes more before it runs (GraphQL: each operation of a batch,

@@ -40,7 +40,7 @@ export interface FrontDoorOptions {
   }
 }
 
-// The collection query language's parameters (README "Collections"); field filters are open-ended.
+// The collection query language's parameters (docs/rest.md, "Collections"); field filters are open-ended.
 const LIST_QUERY = '{?page,limit,cursor,sort,q,fields,select,include}'
 const ITEM_QUERY = '{?select,include}'
 
