@@ -7,9 +7,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
 import pino from 'pino'
 import type { Config } from './config.js'
-import { APP_TOPICS, type AppTopics, createServices, FEATURES, graphqlParts } from './features.js'
+import { APP_TOPICS, type AppTopics, createServices, embeddedIn, FEATURE_TOPICS, FEATURES, graphqlParts, landingCounts } from './features.js'
 import { type Database, openDatabase, SERVING_PAGE_CACHE_KIB } from './db/create-database.js'
-import { countRows, MAX_COUNTED_TOTAL } from './db/list-page.js'
+import { MAX_COUNTED_TOTAL } from './db/list-page.js'
 import type { Events } from './events/events.js'
 import { createMemoryEvents } from './events/memory-events.js'
 import { createRedisEvents } from './events/redis-events.js'
@@ -23,8 +23,7 @@ import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
 import { registerCompression } from './http/compression.js'
 import { corsOptions } from './http/cors.js'
 import { DOCS_PATH, docsPageRoutes } from './pages/docs-page.js'
-import { frontDoorRoutes, type ResourceCounts } from './pages/front-door.js'
-import { visible } from './posts/post-visibility.js'
+import { frontDoorRoutes } from './pages/front-door.js'
 import { HEALTH_PATH } from './operations/health.js'
 import { STREAM_PATH } from './graphql/subscriptions/subscription-server.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
@@ -45,6 +44,9 @@ import { bodyAjv, textAjv } from './core/validation.js'
 
 /** Whether lines at `line` are written when the log is at `level` ('silent' is above them all). */
 const logs = (level: Config['logLevel'], line: 'info' | 'debug'): boolean => (pino.levels.values[level] ?? Infinity) <= (pino.levels.values[line] ?? 0)
+
+/** The topics subscriptions listen to: their listeners are the open subscriptions. */
+const FEATURE_TOPIC_NAMES = Object.keys(FEATURE_TOPICS) as (keyof typeof FEATURE_TOPICS)[]
 
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
 
@@ -107,24 +109,6 @@ function stdoutLogStream(): NodeJS.WritableStream {
 function prettyLogStream(): NodeJS.WritableStream {
   const pretty = createRequire(import.meta.url)('pino-pretty') as (options: object) => NodeJS.WritableStream
   return pretty({ sync: true, colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
-}
-
-/**
- * What an anonymous caller can see of each resource, for the front door: every user and todo,
- * published posts and the comments on them (the services' rule for drafts, posts/post-visibility).
- * Each counted as the lists' totals are, up to one past MAX_COUNTED_TOTAL (the page says "10,000+"):
- * a full count of a large table would hold SQLite's synchronous driver, and so the event loop, for
- * as long as the count takes, on every view of the page.
- */
-async function countResources(db: Database['db']): Promise<ResourceCounts> {
-  const anonymous = { allDrafts: false, ownerId: null }
-  const [users, posts, comments, todos] = await Promise.all([
-    countRows(db, db.selectFrom('users')),
-    countRows(db, db.selectFrom('posts').where(visible('posts', anonymous))),
-    countRows(db, db.selectFrom('comments').innerJoin('posts', 'posts.id', 'comments.post_id').where(visible('posts', anonymous))),
-    countRows(db, db.selectFrom('todos')),
-  ])
-  return { users, posts, comments, todos }
 }
 
 export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
@@ -300,7 +284,10 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
 
   // The front door at /: a page for a browser, the API's index (URL templates) for anything else.
   await app.register(frontDoorRoutes, {
-    counts: () => countResources(db),
+    // Each counted as the lists' totals are, up to one past MAX_COUNTED_TOTAL (the page says
+    // "10,000+"): a full count of a large table would hold SQLite's synchronous driver, and so the
+    // event loop, for as long as the count takes, on every view of the page.
+    counts: () => landingCounts(db),
     countCap: MAX_COUNTED_TOTAL,
     apiPrefix: `/api/v${DEFAULT_API_VERSION}`,
     paths: {
@@ -314,13 +301,15 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     },
   })
 
-  // The REST API, once per version prefix and once unversioned (version from Accept).
+  // The REST API, once per version prefix and once unversioned (version from Accept); each
+  // feature's routes with the relations the others embed in its items.
+  const embedded = embeddedIn(services)
   for (const mount of API_MOUNTS) {
     await app.register(
       async (api) => {
         api.addHook('onRequest', versionHook(mount.version))
         api.addHook('onRoute', markRepresentationCacheable)
-        for (const feature of FEATURES) await api.register(feature.routes, services)
+        for (const feature of FEATURES) await api.register(feature.routes, { ...services, embedded: embedded.get(feature.name) ?? {} })
       },
       { prefix: mount.prefix },
     )
@@ -336,7 +325,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     chargeRateLimit: rateLimit.charge,
     schedule: scheduler && ((key, work, options) => scheduler.run(key, work, options)),
     exposeStats: (stats) => (subscriptionStats = stats),
-    activeSubscriptions: () => events.listenerCount('commentAdded'),
+    activeSubscriptions: () => FEATURE_TOPIC_NAMES.reduce((sum, topic) => sum + events.listenerCount(topic), 0),
     events,
     persistedQueryStore,
     persistedQueryAllowance,
