@@ -243,7 +243,7 @@ describe('a throwaway feature', () => {
 
   it("is under the lint's structure rules, and in the PostgreSQL test project", async () => {
     const { boundaries } = (await import(join(dir, 'eslint.config.js'))) as { boundaries: Linter.Config[] }
-    const { registeredFeatures } = (await import(join(dir, 'scripts/features.js'))) as { registeredFeatures(root: string): string[] }
+    const { registeredFeatures } = (await import(join(dir, 'scripts/features.js'))) as { registeredFeatures: (root: string) => string[] }
     const linter = new Linter({ configType: 'flat', cwd: dir })
     const config = [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } }, ...boundaries]
     const errorsOf = (filename: string, code: string) => linter.verify(code, config, { filename: join(dir, filename) }).map(({ message }) => message)
