@@ -1,11 +1,9 @@
 // The composition root: opens the store, builds the services, and wires them into Fastify.
 // The list of registrations below is the table of contents of the service, in the order a
 // request meets them. Tests build the app with this same function.
-import { createRequire } from 'node:module'
 import fastifyCors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
-import pino from 'pino'
 import type { Config } from './config.js'
 import { APP_TOPICS, type AppTopics, createServices, embeddedIn, FEATURE_TOPICS, FEATURES, graphqlParts, landingCounts } from './features.js'
 import { type Database, openDatabase, SERVING_PAGE_CACHE_KIB } from './db/create-database.js'
@@ -15,7 +13,7 @@ import { createMemoryEvents } from './events/memory-events.js'
 import { createRedisEvents } from './events/redis-events.js'
 import { requestError } from './graphql/errors.js'
 import { graphqlRoutes } from './graphql/graphql-routes.js'
-import { createLruStore, createRedisStore } from './graphql/persisted-queries.js'
+import { createPersistedQueryStores } from './graphql/persisted-query-stores.js'
 import type { SubscriptionStats } from './graphql/subscriptions/subscription-server.js'
 import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
 import { markRepresentationCacheable, registerCaching } from './http/caching.js'
@@ -35,15 +33,13 @@ import { generateRequestId, OneLinePerRequest, redirectTrailingSlash, registerRe
 import { refuseWhileClosing } from './http/closing.js'
 import { registerUpgradeRequests } from './http/upgrade-requests.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
-import { createLimiter, storeFailureLog } from './limits/limiter.js'
+import { createPasswordAllowances } from './limits/password-allowances.js'
+import { logs, prettyLogStream, stdoutLogStream } from './operations/log-destination.js'
 import { createFairScheduler } from './limits/fair-scheduler.js'
 import { limitRequestsInFlight } from './limits/in-flight.js'
 import { registerRateLimit } from './limits/rate-limit.js'
 import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis/connection.js'
 import { bodyAjv, textAjv } from './core/validation.js'
-
-/** Whether lines at `line` are written when the log is at `level` ('silent' is above them all). */
-const logs = (level: Config['logLevel'], line: 'info' | 'debug'): boolean => (pino.levels.values[level] ?? Infinity) <= (pino.levels.values[line] ?? 0)
 
 /** The topics subscriptions listen to: their listeners are the open subscriptions. */
 const FEATURE_TOPIC_NAMES = Object.keys(FEATURE_TOPICS) as (keyof typeof FEATURE_TOPICS)[]
@@ -82,34 +78,6 @@ export interface AppDependencies {
 
 /** How often the server looks for connections past their headers or request timeout. */
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
-
-/**
- * The JSON lines, to stdout: gathered up to 4 KB and written synchronously, and at least every 100
- * ms, so a line waits a tenth of a second at most; what is pending is written when the process
- * exits, whatever the reason (a machine that loses power, or a SIGKILL, may lose the last tenth of
- * a second). One write(2) per request was a sixth of GET one user's throughput. An asynchronous
- * destination was slower still (8,400 against 9,500 req/s on one core: the write moved to a thread
- * of the same core, and cost more to hand over than to make). One per process: stdout is one.
- */
-let stdoutLog: ReturnType<typeof pino.destination> | undefined
-function stdoutLogStream(): NodeJS.WritableStream {
-  if (stdoutLog === undefined) {
-    const stream = pino.destination({ dest: 1, sync: true, minLength: 4096, periodicFlush: 100 })
-    process.on('exit', () => stream.flushSync())
-    stdoutLog = stream
-  }
-  return stdoutLog as unknown as NodeJS.WritableStream
-}
-
-/**
- * pino-pretty, loaded only when the log is pretty (stdout a terminal, or LOG_FORMAT=pretty); written
- * synchronously, as pino's default stream is. The request lines come readable already
- * (OneLinePerRequest's pretty form) and pass through it as they are.
- */
-function prettyLogStream(): NodeJS.WritableStream {
-  const pretty = createRequire(import.meta.url)('pino-pretty') as (options: object) => NodeJS.WritableStream
-  return pretty({ sync: true, colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
-}
 
 export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
   const database = dependencies.database ?? openDatabase(config.database, { pageCacheKib: SERVING_PAGE_CACHE_KIB })
@@ -160,73 +128,32 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     redisUrl === undefined || config.rateLimit.max === 0
       ? undefined
       : createRedisConnection({ url: redisUrl, name: `${keyPrefix}rate-limit`, log: app.log, mode: 'commands' })
-  // The documents of persisted queries: registered on one instance, known to all. They go over the
-  // rate limit's connection (both are plain commands), or one of their own when there is none.
-  const persisted = config.graphql.persistedQueries
-  const sharesPersisted = redisUrl !== undefined && persisted.enabled && !persisted.trustedOnly
-  const ownPersistedRedis =
-    sharesPersisted && rateLimitRedis === undefined
-      ? createRedisConnection({ url: redisUrl, name: `${keyPrefix}persisted-queries`, log: app.log, mode: 'commands' })
-      : undefined
-  const persistedRedis = sharesPersisted ? (rateLimitRedis ?? ownPersistedRedis) : undefined
-  const persistedLocal = createLruStore(persisted.cacheBytes)
-  const persistedQueryStore =
-    persistedRedis === undefined
-      ? persistedLocal
-      : createRedisStore({ redis: persistedRedis, keyPrefix, ttlMs: persisted.ttlMs, budgetBytes: persisted.redisBytes, local: persistedLocal, log: app.log })
-  // Each caller's registered bytes, counted where the documents go. Redis away lets registrations
-  // through uncounted: they then stay in this process's LRU, which bounds itself.
-  const persistedQueryAllowance = createLimiter({
-    name: 'persisted-query-bytes',
-    points: persisted.callerBytes,
-    windowMs: persisted.callerWindowMs,
-    redis: persistedRedis && { redis: persistedRedis, keyPrefix },
-    onStoreError: 'open',
-    log: app.log,
-    counts: 'persisted-query registrations',
-  })
+  // The documents of persisted queries: registered on one instance, known to all.
+  const persistedQueries = createPersistedQueryStores(config.graphql.persistedQueries, { redisUrl, keyPrefix, sharedRedis: rateLimitRedis, log: app.log })
   const [eventsAdapter] = await Promise.all([
     dependencies.events ??
       (redisUrl === undefined
         ? createMemoryEvents<AppTopics>({ log: app.log })
         : createRedisEvents({ url: redisUrl, keyPrefix, log: app.log, topics: APP_TOPICS })),
     rateLimitRedis && firstAttempt(rateLimitRedis),
-    ownPersistedRedis && firstAttempt(ownPersistedRedis),
+    persistedQueries.ownRedis && firstAttempt(persistedQueries.ownRedis),
   ])
   const metrics = config.operations.metrics ? createMetrics({ subscriptionStats: () => subscriptionStats, faults: () => app.faults, database }) : undefined
   const events = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
-  // Password work has allowances of its own (config.passwords says which and why), counted where
-  // the rate limit counts: in Redis when it is shared, else in this process. One store, so one log
-  // of its failures for the four (one line per outage, not one per allowance).
-  const { passwords } = config
-  const passwordFailures = storeFailureLog(app.log, 'password-allowances', config.rateLimit.onStoreError, 'sign-ins and password changes')
-  const passwordAllowance = (name: string, points: number, windowMs: number) =>
-    createLimiter({
-      name,
-      points,
-      windowMs,
-      redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix },
-      onStoreError: config.rateLimit.onStoreError,
-      log: app.log,
-      failures: passwordFailures,
-    })
+  const passwordAllowances = createPasswordAllowances(config, { redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, log: app.log })
   const services = createServices({
     db,
     events,
     ...(database.dataVersion === undefined ? {} : { dataVersion: database.dataVersion }),
-    passwordChanges: passwordAllowance('password-changes', passwords.changesMax, passwords.changesWindowMs),
-    scryptN: passwords.scryptN,
+    passwordChanges: passwordAllowances.changes,
+    scryptN: config.passwords.scryptN,
     tokenTtlMs: config.tokenTtlMs,
-    signInAllowance: {
-      perAddress: passwordAllowance('sign-in-address', passwords.signInMaxPerAddress, passwords.signInWindowMs),
-      perAccountAndAddress: passwordAllowance('sign-in-account-address', passwords.signInMaxPerAccountAndAddress, passwords.signInWindowMs),
-      perAccount: passwordAllowance('sign-in-account', passwords.signInMaxPerAccount, passwords.signInWindowMs),
-    },
+    signInAllowance: passwordAllowances.signIn,
   })
   app.addHook('onClose', async () => {
     await events.close()
     if (rateLimitRedis !== undefined) await closeRedisConnection(rateLimitRedis)
-    if (ownPersistedRedis !== undefined) await closeRedisConnection(ownPersistedRedis)
+    if (persistedQueries.ownRedis !== undefined) await closeRedisConnection(persistedQueries.ownRedis)
     await database.close()
   })
 
@@ -327,14 +254,14 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     exposeStats: (stats) => (subscriptionStats = stats),
     activeSubscriptions: () => FEATURE_TOPIC_NAMES.reduce((sum, topic) => sum + events.listenerCount(topic), 0),
     events,
-    persistedQueryStore,
-    persistedQueryAllowance,
+    persistedQueryStore: persistedQueries.store,
+    persistedQueryAllowance: persistedQueries.allowance,
   })
   app.decorate('subscriptionStats', { getter: () => subscriptionStats })
   app.decorate('faults', {
     getter: (): Faults => ({
       // The password allowances count in the same store: their failures are the same fault.
-      rateLimitStoreErrors: rateLimit.storeErrors + passwordFailures.failures,
+      rateLimitStoreErrors: rateLimit.storeErrors + passwordAllowances.failures.failures,
       eventPublishFailures: events.stats.publishFailures,
       eventInterruptions: events.stats.interruptions,
     }),

@@ -10,7 +10,7 @@ import { boundaries } from '../../eslint.config.js'
 import { featureFolders, registeredFeatures } from '../../scripts/features.js'
 
 const linter = new Linter({ configType: 'flat' })
-const config = [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } }, ...(boundaries as Linter.Config[])]
+const config = [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } }, ...boundaries]
 
 /** The structure errors of `code` as if it were the file `filename`. */
 const errorsOf = (filename: string, code: string) => linter.verify(code, config, filename).map(({ ruleId, message }) => ({ ruleId, message }))
