@@ -8,21 +8,23 @@ import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single 
 import { IdParam } from '../core/schema-types.js'
 import { Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
 import { commentRequestExamples, commentsOpenApi } from './comments.openapi.js'
-import type { PostsService } from '../posts/posts.service.js'
-import type { UsersService } from '../users/users.service.js'
-import { commentEmbeds, RepresentedComment } from './comments.embeds.js'
+import type { RoutesOptions } from '../core/feature.js'
+import type { PostsService } from '../posts/posts.public.js'
+import type { UsersService } from '../users/users.public.js'
+import { commentEmbeds, representedComment } from './comments.embeds.js'
 import type { CommentsService } from './comments.service.js'
 
 const PostParams = Type.Object({ userId: IdParam, postId: IdParam })
 const CommentParams = Type.Object({ userId: IdParam, postId: IdParam, commentId: IdParam })
 const OneComment = SingleEnvelope(Comment)
 
-/** `users` and `posts` are read for what a comment embeds. */
-export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsService; users: UsersService; posts: PostsService }> = async (
+/** `users` and `posts` are read for what a comment embeds, with what other features offer (`embedded`). */
+export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsService; users: UsersService; posts: PostsService } & RoutesOptions> = async (
   app,
-  { comments, users, posts },
+  { comments, users, posts, embedded },
 ) => {
-  const embeds = commentEmbeds({ users, posts })
+  const embeds = commentEmbeds({ users, posts }, embedded)
+  const RepresentedComment = representedComment(embedded)
   const representation = shapeOf(embeds)
 
   app.get(

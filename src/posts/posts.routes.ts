@@ -8,9 +8,9 @@ import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single 
 import { IdParam } from '../core/schema-types.js'
 import { CreatePostBody, Post, PostsCollection, ReplacePostBody, UpdatePostBody } from './posts.schemas.js'
 import { postRequestExamples, postsOpenApi } from './posts.openapi.js'
-import type { CommentsService } from '../comments/comments.service.js'
-import type { UsersService } from '../users/users.service.js'
-import { postEmbeds, RepresentedPost } from './posts.embeds.js'
+import type { RoutesOptions } from '../core/feature.js'
+import type { UsersService } from '../users/users.public.js'
+import { postEmbeds, representedPost } from './posts.embeds.js'
 import { type PostsService, postFields } from './posts.service.js'
 
 const UserParams = Type.Object({ userId: IdParam })
@@ -21,12 +21,10 @@ const OnePost = SingleEnvelope(Post)
 const columnsOf = (shown: { readonly select: ReadonlySet<string> | undefined } | undefined) =>
   shown?.select === undefined ? undefined : postFields.columnsFor(shown.select)
 
-/** `users` and `comments` are read for what a post embeds. */
-export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users: UsersService; comments: CommentsService }> = async (
-  app,
-  { posts, users, comments },
-) => {
-  const embeds = postEmbeds({ users, comments })
+/** `users` is read for a post's author; `embedded`: what other features offer a post's answers (its comments). */
+export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users: UsersService } & RoutesOptions> = async (app, { posts, users, embedded }) => {
+  const embeds = postEmbeds(users, embedded)
+  const RepresentedPost = representedPost(embedded)
   const representation = shapeOf(embeds)
 
   app.get(

@@ -8,16 +8,19 @@ import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single 
 import { IdParam } from '../core/schema-types.js'
 import { CreateTodoBody, Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
 import { todoRequestExamples, todosOpenApi } from './todos.openapi.js'
-import { RepresentedTodo, todoEmbeds } from './todos.embeds.js'
+import type { RoutesOptions } from '../core/feature.js'
+import { representedTodo, todoEmbeds } from './todos.embeds.js'
 import type { TodosService } from './todos.service.js'
 
 const UserParams = Type.Object({ userId: IdParam })
 const TodoParams = Type.Object({ userId: IdParam, todoId: IdParam })
 const OneTodo = SingleEnvelope(Todo)
 
-const representation = shapeOf(todoEmbeds)
-
-export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = async (app, { todos }) => {
+/** `embedded`: what other features offer a todo's answers (nothing yet). */
+export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & RoutesOptions> = async (app, { todos, embedded }) => {
+  const embeds = todoEmbeds(embedded)
+  const representation = shapeOf(embeds)
+  const RepresentedTodo = representedTodo(embedded)
   app.get(
     '/users/:userId/todos',
     {
@@ -34,7 +37,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
     async (request, reply) => {
       const { userId } = request.params
       const query = readCollectionQuery(request, TodosCollection, `user:${userId}`)
-      const shown = readRepresentation(request, todoEmbeds)
+      const shown = readRepresentation(request, embeds)
       return representedCollectionBody(request, reply, await todos.list(request.caller, userId, query), shown)
     },
   )
@@ -53,7 +56,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
       },
     },
     async (request, reply) => {
-      const shown = readRepresentation(request, todoEmbeds)
+      const shown = readRepresentation(request, embeds)
       return representedSingle(request, reply, shown, await todos.get(request.caller, request.params.userId, request.params.todoId))
     },
   )

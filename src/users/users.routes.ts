@@ -8,9 +8,8 @@ import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single 
 import { IdParam } from '../core/schema-types.js'
 import { CreateUserBody, ReplaceUserBody, UpdateUserBody, User, UsersCollection } from './users.schemas.js'
 import { userRequestExamples, usersOpenApi } from './users.openapi.js'
-import type { PostsService } from '../posts/posts.service.js'
-import type { TodosService } from '../todos/todos.service.js'
-import { RepresentedUser, userEmbeds } from './users.embeds.js'
+import type { RoutesOptions } from '../core/feature.js'
+import { representedUser, userEmbeds } from './users.embeds.js'
 import { type UsersService, userFields } from './users.service.js'
 
 const UserParams = Type.Object({ id: IdParam })
@@ -20,12 +19,10 @@ const OneUser = SingleEnvelope(User)
 const columnsOf = (shown: { readonly select: ReadonlySet<string> | undefined } | undefined) =>
   shown?.select === undefined ? undefined : userFields.columnsFor(shown.select)
 
-/** `posts` and `todos` are read for what a user embeds. */
-export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; posts: PostsService; todos: TodosService }> = async (
-  app,
-  { users, posts, todos },
-) => {
-  const embeds = userEmbeds({ posts, todos })
+/** `embedded`: what other features offer a user's answers (their posts, their todos). */
+export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & RoutesOptions> = async (app, { users, embedded }) => {
+  const embeds = userEmbeds(embedded)
+  const RepresentedUser = representedUser(embedded)
   const representation = shapeOf(embeds)
 
   app.get(
