@@ -12,13 +12,6 @@ import { pageMetaOf } from '../collections/page-meta.js'
 import { Timestamp } from '../core/schema-types.js'
 import { chargeEmbedding } from './envelope.js'
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The collection a list route reads: its query parameters are described (OpenAPI) from it. */
-    collection?: CollectionSpec
-  }
-}
-
 const Pagination = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1 })),
   limit: Type.Integer({ minimum: 1 }),

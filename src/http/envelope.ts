@@ -8,22 +8,13 @@ import { type Embeddable, embeddingPoints, parseRepresentation, type Representat
 import type { RateLimitCharger } from '../limits/rate-limit.js'
 import { ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js'
 import { Timestamp } from '../core/schema-types.js'
+import type { RepresentationShape } from './route-config.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Charges a request more than its 1 point (src/limits/rate-limit.ts); undefined when rate limiting is off. */
     chargeRateLimit: RateLimitCharger | undefined
   }
-  interface FastifyContextConfig {
-    /** What a GET route's `select` and `include` may name: its query parameters are described (OpenAPI) from it. */
-    representation?: RepresentationShape
-  }
-}
-
-/** The fields `select` may name and the relations `include` may, each one object or a capped list. */
-export interface RepresentationShape {
-  readonly fields: readonly string[]
-  readonly relations: Readonly<Record<string, 'one' | 'list'>>
 }
 
 /** The names an Embeddable offers, for the route's config. */

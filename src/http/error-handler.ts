@@ -29,13 +29,6 @@ const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
 
 const CODE_BY_STATUS = new Map<number, ErrorCode>(Object.entries(ERROR_STATUS).map(([code, status]) => [status, code as ErrorCode]))
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** How the route's errors are written: the REST envelope (the default), or GraphQL's `errors` list. */
-    errorBody?: 'graphql'
-  }
-}
-
 /** How an error is written in the body. */
 export type ErrorRenderer = (error: AppError) => unknown
 

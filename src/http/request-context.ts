@@ -13,13 +13,6 @@ export function generateRequestId(request: IncomingMessage): string {
   return typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : randomUUID()
 }
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Asked every few seconds by machines (probes, scrapers): logged at debug, not info. */
-    quietLog?: boolean
-  }
-}
-
 /** Where the line of a request that went well is written, and from which level on it is. */
 export interface RequestLines {
   write(line: string): void

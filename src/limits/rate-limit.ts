@@ -17,13 +17,6 @@ import { AppError } from '../errors.js'
 import { beforeFrameworkErrors } from '../http/error-handler.js'
 import { createLimiter, type CountedLimiter, type LimitVerdict, storeFailureLog } from './limiter.js'
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Not counted against the rate limit (probes and scrapers: GET /health, /ready, /metrics). */
-    unmetered?: boolean
-  }
-}
-
 export interface RateLimitPolicy {
   /** Points per window for an anonymous client address; 0 turns rate limiting off. */
   max: number
