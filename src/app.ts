@@ -263,7 +263,6 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const authenticate = (authorization: string) => tokens.authenticate(authorization)
   resolveCaller(app, authenticate)
   const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
-  app.decorate('chargeRateLimit', rateLimit.charge)
   registerUpgradeRequests(app)
   redirectTrailingSlash(app)
   enforceAccess(app)

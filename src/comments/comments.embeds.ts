@@ -2,7 +2,7 @@
 // `{id, name}` every comment carries), and its post; and the item schema those answers are written with.
 import { Type } from 'typebox'
 import { type Embeddable, embedOne } from '../collections/embedding.js'
-import { Represented } from '../http/envelope.js'
+import { Represented } from '../http/representation.js'
 import type { PostsService } from '../posts/posts.service.js'
 import { Post } from '../posts/posts.schemas.js'
 import type { UsersService } from '../users/users.service.js'

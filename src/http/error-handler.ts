@@ -7,7 +7,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, ERROR_STATUS, type ErrorCode, isAppError } from '../errors.js'
 import { toAppError } from '../core/to-app-error.js'
 import { toErrorDetails } from '../core/validation.js'
-import { errorBody } from './envelope.js'
+import { errorBody } from './error-body.js'
 
 const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {

@@ -41,7 +41,7 @@ declare module 'fastify' {
     lastModifiedCoversAll?: boolean
     /** The collection a list route reads: its query parameters are described from it (openapi/openapi-plugin.ts). */
     collection?: CollectionSpec
-    /** What a GET route's `select` and `include` may name (envelope.ts writes it): its query parameters are described from it (openapi/openapi-plugin.ts). */
+    /** What a GET route's `select` and `include` may name (representation.ts writes it): its query parameters are described from it (openapi/openapi-plugin.ts). */
     representation?: RepresentationShape
     /** The route's text for the API description; required on every route of a described mount: the app does not start without it (openapi/openapi-plugin.ts). */
     openapi?: RouteOpenApi

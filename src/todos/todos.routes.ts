@@ -4,7 +4,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
-import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single } from '../http/envelope.js'
+import { readRepresentation, representationShapeOf } from '../http/representation.js'
+import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
 import { IdParam } from '../core/schema-types.js'
 import { CreateTodoBody, Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
 import { todoRequestExamples, todosOpenApi } from './todos.openapi.js'
@@ -13,9 +14,9 @@ import type { TodosService } from './todos.service.js'
 
 const UserParams = Type.Object({ userId: IdParam })
 const TodoParams = Type.Object({ userId: IdParam, todoId: IdParam })
-const OneTodo = SingleEnvelope(Todo)
+const OneTodo = ResourceEnvelope(Todo)
 
-const representation = shapeOf(todoEmbeds)
+const representation = representationShapeOf(todoEmbeds)
 
 export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = async (app, { todos }) => {
   app.get(
@@ -49,12 +50,12 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
         description: 'Anyone.',
         tags: [todosOpenApi.tag.name],
         params: TodoParams,
-        response: { 200: SingleEnvelope(RepresentedTodo) },
+        response: { 200: ResourceEnvelope(RepresentedTodo) },
       },
     },
     async (request, reply) => {
       const shown = readRepresentation(request, todoEmbeds)
-      return representedSingle(request, reply, shown, await todos.get(request.caller, request.params.userId, request.params.todoId))
+      return representedResourceBody(request, reply, shown, await todos.get(request.caller, request.params.userId, request.params.todoId))
     },
   )
 
@@ -74,7 +75,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
     },
     async (request, reply) => {
       const todo = await todos.create(request.caller, request.params.userId, request.body)
-      return reply.code(201).header('location', `${app.prefix}/users/${todo.userId}/todos/${todo.id}`).send(single(todo))
+      return reply.code(201).header('location', `${app.prefix}/users/${todo.userId}/todos/${todo.id}`).send(resourceBody(todo))
     },
   )
 
@@ -93,7 +94,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
       },
     },
     async (request, reply) =>
-      single(
+      resourceBody(
         await todos.update(request.caller, request.params.userId, request.params.todoId, request.body, {
           ifMatch: ifMatchOf(request, reply, OneTodo),
         }),

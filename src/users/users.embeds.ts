@@ -2,7 +2,7 @@
 // schema those answers are written with.
 import { Type } from 'typebox'
 import { type Embeddable, embedList } from '../collections/embedding.js'
-import { Represented } from '../http/envelope.js'
+import { Represented } from '../http/representation.js'
 import type { PostsService } from '../posts/posts.service.js'
 import { Post } from '../posts/posts.schemas.js'
 import type { TodosService } from '../todos/todos.service.js'
