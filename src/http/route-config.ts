@@ -28,7 +28,7 @@ declare module 'fastify' {
     unmetered?: boolean
     /** The route holds its connection open (an event stream): it takes no turn of the scheduler (limits/in-flight.ts). */
     longLived?: boolean
-    /** Asked every few seconds by machines (probes, scrapers): its request line is logged at debug, not info (request-context.ts). */
+    /** Asked every few seconds by machines (probes, scrapers): its request line is logged at debug, not info (request-log.ts). */
     quietLog?: boolean
     /** Set on a route with a WebSocket handler: an upgrade request there becomes a WebSocket session (set and read by upgrade-requests.ts; limits/in-flight.ts reads it). */
     upgrades?: boolean
