@@ -16,23 +16,38 @@ export interface RepresentationShape {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** Who may reach the route; required on every route but CORS preflights (access.ts stops the start without it; the API description reads it too). */
+    /**
+     * Who may reach the route; required on every route but CORS preflights (access.ts stops the
+     * start without it). The API description reads it too, for the operation's `security`.
+     */
     access?: RouteAccess
-    /** A WebSocket upgrade here with a refused token is let through, to be refused by its protocol, close 4401 (access.ts). */
+    /** A WebSocket upgrade here with a refused token is let through, to be refused by its protocol with close 4401 (access.ts). */
     refusesTokensInProtocol?: boolean
     /** The route reads the Authorization header itself (GET /metrics and METRICS_TOKEN): it names no user (access.ts). */
     ownAuthorization?: boolean
-    /** How the route's errors are written: the REST envelope (the default), or GraphQL's `errors` list (error-handler.ts; method-not-allowed.ts gives its 405s the same). */
+    /**
+     * How the route's errors are written: the REST envelope (the default), or GraphQL's `errors`
+     * list (error-handler.ts; method-not-allowed.ts gives the route's 405s the same).
+     */
     errorBody?: 'graphql'
-    /** Not counted against the rate limit and takes no turn of the scheduler: probes and scrapers, GET /health, /ready, /metrics (limits/rate-limit.ts, limits/in-flight.ts). */
+    /**
+     * Not counted against the rate limit, and takes no turn of the scheduler: probes and scrapers,
+     * GET /health, /ready, /metrics (limits/rate-limit.ts, limits/in-flight.ts).
+     */
     unmetered?: boolean
     /** The route holds its connection open (an event stream): it takes no turn of the scheduler (limits/in-flight.ts). */
     longLived?: boolean
     /** Asked every few seconds by machines (probes, scrapers): its request line is logged at debug, not info (request-log.ts). */
     quietLog?: boolean
-    /** Set on a route with a WebSocket handler: an upgrade request there becomes a WebSocket session (set and read by upgrade-requests.ts; limits/in-flight.ts reads it). */
+    /**
+     * Set as a route with a WebSocket handler is registered: an upgrade request there becomes a
+     * WebSocket session (set and read by upgrade-requests.ts; limits/in-flight.ts reads it too).
+     */
     upgrades?: boolean
-    /** Set on the API's routes: their GET answers depend only on the data, the URL, Accept and the caller, so they may be kept (caching.ts). */
+    /**
+     * Set on the API's routes as they are registered: their GET answers depend only on the data,
+     * the URL, Accept and the caller, so they may be kept (caching.ts).
+     */
     cachedRepresentation?: boolean
     /**
      * false for answers that embed other resources (a comment's author): their own updatedAt
@@ -41,9 +56,15 @@ declare module 'fastify' {
     lastModifiedCoversAll?: boolean
     /** The collection a list route reads: its query parameters are described from it (openapi/openapi-plugin.ts). */
     collection?: CollectionSpec
-    /** What a GET route's `select` and `include` may name (representation.ts writes it): its query parameters are described from it (openapi/openapi-plugin.ts). */
+    /**
+     * What a GET route's `select` and `include` may name (representationShapeOf writes it): its
+     * query parameters are described from it (openapi/openapi-plugin.ts).
+     */
     representation?: RepresentationShape
-    /** The route's text for the API description; required on every route of a described mount: the app does not start without it (openapi/openapi-plugin.ts). */
+    /**
+     * The route's text for the API description; required on every route of a described mount, or
+     * the app does not start (openapi/openapi-plugin.ts).
+     */
     openapi?: RouteOpenApi
   }
 }
