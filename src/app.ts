@@ -29,7 +29,10 @@ import { trackAllowedMethods } from './http/method-not-allowed.js'
 import { OPENAPI_JSON_PATH, registerOpenApi } from './http/openapi/openapi-plugin.js'
 import { healthRoutes } from './operations/health.js'
 import { countedEvents, createMetrics, metricsRoute } from './operations/metrics.js'
-import { generateRequestId, OneLinePerRequest, redirectTrailingSlash, registerRequestContext } from './http/request-context.js'
+import { echoRequestId, generateRequestId } from './http/request-id.js'
+import { OneLinePerRequest } from './http/request-log.js'
+import { addSecurityHeaders } from './http/security-headers.js'
+import { redirectTrailingSlash } from './http/trailing-slash.js'
 import { refuseWhileClosing } from './http/closing.js'
 import { registerUpgradeRequests } from './http/upgrade-requests.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
@@ -163,7 +166,10 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   // trailing-slash redirects; who may reach the route; caching and compression of the answer.
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
   registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
-  if (!config.measureWithout.has('headers')) registerRequestContext(app)
+  if (!config.measureWithout.has('headers')) {
+    echoRequestId(app)
+    addSecurityHeaders(app)
+  }
   refuseWhileClosing(app)
   metrics?.observe(app)
   registerContentTypes(app)
@@ -174,7 +180,6 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const authenticate = (authorization: string) => tokens.authenticate(authorization)
   resolveCaller(app, authenticate)
   const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
-  app.decorate('chargeRateLimit', rateLimit.charge)
   registerUpgradeRequests(app)
   redirectTrailingSlash(app)
   enforceAccess(app)

@@ -4,7 +4,7 @@
 import { Type } from 'typebox'
 import { type Embeddable, embedList, embedOne, newestOf } from '../collections/embedding.js'
 import { type EmbeddedRelations, embeddedRelations, embeddedSchemas } from '../core/feature.js'
-import { Represented } from '../http/envelope.js'
+import { Represented } from '../http/representation.js'
 import { Post, type PostsService } from '../posts/posts.public.js'
 import { User, type UsersService } from '../users/users.public.js'
 import { Comment } from './comments.schemas.js'

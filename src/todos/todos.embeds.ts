@@ -4,7 +4,7 @@
 import { Type } from 'typebox'
 import { type Embeddable, embedList, newestOf } from '../collections/embedding.js'
 import { type EmbeddedRelations, embeddedRelations, embeddedSchemas } from '../core/feature.js'
-import { Represented } from '../http/envelope.js'
+import { Represented } from '../http/representation.js'
 import { Todo } from './todos.schemas.js'
 import type { TodosService } from './todos.service.js'
 

@@ -4,7 +4,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
-import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single } from '../http/envelope.js'
+import { readRepresentation, representationShapeOf } from '../http/representation.js'
+import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
 import { IdParam } from '../core/schema-types.js'
 import { CreateTodoBody, Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
 import { todoRequestExamples, todosOpenApi } from './todos.openapi.js'
@@ -14,12 +15,12 @@ import type { TodosService } from './todos.service.js'
 
 const UserParams = Type.Object({ userId: IdParam })
 const TodoParams = Type.Object({ userId: IdParam, todoId: IdParam })
-const OneTodo = SingleEnvelope(Todo)
+const OneTodo = ResourceEnvelope(Todo)
 
 /** `embedded`: what other features offer a todo's answers (nothing yet). */
 export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & RoutesOptions> = async (app, { todos, embedded }) => {
   const embeds = todoEmbeds(embedded)
-  const representation = shapeOf(embeds)
+  const representation = representationShapeOf(embeds)
   const RepresentedTodo = representedTodo(embedded)
   app.get(
     '/users/:userId/todos',
@@ -52,12 +53,12 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & Ro
         description: 'Anyone.',
         tags: [todosOpenApi.tag.name],
         params: TodoParams,
-        response: { 200: SingleEnvelope(RepresentedTodo) },
+        response: { 200: ResourceEnvelope(RepresentedTodo) },
       },
     },
     async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedSingle(request, reply, shown, await todos.get(request.caller, request.params.userId, request.params.todoId))
+      return representedResourceBody(request, reply, shown, await todos.get(request.caller, request.params.userId, request.params.todoId))
     },
   )
 
@@ -77,7 +78,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & Ro
     },
     async (request, reply) => {
       const todo = await todos.create(request.caller, request.params.userId, request.body)
-      return reply.code(201).header('location', `${app.prefix}/users/${todo.userId}/todos/${todo.id}`).send(single(todo))
+      return reply.code(201).header('location', `${app.prefix}/users/${todo.userId}/todos/${todo.id}`).send(resourceBody(todo))
     },
   )
 
@@ -96,7 +97,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & Ro
       },
     },
     async (request, reply) =>
-      single(
+      resourceBody(
         await todos.update(request.caller, request.params.userId, request.params.todoId, request.body, {
           ifMatch: ifMatchOf(request, reply, OneTodo),
         }),

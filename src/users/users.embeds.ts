@@ -2,7 +2,7 @@
 // todos, src/features.ts wires them in); and the item schema those answers are written with.
 import type { Embeddable } from '../collections/embedding.js'
 import { type EmbeddedRelations, embeddedRelations, embeddedSchemas } from '../core/feature.js'
-import { Represented } from '../http/envelope.js'
+import { Represented } from '../http/representation.js'
 import { User } from './users.schemas.js'
 
 /** A user in a GET answer: the fields `select` keeps, and each embedded relation when included. */

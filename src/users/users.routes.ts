@@ -4,7 +4,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
-import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single } from '../http/envelope.js'
+import { readRepresentation, representationShapeOf } from '../http/representation.js'
+import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
 import { IdParam } from '../core/schema-types.js'
 import { CreateUserBody, ReplaceUserBody, UpdateUserBody, User, UsersCollection } from './users.schemas.js'
 import { userRequestExamples, usersOpenApi } from './users.openapi.js'
@@ -13,7 +14,7 @@ import { representedUser, userEmbeds } from './users.embeds.js'
 import { type UsersService, userFields } from './users.service.js'
 
 const UserParams = Type.Object({ id: IdParam })
-const OneUser = SingleEnvelope(User)
+const OneUser = ResourceEnvelope(User)
 
 /** With `select`, only the selected fields' columns are read (the representation shows no others). */
 const columnsOf = (shown: { readonly select: ReadonlySet<string> | undefined } | undefined) =>
@@ -23,7 +24,7 @@ const columnsOf = (shown: { readonly select: ReadonlySet<string> | undefined } |
 export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & RoutesOptions> = async (app, { users, embedded }) => {
   const embeds = userEmbeds(embedded)
   const RepresentedUser = representedUser(embedded)
-  const representation = shapeOf(embeds)
+  const representation = representationShapeOf(embeds)
 
   app.get(
     '/users',
@@ -54,12 +55,12 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
         description: 'Anyone.',
         tags: [usersOpenApi.tag.name],
         params: UserParams,
-        response: { 200: SingleEnvelope(RepresentedUser) },
+        response: { 200: ResourceEnvelope(RepresentedUser) },
       },
     },
     async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedSingle(request, reply, shown, await users.get(request.caller, request.params.id, columnsOf(shown)))
+      return representedResourceBody(request, reply, shown, await users.get(request.caller, request.params.id, columnsOf(shown)))
     },
   )
 
@@ -78,7 +79,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
     },
     async (request, reply) => {
       const user = await users.create(request.caller, request.body)
-      return reply.code(201).header('location', `${app.prefix}/users/${user.id}`).send(single(user))
+      return reply.code(201).header('location', `${app.prefix}/users/${user.id}`).send(resourceBody(user))
     },
   )
 
@@ -98,7 +99,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
         response: { 200: OneUser },
       },
     },
-    async (request, reply) => single(await users.replace(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
+    async (request, reply) => resourceBody(await users.replace(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
   )
 
   app.patch(
@@ -115,7 +116,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
         response: { 200: OneUser },
       },
     },
-    async (request, reply) => single(await users.update(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
+    async (request, reply) => resourceBody(await users.update(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
   )
 
   app.delete(
