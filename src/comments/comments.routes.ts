@@ -86,7 +86,10 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
     async (request, reply) => {
       const { params } = request
       const comment = await comments.create(request.caller, params, request.body)
-      return reply.code(201).header('location', `${app.prefix}/users/${params.userId}/posts/${comment.postId}/comments/${comment.id}`).send(resourceBody(comment))
+      return reply
+        .code(201)
+        .header('location', `${app.prefix}/users/${params.userId}/posts/${comment.postId}/comments/${comment.id}`)
+        .send(resourceBody(comment))
     },
   )
 

@@ -99,7 +99,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
         response: { 200: OneUser },
       },
     },
-    async (request, reply) => resourceBody(await users.replace(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
+    async (request, reply) =>
+      resourceBody(await users.replace(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
   )
 
   app.patch(
@@ -116,7 +117,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
         response: { 200: OneUser },
       },
     },
-    async (request, reply) => resourceBody(await users.update(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
+    async (request, reply) =>
+      resourceBody(await users.update(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
   )
 
   app.delete(
