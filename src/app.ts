@@ -23,7 +23,7 @@ import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
 import { registerCompression } from './http/compression.js'
 import { corsOptions } from './http/cors.js'
 import { DOCS_PATH, docsPageRoutes } from './pages/docs-page.js'
-import { frontDoorRoutes, type ResourceCounts } from './pages/front-door.js'
+import { landingPageRoutes, type ResourceCounts } from './pages/landing-page.js'
 import { visible } from './posts/post-visibility.js'
 import { HEALTH_PATH } from './operations/health.js'
 import { STREAM_PATH } from './graphql/subscriptions/subscription-server.js'
@@ -299,7 +299,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   if (config.openapi && config.docs) await app.register(docsPageRoutes, { specUrl: OPENAPI_JSON_PATH })
 
   // The front door at /: a page for a browser, the API's index (URL templates) for anything else.
-  await app.register(frontDoorRoutes, {
+  await app.register(landingPageRoutes, {
     counts: () => countResources(db),
     countCap: MAX_COUNTED_TOTAL,
     apiPrefix: `/api/v${DEFAULT_API_VERSION}`,
