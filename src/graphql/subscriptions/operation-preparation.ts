@@ -9,7 +9,7 @@ import type { FastifyRequest } from 'fastify'
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLSchema, OperationTypeNode, subscribe } from 'graphql'
 import type { TurnOptions } from '../../limits/fair-scheduler.js'
 import { callerKey } from '../../limits/rate-limit.js'
-import type { Seat } from '../connection-rights.js'
+import type { ConnectionCaller } from '../connection-rights.js'
 import { isReservation, type Reservation, type SubscriptionBudget } from '../subscription-budget.js'
 import { type GraphQLContext, Loaders } from '../context.js'
 import { formatError } from '../errors.js'
@@ -34,13 +34,13 @@ export interface OperationPreparationOptions {
   schedule: (<T>(callerKey: string, work: () => Promise<T>, options: TurnOptions) => Promise<T>) | undefined
 }
 
-/** The context of one operation on a long-lived connection: its caller is read from the seat each time. */
-export function connectionContext(seat: Seat, stream: GraphQLContext['stream']): GraphQLContext {
+/** The context of one operation on a long-lived connection: its caller is read from the connection's ConnectionCaller each time. */
+export function connectionContext(connectionCaller: ConnectionCaller, stream: GraphQLContext['stream']): GraphQLContext {
   return {
     get caller() {
-      return seat.caller
+      return connectionCaller.caller
     },
-    loaders: new Loaders(() => seat.caller),
+    loaders: new Loaders(() => connectionCaller.caller),
     stream,
   }
 }
