@@ -99,9 +99,9 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
       }
       // Checked here, so a malformed request is answered in the service's words.
       const params = readRequestParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
-      // Admitted in a turn of the caller's (its execution takes another: OperationPreparation.execute),
+      // Admitted in a slot of the caller's (its execution acquires another: OperationPreparation.execute),
       // validated there too: the stream's preparation finds the verdict the pipeline remembers.
-      const operation = await operations.inTurn(
+      const operation = await operations.inSlot(
         request,
         async () => {
           const admitted = await pipeline.admit(request, params)

@@ -141,10 +141,10 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
         // The message's first point, as an HTTP request's on arrival; its operation's others once it is admitted.
         const verdict = await options.consumeRateLimit?.(request)
         if (verdict !== undefined && !verdict.allowed) return [rateLimited(verdict)]
-        // The rest, its admission, runs in a turn of the caller's (its execution in another:
+        // The rest, its admission, runs in a slot of the caller's (its execution in another:
         // OperationPreparation.execute); it waits however many of the caller's do, since a connection
         // holds at most maxPerConnection operations.
-        return operations.inTurn(
+        return operations.inSlot(
           request,
           async () => {
             let params
