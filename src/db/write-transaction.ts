@@ -13,7 +13,7 @@
 import type { SelectQueryBuilder } from 'kysely'
 import type { Db } from './create-database.js'
 import { isDeadlock } from './database-errors.js'
-import { factsOf } from './dialect-facts.js'
+import { dialectFactsOf } from './dialect-facts.js'
 
 /** Attempts of one write that lost a deadlock before it is answered as a busy database (503). */
 const MAX_ATTEMPTS = 3
@@ -42,5 +42,5 @@ export async function writeTransaction<T>(db: Db, work: (trx: Db) => Promise<T>)
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any select, whatever its tables
 export function forWrite<Q extends SelectQueryBuilder<any, any, any>>(db: Db, query: Q, table?: string): Q {
-  return writing.has(db) ? factsOf(db).lockRows(query, table) : query
+  return writing.has(db) ? dialectFactsOf(db).lockRows(query, table) : query
 }

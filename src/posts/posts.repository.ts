@@ -1,7 +1,7 @@
 // SQL for posts. Every function takes the executor first: the database or a transaction.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
+import { dialectFactsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { forWrite } from '../db/write-transaction.js'
 import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from '../db/tables.js'
@@ -46,7 +46,7 @@ const postsOfUsers = compiledStatement<PostRow, WindowArgs>(
         .orderBy('p.id', window.order ?? 'asc')
         .limit(slot((args) => args.window.limit))
         .offset(slot((args) => args.window.offset))
-    const joined = factsOf(db).joinWindow(db.selectFrom('users as parent'), 'posts', windowIds)
+    const joined = dialectFactsOf(db).joinWindow(db.selectFrom('users as parent'), 'posts', windowIds)
     return selecting(
       columns,
       'posts',

@@ -1,7 +1,7 @@
 // SQL for todos. Every function takes the executor first: the database or a transaction.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
+import { dialectFactsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { forWrite } from '../db/write-transaction.js'
 import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from '../db/tables.js'
@@ -40,7 +40,7 @@ export function listTodosOfUsers(db: Db, userIds: readonly number[], window: Lis
       .orderBy('t.id', window.order ?? 'asc')
       .limit(window.limit)
       .offset(window.offset)
-  return factsOf(db)
+  return dialectFactsOf(db)
     .joinWindow(db.selectFrom('users as parent'), 'todos', windowIds)
     .selectAll('todos')
     .where('parent.id', 'in', userIds)
