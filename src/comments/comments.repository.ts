@@ -2,7 +2,7 @@
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { dialectFactsOf, type WindowBuilder } from '../db/dialect-facts.js'
-import { forWrite } from '../db/write-transaction.js'
+import { lockForWrite } from '../db/write-transaction.js'
 import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { CommentRow, NewCommentRow } from '../db/tables.js'
 import type { ListWindow } from '../collections/pagination.js'
@@ -15,7 +15,7 @@ function selectWithAuthor(db: Db) {
 }
 
 export function findCommentById(db: Db, id: number): Promise<CommentWithAuthorRow | undefined> {
-  return forWrite(db, selectWithAuthor(db).where('comments.id', '=', id), 'comments').executeTakeFirst()
+  return lockForWrite(db, selectWithAuthor(db).where('comments.id', '=', id), 'comments').executeTakeFirst()
 }
 
 export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuery): Promise<RowPage<CommentWithAuthorRow>> {

@@ -37,7 +37,7 @@ export interface CompiledStatement<Row, A> {
 /**
  * A read compiled once per `shapeKey(args)` on each database handle. `build` must put every value
  * that varies within a shape through `slot` (a value not slotted would stay the first run's); a
- * transaction's reads are built each time, as they may lock rows (forWrite).
+ * transaction's reads are built each time, as they may lock rows (lockForWrite).
  */
 export function compiledStatement<Row, A>(
   shapeKey: (args: A) => string,

@@ -2,7 +2,7 @@
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { dialectFactsOf, type WindowBuilder } from '../db/dialect-facts.js'
-import { forWrite } from '../db/write-transaction.js'
+import { lockForWrite } from '../db/write-transaction.js'
 import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../collections/pagination.js'
@@ -17,7 +17,7 @@ function posts(db: Db, columns: Columns<PostRow> | undefined) {
 }
 
 export function findPostById(db: Db, id: number, columns?: Columns<PostRow>): Promise<PostRow | undefined> {
-  return forWrite(db, posts(db, columns).where('id', '=', id)).executeTakeFirst()
+  return lockForWrite(db, posts(db, columns).where('id', '=', id)).executeTakeFirst()
 }
 
 export function findPostsByIds(db: Db, ids: readonly number[], visibility: DraftVisibility, columns?: Columns<PostRow>): Promise<PostRow[]> {

@@ -2,13 +2,13 @@
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { dialectFactsOf, type WindowBuilder } from '../db/dialect-facts.js'
-import { forWrite } from '../db/write-transaction.js'
+import { lockForWrite } from '../db/write-transaction.js'
 import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from '../db/tables.js'
 import type { ListWindow } from '../collections/pagination.js'
 
 export function findTodoById(db: Db, id: number): Promise<TodoRow | undefined> {
-  return forWrite(db, db.selectFrom('todos').selectAll().where('id', '=', id)).executeTakeFirst()
+  return lockForWrite(db, db.selectFrom('todos').selectAll().where('id', '=', id)).executeTakeFirst()
 }
 
 export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery): Promise<RowPage<TodoRow>> {
