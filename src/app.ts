@@ -275,7 +275,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     const { dataVersion } = database
     registerCaching(app, {
       maxAgeS: config.cacheMaxAgeS,
-      ...(dataVersion === undefined ? {} : { representations: { budgetBytes: config.http.representationCacheMb * 2 ** 20, dataVersion } }),
+      ...(dataVersion === undefined ? {} : { representationCache: { budgetBytes: config.http.representationCacheMb * 2 ** 20, dataVersion } }),
     })
   }
   if (!config.measureWithout.has('compression')) await registerCompression(app)

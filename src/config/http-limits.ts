@@ -36,8 +36,8 @@ export interface HttpLimits {
   /** Retired variables set in the environment, which have no effect (RETIRED_HTTP_VARIABLES). */
   readonly retiredVariables: readonly string[]
   /**
-   * Memory for the answers of GET routes kept with their validators and served again while the
-   * data has not changed (SQLite only); 0 keeps none. @default 16
+   * Memory for the representation cache: the answers of GET routes kept with their validators and
+   * served again while the data has not changed (SQLite only); 0 keeps none. @default 16
    */
   readonly representationCacheMb: number
 }
