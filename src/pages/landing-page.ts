@@ -41,7 +41,7 @@ export interface LandingPageOptions {
   }
 }
 
-// The collection query language's parameters (README "Collections"); field filters are open-ended.
+// The collection query language's parameters (docs/rest.md); field filters are open-ended.
 const LIST_QUERY = '{?page,limit,cursor,sort,q,fields,select,include}'
 const ITEM_QUERY = '{?select,include}'
 

@@ -1,6 +1,6 @@
 // threadline/client against a live server (a listening port, the real fetch and the ws package):
-// every REST method, the pagination iterator, the client rules the README gives (429/Retry-After,
-// 401), the ETag cache, GraphQL and a subscription.
+// every REST method, the pagination iterator, the client rules docs/architecture.md gives (Client
+// SDK: 429/Retry-After, 401), the ETag cache, GraphQL and a subscription.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import WebSocket from 'ws'
 import { type ClientOptions, createClient, ThreadlineError, type ThreadlineClient } from '../../src/client/index.js'
