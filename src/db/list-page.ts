@@ -158,7 +158,7 @@ function narrow(select: AnySelect, query: CollectionQuery, facts: DialectFacts, 
 const COMPARISONS = { gt: sql`>`, gte: sql`>=`, lt: sql`<`, lte: sql`<=` }
 
 /**
- * One filter as SQL, on the column from the spec with the values bound. A missing value (NULL)
+ * One filter as SQL, on the column its FieldSpec names, with the values bound. A missing value (NULL)
  * never falls within a range; it differs from every value, so `notIn` matches it unless null is
  * among the values (`is distinct from`, spelled so that an index serves it).
  */
