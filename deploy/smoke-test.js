@@ -1,4 +1,4 @@
-// Checks a running deployment through its front door (nginx), as deploy/README.md describes:
+// Checks a running deployment through its load balancer (nginx), as deploy/README.md describes:
 // reads, a write, a conditional GET, a comment made through the proxy heard by graphql-ws
 // subscribers (spread over the instances by nginx) and by an SSE stream, and X-Forwarded-For.
 // Plain JavaScript, so it runs with node alone (graphql-ws and ws from the repository's node_modules).

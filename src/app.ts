@@ -21,7 +21,7 @@ import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
 import { registerCompression } from './http/compression.js'
 import { corsOptions } from './http/cors.js'
 import { DOCS_PATH, docsPageRoutes } from './pages/docs-page.js'
-import { frontDoorRoutes } from './pages/front-door.js'
+import { landingPageRoutes } from './pages/landing-page.js'
 import { HEALTH_PATH } from './operations/health.js'
 import { STREAM_PATH } from './graphql/subscriptions/subscription-server.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
@@ -191,7 +191,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     const { dataVersion } = database
     registerCaching(app, {
       maxAgeS: config.cacheMaxAgeS,
-      ...(dataVersion === undefined ? {} : { representations: { budgetBytes: config.http.representationCacheMb * 2 ** 20, dataVersion } }),
+      ...(dataVersion === undefined ? {} : { representationCache: { budgetBytes: config.http.representationCacheMb * 2 ** 20, dataVersion } }),
     })
   }
   if (!config.measureWithout.has('compression')) await registerCompression(app)
@@ -215,7 +215,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   if (config.openapi && config.docs) await app.register(docsPageRoutes, { specUrl: OPENAPI_JSON_PATH })
 
   // The front door at /: a page for a browser, the API's index (URL templates) for anything else.
-  await app.register(frontDoorRoutes, {
+  await app.register(landingPageRoutes, {
     // Each counted as the lists' totals are, up to one past MAX_COUNTED_TOTAL (the page says
     // "10,000+"): a full count of a large table would hold SQLite's synchronous driver, and so the
     // event loop, for as long as the count takes, on every view of the page.

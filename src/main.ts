@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `threadline` command: serve, migrate, seed, users, tokens. `--help` on each.
+// The `threadline` command: serve, migrate, seed, import, reset, export, users, tokens. `--help` on each.
 import { readFileSync } from 'node:fs'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import type { SeedCommandOptions } from './cli/commands.js'

@@ -1,5 +1,7 @@
-// What each `threadline` subcommand does. All of them use DATABASE_URL exactly like the server,
-// and bring the schema up to date before touching data.
+// The `threadline` subcommands without a file of their own: migrate, seed, users create, tokens
+// create and revoke (serve is server.ts; import, reset and export are import-data.ts, reset.ts and
+// export-data.ts). All of them use DATABASE_URL exactly like the server, and bring the schema up
+// to date before touching data.
 import { OPERATOR } from '../core/caller.js'
 import type { Config } from '../config.js'
 import { type Database, openDatabase } from '../db/create-database.js'

@@ -7,7 +7,7 @@ import { sql } from 'kysely'
 import type { Config } from '../config.js'
 import { parseId } from '../core/ids.js'
 import { type Db, openDatabase } from '../db/create-database.js'
-import { factsOf } from '../db/dialect-facts.js'
+import { dialectFactsOf } from '../db/dialect-facts.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { AppError } from '../errors.js'
 import { MAX_BATCH_SIZE } from '../seed/seed-database.js'
@@ -403,7 +403,7 @@ export async function importFile(db: Db, file: string, options: ImportOptions): 
         if (options.replace) await emptyTables(trx)
         await write(trx, file, found, plan, progress, now)
       }
-      await (rows >= BULK_LOAD_ROWS || options.replace ? factsOf(trx).bulkLoad(trx, load) : load())
+      await (rows >= BULK_LOAD_ROWS || options.replace ? dialectFactsOf(trx).bulkLoad(trx, load) : load())
       await moveSequences(trx)
       return {
         format: plan.format,
@@ -438,7 +438,7 @@ export async function emptyTables(db: Db): Promise<void> {
 export async function moveSequences(db: Db): Promise<void> {
   for (const table of ['users', 'posts', 'comments', 'todos', 'tokens'] as const) {
     const highest = sql`coalesce((select max(id) from ${sql.table(table)}), 0)`
-    if (factsOf(db).dialect === 'postgres') await sql`select setval(pg_get_serial_sequence(${table}, 'id'), ${highest} + 1, false)`.execute(db)
+    if (dialectFactsOf(db).dialect === 'postgres') await sql`select setval(pg_get_serial_sequence(${table}, 'id'), ${highest} + 1, false)`.execute(db)
     else await sql`update sqlite_sequence set seq = ${highest} where name = ${table}`.execute(db)
   }
 }

@@ -9,7 +9,7 @@ import { parseId } from '../core/ids.js'
 import type { Post } from '../posts/posts.public.js'
 import type { User } from '../users/users.public.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
-import { described } from '../graphql/error-codes.js'
+import { fieldDescription } from '../graphql/error-codes.js'
 import { type Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
 import type { CommentAdded } from './comments.events.js'
 import type { CommentsService } from './comments.service.js'
@@ -38,19 +38,19 @@ input UpdateCommentInput {
 }
 
 extend type Post {
-  ${described('Its comments in id order.', { BAD_REQUEST: 'limit below 1, or a page past the offset window' })}
+  ${fieldDescription('Its comments in id order.', { BAD_REQUEST: 'limit below 1, or a page past the offset window' })}
   comments${WINDOW_ARGS_SDL}: [Comment!]!
-  ${described("The same comments as a cursor connection, in id order; the first page (and totalCount) of every post is read in one batch; after, last and before page one post's comments at a time.", { BAD_REQUEST: 'first, last, after or before is not valid, or a pair reads both ways, one detail each' })}
+  ${fieldDescription("The same comments as a cursor connection, in id order; the first page (and totalCount) of every post is read in one batch; after, last and before page one post's comments at a time.", { BAD_REQUEST: 'first, last, after or before is not valid, or a pair reads both ways, one detail each' })}
   commentsConnection${NESTED_CONNECTION_ARGS_SDL}: CommentConnection!
 }
 
 extend type User {
-  ${described('Their comments in id order, on posts the caller may see.', { BAD_REQUEST: 'limit below 1, or a page past the offset window' })}
+  ${fieldDescription('Their comments in id order, on posts the caller may see.', { BAD_REQUEST: 'limit below 1, or a page past the offset window' })}
   comments${WINDOW_ARGS_SDL}: [Comment!]!
 }
 
 extend type Subscription {
-  ${described(
+  ${fieldDescription(
     'Each comment created from now on (over REST or GraphQL) on the post postId, or, without postId, on any post the caller may see. Over WebSocket at /graphql or Server-Sent Events at /graphql/stream.',
     {
       BAD_REQUEST: 'sent to POST or GET /graphql instead of a stream',
@@ -63,20 +63,20 @@ extend type Subscription {
 }
 
 extend type Mutation {
-  ${described('A comment by the caller on a post they may see.', {
+  ${fieldDescription('A comment by the caller on a post they may see.', {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the content breaks the rules of a comment, one detail',
     NOT_FOUND: 'no post postId, or a draft the caller may not see',
   })}
   addComment(input: AddCommentInput!): Comment!
-  ${described('The author or an admin edits a comment.', {
+  ${fieldDescription('The author or an admin edits a comment.', {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the content breaks the rules of a comment, one detail',
     NOT_FOUND: 'no comment with this id, or on a draft the caller may not see',
     FORBIDDEN: 'the caller is neither its author nor an admin',
   })}
   updateComment(id: ID!, input: UpdateCommentInput!): Comment!
-  ${described("The author, the post's author or an admin deletes a comment; answers the id.", {
+  ${fieldDescription("The author, the post's author or an admin deletes a comment; answers the id.", {
     UNAUTHENTICATED: 'anonymous caller',
     NOT_FOUND: 'no comment with this id, or on a draft the caller may not see',
     FORBIDDEN: "the caller is neither its author, the post's author nor an admin",

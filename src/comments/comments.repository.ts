@@ -1,8 +1,8 @@
 // SQL for comments, always with their author's name.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
-import { forWrite } from '../db/write-transaction.js'
+import { dialectFactsOf, type WindowBuilder } from '../db/dialect-facts.js'
+import { lockForWrite } from '../db/write-transaction.js'
 import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { CommentRow, NewCommentRow } from './comments.table.js'
 import type { ListWindow } from '../collections/pagination.js'
@@ -15,7 +15,7 @@ function selectWithAuthor(db: Db) {
 }
 
 export function findCommentById(db: Db, id: number): Promise<CommentWithAuthorRow | undefined> {
-  return forWrite(db, selectWithAuthor(db).where('comments.id', '=', id), 'comments').executeTakeFirst()
+  return lockForWrite(db, selectWithAuthor(db).where('comments.id', '=', id), 'comments').executeTakeFirst()
 }
 
 export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuery): Promise<RowPage<CommentWithAuthorRow>> {
@@ -40,7 +40,7 @@ export function listCommentsOfPosts(db: Db, postIds: readonly number[], window: 
       .orderBy('c.id', window.order ?? 'asc')
       .limit(window.limit)
       .offset(window.offset)
-  return factsOf(db)
+  return dialectFactsOf(db)
     .joinWindow(db.selectFrom('posts as parent'), 'comments', windowIds)
     .innerJoin('users', 'users.id', 'comments.author_id')
     .selectAll('comments')
@@ -74,7 +74,7 @@ export function listCommentsOfAuthors(db: Db, authorIds: readonly number[], wind
       .orderBy('c.id', window.order ?? 'asc')
       .limit(window.limit)
       .offset(window.offset)
-  return factsOf(db)
+  return dialectFactsOf(db)
     .joinWindow(db.selectFrom('users as parent'), 'comments', windowIds)
     .selectAll('comments')
     .select('parent.name as author_name')

@@ -1,10 +1,10 @@
 // What the HTTP server grants one client (HTTP_*): time to send, room for headers, connections,
-// and its turns in the handlers.
+// and its share of the in-flight limit.
 import { ConfigError, type Env, raw, readInteger } from './read-env.js'
 
 /**
  * Variables of an earlier scheduler, accepted and ignored (each named in a warning at start-up) so
- * that an environment that sets them still starts: the fair scheduler lends a caller every turn
+ * that an environment that sets them still starts: the fair scheduler lends a caller every slot
  * nobody else wants, so neither a cap per caller nor a share of the clock is left to set.
  * HTTP_MAX_IN_FLIGHT_PER_CALLER=0 (no limit) is still read as HTTP_MAX_IN_FLIGHT=0.
  */
@@ -26,18 +26,18 @@ export interface HttpLimits {
   /** Connections open at once, WebSockets included; one more is closed on arrival. 0: no limit. @default 20000 */
   readonly maxConnections: number
   /**
-   * Requests in their handlers at once, all callers together; the others wait for a turn, which goes
+   * Requests in their handlers at once, all callers together; the others wait for a slot, which goes
    * to the caller that has used the least handler time. One caller alone may take them all. 0: no
    * limit and no scheduling. @default 16 on SQLite, DATABASE_POOL_SIZE on PostgreSQL
    */
   readonly maxInFlight: number
-  /** Requests of one caller (user, or client address) waiting for a turn; one more is answered 429. @default 64 */
+  /** Requests of one caller (user, or client address) waiting for a slot; one more is answered 429. @default 64 */
   readonly maxQueuedPerCaller: number
   /** Retired variables set in the environment, which have no effect (RETIRED_HTTP_VARIABLES). */
   readonly retiredVariables: readonly string[]
   /**
-   * Memory for the answers of GET routes kept with their validators and served again while the
-   * data has not changed (SQLite only); 0 keeps none. @default 16
+   * Memory for the representation cache: the answers of GET routes kept with their validators and
+   * served again while the data has not changed (SQLite only); 0 keeps none. @default 16
    */
   readonly representationCacheMb: number
 }

@@ -35,12 +35,12 @@ export interface CompiledStatement<Row, A> {
 }
 
 /**
- * A read compiled once per `shapeOf(args)` on each database handle. `build` must put every value
+ * A read compiled once per `shapeKey(args)` on each database handle. `build` must put every value
  * that varies within a shape through `slot` (a value not slotted would stay the first run's); a
- * transaction's reads are built each time, as they may lock rows (forWrite).
+ * transaction's reads are built each time, as they may lock rows (lockForWrite).
  */
 export function compiledStatement<Row, A>(
-  shapeOf: (args: A) => string,
+  shapeKey: (args: A) => string,
   build: (db: Db, args: A, slot: SlotOf<A>) => Compilable<Row>,
 ): CompiledStatement<Row, A> {
   const byDatabase = new WeakMap<Db, Map<string, Compiled>>()
@@ -52,7 +52,7 @@ export function compiledStatement<Row, A>(
       shapes = new Map()
       byDatabase.set(db, shapes)
     }
-    const shape = shapeOf(args)
+    const shape = shapeKey(args)
     let compiled = shapes.get(shape)
     if (compiled === undefined) {
       const query = build(db, args, slot).compile()

@@ -223,7 +223,7 @@ async function trigramSchema(db: Kysely<unknown>): Promise<string | undefined> {
   return installed()
 }
 
-/** The facts of the dialect a Kysely instance speaks (for queries, which get the instance alone). */
-export function factsOf(db: Pick<Kysely<never>, 'getExecutor'>): DialectFacts {
+/** The DialectFacts of the dialect a Kysely instance speaks (for queries, which get the instance alone). */
+export function dialectFactsOf(db: Pick<Kysely<never>, 'getExecutor'>): DialectFacts {
   return db.getExecutor().adapter instanceof PostgresAdapter ? postgresFacts : sqliteFacts
 }

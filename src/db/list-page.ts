@@ -12,7 +12,7 @@
 // are ANDed into every tier: a tier narrows the filtered rows, so no page misses or repeats one.
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
 import type { Db } from './create-database.js'
-import { type DialectFacts, factsOf, MIN_INDEXED_SEARCH, type WindowBuilder } from './dialect-facts.js'
+import { type DialectFacts, dialectFactsOf, MIN_INDEXED_SEARCH, type WindowBuilder } from './dialect-facts.js'
 import type { FieldSpec } from '../collections/collection-spec.js'
 import type { CollectionQuery, Filter, SortKey } from '../collections/collection-query.js'
 import { MAX_OFFSET_ITEMS, offsetOf } from '../collections/pagination.js'
@@ -69,7 +69,7 @@ export async function listPage<Row extends object>(db: Db, options: ListPageOpti
 
 async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row>): Promise<RowPage<Row>> {
   const { query } = options
-  const facts = factsOf(db)
+  const facts = dialectFactsOf(db)
   const searching = await searchCondition(db, options, facts)
   const matching = () => narrow(options.from(db), query, facts, searching?.condition)
   const counted = query.withTotal ? await countRows(db, narrow(options.from(db), query, facts, searching?.counted)) : undefined
@@ -134,7 +134,7 @@ async function readByKeyset<Row>(
   searching: Expression<SqlBool> | undefined,
 ): Promise<Row[]> {
   const wanted = query.limit + 1
-  const base = () => ordered(narrow(options.from(db), query, factsOf(db), searching), query.sort, backwards)
+  const base = () => ordered(narrow(options.from(db), query, dialectFactsOf(db), searching), query.sort, backwards)
   if (query.cursor === undefined) return await options.select(base()).limit(wanted).execute()
   const rows: Row[] = []
   for (const tier of keysetTiers(query.sort, query.cursor.values, backwards)) {
@@ -158,7 +158,7 @@ function narrow(select: AnySelect, query: CollectionQuery, facts: DialectFacts, 
 const COMPARISONS = { gt: sql`>`, gte: sql`>=`, lt: sql`<`, lte: sql`<=` }
 
 /**
- * One filter as SQL, on the column from the spec with the values bound. A missing value (NULL)
+ * One filter as SQL, on the column its FieldSpec names, with the values bound. A missing value (NULL)
  * never falls within a range; it differs from every value, so `notIn` matches it unless null is
  * among the values (`is distinct from`, spelled so that an index serves it).
  */

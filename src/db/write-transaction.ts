@@ -4,7 +4,7 @@
 // SQLite runs one transaction at a time, so a check cannot go stale before its write. PostgreSQL
 // runs them side by side at READ COMMITTED: two PUTs with the same If-Match would both pass, and a
 // comment could be inserted for a post deleted a moment before. So, inside a write transaction, the
-// rows a check reads are locked (`forWrite`: SELECT ... FOR UPDATE) until the commit: a second
+// rows a check reads are locked (`lockForWrite`: SELECT ... FOR UPDATE) until the commit: a second
 // writer of the same row waits, then reads it as the first left it, and answers as SQLite would
 // (412, 404, 409). Writers of different rows never wait for each other.
 //
@@ -13,7 +13,7 @@
 import type { SelectQueryBuilder } from 'kysely'
 import type { Db } from './create-database.js'
 import { isDeadlock } from './database-errors.js'
-import { factsOf } from './dialect-facts.js'
+import { dialectFactsOf } from './dialect-facts.js'
 
 /** Attempts of one write that lost a deadlock before it is answered as a busy database (503). */
 const MAX_ATTEMPTS = 3
@@ -41,6 +41,6 @@ export async function writeTransaction<T>(db: Db, work: (trx: Db) => Promise<T>)
  * and outside a write transaction (a GET), the query as it is.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any select, whatever its tables
-export function forWrite<Q extends SelectQueryBuilder<any, any, any>>(db: Db, query: Q, table?: string): Q {
-  return writing.has(db) ? factsOf(db).lockRows(query, table) : query
+export function lockForWrite<Q extends SelectQueryBuilder<any, any, any>>(db: Db, query: Q, table?: string): Q {
+  return writing.has(db) ? dialectFactsOf(db).lockRows(query, table) : query
 }

@@ -1,7 +1,7 @@
 // Rights follow the caller on long-lived connections. A WebSocket or an event stream is opened by
 // a caller, then lives for hours; meanwhile its token may be revoked or expire, its user deleted or
-// their role changed. Each signed-in connection holds its caller in one Seat, which every
-// operation and every delivery reads at the moment it runs; this registry keeps the seats up to
+// their role changed. Each signed-in connection holds its caller in one ConnectionCaller, which
+// every operation and every delivery reads at the moment it runs; this registry keeps them up to
 // date in two ways:
 //   - at once, on the events port's callerChanged (published by the tokens and users services
 //     after commit, on whichever instance made the change);
@@ -9,7 +9,7 @@
 //     process, an expiry, events lost while Redis was away): once a second, while signed-in
 //     connections are open, their tokens are checked again in one query by primary key, and at
 //     once when the port reports that delivery resumed.
-// An event may narrow a seat (revoke, delete, demote) but never widen it: a wider role is taken
+// An event may narrow a connection's caller (revoke, delete, demote) but never widen it: a wider role is taken
 // from the database only, so an event forged on Redis can at worst close connections.
 import type { FastifyBaseLogger } from 'fastify'
 import { type Caller, type CurrentCallers, ROLES } from '../core/caller.js'
@@ -19,11 +19,11 @@ import type { Events } from '../events/events.js'
 /** How often the tokens of open signed-in connections are checked again. */
 export const RIGHTS_SWEEP_INTERVAL_MS = 1000
 
-/** Why a seat lost its caller: the connection ends with UNAUTHENTICATED. */
+/** Why a connection lost its caller: it ends with UNAUTHENTICATED. */
 export const REVOKED_MESSAGE = 'The token is invalid, expired or revoked'
 
 /** The caller of one long-lived connection, as it stands now. */
-export interface Seat {
+export interface ConnectionCaller {
   /** Whom the connection acts for now; null once revoked (nothing more runs as them). */
   readonly caller: Caller | null
   readonly revoked: boolean
@@ -47,13 +47,13 @@ export interface ConnectionRightsOptions {
 const rank = (caller: Caller) => ROLES.indexOf(caller.role)
 
 export class ConnectionRights {
-  private readonly byToken = new Map<number, Set<SeatImpl>>()
-  private readonly byUser = new Map<number, Set<SeatImpl>>()
+  private readonly byToken = new Map<number, Set<FollowedCaller>>()
+  private readonly byUser = new Map<number, Set<FollowedCaller>>()
   private readonly unsubscribe: () => void
   private timer: NodeJS.Timeout | undefined
   private sweeping: Promise<void> | undefined
   private sweepAgain = false
-  /** Seats ended because their caller lost the right, for tests and logs. */
+  /** Connections ended because their caller lost the right, for tests and logs. */
   revocations = 0
 
   constructor(private readonly options: ConnectionRightsOptions) {
@@ -63,28 +63,28 @@ export class ConnectionRights {
     })
   }
 
-  /** Open seats (signed-in connections watched). */
+  /** Signed-in connections followed now. */
   get size(): number {
     let size = 0
-    for (const seats of this.byToken.values()) size += seats.size
+    for (const followed of this.byToken.values()) size += followed.size
     return size
   }
 
   /**
-   * A seat for a connection opened by `caller`; `onRevoked` ends the connection (WebSocket 4401,
-   * event stream with an UNAUTHENTICATED error). An anonymous connection has nothing to lose: its
-   * seat is fixed and unwatched.
+   * Follows the caller of a connection opened by `caller`; `onRevoked` ends the connection
+   * (WebSocket 4401, event stream with an UNAUTHENTICATED error). An anonymous connection has
+   * nothing to lose: its caller is fixed and unwatched.
    */
-  seat(caller: Caller | null, onRevoked: () => void): Seat {
-    const seat = new SeatImpl(caller, this, onRevoked)
-    if (caller !== null) this.watch(seat, caller)
-    return seat
+  follow(caller: Caller | null, onRevoked: () => void): ConnectionCaller {
+    const followed = new FollowedCaller(caller, this, onRevoked)
+    if (caller !== null) this.watch(followed, caller)
+    return followed
   }
 
   /** Checks every watched token against the database now (one query per 1,000 tokens). */
   sweep(): Promise<void> {
     if (this.sweeping !== undefined) {
-      // One at a time; a request during one runs once more after it, with the newest seats.
+      // One at a time; a request during one runs once more after it, with the newest connections.
       this.sweepAgain = true
       return this.sweeping
     }
@@ -105,17 +105,17 @@ export class ConnectionRights {
   }
 
   /** @internal */
-  watch(seat: SeatImpl, caller: Caller): void {
-    add(this.byToken, caller.tokenId, seat)
-    add(this.byUser, caller.userId, seat)
+  watch(followed: FollowedCaller, caller: Caller): void {
+    add(this.byToken, caller.tokenId, followed)
+    add(this.byUser, caller.userId, followed)
     // Costs nothing while no signed-in connection is open.
     this.timer ??= setInterval(() => void this.sweep(), this.options.sweepIntervalMs ?? RIGHTS_SWEEP_INTERVAL_MS).unref()
   }
 
   /** @internal */
-  unwatch(seat: SeatImpl, caller: Caller): void {
-    remove(this.byToken, caller.tokenId, seat)
-    remove(this.byUser, caller.userId, seat)
+  unwatch(followed: FollowedCaller, caller: Caller): void {
+    remove(this.byToken, caller.tokenId, followed)
+    remove(this.byUser, caller.userId, followed)
     if (this.byToken.size === 0) {
       clearInterval(this.timer)
       this.timer = undefined
@@ -125,29 +125,29 @@ export class ConnectionRights {
   private heard(event: CallerChanged): void {
     switch (event.change) {
       case 'token-revoked':
-        for (const seat of [...(this.byToken.get(event.tokenId) ?? [])]) if (seat.caller?.userId === event.userId) this.revoke(seat)
+        for (const followed of [...(this.byToken.get(event.tokenId) ?? [])]) if (followed.caller?.userId === event.userId) this.revoke(followed)
         return
       case 'user-deleted':
-        for (const seat of [...(this.byUser.get(event.userId) ?? [])]) this.revoke(seat)
+        for (const followed of [...(this.byUser.get(event.userId) ?? [])]) this.revoke(followed)
         return
       case 'role-changed': {
-        const seats = [...(this.byUser.get(event.userId) ?? [])]
+        const ofUser = [...(this.byUser.get(event.userId) ?? [])]
         let widens = false
-        for (const seat of seats) {
-          const caller = seat.caller
+        for (const followed of ofUser) {
+          const caller = followed.caller
           if (caller === null) continue
           const changed = { ...caller, role: event.role }
-          if (rank(changed) < rank(caller)) seat.update(changed)
+          if (rank(changed) < rank(caller)) followed.update(changed)
           else if (rank(changed) > rank(caller)) widens = true
         }
         // A wider role is believed from the database only.
-        if (widens) void this.check(seats.flatMap((seat) => (seat.caller === null ? [] : [seat.caller.tokenId])))
+        if (widens) void this.check(ofUser.flatMap((followed) => (followed.caller === null ? [] : [followed.caller.tokenId])))
         return
       }
     }
   }
 
-  /** The tokens' callers as the database has them now; a token no longer live ends its seats. */
+  /** The tokens' callers as the database has them now; a token no longer live ends its connections. */
   private async check(tokenIds: number[]): Promise<void> {
     if (tokenIds.length === 0) return
     let current: Map<number, Caller>
@@ -160,21 +160,21 @@ export class ConnectionRights {
     }
     for (const tokenId of tokenIds) {
       const now = current.get(tokenId)
-      for (const seat of [...(this.byToken.get(tokenId) ?? [])]) {
-        if (now === undefined) this.revoke(seat)
-        else if (seat.caller !== null && seat.caller.role !== now.role) seat.update(now)
+      for (const followed of [...(this.byToken.get(tokenId) ?? [])]) {
+        if (now === undefined) this.revoke(followed)
+        else if (followed.caller !== null && followed.caller.role !== now.role) followed.update(now)
       }
     }
   }
 
-  private revoke(seat: SeatImpl): void {
-    if (seat.revoked) return
+  private revoke(followed: FollowedCaller): void {
+    if (followed.revoked) return
     this.revocations++
-    seat.revoke()
+    followed.revoke()
   }
 }
 
-class SeatImpl implements Seat {
+class FollowedCaller implements ConnectionCaller {
   revoked = false
   private released = false
 

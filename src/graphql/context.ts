@@ -10,7 +10,7 @@ import { toListWindow } from './collection-args.js'
 export interface GraphQLContext {
   /**
    * Who is calling, read when each resolver runs: on a long-lived connection (WebSocket, event
-   * stream) a getter over the connection's Seat, so a revoked token or a changed role applies to
+   * stream) a getter over its ConnectionCaller, so a revoked token or a changed role applies to
    * every later operation and delivery.
    */
   readonly caller: Caller | null

@@ -41,7 +41,7 @@ export function errorsLine(errors: Readonly<Record<string, string>>): string {
  * A field's SDL description, as a block string: `text`, then its Errors line. `errors` is typed by
  * the catalogue's codes, so a typo fails the type check too.
  */
-export const described = (text: string, errors: FieldErrors): string => blockString(`${text}\n\n${errorsLine(errors)}`)
+export const fieldDescription = (text: string, errors: FieldErrors): string => blockString(`${text}\n\n${errorsLine(errors)}`)
 
 /** The codes every operation may meet whatever its fields, said once on Query, Mutation and Subscription. */
 export const REQUEST_ERRORS_DOC = errorsLine({

@@ -62,7 +62,7 @@ export interface GraphQLRoutesOptions {
   consumeRateLimit: RateLimitConsumer | undefined
   /** Charges a request the points of its operations past the 1 it took on arrival (src/graphql/metering.ts). */
   chargeRateLimit: RateLimitCharger | undefined
-  /** Runs an operation over a WebSocket or an event stream in a turn of its caller's, as HTTP requests take theirs. */
+  /** Runs an operation over a WebSocket or an event stream in a slot of its caller's, as HTTP requests acquire theirs. */
   schedule: SubscriptionServerOptions['schedule']
   /** Receives the subscription counters once they exist. */
   exposeStats: (stats: SubscriptionStats) => void

@@ -12,10 +12,10 @@
 //   6. charge                — the operation's points (metering.ts: cost and mutation fields) taken
 //                              from the caller's allowance, or refused RATE_LIMITED, before it runs;
 //   7. validate              — graphql's rules, the cost limit and introspection's refusal;
-//   8. execute, in a turn    — of the caller's, from the scheduler every request takes its turns
+//   8. execute, in a slot    — of the caller's, from the scheduler every request acquires its slots
 //                              from (src/limits/fair-scheduler.ts): an HTTP request holds one from
 //                              before its route runs, an operation over a WebSocket or an event
-//                              stream takes one around its execution (operation-preparation.ts).
+//                              stream acquires one around its execution (operation-preparation.ts).
 //
 // Validation (7) and the execution of queries and mutations (8) are this module's for every
 // transport: a document's verdict is judged once, and its operations compiled by graphql-jit from

@@ -9,8 +9,9 @@
 // not move when an item is deleted, and a comment's does not move when its author is renamed, so
 // only their ETags can tell.
 //
-// The answers of the routes marked `cachedRepresentation` are kept with their validators
-// (representation-cache.ts) and answered from there, 200 or 304, while the data has not changed.
+// The representation cache (representation-cache.ts) keeps the answers of the routes marked
+// `representationCacheable`, with their validators, and answers from it, 200 or 304, while the
+// data has not changed.
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { TSchema } from 'typebox'
@@ -29,30 +30,31 @@ declare module 'fastify' {
 const VARY = ['Accept', 'Authorization', 'Accept-Encoding']
 const TIMESTAMP_MARK = ',"meta":{"timestamp":"'
 
-/** For the API's routes (an onRoute hook of their plugin): their GET answers may be kept. */
+/** For the API's routes (an onRoute hook of their plugin): the representation cache may keep their GET answers. */
 export function markRepresentationCacheable(route: RouteOptions): void {
-  route.config = { ...route.config, cachedRepresentation: true }
+  route.config = { ...route.config, representationCacheable: true }
 }
 
 export interface CachingOptions {
   maxAgeS: number
-  /** Keep the answers of the marked routes, within this many bytes, checked against the data version; absent: keep none. */
-  representations?: { budgetBytes: number; dataVersion: () => number }
+  /** The representation cache: the answers of the marked routes, within this many bytes, checked against the data version; absent: none. */
+  representationCache?: { budgetBytes: number; dataVersion: () => number }
 }
 
 export function registerCaching(app: FastifyInstance, options: CachingOptions): void {
   app.decorateReply('lastModifiedMs', null)
   app.decorateReply('isCollection', false)
   const publicCacheControl = `public, max-age=${options.maxAgeS}`
-  const { representations } = options
-  /** The requests that missed: where their answer goes in the cache, and the data version before the handler read it. */
+  const { representationCache } = options
+  /** The requests that missed: where their answer goes in the representation cache, and the data version before the handler read it. */
   const misses = new WeakMap<FastifyRequest, { key: string; version: number }>()
 
-  const cache = representations !== undefined && representations.budgetBytes > 0 ? createRepresentationCache(representations.budgetBytes) : undefined
-  if (cache !== undefined && representations !== undefined) {
-    const { dataVersion } = representations
+  const cache =
+    representationCache !== undefined && representationCache.budgetBytes > 0 ? createRepresentationCache(representationCache.budgetBytes) : undefined
+  if (cache !== undefined && representationCache !== undefined) {
+    const { dataVersion } = representationCache
     app.addHook('preHandler', async (request, reply) => {
-      if (request.method !== 'GET' || request.routeOptions.config.cachedRepresentation !== true) return
+      if (request.method !== 'GET' || request.routeOptions.config.representationCacheable !== true) return
       const { caller } = request
       const key = `${request.url}\n${request.headers.accept ?? ''}\n${caller === null ? '' : `${caller.userId}:${caller.role}`}`
       const version = dataVersion()
@@ -92,12 +94,12 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
       return payload
     }
     if (typeof payload !== 'string') return payload
-    // A representation from the cache has its validators set already (and was not a 304).
+    // A representation from the representation cache has its validators set already (and was not a 304).
     if (reply.hasHeader('etag')) return payload
     const etag = weakTagOf(payload)
     reply.header('etag', etag)
     const miss = misses.get(request)
-    if (miss !== undefined && representations?.dataVersion() === miss.version) {
+    if (miss !== undefined && representationCache?.dataVersion() === miss.version) {
       const representation = representationOf(payload, etag, reply, miss.version)
       if (representation !== undefined) cache?.set(miss.key, representation)
     }
@@ -109,7 +111,7 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
   })
 }
 
-/** A 200 answer about to be sent, as the cache keeps it: split around meta.timestamp's value. */
+/** A 200 answer about to be sent, as the representation cache keeps it: split around meta.timestamp's value. */
 function representationOf(payload: string, etag: string, reply: FastifyReply, version: number): Representation | undefined {
   const at = payload.lastIndexOf(TIMESTAMP_MARK)
   if (at === -1) return undefined

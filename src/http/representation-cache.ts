@@ -1,8 +1,8 @@
-// The representations already sent, kept so that the next GET of the same resource is answered
-// without the database, the serializer or the hash: its body (with a fresh meta.timestamp), ETag,
-// Last-Modified, Cache-Control and Link, or its 304. The conventions are paid once per
-// representation, not once per request (docs/architecture.md); every hook before the handler (rate limit,
-// access, turns in flight) still runs for every request.
+// The representation cache: the representations already sent, kept so that the next GET of the
+// same resource is answered without the database, the serializer or the hash: its body (with a
+// fresh meta.timestamp), ETag, Last-Modified, Cache-Control and Link, or its 304. The conventions
+// are paid once per representation, not once per request (docs/architecture.md); every hook
+// before the handler (rate limit, access, the in-flight limit) still runs for every request.
 //
 // An entry is keyed by what the answer depends on besides the data: the URL (path and query), the
 // Accept header (the API version of the unversioned paths) and the caller (drafts, private cache

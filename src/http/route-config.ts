@@ -46,9 +46,9 @@ declare module 'fastify' {
     upgrades?: boolean
     /**
      * Set on the API's routes as they are registered: their GET answers depend only on the data,
-     * the URL, Accept and the caller, so they may be kept (caching.ts).
+     * the URL, Accept and the caller, so the representation cache may keep them (caching.ts).
      */
-    cachedRepresentation?: boolean
+    representationCacheable?: boolean
     /**
      * false for answers that embed other resources (a comment's author): their own updatedAt
      * cannot date the whole answer, so only the ETag validates them (caching.ts).

@@ -1,55 +1,55 @@
 // A work-conserving fair scheduler: callers queue separately, a global limit bounds the work running
-// at once, and when it is full the next turn goes to the caller that has used the least handler
-// time (start-time fair queuing over measured handler time, as Kubernetes' API Priority and
-// Fairness queues per flow). A caller not measured yet gets one turn per loop turn until one ends.
-// Nothing holds a caller back while a turn is free: one caller alone runs at full speed; callers
-// that contend each get an equal share of the running time.
+// at once (its slots), and a slot that comes free goes to the waiting caller that has used the least
+// handler time (start-time fair queuing over measured handler time, as Kubernetes' API Priority
+// and Fairness queues per flow). A caller not measured yet is given one slot per loop turn until
+// it releases one. Nothing holds a caller back while a slot is free: one caller alone runs at full
+// speed; callers that contend each get an equal share of the running time.
 //
-// - Virtual time. Each caller carries a tag: the handler milliseconds it has been given. A turn goes
-//   to the waiting caller with the smallest tag; the tag is charged the caller's expected cost when
-//   the turn starts and corrected by the measured one when it ends: its wall time, less the loop
-//   time other callers' slow turns took meanwhile (on SQLite a cheap request handed out beside a
-//   slow one answers after it; charged for it, a light caller of 50 requests a second fell 3 s
-//   behind a caller of 8 deep pages at a time in bench:abuse's contention run). The scheduler's
-//   virtual time is the tag of the last turn started; a caller that comes (back) with nothing
-//   running starts there, so a newcomer goes ahead of a greedy caller's backlog instead of behind
-//   it, and one that was away does not bank the time it did not use. A caller gone idle keeps its
-//   tag for a second (sending one request at a time earns nothing), then comes back as a newcomer.
-// - Loop turns. Turns are handed out on a later turn of the event loop (setImmediate), so the
+// - Virtual time. Each caller carries a tag: the handler milliseconds it has been given. A free slot
+//   goes to the waiting caller with the smallest tag; the tag is charged the caller's expected cost
+//   when the slot is handed out and corrected by the measured one when it is released: its wall
+//   time, less the loop time other callers' slow work took meanwhile (on SQLite a cheap request
+//   handed out beside a slow one answers after it, and charged for that wait a light caller would
+//   fall behind a greedy one: docs/architecture.md). The scheduler's virtual time is the tag of the
+//   last slot handed out; a caller that comes (back) with nothing running starts there, so a
+//   newcomer goes ahead of a greedy caller's backlog instead of behind it, and one that was away
+//   does not bank the time it did not use. A caller gone idle keeps its tag for a second (sending
+//   one request at a time earns nothing), then comes back as a newcomer.
+// - Loop turns. Slots are handed out on a later turn of the event loop (setImmediate), so the
 //   sockets are read (cheap) before the work starts (not cheap, and synchronous on SQLite), and
-//   after a turn given to a caller whose last one held it past SLOW_TURN_MS the next is handed out
+//   after a slot given to a caller whose last one was held past SLOW_HOLD_MS the next is handed out
 //   a loop turn later: sockets are read between any two slow statements, and a request that
-//   arrived meanwhile competes for the next turn.
+//   arrived meanwhile competes for the next slot.
 // - Bounds. Each caller may have `maxQueuedPerCaller` waiting; one more is refused with
 //   RATE_LIMITED and a Retry-After. Work bounded where it comes from (a WebSocket's operations)
-//   asks for an unbounded turn, which waits past that bound and is not counted against it.
+//   queues unbounded: it waits past that bound and is not counted against it.
 import { AppError } from '../errors.js'
 
 export interface FairSchedulerOptions {
   /** Work running at once, across all callers. */
   readonly concurrency: number
-  /** Work of one caller waiting for a turn; one more is refused (RATE_LIMITED). */
+  /** Work of one caller waiting for a slot; one more is refused (RATE_LIMITED). */
   readonly maxQueuedPerCaller: number
   /** Milliseconds now; a test's clock. @default performance.now */
   readonly now?: () => number
 }
 
 /**
- * Ends a turn; a second call does nothing. `unused`: no work was done in it (its client had gone),
- * so it says nothing of what the caller's turns cost.
+ * Releases a slot; a second call does nothing. `unused`: no work was done in it (its client had
+ * gone), so it says nothing of what the caller's work costs.
  */
-export type EndTurn = (unused?: boolean) => void
+export type ReleaseSlot = (unused?: boolean) => void
 
 export interface FairScheduler {
-  /** Waits for a turn for `callerKey`; resolves with the function that ends it. Rejects with RATE_LIMITED when the caller's queue is full. */
-  turn(callerKey: string, options?: TurnOptions): Promise<EndTurn>
-  /** Runs `work` in a turn of `callerKey`'s, ended when it settles. */
-  run<T>(callerKey: string, work: () => Promise<T>, options?: TurnOptions): Promise<T>
-  /** Turns running and waiting now, and the callers remembered. */
+  /** Waits for a slot for `callerKey`; resolves with the function that releases it. Rejects with RATE_LIMITED when the caller's queue is full. */
+  acquire(callerKey: string, options?: AcquireOptions): Promise<ReleaseSlot>
+  /** Runs `work` in a slot acquired for `callerKey`, released when it settles. */
+  run<T>(callerKey: string, work: () => Promise<T>, options?: AcquireOptions): Promise<T>
+  /** Slots held and requests waiting now, and the callers remembered. */
   load(): { running: number; waiting: number; callers: number }
 }
 
-export interface TurnOptions {
+export interface AcquireOptions {
   /**
    * 'bounded' (the default): refused RATE_LIMITED past `maxQueuedPerCaller` waiting. 'unbounded':
    * for work whose number is bounded where it comes from (the operations of a WebSocket, at most so
@@ -58,18 +58,18 @@ export interface TurnOptions {
   readonly queued?: 'bounded' | 'unbounded'
 }
 
-/** Seconds a caller refused for a full queue is told to wait: a turn lasts milliseconds. */
+/** Seconds a caller refused for a full queue is told to wait: a slot is held for milliseconds. */
 export const QUEUE_FULL_RETRY_AFTER_S = 1
 
-/** A turn held longer than this makes its caller's next one start a loop turn apart from any other. */
-export const SLOW_TURN_MS = 10
+/** A slot held longer than this makes its caller's next one start a loop turn apart from any other. */
+export const SLOW_HOLD_MS = 10
 
-/** The cost a caller's first turn is charged before it is measured. */
+/** The cost a caller's first slot is charged before it is measured. */
 const FIRST_ESTIMATE_MS = 1
 
 /**
  * How long a caller with nothing running or waiting keeps its place (its tag, its slowness): one
- * sending a slow request at a time is still slow, and one that has just had a long turn does not
+ * sending a slow request at a time is still slow, and one that has just held a slot long does not
  * come back as a newcomer. After it, it comes back as one.
  */
 const REMEMBERED_FOR_MS = 1000
@@ -79,30 +79,31 @@ const REMEMBERED_IDLE = 10_000
 
 interface Flow {
   readonly key: string
-  readonly waiting: { readonly start: (end: EndTurn) => void; readonly bounded: boolean }[]
+  readonly waiting: { readonly start: (release: ReleaseSlot) => void; readonly bounded: boolean }[]
   /** Of `waiting`, those the caller's queue bound counts. */
   boundedWaiting: number
   running: number
   /** Handler milliseconds given, on the scheduler's virtual clock (the flow's start-time tag). */
   tag: number
-  /** What its next turn is expected to cost: a running mean of the measured ones. */
+  /** What its next slot is expected to cost: a running mean of the measured ones. */
   estimateMs: number
-  /** Its turns take longer than SLOW_TURN_MS (by estimateMs). */
+  /** It holds its slots longer than SLOW_HOLD_MS (by estimateMs). */
   slow: boolean
-  /** A turn of it has ended: its cost is known. */
+  /** It has released a slot: its cost is known. */
   measured: boolean
-  /** When its last turn ended (milliseconds, `now`). */
+  /** When it last released a slot (milliseconds, `now`). */
   endedAt: number
 }
 
-interface Turn {
+/** A slot handed out, until it is released. */
+interface HeldSlot {
   readonly flow: Flow
   readonly startedAt: number
-  /** The cost its flow's tag was charged when it started; corrected when it ends. */
+  /** The cost its flow's tag was charged when it was handed out; corrected when it is released. */
   readonly charged: number
-  /** slowChunksMs when it started: what grows beyond it was the loop held by slow turns. */
+  /** slowChunksMs when it was handed out: what grows beyond it was the loop held by slow work. */
   readonly othersAtStart: number
-  /** Of that, the loop time of its own synchronous work, when it was a slow turn. */
+  /** Of that, the loop time of its own synchronous work, when it was slow. */
   ownMs: number
 }
 
@@ -116,10 +117,10 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
   let waiting = 0
   let virtualTime = 0
   let handOutScheduled = false
-  /** Loop milliseconds taken by the slow turns' synchronous work, in all (see Turn.othersAtStart). */
+  /** Loop milliseconds taken by the slow slots' synchronous work, in all (see HeldSlot.othersAtStart). */
   let slowChunksMs = 0
-  /** The slow turn handed out last, whose synchronous work the next hand-out measures, and since when. */
-  let chunk: { turn: Turn; since: number } | undefined
+  /** The slow slot handed out last, whose synchronous work the next hand-out measures, and since when. */
+  let chunk: { slot: HeldSlot; since: number } | undefined
 
   const scheduleHandOut = () => {
     if (handOutScheduled || waiting === 0 || running >= concurrency) return
@@ -140,14 +141,14 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
   }
 
   /**
-   * Measures the slow turn handed out last: what ran since, on a later task of the loop, was its
+   * Measures the slow slot handed out last: what ran since, on a later task of the loop, was its
    * synchronous work (and a poll of the sockets).
    */
   const closeChunk = () => {
     if (chunk === undefined) return
     const ms = now() - chunk.since
     slowChunksMs += ms
-    chunk.turn.ownMs += ms
+    chunk.slot.ownMs += ms
     chunk = undefined
   }
 
@@ -158,7 +159,7 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     while (running < concurrency) {
       const flow = nextFlow()
       if (flow === undefined) break
-      // A caller not measured yet might be slow: one turn of it per loop turn until one has ended.
+      // A caller not measured yet might be slow: one slot of it per loop turn until it releases one.
       if (!flow.measured && handed.has(flow)) break
       handed.add(flow)
       const { start, bounded } = flow.waiting.shift()!
@@ -166,15 +167,15 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
       waiting--
       if (flow.waiting.length === 0) backlogged.delete(flow)
       virtualTime = Math.max(virtualTime, flow.tag)
-      const turn: Turn = { flow, startedAt: now(), charged: flow.estimateMs, othersAtStart: slowChunksMs, ownMs: 0 }
-      flow.tag = virtualTime + turn.charged
+      const slot: HeldSlot = { flow, startedAt: now(), charged: flow.estimateMs, othersAtStart: slowChunksMs, ownMs: 0 }
+      flow.tag = virtualTime + slot.charged
       flow.running++
       running++
-      start(endTurn(turn))
+      start(releaser(slot))
       if (flow.slow) {
-        // Its work runs as soon as this callback returns; the next turn waits for the next loop
+        // Its work runs as soon as this callback returns; the next slot waits for the next loop
         // turn, which measures how long that work held the loop.
-        chunk = { turn, since: now() }
+        chunk = { slot, since: now() }
         handOutScheduled = true
         setImmediate(handOut)
         return
@@ -183,24 +184,24 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     scheduleHandOut()
   }
 
-  const endTurn = (turn: Turn): EndTurn => {
-    let ended = false
+  const releaser = (slot: HeldSlot): ReleaseSlot => {
+    let released = false
     return (unused = false) => {
-      if (ended) return
-      ended = true
-      // A cheap turn handed out beside a slow one often ends in the poll right after it, before the
-      // next hand-out has measured it.
+      if (released) return
+      released = true
+      // A cheap slot handed out beside a slow one is often released in the poll right after it,
+      // before the next hand-out has measured it.
       closeChunk()
-      const { flow } = turn
-      // Wall time, less what other callers' slow turns held the loop meanwhile: on SQLite a cheap
+      const { flow } = slot
+      // Wall time, less what other callers' slow work held the loop meanwhile: on SQLite a cheap
       // request handed out beside a slow one ends after it, and would be charged for it.
-      const costMs = Math.max(0, now() - turn.startedAt - (slowChunksMs - turn.othersAtStart - turn.ownMs))
-      flow.tag += costMs - turn.charged
+      const costMs = Math.max(0, now() - slot.startedAt - (slowChunksMs - slot.othersAtStart - slot.ownMs))
+      flow.tag += costMs - slot.charged
       if (!unused) {
         flow.estimateMs = (flow.estimateMs + costMs) / 2
-        // By the running mean, not the last turn alone: one turn measured short (others' loop time
+        // By the running mean, not the last slot alone: one slot measured short (others' loop time
         // over-subtracted) let a caller of deep pages start several in one loop turn.
-        flow.slow = flow.estimateMs > SLOW_TURN_MS
+        flow.slow = flow.estimateMs > SLOW_HOLD_MS
         flow.measured = true
       }
       flow.running--
@@ -210,7 +211,7 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     }
   }
 
-  const turn = (callerKey: string, { queued: queueing = 'bounded' }: TurnOptions = {}): Promise<EndTurn> => {
+  const acquire = (callerKey: string, { queued: queueing = 'bounded' }: AcquireOptions = {}): Promise<ReleaseSlot> => {
     let flow = flows.get(callerKey)
     if (flow === undefined) {
       forgetIdle()
@@ -238,7 +239,7 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
         flow.tag = Math.max(flow.tag, virtualTime)
       }
     }
-    // Those the next hand-out will start anyway (free turns nobody else waits for) are not queued.
+    // Those the next hand-out will start anyway (free slots nobody else waits for) are not queued.
     const free = Math.max(0, concurrency - running - (waiting - flow.waiting.length))
     const bounded = queueing === 'bounded'
     if (bounded && flow.boundedWaiting - free >= maxQueuedPerCaller) {
@@ -262,13 +263,13 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
   }
 
   return {
-    turn,
-    async run(callerKey, work, turnOptions) {
-      const end = await turn(callerKey, turnOptions)
+    acquire,
+    async run(callerKey, work, acquireOptions) {
+      const release = await acquire(callerKey, acquireOptions)
       try {
         return await work()
       } finally {
-        end()
+        release()
       }
     },
     load: () => ({ running, waiting, callers: flows.size }),

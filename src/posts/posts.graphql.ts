@@ -10,7 +10,7 @@ import { notFound } from '../errors.js'
 import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.public.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
-import { described } from '../graphql/error-codes.js'
+import { fieldDescription } from '../graphql/error-codes.js'
 import { CreatePostBody, type Post, PostsCollection, UpdatePostBody } from './posts.schemas.js'
 import { type PostsService, postFields } from './posts.service.js'
 import type { Columns } from '../db/projection.js'
@@ -53,34 +53,34 @@ input UpdatePostInput {
 }
 
 extend type User {
-  ${described('Their posts in id order: published ones, and drafts when the caller is the author or an admin.', { BAD_REQUEST: 'limit below 1, or a page past the offset window' })}
+  ${fieldDescription('Their posts in id order: published ones, and drafts when the caller is the author or an admin.', { BAD_REQUEST: 'limit below 1, or a page past the offset window' })}
   posts${WINDOW_ARGS_SDL}: [Post!]!
-  ${described("The same posts as a cursor connection, in id order; the first page (and totalCount) of every user is read in one batch; after, last and before page one user's posts at a time.", { BAD_REQUEST: 'first, last, after or before is not valid, or a pair reads both ways, one detail each' })}
+  ${fieldDescription("The same posts as a cursor connection, in id order; the first page (and totalCount) of every user is read in one batch; after, last and before page one user's posts at a time.", { BAD_REQUEST: 'first, last, after or before is not valid, or a pair reads both ways, one detail each' })}
   postsConnection${NESTED_CONNECTION_ARGS_SDL}: PostConnection!
 }
 
 extend type Query {
-  ${described('The post with this id; null, with a NOT_FOUND error, when there is none or it is a draft the caller may not see.', {
+  ${fieldDescription('The post with this id; null, with a NOT_FOUND error, when there is none or it is a draft the caller may not see.', {
     NOT_FOUND: 'no post with this id, or a draft the caller may not see',
   })}
   post(id: ID!): Post
 }
 
 extend type Mutation {
-  ${described('A post by the caller.', {
+  ${fieldDescription('A post by the caller.', {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the input breaks the rules of a post, one detail per field',
     NOT_FOUND: 'the caller was deleted while the operation ran',
   })}
   createPost(input: CreatePostInput!): Post!
-  ${described('The author or an admin changes a post.', {
+  ${fieldDescription('The author or an admin changes a post.', {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the input breaks the rules of a post, one detail per field',
     NOT_FOUND: 'no post with this id, or a draft the caller may not see',
     FORBIDDEN: 'the caller is neither its author nor an admin',
   })}
   updatePost(id: ID!, input: UpdatePostInput!): Post!
-  ${described('Deletes the post with its comments; answers the id.', {
+  ${fieldDescription('Deletes the post with its comments; answers the id.', {
     UNAUTHENTICATED: 'anonymous caller',
     NOT_FOUND: 'no post with this id, or a draft the caller may not see',
     FORBIDDEN: 'the caller is neither its author nor an admin',

@@ -1,8 +1,8 @@
 // SQL for posts. Every function takes the executor first: the database or a transaction.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
-import { forWrite } from '../db/write-transaction.js'
+import { dialectFactsOf, type WindowBuilder } from '../db/dialect-facts.js'
+import { lockForWrite } from '../db/write-transaction.js'
 import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from './posts.table.js'
 import type { ListWindow } from '../collections/pagination.js'
@@ -17,7 +17,7 @@ function posts(db: Db, columns: Columns<PostRow> | undefined) {
 }
 
 export function findPostById(db: Db, id: number, columns?: Columns<PostRow>): Promise<PostRow | undefined> {
-  return forWrite(db, posts(db, columns).where('id', '=', id)).executeTakeFirst()
+  return lockForWrite(db, posts(db, columns).where('id', '=', id)).executeTakeFirst()
 }
 
 export function findPostsByIds(db: Db, ids: readonly number[], visibility: DraftVisibility, columns?: Columns<PostRow>): Promise<PostRow[]> {
@@ -46,7 +46,7 @@ const postsOfUsers = compiledStatement<PostRow, WindowArgs>(
         .orderBy('p.id', window.order ?? 'asc')
         .limit(slot((args) => args.window.limit))
         .offset(slot((args) => args.window.offset))
-    const joined = factsOf(db).joinWindow(db.selectFrom('users as parent'), 'posts', windowIds)
+    const joined = dialectFactsOf(db).joinWindow(db.selectFrom('users as parent'), 'posts', windowIds)
     return selecting(
       columns,
       'posts',

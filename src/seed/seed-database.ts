@@ -1,7 +1,7 @@
 // Fills the database with fake data in batched multi-row inserts, all in one transaction: a seed
 // either lands whole or not at all. Used for the demo data on first start and by `threadline seed`.
 import type { Db } from '../db/create-database.js'
-import { factsOf } from '../db/dialect-facts.js'
+import { dialectFactsOf } from '../db/dialect-facts.js'
 import { AppError } from '../errors.js'
 import { countAdmins } from '../users/users.repository.js'
 import { createRandom, fakeEmail, fakeName, paragraph, type Random, sentence, words } from './fake-data.js'
@@ -50,7 +50,7 @@ export async function seedDatabase(db: Db, options: SeedOptions): Promise<SeedCo
       await seedTodos(trx, options.todos, userIds, random, batchSize, progress)
     }
     // A large seed indexes its text for search once, at the end, rather than row by row.
-    await (total >= BULK_LOAD_ROWS ? factsOf(trx).bulkLoad(trx, fill) : fill())
+    await (total >= BULK_LOAD_ROWS ? dialectFactsOf(trx).bulkLoad(trx, fill) : fill())
   })
   return { users: options.users, posts: options.posts, comments: options.comments, todos: options.todos }
 }

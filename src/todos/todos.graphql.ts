@@ -8,7 +8,7 @@ import { type ConnectionArgs, connectionTypesSdl, NESTED_CONNECTION_ARGS_SDL, ne
 import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.public.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
-import { described } from '../graphql/error-codes.js'
+import { fieldDescription } from '../graphql/error-codes.js'
 import { CreateTodoBody, type Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
 import type { TodosService } from './todos.service.js'
 
@@ -32,27 +32,27 @@ input UpdateTodoInput {
 }
 
 extend type User {
-  ${described('Their todos in id order.', { BAD_REQUEST: 'limit below 1, or a page past the offset window' })}
+  ${fieldDescription('Their todos in id order.', { BAD_REQUEST: 'limit below 1, or a page past the offset window' })}
   todos${WINDOW_ARGS_SDL}: [Todo!]!
-  ${described("The same todos as a cursor connection, in id order; the first page (and totalCount) of every user is read in one batch; after, last and before page one user's todos at a time.", { BAD_REQUEST: 'first, last, after or before is not valid, or a pair reads both ways, one detail each' })}
+  ${fieldDescription("The same todos as a cursor connection, in id order; the first page (and totalCount) of every user is read in one batch; after, last and before page one user's todos at a time.", { BAD_REQUEST: 'first, last, after or before is not valid, or a pair reads both ways, one detail each' })}
   todosConnection${NESTED_CONNECTION_ARGS_SDL}: TodoConnection!
 }
 
 extend type Mutation {
-  ${described('A new, open todo for the caller.', {
+  ${fieldDescription('A new, open todo for the caller.', {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the text breaks the rules of a todo, one detail',
     NOT_FOUND: 'the caller was deleted while the operation ran',
   })}
   addTodo(text: String!): Todo!
-  ${described('The owner or an admin changes a todo; only the fields given change.', {
+  ${fieldDescription('The owner or an admin changes a todo; only the fields given change.', {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the input breaks the rules of a todo, one detail per field',
     NOT_FOUND: 'no todo with this id',
     FORBIDDEN: 'the caller is neither its owner nor an admin',
   })}
   updateTodo(id: ID!, input: UpdateTodoInput!): Todo!
-  ${described('Answers the id of the deleted todo.', {
+  ${fieldDescription('Answers the id of the deleted todo.', {
     UNAUTHENTICATED: 'anonymous caller',
     NOT_FOUND: 'no todo with this id',
     FORBIDDEN: 'the caller is neither its owner nor an admin',

@@ -1,14 +1,14 @@
 // SQL for todos. Every function takes the executor first: the database or a transaction.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
-import { forWrite } from '../db/write-transaction.js'
+import { dialectFactsOf, type WindowBuilder } from '../db/dialect-facts.js'
+import { lockForWrite } from '../db/write-transaction.js'
 import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from './todos.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 
 export function findTodoById(db: Db, id: number): Promise<TodoRow | undefined> {
-  return forWrite(db, db.selectFrom('todos').selectAll().where('id', '=', id)).executeTakeFirst()
+  return lockForWrite(db, db.selectFrom('todos').selectAll().where('id', '=', id)).executeTakeFirst()
 }
 
 export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery): Promise<RowPage<TodoRow>> {
@@ -40,7 +40,7 @@ export function listTodosOfUsers(db: Db, userIds: readonly number[], window: Lis
       .orderBy('t.id', window.order ?? 'asc')
       .limit(window.limit)
       .offset(window.offset)
-  return factsOf(db)
+  return dialectFactsOf(db)
     .joinWindow(db.selectFrom('users as parent'), 'todos', windowIds)
     .selectAll('todos')
     .where('parent.id', 'in', userIds)

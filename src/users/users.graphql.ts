@@ -16,7 +16,7 @@ import { notFound } from '../errors.js'
 import { parseId } from '../core/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
-import { described } from '../graphql/error-codes.js'
+import { fieldDescription } from '../graphql/error-codes.js'
 import { CreateUserBody, UpdateUserBody, type User, UsersCollection } from './users.schemas.js'
 import { type UsersService, userFields } from './users.service.js'
 import type { Columns } from '../db/projection.js'
@@ -79,20 +79,20 @@ input UpdateUserInput {
 }
 
 extend type Query {
-  ${described('The user with this id; null, with a NOT_FOUND error, when there is none.', { NOT_FOUND: 'no user with this id' })}
+  ${fieldDescription('The user with this id; null, with a NOT_FOUND error, when there is none.', { NOT_FOUND: 'no user with this id' })}
   user(id: ID!): User
-  ${described(`A page of users (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments.`, { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor, one detail each' })}
+  ${fieldDescription(`A page of users (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments.`, { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor, one detail each' })}
   users${collectionArgsSdl('UserFilter', 'UserWhere')}: [User!]!
-  ${described('The same page as users, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor, one detail each' })}
+  ${fieldDescription('The same page as users, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor, one detail each' })}
   usersPage${collectionArgsSdl('UserFilter', 'UserWhere')}: UserPage!
-  ${described("The same users as a Relay cursor connection (first/after, last/before), on the same keyset as usersPage's cursor; totalCount only when selected.", { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, first, last, after or before, or a pair that reads both ways, one detail each' })}
+  ${fieldDescription("The same users as a Relay cursor connection (first/after, last/before), on the same keyset as usersPage's cursor; totalCount only when selected.", { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, first, last, after or before, or a pair that reads both ways, one detail each' })}
   usersConnection${connectionArgsSdl('UserFilter', 'UserWhere')}: UserConnection!
-  ${described('The signed-in caller, or null when anonymous.', { NOT_FOUND: 'the caller was deleted while the operation ran' })}
+  ${fieldDescription('The signed-in caller, or null when anonymous.', { NOT_FOUND: 'the caller was deleted while the operation ran' })}
   viewer: User
 }
 
 extend type Mutation {
-  ${described('Only an admin creates users.', {
+  ${fieldDescription('Only an admin creates users.', {
     UNAUTHENTICATED: 'anonymous caller',
     FORBIDDEN: 'the caller is not an admin',
     VALIDATION_ERROR: 'the input breaks the rules of a user, one detail per field',
@@ -100,7 +100,7 @@ extend type Mutation {
     RATE_LIMITED: 'the caller set too many passwords in the window',
   })}
   createUser(input: CreateUserInput!): User!
-  ${described('A user changes themself; an admin anyone.', {
+  ${fieldDescription('A user changes themself; an admin anyone.', {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the input breaks the rules of a user, one detail per field',
     NOT_FOUND: 'no user with this id',
@@ -109,7 +109,7 @@ extend type Mutation {
     RATE_LIMITED: 'the caller set too many passwords in the window',
   })}
   updateUser(id: ID!, input: UpdateUserInput!): User!
-  ${described('Deletes the user with their posts, comments, todos and tokens; answers the id.', {
+  ${fieldDescription('Deletes the user with their posts, comments, todos and tokens; answers the id.', {
     UNAUTHENTICATED: 'anonymous caller',
     NOT_FOUND: 'no user with this id',
     FORBIDDEN: 'another user, and the caller is not an admin',

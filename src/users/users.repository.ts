@@ -2,7 +2,7 @@
 import { sql } from 'kysely'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { forWrite } from '../db/write-transaction.js'
+import { lockForWrite } from '../db/write-transaction.js'
 import { listPage, type RowPage } from '../db/list-page.js'
 import type { NewUserRow, UserRow, UserRowChanges } from './users.table.js'
 import { type Columns, selecting } from '../db/projection.js'
@@ -17,7 +17,7 @@ function users(db: Db, columns: Columns<UserRow> | undefined) {
 const userById = compiledStatement<UserRow, { id: number; columns: Columns<UserRow> | undefined }>(
   ({ columns }) => columns?.key ?? '*',
   (db, { columns }, slot) =>
-    forWrite(
+    lockForWrite(
       db,
       users(db, columns).where(
         'id',
@@ -61,7 +61,7 @@ export function listUsers(db: Db, query: CollectionQuery, columns?: Columns<User
 
 /** The admins, counted; in a write transaction they stay admins until it ends (the last-admin rule). */
 export async function countAdmins(db: Db): Promise<number> {
-  return (await forWrite(db, db.selectFrom('users').select('id').where('role', '=', 'admin')).execute()).length
+  return (await lockForWrite(db, db.selectFrom('users').select('id').where('role', '=', 'admin')).execute()).length
 }
 
 export function insertUser(db: Db, row: NewUserRow): Promise<UserRow> {

@@ -4,7 +4,7 @@
 // the field's description lists. A code a resolver produces but its description leaves out fails.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ERROR_CATALOGUE } from '../../src/errors.js'
-import { codesInDescription, described, errorsLine, GRAPHQL_REQUEST_CODES } from '../../src/graphql/error-codes.js'
+import { codesInDescription, errorsLine, fieldDescription, GRAPHQL_REQUEST_CODES } from '../../src/graphql/error-codes.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories } from '../helpers/factories.js'
 import { graphql } from '../helpers/graphql-client.js'
@@ -73,8 +73,8 @@ describe('the error codes in the GraphQL schema docs', () => {
     expect(() => errorsLine({ NOT_FUOND: 'a typo' })).toThrow(/NOT_FUOND/)
     expect(() => errorsLine({})).toThrow()
     // @ts-expect-error -- the codes are typed by the catalogue too
-    expect(() => described('A field.', { CONFLICTED: 'a typo' })).toThrow(/CONFLICTED/)
-    expect(codesInDescription(described('A field.', { NOT_FOUND: 'none', CONFLICT: 'taken' }))).toEqual(['NOT_FOUND', 'CONFLICT'])
+    expect(() => fieldDescription('A field.', { CONFLICTED: 'a typo' })).toThrow(/CONFLICTED/)
+    expect(codesInDescription(fieldDescription('A field.', { NOT_FOUND: 'none', CONFLICT: 'taken' }))).toEqual(['NOT_FOUND', 'CONFLICT'])
   })
 
   it('says the request-level codes once, on each root type, and on no field', () => {

@@ -188,21 +188,21 @@ describe.each(TRANSPORTS)('with GRAPHQL_TRUSTED_DOCUMENTS_ONLY, over %s', (trans
 describe.each(TRANSPORTS)('in the scheduler, over %s', (transport) => {
   let s: Listening
   beforeAll(async () => {
-    // One turn for everyone, so that a turn held by another caller keeps the operation waiting.
+    // One slot for everyone, so that a slot held by another caller keeps the operation waiting.
     s = await listening({ HTTP_MAX_IN_FLIGHT: '1', RATE_LIMIT_AUTHENTICATED_MAX: '300' })
   })
   afterAll(() => s?.t.close())
 
-  it('waits for a turn as an HTTP request does, and runs once another caller ends its own', async () => {
+  it('waits for a slot as an HTTP request does, and runs once another caller releases its own', async () => {
     const scheduler = s.t.app.scheduler!
     const user = await s.t.createUser({ name: 'Waiting', email: `waiting-${transport.replace(' ', '-')}@example.com` })
     const token = await s.t.tokenFor(user.id)
-    const endOthersTurn = await scheduler.turn('another caller')
+    const releaseOthersSlot = await scheduler.acquire('another caller')
     let answered = false
     const answer = send(s, transport, token, '{ viewer { id } }').finally(() => (answered = true))
     await expect.poll(() => scheduler.load().waiting, { timeout: 5000 }).toBe(1)
     expect(answered).toBe(false)
-    endOthersTurn()
+    releaseOthersSlot()
     expect(await answer).toEqual({ data: { viewer: { id: String(user.id) } } })
     expect(scheduler.load()).toMatchObject({ running: 0, waiting: 0 })
   })
@@ -233,7 +233,7 @@ describe.each(TRANSPORTS)('sent again, over %s', (transport) => {
 describe("a caller's queue", () => {
   let s: Listening
   beforeAll(async () => {
-    // One turn for everyone and one request of a caller's waiting at most.
+    // One slot for everyone and one request of a caller's waiting at most.
     s = await listening({ HTTP_MAX_IN_FLIGHT: '1', HTTP_MAX_QUEUED_PER_CALLER: '1', RATE_LIMIT_AUTHENTICATED_MAX: '300' })
   })
   afterAll(() => s?.t.close())
@@ -242,11 +242,11 @@ describe("a caller's queue", () => {
     const scheduler = s.t.app.scheduler!
     const user = await s.t.createUser({ name: 'Queued', email: 'queued@example.com' })
     const token = await s.t.tokenFor(user.id)
-    const endOthersTurn = await scheduler.turn('another caller')
+    const releaseOthersSlot = await scheduler.acquire('another caller')
     const overHttp = Array.from({ length: 3 }, () => send(s, 'POST', token, '{ viewer { id } }'))
     const overWebSocket = Array.from({ length: 5 }, () => send(s, 'WebSocket', token, '{ viewer { id } }'))
     await expect.poll(() => scheduler.load().waiting, { timeout: 5000 }).toBe(6)
-    endOthersTurn()
+    releaseOthersSlot()
     const viewer = { data: { viewer: { id: String(user.id) } } }
     expect((await Promise.all(overHttp)).map(codesOf).sort()).toEqual([[], ['RATE_LIMITED'], ['RATE_LIMITED']])
     expect(await Promise.all(overWebSocket)).toEqual(Array.from({ length: 5 }, () => viewer))

@@ -1,24 +1,24 @@
 // The fair scheduler on its own, on a clock the test moves: handler time is whatever the test says
-// a turn took, so the shares are exact.
+// a slot was held for, so the shares are exact.
 import { describe, expect, it } from 'vitest'
-import { createFairScheduler, type EndTurn } from '../../src/limits/fair-scheduler.js'
+import { createFairScheduler, type ReleaseSlot } from '../../src/limits/fair-scheduler.js'
 
-/** A scheduler on a test clock, and the turns it has started, in order, each with its caller. */
+/** A scheduler on a test clock, and the slots it has handed out, in order, each with its caller. */
 function scheduled(concurrency: number, maxQueuedPerCaller = 1000) {
   let clock = 0
   const scheduler = createFairScheduler({ concurrency, maxQueuedPerCaller, now: () => clock })
-  const started: { caller: string; end: EndTurn }[] = []
+  const started: { caller: string; release: ReleaseSlot }[] = []
   const waiters: (() => void)[] = []
   const ask = (caller: string) => {
-    const asked = scheduler.turn(caller).then((end) => {
-      started.push({ caller, end })
+    const asked = scheduler.acquire(caller).then((release) => {
+      started.push({ caller, release })
       waiters.splice(0).forEach((wake) => wake())
-      return end
+      return release
     })
     asked.catch(() => undefined)
     return asked
   }
-  /** Resolves once `n` turns have started in all. */
+  /** Resolves once `n` slots have been handed out in all. */
   const startedCount = (n: number) =>
     new Promise<void>((resolve) => {
       const check = () => (started.length >= n ? resolve() : waiters.push(check))
@@ -31,17 +31,17 @@ function scheduled(concurrency: number, maxQueuedPerCaller = 1000) {
 }
 
 describe('the fair scheduler', () => {
-  it('gives a caller alone every turn at once, up to the global limit', async () => {
+  it('gives a caller alone every slot at once, up to the global limit', async () => {
     const s = scheduled(8)
     for (let i = 0; i < 10; i++) void s.ask('alone')
     await s.startedCount(8)
     expect(s.scheduler.load()).toEqual({ running: 8, waiting: 2, callers: 1 })
-    s.started[0]!.end()
+    s.started[0]!.release()
     await s.startedCount(9)
     expect(s.scheduler.load().running).toBe(8)
   })
 
-  it('gives two greedy callers equal handler time, however long each one’s turns are', async () => {
+  it('gives two greedy callers equal handler time, however long each one holds its slots', async () => {
     const s = scheduled(1)
     const costs: Record<string, number> = { long: 20, short: 5 }
     const given: Record<string, number> = { long: 0, short: 0 }
@@ -51,12 +51,12 @@ describe('the fair scheduler', () => {
     }
     for (let n = 1; n <= 200; n++) {
       await s.startedCount(n)
-      const turn = s.started[n - 1]!
-      s.spend(costs[turn.caller]!)
-      given[turn.caller]! += costs[turn.caller]!
-      turn.end()
+      const slot = s.started[n - 1]!
+      s.spend(costs[slot.caller]!)
+      given[slot.caller]! += costs[slot.caller]!
+      slot.release()
     }
-    // 200 turns: 40 long ones (800 ms) and 160 short ones (800 ms), give or take a turn.
+    // 200 slots: 40 long ones (800 ms) and 160 short ones (800 ms), give or take one.
     expect(Math.abs(given['long']! - given['short']!)).toBeLessThanOrEqual(20)
   })
 
@@ -65,12 +65,12 @@ describe('the fair scheduler', () => {
     for (let i = 0; i < 40; i++) void s.ask('greedy')
     await s.startedCount(1)
     s.spend(30)
-    s.started[0]!.end()
+    s.started[0]!.release()
     await s.startedCount(2)
-    // The newcomer asks while the greedy caller's second turn runs, 39 of its turns waiting.
+    // The newcomer asks while the greedy caller's second request runs, 39 of its requests waiting.
     void s.ask('newcomer')
     s.spend(30)
-    s.started[1]!.end()
+    s.started[1]!.release()
     await s.startedCount(3)
     expect(s.started[2]!.caller).toBe('newcomer')
   })
@@ -78,21 +78,21 @@ describe('the fair scheduler', () => {
   it('does not let a caller that went idle bank the time it did not use', async () => {
     const s = scheduled(1)
     for (let i = 0; i < 20; i++) void s.ask('busy')
-    // The other caller used one turn long ago, then went away while the busy one worked.
+    // The other caller used one slot long ago, then went away while the busy one worked.
     void s.ask('away')
     for (let n = 1; n <= 12; n++) {
       await s.startedCount(n)
       s.spend(10)
-      s.started[n - 1]!.end()
+      s.started[n - 1]!.release()
     }
     // Back with five at once: they share with the busy caller's backlog instead of all going first.
     for (let i = 0; i < 5; i++) void s.ask('away')
     for (let n = 13; n <= 18; n++) {
       await s.startedCount(n)
       s.spend(10)
-      s.started[n - 1]!.end()
+      s.started[n - 1]!.release()
     }
-    const order = s.started.slice(12, 18).map((turn) => turn.caller)
+    const order = s.started.slice(12, 18).map((slot) => slot.caller)
     expect(order.filter((caller) => caller === 'busy').length).toBeGreaterThanOrEqual(2)
   })
 
@@ -103,29 +103,29 @@ describe('the fair scheduler', () => {
     await expect(s.ask('full')).rejects.toMatchObject({ code: 'RATE_LIMITED', retryAfterS: 1 })
     void s.ask('other')
     s.spend(10)
-    s.started[0]!.end()
+    s.started[0]!.release()
     await s.startedCount(2)
     expect(s.started[1]!.caller).toBe('other')
   })
 
-  it('queues unbounded turns past a caller’s bound without counting them against it', async () => {
+  it('queues unbounded requests for a slot past a caller’s bound without counting them against it', async () => {
     const s = scheduled(1, 2)
     void s.ask('caller')
     await s.startedCount(1)
-    const unbounded = Array.from({ length: 5 }, () => s.scheduler.turn('caller', { queued: 'unbounded' }))
-    // The bound still holds two of the caller's bounded turns, and refuses the third.
+    const unbounded = Array.from({ length: 5 }, () => s.scheduler.acquire('caller', { queued: 'unbounded' }))
+    // The bound still holds two of the caller's bounded requests, and refuses the third.
     void s.ask('caller')
     void s.ask('caller')
     await expect(s.ask('caller')).rejects.toMatchObject({ code: 'RATE_LIMITED' })
     expect(s.scheduler.load()).toMatchObject({ running: 1, waiting: 7 })
-    s.started[0]!.end()
+    s.started[0]!.release()
     const first = await unbounded[0]!
     first()
-    for (const turn of unbounded.slice(1)) (await turn)()
+    for (const release of unbounded.slice(1)) (await release)()
     expect(s.scheduler.load()).toMatchObject({ waiting: 2 })
   })
 
-  it('runs work in a turn and ends the turn when the work fails', async () => {
+  it('runs work in a slot and releases the slot when the work fails', async () => {
     const { scheduler } = scheduled(1)
     await expect(scheduler.run('caller', () => Promise.reject(new Error('work failed')))).rejects.toThrow('work failed')
     expect(await scheduler.run('caller', () => Promise.resolve(42))).toBe(42)

@@ -1,6 +1,6 @@
-// Requests in flight, scheduled fairly: a caller alone takes every turn the global limit allows and
+// The in-flight limit, scheduled fairly: a caller alone takes every slot the global limit allows and
 // is never paced; a newcomer is served ahead of a greedy caller's backlog; a caller's requests past
-// its queue are refused with 429 and Retry-After; probes take no turn.
+// its queue are refused with 429 and Retry-After; probes take no slot.
 import { connect } from 'node:net'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -21,12 +21,12 @@ async function gatedApp(options: FairSchedulerOptions) {
   limitRequestsInFlight(app, scheduler)
   const running: string[] = []
   const finishers = new Map<string, () => void>()
-  const startedOnTurn = new Map<string, number>()
+  const startedOnLoopTurn = new Map<string, number>()
   const startedAt = new Map<string, number>()
   app.get('/work/:name', { config: { access: 'public' } }, async (request) => {
     const { name } = request.params as { name: string }
     running.push(name)
-    startedOnTurn.set(name, loopTurn)
+    startedOnLoopTurn.set(name, loopTurn)
     startedAt.set(name, performance.now())
     await new Promise<void>((resolve) => finishers.set(name, resolve))
     running.splice(running.indexOf(name), 1)
@@ -58,7 +58,7 @@ async function gatedApp(options: FairSchedulerOptions) {
     order,
     isRunning,
     finish: (name: string) => finishers.get(name)?.(),
-    turnOf: (name: string) => startedOnTurn.get(name),
+    loopTurnOf: (name: string) => startedOnLoopTurn.get(name),
     startOf: (name: string) => startedAt.get(name),
   }
 }
@@ -82,7 +82,7 @@ describe('a caller alone', () => {
     expect(refused.headers['retry-after']).toBe('1')
     expect(refused.json().error.code).toBe('RATE_LIMITED')
 
-    // Each answer hands its turn to the next in line, never more than four at once.
+    // Each answer hands its slot to the next in line, never more than four at once.
     gated.finish('a')
     await vi.waitFor(() => expect(gated.running.sort()).toEqual(['b', 'c', 'd', 'e']), { timeout: 1000, interval: 5 })
     for (const name of ['b', 'c', 'd']) gated.finish(name)
@@ -107,7 +107,7 @@ describe('a caller alone', () => {
     expect((await next).statusCode).toBe(200)
   })
 
-  it('gives the turn back when the client goes away while its request is handled', async () => {
+  it('gives the slot back when the client goes away while its request is handled', async () => {
     const controller = new AbortController()
     const gone = gated.app.inject({ url: '/work/gone', remoteAddress: '10.1.0.3', signal: controller.signal }).catch(() => undefined)
     const others = ['second', 'third', 'fourth'].map((name) => gated.app.inject({ url: `/work/${name}`, remoteAddress: '10.1.0.3' }))
@@ -122,7 +122,7 @@ describe('a caller alone', () => {
     for (const name of ['second', 'third', 'fourth', 'fifth']) gated.finish(name)
     expect((await Promise.all([...others, fifth])).map((res) => res.statusCode)).toEqual([200, 200, 200, 200])
   })
-  it('skips the work of a request whose client went away while it waited for a turn', async () => {
+  it('skips the work of a request whose client went away while it waited for a slot', async () => {
     const held = ['h1', 'h2', 'h3', 'h4'].map((name) => gated.app.inject({ url: `/work/${name}`, remoteAddress: '127.0.0.1' }))
     await vi.waitFor(() => expect(gated.running.length).toBe(4), { timeout: 1000, interval: 5 })
     // Over a real socket, closed by the client while the request waits.
@@ -208,7 +208,7 @@ describe('callers that contend', () => {
     const sent = ['p', 'q'].map((name) => gated.app.inject({ url: `/work/${name}`, remoteAddress: '10.3.0.3' }))
     await vi.waitFor(() => expect(gated.running.length).toBe(2), { timeout: 1000, interval: 1 })
     spinning = false
-    const [p, q] = [gated.turnOf('p'), gated.turnOf('q')]
+    const [p, q] = [gated.loopTurnOf('p'), gated.loopTurnOf('q')]
     expect(p).toBeDefined()
     expect(q).toBeGreaterThan(p!)
     gated.finish('p')
@@ -216,7 +216,7 @@ describe('callers that contend', () => {
     expect((await Promise.all(sent)).map((res) => res.statusCode)).toEqual([200, 200])
   })
 
-  it('answer probes without a turn while every turn is taken', async () => {
+  it('answer probes without a slot while every slot is taken', async () => {
     const held = ['x', 'y', 'z'].map((name) => gated.app.inject({ url: `/work/${name}`, remoteAddress: '10.3.0.4' }))
     await vi.waitFor(() => expect(gated.running.length).toBe(2), { timeout: 1000, interval: 5 })
     expect((await gated.app.inject({ url: '/probe', remoteAddress: '10.3.0.5' })).statusCode).toBe(200)
@@ -248,7 +248,7 @@ describe('the app', () => {
       expect(res.headers['retry-after']).toBe('1')
       expect(res.json().error.code).toBe('RATE_LIMITED')
     }
-    // Every turn was given back: the address is served again.
+    // Every slot was given back: the address is served again.
     expect((await t.app.inject({ url: '/api/v1/users/1', remoteAddress: '10.2.0.1' })).statusCode).toBe(200)
   })
 })

@@ -2,14 +2,14 @@
 // pipeline has admitted and charged it: validated as the HTTP endpoint validates, picked out of
 // its document, its cost reserved from the
 // caller's subscription budget, and run by graphql's subscribe with each event admitted by that
-// budget; a query or mutation run by the pipeline's execute in a turn of its caller's, taken from the
-// scheduler HTTP requests take theirs from (src/limits/fair-scheduler.ts); its results' errors
-// formatted as the HTTP endpoint's are.
+// budget; a query or mutation run by the pipeline's execute in a slot acquired for its caller from
+// the scheduler HTTP requests acquire theirs from (src/limits/fair-scheduler.ts); its results'
+// errors formatted as the HTTP endpoint's are.
 import type { FastifyRequest } from 'fastify'
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLSchema, OperationTypeNode, subscribe } from 'graphql'
-import type { TurnOptions } from '../../limits/fair-scheduler.js'
+import type { AcquireOptions } from '../../limits/fair-scheduler.js'
 import { callerKey } from '../../limits/rate-limit.js'
-import type { Seat } from '../connection-rights.js'
+import type { ConnectionCaller } from '../connection-rights.js'
 import { isReservation, type Reservation, type SubscriptionBudget } from '../subscription-budget.js'
 import { type GraphQLContext, Loaders } from '../context.js'
 import { formatError } from '../errors.js'
@@ -27,20 +27,20 @@ export interface OperationPreparationOptions {
   /** Where a subscription's cost is claimed from while it runs. */
   budget: SubscriptionBudget
   /**
-   * Runs `work` in a turn of the caller's (the scheduler's `run`), so that an operation over a
-   * long-lived connection waits its turn as an HTTP request does; at once when absent (no scheduler).
-   * A bounded turn is refused RATE_LIMITED when the caller has too many waiting.
+   * Runs `work` in a slot acquired for the caller (the scheduler's `run`), so that an operation over
+   * a long-lived connection waits for a slot as an HTTP request does; at once when absent (no
+   * scheduler). A bounded wait is refused RATE_LIMITED when the caller has too many waiting.
    */
-  schedule: (<T>(callerKey: string, work: () => Promise<T>, options: TurnOptions) => Promise<T>) | undefined
+  schedule: (<T>(callerKey: string, work: () => Promise<T>, options: AcquireOptions) => Promise<T>) | undefined
 }
 
-/** The context of one operation on a long-lived connection: its caller is read from the seat each time. */
-export function connectionContext(seat: Seat, stream: GraphQLContext['stream']): GraphQLContext {
+/** The context of one operation on a long-lived connection: its caller is read from the connection's ConnectionCaller each time. */
+export function connectionContext(connectionCaller: ConnectionCaller, stream: GraphQLContext['stream']): GraphQLContext {
   return {
     get caller() {
-      return seat.caller
+      return connectionCaller.caller
     },
-    loaders: new Loaders(() => seat.caller),
+    loaders: new Loaders(() => connectionCaller.caller),
     stream,
   }
 }
@@ -51,16 +51,16 @@ export class OperationPreparation {
 
   constructor(private readonly options: OperationPreparationOptions) {}
 
-  /** The caller a query's or mutation's turn is taken for, by the context of its operation. */
-  private readonly turnsFor = new WeakMap<object, string>()
+  /** The caller a query's or mutation's slot is acquired for, by the context of its operation. */
+  private readonly slotCallers = new WeakMap<object, string>()
 
   /**
-   * graphql's execute in a turn of the operation's caller. The turn waits however many of the
+   * graphql's execute in a slot acquired for the operation's caller. It waits however many of the
    * caller's do: the operation was admitted, and what may be waiting is bounded where it came from
    * (operations per connection and connections per caller, or the event stream's open requests).
    */
   readonly execute = async (args: ExecutionArgs): Promise<ExecutionResult> => {
-    const key = this.turnsFor.get(args.contextValue as object)
+    const key = this.slotCallers.get(args.contextValue as object)
     const { schedule } = this.options
     const { pipeline } = this.options
     if (key === undefined || schedule === undefined) return pipeline.execute(args)
@@ -68,12 +68,12 @@ export class OperationPreparation {
   }
 
   /**
-   * Runs `work` (an operation's admission: parse, limits, charge, validation) in a turn of the
-   * request's caller's, as an HTTP request's route runs in one; at once without a scheduler.
+   * Runs `work` (an operation's admission: parse, limits, charge, validation) in a slot acquired
+   * for the request's caller, as an HTTP request's route runs in one; at once without a scheduler.
    * `queued`: 'bounded' refuses it RATE_LIMITED past the caller's queue (an event stream, an HTTP
    * request like any other); 'unbounded' for a WebSocket's operations, bounded per connection.
    */
-  inTurn<T>(request: FastifyRequest, work: () => Promise<T>, queued: TurnOptions['queued']): Promise<T> {
+  inSlot<T>(request: FastifyRequest, work: () => Promise<T>, queued: AcquireOptions['queued']): Promise<T> {
     const { schedule } = this.options
     return schedule === undefined ? work() : schedule(callerKey(request, request.caller), work, { queued })
   }
@@ -96,7 +96,7 @@ export class OperationPreparation {
     const operation = chooseOperation(document, params.operationName)
     if (operation instanceof GraphQLError) return [badRequest(operation.message)]
     if (operation.operation !== OperationTypeNode.SUBSCRIPTION) {
-      this.turnsFor.set(context, callerKey(request, request.caller))
+      this.slotCallers.set(context, callerKey(request, request.caller))
     } else {
       // Its selection runs again for every event: its cost is claimed from the caller's budget
       // until it ends (released by the metered subscribe, or with the connection).

@@ -16,7 +16,7 @@ import type { GraphQLConfig } from '../../config.js'
 import { AppError } from '../../errors.js'
 import { isAcceptable, isMediaType, parseAccept } from '../../http/accept.js'
 import { callerKey, type RateLimitCharger } from '../../limits/rate-limit.js'
-import type { ConnectionRights, Seat } from '../connection-rights.js'
+import type { ConnectionCaller, ConnectionRights } from '../connection-rights.js'
 import type { Reservation } from '../subscription-budget.js'
 import type { GraphQLContext } from '../context.js'
 import { type AdmittedOperation, isRefused, type OperationPipeline } from '../operation-pipeline.js'
@@ -55,7 +55,7 @@ type SseContext = GraphQLContext & Record<PropertyKey, unknown>
 interface SseRequestContext {
   reply: FastifyReply
   flow: Flow
-  seat: Seat
+  connectionCaller: ConnectionCaller
   /** The operation the pipeline admitted (and charged) for this stream. */
   operation: AdmittedOperation
   /** The stream's subscription budget reservation, released with the stream. */
@@ -75,9 +75,9 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
     authenticate: () => null,
     onSubscribe: (req) => {
       const request = req.raw
-      const { reply, seat, reserved, operation } = req.context
+      const { reply, connectionCaller, reserved, operation } = req.context
       const stream = slowConsumers.streamOptions(request, () => reply.raw.destroy())
-      const prepared = operations.prepare(request, operation, connectionContext(seat, stream), reserved)
+      const prepared = operations.prepare(request, operation, connectionContext(connectionCaller, stream), reserved)
       if (Array.isArray(prepared)) return jsonAnswer(400, { errors: prepared.map((error) => error.formatted) })
       return prepared as ExecutionArgs & { contextValue: SseContext }
     },
@@ -99,9 +99,9 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
       }
       // Checked here, so a malformed request is answered in the service's words.
       const params = readRequestParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
-      // Admitted in a turn of the caller's (its execution takes another: OperationPreparation.execute),
+      // Admitted in a slot of the caller's (its execution acquires another: OperationPreparation.execute),
       // validated there too: the stream's preparation finds the verdict the pipeline remembers.
-      const operation = await operations.inTurn(
+      const operation = await operations.inSlot(
         request,
         async () => {
           const admitted = await pipeline.admit(request, params)
@@ -140,18 +140,23 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
       reply.hijack()
       openStreams.add(reply)
       // The stream's caller is followed: when they lose the right, the stream ends with an error.
-      const seat = rights.seat(request.caller, () => endRevokedStream(reply))
+      const connectionCaller = rights.follow(request.caller, () => endRevokedStream(reply))
       reply.raw.once('close', () => {
         openStreams.delete(reply)
         release()
-        seat.release()
+        connectionCaller.release()
       })
-      await serveEventStream(request, reply, operation, seat)
+      await serveEventStream(request, reply, operation, connectionCaller)
     },
   })
 
   /** Runs graphql-sse's handler for one request and writes its answer, one event at a time. */
-  async function serveEventStream(request: FastifyRequest, reply: FastifyReply, operation: AdmittedOperation, seat: Seat): Promise<void> {
+  async function serveEventStream(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    operation: AdmittedOperation,
+    connectionCaller: ConnectionCaller,
+  ): Promise<void> {
     const flow = new Flow(reply)
     const reserved = new Set<Reservation>()
     reply.raw.once('close', () => {
@@ -164,7 +169,7 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
       headers: { get: (key) => (key.toLowerCase() === 'accept' ? 'text/event-stream' : headerValue(request.headers[key.toLowerCase()])) },
       body: () => Promise.resolve({ query: operation.query, variables: operation.variables, operationName: operation.operationName }),
       raw: request,
-      context: { reply, flow, seat, reserved, operation },
+      context: { reply, flow, connectionCaller, reserved, operation },
     })
     const response = reply.raw
     if (response.destroyed) return
@@ -178,7 +183,7 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
     const stop = () => void body.return(undefined)
     response.once('close', stop)
     // Revoked while the operation was being prepared: told now that the stream is open.
-    if (seat.revoked) endRevokedStream(reply)
+    if (connectionCaller.revoked) endRevokedStream(reply)
     try {
       for await (const chunk of body) {
         if (!response.writable) break

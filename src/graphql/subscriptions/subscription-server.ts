@@ -43,7 +43,7 @@ export interface SubscriptionServerOptions {
   activeSubscriptions: () => number
   /** Where callerChanged is heard: a connection's rights follow its caller (ConnectionRights). */
   events: Pick<Events<CallerTopics>, 'subscribe'>
-  /** Runs a query's or mutation's execution in a turn of its caller's, as HTTP requests take theirs (OperationPreparation). */
+  /** Runs a query's or mutation's execution in a slot of its caller's, as HTTP requests acquire theirs (OperationPreparation). */
   schedule: OperationPreparationOptions['schedule']
 }
 

@@ -16,7 +16,7 @@ import type { GraphQLConfig } from '../../config.js'
 import { maskedMessage, toAppError } from '../../core/to-app-error.js'
 import { AppError, isAppError } from '../../errors.js'
 import { callerKey, type RateLimitConsumer, type RateLimitVerdict } from '../../limits/rate-limit.js'
-import { type ConnectionRights, REVOKED_MESSAGE, type Seat } from '../connection-rights.js'
+import { type ConnectionCaller, type ConnectionRights, REVOKED_MESSAGE } from '../connection-rights.js'
 import type { Reservation } from '../subscription-budget.js'
 import { isRefused, type OperationPipeline } from '../operation-pipeline.js'
 import { readRequestParams } from '../request-params.js'
@@ -54,7 +54,7 @@ interface SocketExtra {
   socket: WebSocket
   request: FastifyRequest
   /** The connection's caller as it stands now (set once connection_init is accepted). */
-  seat?: Seat
+  connectionCaller?: ConnectionCaller
   /** The Authorization value the connection was opened with, checked again on each subscribe. */
   authorization?: string
   /** Its subscriptions' claims on the caller's budget, released with the socket at the latest. */
@@ -117,14 +117,14 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
       }
       // From now on the caller's rights are followed: a revoked token, an expiry or a deleted user
       // closes the socket with 4401, a changed role applies to the next operation and delivery.
-      const seat = rights.seat(caller, () => socket.close(CloseCode.Unauthorized, REVOKED_MESSAGE))
+      const connectionCaller = rights.follow(caller, () => socket.close(CloseCode.Unauthorized, REVOKED_MESSAGE))
       socket.once('close', () => {
         release()
-        seat.release()
+        connectionCaller.release()
       })
       // The connection's caller is the one the rate limiter counts its messages against.
       request.caller = caller
-      ctx.extra.seat = seat
+      ctx.extra.connectionCaller = connectionCaller
       ctx.extra.authorization = caller === null ? undefined : (authorization ?? request.headers.authorization)
       return true
     }),
@@ -132,19 +132,19 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
     onSubscribe: guarded(
       (request) => [internalError(request.id)],
       async (ctx: SocketContext, _id: string, payload: unknown) => {
-        const { socket, request, seat } = ctx.extra
-        if (seat === undefined) return [internalError(request.id)]
-        if (seat.revoked) return [revokedError()]
+        const { socket, request, connectionCaller } = ctx.extra
+        if (connectionCaller === undefined) return [internalError(request.id)]
+        if (connectionCaller.revoked) return [revokedError()]
         if (Object.keys(ctx.subscriptions).length > limits.maxPerConnection) {
           return [badRequest(`At most ${limits.maxPerConnection} subscriptions per connection`)]
         }
         // The message's first point, as an HTTP request's on arrival; its operation's others once it is admitted.
         const verdict = await options.consumeRateLimit?.(request)
         if (verdict !== undefined && !verdict.allowed) return [rateLimited(verdict)]
-        // The rest, its admission, runs in a turn of the caller's (its execution in another:
+        // The rest, its admission, runs in a slot of the caller's (its execution in another:
         // OperationPreparation.execute); it waits however many of the caller's do, since a connection
         // holds at most maxPerConnection operations.
-        return operations.inTurn(
+        return operations.inSlot(
           request,
           async () => {
             let params
@@ -155,12 +155,12 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
               throw error
             }
             // Rights are judged at use: the token is looked up again (one indexed read) before anything runs.
-            if (seat.caller !== null && ctx.extra.authorization !== undefined) {
+            if (connectionCaller.caller !== null && ctx.extra.authorization !== undefined) {
               try {
-                seat.update(await options.authenticate(ctx.extra.authorization))
+                connectionCaller.update(await options.authenticate(ctx.extra.authorization))
               } catch (error) {
                 if (!isAppError(error) || error.code !== 'UNAUTHENTICATED') throw error
-                seat.revoke()
+                connectionCaller.revoke()
                 return [revokedError()]
               }
             }
@@ -176,7 +176,7 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
               throw error
             }
             const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
-            return operations.prepare(request, operation, connectionContext(seat, slowConsumers.streamOptions(request, drop)), ctx.extra.reserved)
+            return operations.prepare(request, operation, connectionContext(connectionCaller, slowConsumers.streamOptions(request, drop)), ctx.extra.reserved)
           },
           'unbounded',
         )

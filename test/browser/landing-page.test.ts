@@ -1,7 +1,7 @@
-// The front door in a real Chromium: the page at / shows the counts, its links lead to the docs and
+// The landing page in a real Chromium: the page at / shows the counts, its links lead to the docs and
 // GraphiQL, the curl line copies, and a comment written through the REST API while the page is open
 // appears in its live feed. Nothing leaves the origin, the CSP refuses nothing, the console stays
-// clean. Screenshots are kept under test-results/ (front-door.png, front-door-narrow.png).
+// clean. Screenshots are kept under test-results/ (landing-page.png, landing-page-narrow.png).
 import { mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import type { Page } from 'playwright-core'
@@ -13,7 +13,7 @@ const SCREENSHOTS = 'test-results'
 
 const hasChromium = chromiumOrSkip()
 
-describe.skipIf(!hasChromium)('the front door in a browser', () => {
+describe.skipIf(!hasChromium)('the landing page in a browser', () => {
   let t: TestApp
   let origin: string
   let browser: Awaited<ReturnType<typeof launchChromium>>
@@ -30,7 +30,7 @@ describe.skipIf(!hasChromium)('the front door in a browser', () => {
       method: 'POST',
       url: `/api/v1/users/${t.alice.id}/posts`,
       token: t.tokens.alice,
-      json: { title: 'Notes from the front door', content: 'Say hello below.' },
+      json: { title: 'Notes from the landing page', content: 'Say hello below.' },
     })
     postId = post.json<{ data: { id: number } }>().data.id
     await t.app.listen({ host: '127.0.0.1', port: 0 })
@@ -81,13 +81,13 @@ describe.skipIf(!hasChromium)('the front door in a browser', () => {
     expect(await item.locator('.content').textContent()).toBe(content)
     expect(await item.locator('b').count()).toBe(0) // the markup stayed text
     expect(await item.locator('.meta strong').textContent()).toBe('Bob')
-    expect(await item.locator('.meta em').textContent()).toBe('Notes from the front door')
+    expect(await item.locator('.meta em').textContent()).toBe('Notes from the landing page')
     expect(await page.locator('#count-comments').textContent()).toBe('1')
     expect(await page.locator('#feed-empty').count()).toBe(0)
-    await page.screenshot({ path: `${SCREENSHOTS}/front-door.png`, fullPage: true })
+    await page.screenshot({ path: `${SCREENSHOTS}/landing-page.png`, fullPage: true })
     await page.setViewportSize({ width: 380, height: 800 })
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(380)
-    await page.screenshot({ path: `${SCREENSHOTS}/front-door-narrow.png`, fullPage: true })
+    await page.screenshot({ path: `${SCREENSHOTS}/landing-page-narrow.png`, fullPage: true })
     await page.setViewportSize({ width: 1280, height: 900 })
   })
 

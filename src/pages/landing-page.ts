@@ -1,4 +1,4 @@
-// The front door at GET /: the first address a person opens. A browser (one that prefers text/html)
+// The landing page at GET /: the first address a person opens. A browser (one that prefers text/html)
 // gets a small page of the service's own: what it is, where the docs are, how much data there is, a
 // curl line to copy and a live feed of new comments over the event stream. Anything else (curl,
 // a client library) gets the API's index as JSON, URL templates (RFC 6570) of every resource, as
@@ -10,7 +10,8 @@ import { matchesAny, weakTagOf } from '../http/caching.js'
 import { addVary } from '../http/vary.js'
 import { assetElements, createPageAsset, CSS, escapeHtml, JS, PAGE_CSP, type PageAsset, servePageAssets } from './page-assets.js'
 
-export const FRONT_DOOR_PATH = '/'
+export const LANDING_PAGE_PATH = '/'
+// The path the page's assets were first published at: an HTTP path, once published, does not change.
 const ASSETS_PATH = '/front-door/assets'
 
 /** What an anonymous caller can see of each resource. */
@@ -21,7 +22,7 @@ export interface ResourceCount {
   readonly count: number
 }
 
-export interface FrontDoorOptions {
+export interface LandingPageOptions {
   /** Counted on every page view, as an anonymous caller. */
   counts: () => Promise<readonly ResourceCount[]>
   /** Counts stop there: one above it shows as "10,000+". */
@@ -45,7 +46,7 @@ const LIST_QUERY = '{?page,limit,cursor,sort,q,fields,select,include}'
 const ITEM_QUERY = '{?select,include}'
 
 /** The API's index: every resource of the API version `apiPrefix` names, as URL templates on `origin`. */
-export function apiIndex(origin: string, options: Pick<FrontDoorOptions, 'apiPrefix' | 'paths'>): Record<string, string> {
+export function apiIndex(origin: string, options: Pick<LandingPageOptions, 'apiPrefix' | 'paths'>): Record<string, string> {
   const api = `${origin}${options.apiPrefix}`
   const { paths } = options
   const ws = origin.replace(/^http/, 'ws')
@@ -211,7 +212,7 @@ const ASSETS: readonly PageAsset[] = [
   createPageAsset('front-door.js', JS, Buffer.from(FEED_SCRIPT)),
 ]
 
-function pageHtml(origin: string, counts: readonly ResourceCount[], options: FrontDoorOptions): string {
+function pageHtml(origin: string, counts: readonly ResourceCount[], options: LandingPageOptions): string {
   const { paths } = options
   const links = [
     paths.docs && `<a href="${escapeHtml(paths.docs)}">API reference</a>`,
@@ -281,8 +282,8 @@ function sendTagged(request: FastifyRequest, reply: FastifyReply, contentType: s
   return reply.header('content-type', contentType).send(body)
 }
 
-export async function frontDoorRoutes(app: FastifyInstance, options: FrontDoorOptions): Promise<void> {
-  app.get(FRONT_DOOR_PATH, { config: { access: 'public' } }, async (request, reply) => {
+export async function landingPageRoutes(app: FastifyInstance, options: LandingPageOptions): Promise<void> {
+  app.get(LANDING_PAGE_PATH, { config: { access: 'public' } }, async (request, reply) => {
     const origin = originOf(request)
     if (chooseRepresentation(request.headers.accept) === 'json') {
       return sendTagged(request, reply, 'application/json; charset=utf-8', JSON.stringify(apiIndex(origin, options), null, 2))

@@ -1,4 +1,4 @@
-// The front door at GET /: a page for a browser, the API's index for anything else, on the run's
+// The landing page at GET /: a page for a browser, the API's index for anything else, on the run's
 // store. The page's counts follow writes; every URL of the index, filled in, answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PAGE_CSP } from '../../src/pages/page-assets.js'
