@@ -3,7 +3,7 @@
 // in each other's items and the landing page's counts. One line per feature in FEATURES;
 // src/app.ts registers each feature's routes under every API mount and hands the GraphQL parts to
 // the endpoint. This file and app.ts are the only places features meet; the lint
-// (eslint.config.js, .dependency-cruiser.cjs) and the test projects (vitest.config.ts) read the
+// (eslint.config.js) and the test projects (vitest.config.ts) read the
 // list of features from this file's imports, so a feature missing here is a lint error.
 import { CALLER_TOPICS, type CallerTopics } from './core/caller-changed.js'
 import type { Embedded, EmbeddedRelations, Feature } from './core/feature.js'

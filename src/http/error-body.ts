@@ -1,6 +1,6 @@
-// The body every REST failure is written as (README: Envelopes and errors): {error: {code, message,
-// details?}}. One function writes it, for the error handler, the rate limit's refusals answered as
-// they leave, and the requests Node's parser cannot read, answered on the socket.
+// The body every REST failure is written as (docs/rest.md, Envelopes and errors): {error: {code,
+// message, details?}}. One function writes it, for the error handler, the rate limit's refusals
+// answered as they leave, and the requests Node's parser cannot read, answered on the socket.
 import { Type } from 'typebox'
 import { ERROR_STATUS, type ErrorCode, type ErrorDetail } from '../errors.js'
 

@@ -1,6 +1,6 @@
-// One resource over REST (README: Envelopes and errors): {data, meta: {timestamp}}, as a list's
-// page is written by collection-reply.ts. A GET answer's item is represented as the query asks
-// (representation.ts).
+// One resource over REST (docs/rest.md, Envelopes and errors): {data, meta: {timestamp}}, as a
+// list's page is written by collection-reply.ts. A GET answer's item is represented as the query
+// asks (representation.ts).
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type TSchema, Type } from 'typebox'
 import { type Representation, representOne, type Shown } from '../collections/embedding.js'
