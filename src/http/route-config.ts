@@ -31,11 +31,11 @@ declare module 'fastify' {
      */
     errorBody?: 'graphql'
     /**
-     * Not counted against the rate limit, and takes no turn of the scheduler: probes and scrapers,
+     * Not counted against the rate limit, and acquires no slot of the scheduler: probes and scrapers,
      * GET /health, /ready, /metrics (limits/rate-limit.ts, limits/in-flight.ts).
      */
     unmetered?: boolean
-    /** The route holds its connection open (an event stream): it takes no turn of the scheduler (limits/in-flight.ts). */
+    /** The route holds its connection open (an event stream): it acquires no slot of the scheduler (limits/in-flight.ts). */
     longLived?: boolean
     /** Asked every few seconds by machines (probes, scrapers): its request line is logged at debug, not info (request-log.ts). */
     quietLog?: boolean
