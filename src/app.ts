@@ -214,7 +214,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   if (config.openapi) await registerOpenApi(app, { cacheMaxAgeS: config.cacheMaxAgeS })
   if (config.openapi && config.docs) await app.register(docsPageRoutes, { specUrl: OPENAPI_JSON_PATH })
 
-  // The front door at /: a page for a browser, the API's index (URL templates) for anything else.
+  // The landing page at /: a page for a browser, the API's index (URL templates) for anything else.
   await app.register(landingPageRoutes, {
     // Each counted as the lists' totals are, up to one past MAX_COUNTED_TOTAL (the page says
     // "10,000+"): a full count of a large table would hold SQLite's synchronous driver, and so the
