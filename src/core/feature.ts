@@ -5,6 +5,7 @@
 // which never import a feature themselves.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { ResolverMap, SubscriptionField } from '../graphql/schema.js'
+import type { DataSection } from './data-section.js'
 
 /** `S`: the services the feature's routes and resolvers need (its own, and others' it reads through). */
 export interface Feature<S extends object> {
@@ -21,4 +22,6 @@ export interface Feature<S extends object> {
   }
   /** What it publishes on the events port, by topic, with each one's shape (src/events/events.ts). */
   readonly topics?: Readonly<Record<string, object>>
+  /** Its section of the data files `threadline export` writes and `threadline import` reads. */
+  readonly data?: DataSection
 }
