@@ -8,6 +8,7 @@ import { COMMENTS_TOPICS } from './comments.events.js'
 import { commentsResolvers, commentsSubscriptions, commentsTypeDefs } from './comments.graphql.js'
 import { commentsRoutes } from './comments.routes.js'
 import { type CommentsService, createCommentsService } from './comments.service.js'
+import { commentsData } from './comments.data.js'
 
 export const commentsFeature = {
   name: 'comments',
@@ -19,4 +20,5 @@ export const commentsFeature = {
     subscriptions: ({ comments }) => commentsSubscriptions(comments),
   },
   topics: COMMENTS_TOPICS,
+  data: commentsData,
 } satisfies Feature<{ comments: CommentsService; users: UsersService; posts: PostsService }>
