@@ -1,6 +1,83 @@
 // ESLint: typescript-eslint's type-checked recommendations over everything we write.
+import { basename, dirname } from 'node:path'
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
+import { featureFolders, registeredFeatures, sharedLayers } from './scripts/features.js'
+
+// The structure's lists, read from the tree and src/features.ts (scripts/features.js), never by hand.
+const FEATURE_FOLDERS = featureFolders(import.meta.dirname)
+const REGISTERED = registeredFeatures(import.meta.dirname)
+const SHARED = sharedLayers(import.meta.dirname)
+const anyOf = (names) => (names.length === 1 ? names[0] : `{${names.join(',')}}`)
+
+/** A feature module (src/<name>/<name>.feature.ts) that src/features.ts does not register serves nothing. */
+const structure = {
+  rules: {
+    'registered-feature': {
+      meta: {
+        type: 'problem',
+        messages: { unregistered: "The feature '{{name}}' is not in src/features.ts: add it to FEATURES (and to createServices), or it is served nowhere." },
+      },
+      create: (context) => ({
+        Program(node) {
+          const name = basename(dirname(context.filename))
+          if (basename(context.filename) === `${name}.feature.ts` && !REGISTERED.includes(name))
+            context.report({ node, messageId: 'unregistered', data: { name } })
+        },
+      }),
+    },
+  },
+}
+
+/**
+ * The structure's boundaries (docs/architecture.md, the code map), exported for the test that
+ * plants violations (test/structure/lint-boundaries.test.ts). Shared layers know no feature: they
+ * are handed what they need (functions, GraphQL parts, topic schemas) by the composition root
+ * (src/app.ts, src/features.ts, src/main.ts, src/server.ts), the CLI, the seed and the client,
+ * which may import anything.
+ */
+export const boundaries = [
+  {
+    files: [`src/${anyOf(SHARED)}/**/*.ts`, 'src/errors.ts', 'src/config.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...FEATURE_FOLDERS.map((name) => `**/${name}/*`), '**/features.js', '**/app.js'],
+              message: 'A shared layer imports no feature: have the composition root (src/app.ts, src/features.ts) hand it what it needs.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // A feature uses another only through what that one publishes for others (<feature>.public.ts:
+  // its reads and visibility rules) or its feature module; never the composition root. The
+  // relations one embeds in another's items are wired in src/features.ts, so no two features need
+  // each other.
+  {
+    files: [`src/${anyOf(FEATURE_FOLDERS)}/**/*.ts`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [...FEATURE_FOLDERS.map((name) => `../${name}/*`), '!../*/*.public.js', '!../*/*.feature.js'],
+              message:
+                'A feature uses another only through its public module (<feature>.public.ts) or its feature module: ask that feature to publish what you need.',
+            },
+            { group: ['**/features.js', '**/app.js'], message: 'A feature does not import the composition root.' },
+          ],
+        },
+      ],
+    },
+  },
+  // Every feature module is registered in src/features.ts.
+  { files: ['src/*/*.feature.ts'], plugins: { structure }, rules: { 'structure/registered-feature': 'error' } },
+]
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'data/'] },
@@ -18,42 +95,7 @@ export default tseslint.config(
       '@typescript-eslint/require-await': 'off',
     },
   },
-  // The structure's boundaries (docs/architecture.md, the code map). Shared layers know
-  // no feature: they are handed what they need (functions, GraphQL parts, topic schemas) by the
-  // composition root (src/app.ts, src/features.ts, src/main.ts, src/server.ts), the CLI, the seed
-  // and the client, which may import anything.
-  {
-    files: ['src/{core,http,graphql,events,db,collections,limits,redis,operations,pages,config}/**/*.ts', 'src/errors.ts', 'src/config.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['**/users/*', '**/posts/*', '**/comments/*', '**/todos/*', '**/tokens/*', '**/features.js', '**/app.js'],
-              message: 'A shared layer imports no feature: have the composition root (src/app.ts, src/features.ts) hand it what it needs.',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  // A feature uses another through its service, its schemas or what its feature module exports,
-  // never its repository (SQL) or its routes; and never the composition root.
-  {
-    files: ['src/{users,posts,comments,todos,tokens}/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['../*/*.repository.js', '../*/*.routes.js'], message: 'A feature reaches another through its service, never its repository or routes.' },
-            { group: ['**/features.js', '**/app.js'], message: 'A feature does not import the composition root.' },
-          ],
-        },
-      ],
-    },
-  },
+  ...boundaries,
   {
     // Tests read parsed JSON bodies (`res.json()` is any) and assert on them with expect().
     files: ['test/**/*.ts'],

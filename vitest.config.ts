@@ -1,15 +1,17 @@
 import { createRequire } from 'node:module'
 import { defineConfig } from 'vitest/config'
+import { registeredFeatures } from './scripts/features.js'
 import { postgresUrl } from './test/helpers/services.js'
 
 const require = createRequire(import.meta.url)
 
 /**
- * The tests of behaviour, run a second time on PostgreSQL (each file in schemas of its own). The
- * others are about one store's internals (SQLite's plans and pragmas), pure functions, or set up
- * PostgreSQL and Redis themselves (test/scale-out).
+ * The tests of behaviour, run a second time on PostgreSQL (each file in schemas of its own): each
+ * feature's (test/<feature>/, the features read from src/features.ts), and those of the transports,
+ * the CLI and the pages. The others are about one store's internals (SQLite's plans and pragmas),
+ * pure functions, or set up PostgreSQL and Redis themselves (test/scale-out).
  */
-const BEHAVIOURAL = ['users', 'posts', 'comments', 'todos', 'tokens', 'graphql', 'http', 'seed', 'cli', 'collections', 'operations', 'pages'].map(
+const BEHAVIOURAL = [...registeredFeatures(import.meta.dirname), 'graphql', 'http', 'seed', 'cli', 'collections', 'operations', 'pages'].map(
   (dir) => `test/${dir}/**/*.test.ts`,
 )
 

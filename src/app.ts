@@ -1,21 +1,19 @@
 // The composition root: opens the store, builds the services, and wires them into Fastify.
 // The list of registrations below is the table of contents of the service, in the order a
 // request meets them. Tests build the app with this same function.
-import { createRequire } from 'node:module'
 import fastifyCors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
-import pino from 'pino'
 import type { Config } from './config.js'
-import { APP_TOPICS, type AppTopics, createServices, FEATURES, graphqlParts } from './features.js'
+import { APP_TOPICS, type AppTopics, createServices, embeddedIn, FEATURE_TOPICS, FEATURES, graphqlParts, landingCounts } from './features.js'
 import { type Database, openDatabase, SERVING_PAGE_CACHE_KIB } from './db/create-database.js'
-import { countRows, MAX_COUNTED_TOTAL } from './db/list-page.js'
+import { MAX_COUNTED_TOTAL } from './db/list-page.js'
 import type { Events } from './events/events.js'
 import { createMemoryEvents } from './events/memory-events.js'
 import { createRedisEvents } from './events/redis-events.js'
 import { requestError } from './graphql/errors.js'
 import { graphqlRoutes } from './graphql/graphql-routes.js'
-import { createLruStore, createRedisStore } from './graphql/persisted-queries.js'
+import { createPersistedQueryStores } from './graphql/persisted-query-stores.js'
 import type { SubscriptionStats } from './graphql/subscriptions/subscription-server.js'
 import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
 import { markRepresentationCacheable, registerCaching } from './http/caching.js'
@@ -23,8 +21,7 @@ import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
 import { registerCompression } from './http/compression.js'
 import { corsOptions } from './http/cors.js'
 import { DOCS_PATH, docsPageRoutes } from './pages/docs-page.js'
-import { frontDoorRoutes, type ResourceCounts } from './pages/front-door.js'
-import { visible } from './posts/post-visibility.js'
+import { frontDoorRoutes } from './pages/front-door.js'
 import { HEALTH_PATH } from './operations/health.js'
 import { STREAM_PATH } from './graphql/subscriptions/subscription-server.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
@@ -32,19 +29,23 @@ import { trackAllowedMethods } from './http/method-not-allowed.js'
 import { OPENAPI_JSON_PATH, registerOpenApi } from './http/openapi/openapi-plugin.js'
 import { healthRoutes } from './operations/health.js'
 import { countedEvents, createMetrics, metricsRoute } from './operations/metrics.js'
-import { generateRequestId, OneLinePerRequest, redirectTrailingSlash, registerRequestContext } from './http/request-context.js'
+import { echoRequestId, generateRequestId } from './http/request-id.js'
+import { OneLinePerRequest } from './http/request-log.js'
+import { addSecurityHeaders } from './http/security-headers.js'
+import { redirectTrailingSlash } from './http/trailing-slash.js'
 import { refuseWhileClosing } from './http/closing.js'
 import { registerUpgradeRequests } from './http/upgrade-requests.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
-import { createLimiter, storeFailureLog } from './limits/limiter.js'
+import { createPasswordAllowances } from './limits/password-allowances.js'
+import { logs, prettyLogStream, stdoutLogStream } from './operations/log-destination.js'
 import { createFairScheduler } from './limits/fair-scheduler.js'
 import { limitRequestsInFlight } from './limits/in-flight.js'
 import { registerRateLimit } from './limits/rate-limit.js'
 import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis/connection.js'
 import { bodyAjv, textAjv } from './core/validation.js'
 
-/** Whether lines at `line` are written when the log is at `level` ('silent' is above them all). */
-const logs = (level: Config['logLevel'], line: 'info' | 'debug'): boolean => (pino.levels.values[level] ?? Infinity) <= (pino.levels.values[line] ?? 0)
+/** The topics subscriptions listen to: their listeners are the open subscriptions. */
+const FEATURE_TOPIC_NAMES = Object.keys(FEATURE_TOPICS) as (keyof typeof FEATURE_TOPICS)[]
 
 const trustHops = (hops: number) => (_address: string, hop: number) => hop < hops
 
@@ -80,52 +81,6 @@ export interface AppDependencies {
 
 /** How often the server looks for connections past their headers or request timeout. */
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
-
-/**
- * The JSON lines, to stdout: gathered up to 4 KB and written synchronously, and at least every 100
- * ms, so a line waits a tenth of a second at most; what is pending is written when the process
- * exits, whatever the reason (a machine that loses power, or a SIGKILL, may lose the last tenth of
- * a second). One write(2) per request was a sixth of GET one user's throughput. An asynchronous
- * destination was slower still (8,400 against 9,500 req/s on one core: the write moved to a thread
- * of the same core, and cost more to hand over than to make). One per process: stdout is one.
- */
-let stdoutLog: ReturnType<typeof pino.destination> | undefined
-function stdoutLogStream(): NodeJS.WritableStream {
-  if (stdoutLog === undefined) {
-    const stream = pino.destination({ dest: 1, sync: true, minLength: 4096, periodicFlush: 100 })
-    process.on('exit', () => stream.flushSync())
-    stdoutLog = stream
-  }
-  return stdoutLog as unknown as NodeJS.WritableStream
-}
-
-/**
- * pino-pretty, loaded only when the log is pretty (stdout a terminal, or LOG_FORMAT=pretty); written
- * synchronously, as pino's default stream is. The request lines come readable already
- * (OneLinePerRequest's pretty form) and pass through it as they are.
- */
-function prettyLogStream(): NodeJS.WritableStream {
-  const pretty = createRequire(import.meta.url)('pino-pretty') as (options: object) => NodeJS.WritableStream
-  return pretty({ sync: true, colorize: process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
-}
-
-/**
- * What an anonymous caller can see of each resource, for the front door: every user and todo,
- * published posts and the comments on them (the services' rule for drafts, posts/post-visibility).
- * Each counted as the lists' totals are, up to one past MAX_COUNTED_TOTAL (the page says "10,000+"):
- * a full count of a large table would hold SQLite's synchronous driver, and so the event loop, for
- * as long as the count takes, on every view of the page.
- */
-async function countResources(db: Database['db']): Promise<ResourceCounts> {
-  const anonymous = { allDrafts: false, ownerId: null }
-  const [users, posts, comments, todos] = await Promise.all([
-    countRows(db, db.selectFrom('users')),
-    countRows(db, db.selectFrom('posts').where(visible('posts', anonymous))),
-    countRows(db, db.selectFrom('comments').innerJoin('posts', 'posts.id', 'comments.post_id').where(visible('posts', anonymous))),
-    countRows(db, db.selectFrom('todos')),
-  ])
-  return { users, posts, comments, todos }
-}
 
 export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
   const database = dependencies.database ?? openDatabase(config.database, { pageCacheKib: SERVING_PAGE_CACHE_KIB })
@@ -176,73 +131,32 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     redisUrl === undefined || config.rateLimit.max === 0
       ? undefined
       : createRedisConnection({ url: redisUrl, name: `${keyPrefix}rate-limit`, log: app.log, mode: 'commands' })
-  // The documents of persisted queries: registered on one instance, known to all. They go over the
-  // rate limit's connection (both are plain commands), or one of their own when there is none.
-  const persisted = config.graphql.persistedQueries
-  const sharesPersisted = redisUrl !== undefined && persisted.enabled && !persisted.trustedOnly
-  const ownPersistedRedis =
-    sharesPersisted && rateLimitRedis === undefined
-      ? createRedisConnection({ url: redisUrl, name: `${keyPrefix}persisted-queries`, log: app.log, mode: 'commands' })
-      : undefined
-  const persistedRedis = sharesPersisted ? (rateLimitRedis ?? ownPersistedRedis) : undefined
-  const persistedLocal = createLruStore(persisted.cacheBytes)
-  const persistedQueryStore =
-    persistedRedis === undefined
-      ? persistedLocal
-      : createRedisStore({ redis: persistedRedis, keyPrefix, ttlMs: persisted.ttlMs, budgetBytes: persisted.redisBytes, local: persistedLocal, log: app.log })
-  // Each caller's registered bytes, counted where the documents go. Redis away lets registrations
-  // through uncounted: they then stay in this process's LRU, which bounds itself.
-  const persistedQueryAllowance = createLimiter({
-    name: 'persisted-query-bytes',
-    points: persisted.callerBytes,
-    windowMs: persisted.callerWindowMs,
-    redis: persistedRedis && { redis: persistedRedis, keyPrefix },
-    onStoreError: 'open',
-    log: app.log,
-    counts: 'persisted-query registrations',
-  })
+  // The documents of persisted queries: registered on one instance, known to all.
+  const persistedQueries = createPersistedQueryStores(config.graphql.persistedQueries, { redisUrl, keyPrefix, sharedRedis: rateLimitRedis, log: app.log })
   const [eventsAdapter] = await Promise.all([
     dependencies.events ??
       (redisUrl === undefined
         ? createMemoryEvents<AppTopics>({ log: app.log })
         : createRedisEvents({ url: redisUrl, keyPrefix, log: app.log, topics: APP_TOPICS })),
     rateLimitRedis && firstAttempt(rateLimitRedis),
-    ownPersistedRedis && firstAttempt(ownPersistedRedis),
+    persistedQueries.ownRedis && firstAttempt(persistedQueries.ownRedis),
   ])
   const metrics = config.operations.metrics ? createMetrics({ subscriptionStats: () => subscriptionStats, faults: () => app.faults, database }) : undefined
   const events = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
-  // Password work has allowances of its own (config.passwords says which and why), counted where
-  // the rate limit counts: in Redis when it is shared, else in this process. One store, so one log
-  // of its failures for the four (one line per outage, not one per allowance).
-  const { passwords } = config
-  const passwordFailures = storeFailureLog(app.log, 'password-allowances', config.rateLimit.onStoreError, 'sign-ins and password changes')
-  const passwordAllowance = (name: string, points: number, windowMs: number) =>
-    createLimiter({
-      name,
-      points,
-      windowMs,
-      redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix },
-      onStoreError: config.rateLimit.onStoreError,
-      log: app.log,
-      failures: passwordFailures,
-    })
+  const passwordAllowances = createPasswordAllowances(config, { redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, log: app.log })
   const services = createServices({
     db,
     events,
     ...(database.dataVersion === undefined ? {} : { dataVersion: database.dataVersion }),
-    passwordChanges: passwordAllowance('password-changes', passwords.changesMax, passwords.changesWindowMs),
-    scryptN: passwords.scryptN,
+    passwordChanges: passwordAllowances.changes,
+    scryptN: config.passwords.scryptN,
     tokenTtlMs: config.tokenTtlMs,
-    signInAllowance: {
-      perAddress: passwordAllowance('sign-in-address', passwords.signInMaxPerAddress, passwords.signInWindowMs),
-      perAccountAndAddress: passwordAllowance('sign-in-account-address', passwords.signInMaxPerAccountAndAddress, passwords.signInWindowMs),
-      perAccount: passwordAllowance('sign-in-account', passwords.signInMaxPerAccount, passwords.signInWindowMs),
-    },
+    signInAllowance: passwordAllowances.signIn,
   })
   app.addHook('onClose', async () => {
     await events.close()
     if (rateLimitRedis !== undefined) await closeRedisConnection(rateLimitRedis)
-    if (ownPersistedRedis !== undefined) await closeRedisConnection(ownPersistedRedis)
+    if (persistedQueries.ownRedis !== undefined) await closeRedisConnection(persistedQueries.ownRedis)
     await database.close()
   })
 
@@ -252,7 +166,10 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   // trailing-slash redirects; who may reach the route; caching and compression of the answer.
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
   registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
-  if (!config.measureWithout.has('headers')) registerRequestContext(app)
+  if (!config.measureWithout.has('headers')) {
+    echoRequestId(app)
+    addSecurityHeaders(app)
+  }
   refuseWhileClosing(app)
   metrics?.observe(app)
   registerContentTypes(app)
@@ -263,7 +180,6 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const authenticate = (authorization: string) => tokens.authenticate(authorization)
   resolveCaller(app, authenticate)
   const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
-  app.decorate('chargeRateLimit', rateLimit.charge)
   registerUpgradeRequests(app)
   redirectTrailingSlash(app)
   enforceAccess(app)
@@ -300,7 +216,10 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
 
   // The front door at /: a page for a browser, the API's index (URL templates) for anything else.
   await app.register(frontDoorRoutes, {
-    counts: () => countResources(db),
+    // Each counted as the lists' totals are, up to one past MAX_COUNTED_TOTAL (the page says
+    // "10,000+"): a full count of a large table would hold SQLite's synchronous driver, and so the
+    // event loop, for as long as the count takes, on every view of the page.
+    counts: () => landingCounts(db),
     countCap: MAX_COUNTED_TOTAL,
     apiPrefix: `/api/v${DEFAULT_API_VERSION}`,
     paths: {
@@ -314,13 +233,15 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     },
   })
 
-  // The REST API, once per version prefix and once unversioned (version from Accept).
+  // The REST API, once per version prefix and once unversioned (version from Accept); each
+  // feature's routes with the relations the others embed in its items.
+  const embedded = embeddedIn(services)
   for (const mount of API_MOUNTS) {
     await app.register(
       async (api) => {
         api.addHook('onRequest', versionHook(mount.version))
         api.addHook('onRoute', markRepresentationCacheable)
-        for (const feature of FEATURES) await api.register(feature.routes, services)
+        for (const feature of FEATURES) await api.register(feature.routes, { ...services, embedded: embedded.get(feature.name) ?? {} })
       },
       { prefix: mount.prefix },
     )
@@ -336,16 +257,16 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     chargeRateLimit: rateLimit.charge,
     schedule: scheduler && ((key, work, options) => scheduler.run(key, work, options)),
     exposeStats: (stats) => (subscriptionStats = stats),
-    activeSubscriptions: () => events.listenerCount('commentAdded'),
+    activeSubscriptions: () => FEATURE_TOPIC_NAMES.reduce((sum, topic) => sum + events.listenerCount(topic), 0),
     events,
-    persistedQueryStore,
-    persistedQueryAllowance,
+    persistedQueryStore: persistedQueries.store,
+    persistedQueryAllowance: persistedQueries.allowance,
   })
   app.decorate('subscriptionStats', { getter: () => subscriptionStats })
   app.decorate('faults', {
     getter: (): Faults => ({
       // The password allowances count in the same store: their failures are the same fault.
-      rateLimitStoreErrors: rateLimit.storeErrors + passwordFailures.failures,
+      rateLimitStoreErrors: rateLimit.storeErrors + passwordAllowances.failures.failures,
       eventPublishFailures: events.stats.publishFailures,
       eventInterruptions: events.stats.interruptions,
     }),

@@ -21,7 +21,7 @@ export type LogFormat = (typeof LOG_FORMATS)[number]
 /**
  * Conventions `npm run bench` turns off one at a time to price each (its per-convention table);
  * the others have switches of their own (RATE_LIMIT_MAX=0, LOG_LEVEL, METRICS, CORS_ORIGINS,
- * HTTP_MAX_IN_FLIGHT=0). For measurement only: without them the answers break what the README
+ * HTTP_MAX_IN_FLIGHT=0). For measurement only: without them the answers break what docs/rest.md
  * documents.
  */
 export const MEASURABLE_CONVENTIONS = ['validators', 'compression', 'headers'] as const

@@ -74,7 +74,7 @@ export const ERROR_CATALOGUE = {
 
 export type ErrorCode = keyof typeof ERROR_CATALOGUE
 
-/** Each code's HTTP status, read from the catalogue (the REST handler and the envelope's schema ask this). */
+/** Each code's HTTP status, read from the catalogue (the REST handler and the error body's schema ask this). */
 export const ERROR_STATUS = Object.fromEntries(Object.entries(ERROR_CATALOGUE).map(([code, { status }]) => [code, status])) as {
   readonly [C in ErrorCode]: (typeof ERROR_CATALOGUE)[C]['status']
 }

@@ -1,5 +1,5 @@
 // The fetch the client's requests go through (openapi-fetch's and the GraphQL POSTs): it applies
-// the client rules the README gives (Client SDK) on 429 and 503 (wait Retry-After, retry a
+// the client rules docs/client.md gives on 429 and 503 (wait Retry-After, retry a
 // bounded number of times) and, when asked, keeps an ETag cache that revalidates GETs with
 // If-None-Match.
 

@@ -26,6 +26,9 @@ export const embedOne = <T>(keyOf: (item: T) => number, read: ReadMany): Relatio
 /** The newest items under `keyOf(item)`, read for the page by `read` (a service's listOf…). */
 export const embedList = <T>(keyOf: (item: T) => number, read: ReadWindow): Relation<T> => ({ kind: 'list', keyOf, read })
 
+/** How an embedded list's description says which items it holds: "newest first (20, or `posts.limit` up to 100)". */
+export const newestOf = (relation: string): string => `newest first (${DEFAULT_EMBEDDED_LIMIT}, or \`${relation}.limit\` up to ${MAX_PAGE_LIMIT})`
+
 /** What a resource's items may be represented with: the fields `select` may name, the relations `include` may. */
 export interface Embeddable<T> {
   readonly fields: readonly string[]

@@ -8,8 +8,8 @@ import { toIsoTimestamp } from '../db/tables.js'
 import { nameProblems, toContent, toNameAndBody } from './comment-subject.js'
 import { type CommentWithAuthorEmailRow, listCommentsAfterId } from './comments.repository.js'
 import { Comment } from './comments.schemas.js'
-// The author's e-mail is checked as a user's is (as comments.events.ts reads the user's schema).
-import { User } from '../users/users.schemas.js'
+// The author's e-mail is checked as a user's is.
+import { User } from '../users/users.public.js'
 
 export const commentsData: DataSection<CommentWithAuthorEmailRow> = {
   name: 'comments',

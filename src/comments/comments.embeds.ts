@@ -1,13 +1,14 @@
 // What a comment's GET answers may embed (`include`): its author as a whole user (in place of the
-// `{id, name}` every comment carries), and its post; and the item schema those answers are written with.
+// `{id, name}` every comment carries), its post, and what other features offer; and the item
+// schema those answers are written with. A post's comments are offered to posts' answers from here.
 import { Type } from 'typebox'
-import { type Embeddable, embedOne } from '../collections/embedding.js'
-import { Represented } from '../http/envelope.js'
-import type { PostsService } from '../posts/posts.service.js'
-import { Post } from '../posts/posts.schemas.js'
-import type { UsersService } from '../users/users.service.js'
-import { User } from '../users/users.schemas.js'
+import { type Embeddable, embedList, embedOne, newestOf } from '../collections/embedding.js'
+import { type EmbeddedRelations, embeddedRelations, embeddedSchemas } from '../core/feature.js'
+import { Represented } from '../http/representation.js'
+import { Post, type PostsService } from '../posts/posts.public.js'
+import { User, type UsersService } from '../users/users.public.js'
 import { Comment } from './comments.schemas.js'
+import type { CommentsService } from './comments.service.js'
 
 /** `{id, name}`, or with `include=author` the whole user: one schema both fit (the rest optional). */
 const Author = Type.Unsafe<Comment['author'] & Partial<User>>(
@@ -17,14 +18,16 @@ const Author = Type.Unsafe<Comment['author'] & Partial<User>>(
   ),
 )
 
-/** A comment in a GET answer: the fields `select` keeps, the whole `author` and the `post` when included. */
-export const RepresentedComment = Represented(Comment, {
-  author: Author,
-  post: Type.Object(Post.properties, { description: 'With `include=post`: the post it is on.' }),
-})
+/** A comment in a GET answer: the fields `select` keeps, the whole `author`, the `post` and each embedded relation when included. */
+export const representedComment = (embedded: EmbeddedRelations) =>
+  Represented(Comment, {
+    author: Author,
+    post: Type.Object(Post.properties, { description: 'With `include=post`: the post it is on.' }),
+    ...embeddedSchemas(embedded),
+  })
 
 /** The relations of a comment, read through the users' and posts' services (their visibility rules). */
-export const commentEmbeds = ({ users, posts }: { users: UsersService; posts: PostsService }): Embeddable<Comment> => ({
+export const commentEmbeds = ({ users, posts }: { users: UsersService; posts: PostsService }, embedded: EmbeddedRelations): Embeddable<Comment> => ({
   fields: Object.keys(Comment.properties),
   relations: {
     author: embedOne(
@@ -35,5 +38,20 @@ export const commentEmbeds = ({ users, posts }: { users: UsersService; posts: Po
       (comment) => comment.postId,
       (caller, ids) => posts.getMany(caller, ids),
     ),
+    ...embeddedRelations(embedded),
   },
 })
+
+/** `include=comments` on a post: its newest comments; none on a draft the caller may not see. */
+export const commentsOfPost = {
+  in: 'posts',
+  name: 'comments',
+  schema: Type.Array(Comment, {
+    description: `With \`include=comments\`: its newest comments, ${newestOf('comments')}; none on a draft the caller may not see.`,
+  }),
+  relation: ({ comments }: { comments: CommentsService }) =>
+    embedList<{ readonly id: number }>(
+      (post) => post.id,
+      (caller, ids, window) => comments.listOfPosts(caller, ids, window),
+    ),
+}

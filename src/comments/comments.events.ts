@@ -2,8 +2,8 @@
 // the write has committed; the commentAdded subscription listens.
 import { Type } from 'typebox'
 import { eventShape } from '../events/events.js'
-import { Post } from '../posts/posts.schemas.js'
-import { User } from '../users/users.schemas.js'
+import { Post } from '../posts/posts.public.js'
+import { User } from '../users/users.public.js'
 import { Comment } from './comments.schemas.js'
 
 /** A comment was created: the comment, its post and its author, as they were at that moment. */

@@ -1,9 +1,9 @@
 // The comments feature: the comments on a post, and the commentAdded topic and subscription.
 import type { Feature } from '../core/feature.js'
-import { postReference } from '../posts/posts.feature.js'
-import type { PostsService } from '../posts/posts.service.js'
-import { userReference } from '../users/users.feature.js'
-import type { UsersService } from '../users/users.service.js'
+import { countRows } from '../db/list-page.js'
+import { ANONYMOUS_VISIBILITY, postReference, type PostsService, visible } from '../posts/posts.public.js'
+import { userReference, type UsersService } from '../users/users.public.js'
+import { commentsOfPost } from './comments.embeds.js'
 import { COMMENTS_TOPICS } from './comments.events.js'
 import { commentsResolvers, commentsSubscriptions, commentsTypeDefs } from './comments.graphql.js'
 import { commentsRoutes } from './comments.routes.js'
@@ -20,5 +20,11 @@ export const commentsFeature = {
     subscriptions: ({ comments }) => commentsSubscriptions(comments),
   },
   topics: COMMENTS_TOPICS,
+  embeds: [commentsOfPost],
+  landingCount: {
+    label: 'Comments',
+    // The comments on the posts an anonymous caller may see.
+    count: (db) => countRows(db, db.selectFrom('comments').innerJoin('posts', 'posts.id', 'comments.post_id').where(visible('posts', ANONYMOUS_VISIBILITY))),
+  },
   data: commentsData,
 } satisfies Feature<{ comments: CommentsService; users: UsersService; posts: PostsService }>

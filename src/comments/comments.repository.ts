@@ -4,9 +4,9 @@ import type { Db } from '../db/create-database.js'
 import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { forWrite } from '../db/write-transaction.js'
 import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
-import type { CommentRow, NewCommentRow } from '../db/tables.js'
+import type { CommentRow, NewCommentRow } from './comments.table.js'
 import type { ListWindow } from '../collections/pagination.js'
-import { type DraftVisibility, visible } from '../posts/post-visibility.js'
+import { type DraftVisibility, visible } from '../posts/posts.public.js'
 
 export type CommentWithAuthorRow = CommentRow & { author_name: string }
 

@@ -4,26 +4,29 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
-import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single } from '../http/envelope.js'
+import { readRepresentation, representationShapeOf } from '../http/representation.js'
+import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
 import { IdParam } from '../core/schema-types.js'
 import { Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
 import { commentRequestExamples, commentsOpenApi } from './comments.openapi.js'
-import type { PostsService } from '../posts/posts.service.js'
-import type { UsersService } from '../users/users.service.js'
-import { commentEmbeds, RepresentedComment } from './comments.embeds.js'
+import type { RoutesOptions } from '../core/feature.js'
+import type { PostsService } from '../posts/posts.public.js'
+import type { UsersService } from '../users/users.public.js'
+import { commentEmbeds, representedComment } from './comments.embeds.js'
 import type { CommentsService } from './comments.service.js'
 
 const PostParams = Type.Object({ userId: IdParam, postId: IdParam })
 const CommentParams = Type.Object({ userId: IdParam, postId: IdParam, commentId: IdParam })
-const OneComment = SingleEnvelope(Comment)
+const OneComment = ResourceEnvelope(Comment)
 
-/** `users` and `posts` are read for what a comment embeds. */
-export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsService; users: UsersService; posts: PostsService }> = async (
+/** `users` and `posts` are read for what a comment embeds, with what other features offer (`embedded`). */
+export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsService; users: UsersService; posts: PostsService } & RoutesOptions> = async (
   app,
-  { comments, users, posts },
+  { comments, users, posts, embedded },
 ) => {
-  const embeds = commentEmbeds({ users, posts })
-  const representation = shapeOf(embeds)
+  const embeds = commentEmbeds({ users, posts }, embedded)
+  const RepresentedComment = representedComment(embedded)
+  const representation = representationShapeOf(embeds)
 
   app.get(
     '/users/:userId/posts/:postId/comments',
@@ -57,12 +60,12 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
         description: 'Anyone who may see the post.',
         tags: [commentsOpenApi.tag.name],
         params: CommentParams,
-        response: { 200: SingleEnvelope(RepresentedComment) },
+        response: { 200: ResourceEnvelope(RepresentedComment) },
       },
     },
     async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedSingle(request, reply, shown, await comments.get(request.caller, request.params, request.params.commentId))
+      return representedResourceBody(request, reply, shown, await comments.get(request.caller, request.params, request.params.commentId))
     },
   )
 
@@ -83,7 +86,10 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
     async (request, reply) => {
       const { params } = request
       const comment = await comments.create(request.caller, params, request.body)
-      return reply.code(201).header('location', `${app.prefix}/users/${params.userId}/posts/${comment.postId}/comments/${comment.id}`).send(single(comment))
+      return reply
+        .code(201)
+        .header('location', `${app.prefix}/users/${params.userId}/posts/${comment.postId}/comments/${comment.id}`)
+        .send(resourceBody(comment))
     },
   )
 
@@ -102,7 +108,7 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
       },
     },
     async (request, reply) =>
-      single(
+      resourceBody(
         await comments.update(request.caller, request.params, request.params.commentId, request.body, {
           ifMatch: ifMatchOf(request, reply, OneComment),
         }),

@@ -9,17 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { Authenticate, Caller } from '../core/caller.js'
 import { type AppError, isAppError, unauthenticated } from '../errors.js'
 
-/** `public`: anyone, signed in or not. `signed-in`: a valid bearer token is required (else 401). */
-export type RouteAccess = 'public' | 'signed-in'
-
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    access?: RouteAccess
-    /** A WebSocket upgrade here with a refused token is let through, to be refused by its protocol (close 4401). */
-    refusesTokensInProtocol?: boolean
-    /** The route reads the Authorization header itself (GET /metrics and METRICS_TOKEN): it names no user. */
-    ownAuthorization?: boolean
-  }
   interface FastifyRequest {
     /** The signed-in caller, or null for an anonymous request. */
     caller: Caller | null

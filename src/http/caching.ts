@@ -18,15 +18,6 @@ import { createRepresentationCache, type Representation } from './representation
 import { addVary } from './vary.js'
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /**
-     * false for answers that embed other resources (a comment's author): their own updatedAt
-     * cannot date the whole answer, so only the ETag validates them.
-     */
-    lastModifiedCoversAll?: boolean
-    /** The route's GET answers depend only on the data, the URL, Accept and the caller: they may be kept. */
-    cachedRepresentation?: boolean
-  }
   interface FastifyReply {
     /** What the answer's validators are made from, gathered before serialization. */
     lastModifiedMs: number | null

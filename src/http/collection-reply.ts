@@ -10,14 +10,7 @@ import type { CollectionSpec } from '../collections/collection-spec.js'
 import { represent, type Representation, type Shown } from '../collections/embedding.js'
 import { pageMetaOf } from '../collections/page-meta.js'
 import { Timestamp } from '../core/schema-types.js'
-import { chargeEmbedding } from './envelope.js'
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The collection a list route reads: its query parameters are described (OpenAPI) from it. */
-    collection?: CollectionSpec
-  }
-}
+import { chargeEmbedding } from './representation.js'
 
 const Pagination = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1 })),

@@ -1,4 +1,4 @@
-// Every failure leaves as the service's error body (README: Envelopes and errors). Expected errors
+// Every failure leaves as the service's error body (docs/rest.md, Envelopes and errors). Expected errors
 // (AppError, and the framework's own 4xx) are shown in our words; anything else is masked as
 // INTERNAL_ERROR with the request id, its detail only in the log (core/to-app-error.ts, as for
 // GraphQL). No Fastify message or FST_ code reaches the client as it is.
@@ -7,7 +7,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, ERROR_STATUS, type ErrorCode, isAppError } from '../errors.js'
 import { toAppError } from '../core/to-app-error.js'
 import { toErrorDetails } from '../core/validation.js'
-import { errorBody } from './envelope.js'
+import { errorBody } from './error-body.js'
 
 const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
@@ -28,13 +28,6 @@ const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
 }
 
 const CODE_BY_STATUS = new Map<number, ErrorCode>(Object.entries(ERROR_STATUS).map(([code, status]) => [status, code as ErrorCode]))
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** How the route's errors are written: the REST envelope (the default), or GraphQL's `errors` list. */
-    errorBody?: 'graphql'
-  }
-}
 
 /** How an error is written in the body. */
 export type ErrorRenderer = (error: AppError) => unknown

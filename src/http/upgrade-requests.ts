@@ -17,13 +17,6 @@ import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
 
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Set on a route with a WebSocket handler: an upgrade request there becomes a WebSocket session. */
-    upgrades?: boolean
-  }
-}
-
 /** RFC 6455 §4.2.1: 16 random bytes, base64. */
 const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/
 

@@ -1,4 +1,4 @@
-// API versions (README: Endpoints): a path prefix /api/v<N> wins; unversioned paths take the
+// API versions (docs/rest.md, Endpoints): a path prefix /api/v<N> wins; unversioned paths take the
 // version from `Accept: application/vnd.threadline+json; version=N`, else v1. An unknown version,
 // or an Accept header that admits no JSON at all, is 406.
 import type { FastifyReply, FastifyRequest } from 'fastify'

@@ -27,10 +27,6 @@ declare module 'fastify' {
      */
     scheduler: FairScheduler | undefined
   }
-  interface FastifyContextConfig {
-    /** The route holds its connection open (an event stream): it takes no turn of the scheduler. */
-    longLived?: boolean
-  }
 }
 
 export function limitRequestsInFlight(app: FastifyInstance, scheduler: FairScheduler): void {

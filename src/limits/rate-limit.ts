@@ -1,26 +1,28 @@
-// Rate limiting (README: Rate limits): N points per window per caller — per user when signed in,
+// Rate limiting (docs/rest.md, Rate limits): N points per window per caller — per user when signed in,
 // per client address otherwise — counted by the points limiter (src/limits/limiter.ts): in this
 // process, or in Redis so every instance shares one allowance. An HTTP request takes 1 point when
 // it arrives; work that costs more takes more before it runs (GraphQL: each operation of a batch,
-// each mutation field, and its cost — src/graphql/metering.ts), as does a WebSocket subscribe
-// message. Every answer says where the caller stands, in the X-RateLimit-* headers and in the IETF
-// draft's RateLimit-Policy and RateLimit — answers given before routing (a malformed URL) or before
-// the limit's own hook (a CORS preflight) included; past the allowance, 429 RATE_LIMITED with
-// Retry-After. When the store cannot count (Redis away), the request is let through or refused with
-// 503, by config; either way the failure is logged (once per outage) and counted.
+// each mutation field, and its cost — src/graphql/metering.ts; REST: the relations `include`
+// embeds, through chargeRateLimit), as does a WebSocket subscribe message. Every answer says where
+// the caller stands, in the X-RateLimit-* headers and in the IETF draft's RateLimit-Policy and
+// RateLimit — answers given before routing (a malformed URL) or before the limit's own hook (a CORS
+// preflight) included; past the allowance, 429 RATE_LIMITED with Retry-After. When the store cannot
+// count (Redis away), the request is let through or refused with 503, by config; either way the
+// failure is logged (once per outage) and counted.
 import { isIPv6 } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Caller } from '../core/caller.js'
 import type { RateLimitStoreFailure } from '../config.js'
 import { AppError } from '../errors.js'
+import { errorBody } from '../http/error-body.js'
 import { beforeFrameworkErrors } from '../http/error-handler.js'
 import { createLimiter, type CountedLimiter, type LimitVerdict, storeFailureLog } from './limiter.js'
 
 declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Not counted against the rate limit (probes and scrapers: GET /health, /ready, /metrics). */
-    unmetered?: boolean
+  interface FastifyInstance {
+    /** Charges a request more than its 1 point (chargeRateLimit); undefined when rate limiting is off. */
+    chargeRateLimit: RateLimitCharger | undefined
   }
 }
 
@@ -84,7 +86,19 @@ const charged = new WeakMap<FastifyRequest, number>()
 /** The points left to the request's caller, as its answer reports them. */
 const remainingAt = new WeakMap<FastifyRequest, number>()
 
-/** Counts every HTTP request (in Redis when `store` is given, else in this process); RATE_LIMIT_MAX=0 counts nothing. */
+/**
+ * Takes `points` more from the request's caller through its app's rate limit (the RateLimitCharger
+ * registerRateLimit decorated the app with), before the work they pay for runs; nothing when rate
+ * limiting is off.
+ */
+export async function chargeRateLimit(request: FastifyRequest, reply: FastifyReply, points: number): Promise<void> {
+  await request.server.chargeRateLimit?.(request, reply, points)
+}
+
+/**
+ * Counts every HTTP request (in Redis when `store` is given, else in this process), and decorates
+ * the app with its `chargeRateLimit`; RATE_LIMIT_MAX=0 counts nothing.
+ */
 export async function registerRateLimit(
   app: FastifyInstance,
   policy: RateLimitPolicy,
@@ -92,7 +106,10 @@ export async function registerRateLimit(
   /** Told of each request or subscription refused for being over the limit (metrics). */
   onRefused: () => void = () => {},
 ): Promise<RateLimit> {
-  if (policy.max === 0) return { consume: undefined, charge: undefined, storeErrors: 0 }
+  if (policy.max === 0) {
+    app.decorate('chargeRateLimit', undefined)
+    return { consume: undefined, charge: undefined, storeErrors: 0 }
+  }
   const windowS = Math.ceil(policy.windowMs / 1000)
   // One allowance per kind of caller; one store, so one log of its failures for both.
   const failures = storeFailureLog(app.log, 'rate-limit', policy.onStoreError, 'requests')
@@ -168,14 +185,14 @@ export async function registerRateLimit(
         if (!(error instanceof AppError) || reply.statusCode >= 400) return done(null, payload)
         reply.code(error.status).header('content-type', 'application/json; charset=utf-8')
         if (error.retryAfterS !== undefined) reply.header('retry-after', error.retryAfterS)
-        done(null, JSON.stringify({ error: { code: error.code, message: error.message } }))
+        done(null, JSON.stringify(errorBody(error.code, error.message, error.details)))
       },
     )
   })
   // Answered before routing (a malformed URL): no route's hooks run, so the error handler asks.
   beforeFrameworkErrors(app, arrive)
 
-  return {
+  const rateLimit: RateLimit = {
     async consume(request, points = 1, options = {}) {
       const limiter = limiterFor(request)
       let verdict
@@ -216,6 +233,8 @@ export async function registerRateLimit(
       return failures.failures
     },
   }
+  app.decorate('chargeRateLimit', rateLimit.charge)
+  return rateLimit
 }
 
 /** What the request took in all (GitHub's GraphQL calls it the query's cost). */

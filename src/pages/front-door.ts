@@ -14,16 +14,16 @@ export const FRONT_DOOR_PATH = '/'
 const ASSETS_PATH = '/front-door/assets'
 
 /** What an anonymous caller can see of each resource. */
-export interface ResourceCounts {
-  users: number
-  posts: number
-  comments: number
-  todos: number
+/** One resource's count on the page: its name (the element's id), its label and the number. */
+export interface ResourceCount {
+  readonly name: string
+  readonly label: string
+  readonly count: number
 }
 
 export interface FrontDoorOptions {
   /** Counted on every page view, as an anonymous caller. */
-  counts: () => Promise<ResourceCounts>
+  counts: () => Promise<readonly ResourceCount[]>
   /** Counts stop there: one above it shows as "10,000+". */
   countCap: number
   /** The REST API's path prefix the index points to (`/api/v1`). */
@@ -40,7 +40,7 @@ export interface FrontDoorOptions {
   }
 }
 
-// The collection query language's parameters (README "Collections"); field filters are open-ended.
+// The collection query language's parameters (docs/rest.md, "Collections"); field filters are open-ended.
 const LIST_QUERY = '{?page,limit,cursor,sort,q,fields,select,include}'
 const ITEM_QUERY = '{?select,include}'
 
@@ -211,14 +211,7 @@ const ASSETS: readonly PageAsset[] = [
   createPageAsset('front-door.js', JS, Buffer.from(FEED_SCRIPT)),
 ]
 
-const COUNTED: ReadonlyArray<[keyof ResourceCounts, string]> = [
-  ['users', 'Users'],
-  ['posts', 'Posts'],
-  ['comments', 'Comments'],
-  ['todos', 'Todos'],
-]
-
-function pageHtml(origin: string, counts: ResourceCounts, options: FrontDoorOptions): string {
+function pageHtml(origin: string, counts: readonly ResourceCount[], options: FrontDoorOptions): string {
   const { paths } = options
   const links = [
     paths.docs && `<a href="${escapeHtml(paths.docs)}">API reference</a>`,
@@ -227,15 +220,16 @@ function pageHtml(origin: string, counts: ResourceCounts, options: FrontDoorOpti
     `<a href="${escapeHtml(`${options.apiPrefix}/users`)}">/users</a>`,
   ].filter(Boolean)
   const curl = `curl ${origin}${options.apiPrefix}/users?limit=2`
-  const countItems = COUNTED.map(([key, label]) => {
-    const count = counts[key]
-    // A capped count is not a number the live feed could add to.
-    const shown =
-      count > options.countCap
-        ? `<dd id="count-${key}">${options.countCap.toLocaleString('en')}+</dd>`
-        : `<dd id="count-${key}" data-count="${count}">${count.toLocaleString('en')}</dd>`
-    return `<div><dt>${label}</dt>${shown}</div>`
-  }).join('\n')
+  const countItems = counts
+    .map(({ name: key, label, count }) => {
+      // A capped count is not a number the live feed could add to.
+      const shown =
+        count > options.countCap
+          ? `<dd id="count-${key}">${options.countCap.toLocaleString('en')}+</dd>`
+          : `<dd id="count-${key}" data-count="${count}">${count.toLocaleString('en')}</dd>`
+      return `<div><dt>${label}</dt>${shown}</div>`
+    })
+    .join('\n')
   return `<!doctype html>
 <html lang="en">
 <head>

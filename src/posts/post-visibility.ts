@@ -1,7 +1,7 @@
 // Which posts a reader sees, as SQL: every published post, and the drafts of their own (or all, for
-// an admin). Exported beside the posts feature because the comments feature joins posts with the
-// same rule (a comment on a draft is as hidden as the draft); it is the one piece of posts' SQL
-// another feature uses, so it lives here rather than in the repository.
+// an admin). Published (posts.public.ts) because the comments feature joins posts with the same
+// rule (a comment on a draft is as hidden as the draft); it is the one piece of posts' SQL another
+// feature uses, so it lives here rather than in the repository.
 import { type Expression, type SqlBool, sql } from 'kysely'
 
 /** Which drafts a reader sees besides every published post: all (an admin), their own, or none. */
@@ -9,6 +9,9 @@ export interface DraftVisibility {
   readonly allDrafts: boolean
   readonly ownerId: number | null
 }
+
+/** What a caller who is not signed in sees: published posts only (the landing page counts these). */
+export const ANONYMOUS_VISIBILITY: DraftVisibility = { allDrafts: false, ownerId: null }
 
 /** Published posts, and the drafts this reader may see (`table` names the posts table or its alias). */
 export function visible(table: string, visibility: DraftVisibility): Expression<SqlBool> {

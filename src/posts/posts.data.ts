@@ -3,7 +3,7 @@
 // published at the moment of the import.
 import { Type } from 'typebox'
 import { type DataSection, StoredId, storedInstant } from '../core/data-section.js'
-import type { PostRow } from '../db/tables.js'
+import type { PostRow } from './posts.table.js'
 import { Post } from './posts.schemas.js'
 import { toPost } from './posts.service.js'
 

@@ -8,13 +8,13 @@ import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.j
 import { type ConnectionArgs, connectionTypesSdl, NESTED_CONNECTION_ARGS_SDL, nestedConnection } from '../graphql/connections.js'
 import { notFound } from '../errors.js'
 import { parseId } from '../core/ids.js'
-import type { User } from '../users/users.schemas.js'
+import type { User } from '../users/users.public.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
 import { described } from '../graphql/error-codes.js'
 import { CreatePostBody, type Post, PostsCollection, UpdatePostBody } from './posts.schemas.js'
 import { type PostsService, postFields } from './posts.service.js'
 import type { Columns } from '../db/projection.js'
-import type { PostRow } from '../db/tables.js'
+import type { PostRow } from './posts.table.js'
 import { selectionOf, type Selector } from '../graphql/selection.js'
 
 export const postsTypeDefs = /* GraphQL */ `

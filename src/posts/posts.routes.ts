@@ -4,30 +4,29 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
-import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single } from '../http/envelope.js'
+import { readRepresentation, representationShapeOf } from '../http/representation.js'
+import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
 import { IdParam } from '../core/schema-types.js'
 import { CreatePostBody, Post, PostsCollection, ReplacePostBody, UpdatePostBody } from './posts.schemas.js'
 import { postRequestExamples, postsOpenApi } from './posts.openapi.js'
-import type { CommentsService } from '../comments/comments.service.js'
-import type { UsersService } from '../users/users.service.js'
-import { postEmbeds, RepresentedPost } from './posts.embeds.js'
+import type { RoutesOptions } from '../core/feature.js'
+import type { UsersService } from '../users/users.public.js'
+import { postEmbeds, representedPost } from './posts.embeds.js'
 import { type PostsService, postFields } from './posts.service.js'
 
 const UserParams = Type.Object({ userId: IdParam })
 const PostParams = Type.Object({ userId: IdParam, postId: IdParam })
-const OnePost = SingleEnvelope(Post)
+const OnePost = ResourceEnvelope(Post)
 
 /** With `select`, only the selected fields' columns are read (the representation shows no others). */
 const columnsOf = (shown: { readonly select: ReadonlySet<string> | undefined } | undefined) =>
   shown?.select === undefined ? undefined : postFields.columnsFor(shown.select)
 
-/** `users` and `comments` are read for what a post embeds. */
-export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users: UsersService; comments: CommentsService }> = async (
-  app,
-  { posts, users, comments },
-) => {
-  const embeds = postEmbeds({ users, comments })
-  const representation = shapeOf(embeds)
+/** `users` is read for a post's author; `embedded`: what other features offer a post's answers (its comments). */
+export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users: UsersService } & RoutesOptions> = async (app, { posts, users, embedded }) => {
+  const embeds = postEmbeds(users, embedded)
+  const RepresentedPost = representedPost(embedded)
+  const representation = representationShapeOf(embeds)
 
   app.get(
     '/users/:userId/posts',
@@ -60,12 +59,12 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
         description: 'Anyone; a draft only for its owner and admins (404 for everyone else).',
         tags: [postsOpenApi.tag.name],
         params: PostParams,
-        response: { 200: SingleEnvelope(RepresentedPost) },
+        response: { 200: ResourceEnvelope(RepresentedPost) },
       },
     },
     async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedSingle(request, reply, shown, await posts.get(request.caller, request.params.userId, request.params.postId, columnsOf(shown)))
+      return representedResourceBody(request, reply, shown, await posts.get(request.caller, request.params.userId, request.params.postId, columnsOf(shown)))
     },
   )
 
@@ -85,7 +84,7 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
     },
     async (request, reply) => {
       const post = await posts.create(request.caller, request.params.userId, request.body)
-      return reply.code(201).header('location', `${app.prefix}/users/${post.userId}/posts/${post.id}`).send(single(post))
+      return reply.code(201).header('location', `${app.prefix}/users/${post.userId}/posts/${post.id}`).send(resourceBody(post))
     },
   )
 
@@ -104,7 +103,7 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
       },
     },
     async (request, reply) =>
-      single(
+      resourceBody(
         await posts.replace(request.caller, request.params.userId, request.params.postId, request.body, {
           ifMatch: ifMatchOf(request, reply, OnePost),
         }),
@@ -126,7 +125,7 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
       },
     },
     async (request, reply) =>
-      single(
+      resourceBody(
         await posts.update(request.caller, request.params.userId, request.params.postId, request.body, {
           ifMatch: ifMatchOf(request, reply, OnePost),
         }),

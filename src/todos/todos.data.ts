@@ -2,7 +2,7 @@
 // the API shows it; JSONPlaceholder's calls its text `title` and has no times.
 import { Type } from 'typebox'
 import { type DataSection, StoredId, storedInstant } from '../core/data-section.js'
-import type { TodoRow } from '../db/tables.js'
+import type { TodoRow } from './todos.table.js'
 import { Todo } from './todos.schemas.js'
 import { toTodo } from './todos.service.js'
 

@@ -1,7 +1,8 @@
 // The todos feature: a user's todos.
 import type { Feature } from '../core/feature.js'
-import { userReference } from '../users/users.feature.js'
-import type { UsersService } from '../users/users.service.js'
+import { countRows } from '../db/list-page.js'
+import { userReference, type UsersService } from '../users/users.public.js'
+import { todosOfUser } from './todos.embeds.js'
 import { todosResolvers, todosTypeDefs } from './todos.graphql.js'
 import { todosRoutes } from './todos.routes.js'
 import { createTodosService, type TodosService } from './todos.service.js'
@@ -12,5 +13,7 @@ export const todosFeature = {
   createService: createTodosService,
   routes: todosRoutes,
   graphql: { typeDefs: todosTypeDefs, resolvers: ({ todos, users }) => todosResolvers(todos, userReference(users)) },
+  embeds: [todosOfUser],
+  landingCount: { label: 'Todos', count: (db) => countRows(db, db.selectFrom('todos')) },
   data: todosData,
 } satisfies Feature<{ todos: TodosService; users: UsersService }>

@@ -4,7 +4,7 @@ import type { Db } from '../db/create-database.js'
 import { factsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { forWrite } from '../db/write-transaction.js'
 import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
-import type { NewTodoRow, TodoRow, TodoRowChanges } from '../db/tables.js'
+import type { NewTodoRow, TodoRow, TodoRowChanges } from './todos.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 
 export function findTodoById(db: Db, id: number): Promise<TodoRow | undefined> {

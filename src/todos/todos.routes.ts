@@ -4,20 +4,24 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
-import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single } from '../http/envelope.js'
+import { readRepresentation, representationShapeOf } from '../http/representation.js'
+import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
 import { IdParam } from '../core/schema-types.js'
 import { CreateTodoBody, Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
 import { todoRequestExamples, todosOpenApi } from './todos.openapi.js'
-import { RepresentedTodo, todoEmbeds } from './todos.embeds.js'
+import type { RoutesOptions } from '../core/feature.js'
+import { representedTodo, todoEmbeds } from './todos.embeds.js'
 import type { TodosService } from './todos.service.js'
 
 const UserParams = Type.Object({ userId: IdParam })
 const TodoParams = Type.Object({ userId: IdParam, todoId: IdParam })
-const OneTodo = SingleEnvelope(Todo)
+const OneTodo = ResourceEnvelope(Todo)
 
-const representation = shapeOf(todoEmbeds)
-
-export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = async (app, { todos }) => {
+/** `embedded`: what other features offer a todo's answers (nothing yet). */
+export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & RoutesOptions> = async (app, { todos, embedded }) => {
+  const embeds = todoEmbeds(embedded)
+  const representation = representationShapeOf(embeds)
+  const RepresentedTodo = representedTodo(embedded)
   app.get(
     '/users/:userId/todos',
     {
@@ -34,7 +38,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
     async (request, reply) => {
       const { userId } = request.params
       const query = readCollectionQuery(request, TodosCollection, `user:${userId}`)
-      const shown = readRepresentation(request, todoEmbeds)
+      const shown = readRepresentation(request, embeds)
       return representedCollectionBody(request, reply, await todos.list(request.caller, userId, query), shown)
     },
   )
@@ -49,12 +53,12 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
         description: 'Anyone.',
         tags: [todosOpenApi.tag.name],
         params: TodoParams,
-        response: { 200: SingleEnvelope(RepresentedTodo) },
+        response: { 200: ResourceEnvelope(RepresentedTodo) },
       },
     },
     async (request, reply) => {
-      const shown = readRepresentation(request, todoEmbeds)
-      return representedSingle(request, reply, shown, await todos.get(request.caller, request.params.userId, request.params.todoId))
+      const shown = readRepresentation(request, embeds)
+      return representedResourceBody(request, reply, shown, await todos.get(request.caller, request.params.userId, request.params.todoId))
     },
   )
 
@@ -74,7 +78,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
     },
     async (request, reply) => {
       const todo = await todos.create(request.caller, request.params.userId, request.body)
-      return reply.code(201).header('location', `${app.prefix}/users/${todo.userId}/todos/${todo.id}`).send(single(todo))
+      return reply.code(201).header('location', `${app.prefix}/users/${todo.userId}/todos/${todo.id}`).send(resourceBody(todo))
     },
   )
 
@@ -93,7 +97,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService }> = a
       },
     },
     async (request, reply) =>
-      single(
+      resourceBody(
         await todos.update(request.caller, request.params.userId, request.params.todoId, request.body, {
           ifMatch: ifMatchOf(request, reply, OneTodo),
         }),

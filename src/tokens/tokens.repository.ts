@@ -1,6 +1,6 @@
 // SQL for bearer tokens. Only SHA-256 hashes are stored; lookups go through the unique index.
 import type { Db } from '../db/create-database.js'
-import type { UsersTable } from '../db/tables.js'
+import type { UsersTable } from '../users/users.public.js'
 
 export interface ActiveToken {
   id: number

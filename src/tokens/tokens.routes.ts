@@ -1,7 +1,7 @@
 // REST adapter for tokens: sign in for a token, revoke the one in use.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { requireSignedIn } from '../core/caller.js'
-import { SingleEnvelope, single } from '../http/envelope.js'
+import { ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
 import { callerKey } from '../limits/rate-limit.js'
 import { IssuedToken, SignInBody } from './tokens.schemas.js'
 import { tokenRequestExamples, tokensOpenApi } from './tokens.openapi.js'
@@ -26,13 +26,13 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService }> 
         description: 'Anyone with a password. A wrong e-mail or password is 401. The token is shown once.',
         tags: [tokensOpenApi.tag.name],
         body: SignInBody,
-        response: { 201: SingleEnvelope(IssuedToken) },
+        response: { 201: ResourceEnvelope(IssuedToken) },
       },
     },
     async (request, reply) => {
       // The client's address as the rate limit keys it (an IPv6 client by its /64).
       const issued = await tokens.signIn(request.body, { address: callerKey(request, null) })
-      return reply.code(201).header('cache-control', 'no-store').send(single(issued))
+      return reply.code(201).header('cache-control', 'no-store').send(resourceBody(issued))
     },
   )
 

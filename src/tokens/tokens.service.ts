@@ -8,7 +8,7 @@ import type { CallerTopics } from '../core/caller-changed.js'
 import type { Events } from '../events/events.js'
 import { AppError, notFound, unauthenticated } from '../errors.js'
 import type { Limiter } from '../limits/limiter.js'
-import type { UsersService } from '../users/users.service.js'
+import type { UsersService } from '../users/users.public.js'
 import * as repo from './tokens.repository.js'
 import type { IssuedToken, SignInInput } from './tokens.schemas.js'
 

@@ -6,7 +6,7 @@
 import { Type } from 'typebox'
 import { type DataSection, StoredId, storedInstant } from '../core/data-section.js'
 import { Nullable } from '../core/schema-types.js'
-import type { UserRow } from '../db/tables.js'
+import type { UserRow } from './users.table.js'
 import { User } from './users.schemas.js'
 import { toUser } from './users.service.js'
 

@@ -20,7 +20,7 @@ import { described } from '../graphql/error-codes.js'
 import { CreateUserBody, UpdateUserBody, type User, UsersCollection } from './users.schemas.js'
 import { type UsersService, userFields } from './users.service.js'
 import type { Columns } from '../db/projection.js'
-import type { UserRow } from '../db/tables.js'
+import type { UserRow } from './users.table.js'
 import { selectionOf, type Selector } from '../graphql/selection.js'
 
 export const usersTypeDefs = /* GraphQL */ `

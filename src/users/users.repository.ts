@@ -4,7 +4,7 @@ import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { forWrite } from '../db/write-transaction.js'
 import { listPage, type RowPage } from '../db/list-page.js'
-import type { NewUserRow, UserRow, UserRowChanges } from '../db/tables.js'
+import type { NewUserRow, UserRow, UserRowChanges } from './users.table.js'
 import { type Columns, selecting } from '../db/projection.js'
 import { compiledStatement } from '../db/compiled-statements.js'
 

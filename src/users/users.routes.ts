@@ -4,29 +4,27 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
-import { readRepresentation, representedSingle, shapeOf, SingleEnvelope, single } from '../http/envelope.js'
+import { readRepresentation, representationShapeOf } from '../http/representation.js'
+import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
 import { IdParam } from '../core/schema-types.js'
 import { CreateUserBody, ReplaceUserBody, UpdateUserBody, User, UsersCollection } from './users.schemas.js'
 import { userRequestExamples, usersOpenApi } from './users.openapi.js'
-import type { PostsService } from '../posts/posts.service.js'
-import type { TodosService } from '../todos/todos.service.js'
-import { RepresentedUser, userEmbeds } from './users.embeds.js'
+import type { RoutesOptions } from '../core/feature.js'
+import { representedUser, userEmbeds } from './users.embeds.js'
 import { type UsersService, userFields } from './users.service.js'
 
 const UserParams = Type.Object({ id: IdParam })
-const OneUser = SingleEnvelope(User)
+const OneUser = ResourceEnvelope(User)
 
 /** With `select`, only the selected fields' columns are read (the representation shows no others). */
 const columnsOf = (shown: { readonly select: ReadonlySet<string> | undefined } | undefined) =>
   shown?.select === undefined ? undefined : userFields.columnsFor(shown.select)
 
-/** `posts` and `todos` are read for what a user embeds. */
-export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; posts: PostsService; todos: TodosService }> = async (
-  app,
-  { users, posts, todos },
-) => {
-  const embeds = userEmbeds({ posts, todos })
-  const representation = shapeOf(embeds)
+/** `embedded`: what other features offer a user's answers (their posts, their todos). */
+export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & RoutesOptions> = async (app, { users, embedded }) => {
+  const embeds = userEmbeds(embedded)
+  const RepresentedUser = representedUser(embedded)
+  const representation = representationShapeOf(embeds)
 
   app.get(
     '/users',
@@ -57,12 +55,12 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; posts
         description: 'Anyone.',
         tags: [usersOpenApi.tag.name],
         params: UserParams,
-        response: { 200: SingleEnvelope(RepresentedUser) },
+        response: { 200: ResourceEnvelope(RepresentedUser) },
       },
     },
     async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedSingle(request, reply, shown, await users.get(request.caller, request.params.id, columnsOf(shown)))
+      return representedResourceBody(request, reply, shown, await users.get(request.caller, request.params.id, columnsOf(shown)))
     },
   )
 
@@ -81,7 +79,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; posts
     },
     async (request, reply) => {
       const user = await users.create(request.caller, request.body)
-      return reply.code(201).header('location', `${app.prefix}/users/${user.id}`).send(single(user))
+      return reply.code(201).header('location', `${app.prefix}/users/${user.id}`).send(resourceBody(user))
     },
   )
 
@@ -101,7 +99,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; posts
         response: { 200: OneUser },
       },
     },
-    async (request, reply) => single(await users.replace(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
+    async (request, reply) =>
+      resourceBody(await users.replace(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
   )
 
   app.patch(
@@ -118,7 +117,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService; posts
         response: { 200: OneUser },
       },
     },
-    async (request, reply) => single(await users.update(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
+    async (request, reply) =>
+      resourceBody(await users.update(request.caller, request.params.id, request.body, { ifMatch: ifMatchOf(request, reply, OneUser) })),
   )
 
   app.delete(

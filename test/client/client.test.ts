@@ -1,5 +1,5 @@
 // threadline/client against a live server (a listening port, the real fetch and the ws package):
-// every REST method, the pagination iterator, the client rules the README gives (429/Retry-After,
+// every REST method, the pagination iterator, the client rules docs/client.md gives (429/Retry-After,
 // 401), the ETag cache, GraphQL and a subscription.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import WebSocket from 'ws'

@@ -1,5 +1,5 @@
 // pg and ioredis are loaded only when the config names PostgreSQL or Redis: a server on SQLite
-// without Redis never holds them in memory (README, Performance). Checked in a fresh process on
+// without Redis never holds them in memory (docs/performance.md, what loads lazily). Checked in a fresh process on
 // the built app, where nothing else has loaded them.
 import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'

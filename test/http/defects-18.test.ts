@@ -6,7 +6,7 @@ import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
 const ORIGIN = 'https://app.example.com'
 
-/** Every refusal leaves in the service's error body (README: Envelopes and errors). */
+/** Every refusal leaves in the service's error body (docs/rest.md, Envelopes and errors). */
 function expectErrorBody(body: string, code: string) {
   const parsed = JSON.parse(body)
   expect(Object.keys(parsed)).toEqual(['error'])

@@ -9,7 +9,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-/** Every error leaves in the service's error body (README: Envelopes and errors), never with Fastify's own words or codes. */
+/** Every error leaves in the service's error body (docs/rest.md, Envelopes and errors), never with Fastify's own words or codes. */
 function expectErrorBody(body: string, code: string) {
   const parsed = JSON.parse(body)
   expect(Object.keys(parsed)).toEqual(['error'])

@@ -8,7 +8,9 @@ import { operatorsOf } from '../../src/collections/collection-query.js'
 import { API_MOUNTS } from '../../src/http/versioning.js'
 import { PostsCollection } from '../../src/posts/posts.schemas.js'
 import { TodosCollection } from '../../src/todos/todos.schemas.js'
-import { RepresentedUser } from '../../src/users/users.embeds.js'
+import { Represented } from '../../src/http/representation.js'
+import { postsOfUser } from '../../src/posts/posts.embeds.js'
+import { todosOfUser } from '../../src/todos/todos.embeds.js'
 import { User, UsersCollection } from '../../src/users/users.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
@@ -200,6 +202,8 @@ describe('the API description', () => {
     const answer = document.paths['/api/v1/users/{id}']?.get?.responses['200']?.content?.['application/json']?.schema as {
       properties: { data: unknown }
     }
+    // A user embeds what the posts and todos features offer it, in the order of the features.
+    const RepresentedUser = Represented(User, { posts: postsOfUser.schema, todos: todosOfUser.schema })
     expect(answer.properties.data).toEqual(JSON.parse(JSON.stringify(RepresentedUser)))
     const created = document.paths['/api/v1/users']?.post?.responses['201']?.content?.['application/json']?.schema as { properties: { data: unknown } }
     expect(created.properties.data).toEqual(JSON.parse(JSON.stringify(User)))

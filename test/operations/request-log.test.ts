@@ -1,4 +1,4 @@
-// The one line per request (src/http/request-context.ts): written as pino writes its lines, with
+// The one line per request (src/http/request-log.ts): written as pino writes its lines, with
 // the route's template (never the URL), the status, the latency and the caller; machines' quiet
 // routes at debug; nothing below the configured level.
 import { afterEach, describe, expect, it } from 'vitest'

@@ -4,7 +4,7 @@
 // from them come the conditional, collection and representation parameters, the answers' descriptions, headers and
 // examples, the error answers, and the tags of the features whose routes are described.
 import type { CollectionSpec } from '../../collections/collection-spec.js'
-import type { RepresentationShape } from '../envelope.js'
+import type { RepresentationShape } from '../route-config.js'
 import type { ApiVersion } from '../versioning.js'
 import { collectionParameters } from './collection-parameters.js'
 import { representationParameters } from './representation-parameters.js'

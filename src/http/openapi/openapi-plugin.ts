@@ -8,7 +8,7 @@
 import { createRequire } from 'node:module'
 import fastifySwagger from '@fastify/swagger'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
-import { ErrorBody } from '../envelope.js'
+import { ErrorBody } from '../error-body.js'
 import { API_MOUNTS, type ApiVersion } from '../versioning.js'
 import { completeDocument, NOTES, type Notes, type OpenApiDocument } from './document-completion.js'
 import { isDescribedError, responseComponents } from './error-responses.js'

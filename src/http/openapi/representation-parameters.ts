@@ -3,7 +3,7 @@
 // RepresentationShape, with the limits src/collections/embedding.ts applies.
 import { DEFAULT_EMBEDDED_LIMIT, MAX_REPRESENTATION_NAMES } from '../../collections/embedding.js'
 import { MAX_PAGE_LIMIT } from '../../collections/pagination.js'
-import type { RepresentationShape } from '../envelope.js'
+import type { RepresentationShape } from '../route-config.js'
 
 /** `select`, and `include` and the lists' limits when the resource embeds anything. */
 export function representationParameters(shape: RepresentationShape): Record<string, unknown>[] {

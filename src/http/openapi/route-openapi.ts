@@ -27,10 +27,3 @@ export interface RouteOpenApi {
   /** A 201 that is not a resource at a new `Location`: what it is, and the headers it carries instead. */
   created?: { description: string; headers: readonly AnswerHeader[] }
 }
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Required on every route of a described mount: the app does not start without it. */
-    openapi?: RouteOpenApi
-  }
-}

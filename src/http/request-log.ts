@@ -1,24 +1,7 @@
-// Per-request plumbing: the request id (the client's X-Request-Id when it is sane, else a UUID)
-// echoed on every response, security headers, the redirect of a trailing slash, and one log line
-// per request instead of Fastify's two.
-import { randomUUID } from 'node:crypto'
+// One log line per request instead of Fastify's two, written when the request completes (Fastify's
+// `logController` option): route, status, latency and the caller.
 import { hostname } from 'node:os'
-import type { IncomingMessage } from 'node:http'
-import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
-
-const SANE_REQUEST_ID = /^[\w.:@-]{1,128}$/
-
-export function generateRequestId(request: IncomingMessage): string {
-  const sent = request.headers['x-request-id']
-  return typeof sent === 'string' && SANE_REQUEST_ID.test(sent) ? sent : randomUUID()
-}
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Asked every few seconds by machines (probes, scrapers): logged at debug, not info. */
-    quietLog?: boolean
-  }
-}
+import { type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 
 /** Where the line of a request that went well is written, and from which level on it is. */
 export interface RequestLines {
@@ -42,7 +25,7 @@ const HOSTNAME = JSON.stringify(hostname())
  * order), straight to the log's destination: through pino, with its redaction paths and its
  * serializers, it was a tenth of GET one user's throughput, and its fields are known and hold
  * nothing secret (the route's template, not the URL; a request id that is a UUID or passed
- * SANE_REQUEST_ID). Failures go through the request's own logger, redacted, as every other line.
+ * SANE_REQUEST_ID, request-id.ts). Failures go through the request's own logger, redacted, as every other line.
  */
 export class OneLinePerRequest extends LogController {
   constructor(private readonly lines: RequestLines) {
@@ -85,49 +68,4 @@ export function prettyRequestLine(method: string, url: string, status: number, m
   const shownStatus = colors && color !== undefined ? `\x1b[${color}m${status}\x1b[39m` : String(status)
   // A URL is printable ASCII on the wire (Node refuses control characters in the request line).
   return `[${time}] ${method} ${url} → ${shownStatus} ${ms.toFixed(1)} ms\n`
-}
-
-/**
- * Sent with every answer: the request id, and headers that keep a browser from sniffing JSON as
- * something else, from framing or running it, and from leaking our URLs in Referer.
- */
-const SECURITY_HEADERS = {
-  'x-content-type-options': 'nosniff',
-  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
-  'referrer-policy': 'no-referrer',
-}
-
-export function registerRequestContext(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id)
-    reply.headers(SECURITY_HEADERS)
-  })
-}
-
-/**
- * A path with a trailing slash names the same resource without it: redirect there, before
- * routing (the router would match `/users/` as `/users/:id` with an empty id). 301 for reads;
- * 308 for writes, which must keep their method and body.
- */
-export function redirectTrailingSlash(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
-    const canonical = withoutTrailingSlash(request.url)
-    if (canonical === undefined) return
-    const status = request.method === 'GET' || request.method === 'HEAD' ? 301 : 308
-    return reply.code(status).header('location', canonical).send()
-  })
-}
-
-/**
- * The URL without the trailing slash of its path (the query kept), or undefined when there is
- * none to remove. Only plain paths are redirected: a browser reads "//host" and "/\\host" as
- * another site, so a backslash (raw or %5C) or a leading "//" is never sent back in Location.
- */
-function withoutTrailingSlash(url: string): string | undefined {
-  const queryAt = url.indexOf('?')
-  const pathEnd = queryAt === -1 ? url.length : queryAt
-  if (pathEnd <= 1 || url.charCodeAt(pathEnd - 1) !== 47 /* / */) return undefined
-  const path = url.slice(0, pathEnd).replace(/\/+$/, '')
-  if (!/^\/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/.test(path) || path.startsWith('//') || /%5c/i.test(path)) return undefined
-  return path + url.slice(pathEnd)
 }

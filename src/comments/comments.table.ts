@@ -1,0 +1,21 @@
+// The comments table as Kysely sees it, added to the store's Tables (src/db/tables.ts) from here.
+import type { Generated, Insertable, Selectable } from 'kysely'
+import type { Timestamp } from '../db/tables.js'
+
+export interface CommentsTable {
+  id: Generated<number>
+  post_id: number
+  author_id: number
+  content: string
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+declare module '../db/tables.js' {
+  interface Tables {
+    comments: CommentsTable
+  }
+}
+
+export type CommentRow = Selectable<CommentsTable>
+export type NewCommentRow = Insertable<CommentsTable>

@@ -1,0 +1,70 @@
+// What a route says about itself in its `config` (Fastify's per-route context config): every flag,
+// in one place, with what it means and which module reads it. A route declares most of them; a few
+// are set by an onRoute hook as the route is registered. The modules that read a flag read it from
+// `request.routeOptions.config` (or the route's options, as it is registered) and declare nothing.
+import type { CollectionSpec } from '../collections/collection-spec.js'
+import type { RouteOpenApi } from './openapi/route-openapi.js'
+
+/** `public`: anyone, signed in or not. `signed-in`: a valid bearer token is required (else 401). */
+export type RouteAccess = 'public' | 'signed-in'
+
+/** The fields `select` may name and the relations `include` may, each one object or a capped list. */
+export interface RepresentationShape {
+  readonly fields: readonly string[]
+  readonly relations: Readonly<Record<string, 'one' | 'list'>>
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Who may reach the route; required on every route but CORS preflights (access.ts stops the
+     * start without it). The API description reads it too, for the operation's `security`.
+     */
+    access?: RouteAccess
+    /** A WebSocket upgrade here with a refused token is let through, to be refused by its protocol with close 4401 (access.ts). */
+    refusesTokensInProtocol?: boolean
+    /** The route reads the Authorization header itself (GET /metrics and METRICS_TOKEN): it names no user (access.ts). */
+    ownAuthorization?: boolean
+    /**
+     * How the route's errors are written: the REST envelope (the default), or GraphQL's `errors`
+     * list (error-handler.ts; method-not-allowed.ts gives the route's 405s the same).
+     */
+    errorBody?: 'graphql'
+    /**
+     * Not counted against the rate limit, and takes no turn of the scheduler: probes and scrapers,
+     * GET /health, /ready, /metrics (limits/rate-limit.ts, limits/in-flight.ts).
+     */
+    unmetered?: boolean
+    /** The route holds its connection open (an event stream): it takes no turn of the scheduler (limits/in-flight.ts). */
+    longLived?: boolean
+    /** Asked every few seconds by machines (probes, scrapers): its request line is logged at debug, not info (request-log.ts). */
+    quietLog?: boolean
+    /**
+     * Set as a route with a WebSocket handler is registered: an upgrade request there becomes a
+     * WebSocket session (set and read by upgrade-requests.ts; limits/in-flight.ts reads it too).
+     */
+    upgrades?: boolean
+    /**
+     * Set on the API's routes as they are registered: their GET answers depend only on the data,
+     * the URL, Accept and the caller, so they may be kept (caching.ts).
+     */
+    cachedRepresentation?: boolean
+    /**
+     * false for answers that embed other resources (a comment's author): their own updatedAt
+     * cannot date the whole answer, so only the ETag validates them (caching.ts).
+     */
+    lastModifiedCoversAll?: boolean
+    /** The collection a list route reads: its query parameters are described from it (openapi/openapi-plugin.ts). */
+    collection?: CollectionSpec
+    /**
+     * What a GET route's `select` and `include` may name (representationShapeOf writes it): its
+     * query parameters are described from it (openapi/openapi-plugin.ts).
+     */
+    representation?: RepresentationShape
+    /**
+     * The route's text for the API description; required on every route of a described mount, or
+     * the app does not start (openapi/openapi-plugin.ts).
+     */
+    openapi?: RouteOpenApi
+  }
+}

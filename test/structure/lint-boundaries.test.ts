@@ -1,0 +1,103 @@
+// The lint's rules about the import graph (.dependency-cruiser.mjs, run by `npm run lint`): each case
+// plants a few modules, laid out as this repository lays out its own, in a temporary directory,
+// cruises them with the project's configuration as the lint does, and checks what is reported.
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { cruise, type ICruiseOptions, type ICruiseResult } from 'dependency-cruiser'
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options'
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+
+interface Violation {
+  rule: string
+  from: string
+  to: string
+}
+
+interface LintCase {
+  /** What the lint does with the planted modules: the test's name. */
+  name: string
+  /** The modules, by their path in the repository, and their text. */
+  files: Record<string, string>
+  /** What the lint reports: each rule broken, from and to the module it names (none: it passes). */
+  reports: Violation[]
+}
+
+const CASES: LintCase[] = [
+  {
+    name: 'fails on two shared modules that import each other (no-circular)',
+    files: {
+      'src/http/planted-reply.ts': "import { charge } from '../limits/planted-limit.js'\nexport const reply = () => charge()\n",
+      'src/limits/planted-limit.ts': "import { reply } from '../http/planted-reply.js'\nexport const charge = () => typeof reply\n",
+    },
+    reports: [{ rule: 'no-circular', from: 'src/http/planted-reply.ts', to: 'src/limits/planted-limit.ts' }],
+  },
+  {
+    name: 'fails on a cycle of three modules closed by a type-only import (no-circular)',
+    files: {
+      'src/http/planted-envelope.ts': "import type { Charger } from '../limits/planted-rate-limit.js'\nexport const body = (charge: Charger) => charge\n",
+      'src/limits/planted-rate-limit.ts':
+        "import { handle } from '../http/planted-handler.js'\nexport type Charger = () => void\nexport const limit = handle\n",
+      'src/http/planted-handler.ts': "import { body } from './planted-envelope.js'\nexport const handle = () => body(() => {})\n",
+    },
+    reports: [{ rule: 'no-circular', from: 'src/http/planted-envelope.ts', to: 'src/limits/planted-rate-limit.ts' }],
+  },
+  {
+    name: 'passes modules that import one another in one direction only',
+    files: {
+      'src/http/planted-error-body.ts': 'export const errorBody = (code: string) => ({ error: { code } })\n',
+      'src/http/planted-handler.ts': "import { errorBody } from './planted-error-body.js'\nexport const handle = () => errorBody('BAD_REQUEST')\n",
+      'src/limits/planted-limit.ts':
+        "import { errorBody } from '../http/planted-error-body.js'\nimport { handle } from '../http/planted-handler.js'\nexport const refuse = () => [errorBody('RATE_LIMITED'), handle()]\n",
+    },
+    reports: [],
+  },
+]
+
+let options: ICruiseOptions
+let compilerConfig: Record<string, unknown>
+let planted: string
+
+beforeAll(async () => {
+  options = await extractDepcruiseOptions(join(ROOT, '.dependency-cruiser.mjs'))
+  planted = await mkdtemp(join(tmpdir(), 'threadline-lint-'))
+  compilerConfig = JSON.parse(await readFile(join(ROOT, 'tsconfig.json'), 'utf8')) as Record<string, unknown>
+})
+
+afterAll(async () => {
+  await rm(planted, { recursive: true, force: true })
+})
+
+/** Cruises `files`, planted in a directory of their own, as `npm run lint` cruises src/. */
+async function lint(name: string, files: Record<string, string>): Promise<Violation[]> {
+  const baseDir = join(planted, name)
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(baseDir, path)), { recursive: true })
+    await writeFile(join(baseDir, path), text)
+  }
+  // The project's compiler options, over the planted tree.
+  const tsConfigFile = join(baseDir, 'tsconfig.json')
+  await writeFile(tsConfigFile, JSON.stringify({ ...compilerConfig, include: ['src'] }))
+  const { output } = await cruise(
+    ['src'],
+    // Not cached: the cache is the project's, of its own tree.
+    { ...options, baseDir, cache: false, tsConfig: { fileName: tsConfigFile } },
+    {},
+    { tsConfig: extractTSConfig(tsConfigFile) },
+  )
+  const result = output as ICruiseResult
+  expect(result.summary.error + result.summary.warn + result.summary.info).toBe(result.summary.violations.length)
+  return result.summary.violations.map((violation) => ({ rule: violation.rule.name, from: violation.from, to: violation.to }))
+}
+
+describe('the lint of the import graph', () => {
+  for (const [index, { name, files, reports }] of CASES.entries()) {
+    it(name, async () => {
+      expect(await lint(`case-${index}`, files)).toEqual(reports)
+    })
+  }
+})
