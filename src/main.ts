@@ -89,7 +89,7 @@ program
   .addOption(spoolOption())
   .action(
     withConfig(async (config, file: string, options: { replace?: boolean; spool?: string }) =>
-      (await import('./cli/import-data.js')).importCommand(config, file, options),
+      (await import('./cli/import-command.js')).importCommand(config, file, options),
     ),
   )
 

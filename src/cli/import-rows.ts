@@ -1,56 +1,17 @@
-// The rules a data file's rows are checked by, in both of import's passes, and a checked row as its
-// table's columns. The rules are the API's: the features' item schemas, ids bounded as
-// src/core/ids.ts bounds them (what both stores and every transport accept), and instants read as
-// src/core/instant.ts reads them (and stored as it writes them, so sorting and cursors work).
+// The rules a data file's rows are checked by, in both of import's passes, compiled once from the
+// sections (src/core/data-section.ts). The rules are the API's: the features' item schemas, ids
+// bounded as src/core/ids.ts bounds them (what both stores and every transport accept), and instants
+// read as src/core/instant.ts reads them (and stored as it writes them, so sorting and cursors work).
 import { type TSchema, Type } from 'typebox'
-import { Comment } from '../comments/comments.schemas.js'
-import { MAX_ID } from '../core/ids.js'
+import type { DataFormat, DataFormatName, DataSection, Fields, UniqueField } from '../core/data-section.js'
 import { INSTANT_DESCRIPTION, parseInstant } from '../core/instant.js'
-import { Id, Nullable } from '../core/schema-types.js'
+import { Timestamp } from '../core/schema-types.js'
 import { bodyAjv, toErrorDetails } from '../core/validation.js'
-import { Post } from '../posts/posts.schemas.js'
-import { Todo } from '../todos/todos.schemas.js'
-import { User } from '../users/users.schemas.js'
-import { nameProblems, toContent } from './comment-subject.js'
-import { SECTIONS, type Section } from './json-sections.js'
+import { parentsFirst } from './data-sections.js'
+import { FOREIGN_SECTIONS, MARKER } from './json-sections.js'
 
-export type Format = 'threadline' | 'jsonplaceholder'
-export type Row = Record<string, unknown>
-
-/** An id a row may be written with: one the API can name (parseId's range). */
-const StoredId = Type.Integer({ ...Id, maximum: MAX_ID })
-const { createdAt: Timestamp } = User.properties
-
-const threadlineRows: Record<Section, TSchema> = {
-  users: Type.Object(
-    { ...User.properties, id: StoredId, passwordHash: Nullable(Type.String({ minLength: 1, maxLength: 500 })) },
-    { additionalProperties: false },
-  ),
-  posts: Type.Object({ ...Post.properties, id: StoredId, userId: StoredId }, { additionalProperties: false }),
-  // `author` is what the API embeds; an export may carry it, authorId says the same.
-  comments: Type.Object(
-    {
-      ...Comment.properties,
-      id: StoredId,
-      postId: StoredId,
-      authorId: StoredId,
-      author: Type.Optional(Type.Object({ ...Comment.properties.author.properties, id: StoredId })),
-    },
-    { additionalProperties: false },
-  ),
-  todos: Type.Object({ ...Todo.properties, id: StoredId, userId: StoredId }, { additionalProperties: false }),
-}
-
-/** JSONPlaceholder's rows: the fields Threadline keeps are checked; the rest are dropped unread. */
-const placeholderRows: Record<Section, TSchema> = {
-  users: Type.Object({ id: StoredId, name: User.properties.name, email: User.properties.email }),
-  posts: Type.Object({ id: StoredId, userId: StoredId, title: Post.properties.title, body: Post.properties.content }),
-  // A comment's `name` is its subject line, kept in its content (comment-subject.ts).
-  comments: Type.Object({ id: StoredId, postId: StoredId, name: Type.Optional(Type.String()), email: User.properties.email, body: Comment.properties.content }),
-  todos: Type.Object({ id: StoredId, userId: StoredId, title: Todo.properties.text, completed: Type.Boolean() }),
-}
-
-const Marker = Type.Object({ version: Type.Literal(1), exportedAt: Type.Optional(Timestamp) })
+export type Format = DataFormatName
+export const FORMATS: readonly Format[] = ['threadline', 'jsonplaceholder']
 
 type Validator = ReturnType<typeof bodyAjv.compile>
 interface RowRule {
@@ -59,18 +20,126 @@ interface RowRule {
   instants: string[]
 }
 
+/** A reference by id that some format has: pass 1 keeps the id of each row's, 0 for none. */
+export interface IdReference {
+  readonly field: string
+  /** The referred section. */
+  readonly target: SectionRules
+}
+
+/** A reference by a unique field: pass 1 keeps each row's value, as written. */
+export interface ValueReference {
+  readonly field: string
+  readonly target: SectionRules
+  /** Its place in the target's `unique`. */
+  readonly unique: number
+  /** Whether a format the file may still turn out to be has it (Threadline's always may). */
+  readonly inThreadline: boolean
+}
+
+/** A section's rows in one format, compiled. */
+export interface FormatRules {
+  readonly rule: RowRule
+  readonly problems: DataFormat<unknown>['problems']
+  readonly dropped: readonly string[]
+  readonly toColumns: DataFormat<unknown>['toColumns']
+  /** Its references, as the places in the section's idReferences and valueReferences, in the order declared. */
+  readonly references: readonly { readonly by: 'id' | 'value'; readonly at: number }[]
+}
+
+/** A section a file may have, compiled; `position` is its place in ImportRules.sections. */
+export interface SectionRules {
+  readonly section: DataSection
+  readonly name: string
+  readonly position: number
+  /** The sections of the file it references. */
+  readonly parents: readonly SectionRules[]
+  readonly unique: readonly UniqueField[]
+  readonly formats: Readonly<Partial<Record<Format, FormatRules>>>
+  /** Every format's references by id, one per field. */
+  readonly idReferences: readonly IdReference[]
+  readonly valueReferences: readonly ValueReference[]
+}
+
+export interface ImportRules {
+  /** Every section, parents first: --replace empties them all, those in no file too. */
+  readonly all: readonly DataSection[]
+  /** The sections a file may have, parents first. */
+  readonly sections: readonly SectionRules[]
+  /** The longest string any field of any row accepts, in characters: anything longer is refused unread. */
+  readonly longestValue: number
+}
+
 const ruleOf = (schema: TSchema): RowRule => ({
   validate: bodyAjv.compile(schema),
   instants: Object.entries((schema as { properties: Record<string, { format?: string }> }).properties)
     .filter(([, field]) => field.format === 'date-time')
     .map(([name]) => name),
 })
-const rules = (schemas: Record<Section, TSchema>) => Object.fromEntries(SECTIONS.map((s) => [s, ruleOf(schemas[s])])) as Record<Section, RowRule>
-const ROW_RULES: Record<Format, Record<Section, RowRule>> = { threadline: rules(threadlineRows), jsonplaceholder: rules(placeholderRows) }
-const MARKER_RULE = ruleOf(Marker)
 
-/** The longest string any field of any row accepts, in characters: anything longer is refused unread. */
-export const LONGEST_VALUE = Math.max(...[...Object.values(threadlineRows), ...Object.values(placeholderRows)].map(longestString))
+const compiled = new WeakMap<readonly DataSection[], ImportRules>()
+
+/** The rules of `sections`' rows, compiled once per list. Throws for a section that is not one a file can carry. */
+export function importRules(sections: readonly DataSection[]): ImportRules {
+  let rules = compiled.get(sections)
+  if (rules === undefined) {
+    rules = compile(sections)
+    compiled.set(sections, rules)
+  }
+  return rules
+}
+
+function compile(given: readonly DataSection[]): ImportRules {
+  const all = parentsFirst(given)
+  const inFiles = all.filter((section) => section.formats !== undefined)
+  const byName = new Map<string, SectionRules>()
+  const sections: SectionRules[] = []
+  for (const [position, section] of inFiles.entries()) {
+    if (section.name === MARKER || (FOREIGN_SECTIONS as readonly string[]).includes(section.name)) {
+      throw new Error(`data section ${section.name} has the name of a data file's other keys`)
+    }
+    const target = (name: string) => {
+      const found = byName.get(name)
+      if (found === undefined || !(section.references ?? []).includes(name)) {
+        throw new Error(`data section ${section.name} refers to ${name}, which is not among its references or in no file`)
+      }
+      return found
+    }
+    const idReferences: IdReference[] = []
+    const valueReferences: ValueReference[] = []
+    const formats: Partial<Record<Format, FormatRules>> = {}
+    for (const format of FORMATS) {
+      const rows = section.formats?.[format]
+      if (rows === undefined) continue
+      const references = (rows.references ?? []).map(({ field, section: name, by }) => {
+        if (by === undefined) {
+          let at = idReferences.findIndex((reference) => reference.field === field)
+          if (at < 0) at = idReferences.push({ field, target: target(name) }) - 1
+          return { by: 'id' as const, at }
+        }
+        const referred = target(name)
+        const unique = referred.unique.findIndex((candidate) => candidate.field === by)
+        if (unique < 0) throw new Error(`data section ${section.name} refers to ${name} by ${by}, which is not unique there`)
+        return { by: 'value' as const, at: valueReferences.push({ field, target: referred, unique, inThreadline: format === 'threadline' }) - 1 }
+      })
+      formats[format] = { rule: ruleOf(rows.schema), problems: rows.problems, dropped: rows.dropped ?? [], toColumns: rows.toColumns, references }
+    }
+    const rules: SectionRules = {
+      section,
+      name: section.name,
+      position,
+      parents: (section.references ?? []).flatMap((name) => byName.get(name) ?? []),
+      unique: section.unique ?? [],
+      formats,
+      idReferences,
+      valueReferences,
+    }
+    byName.set(section.name, rules)
+    sections.push(rules)
+  }
+  const schemas = inFiles.flatMap((section) => FORMATS.flatMap((format) => section.formats?.[format]?.schema ?? []))
+  return { all, sections, longestValue: Math.max(...schemas.map(longestString)) }
+}
 
 function longestString(schema: unknown): number {
   if (typeof schema !== 'object' || schema === null) return 0
@@ -94,7 +163,7 @@ function check(rule: RowRule, value: unknown, report: Report): boolean {
   }
   if (typeof value !== 'object' || value === null) return ok
   for (const field of rule.instants) {
-    const text = (value as Row)[field]
+    const text = (value as Fields)[field]
     if (typeof text === 'string' && !failed.has(field) && parseInstant(text) === undefined) {
       ok = false
       report(field, `must be ${INSTANT_DESCRIPTION}`)
@@ -103,16 +172,17 @@ function check(rule: RowRule, value: unknown, report: Report): boolean {
   return ok
 }
 
+const MARKER_RULE = ruleOf(Type.Object({ version: Type.Literal(1), exportedAt: Type.Optional(Timestamp) }))
+
 export const checkMarker = (value: unknown, report: Report): boolean => check(MARKER_RULE, value, report)
 
-/** Checks a row of `section` in `format`, reporting each problem; whether it may be written. */
-export function checkRow(format: Format, section: Section, value: unknown, report: Report): boolean {
-  let ok = check(ROW_RULES[format][section], value, report)
-  if (ok && format === 'jsonplaceholder' && section === 'comments') {
-    const { name, body } = value as { name?: string; body: string }
-    for (const problem of nameProblems(name, body)) {
+/** Checks a row by its section's rules in one format, reporting each problem; whether it may be written. */
+export function checkRow(rules: FormatRules, value: unknown, report: Report): boolean {
+  let ok = check(rules.rule, value, report)
+  if (ok && rules.problems !== undefined) {
+    for (const [field, message] of rules.problems(value as Fields)) {
       ok = false
-      report('name', problem)
+      report(field, message)
     }
   }
   return ok
@@ -120,56 +190,3 @@ export function checkRow(format: Format, section: Section, value: unknown, repor
 
 /** A field of a JSON path: `users[0]` and `id` make `users[0].id`, and `[2]` makes `users[0][2]`. */
 export const joinPath = (path: string, field: string): string => (field === '' ? path : `${path}${field.startsWith('[') ? '' : '.'}${field}`)
-
-const instant = (text: unknown) => (text === null ? null : (parseInstant(text as string) as string))
-
-/** A checked row as the table's columns. `authorOf` gives a JSONPlaceholder comment's author by e-mail. */
-export function toColumns(format: Format, section: Section, row: Row, authorOf: (email: string) => number | undefined, now: string): Row {
-  if (format === 'threadline') {
-    const times = { created_at: instant(row.createdAt), updated_at: instant(row.updatedAt) }
-    switch (section) {
-      case 'users':
-        return {
-          id: row.id,
-          name: row.name,
-          email: row.email,
-          age: row.age,
-          avatar: row.avatar,
-          role: row.role,
-          password_hash: row.passwordHash ?? null,
-          ...times,
-        }
-      case 'posts':
-        return {
-          id: row.id,
-          user_id: row.userId,
-          title: row.title,
-          content: row.content,
-          status: row.status,
-          published_at: instant(row.publishedAt),
-          ...times,
-        }
-      case 'comments':
-        return { id: row.id, post_id: row.postId, author_id: row.authorId, content: row.content, ...times }
-      case 'todos':
-        return { id: row.id, user_id: row.userId, text: row.text, completed: row.completed ? 1 : 0, ...times }
-    }
-  }
-  const times = { created_at: now, updated_at: now }
-  switch (section) {
-    case 'users':
-      return { id: row.id, name: row.name, email: row.email, age: null, avatar: null, role: 'user', password_hash: null, ...times }
-    case 'posts':
-      return { id: row.id, user_id: row.userId, title: row.title, content: row.body, status: 'published', published_at: now, ...times }
-    case 'comments':
-      return {
-        id: row.id,
-        post_id: row.postId,
-        author_id: authorOf(String(row.email).toLowerCase()),
-        content: toContent(row.name as string | undefined, row.body as string),
-        ...times,
-      }
-    case 'todos':
-      return { id: row.id, user_id: row.userId, text: row.title, completed: row.completed ? 1 : 0, ...times }
-  }
-}

@@ -8,9 +8,8 @@ import { StringDecoder } from 'node:string_decoder'
 import Assembler from 'stream-json/assembler.js'
 import { jsonParser } from 'stream-json/parser.js'
 import verifier from 'stream-json/utils/verifier.js'
+import { listed } from './words.js'
 
-export const SECTIONS = ['users', 'posts', 'comments', 'todos'] as const
-export type Section = (typeof SECTIONS)[number]
 export const MARKER = 'threadline'
 /** JSONPlaceholder's resources that Threadline has not: counted and skipped, never assembled. */
 export const FOREIGN_SECTIONS = ['albums', 'photos'] as const
@@ -23,16 +22,21 @@ export interface SectionLimits {
   longestValue: number
 }
 
-export interface SectionVisitor {
+/** A section the walk knows, by its key; the visitor is handed the object itself. */
+export interface NamedSection {
+  readonly name: string
+}
+
+export interface SectionVisitor<S extends NamedSection> {
   /** The marker's value, whenever it comes. */
   onMarker?(value: unknown): void
   /** A row of a section, in file order; `index` is its place in the section's array. */
-  onRow?(section: Section, index: number, row: unknown): void | Promise<void>
+  onRow?(section: S, index: number, row: unknown): void | Promise<void>
   /** Whether a section's rows are wanted; the others are parsed but not assembled. */
-  wants?(section: Section): boolean
+  wants?(section: S): boolean
   /** A section begins (in file order) and ends, after `rows` rows. */
-  onSection?(section: Section): void
-  onSectionEnd?(section: Section, rows: number): void | Promise<void>
+  onSection?(section: S): void
+  onSectionEnd?(section: S, rows: number): void | Promise<void>
   /** A section of FOREIGN_SECTIONS, skipped: how many items it had. */
   onSkipped?(key: string, items: number): void
   /**
@@ -97,14 +101,14 @@ function createPacker(longestValue: number): (token: Token) => Token | undefined
 }
 
 /** The walker's reading of the top-level object, fed one packed token at a time. */
-class Walk {
+class Walk<S extends NamedSection> {
   // Where the walker is: 0 before the top-level object, 1 inside it, deeper inside a value.
   depth = 0
   key: string | undefined
   keyTooLong = false
   // What the value under the current top-level key is for.
   mode: 'marker' | 'rows' | 'foreign' | 'skip' | 'none' = 'none'
-  section: Section | undefined
+  section: S | undefined
   wanted = true
   index = 0
   assembler: Assembler | undefined
@@ -117,10 +121,15 @@ class Walk {
   /** Set when the rest of the file cannot be read safely. */
   stopped = false
 
+  private readonly byName: ReadonlyMap<string, S>
+
   constructor(
-    private readonly visitor: SectionVisitor,
+    private readonly sections: readonly S[],
+    private readonly visitor: SectionVisitor<S>,
     private readonly limits: SectionLimits,
-  ) {}
+  ) {
+    this.byName = new Map(sections.map((section) => [section.name, section]))
+  }
 
   /**
    * Code units a row (or the marker) may hold, its keys and tokens counted too: its longest field
@@ -132,7 +141,7 @@ class Walk {
   }
 
   private rowPath(): string {
-    return this.mode === 'marker' ? MARKER : `${this.section}[${this.index}]`
+    return this.mode === 'marker' ? MARKER : `${this.section?.name}[${this.index}]`
   }
 
   private refuse(path: string, message: string) {
@@ -155,7 +164,7 @@ class Walk {
       return this.stop(path, `is nested deeper than ${MAX_DEPTH} levels; the rest of the file was not read`)
     }
     if (this.depth === 0) {
-      if (name !== 'startObject') return this.stop('(top level)', 'must be an object with users, posts, comments and todos')
+      if (name !== 'startObject') return this.stop('(top level)', `must be an object with ${listed(this.sections.map((section) => section.name))}`)
       this.depth = 1
       return
     }
@@ -175,7 +184,7 @@ class Walk {
       if (name === 'endArray') {
         this.depth = 1
         this.mode = 'none'
-        return this.visitor.onSectionEnd?.(this.section as Section, this.index)
+        return this.visitor.onSectionEnd?.(this.section as S, this.index)
       }
       if (opens) {
         this.depth = 3
@@ -188,10 +197,10 @@ class Walk {
       // A scalar row.
       const index = this.index++
       if (name === TOO_LONG) {
-        this.visitor.onShapeProblem(`${this.section}[${index}]`, this.tooLongWords(token))
+        this.visitor.onShapeProblem(`${this.section?.name}[${index}]`, this.tooLongWords(token))
         return
       }
-      if (this.wanted) return this.visitor.onRow?.(this.section as Section, index, scalarOf(token))
+      if (this.wanted) return this.visitor.onRow?.(this.section as S, index, scalarOf(token))
       return
     }
     // Inside a top-level value, deeper than its own level.
@@ -227,7 +236,7 @@ class Walk {
     }
     const index = this.index++
     if (refused !== undefined) this.visitor.onShapeProblem(refused.path, refused.message)
-    else if (this.wanted) return this.visitor.onRow?.(this.section as Section, index, value)
+    else if (this.wanted) return this.visitor.onRow?.(this.section as S, index, value)
   }
 
   private topLevel(token: Token, opens: boolean): void {
@@ -252,7 +261,7 @@ class Walk {
       this.refused = undefined
       this.field = undefined
       this.assembler = new Assembler()
-    } else if ((SECTIONS as readonly string[]).includes(key) || (FOREIGN_SECTIONS as readonly string[]).includes(key)) {
+    } else if (this.byName.has(key) || (FOREIGN_SECTIONS as readonly string[]).includes(key)) {
       if (name === 'startArray') {
         this.depth = 2
         this.index = 0
@@ -261,14 +270,15 @@ class Walk {
           return
         }
         this.mode = 'rows'
-        this.section = key as Section
-        this.wanted = this.visitor.wants?.(this.section) ?? true
-        this.visitor.onSection?.(this.section)
+        this.section = this.byName.get(key)
+        this.wanted = this.visitor.wants?.(this.section as S) ?? true
+        this.visitor.onSection?.(this.section as S)
         return
       }
       this.visitor.onShapeProblem(key, 'must be an array')
     } else {
-      this.visitor.onShapeProblem(key, `is not a known key (expected ${[MARKER, ...SECTIONS].join(', ')}; ${FOREIGN_SECTIONS.join(' and ')} are skipped)`)
+      const known = [MARKER, ...this.sections.map((section) => section.name)]
+      this.visitor.onShapeProblem(key, `is not a known key (expected ${known.join(', ')}; ${listed(FOREIGN_SECTIONS)} are skipped)`)
     }
     if (opens) {
       this.depth = 2
@@ -288,7 +298,13 @@ class Walk {
   }
 }
 
-export async function walkSections(file: string, visitor: SectionVisitor, limits: SectionLimits): Promise<void> {
+/** Walks `file`'s top-level object, whose known keys are the marker, `sections` and FOREIGN_SECTIONS. */
+export async function walkSections<S extends NamedSection>(
+  file: string,
+  sections: readonly S[],
+  visitor: SectionVisitor<S>,
+  limits: SectionLimits,
+): Promise<void> {
   const total = statSync(file).size
   const input = createReadStream(file, { highWaterMark: 256 * 1024 })
   // The tokenizer itself, called on each chunk of text: its tokens come back as an array, far
@@ -296,7 +312,7 @@ export async function walkSections(file: string, visitor: SectionVisitor, limits
   const tokenize = jsonParser({ packValues: false, streamValues: true })
   const decoder = new StringDecoder('utf8')
   const pack = createPacker(limits.longestValue)
-  const walk = new Walk(visitor, limits)
+  const walk = new Walk(sections, visitor, limits)
   let lastReported = 0
   let first = true
   const feed = async (text: string | typeof END) => {

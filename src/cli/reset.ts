@@ -7,9 +7,12 @@ import { migrateToLatest } from '../db/migrate.js'
 import { AppError } from '../errors.js'
 import { DEMO_COUNTS, seedDatabase } from '../seed/seed-database.js'
 import { rerunWithBoundedHeap } from './bounded-heap.js'
+import { DATA_SECTIONS } from './data-sections.js'
+import { emptyTables, moveSequences } from './data-tables.js'
 import { withRereadableFile } from './spool.js'
 import { createImportProgress } from './import-progress.js'
-import { describeImport, emptyTables, importFile, moveSequences } from './import-data.js'
+import { describeImport, importFile } from './import-data.js'
+import { listed } from './words.js'
 
 export interface ResetOptions {
   from?: string
@@ -33,7 +36,8 @@ async function confirmed(config: Config, options: ResetOptions): Promise<boolean
   }
   const prompt = createInterface({ input: process.stdin, output: process.stdout })
   try {
-    const answer = await prompt.question(`This replaces every user, post, comment, todo and token in ${describeDatabase(config)}. Type yes to go on: `)
+    const every = listed(DATA_SECTIONS.map(({ noun }) => noun))
+    const answer = await prompt.question(`This replaces every ${every} in ${describeDatabase(config)}. Type yes to go on: `)
     return answer.trim().toLowerCase() === 'yes'
   } finally {
     prompt.close()
@@ -68,14 +72,13 @@ async function reset(config: Config, options: ResetOptions, file?: { path: strin
     // The seed runs its own transaction: emptying is one before it. The ids start at 1 again, so
     // the data is a fresh serve's, row for row.
     await database.db.transaction().execute(async (trx) => {
-      await emptyTables(trx)
-      await moveSequences(trx)
+      await emptyTables(trx, DATA_SECTIONS)
+      await moveSequences(trx, DATA_SECTIONS)
     })
     await seedDatabase(database.db, DEMO_COUNTS)
     const seconds = ((performance.now() - started) / 1000).toFixed(1)
-    console.log(
-      `Reset to the demo data: ${DEMO_COUNTS.users} users, ${DEMO_COUNTS.posts} posts, ${DEMO_COUNTS.comments} comments and ${DEMO_COUNTS.todos} todos in ${seconds} s.`,
-    )
+    const counts = listed(Object.entries(DEMO_COUNTS).map(([name, n]) => `${n} ${name}`))
+    console.log(`Reset to the demo data: ${counts} in ${seconds} s.`)
   } finally {
     await database.close()
   }

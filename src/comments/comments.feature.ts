@@ -8,6 +8,7 @@ import { COMMENTS_TOPICS } from './comments.events.js'
 import { commentsResolvers, commentsSubscriptions, commentsTypeDefs } from './comments.graphql.js'
 import { commentsRoutes } from './comments.routes.js'
 import { type CommentsService, createCommentsService } from './comments.service.js'
+import { commentsData } from './comments.data.js'
 
 export const commentsFeature = {
   name: 'comments',
@@ -25,4 +26,5 @@ export const commentsFeature = {
     // The comments on the posts an anonymous caller may see.
     count: (db) => countRows(db, db.selectFrom('comments').innerJoin('posts', 'posts.id', 'comments.post_id').where(visible('posts', ANONYMOUS_VISIBILITY))),
   },
+  data: commentsData,
 } satisfies Feature<{ comments: CommentsService; users: UsersService; posts: PostsService }>

@@ -95,3 +95,29 @@ export async function updateCommentContent(db: Db, id: number, content: string, 
 export async function deleteComment(db: Db, id: number): Promise<void> {
   await db.deleteFrom('comments').where('id', '=', id).execute()
 }
+
+export type CommentWithAuthorEmailRow = CommentRow & { author_email: string }
+
+/**
+ * At most `limit` comments with ids above `afterId`, in id order, each with its author's e-mail (a
+ * JSONPlaceholder comment names its author by it): a batch of a data file. `id > afterId` in id
+ * order uses the primary key, so the thousandth batch costs what the first does.
+ */
+export function listCommentsAfterId(db: Db, afterId: number, limit: number): Promise<CommentWithAuthorEmailRow[]> {
+  return db
+    .selectFrom('comments')
+    .innerJoin('users', 'users.id', 'comments.author_id')
+    .select([
+      'comments.id',
+      'comments.post_id',
+      'comments.author_id',
+      'comments.content',
+      'comments.created_at',
+      'comments.updated_at',
+      'users.email as author_email',
+    ])
+    .where('comments.id', '>', afterId)
+    .orderBy('comments.id')
+    .limit(limit)
+    .execute()
+}

@@ -11,6 +11,7 @@ import type { TSchema } from 'typebox'
 import type { Relation } from '../collections/embedding.js'
 import type { Db } from '../db/create-database.js'
 import type { ResolverMap, SubscriptionField } from '../graphql/schema.js'
+import type { DataSection } from './data-section.js'
 
 /** A relation another feature adds to this one's items, wired by the composition root. */
 export interface Embedded {
@@ -60,6 +61,8 @@ export interface Feature<S extends object> {
     readonly label: string
     readonly count: (db: Db) => Promise<number>
   }
+  /** Its section of the data files `threadline export` writes and `threadline import` reads. */
+  readonly data?: DataSection
 }
 
 /** The embedded relations' schemas, by name, for the item schema (Represented). */

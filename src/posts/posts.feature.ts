@@ -7,6 +7,7 @@ import { postsResolvers, postsTypeDefs } from './posts.graphql.js'
 import { postsRoutes } from './posts.routes.js'
 import { ANONYMOUS_VISIBILITY, visible } from './post-visibility.js'
 import { createPostsService, type PostsService } from './posts.service.js'
+import { postsData } from './posts.data.js'
 
 export const postsFeature = {
   name: 'posts',
@@ -15,4 +16,5 @@ export const postsFeature = {
   graphql: { typeDefs: postsTypeDefs, resolvers: ({ posts, users }) => postsResolvers(posts, userReference(users)) },
   embeds: [postsOfUser],
   landingCount: { label: 'Posts', count: (db) => countRows(db, db.selectFrom('posts').where(visible('posts', ANONYMOUS_VISIBILITY))) },
+  data: postsData,
 } satisfies Feature<{ posts: PostsService; users: UsersService }>

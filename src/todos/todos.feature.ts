@@ -6,6 +6,7 @@ import { todosOfUser } from './todos.embeds.js'
 import { todosResolvers, todosTypeDefs } from './todos.graphql.js'
 import { todosRoutes } from './todos.routes.js'
 import { createTodosService, type TodosService } from './todos.service.js'
+import { todosData } from './todos.data.js'
 
 export const todosFeature = {
   name: 'todos',
@@ -14,4 +15,5 @@ export const todosFeature = {
   graphql: { typeDefs: todosTypeDefs, resolvers: ({ todos, users }) => todosResolvers(todos, userReference(users)) },
   embeds: [todosOfUser],
   landingCount: { label: 'Todos', count: (db) => countRows(db, db.selectFrom('todos')) },
+  data: todosData,
 } satisfies Feature<{ todos: TodosService; users: UsersService }>

@@ -3,9 +3,11 @@
 import type { Feature } from '../core/feature.js'
 import { tokensRoutes } from './tokens.routes.js'
 import { createTokensService, type TokensService } from './tokens.service.js'
+import { tokensData } from './tokens.data.js'
 
 export const tokensFeature = {
   name: 'tokens',
   createService: createTokensService,
   routes: tokensRoutes,
+  data: tokensData,
 } satisfies Feature<{ tokens: TokensService }>

@@ -4,6 +4,7 @@ import { countRows } from '../db/list-page.js'
 import { usersResolvers, usersTypeDefs } from './users.graphql.js'
 import { usersRoutes } from './users.routes.js'
 import { createUsersService, type UsersService } from './users.service.js'
+import { usersData } from './users.data.js'
 
 export const usersFeature = {
   name: 'users',
@@ -11,4 +12,5 @@ export const usersFeature = {
   routes: usersRoutes,
   graphql: { typeDefs: usersTypeDefs, resolvers: ({ users }) => usersResolvers(users) },
   landingCount: { label: 'Users', count: (db) => countRows(db, db.selectFrom('users')) },
+  data: usersData,
 } satisfies Feature<{ users: UsersService }>

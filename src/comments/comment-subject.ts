@@ -5,7 +5,7 @@
 // paragraph with its first 60 characters as its name), so it is not written twice; so an export
 // imports back to the same content. A column would carry the name too, at the cost of a field in
 // every comment of both APIs that only imported comments fill (docs/architecture.md, import).
-import { Comment } from '../comments/comments.schemas.js'
+import { Comment } from './comments.schemas.js'
 import { Line } from '../core/schema-types.js'
 import { bodyAjv, toErrorDetails } from '../core/validation.js'
 
