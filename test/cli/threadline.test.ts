@@ -1,5 +1,5 @@
-// The `threadline` command, run as a child process exactly as a user runs it (dist/main.js, built
-// by the global setup), on a temporary database.
+// The `threadline` command, run as a child process exactly as a user runs it (dist/main.js, brought
+// up to date by the dist helper), on a temporary database.
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
