@@ -76,6 +76,8 @@ export interface AppDependencies {
   logStream?: { write(line: string): void }
   /** Told of every route as it is registered (tests list what is served). */
   onRoute?: (route: RouteOptions & { prefix: string }) => void
+  /** The clock of the windows counted in this process: allowances, delivery budgets (tests move it instead of waiting). @default Date.now */
+  now?: () => number
 }
 
 /** How often the server looks for connections past their headers or request timeout. */
@@ -200,6 +202,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     onStoreError: 'open',
     log: app.log,
     counts: 'persisted-query registrations',
+    now: dependencies.now,
   })
   const [eventsAdapter] = await Promise.all([
     dependencies.events ??
@@ -225,6 +228,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       onStoreError: config.rateLimit.onStoreError,
       log: app.log,
       failures: passwordFailures,
+      now: dependencies.now,
     })
   const services = createServices({
     db,
@@ -262,7 +266,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const { tokens } = services
   const authenticate = (authorization: string) => tokens.authenticate(authorization)
   resolveCaller(app, authenticate)
-  const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
+  const rateLimitStore = rateLimitRedis && { redis: rateLimitRedis, keyPrefix }
+  const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitStore, metrics?.rateLimitRejected, dependencies.now)
   app.decorate('chargeRateLimit', rateLimit.charge)
   registerUpgradeRequests(app)
   redirectTrailingSlash(app)
@@ -340,6 +345,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     events,
     persistedQueryStore,
     persistedQueryAllowance,
+    now: dependencies.now,
   })
   app.decorate('subscriptionStats', { getter: () => subscriptionStats })
   app.decorate('faults', {
