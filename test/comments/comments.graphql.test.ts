@@ -5,7 +5,8 @@
 import { createClient as createSseClient } from 'graphql-sse'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createFactories } from '../helpers/factories.js'
-import { disposeWsClients, gather, listening, type Listening, settle, subscribed, until, wsClient } from '../helpers/subscription-clients.js'
+import { disposeWsClients, gather, listening, type Listening, settle, subscribed, wsClient } from '../helpers/subscription-clients.js'
+import { until } from '../helpers/until.js'
 
 const SELECTION = '{ id content author { name } }'
 

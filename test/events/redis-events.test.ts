@@ -8,8 +8,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { EVENTS_INTERRUPTED_MESSAGE } from '../../src/graphql/schema.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
-import { canRunPrivateRedis, PrivateRedis, uniquePrefix, until } from '../helpers/private-redis.js'
+import { canRunPrivateRedis, PrivateRedis, uniquePrefix } from '../helpers/private-redis.js'
 import { redisUrl } from '../helpers/services.js'
+import { until } from '../helpers/until.js'
 
 const sharedUrl = await redisUrl()
 const privateRedis = canRunPrivateRedis()

@@ -7,14 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories } from '../helpers/factories.js'
+import { until } from '../helpers/until.js'
 
-const until = async (condition: () => boolean, ms = 3000) => {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200))
 
 const cleanups: (() => unknown)[] = []

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories, type Factories } from '../helpers/factories.js'
+import { until } from '../helpers/until.js'
 
 interface Listening {
   t: TestApp
@@ -16,13 +17,6 @@ interface Listening {
   ws: string
 }
 
-const until = async (condition: () => boolean | Promise<boolean>, ms = 3000) => {
-  const deadline = Date.now() + ms
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
 /** Lets anything in flight arrive before asserting that nothing more did. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200))
 
