@@ -9,7 +9,6 @@ import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories } from '../helpers/factories.js'
 import { until } from '../helpers/until.js'
 
-
 const cleanups: (() => unknown)[] = []
 afterEach(async () => {
   await Promise.all(cleanups.splice(0).map(async (cleanup) => cleanup()))
