@@ -77,6 +77,8 @@ export interface AppDependencies {
   logStream?: { write(line: string): void }
   /** Told of every route as it is registered (tests list what is served). */
   onRoute?: (route: RouteOptions & { prefix: string }) => void
+  /** The clock of the windows counted in this process: allowances, delivery budgets (tests move it instead of waiting). @default Date.now */
+  now?: () => number
 }
 
 /** How often the server looks for connections past their headers or request timeout. */
@@ -132,7 +134,13 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       ? undefined
       : createRedisConnection({ url: redisUrl, name: `${keyPrefix}rate-limit`, log: app.log, mode: 'commands' })
   // The documents of persisted queries: registered on one instance, known to all.
-  const persistedQueries = createPersistedQueryStores(config.graphql.persistedQueries, { redisUrl, keyPrefix, sharedRedis: rateLimitRedis, log: app.log })
+  const persistedQueries = createPersistedQueryStores(config.graphql.persistedQueries, {
+    redisUrl,
+    keyPrefix,
+    sharedRedis: rateLimitRedis,
+    log: app.log,
+    now: dependencies.now,
+  })
   const [eventsAdapter] = await Promise.all([
     dependencies.events ??
       (redisUrl === undefined
@@ -143,7 +151,11 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   ])
   const metrics = config.operations.metrics ? createMetrics({ subscriptionStats: () => subscriptionStats, faults: () => app.faults, database }) : undefined
   const events = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
-  const passwordAllowances = createPasswordAllowances(config, { redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, log: app.log })
+  const passwordAllowances = createPasswordAllowances(config, {
+    redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix },
+    log: app.log,
+    now: dependencies.now,
+  })
   const services = createServices({
     db,
     events,
@@ -179,7 +191,13 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const { tokens } = services
   const authenticate = (authorization: string) => tokens.authenticate(authorization)
   resolveCaller(app, authenticate)
-  const rateLimit = await registerRateLimit(app, config.rateLimit, rateLimitRedis && { redis: rateLimitRedis, keyPrefix }, metrics?.rateLimitRejected)
+  const rateLimit = await registerRateLimit(
+    app,
+    config.rateLimit,
+    rateLimitRedis && { redis: rateLimitRedis, keyPrefix },
+    metrics?.rateLimitRejected,
+    dependencies.now,
+  )
   registerUpgradeRequests(app)
   redirectTrailingSlash(app)
   enforceAccess(app)
@@ -261,6 +279,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     events,
     persistedQueryStore: persistedQueries.store,
     persistedQueryAllowance: persistedQueries.allowance,
+    now: dependencies.now,
   })
   app.decorate('subscriptionStats', { getter: () => subscriptionStats })
   app.decorate('faults', {

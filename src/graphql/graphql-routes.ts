@@ -73,6 +73,8 @@ export interface GraphQLRoutesOptions {
   persistedQueryStore: PersistedQueryStore
   /** Bytes of documents each caller may register per window (GRAPHQL_PERSISTED_QUERIES_CALLER_BYTES), as points. */
   persistedQueryAllowance: Pick<Limiter, 'consume'>
+  /** The clock of the subscriptions' delivery windows. @default Date.now */
+  now?: () => number
 }
 
 export async function graphqlRoutes(
@@ -90,6 +92,7 @@ export async function graphqlRoutes(
     events,
     persistedQueryStore,
     persistedQueryAllowance,
+    now,
   }: GraphQLRoutesOptions,
 ): Promise<void> {
   const listSizes = { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }
@@ -149,6 +152,7 @@ export async function graphqlRoutes(
     activeSubscriptions,
     events,
     schedule,
+    now,
   })
   // WebSockets close with 1001 when the server goes away, after what was queued for them is sent
   // (cut a second later if they do not close).

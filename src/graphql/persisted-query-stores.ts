@@ -15,9 +15,11 @@ export interface PersistedQueryStoresOptions {
   /** A command connection already open (the rate limit's), used when there is one. */
   sharedRedis: Redis | undefined
   log: FastifyBaseLogger
+  /** The clock the allowance's windows run on. @default Date.now */
+  now?: (() => number) | undefined
 }
 
-export function createPersistedQueryStores(persisted: PersistedQueriesConfig, { redisUrl, keyPrefix, sharedRedis, log }: PersistedQueryStoresOptions) {
+export function createPersistedQueryStores(persisted: PersistedQueriesConfig, { redisUrl, keyPrefix, sharedRedis, log, now }: PersistedQueryStoresOptions) {
   const shares = redisUrl !== undefined && persisted.enabled && !persisted.trustedOnly
   /** The connection opened here, for the app to wait on at start and close at the end. */
   const ownRedis =
@@ -35,6 +37,7 @@ export function createPersistedQueryStores(persisted: PersistedQueriesConfig, { 
     onStoreError: 'open',
     log,
     counts: 'persisted-query registrations',
+    now,
   })
   return { store, allowance, ownRedis }
 }

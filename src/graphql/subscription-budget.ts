@@ -62,11 +62,15 @@ export class SubscriptionBudget {
   /** Deliveries skipped: past a caller's allowance, or past an event's ceiling. */
   skippedDeliveries = 0
 
-  constructor(readonly options: SubscriptionBudgetOptions) {
+  constructor(
+    readonly options: SubscriptionBudgetOptions,
+    /** The clock of the delivery windows. */
+    private readonly now: () => number = Date.now,
+  ) {
     // Accounts of callers with no subscription left are forgotten once their window has passed.
     this.cleaner = setInterval(
       () => {
-        const now = Date.now()
+        const now = this.now()
         for (const [key, account] of this.accounts) {
           if (account.subscriptions === 0 && now - account.windowStart >= options.deliveryWindowMs) this.accounts.delete(key)
         }
@@ -115,7 +119,7 @@ export class SubscriptionBudget {
     if (typeof event !== 'object' || event === null || isEventsInterrupted(event)) return undefined
     const { deliveryCost, deliveryWindowMs, eventMaxDeliveryCost } = this.options
     const account = this.account(reservation.key)
-    const now = Date.now()
+    const now = this.now()
     if (now - account.windowStart >= deliveryWindowMs) {
       account.windowStart = now
       account.spent = 0
@@ -154,7 +158,7 @@ export class SubscriptionBudget {
   private account(key: string): CallerAccount {
     let account = this.accounts.get(key)
     if (account === undefined) {
-      account = { reserved: 0, subscriptions: 0, windowStart: Date.now(), spent: 0 }
+      account = { reserved: 0, subscriptions: 0, windowStart: this.now(), spent: 0 }
       this.accounts.set(key, account)
     }
     return account

@@ -66,6 +66,8 @@ export interface LimiterOptions {
   counts?: string
   /** The log of store failures, when allowances in one store share it (one outage, one line, one count); else the limiter's own. */
   failures?: FailureLog
+  /** The clock of the windows counted in this process (Redis counts on its own). @default Date.now */
+  now?: () => number
 }
 
 const storeUnavailable = (): AppError => new AppError('SERVICE_UNAVAILABLE', 'The rate limit cannot be checked right now; retry in a moment')
@@ -74,7 +76,7 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
   const { name, points: limit, windowMs, redis, onStoreError } = options
   if (!Number.isInteger(limit) || limit < 0) throw new Error(`${name}: points must be a whole number, not ${limit}`)
   if (!Number.isInteger(windowMs / 1000) || windowMs < 1000) throw new Error(`${name}: the window must be whole seconds, not ${windowMs} ms`)
-  if (redis === undefined) return localLimiter(name, limit, windowMs)
+  if (redis === undefined) return localLimiter(name, limit, windowMs, options.now ?? Date.now)
   const duration = windowMs / 1000
   // rate-limiter-flexible is loaded by the first limiter counted in Redis: a server without
   // REDIS_URL never needs it (36 modules, 1.4 MB of heap). Failing to load it is a store failure.
@@ -135,16 +137,16 @@ const requirePoints = (name: string, points: number): void => {
  * its first point and lasts `windowMs`; every attempt counts, a refused one too. The windows that
  * ended are dropped once a window, so the map holds the keys of the last two windows at most.
  */
-function localLimiter(name: string, limit: number, windowMs: number): CountedLimiter {
+function localLimiter(name: string, limit: number, windowMs: number, clock: () => number): CountedLimiter {
   const windows = new Map<string, { spent: number; endsAt: number }>()
   const sweep = setInterval(() => {
-    const now = Date.now()
+    const now = clock()
     for (const [key, window] of windows) if (window.endsAt <= now) windows.delete(key)
   }, windowMs)
   sweep.unref()
   const consumeNow = (key: string, points = 1): LimitVerdict => {
     requirePoints(name, points)
-    const now = Date.now()
+    const now = clock()
     let window = windows.get(key)
     if (window === undefined || window.endsAt <= now) {
       window = { spent: 0, endsAt: now + windowMs }

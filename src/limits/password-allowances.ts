@@ -10,11 +10,11 @@ import { createLimiter, storeFailureLog } from './limiter.js'
 
 export function createPasswordAllowances(
   { passwords, rateLimit }: Pick<Config, 'passwords' | 'rateLimit'>,
-  { redis, log }: { redis: { redis: Redis; keyPrefix: string } | undefined; log: FastifyBaseLogger },
+  { redis, log, now }: { redis: { redis: Redis; keyPrefix: string } | undefined; log: FastifyBaseLogger; now?: (() => number) | undefined },
 ) {
   const failures = storeFailureLog(log, 'password-allowances', rateLimit.onStoreError, 'sign-ins and password changes')
   const allowance = (name: string, points: number, windowMs: number) =>
-    createLimiter({ name, points, windowMs, redis, onStoreError: rateLimit.onStoreError, log, failures })
+    createLimiter({ name, points, windowMs, redis, onStoreError: rateLimit.onStoreError, log, failures, now })
   return {
     changes: allowance('password-changes', passwords.changesMax, passwords.changesWindowMs),
     signIn: {

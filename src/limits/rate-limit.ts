@@ -105,6 +105,8 @@ export async function registerRateLimit(
   store?: RedisRateLimitStore,
   /** Told of each request or subscription refused for being over the limit (metrics). */
   onRefused: () => void = () => {},
+  /** The clock of the windows counted in this process. */
+  now: () => number = Date.now,
 ): Promise<RateLimit> {
   if (policy.max === 0) {
     app.decorate('chargeRateLimit', undefined)
@@ -114,7 +116,7 @@ export async function registerRateLimit(
   // One allowance per kind of caller; one store, so one log of its failures for both.
   const failures = storeFailureLog(app.log, 'rate-limit', policy.onStoreError, 'requests')
   const limiterOf = (points: number): CountedLimiter =>
-    createLimiter({ name: 'rate-limit', points, windowMs: policy.windowMs, redis: store, onStoreError: policy.onStoreError, log: app.log, failures })
+    createLimiter({ name: 'rate-limit', points, windowMs: policy.windowMs, redis: store, onStoreError: policy.onStoreError, log: app.log, failures, now })
   const anonymous = limiterOf(policy.max)
   const signedIn = limiterOf(policy.authenticatedMax)
   const limiterFor = (request: FastifyRequest) => (request.caller ? signedIn : anonymous)

@@ -3,6 +3,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { afterAll } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { threadline } from './export-fixture.js'
@@ -29,16 +30,31 @@ export async function threadlineFails(url: string, args: string[]) {
   throw new Error(`threadline ${args.join(' ')} succeeded`)
 }
 
-export async function withApp<T>(url: string, use: (app: Awaited<ReturnType<typeof buildApp>>) => Promise<T>): Promise<T> {
-  const app = await buildApp(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
-  try {
-    return await use(app)
-  } finally {
-    await app.close()
-  }
-}
+type App = Awaited<ReturnType<typeof buildApp>>
 
-/** A GET's body, parsed. */
-export async function get(url: string, path: string) {
-  return withApp(url, async (app) => (await app.inject({ method: 'GET', url: path })).json())
+/**
+ * Apps that read back what the command wrote: one per database, built on first use and closed
+ * when the calling file's tests end (call it at the top of the file). An app sees at once what
+ * another process writes, as a server beside the command would; it is a reader here, not a client
+ * under test, so it counts no rate limit.
+ */
+export function readers() {
+  const apps = new Map<string, Promise<App>>()
+  afterAll(async () => {
+    await Promise.all([...apps.values()].map(async (app) => (await app).close()))
+    apps.clear()
+  })
+  const appOn = (url: string): Promise<App> => {
+    let app = apps.get(url)
+    if (app === undefined) {
+      app = buildApp(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }))
+      apps.set(url, app)
+    }
+    return app
+  }
+  return {
+    withApp: async <T>(url: string, use: (app: App) => Promise<T>): Promise<T> => use(await appOn(url)),
+    /** A GET's body, parsed. */
+    get: async (url: string, path: string) => (await (await appOn(url)).inject({ method: 'GET', url: path })).json(),
+  }
 }

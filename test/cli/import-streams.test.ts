@@ -12,7 +12,7 @@ import { openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { BIN } from '../helpers/serve-process.js'
 import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
-import { dataFiles, get, threadline } from './import-fixture.js'
+import { dataFiles, readers, threadline } from './import-fixture.js'
 
 const fileOf = dataFiles('threadline-import-streams-')
 const good = { users: [{ id: 1, name: 'Good', email: 'good@example.com' }] }
@@ -49,6 +49,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true })
   await db.drop()
 })
+// Registered after the drop, so closed before it (after-hooks run in reverse order).
+const { get } = readers()
 
 const users = async () => (await get(db.url, '/api/v1/users?limit=100')).data.map((u: { id: number; name: string; email: string }) => [u.id, u.name, u.email])
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
-import { dataFiles, threadline, threadlineFails, withApp } from './import-fixture.js'
+import { dataFiles, readers, threadline, threadlineFails } from './import-fixture.js'
 
 const fileOf = dataFiles('threadline-import-values-')
 const at = '2026-01-02T03:04:05.006Z'
@@ -29,6 +29,8 @@ beforeAll(async () => {
   db = await freshDatabase()
 })
 afterAll(() => db.drop())
+// Registered after the drop, so closed before it (after-hooks run in reverse order).
+const { withApp } = readers()
 
 async function userIds(url: string): Promise<number[]> {
   return withApp(url, async (app) => (await app.inject({ url: '/api/v1/users?limit=100' })).json().data.map((u: { id: number }) => u.id))

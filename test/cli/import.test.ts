@@ -2,7 +2,7 @@
 // then read back over the REST API of an app on the same database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
-import { dataFiles, get, threadline, threadlineFails, withApp } from './import-fixture.js'
+import { dataFiles, readers, threadline, threadlineFails } from './import-fixture.js'
 
 const fileOf = dataFiles('threadline-import-')
 
@@ -87,6 +87,8 @@ beforeAll(async () => {
   db = await freshDatabase()
 })
 afterAll(() => db.drop())
+// Registered after the drop, so closed before it (after-hooks run in reverse order).
+const { get, withApp } = readers()
 
 describe('threadline import', { timeout: 120_000 }, () => {
   it('imports a JSONPlaceholder file: ids kept, fields mapped, an author made for an unknown e-mail, and a new post gets max+1', async () => {
@@ -268,6 +270,7 @@ describe('threadline import of the JSONPlaceholder /db document', { timeout: 120
     store = await freshDatabase()
   })
   afterAll(() => store.drop())
+  const { get } = readers()
 
   it("imports the four known sections, says it skipped albums and photos, and keeps each comment's name where an export finds it", async () => {
     const db = jsonPlaceholderDb()

@@ -3,21 +3,21 @@
 // a kept-alive connection that sends one more request after the signal.
 import { Pool } from 'undici'
 import { describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
 import { type Conversation, openRaw } from '../helpers/raw-connection.js'
 import { commentsOnFirstPost, startServe, tokenFromCli } from '../helpers/serve-process.js'
 import { freshDatabase } from '../helpers/test-store.js'
+import { until } from '../helpers/until.js'
 
 /** The final status of every response in `text`, in order (a body ends where the next status line starts). */
 const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1])).filter((status) => status !== 100)
 
 /** Waits until the server has read the request's headers: it answers Expect: 100-continue. */
-const until100Continue = async (connection: Conversation) => {
-  const deadline = Date.now() + 10_000
-  while (!connection.received().includes('HTTP/1.1 100 Continue')) {
-    if (Date.now() > deadline) throw new Error('no 100 Continue')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
+const until100Continue = (connection: Conversation) => until(() => connection.received().includes('HTTP/1.1 100 Continue'), 10_000)
+
+/** Waits until the server has taken the signal: it says so. */
+const untilShuttingDown = (output: () => string) => until(() => output().includes('"msg":"shutting down'), 10_000)
 
 describe('shutdown', () => {
   it('on SIGTERM under load finishes every request in flight, answers new ones on kept-alive connections 503 with Connection: close, and exits 0', async () => {
@@ -66,7 +66,7 @@ describe('shutdown', () => {
           }
         }
       })
-      await new Promise((resolve) => setTimeout(resolve, 500))
+      await until(() => answered.length > 10, 10_000)
 
       // In flight: five requests whose headers the server has read (it said 100 Continue) and whose
       // bodies are half sent; and a kept-alive connection doing the same.
@@ -79,7 +79,7 @@ describe('shutdown', () => {
 
       signalled = true
       child.kill('SIGTERM')
-      await new Promise((resolve) => setTimeout(resolve, 300))
+      await untilShuttingDown(output)
       loading = false
       for (const [i, connection] of [...inFlight, keptAlive].entries()) {
         const rest = body(`in flight ${i}`).slice(5)
@@ -108,14 +108,15 @@ describe('shutdown', () => {
       expect(output()).toMatch(/"msg":"shutting down/)
       expect(output()).toMatch(/"msg":"stopped"/)
 
-      // A write that failed on the client never reached the server: none of them is stored.
-      const again = await startServe({ DATABASE_URL: fresh.url })
+      // A write that failed on the client never reached the server: none of them is stored (read by
+      // an app on the same database).
+      const reader = await buildApp(loadConfig({ DATABASE_URL: fresh.url, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }))
       try {
-        const stored = await commentsOnFirstPost(again.address)
+        const stored = await commentsOnFirstPost(await reader.listen({ host: '127.0.0.1', port: 0 }))
         expect(failures.filter((failure) => failure.content !== undefined && stored.has(failure.content))).toEqual([])
         for (let i = 0; i < 6; i++) expect(stored.has(`in flight ${i}`)).toBe(true)
       } finally {
-        await again.stop()
+        await reader.close()
       }
     } finally {
       child.kill('SIGKILL')
@@ -136,7 +137,7 @@ describe('shutdown', () => {
         const signalled = Date.now()
         server.child.kill('SIGTERM')
         if (second) {
-          await new Promise((resolve) => setTimeout(resolve, 300))
+          await untilShuttingDown(server.output)
           server.child.kill('SIGTERM')
         }
         expect(await exited).toBe(1)

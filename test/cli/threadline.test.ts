@@ -1,13 +1,14 @@
-// The `threadline` command, run as a child process exactly as a user runs it (dist/main.js, built
-// by the global setup), on a temporary database.
+// The `threadline` command, run as a child process exactly as a user runs it (dist/main.js, brought
+// up to date by the dist helper), on a temporary database.
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import WebSocket from 'ws'
-import { BIN, startServe } from '../helpers/serve-process.js'
-import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
+import { BIN, type ServeProcess, startServe } from '../helpers/serve-process.js'
+import { freshDatabase, SECOND_STORE_RUN, type TestDatabase } from '../helpers/test-store.js'
+import { until } from '../helpers/until.js'
 
 const run = promisify(execFile)
 
@@ -35,12 +36,12 @@ async function threadlineFails(args: string[], env: Record<string, string> = {})
 }
 
 describe('threadline', () => {
-  it('lists its commands in --help', async () => {
+  it.skipIf(SECOND_STORE_RUN)('lists its commands in --help', async () => {
     const { stdout } = await threadline(['--help'])
     for (const command of ['serve', 'migrate', 'seed', 'users', 'tokens']) expect(stdout).toContain(command)
   })
 
-  it.each(['serve', 'migrate', 'seed', 'users create', 'tokens create', 'tokens revoke'])('has --help for %s', async (command) => {
+  it.skipIf(SECOND_STORE_RUN).each(['serve', 'migrate', 'seed', 'users create', 'tokens create', 'tokens revoke'])('has --help for %s', async (command) => {
     const { stdout } = await threadline([...command.split(' '), '--help'])
     expect(stdout).toMatch(new RegExp(`^Usage: threadline ${command}`))
   })
@@ -123,16 +124,21 @@ describe('threadline', () => {
     expect(nothingToComment.stderr).toBe('threadline: There are no new posts to comment on\n')
   })
 
-  it('names the bad environment variable and exits 1', async () => {
+  it.skipIf(SECOND_STORE_RUN)('names the bad environment variable and exits 1', async () => {
     const { code, stderr } = await threadlineFails(['migrate'], { PORT: 'eighty' })
     expect(code).toBe(1)
     expect(stderr).toBe('threadline: Invalid environment variable PORT: expected an integer from 0 to 65535, got "eighty"\n')
   })
 })
 
-describe('threadline serve', () => {
+describe('threadline serve on a new database', () => {
+  let fresh: TestDatabase
+  beforeAll(async () => {
+    fresh = await freshDatabase()
+  })
+  afterAll(() => fresh.drop())
+
   it('migrates, fills a new database with demo data, logs its URL, serves, and stops on SIGTERM', async () => {
-    const fresh = await freshDatabase()
     const { child, address, output } = await startServe({ DATABASE_URL: fresh.url })
     try {
       const res = await fetch(`${address}/api/v1/users?limit=100`)
@@ -151,10 +157,22 @@ describe('threadline serve', () => {
       expect(await exited).toBe(0)
     } finally {
       child.kill('SIGKILL')
-      await fresh.drop()
     }
   })
 
+  // The database the first start filled and stopped.
+  it('does not fill a database again on the next start', async () => {
+    const second = await startServe({ DATABASE_URL: fresh.url })
+    try {
+      const body = (await (await fetch(`${second.address}/users`)).json()) as { meta: { pagination: { total: number } } }
+      expect(body.meta.pagination.total).toBe(10)
+    } finally {
+      second.child.kill('SIGKILL')
+    }
+  })
+})
+
+describe('threadline serve', () => {
   it("on SIGTERM, delivers what was acknowledged, closes subscribers' WebSockets with 1001 and exits 0", async () => {
     const fresh = await freshDatabase()
     const { child, address } = await startServe({ DATABASE_URL: fresh.url, GRAPHQL_MAX_CONNECTIONS_PER_CALLER: '100' })
@@ -174,7 +192,7 @@ describe('threadline serve', () => {
           await new Promise((resolve) => socket.on('open', resolve))
           socket.send(JSON.stringify({ type: 'connection_init' }))
           // The protocol closes a socket that subscribes before its connection_ack (4401).
-          while (!acknowledged) await new Promise((resolve) => setTimeout(resolve, 10))
+          await until(() => acknowledged, 15_000)
           socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } }))
           return { contents, closed }
         }),
@@ -216,48 +234,28 @@ describe('threadline serve', () => {
       await fresh.drop()
     }
   })
+})
+
+// One server for both: neither touches the run's store.
+describe.skipIf(SECOND_STORE_RUN)('threadline serve on a throwaway in-memory database, given the retired per-caller settings', () => {
+  let served: ServeProcess
+  beforeAll(async () => {
+    served = await startServe({ DATABASE_URL: 'sqlite::memory:', HTTP_MAX_IN_FLIGHT_PER_CALLER: '2', HTTP_MAX_BUSY_PERCENT_PER_CALLER: '50' })
+  })
+  afterAll(() => served?.child.kill('SIGKILL'))
 
   it('starts with the retired per-caller settings, naming them in a warning, and serves', async () => {
-    const { child, address, output } = await startServe({
-      DATABASE_URL: 'sqlite::memory:',
-      HTTP_MAX_IN_FLIGHT_PER_CALLER: '2',
-      HTTP_MAX_BUSY_PERCENT_PER_CALLER: '50',
-    })
-    try {
-      expect((await fetch(`${address}/api/v1/users/1`)).status).toBe(200)
-      const warning = output()
-        .split('\n')
-        .find((line) => line.includes('retired settings ignored'))
-      expect(warning).toBeDefined()
-      expect(JSON.parse(warning!)).toMatchObject({ level: 40, variables: ['HTTP_MAX_IN_FLIGHT_PER_CALLER', 'HTTP_MAX_BUSY_PERCENT_PER_CALLER'] })
-    } finally {
-      child.kill('SIGKILL')
-    }
+    expect((await fetch(`${served.address}/api/v1/users/1`)).status).toBe(200)
+    const warning = served
+      .output()
+      .split('\n')
+      .find((line) => line.includes('retired settings ignored'))
+    expect(warning).toBeDefined()
+    expect(JSON.parse(warning!)).toMatchObject({ level: 40, variables: ['HTTP_MAX_IN_FLIGHT_PER_CALLER', 'HTTP_MAX_BUSY_PERCENT_PER_CALLER'] })
   })
 
   it('serves a throwaway in-memory database, filled with the demo', async () => {
-    const { child, address } = await startServe({ DATABASE_URL: 'sqlite::memory:' })
-    try {
-      const body = (await (await fetch(`${address}/users`)).json()) as { meta: { pagination: { total: number } } }
-      expect(body.meta.pagination.total).toBe(10)
-    } finally {
-      child.kill('SIGKILL')
-    }
-  })
-
-  it('does not fill a database again on the next start', async () => {
-    const fresh = await freshDatabase()
-    const first = await startServe({ DATABASE_URL: fresh.url })
-    const stopped = new Promise((resolve) => first.child.on('exit', resolve))
-    first.child.kill('SIGTERM')
-    await stopped
-    const second = await startServe({ DATABASE_URL: fresh.url })
-    try {
-      const body = (await (await fetch(`${second.address}/users`)).json()) as { meta: { pagination: { total: number } } }
-      expect(body.meta.pagination.total).toBe(10)
-    } finally {
-      second.child.kill('SIGKILL')
-      await fresh.drop()
-    }
+    const body = (await (await fetch(`${served.address}/users`)).json()) as { meta: { pagination: { total: number } } }
+    expect(body.meta.pagination.total).toBe(10)
   })
 })

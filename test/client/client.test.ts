@@ -209,11 +209,11 @@ describe('the client under a tiny rate limit', () => {
   })
   afterAll(() => s.t.close())
 
-  /** Waits for a fresh window, so each test starts with its full allowance. */
-  const freshWindow = () => new Promise((resolve) => setTimeout(resolve, 1100))
+  /** Moves the server's clock to a fresh window, so each test starts with its full allowance. */
+  const freshWindow = () => s.t.clock.advance(1000)
 
   it('waits Retry-After on 429 and retries until it succeeds', async () => {
-    await freshWindow()
+    freshWindow()
     const { fetch, exchanges } = recordingFetch()
     const client = createClient({ baseUrl: s.baseUrl, fetch })
     for (let i = 0; i < 3; i++) expect((await client.users.get(s.t.alice.id)).id).toBe(s.t.alice.id)
@@ -222,7 +222,7 @@ describe('the client under a tiny rate limit', () => {
   })
 
   it('throws RATE_LIMITED once its retries are spent (maxRetries 0: at once)', async () => {
-    await freshWindow()
+    freshWindow()
     const { fetch, exchanges } = recordingFetch()
     const client = createClient({ baseUrl: s.baseUrl, fetch, maxRetries: 0 })
     await client.users.get(s.t.alice.id)

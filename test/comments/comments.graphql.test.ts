@@ -5,9 +5,19 @@
 import { createClient as createSseClient } from 'graphql-sse'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createFactories } from '../helpers/factories.js'
-import { disposeWsClients, gather, listening, type Listening, settle, subscribed, until, wsClient } from '../helpers/subscription-clients.js'
+import { disposeWsClients, gather, listening, type Listening, subscribed, wsClient } from '../helpers/subscription-clients.js'
+import { until } from '../helpers/until.js'
 
 const SELECTION = '{ id content author { name } }'
+
+/** The comment a test makes after those it looks at: a subscription's deliveries come in order, so once it has arrived, nothing before it is still on its way. */
+const LAST = 'the last one'
+const said = (received: unknown[]) => received.map((result) => (result as { data?: { commentAdded?: { content?: string } } }).data?.commentAdded?.content)
+/** What arrived before LAST, once LAST has. */
+const untilLast = async (...subscriptions: { received: unknown[] }[]) => {
+  await until(() => subscriptions.every(({ received }) => said(received).includes(LAST)))
+  return subscriptions.map(({ received }) => received.slice(0, said(received).indexOf(LAST)))
+}
 
 afterEach(disposeWsClients)
 
@@ -45,12 +55,14 @@ describe('commentAdded', () => {
 
     expect((await commentOverRest(first, 'rest on first')).statusCode).toBe(201)
     expect((await commentOverGraphQL(second, 'graphql on second')).json().errors).toBeUndefined()
-    await until(() => onAll.received.length === 2)
-    await settle()
+    await commentOverRest(first, LAST)
+    await commentOverRest(second, LAST)
+    const [toFirst, toSecond] = await untilLast(onFirst, onSecond)
+    await until(() => said(onAll.received).filter((content) => content === LAST).length === 2)
 
-    expect(onFirst.received).toEqual([{ data: { commentAdded: { id: expect.any(String) as string, content: 'rest on first', author: { name: 'Bob' } } } }])
-    expect(onSecond.received).toEqual([{ data: { commentAdded: { id: expect.any(String) as string, content: 'graphql on second', author: { name: 'Bob' } } } }])
-    expect(onAll.received).toEqual([
+    expect(toFirst).toEqual([{ data: { commentAdded: { id: expect.any(String) as string, content: 'rest on first', author: { name: 'Bob' } } } }])
+    expect(toSecond).toEqual([{ data: { commentAdded: { id: expect.any(String) as string, content: 'graphql on second', author: { name: 'Bob' } } } }])
+    expect(onAll.received.slice(0, -2)).toEqual([
       { data: { commentAdded: { content: 'rest on first', post: { title: 'first' } } } },
       { data: { commentAdded: { content: 'graphql on second', post: { title: 'second' } } } },
     ])
@@ -70,11 +82,13 @@ describe('commentAdded', () => {
     await subscribed(s.t, 3)
 
     expect((await commentOverRest(draft, 'secret note', s.t.tokens.alice)).statusCode).toBe(201)
-    await until(() => owner.received.length === 1 && admin.received.length === 1)
-    await settle()
-    expect(owner.received).toEqual([{ data: { commentAdded: { content: 'secret note' } } }])
+    // On a published post: heard by the subscribers of every post, not by the draft's.
+    await commentOverRest(first, LAST)
+    const [toOwner, toAnonymous] = await untilLast(owner, anonymous)
+    expect(toOwner).toEqual([{ data: { commentAdded: { content: 'secret note' } } }])
+    expect(toAnonymous).toEqual([])
+    await until(() => admin.received.length === 1)
     expect(admin.received).toEqual([{ data: { commentAdded: { content: 'secret note' } } }])
-    expect(anonymous.received).toEqual([])
   })
 
   it('publishes nothing for a comment that was refused', async () => {
@@ -86,8 +100,8 @@ describe('commentAdded', () => {
     expect(
       (await s.t.request({ method: 'POST', url: `/api/v1/users/${s.t.alice.id}/posts/${first}/comments`, json: { content: 'anonymous' } })).statusCode,
     ).toBe(401)
-    await settle()
-    expect(all.received).toEqual([])
+    await commentOverRest(first, LAST)
+    expect(await untilLast(all)).toEqual([[]])
   })
 
   it('delivers over Server-Sent Events with the same selection and filters', async () => {
@@ -102,8 +116,8 @@ describe('commentAdded', () => {
       await subscribed(s.t, 1)
       await commentOverRest(first, 'not for sse')
       await commentOverGraphQL(second, 'for sse')
+      // Delivered in order: the comment on the other post, made before, was not delivered or came first.
       await until(() => received.length === 1)
-      await settle()
       expect(received).toEqual([{ data: { commentAdded: { id: expect.any(String) as string, content: 'for sse', author: { name: 'Bob' } } } }])
     } finally {
       dispose()

@@ -3,13 +3,14 @@
 // the built app, where nothing else has loaded them.
 import { execFileSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
+import { DIST } from '../helpers/dist.js'
 import { postgresUrl, redisUrl } from '../helpers/services.js'
 import { freshPostgresDatabase, freshSqliteFile } from '../helpers/test-store.js'
 
 const SCRIPT = `
 import { createRequire } from 'node:module'
-import { buildApp } from './dist/app.js'
-import { loadConfig } from './dist/config.js'
+import { buildApp } from './${DIST}/app.js'
+import { loadConfig } from './${DIST}/config.js'
 const app = await buildApp(loadConfig({ ...JSON.parse(process.argv[1]), SEED_DEMO_DATA: 'false', LOG_LEVEL: 'silent' }))
 await app.ready()
 const loaded = Object.keys(createRequire(import.meta.url).cache)

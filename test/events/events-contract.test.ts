@@ -7,8 +7,9 @@ import type { Events } from '../../src/events/events.js'
 import { APP_TOPICS, type AppTopics } from '../../src/features.js'
 import { createMemoryEvents } from '../../src/events/memory-events.js'
 import { createRedisEvents } from '../../src/events/redis-events.js'
-import { uniquePrefix, until } from '../helpers/private-redis.js'
+import { uniquePrefix } from '../helpers/private-redis.js'
 import { redisUrl } from '../helpers/services.js'
+import { until } from '../helpers/until.js'
 
 const sharedUrl = await redisUrl()
 const log = Fastify({ logger: false }).log

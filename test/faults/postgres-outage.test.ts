@@ -4,8 +4,8 @@
 // back, and has lost no acknowledged write.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { canRunPrivatePostgres, PrivatePostgres } from '../helpers/private-postgres.js'
-import { until } from '../helpers/private-redis.js'
 import { type ServeProcess, commentsOnFirstPost, startServe, tokenFromCli } from '../helpers/serve-process.js'
+import { until } from '../helpers/until.js'
 
 const WRITERS = 4
 

@@ -4,9 +4,10 @@
 // without a restart.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import { canRunPrivateRedis, PrivateRedis, until } from '../helpers/private-redis.js'
+import { canRunPrivateRedis, PrivateRedis } from '../helpers/private-redis.js'
 import { type ServeProcess, startServe, tokenFromCli } from '../helpers/serve-process.js'
 import { freshSqliteFile, type TestDatabase } from '../helpers/test-store.js'
+import { until } from '../helpers/until.js'
 
 describe.skipIf(!canRunPrivateRedis())('Redis outage under load', () => {
   let redis: PrivateRedis

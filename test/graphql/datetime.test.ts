@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories, type Factories } from '../helpers/factories.js'
 import { codesOf, graphql, type GraphQLAnswer } from '../helpers/graphql-client.js'
-import { disposeWsClients, gather, listening, type Listening, subscribed, until, wsClient } from '../helpers/subscription-clients.js'
+import { disposeWsClients, gather, listening, type Listening, subscribed, wsClient } from '../helpers/subscription-clients.js'
+import { until } from '../helpers/until.js'
 
 const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 

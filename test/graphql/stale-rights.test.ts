@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories, type Factories } from '../helpers/factories.js'
+import { until } from '../helpers/until.js'
 
 interface Listening {
   t: TestApp
@@ -16,14 +17,7 @@ interface Listening {
   ws: string
 }
 
-const until = async (condition: () => boolean | Promise<boolean>, ms = 3000) => {
-  const deadline = Date.now() + ms
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
-/** Lets anything in flight arrive before asserting that nothing more did. */
+/** Lets an operation sent just before its socket was closed run, if it were to, before asserting that it did not. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 200))
 
 const cleanups: (() => unknown)[] = []
@@ -176,8 +170,8 @@ describe('rights follow the caller on long-lived connections', () => {
     expect(patched.statusCode).toBe(200)
     await comment(draft, 'draft, once demoted')
     await comment(published, 'published, once demoted')
+    // Delivered in order: the draft's comment, made before, was skipped or came first.
     await until(() => onWs.received.length === 2 && nextEvents(sse.text).length === 2)
-    await settle()
     expect(onWs.received).toEqual([
       { data: { commentAdded: { content: 'draft, while admin' } } },
       { data: { commentAdded: { content: 'published, once demoted' } } },
@@ -253,8 +247,8 @@ describe('rights follow the caller on long-lived connections', () => {
     expect(Date.now() - revokedAt).toBeLessThan(1500)
     expect(ws.closes).toEqual([4401])
     expect(sse.text).toMatch(REVOKED_END)
+    // The socket is closed: nothing can arrive on it.
     await comment(draft, 'after the sweep')
-    await settle()
     expect(onWs.received).toEqual([])
   })
 

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { createMemoryEvents } from '../../src/events/memory-events.js'
 import type { AppTopics } from '../../src/features.js'
-import { listening, type Listening, rawSocket, settle, subscribed, until } from '../helpers/subscription-clients.js'
+import { listening, type Listening, rawSocket, settle, subscribed } from '../helpers/subscription-clients.js'
+import { until } from '../helpers/until.js'
 
 describe('subscription documents and protocols', () => {
   let s: Listening

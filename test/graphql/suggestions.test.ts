@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { until } from '../helpers/until.js'
 
 /** Each document has a typo graphql-js would suggest a name for; the message it keeps without one. */
 const TYPOS: readonly { name: string; query: string; variables?: Record<string, unknown>; kept: string }[] = [
@@ -109,11 +110,3 @@ describe('with introspection on', () => {
     }
   })
 })
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-  const started = Date.now()
-  while (!condition()) {
-    if (Date.now() - started > timeoutMs) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}

@@ -13,6 +13,7 @@ import { prepareDatabase } from '../../src/server.js'
 import { createTokensService } from '../../src/tokens/tokens.service.js'
 import type { CreateUserInput, User } from '../../src/users/users.schemas.js'
 import { createUsersService } from '../../src/users/users.service.js'
+import { createTestClock, type TestClock } from './test-clock.js'
 import { freshDatabase, type TestStore } from './test-store.js'
 
 export interface TestApp {
@@ -20,6 +21,8 @@ export interface TestApp {
   config: Config
   /** A second handle on the same database, for fixtures and for looking at what was stored. */
   database: Database
+  /** The clock of the app's windows (rate limit, allowances, delivery budgets): `advance` moves it. */
+  clock: TestClock
   admin: User
   alice: User
   bob: User
@@ -67,7 +70,8 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   })
   const served = openDatabase(config.database, { onQuery: options.onQuery })
   await prepareDatabase(served, config)
-  const app = await buildApp(config, { database: served, logStream: options.logStream, events: options.events, onRoute: options.onRoute })
+  const clock = createTestClock()
+  const app = await buildApp(config, { database: served, logStream: options.logStream, events: options.events, onRoute: options.onRoute, now: clock.now })
   const database = openDatabase(config.database)
   // Fixtures are written as another process would (the CLI): no open connection hears of them.
   const fixtureEvents = createMemoryEvents<AppTopics>()
@@ -86,6 +90,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
     app,
     config,
     database,
+    clock,
     admin,
     alice,
     bob,

@@ -1,8 +1,7 @@
 // Before the suite, once per run (vitest calls this once for the root and once per project; the
-// first call does the work): compiles src/ to dist/ (the CLI tests run the real `threadline`
-// command), and, when PostgreSQL answers, makes this run's own database for the tests' schemas,
-// with pg_trgm installed once in its public schema. The teardown drops it.
-import { execFileSync } from 'node:child_process'
+// first call does the work): when PostgreSQL answers, makes this run's own database for the tests'
+// schemas, with pg_trgm installed once in its public schema. The teardown drops it. (dist/, which
+// the CLI tests run, is compiled by the first test that needs it: dist.ts.)
 import type pg from 'pg'
 import { answers, TEST_DATABASE_URL } from './services.js'
 import { postgresUrlOf, withClient } from './test-store.js'
@@ -12,7 +11,6 @@ const DONE = 'THREADLINE_GLOBAL_SETUP_DONE'
 export default async function setup(): Promise<() => Promise<void>> {
   if (process.env[DONE] !== undefined) return teardown
   process.env[DONE] = '1'
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
   if (!(await answers(TEST_DATABASE_URL, 5432))) return async () => {}
 
   const name = `threadline_test_${process.pid}`

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { answers, IN_CI } from './services.js'
+import { until } from './until.js'
 
 const REDIS_SERVER = '/usr/bin/redis-server'
 
@@ -32,15 +33,6 @@ export function freePort(): Promise<number> {
       server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
     })
   })
-}
-
-/** Polls `condition` every 20 ms until it holds; fails after `ms`. */
-export async function until(condition: () => boolean | Promise<boolean>, ms = 4000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
 }
 
 export class PrivateRedis {

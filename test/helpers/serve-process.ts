@@ -1,9 +1,10 @@
-// `threadline serve` as a child process, exactly as a user runs it (dist/main.js, built by the
-// global setup), on a free port.
+// `threadline serve` as a child process, exactly as a user runs it (dist/main.js, brought up to date
+// by dist.ts), on a free port.
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process'
 import { promisify } from 'node:util'
+import { BIN } from './dist.js'
 
-export const BIN = 'dist/main.js'
+export { BIN }
 
 const run = promisify(execFile)
 

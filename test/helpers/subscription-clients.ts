@@ -4,6 +4,7 @@
 import { type Client, createClient } from 'graphql-ws'
 import WebSocket from 'ws'
 import { buildTestApp, type TestApp, type TestAppOptions } from './build-test-app.js'
+import { until } from './until.js'
 
 export interface Listening {
   t: TestApp
@@ -58,14 +59,6 @@ export function rawSocket(url: string, headers: Record<string, string> = {}) {
   })
   const send = (message: unknown) => socket.send(JSON.stringify(message))
   return { socket, messages, closed, opened, send }
-}
-
-export const until = async (condition: () => boolean, ms = 3000) => {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
 }
 
 /** Waits until the server holds exactly `count` subscriptions receiving events. */

@@ -15,6 +15,13 @@ export type TestStore = 'sqlite' | 'postgres'
 /** The store of this run: set by the vitest project (THREADLINE_TEST_STORE). */
 export const TEST_STORE: TestStore = process.env.THREADLINE_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite'
 
+/**
+ * True on the behavioural suite's second run (the postgres project). A test that never touches the
+ * run's store (--help, an in-memory or a SQLite database of its own) proves nothing new there, and
+ * skips.
+ */
+export const SECOND_STORE_RUN = TEST_STORE !== 'sqlite'
+
 /** The database the schemas are made in: this run's own, or one made on first use. */
 const TEST_DATABASE = process.env.THREADLINE_TEST_DATABASE ?? `threadline_test_${process.ppid}`
 

@@ -8,16 +8,18 @@ import { registerErrorHandling } from '../../src/http/error-handler.js'
 import { createFairScheduler, type FairSchedulerOptions } from '../../src/limits/fair-scheduler.js'
 import { limitRequestsInFlight } from '../../src/limits/in-flight.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { createTestClock } from '../helpers/test-clock.js'
 
 /** Turns of the event loop counted while a test spins them (see the slow requests' test). */
 let loopTurn = 0
 
-/** A bare app with the scheduler, one route whose handlers finish when the test says, and a probe. */
+/** A bare app with the scheduler (on a clock the test may move), one route whose handlers finish when the test says, and a probe. */
 async function gatedApp(options: FairSchedulerOptions) {
   const app = Fastify()
   registerErrorHandling(app, { graphql: (error) => ({ errors: [{ message: error.message }] }) })
   app.decorateRequest('caller', null)
-  const scheduler = createFairScheduler(options)
+  const clock = createTestClock()
+  const scheduler = createFairScheduler({ ...options, now: clock.now })
   limitRequestsInFlight(app, scheduler)
   const running: string[] = []
   const finishers = new Map<string, () => void>()
@@ -53,6 +55,7 @@ async function gatedApp(options: FairSchedulerOptions) {
   const isRunning = (name: string) => vi.waitFor(() => expect(running).toContain(name), { timeout: 3000, interval: 1 })
   return {
     app,
+    clock,
     scheduler,
     running,
     order,
@@ -96,7 +99,7 @@ describe('a caller alone', () => {
     const long = gated.app.inject({ url: '/work/long', remoteAddress: '10.1.0.4' })
     await gated.isRunning('long')
     // 600 ms in a handler: a share of half the clock would hold the next request back for 300 ms.
-    await new Promise((resolve) => setTimeout(resolve, 600))
+    gated.clock.advance(600)
     gated.finish('long')
     expect((await long).statusCode).toBe(200)
     const sentAt = performance.now()
@@ -157,7 +160,7 @@ describe('callers that contend', () => {
     let done = 0
     const finishGreedy = async () => {
       const name = gated.running.find((running) => running.startsWith('greedy'))!
-      await new Promise((resolve) => setTimeout(resolve, 30))
+      gated.clock.advance(30)
       gated.finish(name)
       done++
       await vi.waitFor(() => expect(gated.running.length).toBe(2), { timeout: 1000, interval: 1 })

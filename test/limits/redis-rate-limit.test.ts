@@ -6,8 +6,9 @@ import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
-import { canRunPrivateRedis, PrivateRedis, uniquePrefix, until } from '../helpers/private-redis.js'
+import { canRunPrivateRedis, PrivateRedis, uniquePrefix } from '../helpers/private-redis.js'
 import { redisUrl } from '../helpers/services.js'
+import { until } from '../helpers/until.js'
 
 const sharedUrl = await redisUrl()
 const privateRedis = canRunPrivateRedis()

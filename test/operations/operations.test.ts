@@ -5,8 +5,9 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import WebSocket from 'ws'
-import { freePort, until } from '../helpers/private-redis.js'
+import { freePort } from '../helpers/private-redis.js'
 import { TEST_STORE } from '../helpers/test-store.js'
+import { until } from '../helpers/until.js'
 
 /** The value of a sample in Prometheus text, by its name and labels as written; undefined when absent. */
 function sample(metrics: string, series: string): number | undefined {

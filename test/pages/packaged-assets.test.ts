@@ -1,7 +1,7 @@
 // The one rule for finding the files the pages load from other packages: the copy in the packaged
 // assets folder next to the compiled module (an installed package's dist/assets), else the
-// package in node_modules (a clone, running src/). The compiled module (dist/, built by the
-// global setup) is copied into a temporary folder of its own, as in a package, beside an assets
+// package in node_modules (a clone, running src/). The compiled module (dist/, brought up to date
+// by the dist helper) is copied into a temporary folder of its own, as in a package, beside an assets
 // folder made here.
 import { existsSync } from 'node:fs'
 import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DIST } from '../helpers/dist.js'
 import type * as PackagedAssets from '../../src/pages/packaged-assets.js'
 import { findPackagedAsset, PACKAGED_ASSETS, PACKAGED_ASSETS_FOLDER, packagedAssetPath } from '../../src/pages/packaged-assets.js'
 
@@ -19,7 +20,7 @@ let packaged: Module
 beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), 'threadline-assets-'))
   await mkdir(join(folder, 'pages'))
-  for (const file of ['packaged-assets.js', 'packaged-assets.js.map']) await copyFile(join('dist/pages', file), join(folder, 'pages', file))
+  for (const file of ['packaged-assets.js', 'packaged-assets.js.map']) await copyFile(join(DIST, 'pages', file), join(folder, 'pages', file))
   await writeFile(join(folder, 'package.json'), '{ "type": "module" }')
   packaged = (await import(pathToFileURL(join(folder, 'pages', 'packaged-assets.js')).href)) as Module
 })

@@ -9,17 +9,10 @@ import WebSocket from 'ws'
 import { type ServeProcess, startServe, tokenFromCli } from '../helpers/serve-process.js'
 import { postgresUrl, redisUrl } from '../helpers/services.js'
 import { freshPostgresDatabase, type TestDatabase } from '../helpers/test-store.js'
+import { until } from '../helpers/until.js'
 
 const postgres = await postgresUrl()
 const redis = await redisUrl()
-
-const until = async (condition: () => boolean | Promise<boolean>, ms = 3000) => {
-  const deadline = Date.now() + ms
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('timed out waiting')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
 
 const cleanups: (() => unknown)[] = []
 afterEach(async () => {

@@ -41,11 +41,14 @@ describe('the callers of tokens already seen', () => {
   })
 
   it('refuse a token once it has expired, with nothing written meanwhile', async () => {
-    const token = await t.tokenFor(t.bob.id, 1500)
+    const ttlMs = 800
+    const token = await t.tokenFor(t.bob.id, ttlMs)
+    // Made before now: expired for sure once its lifetime has passed from here.
+    const expiredBy = Date.now() + ttlMs
     const url = `/api/v1/users/${t.bob.id}`
     expect((await t.request({ url, token })).statusCode).toBe(200)
     expect((await t.request({ url, token })).statusCode).toBe(200)
-    await new Promise((resolve) => setTimeout(resolve, 1600))
+    await new Promise((resolve) => setTimeout(resolve, expiredBy + 5 - Date.now()))
     expect((await t.request({ url, token })).statusCode).toBe(401)
   })
 })

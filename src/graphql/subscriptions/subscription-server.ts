@@ -45,6 +45,8 @@ export interface SubscriptionServerOptions {
   events: Pick<Events<CallerTopics>, 'subscribe'>
   /** Runs a query's or mutation's execution in a slot of its caller's, as HTTP requests acquire theirs (OperationPreparation). */
   schedule: OperationPreparationOptions['schedule']
+  /** The clock of the delivery windows (SubscriptionBudget). @default Date.now */
+  now?: () => number
 }
 
 /** What the service counts, for tests and (later) metrics. */
@@ -66,7 +68,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
   const counter = new ConnectionCounter(limits.maxConnectionsPerCaller, limits.maxConnections)
   const slowConsumers = new SlowConsumers(limits.maxPendingEvents)
   const rights = new ConnectionRights({ events: options.events, currentCallers: options.currentCallers, log: app.log })
-  const budget = new SubscriptionBudget(limits)
+  const budget = new SubscriptionBudget(limits, options.now)
   app.addHook('onClose', async () => {
     rights.close()
     budget.close()
