@@ -1,9 +1,8 @@
 // SQL for comments, always with their author's name.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { dialectFactsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { lockForWrite } from '../db/write-transaction.js'
-import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
+import { countPerParent, listPage, listWindowPerParent, type RowPage } from '../db/list-page.js'
 import type { CommentRow, NewCommentRow } from './comments.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { type DraftVisibility, visible } from '../posts/posts.public.js'
@@ -32,22 +31,12 @@ export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuer
  */
 export function listCommentsOfPosts(db: Db, postIds: readonly number[], window: ListWindow, visibility: DraftVisibility): Promise<CommentWithAuthorRow[]> {
   if (postIds.length === 0) return Promise.resolve([])
-  const windowIds = (eb: WindowBuilder) =>
-    eb
-      .selectFrom('comments as c')
-      .select('c.id')
-      .whereRef('c.post_id', '=', 'parent.id')
-      .orderBy('c.id', window.order ?? 'asc')
-      .limit(window.limit)
-      .offset(window.offset)
-  return dialectFactsOf(db)
-    .joinWindow(db.selectFrom('posts as parent'), 'comments', windowIds)
+  return listWindowPerParent(db, db.selectFrom('posts as parent'), { table: 'comments', parentColumn: 'post_id', ...window })
     .innerJoin('users', 'users.id', 'comments.author_id')
     .selectAll('comments')
     .select('users.name as author_name')
     .where('parent.id', 'in', postIds)
     .where(visible('parent', visibility))
-    .orderBy('comments.id', window.order ?? 'asc')
     .execute() as Promise<CommentWithAuthorRow[]>
 }
 
@@ -64,22 +53,15 @@ export function countCommentsOfPosts(db: Db, postIds: readonly number[], visibil
 /** The same window of each user's comments, on posts the reader may see, in one statement. */
 export function listCommentsOfAuthors(db: Db, authorIds: readonly number[], window: ListWindow, visibility: DraftVisibility): Promise<CommentWithAuthorRow[]> {
   if (authorIds.length === 0) return Promise.resolve([])
-  const windowIds = (eb: WindowBuilder) =>
-    eb
-      .selectFrom('comments as c')
-      .innerJoin('posts as p', 'p.id', 'c.post_id')
-      .select('c.id')
-      .whereRef('c.author_id', '=', 'parent.id')
-      .where(visible('p', visibility))
-      .orderBy('c.id', window.order ?? 'asc')
-      .limit(window.limit)
-      .offset(window.offset)
-  return dialectFactsOf(db)
-    .joinWindow(db.selectFrom('users as parent'), 'comments', windowIds)
+  return listWindowPerParent(db, db.selectFrom('users as parent'), {
+    table: 'comments',
+    parentColumn: 'author_id',
+    narrow: (children) => children.innerJoin('posts as p', 'p.id', 'child.post_id').where(visible('p', visibility)),
+    ...window,
+  })
     .selectAll('comments')
     .select('parent.name as author_name')
     .where('parent.id', 'in', authorIds)
-    .orderBy('comments.id', window.order ?? 'asc')
     .execute() as Promise<CommentWithAuthorRow[]>
 }
 

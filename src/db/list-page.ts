@@ -297,6 +297,37 @@ function or(conditions: Expression<SqlBool>[]): Expression<SqlBool> {
   return conditions.length === 0 ? sql<SqlBool>`1 = 0` : sql<SqlBool>`(${sql.join(conditions, sql` or `)})`
 }
 
+/** Which children of each parent a window reads: their table, the column naming their parent, and what narrows them. */
+export interface PerParentWindow {
+  /** The children's table (`comments`) and the column that names their parent (`post_id`). */
+  readonly table: string
+  readonly parentColumn: string
+  /** Narrows the children, aliased `child` (a join and a where, for a visibility rule). */
+  readonly narrow?: (children: AnySelect) => AnySelect
+  readonly order?: 'asc' | 'desc' | undefined
+  readonly limit: number
+  readonly offset: number
+}
+
+/**
+ * The same window of each parent's children, in one statement: for each row `parents` selects
+ * (aliased `parent`), the ids of the window by the (parent column, id) index, then those children
+ * by key (the dialect's joinWindow), ordered by id as the window is. The cost follows the window,
+ * never the size of a parent's whole list. The caller selects and filters the parents.
+ */
+export function listWindowPerParent(
+  db: Db,
+  parents: AnySelect,
+  { table, parentColumn, narrow = (children) => children, order = 'asc', limit, offset }: PerParentWindow,
+): AnySelect {
+  const windowIds = (eb: WindowBuilder) =>
+    narrow(eb.selectFrom(`${table} as child`).select('child.id').whereRef(`child.${parentColumn}`, '=', 'parent.id'))
+      .orderBy('child.id', order)
+      .limit(limit)
+      .offset(offset)
+  return dialectFactsOf(db).joinWindow(parents, table, windowIds).orderBy(`${table}.id`, order)
+}
+
 /**
  * For each row `parents` selects (aliased `parent`), the rows `children` selects for it, each
  * counted up to `atMost`, in one statement: by parent id. (count is a bigint, text, on PostgreSQL.)

@@ -1,9 +1,8 @@
 // SQL for posts. Every function takes the executor first: the database or a transaction.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { dialectFactsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { lockForWrite } from '../db/write-transaction.js'
-import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
+import { countPerParent, listPage, listWindowPerParent, type RowPage } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from './posts.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { type Columns, selecting } from '../db/projection.js'
@@ -37,26 +36,22 @@ const postsOfUsers = compiledStatement<PostRow, WindowArgs>(
     [columns?.key ?? '*', userIds.length, window.order ?? 'asc', visibility.allDrafts ? 'all' : visibility.ownerId === null ? 'published' : 'own'].join(':'),
   (db, { userIds, window, visibility, columns }, slot) => {
     const seen: DraftVisibility = { allDrafts: visibility.allDrafts, ownerId: visibility.ownerId === null ? null : slot((args) => args.visibility.ownerId) }
-    const windowIds = (eb: WindowBuilder) =>
-      eb
-        .selectFrom('posts as p')
-        .select('p.id')
-        .whereRef('p.user_id', '=', 'parent.id')
-        .where(visible('p', seen))
-        .orderBy('p.id', window.order ?? 'asc')
-        .limit(slot((args) => args.window.limit))
-        .offset(slot((args) => args.window.offset))
-    const joined = dialectFactsOf(db).joinWindow(db.selectFrom('users as parent'), 'posts', windowIds)
+    const joined = listWindowPerParent(db, db.selectFrom('users as parent'), {
+      table: 'posts',
+      parentColumn: 'user_id',
+      narrow: (children) => children.where(visible('child', seen)),
+      order: window.order,
+      limit: slot((args) => args.window.limit),
+      offset: slot((args) => args.window.offset),
+    })
     return selecting(
       columns,
       'posts',
-    )(joined)
-      .where(
-        'parent.id',
-        'in',
-        userIds.map((_, i) => slot((args) => args.userIds[i] as number)),
-      )
-      .orderBy('posts.id', window.order ?? 'asc')
+    )(joined).where(
+      'parent.id',
+      'in',
+      userIds.map((_, i) => slot((args) => args.userIds[i] as number)),
+    )
   },
 )
 

@@ -1,9 +1,8 @@
 // SQL for todos. Every function takes the executor first: the database or a transaction.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { dialectFactsOf, type WindowBuilder } from '../db/dialect-facts.js'
 import { lockForWrite } from '../db/write-transaction.js'
-import { countPerParent, listPage, type RowPage } from '../db/list-page.js'
+import { countPerParent, listPage, listWindowPerParent, type RowPage } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from './todos.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 
@@ -32,19 +31,9 @@ export function countTodosOfUsers(db: Db, userIds: readonly number[], atMost: nu
 /** The same window of each user's todos, in the window's id order, in one statement (see listPostsOfUsers). */
 export function listTodosOfUsers(db: Db, userIds: readonly number[], window: ListWindow): Promise<TodoRow[]> {
   if (userIds.length === 0) return Promise.resolve([])
-  const windowIds = (eb: WindowBuilder) =>
-    eb
-      .selectFrom('todos as t')
-      .select('t.id')
-      .whereRef('t.user_id', '=', 'parent.id')
-      .orderBy('t.id', window.order ?? 'asc')
-      .limit(window.limit)
-      .offset(window.offset)
-  return dialectFactsOf(db)
-    .joinWindow(db.selectFrom('users as parent'), 'todos', windowIds)
+  return listWindowPerParent(db, db.selectFrom('users as parent'), { table: 'todos', parentColumn: 'user_id', ...window })
     .selectAll('todos')
     .where('parent.id', 'in', userIds)
-    .orderBy('todos.id', window.order ?? 'asc')
     .execute() as Promise<TodoRow[]>
 }
 
