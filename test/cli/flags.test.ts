@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN, startServe } from '../helpers/serve-process.js'
-import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
+import { freshDatabase, SECOND_STORE_RUN, type TestDatabase } from '../helpers/test-store.js'
 
 const run = promisify(execFile)
 /** Run from a folder of its own, where relative sqlite: paths land. */
@@ -61,7 +61,8 @@ describe('threadline flags', () => {
     expect(existsSync(join(folder, 'missing'))).toBe(false)
   })
 
-  it('--db works for the other commands, before or after the command', async () => {
+  // The rest never touch the run's store (SQLite files of their own, refusals, --help).
+  it.skipIf(SECOND_STORE_RUN)('--db works for the other commands, before or after the command', async () => {
     const env = { DATABASE_URL: 'sqlite:from-env.db' }
     expect((await threadline(['migrate', '--db', 'sqlite:after.db'], env)).stdout).toMatch(/^Applied: 0001-initial/)
     expect((await threadline(['--db', 'sqlite:before.db', 'migrate'], env)).stdout).toMatch(/^Applied: 0001-initial/)
@@ -70,7 +71,7 @@ describe('threadline flags', () => {
     expect(existsSync(join(folder, 'from-env.db'))).toBe(false)
   })
 
-  it('--help lists each flag with the variable it stands for', async () => {
+  it.skipIf(SECOND_STORE_RUN)('--help lists each flag with the variable it stands for', async () => {
     const serve = (await threadline(['serve', '--help'])).stdout.replace(/\s+/g, ' ')
     expect(serve).toContain('--port <n> port to listen on, 0 for any free one (env PORT, default 3000)')
     expect(serve).toContain('--host <address> interface to listen on, 0.0.0.0 for all (env HOST, default 127.0.0.1)')
@@ -80,7 +81,7 @@ describe('threadline flags', () => {
     }
   })
 
-  it.each([
+  it.skipIf(SECOND_STORE_RUN).each([
     [['serve', '--port', 'abc'], 'threadline: --port: expected an integer from 0 to 65535, got "abc"'],
     [['serve', '--port', '65536'], 'threadline: --port: expected an integer from 0 to 65535, got "65536"'],
     [['migrate', '--db', 'mysql://localhost/x'], 'threadline: --db: '],
@@ -92,7 +93,7 @@ describe('threadline flags', () => {
     expect(stderr).not.toMatch(/at .*\.js:\d+/) // a message, not a stack
   })
 
-  it('still names the variable when the environment is at fault and no flag is given', async () => {
+  it.skipIf(SECOND_STORE_RUN)('still names the variable when the environment is at fault and no flag is given', async () => {
     const { code, stderr } = await refused(['serve'], { PORT: 'abc' })
     expect(code).toBe(1)
     expect(stderr).toContain('threadline: Invalid environment variable PORT: expected an integer from 0 to 65535, got "abc"')

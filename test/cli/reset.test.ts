@@ -5,13 +5,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { DEMO_COUNTS, seedDatabase } from '../../src/seed/seed-database.js'
 import { BIN } from '../helpers/serve-process.js'
 import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
+import { readers } from './import-fixture.js'
 
 const run = promisify(execFile)
 
@@ -20,9 +20,8 @@ function threadline(url: string, args: string[]) {
 }
 
 /** What the API shows of the data: every user, and the first user's posts, todos and a post's comments. */
-async function contents(url: string) {
-  const app = await buildApp(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
-  try {
+function contents(url: string) {
+  return withApp(url, async (app) => {
     const read = async (path: string) => (await app.inject({ method: 'GET', url: path })).json().data
     const users: { id: number }[] = await read('/api/v1/users?limit=100')
     const first = users[0]?.id ?? 1
@@ -33,9 +32,7 @@ async function contents(url: string) {
       todos: await read(`/api/v1/users/${first}/todos?limit=100`),
       comments: posts[0] === undefined ? [] : await read(`/api/v1/users/${first}/posts/${posts[0].id}/comments?limit=100`),
     }
-  } finally {
-    await app.close()
-  }
+  })
 }
 
 let db: TestDatabase
@@ -56,6 +53,8 @@ afterAll(async () => {
   await db.drop()
   await demo.drop()
 })
+// Registered after the drops, so closed before them (after-hooks run in reverse order).
+const { withApp } = readers()
 
 describe('threadline reset', { timeout: 120_000 }, () => {
   it('refuses without --yes when stdin is not a terminal, and changes nothing', async () => {

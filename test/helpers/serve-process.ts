@@ -2,6 +2,8 @@
 // by dist.ts), on a free port.
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from 'node:child_process'
 import { promisify } from 'node:util'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
 import { BIN } from './dist.js'
 
 export { BIN }
@@ -64,6 +66,20 @@ export async function tokenFromCli(databaseUrl: string, userId: number): Promise
     env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
   })
   return stdout.trim()
+}
+
+/**
+ * commentsOnFirstPost as an app opening the database at `databaseUrl` finds it (what a server
+ * started again there would serve), in this process: a second `threadline serve` would prove no
+ * more, at the cost of a start.
+ */
+export async function storedCommentsOnFirstPost(databaseUrl: string): Promise<Set<string>> {
+  const reader = await buildApp(loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }))
+  try {
+    return await commentsOnFirstPost(await reader.listen({ host: '127.0.0.1', port: 0 }))
+  } finally {
+    await reader.close()
+  }
 }
 
 /** The content of every comment on the demo data's post 1 (of user 1), read page by page (v2 cursors). */
