@@ -3,22 +3,25 @@
 // missing from src/features.ts are each an error; what the rules allow passes. Checked with
 // ESLint's Linter on the planted text alone (the rules need no type information), under the
 // project's own rule blocks, whose lists are read from the tree and src/features.ts.
+import { join, resolve } from 'node:path'
 import { Linter } from 'eslint'
 import tseslint from 'typescript-eslint'
 import { describe, expect, it } from 'vitest'
 import { boundaries } from '../../eslint.config.js'
 import { featureFolders, registeredFeatures } from '../../scripts/features.js'
 
-const linter = new Linter({ configType: 'flat' })
+// Paths from the project's root, whatever the process's working directory (files share a worker).
+const ROOT = resolve(import.meta.dirname, '../..')
+const linter = new Linter({ configType: 'flat', cwd: ROOT })
 const config = [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } }, ...boundaries]
 
 /** The structure errors of `code` as if it were the file `filename`. */
-const errorsOf = (filename: string, code: string) => linter.verify(code, config, filename).map(({ ruleId, message }) => ({ ruleId, message }))
+const errorsOf = (filename: string, code: string) => linter.verify(code, config, join(ROOT, filename)).map(({ ruleId, message }) => ({ ruleId, message }))
 
 describe('the structure rules', () => {
   it('read the features from src/features.ts, and every feature folder is registered', () => {
-    expect(registeredFeatures()).toEqual(['users', 'posts', 'comments', 'todos', 'tokens'])
-    expect([...featureFolders()].sort()).toEqual([...registeredFeatures()].sort())
+    expect(registeredFeatures(ROOT)).toEqual(['users', 'posts', 'comments', 'todos', 'tokens'])
+    expect([...featureFolders(ROOT)].sort()).toEqual([...registeredFeatures(ROOT)].sort())
   })
 
   it.each([
