@@ -37,7 +37,16 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     projects: [
-      { extends: true as const, test: { name: 'sqlite', include: ['test/**/*.test.ts'], env: { THREADLINE_TEST_STORE: 'sqlite' } } },
+      {
+        extends: true as const,
+        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/structure/**'], env: { THREADLINE_TEST_STORE: 'sqlite' } },
+      },
+      // The structure tests load the lint's configuration and a copy of the project: each file in a
+      // fresh module graph (in a shared one, ESLint's Linter once saw no configuration for its files).
+      {
+        extends: true as const,
+        test: { name: 'structure', include: ['test/structure/**/*.test.ts'], isolate: true, env: { THREADLINE_TEST_STORE: 'sqlite' } },
+      },
       ...(withPostgres
         ? [
             {
