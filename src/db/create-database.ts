@@ -12,6 +12,7 @@ import { isQueryTimeout } from './database-errors.js'
 import { type DialectFacts, postgresFacts, sqliteFacts } from './dialect-facts.js'
 import type { Tables } from './tables.js'
 import { translatingDialect } from './translating-dialect.js'
+import { withCurrentSchemaIntrospector } from './current-schema-introspector.js'
 
 export type Db = Kysely<Tables>
 
@@ -74,7 +75,7 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
       await connection.executeQuery(CompiledQuery.raw(`set timezone = 'UTC'`))
     }
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: location.poolSize })
-    return open(new PostgresDialect({ pool, onCreateConnection }), postgresFacts, { poolStats })
+    return open(withCurrentSchemaIntrospector(new PostgresDialect({ pool, onCreateConnection })), postgresFacts, { poolStats })
   }
   const connection = withStatementCache(openSqlite(location.path, pageCacheKib))
   return open(new SqliteDialect({ database: connection }), sqliteFacts, { dataVersion: connection.dataVersion })

@@ -46,6 +46,31 @@ describe.runIf(server)('PostgreSQL', () => {
     }
   })
 
+  it("sees the tables of its own schema only, while another schema's are dropped", async () => {
+    const other = await freshDatabase('postgres')
+    const fresh = await freshDatabase('postgres')
+    const [a, b] = [open(other.url), open(fresh.url)]
+    try {
+      await migrateToLatest(a)
+      expect(await b.db.introspection.getTables({ withInternalKyselyTables: true })).toEqual([])
+      const mine = await database.db.introspection.getTables()
+      expect(mine.map((table) => table.name).sort()).toEqual(['comments', 'posts', 'todos', 'tokens', 'users'])
+      expect(mine.find((table) => table.name === 'users')?.columns.find((column) => column.name === 'id')).toMatchObject({
+        isAutoIncrementing: true,
+        isNullable: false,
+      })
+      // The other schema's tables go while the fresh one migrates: its checks never read them.
+      const dropping = (async () => {
+        for (const table of ['comments', 'todos', 'posts', 'tokens', 'users']) await sql`drop table ${sql.table(table)} cascade`.execute(a.db)
+      })()
+      expect((await migrateToLatest(b)).applied).toHaveLength(4)
+      await dropping
+    } finally {
+      await a.close()
+      await b.close()
+    }
+  })
+
   it('reads instants back as ISO 8601 in UTC, exactly as written, and booleans as booleans', async () => {
     const at = '2026-03-04T05:06:07.089Z'
     const user = await database.db
