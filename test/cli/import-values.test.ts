@@ -6,7 +6,7 @@ import { createWriteStream, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
+import { freshDatabase, SECOND_STORE_RUN, type TestDatabase } from '../helpers/test-store.js'
 import { dataFiles, readers, threadline, threadlineFails } from './import-fixture.js'
 
 const fileOf = dataFiles('threadline-import-values-')
@@ -37,25 +37,28 @@ async function userIds(url: string): Promise<number[]> {
 }
 
 describe('threadline import: values the API could not serve', { timeout: 120_000 }, () => {
-  it('refuses an id past 2147483647, written out or as 1e308, in a row or a reference, with its path, and writes nothing', async () => {
-    // Written by hand: JSON.stringify would write 1e308 as 1e+308 (the same number).
-    const file = fileOf(
-      'big-ids.json',
-      `{"threadline": {"version": 1}, "users": [${JSON.stringify(user(1, 'one@example.com'))}, ${JSON.stringify(user(2147483648, 'big@example.com'))},
+  it.skipIf(SECOND_STORE_RUN)(
+    'refuses an id past 2147483647, written out or as 1e308, in a row or a reference, with its path, and writes nothing',
+    async () => {
+      // Written by hand: JSON.stringify would write 1e308 as 1e+308 (the same number).
+      const file = fileOf(
+        'big-ids.json',
+        `{"threadline": {"version": 1}, "users": [${JSON.stringify(user(1, 'one@example.com'))}, ${JSON.stringify(user(2147483648, 'big@example.com'))},
         ${JSON.stringify(user(3, 'huge@example.com')).replace('"id":3', '"id":1e308')}],
         "posts": [{"id": 1, "userId": 2147483648, "title": "T", "content": "C", "status": "published", "publishedAt": "${at}", "createdAt": "${at}", "updatedAt": "${at}"}]}`,
-    )
-    const failed = await threadlineFails(db.url, ['import', file])
-    expect(failed.code).toBe(1)
-    expect(failed.stderr).toContain('users[1].id: must be at most 2147483647')
-    expect(failed.stderr).toContain('users[2].id: must be at most 2147483647')
-    expect(failed.stderr).toContain('posts[0].userId: must be at most 2147483647')
-    expect(failed.stderr).toContain('nothing was imported')
-    expect(failed.stderr).not.toMatch(/out of range|datatype mismatch|\n\s+at /)
-    expect(await userIds(db.url)).toEqual([])
-  })
+      )
+      const failed = await threadlineFails(db.url, ['import', file])
+      expect(failed.code).toBe(1)
+      expect(failed.stderr).toContain('users[1].id: must be at most 2147483647')
+      expect(failed.stderr).toContain('users[2].id: must be at most 2147483647')
+      expect(failed.stderr).toContain('posts[0].userId: must be at most 2147483647')
+      expect(failed.stderr).toContain('nothing was imported')
+      expect(failed.stderr).not.toMatch(/out of range|datatype mismatch|\n\s+at /)
+      expect(await userIds(db.url)).toEqual([])
+    },
+  )
 
-  it('refuses an instant in the year 0 with its path, and writes nothing', async () => {
+  it.skipIf(SECOND_STORE_RUN)('refuses an instant in the year 0 with its path, and writes nothing', async () => {
     const file = fileOf('year-zero.json', { threadline: marker, users: [user(1, 'one@example.com'), user(2, 'zero@example.com', '0000-01-01T00:00:00.000Z')] })
     const failed = await threadlineFails(db.url, ['import', file])
     expect(failed.stderr).toContain('users[1].createdAt: must be an ISO 8601 date-time with an offset (Z or ±hh:mm) in the years 0001 to 9999')
@@ -81,7 +84,7 @@ describe('threadline import: values the API could not serve', { timeout: 120_000
     })
   })
 
-  it('refuses a 100 MB string with its path as soon as it is longer than any field, within its bounded heap', async () => {
+  it.skipIf(SECOND_STORE_RUN)('refuses a 100 MB string with its path as soon as it is longer than any field, within its bounded heap', async () => {
     // Written as a stream, a megabyte at a time: the test holds none of it whole either.
     const dir = mkdtempSync(join(tmpdir(), 'threadline-import-huge-'))
     try {

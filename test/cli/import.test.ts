@@ -1,7 +1,7 @@
 // `threadline import`, run as a child process (dist/main.js) on a fresh database of the run's store,
 // then read back over the REST API of an app on the same database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
+import { freshDatabase, SECOND_STORE_RUN, type TestDatabase } from '../helpers/test-store.js'
 import { dataFiles, readers, threadline, threadlineFails } from './import-fixture.js'
 
 const fileOf = dataFiles('threadline-import-')
@@ -211,7 +211,7 @@ describe('threadline import', { timeout: 120_000 }, () => {
     expect(await snapshot(db.url)).toEqual(before)
   })
 
-  it('caps the list of problems and says how many more', async () => {
+  it.skipIf(SECOND_STORE_RUN)('caps the list of problems and says how many more', async () => {
     const users = Array.from({ length: 150 }, (_, i) => ({ id: i + 100, name: '', email: `u${i}@example.com` }))
     const failed = await threadlineFails(db.url, ['import', fileOf('many.json', { users })])
     expect(failed.stderr).toContain('users[0].name: must not be empty')
@@ -219,7 +219,7 @@ describe('threadline import', { timeout: 120_000 }, () => {
     expect(failed.stderr).not.toContain('users[149]')
   })
 
-  it('says where a file is not JSON, and writes nothing', async () => {
+  it.skipIf(SECOND_STORE_RUN)('says where a file is not JSON, and writes nothing', async () => {
     const before = await snapshot(db.url)
     const failed = await threadlineFails(db.url, ['import', fileOf('broken.json', '{"users": [\n  {"id": 1, "name": "A",}\n]}')])
     expect(failed.code).not.toBe(0)

@@ -2,6 +2,7 @@
 // one budget, a caller's deliveries are metered (RATE_LIMITED with retryAfter, then delivered
 // again), one event's deliveries together have a ceiling, and the answer refusing an event stream
 // for the caller's open connections carries Retry-After and counters that agree with it.
+// Runs once, on SQLite: the metering of deliveries, counted in memory; what is delivered is comments.graphql.test.ts's.
 import { type Client, createClient } from 'graphql-ws'
 import { afterEach, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'

@@ -1,6 +1,7 @@
 // The query limits as graphql's validate runs them, beside the specified rules, on a schema shaped
 // like Threadline's: each limit at its bound and one past it, fragments, cycles, introspection,
 // several operations, and hostile documents of about a megabyte.
+// Runs once, on SQLite: graphql's validation of documents; nothing is executed.
 import {
   Kind,
   OperationTypeNode,

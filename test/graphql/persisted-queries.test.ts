@@ -5,6 +5,7 @@
 // stands for. What is kept is bounded: only documents that parsed and validated, none larger than
 // GRAPHQL_PERSISTED_QUERY_MAX_BYTES, a caller's bytes per window, and what Redis holds in all.
 // Trusted documents, and the mode that runs only them. On this process's store and on Redis.
+// Runs once, on SQLite: documents kept in memory or Redis, never in the database.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

@@ -1,6 +1,7 @@
 // GraphQL subscriptions' transports over a real listening server: raw graphql-transport-ws sockets
 // and Server-Sent Events for what the protocols say about documents, auth, refusals and limits.
 // (What commentAdded delivers to whom is test/comments/comments.graphql.test.ts's.)
+// Runs once, on SQLite: the protocols of subscriptions; what commentAdded delivers on each store is comments.graphql.test.ts's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { createMemoryEvents } from '../../src/events/memory-events.js'

@@ -2,6 +2,7 @@
 // /graphql, a WebSocket (graphql-transport-ws) and an event stream (graphql-sse) meet the same
 // refusals, with the same codes, and cost the caller the same points (read from the allowance that
 // is left before and after, by a probe that costs 1 point itself).
+// Runs once, on SQLite: the pipeline and the protocols; the data behind the answers is the other tests'.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'

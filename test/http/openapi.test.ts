@@ -1,3 +1,4 @@
+// Runs once, on SQLite: the document is made from the routes, not from the data.
 import { compileErrors, validate } from '@readme/openapi-parser'
 import { createConfig, lintFromString } from '@redocly/openapi-core'
 import type { RouteOptions } from 'fastify'

@@ -1,3 +1,4 @@
+// Runs once, on SQLite: the allowance is counted in memory or Redis, never in the database.
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { registerRateLimit } from '../../src/limits/rate-limit.js'

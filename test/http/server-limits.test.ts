@@ -1,6 +1,7 @@
 // What the HTTP server grants one client, tested with raw sockets against a listening app (light-my-request
 // would skip Node's parser and its timers): oversized headers and URLs, slow headers (slowloris), slow
 // bodies, idle kept-alive connections and too many connections. Short limits from the env keep it quick.
+// Runs once, on SQLite: sockets and the HTTP server's timers; no request of it reaches the store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'

@@ -1,6 +1,7 @@
 // Failed sign-ins have an allowance of their own, per client address, per account and address,
 // and per account, checked before any password is: a flood from one address is refused with 429
 // and Retry-After after its allowance and hashes no more, while a sign-in from elsewhere goes on.
+// Runs once, on SQLite: the allowances count attempts before any password is read; the store only holds the account.
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
