@@ -5,9 +5,9 @@ import { Command, InvalidArgumentError, Option } from 'commander'
 import type { SeedCommandOptions } from './cli/commands.js'
 import { EXPORT_FORMATS, type ExportOptions } from './cli/export-format.js'
 import { SPOOL_OPTION } from './cli/spool.js'
-import { type Config, ConfigError, type ConfigFlags, loadConfig } from './config.js'
+import { type Config, type ConfigError, type ConfigFlags, loadConfig } from './config.js'
 import { parseDuration } from './core/duration.js'
-import { isAppError } from './errors.js'
+import type { AppError } from './errors.js'
 import { DEMO_COUNTS, MAX_BATCH_SIZE } from './seed/seed-counts.js'
 import { withServerHeapSettings } from './heap-settings.js'
 
@@ -137,10 +137,17 @@ tokens
   .argument('<token>', 'the token, as printed by tokens create')
   .action(withConfig(async (config, token: string) => (await commands()).revokeTokenCommand(config, token)))
 
+/**
+ * Whether an error is one of Threadline's own, in the service's words. By name: this module is
+ * bundled (scripts/bundle-cli.js) and the server is not, so an error `serve` throws is an instance
+ * of the server's copy of the class, not of this bundle's.
+ */
+const ownError = (error: unknown): error is ConfigError | AppError => error instanceof Error && (error.name === 'ConfigError' || error.name === 'AppError')
+
 program.parseAsync().catch((error: unknown) => {
-  if (error instanceof ConfigError || isAppError(error)) {
+  if (ownError(error)) {
     console.error(`threadline: ${error.message}`)
-    for (const detail of isAppError(error) ? (error.details ?? []) : []) {
+    for (const detail of error.name === 'AppError' ? ((error as AppError).details ?? []) : []) {
       console.error(`  ${detail.field === '' ? '' : `${detail.field}: `}${detail.message}`)
     }
   } else if (error instanceof Error && typeof (error as { code?: unknown }).code === 'string') {

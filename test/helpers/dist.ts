@@ -1,4 +1,4 @@
-// The compiled code (dist/, the compiler's half of `npm run build`) for the tests that run it: the
+// The compiled code (dist/: what `npm run build` compiles and bundles) for the tests that run it: the
 // `threadline` command, the lazily loaded drivers, the packaged assets. Importing this module brings
 // dist/ up to date first, so a run of tests that never touch dist/ compiles nothing, and a test that
 // runs it never sees a stale one. `tsc -b` decides: its build info records every input and the
@@ -22,9 +22,12 @@ const run = promisify(execFile)
 
 let built: Promise<void> | undefined
 
-/** Compiles what changed in src/ since the last build (nothing, usually); once per worker. */
+/** Compiles what changed in src/ since the last build (nothing, usually), and bundles the command again (half a second); once per worker. */
 export function ensureBuilt(): Promise<void> {
-  built ??= underLock(() => run(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'tsconfig.build.json']).catch(compileFailed))
+  built ??= underLock(async () => {
+    await run(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'tsconfig.build.json']).catch(compileFailed)
+    await run(process.execPath, ['scripts/bundle-cli.js'])
+  })
   return built
 }
 
