@@ -17,8 +17,9 @@ export const TEST_STORE: TestStore = process.env.THREADLINE_TEST_STORE === 'post
 
 /**
  * True on the behavioural suite's second run (the postgres project). A test that never touches the
- * run's store (--help, an in-memory or a SQLite database of its own) proves nothing new there, and
- * skips.
+ * run's store (--help, an in-memory or a SQLite database of its own), or reaches it only through
+ * services whose own tests run on PostgreSQL (a CLI command's parsing and printing around
+ * `users.create`), proves nothing new there, and skips.
  */
 export const SECOND_STORE_RUN = TEST_STORE !== 'sqlite'
 
