@@ -33,7 +33,7 @@
 // run the light caller's p99 under 100 ms while the heavy one keeps at least 0.8 of the pages it is
 // answered alone. Prints met / NOT MET and exits 1 if any is not.
 //
-// --server-dir runs another checkout's dist/main.js (built beforehand: `npx tsc -p tsconfig.build.json`
+// --server-dir runs another checkout's dist/main.js (built beforehand: `npm run build`
 // there), e.g. the code before a fix; the database is seeded with that build's migrations.
 //
 //   npm run bench:abuse [-- --seconds 15 --only search,offset --skip-build --server-dir /work/baseline --out bench/results/abuse-baseline.json]
@@ -1092,7 +1092,7 @@ function detailLines(runs: readonly Run[]): string[] {
 async function main(): Promise<void> {
   const startedAt = Date.now()
   if (SERVER_DIR === resolve('.') && !args['skip-build']) build()
-  else if (!existsSync(main_js)) throw new Error(`${main_js} is missing: run \`npx tsc -p tsconfig.build.json\` in ${SERVER_DIR}`)
+  else if (!existsSync(main_js)) throw new Error(`${main_js} is missing: run \`npm run build\` in ${SERVER_DIR}`)
   mkdirSync(DATA, { recursive: true })
   const seeded = await abuseDatabase(SERVER_DIR, DATA, { users: Number(args.users), posts: Number(args.posts), comments: Number(args.comments) })
   // This run's tokens, in a copy every attack starts from.

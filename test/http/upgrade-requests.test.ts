@@ -2,6 +2,7 @@
 // /graphql becomes a session; every other one is answered, with Connection: close, and its socket
 // ended, whatever the path, the protocol asked or the answer; a malformed handshake on /graphql is
 // refused in the GraphQL error body, with the request id and the security headers.
+// Runs once, on SQLite: handshakes over raw sockets; no upgrade reaches the store.
 import { afterAll, describe, expect, it } from 'vitest'
 import { openRaw } from '../helpers/raw-connection.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'

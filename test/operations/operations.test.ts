@@ -1,4 +1,5 @@
 // Operating the service: /health, /ready and /metrics, and how they are logged and limited.
+// Runs once, on SQLite: probes, counters and their limits; /ready's check of PostgreSQL is faults/postgres-outage.test.ts's.
 import { createServer, type Server, type Socket } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'

@@ -1,6 +1,7 @@
 // The one line per request (src/http/request-log.ts): written as pino writes its lines, with
 // the route's template (never the URL), the status, the latency and the caller; machines' quiet
 // routes at debug; nothing below the configured level.
+// Runs once, on SQLite: the log line of a request is made of the request, not of the data.
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
