@@ -13,6 +13,17 @@ import { toUser } from './users.service.js'
 /** The part of an e-mail before the @: JSONPlaceholder's `username`. */
 const localPart = (email: string) => email.slice(0, email.lastIndexOf('@'))
 
+/** A user a file gives only its id, name and e-mail: the other columns as a new plain user's, made `now`. */
+const plainUserColumns = (user: { id: unknown; name: unknown; email: unknown }, now: string) => ({
+  ...user,
+  age: null,
+  avatar: null,
+  role: 'user',
+  password_hash: null,
+  created_at: now,
+  updated_at: now,
+})
+
 export const usersData: DataSection<UserRow> = {
   name: 'users',
   noun: 'user',
@@ -22,17 +33,7 @@ export const usersData: DataSection<UserRow> = {
       column: 'email',
       noun: 'e-mail',
       ignoreCase: true,
-      rowFor: (email, id, now) => ({
-        id,
-        name: email.split('@')[0] || email,
-        email,
-        age: null,
-        avatar: null,
-        role: 'user',
-        password_hash: null,
-        created_at: now,
-        updated_at: now,
-      }),
+      rowFor: (email, id, now) => plainUserColumns({ id, name: email.split('@')[0] || email, email }, now),
     },
   ],
   formats: {
@@ -59,17 +60,7 @@ export const usersData: DataSection<UserRow> = {
       // The fields Threadline keeps are checked; the rest are dropped unread.
       schema: Type.Object({ id: StoredId, name: User.properties.name, email: User.properties.email }),
       dropped: ['username', 'address', 'phone', 'website', 'company'],
-      toColumns: (row, { now }) => ({
-        id: row.id,
-        name: row.name,
-        email: row.email,
-        age: null,
-        avatar: null,
-        role: 'user',
-        password_hash: null,
-        created_at: now,
-        updated_at: now,
-      }),
+      toColumns: (row, { now }) => plainUserColumns({ id: row.id, name: row.name, email: row.email }, now),
     },
   },
 }

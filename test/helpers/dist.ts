@@ -7,6 +7,7 @@
 import { execFile } from 'node:child_process'
 import { mkdir, open, readFile, rm } from 'node:fs/promises'
 import { promisify } from 'node:util'
+import { isAlive } from './process-alive.js'
 
 export const DIST = 'dist'
 
@@ -65,15 +66,6 @@ async function takeLock(): Promise<boolean> {
   const holder = Number(await readFile(LOCK, 'utf8').catch(() => ''))
   if (holder > 0 && !isAlive(holder)) await rm(LOCK, { force: true })
   return false
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as { code?: string }).code === 'EPERM'
-  }
 }
 
 await ensureBuilt()

@@ -3,6 +3,7 @@
 // schemas, with pg_trgm installed once in its public schema. The teardown drops it. (dist/, which
 // the CLI tests run, is compiled by the first test that needs it: dist.ts.)
 import type pg from 'pg'
+import { isAlive } from './process-alive.js'
 import { answers, TEST_DATABASE_URL } from './services.js'
 import { postgresUrlOf, withClient } from './test-store.js'
 
@@ -42,14 +43,5 @@ async function dropStaleDatabases(client: pg.Client): Promise<void> {
     const pid = Number(/^threadline_(?:test|t)_(\d+)/.exec(datname)?.[1])
     if (isAlive(pid)) continue
     await client.query(`drop database if exists ${datname} with (force)`)
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as { code?: string }).code === 'EPERM'
   }
 }
