@@ -5,7 +5,7 @@
 import type pg from 'pg'
 import { isAlive } from './process-alive.js'
 import { answers, TEST_DATABASE_URL } from './services.js'
-import { postgresUrlOf, withClient } from './test-store.js'
+import { createTestDatabase, postgresUrlOf, withClient } from './test-store.js'
 
 const DONE = 'THREADLINE_GLOBAL_SETUP_DONE'
 
@@ -17,7 +17,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   const name = `threadline_test_${process.pid}`
   await withClient(TEST_DATABASE_URL, async (client) => {
     await dropStaleDatabases(client)
-    await client.query(`create database ${name}`)
+    await createTestDatabase(client, name)
   })
   await withClient(postgresUrlOf(name), async (client) => {
     const { rowCount } = await client.query(`select 1 from pg_available_extensions where name = 'pg_trgm'`)
