@@ -18,7 +18,7 @@ const declared = new WeakSet<object>()
  */
 export function mutation<S extends TSchema, A = { input: unknown }, R = unknown>(
   declaration: { input: S; from?: (args: A) => unknown },
-  resolve: (input: Static<S>, args: A, context: GraphQLContext) => R,
+  resolve: (input: NoInfer<Static<S>>, args: A, context: GraphQLContext) => R,
 ): MutationResolver<A, R> {
   const { input: schema, from = (args: A) => (args as { input?: unknown }).input } = declaration
   const resolver: MutationResolver<A, R> = (_parent, args, context) => {
