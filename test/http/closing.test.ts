@@ -1,6 +1,9 @@
 // Closing the app (what SIGTERM does, src/server.ts) while clients have connected and sent their
 // requests but the server, busy, has not accepted or read them yet: each is answered, none reset.
 import { spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
@@ -12,27 +15,32 @@ afterEach(async () => {
 
 /**
  * A client in a process of its own (so that it runs while this one's loop is held): on a line on
- * stdin it opens `count` connections and sends a request on each; at the end it prints one JSON
- * line: each connection's status, or the error that ended it.
+ * stdin it opens `count` connections and sends a request on each; once every request is with the
+ * kernel it makes the file `sent`; at the end it prints one JSON line: each connection's status,
+ * or the error that ended it.
  */
 const CLIENT = `
 const net = require('node:net')
-const [port, count] = process.argv.slice(1).map(Number)
+const { writeFileSync } = require('node:fs')
+const [port, count, sent] = process.argv.slice(1)
 console.log('ready')
 process.stdin.once('data', () => {
   const results = []
+  let written = 0
   for (let i = 0; i < count; i++) {
-    const socket = net.connect(port, '127.0.0.1')
+    const socket = net.connect(Number(port), '127.0.0.1')
     let text = ''
     let error
     socket.on('connect', () => {
-      socket.write('GET /api/v1/users?limit=5 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')
+      socket.write('GET /api/v1/users?limit=5 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n', () => {
+        if (++written === Number(count)) writeFileSync(sent, '')
+      })
     })
     socket.on('data', (chunk) => (text += chunk))
     socket.on('error', (e) => (error = e.code))
     socket.on('close', () => {
       results.push(error ?? (/^HTTP\\/1\\.1 (\\d{3})/.exec(text)?.[1] ?? 'no answer'))
-      if (results.length === count) {
+      if (results.length === Number(count)) {
         console.log(JSON.stringify(results))
         process.exit(0)
       }
@@ -41,10 +49,14 @@ process.stdin.once('data', () => {
 })
 `
 
-/** Holds this process's event loop for `ms`: a server busy with its handlers accepts and reads nothing meanwhile. */
-function holdLoop(ms: number): void {
+/**
+ * Holds this process's event loop until `done()` or for at most `ms`, as a server busy with its
+ * handlers would: it accepts and reads nothing meanwhile. Says whether `done()` came true.
+ */
+function holdLoopUntil(done: () => boolean, ms: number): boolean {
   const until = performance.now() + ms
-  while (performance.now() < until);
+  while (performance.now() < until) if (done()) return true
+  return false
 }
 
 describe('closing', () => {
@@ -54,7 +66,8 @@ describe('closing', () => {
     await app.listen({ port: 0, host: '127.0.0.1' })
     const port = (app.server.address() as { port: number }).port
     const count = 20
-    const client = spawn(process.execPath, ['-e', CLIENT, String(port), String(count)])
+    const sent = join(mkdtempSync(join(tmpdir(), 'threadline-closing-')), 'sent')
+    const client = spawn(process.execPath, ['-e', CLIENT, String(port), String(count), sent])
     let output = ''
     client.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
     const results = new Promise<string[]>((resolve) => client.on('exit', () => resolve(JSON.parse(output.trim().split('\n').at(-1)!) as string[])))
@@ -62,9 +75,12 @@ describe('closing', () => {
     await new Promise<void>((resolve) => client.stdout.once('data', () => resolve()))
     // The client connects and sends while this loop is held: every connection waits in the
     // listening socket's backlog, its request in the kernel's buffers, when the close begins.
+    // (Waiting for the client's word, not for a fixed time: on a busy machine it may take long to
+    // connect, and a connection made after the close began is not what this test is about.)
     client.stdin.write('go\n')
-    holdLoop(500)
+    expect(holdLoopUntil(() => existsSync(sent), 10_000), 'the client sent every request within 10 s').toBe(true)
     await app.close()
+    rmSync(dirname(sent), { recursive: true, force: true })
     const statuses = await results
     expect(statuses).toHaveLength(count)
     expect(statuses.filter((status) => status !== '200' && status !== '503')).toEqual([])
