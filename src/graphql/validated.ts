@@ -14,7 +14,8 @@ const declared = new WeakSet<object>()
 /**
  * A mutation with an input object: `input` validates `args.input` (or what `from` picks out of the
  * arguments, where the GraphQL arguments hold more or less than the REST body) before `resolve`
- * receives it, typed.
+ * receives it, typed. The schema's type is inferred from `input` alone (NoInfer): inferring it
+ * back through Static<S> as well costs the type checker seconds on every run.
  */
 export function mutation<S extends TSchema, A = { input: unknown }, R = unknown>(
   declaration: { input: S; from?: (args: A) => unknown },
