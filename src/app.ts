@@ -1,6 +1,7 @@
 // The composition root: opens the store, builds the services, and wires them into Fastify.
 // The list of registrations below is the table of contents of the service, in the order a
 // request meets them. Tests build the app with this same function.
+import { buildSharedSerializer } from './http/serializer-cache.js'
 import fastifyCors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
@@ -98,6 +99,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     },
     // A request that arrives while the app closes is answered by refuseWhileClosing, in our words.
     return503OnClosing: false,
+    schemaController: { compilersFactory: { buildSerializer: buildSharedSerializer } },
     logController: new OneLinePerRequest({
       write: (line) => logStream.write(line),
       info: logs(config.logLevel, 'info'),
