@@ -1,22 +1,20 @@
 #!/usr/bin/env node
 // The `threadline` command: serve, migrate, seed, import, reset, export, users, tokens. `--help` on each.
-import { readFileSync } from 'node:fs'
 import { Command, InvalidArgumentError, Option } from 'commander'
 import type { SeedCommandOptions } from './cli/commands.js'
 import { EXPORT_FORMATS, type ExportOptions } from './cli/export-format.js'
 import { SPOOL_OPTION } from './cli/spool.js'
-import { type Config, type ConfigError, type ConfigFlags, loadConfig } from './config.js'
+import { type Config, ConfigError, type ConfigFlags, loadConfig } from './config.js'
 import { parseDuration } from './core/duration.js'
-import type { AppError } from './errors.js'
+import { AppError } from './errors.js'
 import { DEMO_COUNTS, MAX_BATCH_SIZE } from './seed/seed-counts.js'
 import { withServerHeapSettings } from './heap-settings.js'
+import { PACKAGE_VERSION } from './package-info.js'
 
 // Each command's code is loaded when it runs: --help, and the process that waits while an import
 // runs in a bounded heap (cli/bounded-heap.ts), load neither the server nor the database (45 MB
 // of RSS against 112 MB).
 const commands = () => import('./cli/commands.js')
-
-const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
 
 function count(value: string): number {
   if (!/^\d{1,9}$/.test(value)) throw new InvalidArgumentError('expected a whole number')
@@ -52,7 +50,7 @@ const spoolOption = () => new Option(`${SPOOL_OPTION} <path>`).hideHelp()
 
 const program = new Command('threadline')
   .description('Users, posts, comments and todos over REST and GraphQL.')
-  .version(version)
+  .version(PACKAGE_VERSION)
   .option('--db <url>', 'the database, sqlite:FILE or postgres://… (env DATABASE_URL, default sqlite:data/threadline.db)')
   // Every command's --help lists --db too, under "Global Options".
   .configureHelp({ showGlobalOptions: true })
@@ -137,17 +135,13 @@ tokens
   .argument('<token>', 'the token, as printed by tokens create')
   .action(withConfig(async (config, token: string) => (await commands()).revokeTokenCommand(config, token)))
 
-/**
- * Whether an error is one of Threadline's own, in the service's words. By name: this module is
- * bundled (scripts/bundle-cli.js) and the server is not, so an error `serve` throws is an instance
- * of the server's copy of the class, not of this bundle's.
- */
-const ownError = (error: unknown): error is ConfigError | AppError => error instanceof Error && (error.name === 'ConfigError' || error.name === 'AppError')
+/** Whether an error is one of Threadline's own, in the service's words. */
+const ownError = (error: unknown): error is ConfigError | AppError => error instanceof ConfigError || error instanceof AppError
 
 program.parseAsync().catch((error: unknown) => {
   if (ownError(error)) {
     console.error(`threadline: ${error.message}`)
-    for (const detail of error.name === 'AppError' ? ((error as AppError).details ?? []) : []) {
+    for (const detail of error instanceof AppError ? (error.details ?? []) : []) {
       console.error(`  ${detail.field === '' ? '' : `${detail.field}: `}${detail.message}`)
     }
   } else if (error instanceof Error && typeof (error as { code?: unknown }).code === 'string') {

@@ -34,7 +34,11 @@ const require = createRequire(import.meta.url)
 /** The file in the package's own node_modules (development; also the source the build copies from). */
 export const installedAssetPath = (asset: PackagedAsset): string => join(dirname(require.resolve(`${asset.packageName}/package.json`)), asset.file)
 
-/** The copy next to this module when it runs from dist/ (an installed package), else the installed package's file. */
+/**
+ * The copy one folder up from this module when it runs from dist/ (an installed package): from
+ * dist/pages/ as tsc compiles it, or from dist/cli-chunks/ in the bundled command. Else the
+ * installed package's file.
+ */
 export async function findPackagedAsset(asset: PackagedAsset): Promise<string> {
   const folder = join(dirname(fileURLToPath(import.meta.url)), '..', PACKAGED_ASSETS_FOLDER)
   const packaged = join(folder, packagedAssetPath(asset))

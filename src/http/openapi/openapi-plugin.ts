@@ -5,9 +5,9 @@
 // it, and served as bytes at /openapi.json and /openapi.yaml. Describes the versioned paths (/api/v1,
 // /api/v2); the unversioned ones are the same operations with the version taken from Accept (see
 // docs/architecture.md, "OpenAPI").
-import { createRequire } from 'node:module'
 import fastifySwagger from '@fastify/swagger'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
+import { PACKAGE_VERSION } from '../../package-info.js'
 import { ErrorBody } from '../error-body.js'
 import { API_MOUNTS, type ApiVersion } from '../versioning.js'
 import { completeDocument, NOTES, type Notes, type OpenApiDocument } from './document-completion.js'
@@ -22,8 +22,6 @@ export interface OpenApiOptions {
   /** max-age of the document's answers, as for other anonymous reads. @default 0 */
   cacheMaxAgeS: number
 }
-
-const { version: packageVersion } = createRequire(import.meta.url)('../../../package.json') as { version: string }
 
 /** The mounts described, by prefix. */
 const DESCRIBED_MOUNTS = new Map<string, ApiVersion>(
@@ -42,7 +40,7 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
       openapi: '3.1.0',
       info: {
         title: 'Threadline',
-        version: packageVersion,
+        version: PACKAGE_VERSION,
         description:
           "Users, their posts, the comments on posts and users' todos. Every path is served at `/api/v1`, `/api/v2` and " +
           'unversioned (`/users`, the version named by `Accept: application/vnd.threadline+json; version=N`, else v1); ' +
