@@ -22,7 +22,7 @@ export const buildSharedSerializer: SerializerFactory = (externalSchemas, serial
   const compileHere = compile(externalSchemas, serializerOptions)
   const contextKey = JSON.stringify([externalSchemas ?? null, serializerOptions ?? null])
   let bySchema = compiled.get(contextKey)
-  if (bySchema === undefined) compiled.set(contextKey, (bySchema = new Map()))
+  if (bySchema === undefined) compiled.set(contextKey, (bySchema = new Map<string, Serialize>()))
   const serializers = bySchema
   return (route) => {
     const schemaKey = JSON.stringify(route.schema)

@@ -78,7 +78,10 @@ describe('closing', () => {
     // (Waiting for the client's word, not for a fixed time: on a busy machine it may take long to
     // connect, and a connection made after the close began is not what this test is about.)
     client.stdin.write('go\n')
-    expect(holdLoopUntil(() => existsSync(sent), 10_000), 'the client sent every request within 10 s').toBe(true)
+    expect(
+      holdLoopUntil(() => existsSync(sent), 10_000),
+      'the client sent every request within 10 s',
+    ).toBe(true)
     await app.close()
     rmSync(dirname(sent), { recursive: true, force: true })
     const statuses = await results
