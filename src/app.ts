@@ -1,7 +1,6 @@
 // The composition root: opens the store, builds the services, and wires them into Fastify.
 // The list of registrations below is the table of contents of the service, in the order a
 // request meets them. Tests build the app with this same function.
-import { buildSharedSerializer } from './http/serializer-cache.js'
 import fastifyCors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
@@ -28,11 +27,13 @@ import { STREAM_PATH } from './graphql/subscriptions/subscription-server.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
 import { trackAllowedMethods } from './http/method-not-allowed.js'
 import { OPENAPI_JSON_PATH, registerOpenApi } from './http/openapi/openapi-plugin.js'
+import { honourReturnPreference, markReturnPreference } from './http/prefer.js'
 import { healthRoutes } from './operations/health.js'
 import { countedEvents, createMetrics, metricsRoute } from './operations/metrics.js'
 import { echoRequestId, generateRequestId } from './http/request-id.js'
 import { OneLinePerRequest } from './http/request-log.js'
 import { addSecurityHeaders } from './http/security-headers.js'
+import { buildSharedSerializer } from './http/serializer-cache.js'
 import { redirectTrailingSlash } from './http/trailing-slash.js'
 import { refuseWhileClosing } from './http/closing.js'
 import { registerUpgradeRequests } from './http/upgrade-requests.js'
@@ -177,7 +178,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   // HTTP wiring, in the order a request meets it: validation and errors; request id and security
   // headers; CORS (so even refusals can be read by the browser); who is calling; the rate limit
   // (which counts redirects and refusals too); requests that ask to upgrade the connection;
-  // trailing-slash redirects; who may reach the route; caching and compression of the answer.
+  // trailing-slash redirects; who may reach the route; caching, the return preference of a write
+  // (Prefer: return=minimal) and compression of the answer.
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
   registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
   if (!config.measureWithout.has('headers')) {
@@ -214,6 +216,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       ...(dataVersion === undefined ? {} : { representationCache: { budgetBytes: config.http.representationCacheMb * 2 ** 20, dataVersion } }),
     })
   }
+  honourReturnPreference(app)
   if (!config.measureWithout.has('compression')) await registerCompression(app)
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
 
@@ -261,6 +264,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       async (api) => {
         api.addHook('onRequest', versionHook(mount.version))
         api.addHook('onRoute', markRepresentationCacheable)
+        api.addHook('onRoute', markReturnPreference)
         for (const feature of FEATURES) await api.register(feature.routes, { ...services, embedded: embedded.get(feature.name) ?? {} })
       },
       { prefix: mount.prefix },

@@ -897,6 +897,11 @@ export interface components {
          * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
          */
         IfMatch: string;
+        /**
+         * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+         * @example return=minimal
+         */
+        Prefer: string;
     };
     requestBodies: never;
     headers: {
@@ -930,6 +935,8 @@ export interface components {
         Location: string;
         /** @description `Bearer realm="threadline"`, with `error="invalid_token"` when the token sent was refused. */
         WWWAuthenticate: string;
+        /** @description The `return` preference the write honoured, when the request named one: `return=minimal` or `return=representation`. */
+        PreferenceApplied: "return=minimal" | "return=representation";
     };
     pathItems: never;
 }
@@ -1245,7 +1252,13 @@ export interface operations {
     createUserV1: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1292,6 +1305,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1545,6 +1559,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -1595,6 +1614,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1654,6 +1674,21 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -1726,6 +1761,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -1799,6 +1839,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1858,6 +1899,21 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -2193,7 +2249,13 @@ export interface operations {
     createPostV1: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path: {
                 /**
                  * @description A positive integer id.
@@ -2235,6 +2297,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2494,6 +2557,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -2539,6 +2607,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2597,6 +2666,21 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -2672,6 +2756,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -2730,6 +2819,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2788,6 +2878,21 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -3095,7 +3200,13 @@ export interface operations {
     createCommentV1: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path: {
                 /**
                  * @description A positive integer id.
@@ -3134,6 +3245,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3446,6 +3558,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -3497,6 +3614,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3553,6 +3671,21 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -3798,7 +3931,13 @@ export interface operations {
     createTodoV1: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path: {
                 /**
                  * @description A positive integer id.
@@ -3832,6 +3971,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4059,6 +4199,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -4107,6 +4252,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4154,6 +4300,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -4171,7 +4332,13 @@ export interface operations {
     signInV1: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4201,6 +4368,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4593,7 +4761,13 @@ export interface operations {
     createUserV2: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4640,6 +4814,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4893,6 +5068,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -4943,6 +5123,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5002,6 +5183,21 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -5074,6 +5270,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -5147,6 +5348,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5206,6 +5408,21 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -5539,7 +5756,13 @@ export interface operations {
     createPostV2: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path: {
                 /**
                  * @description A positive integer id.
@@ -5581,6 +5804,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5840,6 +6064,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -5885,6 +6114,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5943,6 +6173,21 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -6018,6 +6263,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -6076,6 +6326,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6134,6 +6385,21 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -6439,7 +6705,13 @@ export interface operations {
     createCommentV2: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path: {
                 /**
                  * @description A positive integer id.
@@ -6478,6 +6750,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6790,6 +7063,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -6841,6 +7119,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6897,6 +7176,21 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
@@ -7140,7 +7434,13 @@ export interface operations {
     createTodoV2: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path: {
                 /**
                  * @description A positive integer id.
@@ -7174,6 +7474,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7401,6 +7702,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
             };
             path: {
                 /**
@@ -7449,6 +7755,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7496,6 +7803,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
@@ -7513,7 +7835,13 @@ export interface operations {
     signInV2: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -7543,6 +7871,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
                 };
                 content: {

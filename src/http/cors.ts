@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify'
 
 const CORS_OPTIONS: FastifyCorsOptions = {
   methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-  allowedHeaders: ['Accept', 'Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'If-Modified-Since', 'X-Request-Id'],
+  allowedHeaders: ['Accept', 'Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'If-Modified-Since', 'Prefer', 'X-Request-Id'],
   // Joined once here: the plugin joins an array on every request.
   exposedHeaders: [
     'API-Version',
@@ -14,6 +14,7 @@ const CORS_OPTIONS: FastifyCorsOptions = {
     'Last-Modified',
     'Link',
     'Location',
+    'Preference-Applied',
     'Retry-After',
     'RateLimit',
     'RateLimit-Policy',

@@ -112,8 +112,13 @@ describe('the API description', () => {
       if (path.includes('{')) expect(statuses, where).toContain('404')
       if (operation.requestBody !== undefined) expect(statuses, where).toEqual(expect.arrayContaining(['413', '415', '422']))
       if (['PUT', 'PATCH', 'DELETE'].includes(method)) expect(statuses, where).toContain('412')
-      const success = { GET: ['200', '304'], POST: ['201'], PUT: ['200'], PATCH: ['200'], DELETE: ['204'] }[method] ?? []
+      // PUT and PATCH answer 204 when the caller sends Prefer: return=minimal.
+      const success = { GET: ['200', '304'], POST: ['201'], PUT: ['200', '204'], PATCH: ['200', '204'], DELETE: ['204'] }[method] ?? []
       expect(statuses.filter((status) => status < '400').sort(), where).toEqual(success)
+      if (['POST', 'PUT', 'PATCH'].includes(method)) {
+        expect(operation.parameters, where).toContainEqual({ $ref: '#/components/parameters/Prefer' })
+        for (const status of success) expect(Object.keys(operation.responses[status]?.headers ?? {}), `${where} ${status}`).toContain('Preference-Applied')
+      }
     }
     for (const [name, response] of Object.entries(document.components.responses)) {
       if (name === 'NotModified') expect(response.content).toBeUndefined()

@@ -1,9 +1,10 @@
 // Document completion: what @fastify/swagger cannot derive from a route's schema, added to each
 // operation once the document is generated (its whole-document transform). The route transform
 // leaves notes on each operation (the version, the method, who may call, the route's declarations);
-// from them come the conditional, collection and representation parameters, the answers' descriptions, headers and
-// examples, the error answers, and the tags of the features whose routes are described.
+// from them come the conditional, collection, representation and Prefer parameters, the answers'
+// descriptions, headers and examples, the error answers, and the tags of the features whose routes are described.
 import type { CollectionSpec } from '../../collections/collection-spec.js'
+import { PREFERENCE_METHODS } from '../prefer.js'
 import type { RepresentationShape } from '../route-config.js'
 import type { ApiVersion } from '../versioning.js'
 import { collectionParameters } from './collection-parameters.js'
@@ -69,6 +70,7 @@ function completeOperation(operation: Operation, notes: Notes, hasPathParameters
   if (conditions.length > 0) {
     operation.parameters = [...(operation.parameters ?? []), ...conditions.map((name) => ({ $ref: `#/components/parameters/${name}` }))]
   }
+  if (PREFERENCE_METHODS.has(method)) operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/Prefer' }]
   if (collection !== undefined) {
     operation.parameters = [...(operation.parameters ?? []), ...collectionParameters(collection)]
     operation.description = `${operation.description} ${PAGING[version]}`
@@ -110,16 +112,20 @@ function successResponses(declared: Operation['responses'], notes: Notes): Opera
     } else if (status === '201') {
       const { description, headers } = openapi.created ?? { description: `Created: the ${noun}.`, headers: ['Location'] as const }
       response.description = description
-      response.headers = headerRefs([...COMMON_HEADERS, ...headers])
+      response.headers = headerRefs([...COMMON_HEADERS, ...headers, 'Preference-Applied'])
       if (media !== undefined) media.example = single
     } else if (status === '204') {
       response.headers = headerRefs(COMMON_HEADERS)
     } else {
       response.description = `The ${noun}, as it is now.`
-      response.headers = headerRefs(COMMON_HEADERS)
+      response.headers = headerRefs([...COMMON_HEADERS, 'Preference-Applied'])
       if (media !== undefined) media.example = single
     }
     responses[status] = response
+  }
+  // A write answered 200 answers 204 when the caller prefers no body.
+  if (PREFERENCE_METHODS.has(method) && responses['200'] !== undefined && responses['204'] === undefined) {
+    responses['204'] = { description: `Done, as asked by Prefer: return=minimal: no body.`, headers: headerRefs([...COMMON_HEADERS, 'Preference-Applied']) }
   }
   return responses
 }

@@ -21,6 +21,10 @@ export const HEADERS = {
   Link: header('RFC 8288 links to the `next`, `prev` (where there is one) and `first` pages, with the same query.', { type: 'string' }),
   Location: header('The path of the created resource.', { type: 'string', format: 'uri-reference' }),
   WWWAuthenticate: header('`Bearer realm="threadline"`, with `error="invalid_token"` when the token sent was refused.', { type: 'string' }),
+  PreferenceApplied: header('The `return` preference the write honoured, when the request named one: `return=minimal` or `return=representation`.', {
+    type: 'string',
+    enum: ['return=minimal', 'return=representation'],
+  }),
 } as const
 
 /** Each header component, by the header's name in an answer. */
@@ -40,6 +44,7 @@ const COMPONENT_OF = {
   Link: 'Link',
   Location: 'Location',
   'WWW-Authenticate': 'WWWAuthenticate',
+  'Preference-Applied': 'PreferenceApplied',
 } as const satisfies Record<string, keyof typeof HEADERS>
 
 /** A header an answer may carry, as it is named in the answer. */
@@ -89,3 +94,15 @@ export const CONDITIONS = {
 } as const
 
 export type Condition = keyof typeof CONDITIONS
+
+/** The request headers that ask for a kind of answer (RFC 7240): `components.parameters` beside the conditions. */
+export const PREFERENCES = {
+  Prefer: {
+    name: 'Prefer',
+    in: 'header',
+    description:
+      '`return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.',
+    schema: { type: 'string' },
+    example: 'return=minimal',
+  },
+} as const

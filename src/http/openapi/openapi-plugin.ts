@@ -12,7 +12,7 @@ import { ErrorBody } from '../error-body.js'
 import { API_MOUNTS, type ApiVersion } from '../versioning.js'
 import { completeDocument, NOTES, type Notes, type OpenApiDocument } from './document-completion.js'
 import { isDescribedError, responseComponents } from './error-responses.js'
-import { CONDITIONS, HEADERS } from './headers.js'
+import { CONDITIONS, HEADERS, PREFERENCES } from './headers.js'
 import type { ResourceOpenApi, RouteOpenApi } from './route-openapi.js'
 
 export const OPENAPI_JSON_PATH = '/openapi.json'
@@ -55,7 +55,7 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
         },
         schemas: { Error: ErrorBody as unknown as Record<string, unknown> },
         headers: HEADERS,
-        parameters: CONDITIONS,
+        parameters: { ...CONDITIONS, ...PREFERENCES },
         responses: responseComponents(),
       } as Record<string, unknown>,
     },
