@@ -27,7 +27,7 @@ import { STREAM_PATH } from './graphql/subscriptions/subscription-server.js'
 import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
 import { trackAllowedMethods } from './http/method-not-allowed.js'
 import { OPENAPI_JSON_PATH, registerOpenApi } from './http/openapi/openapi-plugin.js'
-import { honourReturnPreference, markReturnPreference } from './http/prefer.js'
+import { honourReturnPreference } from './http/prefer.js'
 import { healthRoutes } from './operations/health.js'
 import { countedEvents, createMetrics, metricsRoute } from './operations/metrics.js'
 import { echoRequestId, generateRequestId } from './http/request-id.js'
@@ -178,8 +178,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   // HTTP wiring, in the order a request meets it: validation and errors; request id and security
   // headers; CORS (so even refusals can be read by the browser); who is calling; the rate limit
   // (which counts redirects and refusals too); requests that ask to upgrade the connection;
-  // trailing-slash redirects; who may reach the route; caching, the return preference of a write
-  // (Prefer: return=minimal) and compression of the answer.
+  // trailing-slash redirects; who may reach the route; caching and compression of the answer (and,
+  // on the API's write routes, Prefer: return=minimal, before compression: prefer.ts).
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
   registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
   if (!config.measureWithout.has('headers')) {
@@ -216,7 +216,6 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       ...(dataVersion === undefined ? {} : { representationCache: { budgetBytes: config.http.representationCacheMb * 2 ** 20, dataVersion } }),
     })
   }
-  honourReturnPreference(app)
   if (!config.measureWithout.has('compression')) await registerCompression(app)
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
 
@@ -264,7 +263,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       async (api) => {
         api.addHook('onRequest', versionHook(mount.version))
         api.addHook('onRoute', markRepresentationCacheable)
-        api.addHook('onRoute', markReturnPreference)
+        api.addHook('onRoute', honourReturnPreference)
         for (const feature of FEATURES) await api.register(feature.routes, { ...services, embedded: embedded.get(feature.name) ?? {} })
       },
       { prefix: mount.prefix },

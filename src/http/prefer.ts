@@ -3,7 +3,7 @@
 // 204 No Content. The answer says `Preference-Applied: return=minimal`. `return=representation`
 // is the default, and is said back as applied when asked for. An answer that is not a success
 // keeps its body: an error is never minimal. Other preferences are ignored, as RFC 7240 has it.
-import type { FastifyInstance, RouteOptions } from 'fastify'
+import type { onSendHookHandler, RouteOptions } from 'fastify'
 
 export type ReturnPreference = 'minimal' | 'representation'
 
@@ -31,27 +31,26 @@ export function returnPreference(prefer: string | string[] | undefined): ReturnP
   return undefined
 }
 
-/** For the API's routes (an onRoute hook of their plugin): a write there honours the return preference. */
-export function markReturnPreference(route: RouteOptions): void {
-  route.config = { ...route.config, honoursReturnPreference: true }
+/** The preference applied to a write's answer, before it is compressed: nothing is compressed only to be dropped. */
+const applyReturnPreference: onSendHookHandler = (request, reply, payload, done) => {
+  const { prefer } = request.headers
+  if (prefer === undefined || !PREFERENCE_METHODS.has(request.method) || (reply.statusCode !== 200 && reply.statusCode !== 201)) return done(null, payload)
+  const preference = returnPreference(prefer)
+  if (preference === undefined) return done(null, payload)
+  reply.header('preference-applied', `return=${preference}`)
+  if (preference === 'representation') return done(null, payload)
+  if (reply.statusCode === 200) reply.code(204)
+  reply.removeHeader('content-type')
+  done(null, null)
 }
 
 /**
- * Applies the return preference to the successful writes of the marked routes. Runs before the
- * answer is compressed (an app-wide onSend hook runs before the routes' own), so nothing is
- * compressed only to be dropped.
+ * For the API's routes (an onRoute hook of their plugin): a write route applies the return
+ * preference, first of its own onSend hooks (compression's among them). Reads carry no hook.
  */
-export function honourReturnPreference(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (!PREFERENCE_METHODS.has(request.method) || request.headers.prefer === undefined || request.routeOptions.config.honoursReturnPreference !== true)
-      return payload
-    if (reply.statusCode !== 200 && reply.statusCode !== 201) return payload
-    const preference = returnPreference(request.headers.prefer)
-    if (preference === undefined) return payload
-    reply.header('preference-applied', `return=${preference}`)
-    if (preference === 'representation') return payload
-    if (reply.statusCode === 200) reply.code(204)
-    reply.removeHeader('content-type')
-    return null
-  })
+export function honourReturnPreference(route: RouteOptions): void {
+  const methods = ([] as string[]).concat(route.method)
+  if (!methods.some((method) => PREFERENCE_METHODS.has(method))) return
+  const hooks = route.onSend === undefined ? [] : ([] as onSendHookHandler[]).concat(route.onSend as onSendHookHandler | onSendHookHandler[])
+  route.onSend = [applyReturnPreference, ...hooks]
 }

@@ -49,8 +49,6 @@ declare module 'fastify' {
      * the URL, Accept and the caller, so the representation cache may keep them (caching.ts).
      */
     representationCacheable?: boolean
-    /** Set on the API's routes as they are registered: their successful writes honour `Prefer: return=minimal` (prefer.ts). */
-    honoursReturnPreference?: boolean
     /**
      * false for answers that embed other resources (a comment's author): their own updatedAt
      * cannot date the whole answer, so only the ETag validates them (caching.ts).

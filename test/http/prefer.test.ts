@@ -32,6 +32,23 @@ describe('Prefer: return=minimal', () => {
     expect(made.json().data).toMatchObject({ title: 'Quiet', content: 'No echo' })
   })
 
+  it('drops a large answer before it is compressed: no Content-Encoding on an empty body', async () => {
+    const content = 'A long post. '.repeat(200)
+    const headers = { ...MINIMAL, 'accept-encoding': 'gzip' }
+    const res = await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, headers, json: { title: 'Long', content } })
+    expect(res.statusCode).toBe(201)
+    expect(res.rawPayload.length).toBe(0)
+    expect(res.headers['content-encoding']).toBeUndefined()
+    const full = await t.request({
+      method: 'POST',
+      url: `/api/v1/users/${t.alice.id}/posts`,
+      token: t.tokens.alice,
+      headers: { 'accept-encoding': 'gzip' },
+      json: { title: 'Long', content },
+    })
+    expect(full.headers['content-encoding']).toBe('gzip')
+  })
+
   it('answers PATCH and PUT 204 without a body, and the change is made', async () => {
     const created = await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/todos`, token: t.tokens.alice, json: { text: 'Before' } })
     const url = `/api/v1/users/${t.alice.id}/todos/${created.json().data.id}`
