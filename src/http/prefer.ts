@@ -51,6 +51,7 @@ const applyReturnPreference: onSendHookHandler = (request, reply, payload, done)
 export function honourReturnPreference(route: RouteOptions): void {
   const methods = ([] as string[]).concat(route.method)
   if (!methods.some((method) => PREFERENCE_METHODS.has(method))) return
-  const hooks = route.onSend === undefined ? [] : ([] as onSendHookHandler[]).concat(route.onSend as onSendHookHandler | onSendHookHandler[])
-  route.onSend = [applyReturnPreference, ...hooks]
+  const hooks = route.onSend
+  if (hooks === undefined) route.onSend = [applyReturnPreference]
+  else route.onSend = Array.isArray(hooks) ? [applyReturnPreference, ...hooks] : [applyReturnPreference, hooks]
 }
