@@ -125,7 +125,7 @@ function successResponses(declared: Operation['responses'], notes: Notes): Opera
   }
   // A write answered 200 answers 204 when the caller prefers no body.
   if (PREFERENCE_METHODS.has(method) && responses['200'] !== undefined && responses['204'] === undefined) {
-    responses['204'] = { description: `Done, as asked by Prefer: return=minimal: no body.`, headers: headerRefs([...COMMON_HEADERS, 'Preference-Applied']) }
+    responses['204'] = { description: 'Done, as asked by Prefer: return=minimal: no body.', headers: headerRefs([...COMMON_HEADERS, 'Preference-Applied']) }
   }
   return responses
 }
