@@ -45,7 +45,12 @@ export interface ClientOptions {
   version?: 'v1' | 'v2'
   /** The fetch to use. @default globalThis.fetch */
   fetch?: typeof globalThis.fetch
-  /** Retries of a 429 (or a 503 with Retry-After), each after Retry-After seconds, before the error is thrown. @default 3 */
+  /**
+   * Retries of a 429 (or a 503 with Retry-After, or a 409 of a write whose first attempt still
+   * runs), each after Retry-After seconds, and of a request that got no answer (after 0.25 s, then
+   * twice as long each time), before the error is thrown. Writes are retried safely: each goes
+   * with an Idempotency-Key of its own, the same on every retry. @default 3
+   */
   maxRetries?: number
   /** Called with the error on every 401 (send the user to sign in); the request is not retried. */
   onUnauthorized?: (error: ThreadlineError) => void

@@ -233,6 +233,54 @@ describe('the client under a tiny rate limit', () => {
   })
 })
 
+describe('the client when an answer is lost', () => {
+  let s: Live
+  beforeAll(async () => {
+    s = await live()
+  })
+  afterAll(() => s.t.close())
+
+  it('retries a create whose answer never came with the same key: one post, and the client gets it', async () => {
+    // The first POST reaches the server and is answered, but the answer is lost on the way back.
+    let lost = 0
+    const keys: (string | null)[] = []
+    const fetch: typeof globalThis.fetch = async (input, init) => {
+      const request = new Request(input, init)
+      keys.push(request.headers.get('Idempotency-Key'))
+      const response = await globalThis.fetch(request)
+      if (request.method === 'POST' && lost++ === 0) {
+        await response.body?.cancel()
+        throw new TypeError('fetch failed')
+      }
+      return response
+    }
+    const client = createClient({ baseUrl: s.baseUrl, fetch, token: s.t.tokens.alice })
+    const post = await client.posts.create(s.t.alice.id, { title: 'Answer lost once', content: 'Written once' })
+    expect(post.title).toBe('Answer lost once')
+    expect(keys).toHaveLength(2)
+    expect(keys[1]).toBe(keys[0])
+    const titles = (await client.posts.list(s.t.alice.id, { limit: 100 })).data.map((item) => item.title)
+    expect(titles.filter((title) => title === 'Answer lost once')).toHaveLength(1)
+  })
+
+  it('does the same for a GraphQL mutation', async () => {
+    let lost = 0
+    const fetch: typeof globalThis.fetch = async (input, init) => {
+      const response = await globalThis.fetch(new Request(input, init))
+      if (lost++ === 0) {
+        await response.body?.cancel()
+        throw new TypeError('fetch failed')
+      }
+      return response
+    }
+    const client = createClient({ baseUrl: s.baseUrl, fetch, token: s.t.tokens.alice })
+    const result = await client.graphql<{ addTodo: { text: string } }>('mutation { addTodo(text: "Lost answer") { text } }')
+    expect(result.data?.addTodo.text).toBe('Lost answer')
+    const todos = await client.todos.list(s.t.alice.id, { limit: 100 })
+    expect(todos.data.filter((todo) => todo.text === 'Lost answer')).toHaveLength(1)
+  })
+})
+
 describe('the client on a 401', () => {
   let s: Live
   beforeAll(async () => {
