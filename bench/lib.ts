@@ -1,5 +1,6 @@
 // Shared by the benchmark scripts: build the service, start a real `threadline serve`, summarize.
 import { execFileSync, spawn } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import autocannon from 'autocannon'
@@ -183,6 +184,8 @@ export interface Load {
   status?: 200 | 201 | 304
   /** A check of each answer's body (a GraphQL answer must carry no `errors`); a failure counts as an error. */
   verifyBody?: (body: string) => boolean
+  /** Each request goes with an Idempotency-Key of its own (a new UUID), as the typed client sends its writes. */
+  idempotencyKeys?: boolean
 }
 
 export interface Round {
@@ -213,6 +216,9 @@ export async function measure(url: string, load: Load, options: { connections: n
       headers: load.headers,
       connections: options.connections,
       duration: options.seconds,
+      ...(load.idempotencyKeys === true
+        ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, headers: { ...request.headers, 'idempotency-key': randomUUID() } }) }] }
+        : {}),
       ...(load.verifyBody === undefined ? {} : { verifyBody: (body: string | Buffer | undefined) => load.verifyBody?.(String(body)) === true }),
     })
     // errors counts connection errors and timeouts; every answer with another status is one more.
