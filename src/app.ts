@@ -28,6 +28,8 @@ import { onClientError, onFrameworkError, registerErrorHandling } from './http/e
 import { trackAllowedMethods } from './http/method-not-allowed.js'
 import { OPENAPI_JSON_PATH, registerOpenApi } from './http/openapi/openapi-plugin.js'
 import { honourReturnPreference } from './http/prefer.js'
+import { createIdempotencyStore, purgeExpiredKeys } from './idempotency/idempotency-store.js'
+import { createIdempotentWrites } from './idempotency/idempotent-writes.js'
 import { healthRoutes } from './operations/health.js'
 import { countedEvents, createMetrics, metricsRoute } from './operations/metrics.js'
 import { echoRequestId, generateRequestId } from './http/request-id.js'
@@ -82,6 +84,14 @@ export interface AppDependencies {
   /** The clock of the windows counted in this process: allowances, delivery budgets (tests move it instead of waiting). @default Date.now */
   now?: () => number
 }
+
+/**
+ * How long a write with an Idempotency-Key may run before its key is free for a retry: a claim
+ * without an answer past it was left by a process that stopped. Longer than any write takes.
+ */
+const IDEMPOTENCY_LEASE_MS = 60_000
+/** How often expired Idempotency-Keys are purged. */
+const IDEMPOTENCY_PURGE_INTERVAL_MS = 60_000
 
 /** How often the server looks for connections past their headers or request timeout. */
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
@@ -168,7 +178,12 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     tokenTtlMs: config.tokenTtlMs,
     signInAllowance: passwordAllowances.signIn,
   })
+  // Writes sent with an Idempotency-Key: their answers kept in the store, expired ones purged off the request path.
+  const idempotencyStore = createIdempotencyStore(db, { ttlMs: config.idempotencyTtlMs, leaseMs: IDEMPOTENCY_LEASE_MS, now: dependencies.now })
+  const idempotentWrites = createIdempotentWrites(idempotencyStore, app.log)
+  const stopPurging = purgeExpiredKeys(idempotencyStore, { intervalMs: Math.min(config.idempotencyTtlMs, IDEMPOTENCY_PURGE_INTERVAL_MS), log: app.log })
   app.addHook('onClose', async () => {
+    await stopPurging()
     await events.close()
     if (rateLimitRedis !== undefined) await closeRedisConnection(rateLimitRedis)
     if (persistedQueries.ownRedis !== undefined) await closeRedisConnection(persistedQueries.ownRedis)
@@ -179,7 +194,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   // headers; CORS (so even refusals can be read by the browser); who is calling; the rate limit
   // (which counts redirects and refusals too); requests that ask to upgrade the connection;
   // trailing-slash redirects; who may reach the route; caching and compression of the answer (and,
-  // on the API's write routes, Prefer: return=minimal, before compression: prefer.ts).
+  // on the API's write routes, their Idempotency-Key and Prefer: return=minimal, before compression).
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
   registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
   if (!config.measureWithout.has('headers')) {
@@ -264,6 +279,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
         api.addHook('onRequest', versionHook(mount.version))
         api.addHook('onRoute', markRepresentationCacheable)
         api.addHook('onRoute', honourReturnPreference)
+        // After the return preference: the kept answer is the whole one, and a retry's own Prefer applies to it.
+        api.addHook('onRoute', idempotentWrites.onApiRoute)
         for (const feature of FEATURES) await api.register(feature.routes, { ...services, embedded: embedded.get(feature.name) ?? {} })
       },
       { prefix: mount.prefix },
@@ -284,6 +301,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     events,
     persistedQueryStore: persistedQueries.store,
     persistedQueryAllowance: persistedQueries.allowance,
+    idempotentWrites,
     now: dependencies.now,
   })
   app.decorate('subscriptionStats', { getter: () => subscriptionStats })

@@ -53,6 +53,8 @@ export interface Config {
   }
   /** Lifetime of tokens issued by POST /tokens, in milliseconds. @default 30 days */
   readonly tokenTtlMs: number
+  /** How long the answer to a write sent with an Idempotency-Key is kept for its retries, in milliseconds (IDEMPOTENCY_TTL_S). @default 24 h */
+  readonly idempotencyTtlMs: number
   /** Requests per window per caller; 0 turns rate limiting off. */
   readonly rateLimit: {
     /** For anonymous callers, per client address. @default 300 */
@@ -137,6 +139,7 @@ function parseConfig(env: Env, stdoutIsTTY: boolean): Config {
       shutdownGraceMs: readInteger(env, 'SHUTDOWN_GRACE_MS', 10_000, 100, 600_000),
     }),
     tokenTtlMs: readDuration(env, 'TOKEN_TTL', '30d'),
+    idempotencyTtlMs: readInteger(env, 'IDEMPOTENCY_TTL_S', 86_400, 60, 7 * 86_400) * 1000,
     rateLimit: Object.freeze({
       max: readInteger(env, 'RATE_LIMIT_MAX', 300, 0, 1_000_000_000),
       authenticatedMax: readInteger(env, 'RATE_LIMIT_AUTHENTICATED_MAX', 1200, 0, 1_000_000_000),

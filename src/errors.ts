@@ -41,7 +41,8 @@ export const ERROR_CATALOGUE = {
   CONFLICT: {
     status: 409,
     title: 'Conflict',
-    description: 'The change conflicts with the data: a taken e-mail address, the last admin (`CONFLICT`).',
+    description:
+      'The change conflicts with the data: a taken e-mail address, the last admin (`CONFLICT`); or a request with the same Idempotency-Key is still running (with Retry-After).',
   },
   PRECONDITION_FAILED: {
     status: 412,
@@ -57,7 +58,8 @@ export const ERROR_CATALOGUE = {
   VALIDATION_ERROR: {
     status: 422,
     title: 'Validation Error',
-    description: "The body is JSON but breaks the resource's rules (`VALIDATION_ERROR`, one detail per field).",
+    description:
+      "The body is JSON but breaks the resource's rules (`VALIDATION_ERROR`, one detail per field), or the Idempotency-Key was used for another request (a detail on the header).",
   },
   RATE_LIMITED: { status: 429, title: 'Rate Limited', description: 'Over the allowance (`RATE_LIMITED`); retry after Retry-After seconds.' },
   INTERNAL_ERROR: {

@@ -14,6 +14,7 @@ describe('loadConfig', () => {
       logFormat: 'json',
       operations: { readyTimeoutMs: 1000, metrics: true, metricsToken: undefined, shutdownGraceMs: 10_000 },
       tokenTtlMs: 30 * 86_400_000,
+      idempotencyTtlMs: 86_400_000,
       rateLimit: { max: 300, authenticatedMax: 1200, windowMs: 60_000, onStoreError: 'open' },
       passwords: {
         signInMaxPerAddress: 20,
@@ -212,8 +213,16 @@ describe('loadConfig', () => {
       SEED_DEMO_DATA: 'false',
       LOG_LEVEL: 'warn',
       TOKEN_TTL: '12h',
+      IDEMPOTENCY_TTL_S: '3600',
     })
-    expect(config).toMatchObject({ host: '0.0.0.0', port: 8080, seedDemoData: false, logLevel: 'warn', tokenTtlMs: 12 * 3_600_000 })
+    expect(config).toMatchObject({
+      host: '0.0.0.0',
+      port: 8080,
+      seedDemoData: false,
+      logLevel: 'warn',
+      tokenTtlMs: 12 * 3_600_000,
+      idempotencyTtlMs: 3_600_000,
+    })
     expect(config.database).toEqual({ dialect: 'sqlite', path: '/var/lib/threadline/db.sqlite' })
   })
 
@@ -230,6 +239,8 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud'],
     ['TOKEN_TTL', '30 days'],
     ['TOKEN_TTL', '0d'],
+    ['IDEMPOTENCY_TTL_S', '59'],
+    ['IDEMPOTENCY_TTL_S', '604801'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['DATABASE_URL', 'sqlite:'],
     ['DATABASE_URL', 'postgres://db.internal'],

@@ -81,9 +81,13 @@ export async function existingValues(db: Db, table: string, unique: UniqueField,
   return found
 }
 
-/** Empties the sections' tables, children first (`sections` parents first). */
+/**
+ * Empties the sections' tables, children first (`sections` parents first), and the answers kept
+ * for Idempotency-Keys: they describe rows that are gone, and a retry must not replay them.
+ */
 export async function emptyTables(db: Db, sections: readonly DataSection[]): Promise<void> {
   for (const { name } of sections.toReversed()) await byName(db).deleteFrom(name).execute()
+  await db.deleteFrom('idempotency_keys').execute()
 }
 
 /**

@@ -680,7 +680,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The change conflicts with the data: a taken e-mail address, the last admin (`CONFLICT`). */
+        /** @description The change conflicts with the data: a taken e-mail address, the last admin (`CONFLICT`); or a request with the same Idempotency-Key is still running (with Retry-After). */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -690,6 +690,7 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
             content: {
@@ -776,7 +777,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is JSON but breaks the resource's rules (`VALIDATION_ERROR`, one detail per field). */
+        /** @description The body is JSON but breaks the resource's rules (`VALIDATION_ERROR`, one detail per field), or the Idempotency-Key was used for another request (a detail on the header). */
         ValidationError: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -902,6 +903,11 @@ export interface components {
          * @example return=minimal
          */
         Prefer: string;
+        /**
+         * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+         * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+         */
+        IdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -935,6 +941,8 @@ export interface components {
         Location: string;
         /** @description `Bearer realm="threadline"`, with `error="invalid_token"` when the token sent was refused. */
         WWWAuthenticate: string;
+        /** @description `true` on an answer replayed for an Idempotency-Key sent before: the write did not run again. */
+        IdempotentReplayed: "true";
         /** @description The `return` preference the write honoured, when the request named one: `return=minimal` or `return=representation`. */
         PreferenceApplied: "return=minimal" | "return=representation";
     };
@@ -1258,6 +1266,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -1306,6 +1319,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1564,6 +1578,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -1615,6 +1634,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1686,6 +1706,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1714,6 +1735,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -1736,6 +1762,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1747,6 +1774,7 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1766,6 +1794,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -1840,6 +1873,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1911,6 +1945,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2255,6 +2290,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -2298,6 +2338,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2362,6 +2403,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationError"];
@@ -2562,6 +2604,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -2608,6 +2655,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2678,6 +2726,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2687,6 +2736,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -2705,6 +2755,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -2732,6 +2787,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2741,7 +2797,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2761,6 +2819,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -2820,6 +2883,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2890,6 +2954,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2899,6 +2964,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3206,6 +3272,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -3246,6 +3317,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3308,6 +3380,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationError"];
@@ -3502,6 +3575,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -3534,6 +3612,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3543,7 +3622,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3563,6 +3644,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -3615,6 +3701,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3683,6 +3770,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3692,6 +3780,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3937,6 +4026,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -3972,6 +4066,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4024,6 +4119,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationError"];
@@ -4148,6 +4244,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -4175,6 +4276,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4184,7 +4286,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4204,6 +4308,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -4253,6 +4362,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4311,6 +4421,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4320,6 +4431,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4767,6 +4879,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
             cookie?: never;
@@ -4815,6 +4932,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5073,6 +5191,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -5124,6 +5247,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5195,6 +5319,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5223,6 +5348,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -5245,6 +5375,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5256,6 +5387,7 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5275,6 +5407,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -5349,6 +5486,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5420,6 +5558,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5762,6 +5901,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -5805,6 +5949,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5869,6 +6014,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationError"];
@@ -6069,6 +6215,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -6115,6 +6266,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6185,6 +6337,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6194,6 +6347,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6212,6 +6366,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -6239,6 +6398,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6248,7 +6408,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6268,6 +6430,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -6327,6 +6494,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6397,6 +6565,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6406,6 +6575,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6711,6 +6881,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -6751,6 +6926,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6813,6 +6989,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationError"];
@@ -7007,6 +7184,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -7039,6 +7221,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7048,7 +7231,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7068,6 +7253,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -7120,6 +7310,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7188,6 +7379,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7197,6 +7389,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -7440,6 +7633,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -7475,6 +7673,7 @@ export interface operations {
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7527,6 +7726,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationError"];
@@ -7651,6 +7851,11 @@ export interface operations {
                  * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -7678,6 +7883,7 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7687,7 +7893,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7707,6 +7915,11 @@ export interface operations {
                  * @example return=minimal
                  */
                 Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
                 /**
@@ -7756,6 +7969,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7814,6 +8028,7 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7823,6 +8038,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

@@ -7,6 +7,7 @@ import { initialMigration } from './migrations/0001-initial.js'
 import { listIndexesMigration } from './migrations/0002-list-indexes.js'
 import { searchIndexesMigration } from './migrations/0003-search-indexes.js'
 import { textSearchMigration } from './migrations/0004-text-search.js'
+import { idempotencyKeysMigration } from './migrations/0005-idempotency-keys.js'
 
 function migrationsFor(database: Database): Record<string, Migration> {
   return {
@@ -14,6 +15,7 @@ function migrationsFor(database: Database): Record<string, Migration> {
     '0002-list-indexes': listIndexesMigration(),
     '0003-search-indexes': searchIndexesMigration(database.facts),
     '0004-text-search': textSearchMigration(database.facts),
+    '0005-idempotency-keys': idempotencyKeysMigration(database.facts),
   }
 }
 

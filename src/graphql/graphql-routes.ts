@@ -24,6 +24,7 @@ import type { GraphQLConfig } from '../config.js'
 import { AppError } from '../errors.js'
 import { isAcceptable, isMediaType, parseAccept } from '../http/accept.js'
 import type { Events } from '../events/events.js'
+import type { IdempotentWrites } from '../idempotency/idempotent-writes.js'
 import type { Limiter } from '../limits/limiter.js'
 import { callerKey, type RateLimitCharger, type RateLimitConsumer } from '../limits/rate-limit.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../collections/pagination.js'
@@ -73,6 +74,8 @@ export interface GraphQLRoutesOptions {
   persistedQueryStore: PersistedQueryStore
   /** Bytes of documents each caller may register per window (GRAPHQL_PERSISTED_QUERIES_CALLER_BYTES), as points. */
   persistedQueryAllowance: Pick<Limiter, 'consume'>
+  /** A POST carrying a mutation honours its Idempotency-Key: the key checked before it runs, its answer kept. */
+  idempotentWrites: Pick<IdempotentWrites, 'begin' | 'keepAnswer'>
   /** The clock of the subscriptions' delivery windows. @default Date.now */
   now?: () => number
 }
@@ -92,6 +95,7 @@ export async function graphqlRoutes(
     events,
     persistedQueryStore,
     persistedQueryAllowance,
+    idempotentWrites,
     now,
   }: GraphQLRoutesOptions,
 ): Promise<void> {
@@ -129,12 +133,15 @@ export async function graphqlRoutes(
 
   // Errors raised before the resolvers run (bad JSON, a refused token, the rate limit) are
   // GraphQL responses too (`errorBody: 'graphql'`), with the status that says what happened.
-  app.post(GRAPHQL_PATH, { config: { access: 'public', errorBody: 'graphql' } }, async (request, reply) => {
+  // A mutation's Idempotency-Key is checked once its document is known, before it is charged: a
+  // replayed answer costs nothing. Its answer is kept first of the route's onSend hooks.
+  app.post(GRAPHQL_PATH, { config: { access: 'public', errorBody: 'graphql' }, onSend: idempotentWrites.keepAnswer }, async (request, reply) => {
     requireJsonBody(request)
     const media = negotiate(request.headers.accept)
     if (Array.isArray(request.body)) return sendBatch(request, reply, media, request.body)
     const operation = await pipeline.admit(request, readRequestParams(request.body, 'body'))
     if (isRefused(operation)) return send(reply, media, refusalAnswer(operation))
+    if (isMutation(operation) && (await idempotentWrites.begin(request, reply)) === 'replayed') return reply
     await pipeline.charge([operation], payer(request, reply))
     return send(reply, media, await runAndRegister(request, operation))
   })
@@ -215,6 +222,8 @@ export async function graphqlRoutes(
     const read = operations.map((operation, i) => readRequestParams(operation, `body[${i}]`))
     const admitted = []
     for (const operation of read) admitted.push(await pipeline.admit(request, operation))
+    if (admitted.some((operation) => !isRefused(operation) && isMutation(operation)) && (await idempotentWrites.begin(request, reply)) === 'replayed')
+      return reply
     await pipeline.charge(admitted, payer(request, reply))
     // One after the other: mutations in a batch apply in the order given.
     const bodies = []
@@ -278,6 +287,12 @@ function neverCacheErrors(request: FastifyRequest, reply: FastifyReply, payload:
 
 /** An operation the pipeline refused: a request error (PersistedQueryNotFound keeps its message, as the client's link expects). */
 const refusalAnswer = (operation: RefusedOperation): Answer => ({ outcome: 'request-error', body: { errors: [...operation.refused] } })
+
+/** Whether the operation the request runs is a mutation (one that cannot be chosen is not: it runs nothing). */
+function isMutation(operation: AdmittedOperation): boolean {
+  const chosen = chooseOperation(operation.document, operation.operationName)
+  return !(chosen instanceof GraphQLError) && chosen.operation === OperationTypeNode.MUTATION
+}
 
 /** For GET: the operation's type when it is not a query; a GraphQLError when the operation cannot be chosen; undefined for a query. */
 function refuseOutsideQuery(operation: AdmittedOperation): OperationTypeNode.MUTATION | OperationTypeNode.SUBSCRIPTION | GraphQLError | undefined {

@@ -6,11 +6,12 @@ import type { FastifyRequest } from 'fastify'
 
 const CORS_OPTIONS: FastifyCorsOptions = {
   methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-  allowedHeaders: ['Accept', 'Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'If-Modified-Since', 'Prefer', 'X-Request-Id'],
+  allowedHeaders: ['Accept', 'Authorization', 'Content-Type', 'If-Match', 'If-None-Match', 'If-Modified-Since', 'Idempotency-Key', 'Prefer', 'X-Request-Id'],
   // Joined once here: the plugin joins an array on every request.
   exposedHeaders: [
     'API-Version',
     'ETag',
+    'Idempotent-Replayed',
     'Last-Modified',
     'Link',
     'Location',

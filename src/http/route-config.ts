@@ -37,6 +37,12 @@ declare module 'fastify' {
     unmetered?: boolean
     /** The route holds its connection open (an event stream): it acquires no slot of the scheduler (limits/in-flight.ts). */
     longLived?: boolean
+    /**
+     * false: an Idempotency-Key sent to this write is ignored and its answer never kept (sign-in:
+     * its answer holds a token, which the store keeps only as a hash). Read as the API's routes are
+     * registered (idempotency/idempotent-writes.ts).
+     */
+    idempotencyKeys?: false
     /** Asked every few seconds by machines (probes, scrapers): its request line is logged at debug, not info (request-log.ts). */
     quietLog?: boolean
     /**

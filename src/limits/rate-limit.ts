@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** Charges a request more than its 1 point (chargeRateLimit); undefined when rate limiting is off. */
     chargeRateLimit: RateLimitCharger | undefined
+    /** Gives back what a request took (refundRateLimit); undefined when rate limiting is off. */
+    refundRateLimit: RateLimitRefunder | undefined
   }
 }
 
@@ -69,11 +71,19 @@ export type RateLimitVerdict = { allowed: true } | { allowed: false; error: AppE
  */
 export type RateLimitCharger = (request: FastifyRequest, reply: FastifyReply, points: number) => Promise<void>
 
+/**
+ * Gives back every point an HTTP request took so far, and reports the allowance as it then stands
+ * (X-RateLimit-Cost: 0): for an answer that cost the service no work (a write's kept answer, replayed).
+ */
+export type RateLimitRefunder = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+
 export interface RateLimit {
   /** The counter for messages that are not HTTP requests; undefined when rate limiting is off. */
   consume: RateLimitConsumer | undefined
   /** Charges an HTTP request more than its 1 point; undefined when rate limiting is off. */
   charge: RateLimitCharger | undefined
+  /** Gives back what an HTTP request took; undefined when rate limiting is off. */
+  refund: RateLimitRefunder | undefined
   /** Requests the store could not count (let through or refused, by policy). */
   readonly storeErrors: number
 }
@@ -95,6 +105,11 @@ export async function chargeRateLimit(request: FastifyRequest, reply: FastifyRep
   await request.server.chargeRateLimit?.(request, reply, points)
 }
 
+/** Gives back every point the request took through its app's rate limit; nothing when rate limiting is off. */
+export async function refundRateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  await request.server.refundRateLimit?.(request, reply)
+}
+
 /**
  * Counts every HTTP request (in Redis when `store` is given, else in this process), and decorates
  * the app with its `chargeRateLimit`; RATE_LIMIT_MAX=0 counts nothing.
@@ -110,7 +125,8 @@ export async function registerRateLimit(
 ): Promise<RateLimit> {
   if (policy.max === 0) {
     app.decorate('chargeRateLimit', undefined)
-    return { consume: undefined, charge: undefined, storeErrors: 0 }
+    app.decorate('refundRateLimit', undefined)
+    return { consume: undefined, charge: undefined, refund: undefined, storeErrors: 0 }
   }
   const windowS = Math.ceil(policy.windowMs / 1000)
   // One allowance per kind of caller; one store, so one log of its failures for both.
@@ -231,11 +247,28 @@ export async function registerRateLimit(
       charged.set(request, (charged.get(request) ?? 0) + points)
       reportCost(reply, request)
     },
+    async refund(request, reply) {
+      const points = charged.get(request) ?? 0
+      if (points === 0) return
+      // Still counted (a zero, not absent): the answer's own onSend does not count it again.
+      charged.set(request, 0)
+      await limiterFor(request).reward(keyOf(request), points)
+      const left = remainingAt.get(request)
+      if (left !== undefined) {
+        const limit = Number(reply.getHeader('x-ratelimit-limit'))
+        const remaining = Math.min(limit, left + points)
+        remainingAt.set(request, remaining)
+        reply.header('x-ratelimit-remaining', remaining)
+        reply.header('ratelimit', `"${policyName(request)}";r=${remaining};t=${String(reply.getHeader('x-ratelimit-reset'))}`)
+      }
+      reportCost(reply, request)
+    },
     get storeErrors() {
       return failures.failures
     },
   }
   app.decorate('chargeRateLimit', rateLimit.charge)
+  app.decorate('refundRateLimit', rateLimit.refund)
   return rateLimit
 }
 

@@ -13,6 +13,9 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService }> 
     {
       config: {
         access: 'public',
+        // The answer holds the token, which the store keeps only as a hash: it is never kept for a
+        // retry. A retried sign-in issues another token, and the first expires unused.
+        idempotencyKeys: false,
         openapi: {
           resource: tokensOpenApi,
           requestExample: tokenRequestExamples.signIn,
@@ -39,7 +42,8 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService }> 
   app.delete(
     '/tokens/current',
     {
-      config: { access: 'signed-in', openapi: { resource: tokensOpenApi } },
+      // A retry finds its token revoked (401) before any key is read: keys would change nothing here.
+      config: { access: 'signed-in', idempotencyKeys: false, openapi: { resource: tokensOpenApi } },
       schema: {
         operationId: 'revokeToken',
         summary: 'Revoke the token in use',

@@ -4,10 +4,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import { createIdempotencyStore } from '../../src/idempotency/idempotency-store.js'
 import { DEMO_COUNTS, seedDatabase } from '../../src/seed/seed-database.js'
 import { BIN } from '../helpers/serve-process.js'
 import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
@@ -33,6 +35,22 @@ function contents(url: string) {
       comments: posts[0] === undefined ? [] : await read(`/api/v1/users/${first}/posts/${posts[0].id}/comments?limit=100`),
     }
   })
+}
+
+/** Keeps one answer for an Idempotency-Key first when asked to; the number of answers kept. */
+async function keptAnswers(url: string, action: 'insert' | 'count'): Promise<number> {
+  const database = openDatabase(loadConfig({ DATABASE_URL: url }).database)
+  try {
+    if (action === 'insert') {
+      const store = createIdempotencyStore(database.db, { ttlMs: 86_400_000, leaseMs: 60_000 })
+      await store.claim('user:1', 'before-reset', 'fingerprint')
+      await store.complete('user:1', 'before-reset', { status: 201, headers: {}, body: '{}' })
+    }
+    const { rows } = await sql<{ n: number | string }>`select count(*) as n from idempotency_keys`.execute(database.db)
+    return Number(rows[0]?.n)
+  } finally {
+    await database.close()
+  }
 }
 
 let db: TestDatabase
@@ -71,9 +89,13 @@ describe('threadline reset', { timeout: 120_000 }, () => {
   it('--yes brings back the demo data of a fresh serve, ids from 1, every time', async () => {
     const expected = await contents(demo.url)
     expect(expected.users).toHaveLength(DEMO_COUNTS.users)
+    // An answer kept for an Idempotency-Key describes rows the reset removes: it goes with them.
+    const kept = await keptAnswers(db.url, 'insert')
+    expect(kept).toBe(1)
     const { stdout } = await threadline(db.url, ['reset', '--yes'])
     expect(stdout).toMatch(/^Reset to the demo data: 10 users, 100 posts, 500 comments and 200 todos in [\d.]+ s\.\n$/)
     expect(await contents(db.url)).toEqual(expected)
+    expect(await keptAnswers(db.url, 'count')).toBe(0)
     await threadline(db.url, ['users', 'create', '--name', 'Between', '--email', 'between@example.com'])
     await threadline(db.url, ['reset', '--yes'])
     expect(await contents(db.url)).toEqual(expected)

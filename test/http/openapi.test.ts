@@ -119,6 +119,16 @@ describe('the API description', () => {
         expect(operation.parameters, where).toContainEqual({ $ref: '#/components/parameters/Prefer' })
         for (const status of success) expect(Object.keys(operation.responses[status]?.headers ?? {}), `${where} ${status}`).toContain('Preference-Applied')
       }
+      // Every write takes an Idempotency-Key but sign-in and revocation, whose answers are never kept.
+      const keyed = ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method) && !path.endsWith('/tokens') && !path.endsWith('/tokens/current')
+      const keyParameter = { $ref: '#/components/parameters/IdempotencyKey' }
+      if (keyed) {
+        expect(operation.parameters, where).toContainEqual(keyParameter)
+        expect(statuses, where).toEqual(expect.arrayContaining(['409', '422']))
+        for (const status of success) expect(Object.keys(operation.responses[status]?.headers ?? {}), `${where} ${status}`).toContain('Idempotent-Replayed')
+      } else {
+        expect(operation.parameters ?? [], where).not.toContainEqual(keyParameter)
+      }
     }
     for (const [name, response] of Object.entries(document.components.responses)) {
       if (name === 'NotModified') expect(response.content).toBeUndefined()

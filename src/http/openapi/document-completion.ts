@@ -1,7 +1,7 @@
 // Document completion: what @fastify/swagger cannot derive from a route's schema, added to each
 // operation once the document is generated (its whole-document transform). The route transform
 // leaves notes on each operation (the version, the method, who may call, the route's declarations);
-// from them come the conditional, collection, representation and Prefer parameters, the answers'
+// from them come the conditional, collection, representation, Prefer and Idempotency-Key parameters, the answers'
 // descriptions, headers and examples, the error answers, and the tags of the features whose routes are described.
 import type { CollectionSpec } from '../../collections/collection-spec.js'
 import { PREFERENCE_METHODS } from '../prefer.js'
@@ -10,7 +10,7 @@ import type { ApiVersion } from '../versioning.js'
 import { collectionParameters } from './collection-parameters.js'
 import { representationParameters } from './representation-parameters.js'
 import { errorResponseRef, errorStatusesOf } from './error-responses.js'
-import { COMMON_HEADERS, READ_HEADERS, headerRefs, type Condition } from './headers.js'
+import { type AnswerHeader, COMMON_HEADERS, READ_HEADERS, headerRefs, type Condition } from './headers.js'
 import { EXAMPLE_TIMESTAMP, type ResourceOpenApi, type RouteOpenApi } from './route-openapi.js'
 
 /** What the route transform hands to the document transform, on each operation; removed from the document. */
@@ -23,6 +23,8 @@ export interface Notes {
   collection: CollectionSpec | undefined
   /** `select` and `include` on a GET route that takes them. */
   representation?: RepresentationShape | undefined
+  /** The route takes an Idempotency-Key. */
+  idempotencyKeys: boolean
 }
 
 export interface OpenApiDocument {
@@ -71,6 +73,7 @@ function completeOperation(operation: Operation, notes: Notes, hasPathParameters
     operation.parameters = [...(operation.parameters ?? []), ...conditions.map((name) => ({ $ref: `#/components/parameters/${name}` }))]
   }
   if (PREFERENCE_METHODS.has(method)) operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/Prefer' }]
+  if (notes.idempotencyKeys) operation.parameters = [...(operation.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }]
   if (collection !== undefined) {
     operation.parameters = [...(operation.parameters ?? []), ...collectionParameters(collection)]
     operation.description = `${operation.description} ${PAGING[version]}`
@@ -86,10 +89,14 @@ function completeOperation(operation: Operation, notes: Notes, hasPathParameters
     ...successResponses(operation.responses, notes),
     ...(method === 'GET' ? { 304: { $ref: '#/components/responses/NotModified' } } : {}),
     ...Object.fromEntries(
-      errorStatusesOf({ method, access, hasPathParameters, hasBody: operation.requestBody !== undefined, declared: openapi.errors ?? [] }).map((status) => [
-        String(status),
-        errorResponseRef(status),
-      ]),
+      errorStatusesOf({
+        method,
+        access,
+        hasPathParameters,
+        hasBody: operation.requestBody !== undefined,
+        idempotencyKeys: notes.idempotencyKeys,
+        declared: openapi.errors ?? [],
+      }).map((status) => [String(status), errorResponseRef(status)]),
     ),
   }
 }
@@ -99,6 +106,8 @@ function successResponses(declared: Operation['responses'], notes: Notes): Opera
   const { version, method, openapi, collection } = notes
   const { noun, example } = openapi.resource
   const single = { data: example, meta: { timestamp: EXAMPLE_TIMESTAMP } }
+  // A write's answer may be one replayed for its Idempotency-Key.
+  const replayed: AnswerHeader[] = notes.idempotencyKeys ? ['Idempotent-Replayed'] : []
   const responses: Operation['responses'] = {}
   for (const [status, response] of Object.entries(declared)) {
     const content = response.content as Record<string, { example?: unknown }> | undefined
@@ -112,20 +121,23 @@ function successResponses(declared: Operation['responses'], notes: Notes): Opera
     } else if (status === '201') {
       const { description, headers } = openapi.created ?? { description: `Created: the ${noun}.`, headers: ['Location'] as const }
       response.description = description
-      response.headers = headerRefs([...COMMON_HEADERS, ...headers, 'Preference-Applied'])
+      response.headers = headerRefs([...COMMON_HEADERS, ...headers, 'Preference-Applied', ...replayed])
       if (media !== undefined) media.example = single
     } else if (status === '204') {
-      response.headers = headerRefs(COMMON_HEADERS)
+      response.headers = headerRefs([...COMMON_HEADERS, ...replayed])
     } else {
       response.description = `The ${noun}, as it is now.`
-      response.headers = headerRefs([...COMMON_HEADERS, 'Preference-Applied'])
+      response.headers = headerRefs([...COMMON_HEADERS, 'Preference-Applied', ...replayed])
       if (media !== undefined) media.example = single
     }
     responses[status] = response
   }
   // A write answered 200 answers 204 when the caller prefers no body.
   if (PREFERENCE_METHODS.has(method) && responses['200'] !== undefined && responses['204'] === undefined) {
-    responses['204'] = { description: 'Done, as asked by Prefer: return=minimal: no body.', headers: headerRefs([...COMMON_HEADERS, 'Preference-Applied']) }
+    responses['204'] = {
+      description: 'Done, as asked by Prefer: return=minimal: no body.',
+      headers: headerRefs([...COMMON_HEADERS, 'Preference-Applied', ...replayed]),
+    }
   }
   return responses
 }

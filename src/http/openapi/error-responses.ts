@@ -35,7 +35,8 @@ const EXAMPLES: Partial<Record<ErrorCode, Pick<ErrorResponse, 'example' | 'heade
   FORBIDDEN: { example: { code: 'FORBIDDEN', message: 'Only an admin may do this' } },
   NOT_FOUND: { example: { code: 'NOT_FOUND', message: 'User not found' } },
   NOT_ACCEPTABLE: { example: { code: 'NOT_ACCEPTABLE', message: 'This API answers in application/json or application/vnd.threadline+json' } },
-  CONFLICT: { example: { code: 'CONFLICT', message: 'The e-mail address is taken' } },
+  // Retry-After when the conflict is a request with the same Idempotency-Key still running.
+  CONFLICT: { example: { code: 'CONFLICT', message: 'The e-mail address is taken' }, headers: ['Retry-After'] },
   PRECONDITION_FAILED: { example: { code: 'PRECONDITION_FAILED', message: 'The resource has changed since you read it' } },
   PAYLOAD_TOO_LARGE: { example: { code: 'PAYLOAD_TOO_LARGE', message: 'The request body is larger than 1 MiB' } },
   UNSUPPORTED_MEDIA_TYPE: { example: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'Send the request body as application/json' } },
@@ -67,9 +68,11 @@ export function errorStatusesOf(operation: {
   access: string
   hasPathParameters: boolean
   hasBody: boolean
+  /** It takes an Idempotency-Key: the key still running is 409, used for another request 422. */
+  idempotencyKeys: boolean
   declared: readonly number[]
 }): number[] {
-  const { method, access, hasPathParameters, hasBody, declared } = operation
+  const { method, access, hasPathParameters, hasBody, idempotencyKeys, declared } = operation
   const statuses = [
     400,
     401,
@@ -78,6 +81,7 @@ export function errorStatusesOf(operation: {
     406,
     ...(method === 'PUT' || method === 'PATCH' || method === 'DELETE' ? [412] : []),
     ...(hasBody ? [413, 415, 422] : []),
+    ...(idempotencyKeys ? [409, 422] : []),
     429,
     500,
     503,

@@ -21,6 +21,10 @@ export const HEADERS = {
   Link: header('RFC 8288 links to the `next`, `prev` (where there is one) and `first` pages, with the same query.', { type: 'string' }),
   Location: header('The path of the created resource.', { type: 'string', format: 'uri-reference' }),
   WWWAuthenticate: header('`Bearer realm="threadline"`, with `error="invalid_token"` when the token sent was refused.', { type: 'string' }),
+  IdempotentReplayed: header('`true` on an answer replayed for an Idempotency-Key sent before: the write did not run again.', {
+    type: 'string',
+    enum: ['true'],
+  }),
   PreferenceApplied: header('The `return` preference the write honoured, when the request named one: `return=minimal` or `return=representation`.', {
     type: 'string',
     enum: ['return=minimal', 'return=representation'],
@@ -45,6 +49,7 @@ const COMPONENT_OF = {
   Location: 'Location',
   'WWW-Authenticate': 'WWWAuthenticate',
   'Preference-Applied': 'PreferenceApplied',
+  'Idempotent-Replayed': 'IdempotentReplayed',
 } as const satisfies Record<string, keyof typeof HEADERS>
 
 /** A header an answer may carry, as it is named in the answer. */
@@ -104,5 +109,17 @@ export const PREFERENCES = {
       '`return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.',
     schema: { type: 'string' },
     example: 'return=minimal',
+  },
+} as const
+
+/** The request header that makes a write safe to retry (the IETF httpapi draft): `components.parameters` beside the preferences. */
+export const RETRIES = {
+  IdempotencyKey: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    description:
+      'A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.',
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
+    example: '5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90',
   },
 } as const

@@ -10,9 +10,10 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { PACKAGE_VERSION } from '../../package-info.js'
 import { ErrorBody } from '../error-body.js'
 import { API_MOUNTS, type ApiVersion } from '../versioning.js'
+import { takesIdempotencyKeys } from '../../idempotency/idempotent-writes.js'
 import { completeDocument, NOTES, type Notes, type OpenApiDocument } from './document-completion.js'
 import { isDescribedError, responseComponents } from './error-responses.js'
-import { CONDITIONS, HEADERS, PREFERENCES } from './headers.js'
+import { CONDITIONS, HEADERS, PREFERENCES, RETRIES } from './headers.js'
 import type { ResourceOpenApi, RouteOpenApi } from './route-openapi.js'
 
 export const OPENAPI_JSON_PATH = '/openapi.json'
@@ -55,7 +56,7 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
         },
         schemas: { Error: ErrorBody as unknown as Record<string, unknown> },
         headers: HEADERS,
-        parameters: { ...CONDITIONS, ...PREFERENCES },
+        parameters: { ...CONDITIONS, ...PREFERENCES, ...RETRIES },
         responses: responseComponents(),
       } as Record<string, unknown>,
     },
@@ -112,7 +113,15 @@ function describeRoute(schema: FastifySchema | undefined, url: string, route: Ro
   const method = route.method
   const openapi = routeOpenApiOf(route, url.slice(mount.prefix.length))
   const access = route.config?.access ?? 'public'
-  const notes: Notes = { version: mount.version, method, access, openapi, collection: route.config?.collection, representation: route.config?.representation }
+  const notes: Notes = {
+    version: mount.version,
+    method,
+    access,
+    openapi,
+    collection: route.config?.collection,
+    representation: route.config?.representation,
+    idempotencyKeys: takesIdempotencyKeys(method, route.config),
+  }
   return {
     url,
     schema: {
