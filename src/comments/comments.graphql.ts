@@ -11,8 +11,7 @@ import type { User } from '../users/users.public.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
 import { fieldDescription } from '../graphql/error-codes.js'
 import { type Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
-import type { CommentAdded } from './comments.events.js'
-import type { CommentsService } from './comments.service.js'
+import type { AddedComment, CommentsService } from './comments.service.js'
 
 export const commentsTypeDefs = /* GraphQL */ `
 "A comment on a post, by a signed-in user."
@@ -51,15 +50,15 @@ extend type User {
 
 extend type Subscription {
   ${fieldDescription(
-    'Each comment created from now on (over REST or GraphQL) on the post postId, or, without postId, on any post the caller may see. Over WebSocket at /graphql or Server-Sent Events at /graphql/stream.',
+    'Each comment created from now on (over REST or GraphQL) on the post postId, or, without postId, on any post the caller may see. With after (a comment id: the last one received), the comments created after it come first, in id order, then the live ones, none missed and none twice; an event stream resumed with Last-Event-ID does the same. Over WebSocket at /graphql or Server-Sent Events at /graphql/stream.',
     {
-      BAD_REQUEST: 'sent to POST or GET /graphql instead of a stream',
+      BAD_REQUEST: 'sent to POST or GET /graphql instead of a stream; after is not an id; more than 1,000 comments were created after it (read the list first)',
       NOT_FOUND: 'no post postId, or a draft the caller may not see',
       RATE_LIMITED: "in a result: the caller's deliveries are past their allowance, events are skipped until extensions.retryAfter",
       SERVICE_UNAVAILABLE: "in a result: live events were interrupted, or an event's deliveries reached their ceiling; the subscription goes on",
     },
   )}
-  commentAdded(postId: ID): Comment!
+  commentAdded(postId: ID, after: ID): Comment!
 }
 
 extend type Mutation {
@@ -141,12 +140,16 @@ export function commentsResolvers(comments: CommentsService, userById: Reference
 export function commentsSubscriptions(comments: CommentsService) {
   return {
     commentAdded: {
-      subscribe: (_: unknown, args: { postId?: string | null }, context: GraphQLContext) => {
+      subscribe: (_: unknown, args: { postId?: string | null; after?: string | null }, context: GraphQLContext) => {
         if (context.stream === undefined)
           throw new AppError('BAD_REQUEST', 'Subscriptions are served over WebSocket at /graphql or Server-Sent Events at /graphql/stream')
-        return comments.streamAdded(() => context.caller, args.postId ?? undefined, context.stream)
+        return comments.streamAdded(() => context.caller, args.postId ?? undefined, context.stream, args.after ?? undefined)
       },
-      resolve: (event: CommentAdded): CommentSource => ({ ...event.comment, authorUser: event.author, postObject: event.post }),
+      // The comment's id is the event's: a client resumes after the last one it received.
+      resolve: (event: AddedComment, context: GraphQLContext): CommentSource => {
+        context.stream?.identify?.(String(event.comment.id))
+        return { ...event.comment, authorUser: event.author, postObject: event.post }
+      },
     },
   }
 }

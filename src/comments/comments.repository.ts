@@ -65,6 +65,23 @@ export function listCommentsOfAuthors(db: Db, authorIds: readonly number[], wind
     .execute() as Promise<CommentWithAuthorRow[]>
 }
 
+/**
+ * The comments with ids above `afterId` on posts the reader may see (on one post when `postId` is
+ * given), in id order, at most `limit`: what a subscriber missed. The primary key finds the first.
+ */
+export function listCommentsAddedAfter(
+  db: Db,
+  afterId: number,
+  options: { postId: number | undefined; visibility: DraftVisibility; limit: number },
+): Promise<CommentWithAuthorRow[]> {
+  let query = selectWithAuthor(db)
+    .innerJoin('posts as p', 'p.id', 'comments.post_id')
+    .where('comments.id', '>', afterId)
+    .where(visible('p', options.visibility))
+  if (options.postId !== undefined) query = query.where('comments.post_id', '=', options.postId)
+  return query.orderBy('comments.id').limit(options.limit).execute()
+}
+
 export async function insertComment(db: Db, row: NewCommentRow): Promise<number> {
   const { id } = await db.insertInto('comments').values(row).returning('id').executeTakeFirstOrThrow()
   return id

@@ -7,14 +7,14 @@ import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { toIsoTimestamp } from '../db/tables.js'
 import type { PostRow } from '../posts/posts.public.js'
-import { forbidden, isAppError, notFound } from '../errors.js'
+import { AppError, forbidden, isAppError, notFound } from '../errors.js'
 import { type IdInput, parseId } from '../core/ids.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { draftVisibility, loadVisiblePost, mayRead, toPost } from '../posts/posts.public.js'
 import { loadUser, toUser } from '../users/users.public.js'
 import type { Events } from '../events/events.js'
 import type { CommentAdded, CommentsTopics } from './comments.events.js'
-import { eventStream, type EventStreamOptions, type EventsInterrupted } from '../events/event-stream.js'
+import { eventStream, type EventStreamOptions, type EventsInterrupted, isEventsInterrupted } from '../events/event-stream.js'
 import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
 import * as repo from './comments.repository.js'
 import type { Comment, CreateCommentInput, UpdateCommentInput } from './comments.schemas.js'
@@ -90,19 +90,47 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
      * visible to the caller now), or on any — as a bounded stream (see eventStream), with a marker
      * where delivery was interrupted. Each event is judged with the caller as they are when it
      * arrives (`caller` is read then): a revoked token or a lost role stops the drafts at once.
+     *
+     * With `after` (a comment id; or the stream's `resumeAfter`, an event stream's Last-Event-ID),
+     * the comments created after it come first, read from the store with the caller's rights as
+     * they are now, in id order, then the live ones, none twice: the live events are heard from
+     * before the store is read, and those it read are skipped. At most MAX_REPLAYED: past that,
+     * BAD_REQUEST (the client reads the list first). The replay is charged before it is read out.
      */
     async streamAdded(
       caller: () => Caller | null,
       postId: IdInput | undefined,
       options: EventStreamOptions,
-    ): Promise<AsyncIterableIterator<CommentAdded | EventsInterrupted>> {
+      after?: IdInput,
+    ): Promise<AsyncIterableIterator<AddedComment | EventsInterrupted>> {
       const only = postId === undefined ? undefined : (await loadVisiblePost(db, caller(), undefined, postId)).id
-      return eventStream<CommentsTopics, 'commentAdded'>(
+      const from = after ?? options.resumeAfter
+      const afterId = from === undefined ? undefined : parseId(from)
+      if (from !== undefined && afterId === undefined) throw new AppError('BAD_REQUEST', `"${String(from)}" is not a comment id to resume after`)
+      const live = eventStream<CommentsTopics, 'commentAdded'>(
         events,
         'commentAdded',
         (event) => (only === undefined || event.post.id === only) && mayRead(caller(), event.post),
         options,
       )
+      if (afterId === undefined) return live
+      try {
+        const missed = await repo.listCommentsAddedAfter(db, afterId, { postId: only, visibility: draftVisibility(caller()), limit: MAX_REPLAYED + 1 })
+        if (missed.length > MAX_REPLAYED) {
+          throw new AppError(
+            'BAD_REQUEST',
+            `More than ${MAX_REPLAYED} comments were added after comment ${afterId}: read them from the list first, then subscribe after the last one read`,
+          )
+        }
+        await options.chargeReplay?.(missed.length)
+        return replayThenLive(
+          missed.map((row) => ({ comment: toComment(row) })),
+          live,
+        )
+      } catch (error) {
+        await live.return?.()
+        throw error
+      }
     },
 
     /** `path` undefined: the comment is found by its id alone. */
@@ -161,6 +189,42 @@ async function loadVisibleComment(
 }
 
 /** The comment with this id on this post, or NOT_FOUND. */
+/** The comments a resumed subscription may be handed before its live ones. */
+export const MAX_REPLAYED = 1000
+
+/** A comment a resumed subscription missed, read from the store: its post and author are read as a query's are. */
+export type AddedComment = CommentAdded | { comment: Comment; post?: undefined; author?: undefined }
+
+/** The missed comments in order, then the live stream's items but those already handed out. */
+function replayThenLive(
+  missed: readonly AddedComment[],
+  live: AsyncIterableIterator<CommentAdded | EventsInterrupted>,
+): AsyncIterableIterator<AddedComment | EventsInterrupted> {
+  const replayed = new Set(missed.map((item) => item.comment.id))
+  let next = 0
+  const iterator: AsyncIterableIterator<AddedComment | EventsInterrupted> = {
+    async next() {
+      if (next < missed.length) return { done: false, value: missed[next++] as AddedComment }
+      for (;;) {
+        const result = await live.next()
+        if (result.done === true || isEventsInterrupted(result.value) || !replayed.has(result.value.comment.id)) return result
+      }
+    },
+    async return() {
+      next = missed.length
+      return (await live.return?.()) ?? { done: true, value: undefined }
+    },
+    async throw(error?: unknown) {
+      next = missed.length
+      return live.throw ? live.throw(error) : Promise.reject(error instanceof Error ? error : new Error(String(error)))
+    },
+    [Symbol.asyncIterator]() {
+      return iterator
+    },
+  }
+  return iterator
+}
+
 async function loadComment(db: Db, post: PostRow, commentId: IdInput): Promise<repo.CommentWithAuthorRow> {
   const id = parseId(commentId)
   const comment = id === undefined ? undefined : await repo.findCommentById(db, id)

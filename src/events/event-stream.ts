@@ -10,6 +10,18 @@ export interface EventStreamOptions {
   maxPending: number
   /** Called once when the consumer falls further behind; the stream then ends. */
   onOverflow: () => void
+  /**
+   * The id of the last event the client received before it reconnected (an event stream's
+   * Last-Event-ID): a stream whose events have ids starts after it, with what the client missed.
+   */
+  resumeAfter?: string
+  /** Told the id of each event as it is delivered (an event stream sends it as the event's `id:`). */
+  identify?: (id: string) => void
+  /**
+   * Takes what replaying `events` missed events costs, before they are read out (the rate limit,
+   * as a list read of that many); throws when the caller's allowance is short. Absent: free.
+   */
+  chargeReplay?: (events: number) => Promise<void>
 }
 
 /** What a stream yields where the adapter stopped delivering: events after it may be missing. */

@@ -19,7 +19,8 @@ export type ResolverMap = Record<string, Record<string, Resolver>>
 /** A subscription field: a source stream of events (`subscribe`), and each event as the field's value (`resolve`). */
 export interface SubscriptionField {
   subscribe: GraphQLFieldResolver<unknown, GraphQLContext>
-  resolve: (event: never) => unknown
+  /** The event as the field's value; the context is the subscription's (its stream is told the event's id). */
+  resolve: (event: never, context: GraphQLContext) => unknown
 }
 
 /** What one feature brings to the schema. */
@@ -99,9 +100,9 @@ export function attachSubscriptions(schema: GraphQLSchema, parts: readonly Graph
     const field = fields[name]
     if (field === undefined) throw new Error(`The schema has no subscription field ${name}`)
     field.subscribe = subscribe
-    field.resolve = (source: unknown) => {
+    field.resolve = (source: unknown, _args: unknown, context: GraphQLContext) => {
       if (isEventsInterrupted(source)) throw new AppError('SERVICE_UNAVAILABLE', EVENTS_INTERRUPTED_MESSAGE)
-      return resolve(source as never)
+      return resolve(source as never, context)
     }
   }
 }

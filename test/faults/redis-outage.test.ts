@@ -1,7 +1,8 @@
 // Redis stopped and started again under load, on a redis-server of the test's own: a real
 // `threadline serve` keeps answering (the rate limiter fails open by default), tells its
 // subscribers that events may be missed, and once Redis is back delivers again and counts again,
-// without a restart.
+// without a restart; a subscriber that subscribes again after the last comment it received gets
+// those of the outage.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
 import { canRunPrivateRedis, PrivateRedis } from '../helpers/private-redis.js'
@@ -37,16 +38,20 @@ describe.skipIf(!canRunPrivateRedis())('Redis outage under load', () => {
       ).status
 
     // A subscriber to every comment.
-    const messages: { type: string; payload?: { data?: { commentAdded?: { content: string } } | null; errors?: { extensions: { code: string } }[] } }[] = []
+    const messages: {
+      type: string
+      id?: string
+      payload?: { data?: { commentAdded?: { id: string; content: string } } | null; errors?: { extensions: { code: string } }[] }
+    }[] = []
     const socket = new WebSocket(`${serve.address.replace('http', 'ws')}/graphql`, 'graphql-transport-ws')
     socket.on('message', (data: Buffer) => {
       const message = JSON.parse(data.toString()) as (typeof messages)[number]
       messages.push(message)
       if (message.type === 'connection_ack')
-        socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { content } }' } }))
+        socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: 'subscription { commentAdded { id content } }' } }))
     })
     socket.on('open', () => socket.send(JSON.stringify({ type: 'connection_init' })))
-    const delivered = (content: string) => messages.some((m) => m.payload?.data?.commentAdded?.content === content)
+    const delivered = (content: string, subscription = '1') => messages.some((m) => m.id === subscription && m.payload?.data?.commentAdded?.content === content)
     const commentUntilDelivered = async (prefix: string) => {
       for (let i = 0; ; i++) {
         expect(await comment(`${prefix} ${i}`)).toBe(201)
@@ -90,6 +95,14 @@ describe.skipIf(!canRunPrivateRedis())('Redis outage under load', () => {
     await redis.start()
     phase = 'back'
     await commentUntilDelivered('after')
+    // The outage's comment never reached the subscriber; subscribed again after the last comment it
+    // received before the outage, it comes first.
+    expect(delivered('while away')).toBe(false)
+    const lastBeforeId = messages.filter((m) => m.payload?.data?.commentAdded?.content.startsWith('before') === true).at(-1)?.payload?.data?.commentAdded?.id
+    socket.send(JSON.stringify({ id: '2', type: 'subscribe', payload: { query: `subscription { commentAdded(after: "${lastBeforeId}") { id content } }` } }))
+    await until(() => delivered('while away', '2'), 5000)
+    const resumed = messages.filter((m) => m.id === '2').map((m) => m.payload?.data?.commentAdded?.content)
+    expect(resumed[0]).toBe('while away')
     // Counting again, in Redis: the restarted one (no persistence) starts the allowance over, above
     // where it stood before the outage, and it goes down request by request.
     const lastBefore = Number(answers.filter((a) => a.phase === 'before' && a.remaining !== null).at(-1)?.remaining)

@@ -8,7 +8,8 @@
 import type { FastifyRequest } from 'fastify'
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLSchema, OperationTypeNode, subscribe } from 'graphql'
 import type { AcquireOptions } from '../../limits/fair-scheduler.js'
-import { callerKey } from '../../limits/rate-limit.js'
+import { callerKey, type RateLimitConsumer } from '../../limits/rate-limit.js'
+import { COST_PER_POINT } from '../metering.js'
 import type { ConnectionCaller } from '../connection-rights.js'
 import { isReservation, type Reservation, type SubscriptionBudget } from '../subscription-budget.js'
 import { type GraphQLContext, Loaders } from '../context.js'
@@ -32,6 +33,8 @@ export interface OperationPreparationOptions {
    * scheduler). A bounded wait is refused RATE_LIMITED when the caller has too many waiting.
    */
   schedule: (<T>(callerKey: string, work: () => Promise<T>, options: AcquireOptions) => Promise<T>) | undefined
+  /** Takes the points of a resumed subscription's replay from its caller; absent when rate limiting is off. */
+  consumeRateLimit: RateLimitConsumer | undefined
 }
 
 /** The context of one operation on a long-lived connection: its caller is read from the connection's ConnectionCaller each time. */
@@ -117,6 +120,17 @@ export class OperationPreparation {
       }
       reserved.add(held)
       this.reservations.set(context, held)
+      const consume = options.consumeRateLimit
+      if (context.stream !== undefined && consume !== undefined) {
+        // A resumed subscription's missed events are read out at once: a list of that many, each
+        // its selection's cost, charged as the rate limit charges a query's cost.
+        context.stream.chargeReplay = async (events) => {
+          const points = Math.ceil((events * Math.max(cost, 1)) / COST_PER_POINT)
+          if (points === 0) return
+          const verdict = await consume(request, points, { refundRefused: true })
+          if (!verdict.allowed) throw verdict.error
+        }
+      }
     }
     return { schema: options.schema(), document, variableValues: params.variables, operationName: params.operationName, contextValue: context }
   }

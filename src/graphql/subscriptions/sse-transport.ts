@@ -3,7 +3,9 @@
 // operation taken through the operation pipeline before the stream opens (trusted documents,
 // limits, its points charged as over POST /graphql: refused with the answer's status, nothing run),
 // the connection slot (refused with 429 or 503 and Retry-After), the stream's caller followed (a
-// revoked one ends the stream with an UNAUTHENTICATED error), and the answer written by us.
+// revoked one ends the stream with an UNAUTHENTICATED error), and the answer written by us: each
+// event with the id its subscription gave it (`id:`), and a stream sent with Last-Event-ID
+// resumed after that id, by the subscriptions whose events have ids.
 //
 // The glue between graphql-sse and Fastify is ours (about what its adapter is), because an event
 // stream applies back-pressure here, so a slow client fills our bounded queue instead of an
@@ -13,6 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type ExecutionArgs, getOperationAST, type GraphQLError, type GraphQLSchema, OperationTypeNode } from 'graphql'
 import { createHandler as createSseHandler, print as printStreamEvent } from 'graphql-sse'
 import type { GraphQLConfig } from '../../config.js'
+import type { EventStreamOptions } from '../../events/event-stream.js'
 import { AppError } from '../../errors.js'
 import { isAcceptable, isMediaType, parseAccept } from '../../http/accept.js'
 import { callerKey, type RateLimitCharger } from '../../limits/rate-limit.js'
@@ -60,6 +63,10 @@ interface SseRequestContext {
   operation: AdmittedOperation
   /** The stream's subscription budget reservation, released with the stream. */
   reserved: Set<Reservation>
+  /** The id of each result handed to graphql-sse, in order (undefined: one without an id), for its `id:` line. */
+  ids: (string | undefined)[]
+  /** The id the subscription's resolver gave the result being made. */
+  identified: string | undefined
 }
 
 /** Registers the event-stream route, and the end of every open stream when the server goes away. */
@@ -76,7 +83,12 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
     onSubscribe: (req) => {
       const request = req.raw
       const { reply, connectionCaller, reserved, operation } = req.context
-      const stream = slowConsumers.streamOptions(request, () => reply.raw.destroy())
+      const stream: EventStreamOptions = {
+        ...slowConsumers.streamOptions(request, () => reply.raw.destroy()),
+        // A browser's EventSource sends it on its own when it reconnects.
+        resumeAfter: headerValue(request.headers['last-event-id']) ?? undefined,
+        identify: (id) => (req.context.identified = id),
+      }
       const prepared = operations.prepare(request, operation, connectionContext(connectionCaller, stream), reserved)
       if (Array.isArray(prepared)) return jsonAnswer(400, { errors: prepared.map((error) => error.formatted) })
       return prepared as ExecutionArgs & { contextValue: SseContext }
@@ -84,6 +96,8 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
     // Back-pressure: the next event is taken from the subscription's bounded queue only once the
     // client has received the ones before it.
     onNext: async (_ctx, req, result) => {
+      req.context.ids.push(req.context.identified)
+      req.context.identified = undefined
       await req.context.flow.sent()
       return formatResult(req.raw, result as { errors?: readonly GraphQLError[] })
     },
@@ -159,6 +173,7 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
   ): Promise<void> {
     const flow = new Flow(reply)
     const reserved = new Set<Reservation>()
+    const ids: (string | undefined)[] = []
     reply.raw.once('close', () => {
       for (const reservation of reserved) reservation.release()
     })
@@ -169,7 +184,7 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
       headers: { get: (key) => (key.toLowerCase() === 'accept' ? 'text/event-stream' : headerValue(request.headers[key.toLowerCase()])) },
       body: () => Promise.resolve({ query: operation.query, variables: operation.variables, operationName: operation.operationName }),
       raw: request,
-      context: { reply, flow, connectionCaller, reserved, operation },
+      context: { reply, flow, connectionCaller, reserved, operation, ids, identified: undefined },
     })
     const response = reply.raw
     if (response.destroyed) return
@@ -187,8 +202,11 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
     try {
       for await (const chunk of body) {
         if (!response.writable) break
-        await new Promise<void>((resolve) => response.write(chunk, () => resolve()))
-        if (chunk.startsWith('event: next')) flow.delivered()
+        const next = chunk.startsWith('event: next')
+        // The event's id, for the client's Last-Event-ID when it reconnects.
+        const id = next ? ids.shift() : undefined
+        await new Promise<void>((resolve) => response.write(id === undefined ? chunk : `id: ${id}\n${chunk}`, () => resolve()))
+        if (next) flow.delivered()
       }
     } finally {
       response.off('close', stop)

@@ -79,6 +79,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
     listSizes: options.listSizes,
     budget,
     schedule: options.schedule,
+    consumeRateLimit: options.consumeRateLimit,
   })
   const shared = { schema: options.schema, limits, counter, rights, operations, slowConsumers, pipeline: options.pipeline }
 
