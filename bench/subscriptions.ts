@@ -3,18 +3,24 @@
 // over REST, and each subscriber's delivery is timed from the 201. Prints, per N: delivery
 // latency over all deliveries (p50, p99), the time to the last subscriber of each comment (p50,
 // p99 over the comments), deliveries lost, and the server's memory per idle subscriber. The subscribers live in this process: their own parsing is inside the figures.
+// Then a reconnect storm (reconnect-storm.ts): --storm event-stream subscribers dropped at once
+// while --storm-comments comments are written through two instances, reconnecting together with
+// Last-Event-ID; on two fresh instances with the shipped defaults (the rate limit included).
 //
-//   npm run bench:subscriptions [-- --subscribers 1000,10000 --comments 20]
+//   npm run bench:subscriptions [-- --subscribers 1000,10000 --comments 20 --storm 1000 --storm-comments 200]
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { openSubscribers, type Subscriber, untilDelivered } from './deliveries.js'
 import { build, machine, rssOf, startServe, stats, threadline } from './lib.js'
+import { reconnectStorm, type StormResult } from './reconnect-storm.js'
 
 const { values: args } = parseArgs({
   options: {
     subscribers: { type: 'string', default: '1000,10000' },
     comments: { type: 'string', default: '20' },
+    storm: { type: 'string', default: '1000' },
+    'storm-comments': { type: 'string', default: '200' },
   },
 })
 
@@ -92,11 +98,40 @@ async function main(): Promise<void> {
   } finally {
     await server.stop()
   }
+
+  // The storm: two instances on the same database, every setting at its default.
+  const storm = Number(args.storm) > 0 ? await runStorm(env, token) : undefined
   mkdirSync(join('bench', 'results'), { recursive: true })
-  writeFileSync(join('bench', 'results', 'subscriptions.json'), `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), results }, null, 2)}\n`)
+  writeFileSync(
+    join('bench', 'results', 'subscriptions.json'),
+    `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), results, ...(storm === undefined ? {} : { storm }) }, null, 2)}\n`,
+  )
   console.log('written to bench/results/subscriptions.json')
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10
+
+async function runStorm(env: Record<string, string>, token: string): Promise<StormResult> {
+  const [subscribersOn, other] = await Promise.all([startServe(env), startServe(env)])
+  try {
+    const result = await reconnectStorm(
+      subscribersOn,
+      other,
+      token,
+      { userId: '2', id: '2' },
+      { subscribers: Number(args.storm), comments: Number(args['storm-comments']) },
+    )
+    console.log(
+      `reconnect storm: ${result.subscribers} event streams dropped, ${result.missedComments} comments written through 2 instances; ` +
+        `${result.exact} of ${result.subscribers} received exactly what they missed, in order; ` +
+        `streams open again p50 ${result.openedMs.p50} ms, p99 ${result.openedMs.p99} ms; ` +
+        `caught up p50 ${result.caughtUpMs.p50} ms, p99 ${result.caughtUpMs.p99} ms, max ${result.caughtUpMs.max} ms; ` +
+        `/health p50 ${result.healthMs.p50} ms, p99 ${result.healthMs.p99} ms (${result.healthMs.samples} probes)`,
+    )
+    return result
+  } finally {
+    await Promise.all([subscribersOn.stop(), other.stop()])
+  }
+}
 
 await main()

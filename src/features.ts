@@ -39,7 +39,8 @@ export interface ServicesDeps {
   scryptN: number
   tokenTtlMs: number
   signInAllowance: TokensServiceDeps['signInAllowance']
-  dataVersion?: TokensServiceDeps['dataVersion']
+  /** The store's data version, where it has one (SQLite): the services that keep what they read know when it is stale. */
+  dataVersion?: () => number
 }
 
 export type Services = ReturnType<typeof createServices>
@@ -50,7 +51,7 @@ export function createServices({ db, events, passwordChanges, scryptN, tokenTtlM
   return {
     users,
     posts: postsFeature.createService({ db }),
-    comments: commentsFeature.createService({ db, events }),
+    comments: commentsFeature.createService({ db, events, ...(dataVersion === undefined ? {} : { dataVersion }) }),
     todos: todosFeature.createService({ db }),
     tokens: tokensFeature.createService({ db, events, users, tokenTtlMs, signInAllowance, ...(dataVersion === undefined ? {} : { dataVersion }) }),
   }

@@ -148,7 +148,8 @@ export function commentsSubscriptions(comments: CommentsService) {
       // The comment's id is the event's: a client resumes after the last one it received.
       resolve: (event: AddedComment, context: GraphQLContext): CommentSource => {
         context.stream?.identify?.(String(event.comment.id))
-        return { ...event.comment, authorUser: event.author, postObject: event.post }
+        // A replayed comment has no post and author with it: its fields read them as a query's do.
+        return event.post === undefined ? event.comment : { ...event.comment, authorUser: event.author, postObject: event.post }
       },
     },
   }

@@ -10,7 +10,7 @@ import type { PostRow } from '../posts/posts.public.js'
 import { AppError, forbidden, isAppError, notFound } from '../errors.js'
 import { type IdInput, parseId } from '../core/ids.js'
 import type { ListWindow } from '../collections/pagination.js'
-import { draftVisibility, loadVisiblePost, mayRead, toPost } from '../posts/posts.public.js'
+import { type DraftVisibility, draftVisibility, loadVisiblePost, mayRead, toPost } from '../posts/posts.public.js'
 import { loadUser, toUser } from '../users/users.public.js'
 import type { Events } from '../events/events.js'
 import type { CommentAdded, CommentsTopics } from './comments.events.js'
@@ -32,9 +32,52 @@ export interface CommentsServiceDeps {
   db: Db
   /** Where commentAdded is published, after the comment's transaction has committed. */
   events: Events<CommentsTopics>
+  /**
+   * The store's data version (Database.dataVersion), where there is one: the comments a resumed
+   * subscription missed, once read, serve the next subscriber that resumes from the same id while
+   * it has not moved. Absent (PostgreSQL): only reads under way are shared.
+   */
+  dataVersion?: () => number
 }
 
-export function createCommentsService({ db, events }: CommentsServiceDeps) {
+/** Replays kept for the next subscriber that resumes from the same id, while the data version stands. */
+const KEPT_REPLAYS = 64
+
+export function createCommentsService({ db, events, dataVersion }: CommentsServiceDeps) {
+  /**
+   * The comments after `afterId` a resumed subscription missed (at most MAX_REPLAYED + 1, to tell
+   * when there are more). Subscribers that resume together (a reconnect storm after an outage:
+   * they all received the same last event) share one read: one whose data version has not moved
+   * since (nothing was written: what it read is what a read now would), or, without a data
+   * version, one that began after they were listening to the live events (`listening`, numbered
+   * in order): a comment committed before they listened and after an older read began would be
+   * in neither.
+   */
+  const replays = new Map<string, { since: number; version: number | undefined; rows: Promise<AddedComment[]> }>()
+  let listeners = 0
+  function readMissed(afterId: number, postId: number | undefined, visibility: DraftVisibility, listening: number): Promise<AddedComment[]> {
+    const key = `${afterId} ${postId ?? ''} ${visibility.allDrafts ? '*' : (visibility.ownerId ?? '')}`
+    const version = dataVersion?.()
+    const kept = replays.get(key)
+    if (kept !== undefined && ((version !== undefined && kept.version === version) || kept.since >= listening)) return kept.rows
+    const read = {
+      since: listeners,
+      version,
+      rows: repo
+        .listCommentsAddedAfter(db, afterId, { postId, visibility, limit: MAX_REPLAYED + 1 })
+        .then((rows) => rows.map((row) => ({ comment: toComment(row) }))),
+    }
+    replays.delete(key)
+    replays.set(key, read)
+    if (replays.size > KEPT_REPLAYS) replays.delete(replays.keys().next().value as string)
+    // Without a data version, a read is shared only while it runs; a failed one, never again.
+    const forget = () => {
+      if (replays.get(key) === read) replays.delete(key)
+    }
+    read.rows.then(version === undefined ? forget : undefined, forget)
+    return read.rows
+  }
+
   return {
     async list(caller: Caller | null, path: PostPath, query: CollectionQuery): Promise<CollectionPage<Comment>> {
       const post = await loadVisiblePost(db, caller, path.userId, path.postId)
@@ -114,8 +157,9 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
         options,
       )
       if (afterId === undefined) return live
+      const listening = ++listeners
       try {
-        const missed = await repo.listCommentsAddedAfter(db, afterId, { postId: only, visibility: draftVisibility(caller()), limit: MAX_REPLAYED + 1 })
+        const missed = await readMissed(afterId, only, draftVisibility(caller()), listening)
         if (missed.length > MAX_REPLAYED) {
           throw new AppError(
             'BAD_REQUEST',
@@ -123,10 +167,7 @@ export function createCommentsService({ db, events }: CommentsServiceDeps) {
           )
         }
         await options.chargeReplay?.(missed.length)
-        return replayThenLive(
-          missed.map((row) => ({ comment: toComment(row) })),
-          live,
-        )
+        return replayThenLive(missed, live)
       } catch (error) {
         await live.return?.()
         throw error
@@ -192,6 +233,9 @@ async function loadVisibleComment(
 /** The comments a resumed subscription may be handed before its live ones. */
 export const MAX_REPLAYED = 1000
 
+/** Missed comments handed out in one turn of the event loop, at most. */
+const REPLAYED_PER_TURN = 32
+
 /** A comment a resumed subscription missed, read from the store: its post and author are read as a query's are. */
 export type AddedComment = CommentAdded | { comment: Comment; post?: undefined; author?: undefined }
 
@@ -204,7 +248,12 @@ function replayThenLive(
   let next = 0
   const iterator: AsyncIterableIterator<AddedComment | EventsInterrupted> = {
     async next() {
-      if (next < missed.length) return { done: false, value: missed[next++] as AddedComment }
+      if (next < missed.length) {
+        // A turn of the event loop between bursts: a replay runs each comment's selection and
+        // writes it, and a thousand subscribers resuming at once must not hold the loop for all of theirs.
+        if (next > 0 && next % REPLAYED_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve))
+        return { done: false, value: missed[next++] as AddedComment }
+      }
       for (;;) {
         const result = await live.next()
         if (result.done === true || isEventsInterrupted(result.value) || !replayed.has(result.value.comment.id)) return result

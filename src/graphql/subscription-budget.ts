@@ -151,8 +151,8 @@ export class SubscriptionBudget {
    * are skipped, and the subscriber told once per refusal (a result with the error); the
    * reservation is released when the subscription ends, however it ends.
    */
-  subscribe(args: ExecutionArgs, reservation: Reservation): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
-    return meteredSubscribe(this, args, reservation)
+  subscribe(args: ExecutionArgs, reservation: Reservation, run: Execute = execute): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
+    return meteredSubscribe(this, args, reservation, run)
   }
 
   private account(key: string): CallerAccount {
@@ -165,10 +165,14 @@ export class SubscriptionBudget {
   }
 }
 
+/** Runs an operation's selection on one event: graphql's execute, or the pipeline's (compiled by graphql-jit). */
+type Execute = (args: ExecutionArgs) => Promise<ExecutionResult> | ExecutionResult
+
 async function meteredSubscribe(
   budget: SubscriptionBudget,
   args: ExecutionArgs,
   reservation: Reservation,
+  run: Execute,
 ): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
   let source: AsyncIterable<unknown> | ExecutionResult
   try {
@@ -200,7 +204,7 @@ async function meteredSubscribe(
     const refusal = budget.admit(reservation, item.value)
     if (refusal === undefined) {
       told = undefined
-      return { done: false, value: await execute({ ...args, rootValue: item.value }) }
+      return { done: false, value: await run({ ...args, rootValue: item.value }) }
     }
     if (told === refusal.code) return mapResult(await events.next())
     told = refusal.code

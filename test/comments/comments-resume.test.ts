@@ -129,6 +129,20 @@ describe('commentAdded resumed', () => {
     expect([anonymous.errors, owner.errors]).toEqual([[], []])
   })
 
+  it('gives a subscriber resuming from the same id as another what was written between the two', async () => {
+    const from = await comment('shared start')
+    await comment('J')
+    const query = `subscription($a: ID) { commentAdded(postId: "${published.id}", after: $a) { content } }`
+    const one = gather(wsClient(s.ws), query, { a: String(from) })
+    await until(() => one.received.length === 1)
+    await comment('K')
+    const two = gather(wsClient(s.ws), query, { a: String(from) })
+    await until(() => two.received.length === 2)
+    await settle()
+    expect(one.received.map(contentOf)).toEqual(['J', 'K'])
+    expect(two.received.map(contentOf)).toEqual(['J', 'K'])
+  })
+
   it('resumes a graphql-sse client from `after`', async () => {
     const before = await comment('before sse')
     await comment('H')

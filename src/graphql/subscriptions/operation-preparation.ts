@@ -84,7 +84,8 @@ export class OperationPreparation {
   /** graphql's subscribe, each event admitted by the budget before its selection runs. */
   readonly subscribe = (args: ExecutionArgs) => {
     const reservation = this.reservations.get(args.contextValue as object)
-    return reservation === undefined ? subscribe(args) : this.options.budget.subscribe(args, reservation)
+    // Each event's selection runs as a query's does: compiled by graphql-jit from the document's second use.
+    return reservation === undefined ? subscribe(args) : this.options.budget.subscribe(args, reservation, (event) => this.options.pipeline.execute(event))
   }
 
   /**

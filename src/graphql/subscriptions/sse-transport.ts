@@ -78,6 +78,8 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
     schema: options.schema(),
     subscribe: (args) => operations.subscribe(args),
     execute: (args) => operations.execute(args),
+    // Validated by the pipeline already (once per document); graphql-sse would run every rule again for each stream.
+    validate: (_schema, document) => [...pipeline.validate(document)],
     // Distinct connections mode only: no stream reservations (tokens) to hold.
     authenticate: () => null,
     onSubscribe: (req) => {
@@ -199,13 +201,25 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
     response.once('close', stop)
     // Revoked while the operation was being prepared: told now that the stream is open.
     if (connectionCaller.revoked) endRevokedStream(reply)
+    // The events of one turn of the event loop leave in one write to the socket (a resumed stream's
+    // missed events come many at once); past the socket's buffer, the next waits for it to drain.
+    let corked = false
+    const uncork = () => {
+      corked = false
+      response.uncork()
+    }
     try {
       for await (const chunk of body) {
         if (!response.writable) break
         const next = chunk.startsWith('event: next')
         // The event's id, for the client's Last-Event-ID when it reconnects.
         const id = next ? ids.shift() : undefined
-        await new Promise<void>((resolve) => response.write(id === undefined ? chunk : `id: ${id}\n${chunk}`, () => resolve()))
+        if (!corked) {
+          corked = true
+          response.cork()
+          setImmediate(uncork)
+        }
+        if (!response.write(id === undefined ? chunk : `id: ${id}\n${chunk}`)) await drained(response)
         if (next) flow.delivered()
       }
     } finally {
@@ -233,8 +247,9 @@ function endRevokedStream(reply: FastifyReply): void {
 }
 
 /**
- * Events of one stream handed to graphql-sse versus events written to the client: `sent()`
- * resolves once the client has all but the one in hand, so graphql-sse's own queue never grows.
+ * Events of one stream handed to graphql-sse versus events taken by the response (within its
+ * buffer: past it, the stream waits for the client to read): `sent()` resolves once the response
+ * has all but the one in hand, so graphql-sse's own queue never grows.
  */
 class Flow {
   private handed = 0
@@ -267,6 +282,19 @@ class Flow {
     this.waiting = undefined
     resolve?.()
   }
+}
+
+/** Resolves once the response's buffer has drained, or the response is closed. */
+function drained(response: FastifyReply['raw']): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done)
+      response.off('close', done)
+      resolve()
+    }
+    response.once('drain', done)
+    response.once('close', done)
+  })
 }
 
 /** Accept names text/event-stream at a quality above 0. */
