@@ -24,32 +24,43 @@ const CLOSE_IDLE_EVERY_MS = 100
 /** How often the close looks whether the connections accepted before it have been read from. */
 const UNREAD_POLL_MS = 5
 
-/** The longest the close waits for accepted connections to send their first bytes (a client that connects and says nothing). */
+/** How long after it was accepted a connection may say nothing before the close closes it (a client that connects and says nothing). */
 const UNREAD_GRACE_MS = 1000
 
 export function refuseWhileClosing(app: FastifyInstance): void {
   let closing = false
   let reaper: NodeJS.Timeout | undefined
-  // Connections that have not delivered a byte yet: one entry per connection, gone at its first
-  // read or its close (per connection, not per request: nothing is added to the request path).
-  const unread = new Set<Socket>()
+  // Connections that have not delivered a byte yet, with when each was accepted: one entry per
+  // connection, gone at its first read or its close (per connection, not per request: nothing is
+  // added to the request path).
+  const unread = new Map<Socket, number>()
   let lastAcceptedAt = 0
   app.server.on('connection', (socket: Socket) => {
     lastAcceptedAt = performance.now()
-    unread.add(socket)
+    unread.set(socket, lastAcceptedAt)
     socket.once('close', () => unread.delete(socket))
   })
   /**
    * Until no connection has been accepted for a turn of UNREAD_POLL_MS (the backlog is empty) and
-   * every one accepted has been read from; at most UNREAD_GRACE_MS.
+   * every one accepted has been read from, or has said nothing for UNREAD_GRACE_MS since it was
+   * accepted: such a connection carries no request (a client's spare connection, one that connects
+   * and says nothing), and would hold the close until its client gives up on it, so it is closed.
+   * At most UNREAD_GRACE_MS in all, however many connections keep arriving.
    */
   const waitUntilRead = async () => {
     const deadline = performance.now() + UNREAD_GRACE_MS
     for (;;) {
       const polledAt = performance.now()
       await new Promise((resolve) => setTimeout(resolve, UNREAD_POLL_MS))
-      for (const socket of unread) if (socket.bytesRead > 0 || socket.destroyed) unread.delete(socket)
-      if ((unread.size === 0 && lastAcceptedAt < polledAt) || performance.now() >= deadline) return
+      const now = performance.now()
+      for (const [socket, acceptedAt] of unread) {
+        if (socket.bytesRead > 0 || socket.destroyed) unread.delete(socket)
+        else if (now - acceptedAt >= UNREAD_GRACE_MS) {
+          unread.delete(socket)
+          socket.destroy()
+        }
+      }
+      if ((unread.size === 0 && lastAcceptedAt < polledAt) || now >= deadline) return
     }
   }
   app.addHook('preClose', async () => {

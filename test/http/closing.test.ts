@@ -1,6 +1,7 @@
 // Closing the app (what SIGTERM does, src/server.ts) while clients have connected and sent their
 // requests but the server, busy, has not accepted or read them yet: each is answered, none reset.
 import { spawn } from 'node:child_process'
+import { connect } from 'node:net'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -87,5 +88,21 @@ describe('closing', () => {
     const statuses = await results
     expect(statuses).toHaveLength(count)
     expect(statuses.filter((status) => status !== '200' && status !== '503')).toEqual([])
+  })
+
+  it('closes a connection that says nothing, rather than wait for its client to give up', async () => {
+    // Headers and requests may take ten minutes: only the close itself can end this connection.
+    test = await buildTestApp({ HTTP_HEADERS_TIMEOUT_MS: '600000', HTTP_REQUEST_TIMEOUT_MS: '600000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '600000' })
+    const { app } = test
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    const accepted = new Promise<void>((resolve) => app.server.once('connection', () => resolve()))
+    const silent = connect({ port: (app.server.address() as { port: number }).port, host: '127.0.0.1' })
+    const closedByServer = new Promise<void>((resolve) => silent.once('end', () => resolve()))
+    silent.on('error', () => undefined)
+    await accepted
+    await app.close()
+    await closedByServer
+    expect(silent.bytesRead).toBe(0)
+    silent.destroy()
   })
 })
