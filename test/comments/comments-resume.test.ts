@@ -217,7 +217,7 @@ describe('commentAdded resumed', () => {
   })
 })
 
-describe('a resumed subscription and the rate limit', () => {
+describe('a resumed subscription and the rate limit, on both transports', () => {
   let s: Listening
   beforeAll(async () => {
     s = await listening({ RATE_LIMIT_AUTHENTICATED_MAX: '6' })
@@ -246,6 +246,13 @@ describe('a resumed subscription and the rate limit', () => {
     expect(JSON.stringify(refused.events)).toContain('RATE_LIMITED')
     expect(refused.contents().filter((content) => content !== undefined)).toEqual([])
     await refused.close()
+
+    // The same over the WebSocket: the subscribe message took its point, the replay is refused.
+    s.t.clock.advance(60_000)
+    const overWs = gather(wsClient(s.ws, s.t.tokens.alice), query)
+    await until(() => overWs.errors.length + overWs.received.length > 0)
+    expect(JSON.stringify([...overWs.errors, ...overWs.received])).toContain('RATE_LIMITED')
+    expect(overWs.received.map(contentOf).filter((content) => content !== undefined)).toEqual([])
 
     s.t.clock.advance(60_000)
     // { id }: 1,000 events of cost 1, 1 point.
