@@ -12,7 +12,7 @@
 //     (the most recent ones: events are heard in order of subscription) are told that this event
 //     was not delivered (SERVICE_UNAVAILABLE), and stay open.
 // The caller is who the connection counts against (callerKey: the user, or the client address).
-import { type ExecutionArgs, type ExecutionResult, createSourceEventStream, execute, GraphQLError } from 'graphql'
+import { type ExecutionArgs, type ExecutionResult, createSourceEventStream, GraphQLError } from 'graphql'
 import { AppError } from '../errors.js'
 import { isEventsInterrupted } from '../events/event-stream.js'
 
@@ -151,7 +151,7 @@ export class SubscriptionBudget {
    * are skipped, and the subscriber told once per refusal (a result with the error); the
    * reservation is released when the subscription ends, however it ends.
    */
-  subscribe(args: ExecutionArgs, reservation: Reservation, run: Execute = execute): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
+  subscribe(args: ExecutionArgs, reservation: Reservation, run: Execute): Promise<AsyncIterableIterator<ExecutionResult> | ExecutionResult> {
     return meteredSubscribe(this, args, reservation, run)
   }
 
@@ -165,7 +165,7 @@ export class SubscriptionBudget {
   }
 }
 
-/** Runs an operation's selection on one event: graphql's execute, or the pipeline's (compiled by graphql-jit). */
+/** Runs an operation's selection on one event: the operation pipeline's execute (compiled by graphql-jit from a document's second use). */
 type Execute = (args: ExecutionArgs) => Promise<ExecutionResult> | ExecutionResult
 
 async function meteredSubscribe(

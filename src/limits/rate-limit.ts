@@ -17,7 +17,7 @@ import type { RateLimitStoreFailure } from '../config.js'
 import { AppError } from '../errors.js'
 import { errorBody } from '../http/error-body.js'
 import { beforeFrameworkErrors } from '../http/error-handler.js'
-import { createLimiter, type CountedLimiter, type LimitVerdict, storeFailureLog } from './limiter.js'
+import { createLimiter, type CountedLimiter, type LimitState, type LimitVerdict, storeFailureLog } from './limiter.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -93,8 +93,8 @@ const STORE_RETRY_AFTER_S = 1
 
 /** The points a request took so far; a request absent here has not been counted yet. */
 const charged = new WeakMap<FastifyRequest, number>()
-/** The points left to the request's caller, as its answer reports them. */
-const remainingAt = new WeakMap<FastifyRequest, number>()
+/** Where the request's caller stands, as its answer reports it. */
+const reportedAt = new WeakMap<FastifyRequest, LimitState>()
 
 /**
  * Takes `points` more from the request's caller through its app's rate limit (the RateLimitCharger
@@ -147,7 +147,7 @@ export async function registerRateLimit(
   function report(request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict): void {
     if (verdict.allowed && verdict.uncounted === true) return
     const { limit, remaining, resetS } = verdict
-    remainingAt.set(request, remaining)
+    reportedAt.set(request, { limit, remaining, resetS })
     const name = policyName(request)
     reply.headers({
       'x-ratelimit-limit': limit,
@@ -236,7 +236,7 @@ export async function registerRateLimit(
         onRefused()
         reportCost(reply, request)
         const total = (charged.get(request) ?? 0) + points
-        const left = remainingAt.get(request)
+        const left = reportedAt.get(request)?.remaining
         const message =
           total > verdict.limit
             ? `This request costs ${total} points, more than the whole allowance of ${verdict.limit} per ${windowS} s: send less in one request.`
@@ -253,14 +253,8 @@ export async function registerRateLimit(
       // Still counted (a zero, not absent): the answer's own onSend does not count it again.
       charged.set(request, 0)
       await limiterFor(request).reward(keyOf(request), points)
-      const left = remainingAt.get(request)
-      if (left !== undefined) {
-        const limit = Number(reply.getHeader('x-ratelimit-limit'))
-        const remaining = Math.min(limit, left + points)
-        remainingAt.set(request, remaining)
-        reply.header('x-ratelimit-remaining', remaining)
-        reply.header('ratelimit', `"${policyName(request)}";r=${remaining};t=${String(reply.getHeader('x-ratelimit-reset'))}`)
-      }
+      const reported = reportedAt.get(request)
+      if (reported !== undefined) report(request, reply, { ...reported, allowed: true, remaining: Math.min(reported.limit, reported.remaining + points) })
       reportCost(reply, request)
     },
     get storeErrors() {

@@ -66,6 +66,23 @@ async function openStream(url: string, query: string, headers: Record<string, st
   }
 }
 
+/** `count` comments by bob on the post, straight into the store (as an import would): `${prefix} 0`, `${prefix} 1`, … */
+async function insertComments(s: Listening, postId: number, count: number, prefix: string): Promise<void> {
+  const now = new Date().toISOString()
+  const rows = Array.from({ length: count }, (_, i) => ({
+    post_id: postId,
+    author_id: s.t.bob.id,
+    content: `${prefix} ${i}`,
+    created_at: now,
+    updated_at: now,
+  }))
+  for (let i = 0; i < rows.length; i += 250)
+    await s.t.database.db
+      .insertInto('comments')
+      .values(rows.slice(i, i + 250))
+      .execute()
+}
+
 const contentOf = (result: unknown) => (result as { data?: { commentAdded?: { content?: string } } }).data?.commentAdded?.content
 
 describe('commentAdded resumed', () => {
@@ -190,19 +207,7 @@ describe('commentAdded resumed', () => {
     expect(JSON.stringify([...bad.errors, ...bad.received])).toContain('BAD_REQUEST')
 
     const before = await comment('before many')
-    const now = new Date().toISOString()
-    const rows = Array.from({ length: MAX_REPLAYED + 1 }, (_, i) => ({
-      post_id: published.id,
-      author_id: s.t.bob.id,
-      content: `many ${i}`,
-      created_at: now,
-      updated_at: now,
-    }))
-    for (let i = 0; i < rows.length; i += 250)
-      await s.t.database.db
-        .insertInto('comments')
-        .values(rows.slice(i, i + 250))
-        .execute()
+    await insertComments(s, published.id, MAX_REPLAYED + 1, 'many')
     const tooMany = gather(wsClient(s.ws), `subscription($a: ID) { commentAdded(after: $a) { id } }`, { a: String(before) })
     await until(() => tooMany.errors.length + tooMany.received.length > 0)
     const refusal = JSON.stringify([...tooMany.errors, ...tooMany.received])
@@ -228,13 +233,7 @@ describe('a resumed subscription and the rate limit, on both transports', () => 
     const make = createFactories(s.t)
     const post = await make.post(s.t.alice, { title: 'metered' })
     const anchor = (await make.comment(post, s.t.bob, { content: 'anchor' })).id
-    const now = new Date().toISOString()
-    const rows = Array.from({ length: 1000 }, (_, i) => ({ post_id: post.id, author_id: s.t.bob.id, content: `m${i}`, created_at: now, updated_at: now }))
-    for (let i = 0; i < rows.length; i += 250)
-      await s.t.database.db
-        .insertInto('comments')
-        .values(rows.slice(i, i + 250))
-        .execute()
+    await insertComments(s, post.id, 1000, 'm')
     // A fresh window: the allowance of 6 whole.
     s.t.clock.advance(60_000)
     // 1,000 events of a selection of cost 12: 12 points, past the 5 the stream's own request left.

@@ -81,9 +81,15 @@ describe('Idempotency-Key on REST writes', () => {
       json: { title: 'First use', content: 'a' },
     })
     expect(otherUrl.statusCode).toBe(422)
-    const otherMethod = await t.request({ method: 'DELETE', url: postsUrl(), token: t.tokens.alice, headers: { 'idempotency-key': key } })
-    expect([405, 422]).toContain(otherMethod.statusCode)
     expect(await postsTitled('Second use')).toBe(0)
+    // Another method on the same URL: a PATCH's key sent with a DELETE deletes nothing.
+    const post = String((await createPost(undefined, { title: 'Patched, not deleted', content: 'x' })).headers.location)
+    const patchKey = newKey()
+    const patched = await t.request({ method: 'PATCH', url: post, token: t.tokens.alice, headers: { 'idempotency-key': patchKey }, json: { content: 'y' } })
+    expect(patched.statusCode).toBe(200)
+    const otherMethod = await t.request({ method: 'DELETE', url: post, token: t.tokens.alice, headers: { 'idempotency-key': patchKey } })
+    expect(otherMethod.statusCode).toBe(422)
+    expect((await t.request({ method: 'GET', url: post, token: t.tokens.alice })).statusCode).toBe(200)
   })
 
   it('keeps keys per caller: the same key from another user is a write of their own', async () => {
