@@ -177,6 +177,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     scryptN: config.passwords.scryptN,
     tokenTtlMs: config.tokenTtlMs,
     signInAllowance: passwordAllowances.signIn,
+    ...(config.oidc === undefined ? {} : { oidc: config.oidc }),
   })
   // Writes sent with an Idempotency-Key: their answers kept in the store, expired ones purged off the request path.
   const idempotencyStore = createIdempotencyStore(db, { ttlMs: config.idempotencyTtlMs, leaseMs: IDEMPOTENCY_LEASE_MS, now: dependencies.now })

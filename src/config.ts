@@ -5,6 +5,7 @@
 import { type DatabaseLocation, readDatabaseUrl } from './config/database-url.js'
 import { type GraphQLConfig, readGraphQLConfig } from './config/graphql-config.js'
 import { type HttpLimits, readHttpLimits } from './config/http-limits.js'
+import { type OidcConfig, readOidcConfig } from './config/oidc-config.js'
 import { type PasswordAllowances, readPasswordAllowances } from './config/password-allowances.js'
 import { ConfigError, type Env, raw, readBoolean, readChoice, readDuration, readInteger, readString } from './config/read-env.js'
 import { type RedisConfig, readRedisConfig } from './config/redis-config.js'
@@ -53,6 +54,8 @@ export interface Config {
   }
   /** Lifetime of tokens issued by POST /tokens, in milliseconds. @default 30 days */
   readonly tokenTtlMs: number
+  /** An outside OpenID Connect issuer whose access tokens sign callers in too; undefined: only Threadline's own tokens. */
+  readonly oidc: OidcConfig | undefined
   /** How long the answer to a write sent with an Idempotency-Key is kept for its retries, in milliseconds (IDEMPOTENCY_TTL_S). @default 24 h */
   readonly idempotencyTtlMs: number
   /** Requests per window per caller; 0 turns rate limiting off. */
@@ -139,6 +142,7 @@ function parseConfig(env: Env, stdoutIsTTY: boolean): Config {
       shutdownGraceMs: readInteger(env, 'SHUTDOWN_GRACE_MS', 10_000, 100, 600_000),
     }),
     tokenTtlMs: readDuration(env, 'TOKEN_TTL', '30d'),
+    oidc: readOidcConfig(env),
     idempotencyTtlMs: readInteger(env, 'IDEMPOTENCY_TTL_S', 86_400, 60, 7 * 86_400) * 1000,
     rateLimit: Object.freeze({
       max: readInteger(env, 'RATE_LIMIT_MAX', 300, 0, 1_000_000_000),

@@ -22,7 +22,12 @@ export const ERROR_CATALOGUE = {
     title: 'Unauthenticated',
     description: 'No valid bearer token where one is needed, or a token sent that is not valid (`UNAUTHENTICATED`).',
   },
-  FORBIDDEN: { status: 403, title: 'Forbidden', description: 'Signed in, but not allowed to do this (`FORBIDDEN`).' },
+  FORBIDDEN: {
+    status: 403,
+    title: 'Forbidden',
+    description:
+      'Signed in, but not allowed to do this (`FORBIDDEN`); or the token\'s scope does not allow it, and `WWW-Authenticate` says `error="insufficient_scope"` with the scope needed.',
+  },
   NOT_FOUND: {
     status: 404,
     title: 'Not Found',
@@ -95,18 +100,24 @@ export class AppError extends Error {
    * as Retry-After over HTTP and as `extensions.retryAfter` in GraphQL errors.
    */
   readonly retryAfterS: number | undefined
+  /**
+   * The scope the caller's token lacks (a FORBIDDEN of RFC 6750's insufficient_scope): named in
+   * WWW-Authenticate over HTTP.
+   */
+  readonly requiredScope: string | undefined
 
   constructor(
     readonly code: ErrorCode,
     message: string,
     readonly details?: readonly ErrorDetail[],
-    options: { retryAfterS?: number; cause?: unknown } = {},
+    options: { retryAfterS?: number; requiredScope?: string; cause?: unknown } = {},
   ) {
     // The cause, when there is one, is the failure underneath (the database's own error): for the log, never the client.
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'AppError'
     this.status = ERROR_STATUS[code]
     this.retryAfterS = options.retryAfterS
+    this.requiredScope = options.requiredScope
   }
 }
 

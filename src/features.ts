@@ -39,6 +39,8 @@ export interface ServicesDeps {
   scryptN: number
   tokenTtlMs: number
   signInAllowance: TokensServiceDeps['signInAllowance']
+  /** An outside OpenID Connect issuer whose access tokens sign callers in too. */
+  oidc?: TokensServiceDeps['oidc']
   /** The store's data version, where it has one (SQLite): the services that keep what they read know when it is stale. */
   dataVersion?: () => number
 }
@@ -46,14 +48,22 @@ export interface ServicesDeps {
 export type Services = ReturnType<typeof createServices>
 
 /** Each feature's service, given what it depends on. */
-export function createServices({ db, events, passwordChanges, scryptN, tokenTtlMs, signInAllowance, dataVersion }: ServicesDeps) {
+export function createServices({ db, events, passwordChanges, scryptN, tokenTtlMs, signInAllowance, oidc, dataVersion }: ServicesDeps) {
   const users = usersFeature.createService({ db, events, passwordChanges, scryptN })
   return {
     users,
     posts: postsFeature.createService({ db }),
     comments: commentsFeature.createService({ db, events, ...(dataVersion === undefined ? {} : { dataVersion }) }),
     todos: todosFeature.createService({ db }),
-    tokens: tokensFeature.createService({ db, events, users, tokenTtlMs, signInAllowance, ...(dataVersion === undefined ? {} : { dataVersion }) }),
+    tokens: tokensFeature.createService({
+      db,
+      events,
+      users,
+      tokenTtlMs,
+      signInAllowance,
+      ...(oidc === undefined ? {} : { oidc }),
+      ...(dataVersion === undefined ? {} : { dataVersion }),
+    }),
   }
 }
 

@@ -5,6 +5,7 @@ import type { SeedCommandOptions } from './cli/commands.js'
 import { EXPORT_FORMATS, type ExportOptions } from './cli/export-format.js'
 import { SPOOL_OPTION } from './cli/spool.js'
 import { type Config, ConfigError, type ConfigFlags, loadConfig } from './config.js'
+import { SCOPES, type Scope } from './core/caller.js'
 import { parseDuration } from './core/duration.js'
 import { AppError } from './errors.js'
 import { DEMO_COUNTS, MAX_BATCH_SIZE } from './seed/seed-counts.js'
@@ -128,7 +129,12 @@ tokens
   .description('Create a bearer token for a user and print it alone on stdout')
   .requiredOption('--user <id|email>', 'the user the token acts for')
   .option('--ttl <duration>', 'lifetime, e.g. 30d, 12h, 15m', duration, duration('30d'))
-  .action(withConfig(async (config, options: { user: string; ttl: number }) => (await commands()).createTokenCommand(config, options.user, options.ttl)))
+  .addOption(new Option('--scope <scope>', 'read: GET, queries and subscriptions; write: all the user may do').choices(SCOPES).default('write'))
+  .action(
+    withConfig(async (config, options: { user: string; ttl: number; scope: Scope }) =>
+      (await commands()).createTokenCommand(config, options.user, options.ttl, options.scope),
+    ),
+  )
 tokens
   .command('revoke')
   .description('Revoke a bearer token')

@@ -2,7 +2,7 @@
 // create and revoke (serve is server.ts; import, reset and export are import-data.ts, reset.ts and
 // export-data.ts). All of them use DATABASE_URL exactly like the server, and bring the schema up
 // to date before touching data.
-import { OPERATOR } from '../core/caller.js'
+import { OPERATOR, type Scope } from '../core/caller.js'
 import type { Config } from '../config.js'
 import { type Database, openDatabase } from '../db/create-database.js'
 import { migrateToLatest } from '../db/migrate.js'
@@ -63,8 +63,8 @@ export async function createUserCommand(config: Config, input: Record<string, un
   console.log(JSON.stringify(user, null, 2))
 }
 
-export async function createTokenCommand(config: Config, user: string, ttlMs: number): Promise<void> {
-  const issued = await withDatabase(config, ({ db }) => operatorServices(config, db).tokens.issueFor(user, ttlMs))
+export async function createTokenCommand(config: Config, user: string, ttlMs: number, scope: Scope = 'write'): Promise<void> {
+  const issued = await withDatabase(config, ({ db }) => operatorServices(config, db).tokens.issueFor(user, ttlMs, scope))
   console.log(issued.token)
 }
 

@@ -545,6 +545,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 ETag: components["headers"]["ETag"];
                 "Last-Modified": components["headers"]["LastModified"];
                 "Cache-Control": components["headers"]["CacheControl"];
@@ -563,6 +565,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 [name: string]: unknown;
             };
             content: {
@@ -593,6 +597,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                 [name: string]: unknown;
             };
@@ -608,7 +614,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Signed in, but not allowed to do this (`FORBIDDEN`). */
+        /** @description Signed in, but not allowed to do this (`FORBIDDEN`); or the token's scope does not allow it, and `WWW-Authenticate` says `error="insufficient_scope"` with the scope needed. */
         Forbidden: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -618,6 +624,9 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
                 [name: string]: unknown;
             };
             content: {
@@ -642,6 +651,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 [name: string]: unknown;
             };
             content: {
@@ -666,6 +677,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 [name: string]: unknown;
             };
             content: {
@@ -690,6 +703,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
@@ -715,6 +730,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 [name: string]: unknown;
             };
             content: {
@@ -739,6 +756,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 [name: string]: unknown;
             };
             content: {
@@ -763,6 +782,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 [name: string]: unknown;
             };
             content: {
@@ -787,6 +808,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 [name: string]: unknown;
             };
             content: {
@@ -817,6 +840,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
@@ -842,6 +867,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 [name: string]: unknown;
             };
             content: {
@@ -866,6 +893,8 @@ export interface components {
                 "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                 "Retry-After": components["headers"]["RetryAfter"];
                 [name: string]: unknown;
             };
@@ -939,8 +968,12 @@ export interface components {
         Link: string;
         /** @description The path of the created resource. */
         Location: string;
-        /** @description `Bearer realm="threadline"`, with `error="invalid_token"` when the token sent was refused. */
+        /** @description `Bearer realm="threadline"`, with `error="invalid_token"` when the token sent was refused (401); on a 403, `error="insufficient_scope", scope="write"` when the token's scope is what is missing. */
         WWWAuthenticate: string;
+        /** @description With a token: the token's scope, `read` or `write`. */
+        XOAuthScopes: "read" | "write";
+        /** @description With a token: the scope the operation needs (a `write` token has `read` too). */
+        XAcceptedOAuthScopes: "read" | "write";
         /** @description `true` on an answer replayed for an Idempotency-Key sent before: the write did not run again. */
         IdempotentReplayed: "true";
         /** @description The `return` preference the write honoured, when the request named one: `return=minimal` or `return=representation`. */
@@ -1105,6 +1138,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -1317,6 +1352,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -1438,6 +1475,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -1633,6 +1672,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -1705,6 +1746,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -1762,6 +1805,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -1872,6 +1917,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -1944,6 +1991,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -2124,6 +2173,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -2336,6 +2387,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -2460,6 +2513,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -2654,6 +2709,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -2725,6 +2782,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -2787,6 +2846,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -2882,6 +2943,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -2953,6 +3016,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -3110,6 +3175,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -3315,6 +3382,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -3440,6 +3509,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -3612,6 +3683,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -3700,6 +3773,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -3769,6 +3844,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -3927,6 +4004,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -4064,6 +4143,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -4172,6 +4253,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -4276,6 +4359,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -4361,6 +4446,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -4420,6 +4507,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -4465,6 +4554,11 @@ export interface operations {
                 "application/json": {
                     email: string;
                     password: string;
+                    /**
+                     * @description `read`: GET requests, queries and subscriptions. `write` (the default): all the user may do.
+                     * @enum {string}
+                     */
+                    scope?: "read" | "write";
                 };
             };
         };
@@ -4479,6 +4573,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
@@ -4488,7 +4584,8 @@ export interface operations {
                      * @example {
                      *       "data": {
                      *         "token": "tl_8kq3J1dYx0aQ7nW2uVt5rS9pL4mE6cB1zH0gF3yK2iA",
-                     *         "expiresAt": "2026-12-25T22:27:04.243Z"
+                     *         "expiresAt": "2026-12-25T22:27:04.243Z",
+                     *         "scope": "write"
                      *       },
                      *       "meta": {
                      *         "timestamp": "2026-11-25T22:27:04.243Z"
@@ -4504,6 +4601,11 @@ export interface operations {
                              * @description ISO 8601, UTC.
                              */
                             expiresAt: string;
+                            /**
+                             * @description `read`: GET requests, queries and subscriptions. `write` (the default): all the user may do.
+                             * @enum {string}
+                             */
+                            scope: "read" | "write";
                         };
                         meta: {
                             /**
@@ -4551,6 +4653,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4720,6 +4824,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -4930,6 +5036,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -5051,6 +5159,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -5246,6 +5356,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -5318,6 +5430,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -5375,6 +5489,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -5485,6 +5601,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -5557,6 +5675,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -5737,6 +5857,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -5947,6 +6069,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -6071,6 +6195,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -6265,6 +6391,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -6336,6 +6464,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -6398,6 +6528,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -6493,6 +6625,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -6564,6 +6698,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -6721,6 +6857,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -6924,6 +7062,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -7049,6 +7189,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -7221,6 +7363,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -7309,6 +7453,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -7378,6 +7524,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -7536,6 +7684,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -7671,6 +7821,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     Location: components["headers"]["Location"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
@@ -7779,6 +7931,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     ETag: components["headers"]["ETag"];
                     "Last-Modified": components["headers"]["LastModified"];
                     "Cache-Control": components["headers"]["CacheControl"];
@@ -7883,6 +8037,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
                 };
@@ -7968,6 +8124,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -8027,6 +8185,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
                     [name: string]: unknown;
@@ -8072,6 +8232,11 @@ export interface operations {
                 "application/json": {
                     email: string;
                     password: string;
+                    /**
+                     * @description `read`: GET requests, queries and subscriptions. `write` (the default): all the user may do.
+                     * @enum {string}
+                     */
+                    scope?: "read" | "write";
                 };
             };
         };
@@ -8086,6 +8251,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "Preference-Applied": components["headers"]["PreferenceApplied"];
                     [name: string]: unknown;
@@ -8095,7 +8262,8 @@ export interface operations {
                      * @example {
                      *       "data": {
                      *         "token": "tl_8kq3J1dYx0aQ7nW2uVt5rS9pL4mE6cB1zH0gF3yK2iA",
-                     *         "expiresAt": "2026-12-25T22:27:04.243Z"
+                     *         "expiresAt": "2026-12-25T22:27:04.243Z",
+                     *         "scope": "write"
                      *       },
                      *       "meta": {
                      *         "timestamp": "2026-11-25T22:27:04.243Z"
@@ -8111,6 +8279,11 @@ export interface operations {
                              * @description ISO 8601, UTC.
                              */
                             expiresAt: string;
+                            /**
+                             * @description `read`: GET requests, queries and subscriptions. `write` (the default): all the user may do.
+                             * @enum {string}
+                             */
+                            scope: "read" | "write";
                         };
                         meta: {
                             /**
@@ -8158,6 +8331,8 @@ export interface operations {
                     "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
                     [name: string]: unknown;
                 };
                 content?: never;

@@ -1,15 +1,24 @@
 // Who is calling: resolved from the bearer token by the transport, handed to every service call.
 // Services decide what the caller may do; anonymous callers are `null`.
-import { forbidden, unauthenticated } from '../errors.js'
+import { AppError, forbidden, unauthenticated } from '../errors.js'
 
 export const ROLES = ['user', 'admin'] as const
 export type Role = (typeof ROLES)[number]
+
+/**
+ * What a token lets its bearer do: `read` (GET, queries, subscriptions) or `write` (all its user
+ * may do, reads included). A script is given the narrower one.
+ */
+export const SCOPES = ['read', 'write'] as const
+export type Scope = (typeof SCOPES)[number]
 
 export interface Caller {
   readonly userId: number
   readonly role: Role
   /** The token the caller presented, so it can be revoked. */
   readonly tokenId: number
+  /** The token's scope. */
+  readonly scope: Scope
 }
 
 /**
@@ -48,5 +57,15 @@ export function requireOwnerOrAdmin(caller: Caller | null, ownerId: number, acti
   return signedIn
 }
 
+/** Whether the caller's token grants `needed`: a write token grants reads too. */
+export const grants = (caller: Caller, needed: Scope): boolean => caller.scope === 'write' || needed === 'read'
+
+/**
+ * FORBIDDEN for a token without the scope `needed` (RFC 6750's insufficient_scope): a signed-in
+ * caller whose token may only read, refused a write.
+ */
+export const insufficientScope = (needed: Scope): AppError =>
+  new AppError('FORBIDDEN', `The token's scope does not allow this: it needs the "${needed}" scope`, undefined, { requiredScope: needed })
+
 /** The operator at the command line (`threadline users create`): acts with an admin's rights. */
-export const OPERATOR: Caller = Object.freeze({ userId: 0, role: 'admin', tokenId: 0 })
+export const OPERATOR: Caller = Object.freeze({ userId: 0, role: 'admin', tokenId: 0, scope: 'write' })

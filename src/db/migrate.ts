@@ -8,6 +8,7 @@ import { listIndexesMigration } from './migrations/0002-list-indexes.js'
 import { searchIndexesMigration } from './migrations/0003-search-indexes.js'
 import { textSearchMigration } from './migrations/0004-text-search.js'
 import { idempotencyKeysMigration } from './migrations/0005-idempotency-keys.js'
+import { scopesAndIdentitiesMigration } from './migrations/0006-scopes-and-identities.js'
 
 function migrationsFor(database: Database): Record<string, Migration> {
   return {
@@ -16,6 +17,7 @@ function migrationsFor(database: Database): Record<string, Migration> {
     '0003-search-indexes': searchIndexesMigration(database.facts),
     '0004-text-search': textSearchMigration(database.facts),
     '0005-idempotency-keys': idempotencyKeysMigration(database.facts),
+    '0006-scopes-and-identities': scopesAndIdentitiesMigration(database.facts),
   }
 }
 

@@ -135,13 +135,13 @@ export async function graphqlRoutes(
   // GraphQL responses too (`errorBody: 'graphql'`), with the status that says what happened.
   // A mutation's Idempotency-Key is checked once its document is known, before it is charged: a
   // replayed answer costs nothing. Its answer is kept first of the route's onSend hooks.
-  app.post(GRAPHQL_PATH, { config: { access: 'public', errorBody: 'graphql' }, onSend: idempotentWrites.keepAnswer }, async (request, reply) => {
+  app.post(GRAPHQL_PATH, { config: { access: 'public', scope: 'read', errorBody: 'graphql' }, onSend: idempotentWrites.keepAnswer }, async (request, reply) => {
     requireJsonBody(request)
     const media = negotiate(request.headers.accept)
     if (Array.isArray(request.body)) return sendBatch(request, reply, media, request.body)
     const operation = await pipeline.admit(request, readRequestParams(request.body, 'body'))
     if (isRefused(operation)) return send(reply, media, refusalAnswer(operation))
-    if (isMutation(operation) && (await idempotentWrites.begin(request, reply)) === 'replayed') return reply
+    if (isMutation(operation) && (acceptWrites(request, reply), await idempotentWrites.begin(request, reply)) === 'replayed') return reply
     await pipeline.charge([operation], payer(request, reply))
     return send(reply, media, await runAndRegister(request, operation))
   })
@@ -222,7 +222,10 @@ export async function graphqlRoutes(
     const read = operations.map((operation, i) => readRequestParams(operation, `body[${i}]`))
     const admitted = []
     for (const operation of read) admitted.push(await pipeline.admit(request, operation))
-    if (admitted.some((operation) => !isRefused(operation) && isMutation(operation)) && (await idempotentWrites.begin(request, reply)) === 'replayed')
+    if (
+      admitted.some((operation) => !isRefused(operation) && isMutation(operation)) &&
+      (acceptWrites(request, reply), await idempotentWrites.begin(request, reply)) === 'replayed'
+    )
       return reply
     await pipeline.charge(admitted, payer(request, reply))
     // One after the other: mutations in a batch apply in the order given.
@@ -245,6 +248,8 @@ async function run(pipeline: OperationPipeline, schema: GraphQLSchema, request: 
   if (chosen.operation === OperationTypeNode.SUBSCRIPTION) {
     return { outcome: 'request-error', body: { errors: [formatError(new GraphQLError(SUBSCRIPTIONS_ELSEWHERE, { nodes: chosen }), request)] } }
   }
+  const forbidden = pipeline.authorize(chosen, request.caller)
+  if (forbidden !== undefined) return { outcome: 'request-error', body: { errors: [formatError(forbidden, request)] } }
   const context: GraphQLContext = { caller: request.caller, loaders: new Loaders(() => request.caller) }
   const result = await pipeline.execute({ schema, document, contextValue: context, variableValues: operation.variables, operationName })
   const errors = result.errors?.map((error) => formatError(error, request))
@@ -287,6 +292,11 @@ function neverCacheErrors(request: FastifyRequest, reply: FastifyReply, payload:
 
 /** An operation the pipeline refused: a request error (PersistedQueryNotFound keeps its message, as the client's link expects). */
 const refusalAnswer = (operation: RefusedOperation): Answer => ({ outcome: 'request-error', body: { errors: [...operation.refused] } })
+
+/** A request that runs a mutation accepts write tokens only: its answer says so (access.ts sets the header for the route). */
+function acceptWrites(request: FastifyRequest, reply: FastifyReply): void {
+  if (request.caller !== null) reply.header('x-accepted-oauth-scopes', 'write')
+}
 
 /** Whether the operation the request runs is a mutation (one that cannot be chosen is not: it runs nothing). */
 function isMutation(operation: AdmittedOperation): boolean {

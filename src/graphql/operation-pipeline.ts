@@ -11,7 +11,9 @@
 //                              the document, before any of graphql's own rules (some are quadratic);
 //   6. charge                — the operation's points (metering.ts: cost and mutation fields) taken
 //                              from the caller's allowance, or refused RATE_LIMITED, before it runs;
-//   7. validate              — graphql's rules, the cost limit and introspection's refusal;
+//   7. validate              — graphql's rules, the cost limit and introspection's refusal; then the
+//                              operation chosen, and the caller's token judged for it (a mutation
+//                              needs the write scope);
 //   8. execute, in a slot    — of the caller's, from the scheduler every request acquires its slots
 //                              from (src/limits/fair-scheduler.ts): an HTTP request holds one from
 //                              before its route runs, an operation over a WebSocket or an event
@@ -32,6 +34,8 @@ import {
   GraphQLError,
   type GraphQLFormattedError,
   type GraphQLSchema,
+  type OperationDefinitionNode,
+  OperationTypeNode,
   parse,
   specifiedRules,
   TypeInfo,
@@ -41,6 +45,7 @@ import {
   visit,
 } from 'graphql'
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit'
+import { type Caller, grants, insufficientScope } from '../core/caller.js'
 import type { ListSizes } from './document-limits/cost-measure.js'
 import { parserLimitError } from './document-limits/parser-guard.js'
 import { type QueryLimits, shapeLimitRules } from './document-limits/query-limit-rules.js'
@@ -193,6 +198,18 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
       const errors = validate(schema, document, fullRules)
       validated.set(document, { schema, errors })
       return errors
+    },
+
+    /**
+     * Stage 7, for the operation chosen to run: the caller's token must grant what it does (a
+     * mutation needs the write scope; a query or a subscription, read). FORBIDDEN otherwise, on
+     * every transport, before anything of it runs.
+     */
+    authorize(operation: OperationDefinitionNode, caller: Caller | null): GraphQLError | undefined {
+      const needed = operation.operation === OperationTypeNode.MUTATION ? 'write' : 'read'
+      if (caller === null || grants(caller, needed)) return undefined
+      const refusal = insufficientScope(needed)
+      return new GraphQLError(refusal.message, { nodes: operation, originalError: refusal })
     },
 
     /**

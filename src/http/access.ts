@@ -6,7 +6,7 @@
 // is remembered, not thrown, so it still counts against the client's address), and
 // `enforceAccess` then refuses what needs refusing.
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Authenticate, Caller } from '../core/caller.js'
+import { type Authenticate, type Caller, grants, insufficientScope, type Scope } from '../core/caller.js'
 import { type AppError, isAppError, unauthenticated } from '../errors.js'
 
 declare module 'fastify' {
@@ -48,14 +48,30 @@ export function resolveCaller(app: FastifyInstance, authenticate: Authenticate):
 /**
  * A token that is sent must be valid, even where none is needed: a wrong token is never ignored.
  * A WebSocket upgrade to a route that says so is let through, to be refused in its protocol.
+ * A valid token must have the scope the route needs (403 insufficient_scope); its answer names the
+ * token's scope and the one the route accepts, as GitHub's X-OAuth-Scopes and X-Accepted-OAuth-Scopes.
  */
 export function enforceAccess(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request) => {
-    const inProtocol = request.routeOptions.config.refusesTokensInProtocol === true && isWebSocketUpgrade(request)
+  app.addHook('onRequest', async (request, reply) => {
+    const { config } = request.routeOptions
+    const inProtocol = config.refusesTokensInProtocol === true && isWebSocketUpgrade(request)
     if (request.authenticationError !== null && !inProtocol) throw request.authenticationError
-    if (request.caller === null && request.routeOptions.config.access === 'signed-in') throw unauthenticated()
+    const { caller } = request
+    if (caller === null) {
+      if (config.access === 'signed-in') throw unauthenticated()
+      return
+    }
+    const needed = scopeNeeded(request.method, config)
+    reply.header('x-oauth-scopes', caller.scope).header('x-accepted-oauth-scopes', needed)
+    if (!grants(caller, needed)) throw insufficientScope(needed)
   })
 }
+
+/** Methods that change nothing: a read token may send them anywhere. */
+const READING_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
+
+/** The scope a token needs for a route: its own word, else `read` for a method that changes nothing and `write` for the others. */
+export const scopeNeeded = (method: string, config: { scope?: Scope } | undefined): Scope => config?.scope ?? (READING_METHODS.has(method) ? 'read' : 'write')
 
 /** A real upgrade, as Node's HTTP parser saw it (Connection: Upgrade), not just an Upgrade header. */
 const isWebSocketUpgrade = (request: FastifyRequest): boolean =>

@@ -111,6 +111,8 @@ function fromValidation(error: FastifyError, request: FastifyRequest): AppError 
 
 function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply, render = restBody): void {
   if (error.status === 401) reply.header('www-authenticate', bearerChallenge(request.headers.authorization))
+  else if (error.requiredScope !== undefined)
+    reply.header('www-authenticate', `Bearer realm="threadline", error="insufficient_scope", scope="${error.requiredScope}"`)
   if (error.retryAfterS !== undefined) reply.header('retry-after', error.retryAfterS)
   else if (error.status === 503) reply.header('retry-after', 1)
   reply.code(error.status).send(render(error))

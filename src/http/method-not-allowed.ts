@@ -49,7 +49,7 @@ export function trackAllowedMethods(app: FastifyInstance): () => void {
       app.route({
         method: missing,
         url,
-        config: { access: 'public', errorBody: errorBodyByUrl.get(url) },
+        config: { access: 'public', scope: 'read', errorBody: errorBodyByUrl.get(url) },
         // Refused before the body is read: a QUERY or PROPFIND is not parsed only to be turned away.
         onRequest: async (request, reply) => {
           reply.header('allow', allow)

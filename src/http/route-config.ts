@@ -3,6 +3,7 @@
 // are set by an onRoute hook as the route is registered. The modules that read a flag read it from
 // `request.routeOptions.config` (or the route's options, as it is registered) and declare nothing.
 import type { CollectionSpec } from '../collections/collection-spec.js'
+import type { Scope } from '../core/caller.js'
 import type { RouteOpenApi } from './openapi/route-openapi.js'
 
 /** `public`: anyone, signed in or not. `signed-in`: a valid bearer token is required (else 401). */
@@ -21,6 +22,12 @@ declare module 'fastify' {
      * start without it). The API description reads it too, for the operation's `security`.
      */
     access?: RouteAccess
+    /**
+     * The scope a token needs here (access.ts): `read` for GET and HEAD, `write` for the other
+     * methods unless the route says otherwise. POST /graphql says `read`: its mutations need
+     * `write`, judged with the operation (graphql/operation-pipeline.ts).
+     */
+    scope?: Scope
     /** A WebSocket upgrade here with a refused token is let through, to be refused by its protocol with close 4401 (access.ts). */
     refusesTokensInProtocol?: boolean
     /** The route reads the Authorization header itself (GET /metrics and METRICS_TOKEN): it names no user (access.ts). */

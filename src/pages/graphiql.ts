@@ -31,8 +31,8 @@ export interface GraphiqlOptions {
 export const DEFAULT_QUERY = `# Threadline's GraphQL API. Run a query with Ctrl-Enter; the Docs button lists the schema.
 #
 # Some queries need a signed-in caller: get a token (npx threadline tokens create --user 1,
-# or POST /api/v1/tokens with an e-mail and password) and put it in the
-# Headers tab below, as JSON:
+# or POST /api/v1/tokens with an e-mail and password, or an access token of the
+# OpenID Connect issuer the service trusts) and put it in the Headers tab below, as JSON:
 #   {"Authorization": "Bearer <token>"}
 # Headers are kept in this browser's localStorage.
 #

@@ -13,6 +13,8 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService }> 
     {
       config: {
         access: 'public',
+        // A token sent along must be valid, but any scope will do: signing in uses none.
+        scope: 'read',
         // The answer holds the token, which the store keeps only as a hash: it is never kept for a
         // retry. A retried sign-in issues another token, and the first expires unused.
         idempotencyKeys: false,
@@ -43,7 +45,8 @@ export const tokensRoutes: FastifyPluginAsyncTypebox<{ tokens: TokensService }> 
     '/tokens/current',
     {
       // A retry finds its token revoked (401) before any key is read: keys would change nothing here.
-      config: { access: 'signed-in', idempotencyKeys: false, openapi: { resource: tokensOpenApi } },
+      // Any token may end itself, a read token too.
+      config: { access: 'signed-in', scope: 'read', idempotencyKeys: false, openapi: { resource: tokensOpenApi } },
       schema: {
         operationId: 'revokeToken',
         summary: 'Revoke the token in use',

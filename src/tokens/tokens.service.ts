@@ -1,14 +1,24 @@
 // Bearer tokens: issued to a user (by signing in, or by the operator's CLI), resolved to a Caller
 // on every request, revoked on demand. A token is `tl_` and 256 random bits; the store keeps
-// only its SHA-256, so a leaked database holds no usable credential.
+// only its SHA-256, so a leaked database holds no usable credential. Each has a scope: `read`, or
+// `write` (all its user may do).
+//
+// With an outside OpenID Connect issuer configured, its JWT access tokens sign callers in too. The
+// first token of a subject makes its user (from the `name` and `email` claims); later ones find it
+// by subject. A verified token is kept in the same table by its hash until it expires, so every
+// later request with it, the checks of open connections and a revocation treat it as an own token.
 import { createHash, randomBytes } from 'node:crypto'
-import type { Caller } from '../core/caller.js'
+import { Type } from 'typebox'
+import type { OidcConfig } from '../config/oidc-config.js'
+import { type Caller, OPERATOR, type Scope } from '../core/caller.js'
 import type { Db } from '../db/create-database.js'
 import type { CallerTopics } from '../core/caller-changed.js'
+import { bodyAjv } from '../core/validation.js'
 import type { Events } from '../events/events.js'
-import { AppError, notFound, unauthenticated } from '../errors.js'
+import { AppError, isAppError, notFound, unauthenticated } from '../errors.js'
 import type { Limiter } from '../limits/limiter.js'
-import type { UsersService } from '../users/users.public.js'
+import { User, type UsersService } from '../users/users.public.js'
+import { createOidcIssuer, type IssuedIdentity, type OidcIssuer } from './oidc-issuer.js'
 import * as repo from './tokens.repository.js'
 import type { IssuedToken, SignInInput } from './tokens.schemas.js'
 
@@ -22,8 +32,10 @@ export interface TokensServiceDeps {
   db: Db
   /** Where callerChanged is published when a token is revoked (open connections close on it). */
   events: Pick<Events<CallerTopics>, 'publish'>
-  /** Who the user is whose credentials are given (the users feature keeps passwords). */
-  users: Pick<UsersService, 'verifyCredentials' | 'idOf'>
+  /** Who the user is whose credentials are given (the users feature keeps passwords); the users an issuer's subjects are. */
+  users: Pick<UsersService, 'verifyCredentials' | 'idOf' | 'get' | 'create' | 'update' | 'remove'>
+  /** An outside OpenID Connect issuer whose access tokens sign callers in too; absent: only own tokens. */
+  oidc?: OidcConfig
   /** Lifetime of tokens issued by signing in. */
   tokenTtlMs: number
   /**
@@ -53,17 +65,26 @@ export interface SignInClient {
 
 export type TokensService = ReturnType<typeof createTokensService>
 
+/** A user's name is at most this long (the users feature's schema): a longer name claim is cut. */
+const MAX_NAME = 100
+/** Whether an issuer's claims make a user as the users feature's schema has one. */
+const userClaimsValid = bodyAjv.compile(Type.Pick(User, ['name', 'email']))
+
 /** Callers of tokens kept at most (the least recently seen goes first). */
 const KNOWN_CALLERS_MAX = 10_000
 
-export function createTokensService({ db, users, tokenTtlMs, events, signInAllowance, dataVersion }: TokensServiceDeps) {
+export function createTokensService({ db, users, tokenTtlMs, events, signInAllowance, dataVersion, oidc }: TokensServiceDeps) {
   // The callers of the tokens seen, by token hash, each valid while the data version has not moved
   // and the token has not expired: a revocation, a role changed, a user deleted are writes, by this
   // process or (on SQLite) another, so a right is still checked as it stands when it is used. The
   // lookup was half of a signed-in GET one user served from the representation cache (docs/architecture.md).
   const known = new Map<string, { caller: Caller; expiresAtMs: number; version: number }>()
 
-  async function issue(userId: number, ttlMs: number): Promise<IssuedToken> {
+  const issuer = oidc === undefined ? undefined : createOidcIssuer(oidc)
+  /** Users being made for an issuer's subjects, by subject: concurrent first requests of one subject make one. */
+  const making = new Map<string, Promise<number>>()
+
+  async function issue(userId: number, ttlMs: number, scope: Scope): Promise<IssuedToken> {
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url')
     const now = new Date()
     const expiresAt = new Date(now.getTime() + ttlMs).toISOString()
@@ -72,38 +93,118 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
       token_hash: hashToken(token),
       created_at: now.toISOString(),
       expires_at: expiresAt,
+      scope,
     })
-    return { token, expiresAt }
+    return { token, expiresAt, scope }
+  }
+
+  /** The caller of the live token with this hash, if there is one. */
+  async function callerOf(hash: string): Promise<Caller | undefined> {
+    const version = dataVersion?.()
+    const seen = known.get(hash)
+    if (seen !== undefined) {
+      known.delete(hash)
+      if (seen.version === version && Date.now() < seen.expiresAtMs) {
+        known.set(hash, seen)
+        return seen.caller
+      }
+    }
+    const found = await repo.findActiveToken(db, hash, new Date().toISOString())
+    if (found === undefined) return undefined
+    const caller: Caller = { userId: found.user_id, role: found.role, tokenId: found.id, scope: found.scope }
+    // Kept only when nothing was written while it was read.
+    if (version !== undefined && dataVersion?.() === version) {
+      if (known.size >= KNOWN_CALLERS_MAX) known.delete(known.keys().next().value as string)
+      known.set(hash, { caller, expiresAtMs: new Date(found.expires_at).getTime(), version })
+    }
+    return caller
+  }
+
+  /** The caller of an access token of the outside issuer: verified the first time it is sent, then kept as a token. */
+  async function callerOfIssued(oidcIssuer: OidcIssuer, issuerUrl: string, token: string): Promise<Caller> {
+    const hash = hashToken(token)
+    const kept = await callerOf(hash)
+    if (kept !== undefined) return kept
+    const identity = await oidcIssuer.verify(token)
+    const userId = await userOf(issuerUrl, identity)
+    const now = new Date()
+    await repo.insertTokenOnce(db, {
+      user_id: userId,
+      token_hash: hash,
+      created_at: now.toISOString(),
+      // Never longer than a token of Threadline's own.
+      expires_at: new Date(Math.min(identity.expiresAt.getTime(), now.getTime() + tokenTtlMs)).toISOString(),
+      scope: identity.scope,
+    })
+    // Absent when the token was revoked (DELETE /tokens/current) before this request.
+    const caller = await callerOf(hash)
+    if (caller === undefined) throw unauthenticated('The token is invalid, expired or revoked')
+    return caller
+  }
+
+  /** The user an issuer's subject is: found by subject, or made by its first token; its role follows the admin claim when one is configured. */
+  async function userOf(issuerUrl: string, identity: IssuedIdentity): Promise<number> {
+    const found = await repo.findIdentity(db, issuerUrl, identity.subject)
+    if (found === undefined) {
+      let made = making.get(identity.subject)
+      if (made === undefined) {
+        made = makeUser(issuerUrl, identity).finally(() => making.delete(identity.subject))
+        making.set(identity.subject, made)
+      }
+      return made
+    }
+    if (identity.admin !== undefined) {
+      const role = identity.admin ? 'admin' : 'user'
+      // A changed role is a write like an admin's: it is published, and open connections follow it.
+      if ((await users.get(OPERATOR, found)).role !== role) await users.update(OPERATOR, found, { role })
+    }
+    return found
+  }
+
+  async function makeUser(issuerUrl: string, identity: IssuedIdentity): Promise<number> {
+    const { email } = identity
+    if (email === undefined) throw unauthenticated('The token has no email claim: the first token of a subject makes its user from its name and email claims')
+    const input = { name: (identity.name ?? email).slice(0, MAX_NAME), email, role: identity.admin === true ? ('admin' as const) : ('user' as const) }
+    if (!userClaimsValid(input)) throw unauthenticated("The token's name or email claim cannot make a user: one line of text and an e-mail address are needed")
+    let userId: number
+    try {
+      userId = (await users.create(OPERATOR, input)).id
+    } catch (error) {
+      if (!(isAppError(error) && error.code === 'CONFLICT')) throw error
+      // Made by another instance meanwhile, or the address is another user's: never linked by address alone.
+      const mapped = await repo.findIdentity(db, issuerUrl, identity.subject)
+      if (mapped !== undefined) return mapped
+      throw new AppError(
+        'CONFLICT',
+        "Another user has the token's e-mail address: a user of the identity provider is never joined to an existing one by address",
+      )
+    }
+    if (await repo.insertIdentity(db, { issuer: issuerUrl, subject: identity.subject, user_id: userId, created_at: new Date().toISOString() })) return userId
+    // Another instance mapped the subject first: its user is the one.
+    await users.remove(OPERATOR, userId)
+    const mapped = await repo.findIdentity(db, issuerUrl, identity.subject)
+    if (mapped === undefined) throw unauthenticated('The token is invalid, expired or revoked')
+    return mapped
   }
 
   const takeSignInAttempt = (email: string, address: string) =>
     signInAllowance === 'unlimited' ? Promise.resolve(NOTHING_TAKEN) : takeAttempt(signInAllowance, email, address)
 
   return {
-    /** The caller named by an Authorization header value; UNAUTHENTICATED unless it is a live bearer token. */
+    /**
+     * The caller named by an Authorization header value; UNAUTHENTICATED unless it is a live bearer
+     * token of Threadline's own, or (when an issuer is configured) a valid access token of the issuer.
+     */
     async authenticate(authorization: string): Promise<Caller> {
       const token = BEARER_PATTERN.exec(authorization)?.[1]
       if (token === undefined) throw unauthenticated('The Authorization header must be "Bearer <token>"')
-      if (!TOKEN_PATTERN.test(token)) throw unauthenticated('The token is invalid, expired or revoked')
-      const hash = hashToken(token)
-      const version = dataVersion?.()
-      const seen = known.get(hash)
-      if (seen !== undefined) {
-        known.delete(hash)
-        if (seen.version === version && Date.now() < seen.expiresAtMs) {
-          known.set(hash, seen)
-          return seen.caller
-        }
+      if (TOKEN_PATTERN.test(token)) {
+        const caller = await callerOf(hashToken(token))
+        if (caller === undefined) throw unauthenticated('The token is invalid, expired or revoked')
+        return caller
       }
-      const found = await repo.findActiveToken(db, hash, new Date().toISOString())
-      if (found === undefined) throw unauthenticated('The token is invalid, expired or revoked')
-      const caller: Caller = { userId: found.user_id, role: found.role, tokenId: found.id }
-      // Kept only when nothing was written while it was read.
-      if (version !== undefined && dataVersion?.() === version) {
-        if (known.size >= KNOWN_CALLERS_MAX) known.delete(known.keys().next().value as string)
-        known.set(hash, { caller, expiresAtMs: new Date(found.expires_at).getTime(), version })
-      }
-      return caller
+      if (issuer !== undefined && oidc !== undefined && issuer.isJwt(token)) return callerOfIssued(issuer, oidc.issuer, token)
+      throw unauthenticated('The token is invalid, expired or revoked')
     },
 
     /**
@@ -123,14 +224,14 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
       }
       if (userId === undefined) throw unauthenticated('The e-mail address or the password is wrong')
       await attempt.giveBack()
-      return issue(userId, tokenTtlMs)
+      return issue(userId, tokenTtlMs, input.scope ?? 'write')
     },
 
     /** For the operator's CLI: a token for the user with this id or e-mail address. */
-    async issueFor(user: string, ttlMs: number): Promise<IssuedToken> {
+    async issueFor(user: string, ttlMs: number, scope: Scope = 'write'): Promise<IssuedToken> {
       const id = await users.idOf(user)
       if (id === undefined) throw notFound(`User "${user}"`)
-      return issue(id, ttlMs)
+      return issue(id, ttlMs, scope)
     },
 
     /**
@@ -142,7 +243,7 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
       const callers = new Map<number, Caller>()
       for (let start = 0; start < tokenIds.length; start += MAX_IDS_PER_QUERY) {
         for (const found of await repo.findActiveTokensByIds(db, tokenIds.slice(start, start + MAX_IDS_PER_QUERY), now)) {
-          callers.set(found.id, { userId: found.user_id, role: found.role, tokenId: found.id })
+          callers.set(found.id, { userId: found.user_id, role: found.role, tokenId: found.id, scope: found.scope })
         }
       }
       return callers

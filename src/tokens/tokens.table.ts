@@ -1,5 +1,6 @@
 // The tokens table as Kysely sees it, added to the store's Tables (src/db/tables.ts) from here.
 import type { Generated } from 'kysely'
+import type { Scope } from '../core/caller.js'
 import type { Timestamp } from '../db/tables.js'
 
 export interface TokensTable {
@@ -10,10 +11,21 @@ export interface TokensTable {
   created_at: Timestamp
   expires_at: Timestamp
   revoked_at: Timestamp | null
+  /** `read` or `write` (all its user may do). */
+  scope: Scope
+}
+
+/** A subject of an outside OpenID Connect issuer, and the user its first token made. */
+export interface IdentitiesTable {
+  issuer: string
+  subject: string
+  user_id: number
+  created_at: Timestamp
 }
 
 declare module '../db/tables.js' {
   interface Tables {
     tokens: TokensTable
+    identities: IdentitiesTable
   }
 }

@@ -8,6 +8,7 @@ import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { chromiumOrSkip, launchChromium } from '../helpers/browser.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { startTestIssuer, type TestIssuer } from '../helpers/oidc-issuer.js'
 
 const SCREENSHOTS = 'test-results/browser'
 
@@ -15,6 +16,7 @@ const hasChromium = chromiumOrSkip()
 
 describe.skipIf(!hasChromium)('the browser pages', () => {
   let t: TestApp
+  let issuer: TestIssuer
   let origin: string
   let browser: Awaited<ReturnType<typeof launchChromium>>
   let context: BrowserContext
@@ -26,7 +28,9 @@ describe.skipIf(!hasChromium)('the browser pages', () => {
 
   beforeAll(async () => {
     mkdirSync(SCREENSHOTS, { recursive: true })
-    t = await buildTestApp()
+    // An OpenID Connect issuer the service trusts: the server alone talks to it, never the pages.
+    issuer = await startTestIssuer('threadline-api')
+    t = await buildTestApp({ OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: 'threadline-api' })
     await t.app.listen({ host: '127.0.0.1', port: 0 })
     origin = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
     browser = await launchChromium()
@@ -42,6 +46,7 @@ describe.skipIf(!hasChromium)('the browser pages', () => {
   afterAll(async () => {
     await browser?.close()
     await t?.close()
+    await issuer?.close()
   })
 
   beforeEach(async () => {
@@ -110,6 +115,16 @@ describe.skipIf(!hasChromium)('the browser pages', () => {
     expect(result.data.users.map((user) => user.name)).toEqual(['Ada Admin', 'Alice', 'Bob'])
     expect(result.data.viewer).toEqual({ name: 'Alice' })
     expect(graphqlAuthorizations.at(-1)).toBe(`Bearer ${t.tokens.alice}`)
+  })
+
+  it('runs a query at /graphiql with an access token of the OpenID Connect issuer in its Headers editor', async () => {
+    const token = await issuer.sign({ sub: 'grace', name: 'Grace Hopper', email: 'grace@idp.example' })
+    await openGraphiql(page, origin)
+    await setEditor(page, 'headers', JSON.stringify({ Authorization: `Bearer ${token}` }))
+    await setEditor(page, 'query', '{ viewer { name email } }')
+    await run(page)
+    await expect.poll(() => responseText(page)).toContain('"viewer": {')
+    expect(JSON.parse(await responseText(page))).toEqual({ data: { viewer: { name: 'Grace Hopper', email: 'grace@idp.example' } } })
   })
 
   it('shows at /graphiql a commentAdded event for a comment made over REST, subscribed over WebSocket with the header as connectionParams', async () => {

@@ -48,7 +48,7 @@ describe('threadline', () => {
 
   it('migrate applies the schema once, then says it is up to date', async () => {
     expect((await threadline(['migrate'])).stdout).toBe(
-      'Applied: 0001-initial, 0002-list-indexes, 0003-search-indexes, 0004-text-search, 0005-idempotency-keys\n',
+      'Applied: 0001-initial, 0002-list-indexes, 0003-search-indexes, 0004-text-search, 0005-idempotency-keys, 0006-scopes-and-identities\n',
     )
     expect((await threadline(['migrate'])).stdout).toBe('The database is up to date.\n')
   })
@@ -96,6 +96,26 @@ describe('threadline', () => {
     } finally {
       await app.close()
     }
+  })
+
+  it.skipIf(SECOND_STORE_RUN)('tokens create --scope read makes a token that reads and is refused writes', async () => {
+    const token = (await threadline(['tokens', 'create', '--user', 'root@example.com', '--scope', 'read'])).stdout.trim()
+    const app = await buildApp(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
+    try {
+      const read = await app.inject({ method: 'GET', url: '/users', headers: { authorization: `Bearer ${token}` } })
+      expect(read.statusCode).toBe(200)
+      expect(read.headers['x-oauth-scopes']).toBe('read')
+      const write = await app.inject({
+        method: 'POST',
+        url: '/users',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        payload: { name: 'Not Made', email: 'not-made@example.com' },
+      })
+      expect(write.statusCode).toBe(403)
+    } finally {
+      await app.close()
+    }
+    expect((await threadlineFails(['tokens', 'create', '--user', '1', '--scope', 'admin'])).stderr).toMatch(/read, write/)
   })
 
   it.skipIf(SECOND_STORE_RUN)('tokens create takes a user id too, and refuses an unknown user or a bad --ttl', async () => {

@@ -113,7 +113,7 @@ describe.each(['v1', 'v2'] as const)('the client speaking %s', (version) => {
   it('signs in for a token, uses it, and revokes it', async () => {
     const anonymous = clientFor()
     const issued = await anonymous.tokens.create({ email: 'alice@example.com', password: 'correct horse battery' })
-    expect(issued).toEqual({ token: expect.any(String) as string, expiresAt: expect.any(String) as string })
+    expect(issued).toEqual({ token: expect.any(String) as string, expiresAt: expect.any(String) as string, scope: 'write' })
     anonymous.setToken(issued.token)
     await anonymous.todos.create(s.t.alice.id, { text: 'signed in' })
     await anonymous.tokens.revokeCurrent()

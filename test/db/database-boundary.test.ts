@@ -39,7 +39,7 @@ describe.each(STORES)('the database boundary (%s)', (kind) => {
   let database: Database
   let userId: number
   const at = new Date().toISOString()
-  const owner = () => ({ userId, role: 'user' as const, tokenId: 0 })
+  const owner = () => ({ userId, role: 'user' as const, tokenId: 0, scope: 'write' as const })
 
   beforeAll(async () => {
     store = await freshDatabase(kind)

@@ -164,6 +164,15 @@ describe.each(TRANSPORTS)('over %s', (transport) => {
     expect(points).toBe(15)
     expect((await s.t.database.db.selectFrom('todos').select('id').where('user_id', '=', id).execute()).length).toBe(15)
   })
+
+  it("refuses a read token's mutation FORBIDDEN, running nothing, and runs its query (GET carries no mutation)", async () => {
+    const user = await s.t.createUser({ name: 'Reader', email: `reader-${transport.replace(' ', '-')}-${users++}@example.com` })
+    const token = await s.t.tokenFor(user.id, undefined, 'read')
+    expect(await send(s, transport, token, '{ viewer { id } }')).toEqual({ data: { viewer: { id: String(user.id) } } })
+    const refused = await send(s, transport, token, addTodos(1))
+    expect(codesOf(refused)).toEqual([transport === 'GET' ? 'METHOD_NOT_ALLOWED' : 'FORBIDDEN'])
+    expect(await s.t.database.db.selectFrom('todos').select('id').where('user_id', '=', user.id).execute()).toEqual([])
+  })
 })
 
 describe.each(TRANSPORTS)('with GRAPHQL_TRUSTED_DOCUMENTS_ONLY, over %s', (transport) => {

@@ -5,7 +5,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse, RouteOptio
 import { buildApp } from '../../src/app.js'
 import type { Events } from '../../src/events/events.js'
 import type { AppTopics } from '../../src/features.js'
-import { OPERATOR } from '../../src/core/caller.js'
+import { OPERATOR, type Scope } from '../../src/core/caller.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/create-database.js'
 import { createMemoryEvents } from '../../src/events/memory-events.js'
@@ -28,7 +28,7 @@ export interface TestApp {
   bob: User
   tokens: { admin: string; alice: string; bob: string }
   createUser(input: CreateUserInput): Promise<User>
-  tokenFor(userId: number, ttlMs?: number): Promise<string>
+  tokenFor(userId: number, ttlMs?: number, scope?: Scope): Promise<string>
   /** app.inject with a bearer token and a JSON body. */
   request(options: InjectOptions & { token?: string; json?: unknown }): Promise<LightMyRequestResponse>
   close(): Promise<void>
@@ -45,11 +45,13 @@ export interface TestAppOptions {
   onRoute?: (route: RouteOptions & { prefix: string }) => void
   /** The store, when not the run's (a test comparing the two builds one of each). */
   store?: TestStore
+  /** Changes the configuration read from `env` in what no variable sets (an issuer's key cooldown). */
+  configure?: (config: Config) => Config
 }
 
 export async function buildTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
   const store = await freshDatabase(options.store)
-  const config = loadConfig({
+  const loaded = loadConfig({
     DATABASE_URL: store.url,
     LOG_LEVEL: 'silent',
     SEED_DEMO_DATA: 'false',
@@ -68,6 +70,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
     PASSWORD_SCRYPT_N: '1024',
     ...env,
   })
+  const config = options.configure?.(loaded) ?? loaded
   const served = openDatabase(config.database, { onQuery: options.onQuery })
   await prepareDatabase(served, config)
   const clock = createTestClock()
@@ -80,7 +83,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   const tokens = createTokensService({ db: database.db, events: fixtureEvents, users, tokenTtlMs: config.tokenTtlMs, signInAllowance: 'unlimited' })
 
   const createUser = (input: CreateUserInput) => users.create(OPERATOR, input)
-  const tokenFor = async (userId: number, ttlMs = 3_600_000) => (await tokens.issueFor(String(userId), ttlMs)).token
+  const tokenFor = async (userId: number, ttlMs = 3_600_000, scope: Scope = 'write') => (await tokens.issueFor(String(userId), ttlMs, scope)).token
 
   const admin = await createUser({ name: 'Ada Admin', email: 'ada@example.com', role: 'admin' })
   const alice = await createUser({ name: 'Alice', email: 'alice@example.com', password: 'correct horse battery' })

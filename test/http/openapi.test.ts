@@ -97,10 +97,15 @@ describe('the API description', () => {
     for (const { path, method, operation } of operations()) {
       const access = accessByRoute.get(`${method} ${path}`)
       expect(access, `${method} ${path}`).toBeDefined()
-      expect(operation.security, `${method} ${path}`).toEqual(access === 'signed-in' ? [{ bearerAuth: [] }] : [{}, { bearerAuth: [] }])
+      // The scope the bearer's token needs: read for GET, write for the writes but those that say otherwise.
+      // (Signing in and revoking the token in use take any token.)
+      const scope = method === 'GET' || /^\/api\/v[12]\/tokens(\/current)?$/.test(path) ? 'read' : 'write'
+      expect(operation.security, `${method} ${path}`).toEqual(access === 'signed-in' ? [{ bearerAuth: [scope] }] : [{}, { bearerAuth: [scope] }])
     }
-    expect(document.paths['/api/v1/users']?.post?.security).toEqual([{ bearerAuth: [] }])
-    expect(document.paths['/api/v1/tokens']?.post?.security).toEqual([{}, { bearerAuth: [] }])
+    expect(document.paths['/api/v1/users']?.post?.security).toEqual([{ bearerAuth: ['write'] }])
+    expect(document.paths['/api/v1/users/{id}']?.get?.security).toEqual([{}, { bearerAuth: ['read'] }])
+    expect(document.paths['/api/v1/tokens']?.post?.security).toEqual([{}, { bearerAuth: ['read'] }])
+    expect(document.paths['/api/v1/tokens/current']?.delete?.security).toEqual([{ bearerAuth: ['read'] }])
   })
 
   it('declares each error answer, with the error body, and the success answers with their statuses', () => {

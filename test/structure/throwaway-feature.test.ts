@@ -118,7 +118,7 @@ export const bookmarksFeature = {
   landingCount: { label: 'Bookmarks', count: (db) => countRows(db, db.selectFrom('bookmarks')) },
 } satisfies Feature<{ bookmarks: BookmarksService }>
 `,
-  'src/db/migrations/0006-bookmarks.ts': `
+  'src/db/migrations/0007-bookmarks.ts': `
 import type { Kysely, Migration } from 'kysely'
 import type { DialectFacts } from '../dialect-facts.js'
 
@@ -190,8 +190,13 @@ beforeAll(() => {
       .replace(/(export const FEATURES[^=]*= \[[^\]]*)\]/, '$1, bookmarksFeature]')
       .replace(/(\n\s+tokens: tokensFeature\.createService)/, '\n    bookmarks: bookmarksFeature.createService({ db }),$1'),
   )
-  insertAfter(dir, 'src/db/migrate.ts', "from './migrations/0005-idempotency-keys.js'", "import { bookmarksMigration } from './migrations/0006-bookmarks.js'")
-  insertAfter(dir, 'src/db/migrate.ts', "'0005-idempotency-keys': ", "    '0006-bookmarks': bookmarksMigration(database.facts),")
+  insertAfter(
+    dir,
+    'src/db/migrate.ts',
+    "from './migrations/0006-scopes-and-identities.js'",
+    "import { bookmarksMigration } from './migrations/0007-bookmarks.js'",
+  )
+  insertAfter(dir, 'src/db/migrate.ts', "'0006-scopes-and-identities': ", "    '0007-bookmarks': bookmarksMigration(database.facts),")
 })
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -210,7 +215,7 @@ describe('a throwaway feature', () => {
         'A src/bookmarks/bookmarks.feature.ts',
         'A src/bookmarks/bookmarks.service.ts',
         'A src/bookmarks/bookmarks.table.ts',
-        'A src/db/migrations/0006-bookmarks.ts',
+        'A src/db/migrations/0007-bookmarks.ts',
         'M src/db/migrate.ts',
         'M src/features.ts',
       ].sort(),

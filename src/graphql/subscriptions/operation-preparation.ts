@@ -22,7 +22,7 @@ import { badRequest, FormattedError } from './formatted-error.js'
 export interface OperationPreparationOptions {
   schema: () => GraphQLSchema
   /** Where the operation was admitted; its validation and execution are the pipeline's too. */
-  pipeline: Pick<OperationPipeline, 'validate' | 'execute'>
+  pipeline: Pick<OperationPipeline, 'validate' | 'authorize' | 'execute'>
   /** The page sizes the cost model counts a list by (as the HTTP endpoint's). */
   listSizes: ListSizes
   /** Where a subscription's cost is claimed from while it runs. */
@@ -99,6 +99,8 @@ export class OperationPreparation {
     if (errors.length > 0) return errors.map((error) => new FormattedError(formatError(error, request)))
     const operation = chooseOperation(document, params.operationName)
     if (operation instanceof GraphQLError) return [badRequest(operation.message)]
+    const forbidden = options.pipeline.authorize(operation, context.caller)
+    if (forbidden !== undefined) return [new FormattedError(formatError(forbidden, request))]
     if (operation.operation !== OperationTypeNode.SUBSCRIPTION) {
       this.slotCallers.set(context, callerKey(request, request.caller))
     } else {

@@ -108,7 +108,8 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
   app.route({
     method: ['GET', 'POST'],
     url: STREAM_PATH,
-    config: { access: 'public', errorBody: 'graphql', longLived: true },
+    // A mutation sent here needs the write scope: judged with the operation (operation-preparation.ts).
+    config: { access: 'public', scope: 'read', errorBody: 'graphql', longLived: true },
     handler: async (request, reply) => {
       if (!acceptsEventStream(request.headers.accept)) {
         throw new AppError('NOT_ACCEPTABLE', 'This endpoint streams text/event-stream (graphql-sse, distinct connections mode)')

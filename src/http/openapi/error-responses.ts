@@ -32,7 +32,8 @@ const EXAMPLES: Partial<Record<ErrorCode, Pick<ErrorResponse, 'example' | 'heade
     example: { code: 'UNAUTHENTICATED', message: 'Authentication required: send Authorization: Bearer <token>' },
     headers: ['WWW-Authenticate'],
   },
-  FORBIDDEN: { example: { code: 'FORBIDDEN', message: 'Only an admin may do this' } },
+  // WWW-Authenticate when the token's scope is what is missing (insufficient_scope).
+  FORBIDDEN: { example: { code: 'FORBIDDEN', message: 'Only an admin may do this' }, headers: ['WWW-Authenticate'] },
   NOT_FOUND: { example: { code: 'NOT_FOUND', message: 'User not found' } },
   NOT_ACCEPTABLE: { example: { code: 'NOT_ACCEPTABLE', message: 'This API answers in application/json or application/vnd.threadline+json' } },
   // Retry-After when the conflict is a request with the same Idempotency-Key still running.

@@ -20,7 +20,12 @@ export const HEADERS = {
   Vary: header('`Accept, Authorization, Accept-Encoding`, after `Origin` when CORS is on.', { type: 'string' }),
   Link: header('RFC 8288 links to the `next`, `prev` (where there is one) and `first` pages, with the same query.', { type: 'string' }),
   Location: header('The path of the created resource.', { type: 'string', format: 'uri-reference' }),
-  WWWAuthenticate: header('`Bearer realm="threadline"`, with `error="invalid_token"` when the token sent was refused.', { type: 'string' }),
+  WWWAuthenticate: header(
+    '`Bearer realm="threadline"`, with `error="invalid_token"` when the token sent was refused (401); on a 403, `error="insufficient_scope", scope="write"` when the token\'s scope is what is missing.',
+    { type: 'string' },
+  ),
+  XOAuthScopes: header("With a token: the token's scope, `read` or `write`.", { type: 'string', enum: ['read', 'write'] }),
+  XAcceptedOAuthScopes: header('With a token: the scope the operation needs (a `write` token has `read` too).', { type: 'string', enum: ['read', 'write'] }),
   IdempotentReplayed: header('`true` on an answer replayed for an Idempotency-Key sent before: the write did not run again.', {
     type: 'string',
     enum: ['true'],
@@ -48,6 +53,8 @@ const COMPONENT_OF = {
   Link: 'Link',
   Location: 'Location',
   'WWW-Authenticate': 'WWWAuthenticate',
+  'X-OAuth-Scopes': 'XOAuthScopes',
+  'X-Accepted-OAuth-Scopes': 'XAcceptedOAuthScopes',
   'Preference-Applied': 'PreferenceApplied',
   'Idempotent-Replayed': 'IdempotentReplayed',
 } as const satisfies Record<string, keyof typeof HEADERS>
@@ -68,6 +75,8 @@ export const COMMON_HEADERS: readonly AnswerHeader[] = [
   'X-RateLimit-Reset',
   'RateLimit',
   'RateLimit-Policy',
+  'X-OAuth-Scopes',
+  'X-Accepted-OAuth-Scopes',
 ]
 
 /** What a read's answer (and its 304) carries besides. */

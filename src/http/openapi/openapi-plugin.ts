@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { PACKAGE_VERSION } from '../../package-info.js'
 import { ErrorBody } from '../error-body.js'
 import { API_MOUNTS, type ApiVersion } from '../versioning.js'
+import { scopeNeeded } from '../access.js'
 import { takesIdempotencyKeys } from '../../idempotency/idempotent-writes.js'
 import { completeDocument, NOTES, type Notes, type OpenApiDocument } from './document-completion.js'
 import { isDescribedError, responseComponents } from './error-responses.js'
@@ -52,7 +53,16 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
       servers: [{ url: '/', description: 'This service' }],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from POST /tokens or `threadline tokens create`.' },
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'A token from POST /tokens or `threadline tokens create`, or (where the service is configured with an OpenID Connect issuer) ' +
+              "an access token of that issuer. Each operation's requirement names the scope its token needs: `read` (GET requests, " +
+              'GraphQL queries and subscriptions) or `write` (all the user may do, reads included). A token without it is refused 403 ' +
+              'with `WWW-Authenticate: Bearer error="insufficient_scope"`. Answers to a request with a token carry `X-OAuth-Scopes` ' +
+              "(the token's scope) and `X-Accepted-OAuth-Scopes` (the scope the operation needs).",
+          },
         },
         schemas: { Error: ErrorBody as unknown as Record<string, unknown> },
         headers: HEADERS,
@@ -113,6 +123,7 @@ function describeRoute(schema: FastifySchema | undefined, url: string, route: Ro
   const method = route.method
   const openapi = routeOpenApiOf(route, url.slice(mount.prefix.length))
   const access = route.config?.access ?? 'public'
+  const scope = scopeNeeded(method, route.config)
   const notes: Notes = {
     version: mount.version,
     method,
@@ -130,8 +141,9 @@ function describeRoute(schema: FastifySchema | undefined, url: string, route: Ro
       operationId: `${schema?.operationId}V${mount.version}`,
       // A copy: one array shared by two operations would be written once and aliased in the YAML.
       tags: [...(schema?.tags ?? [])],
-      // Public operations take a token too (and refuse a bad one): anonymous or bearer.
-      security: access === 'signed-in' ? [{ bearerAuth: [] }] : [{}, { bearerAuth: [] }],
+      // Public operations take a token too (and refuse a bad one): anonymous or bearer. The
+      // bearer's requirement names the scope its token needs.
+      security: access === 'signed-in' ? [{ bearerAuth: [scope] }] : [{}, { bearerAuth: [scope] }],
       ...(method === 'DELETE' ? { response: { 204: { description: 'Done: nothing to say.', type: 'null' } } } : {}),
       [NOTES]: notes,
     } as FastifySchema,

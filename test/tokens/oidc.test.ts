@@ -1,0 +1,231 @@
+// Sign-in by an outside OpenID Connect issuer: a local issuer (discovery and keys over real HTTP)
+// signs access tokens; the service verifies them with the issuer's published keys, makes a user of a
+// subject's first token and finds it by subject afterwards, takes an admin from the configured claim,
+// refuses the usual forgeries with 401, follows a key rotation without a restart, and lets such a
+// token sign a caller in over every transport, beside its own tokens.
+import { createClient as createSseClient } from 'graphql-sse'
+import { createClient as createWsClient } from 'graphql-ws'
+import { SignJWT } from 'jose'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import WebSocket from 'ws'
+import { disposeWsClients, type Listening, listening, wsClient } from '../helpers/subscription-clients.js'
+import { startTestIssuer, type TestIssuer } from '../helpers/oidc-issuer.js'
+import { until } from '../helpers/until.js'
+
+const AUDIENCE = 'threadline-api'
+/** How long the service waits, after fetching the keys, before fetching them again for an unknown key (shortened from 5 s). */
+const COOLDOWN_MS = 400
+
+let issuer: TestIssuer
+let s: Listening
+beforeAll(async () => {
+  issuer = await startTestIssuer(AUDIENCE)
+  s = await listening(
+    { OIDC_ISSUER: issuer.url, OIDC_AUDIENCE: AUDIENCE, OIDC_ADMIN_CLAIM: 'realm_access.roles=threadline-admin' },
+    { configure: (config) => ({ ...config, oidc: config.oidc && { ...config.oidc, keysCooldownMs: COOLDOWN_MS } }) },
+  )
+})
+afterEach(() => disposeWsClients())
+afterAll(async () => {
+  await s?.t.close()
+  await issuer?.close()
+})
+
+let subjects = 0
+/** A fresh subject's claims: its own sub, name and e-mail address. */
+const someone = (name = 'Grace Hopper') => {
+  const n = subjects++
+  return { sub: `subject-${n}`, name, email: `person-${n}@idp.example` }
+}
+
+const get = (url: string, token: string) => s.t.request({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } })
+const viewer = async (token: string) => {
+  const res = await s.t.request({ method: 'POST', url: '/graphql', token, json: { query: '{ viewer { id name email role } }' } })
+  return res.json<{ data?: { viewer: { id: string; name: string; email: string; role: string } | null }; errors?: { extensions: { code: string } }[] }>()
+}
+
+describe('an access token of the issuer', () => {
+  it("makes its subject's user from the name and email claims, then finds it by subject", async () => {
+    const grace = someone()
+    const first = await viewer(await issuer.sign(grace))
+    expect(first.data?.viewer).toMatchObject({ name: 'Grace Hopper', email: grace.email, role: 'user' })
+    const id = first.data?.viewer?.id
+
+    // Another token of the same subject, with another name: the same user, unchanged.
+    const second = await viewer(await issuer.sign({ ...grace, name: 'Rear Admiral Hopper' }))
+    expect(second.data?.viewer).toMatchObject({ id, name: 'Grace Hopper' })
+    const users = (await s.t.request({ method: 'GET', url: `/api/v1/users?email=${encodeURIComponent(grace.email)}` })).json().data
+    expect(users).toHaveLength(1)
+  })
+
+  it('writes as its user, and the service says the scope', async () => {
+    const token = await issuer.sign(someone())
+    const me = (await viewer(token)).data?.viewer
+    const res = await s.t.request({
+      method: 'POST',
+      url: `/api/v1/users/${me?.id}/posts`,
+      token,
+      json: { title: 'From the IdP', content: 'Signed in elsewhere.' },
+    })
+    expect(res.statusCode).toBe(201)
+    expect(res.headers['x-oauth-scopes']).toBe('write')
+  })
+
+  it('reads only when its scope claim names read and not write', async () => {
+    const token = await issuer.sign({ ...someone(), scope: 'openid profile read' })
+    const me = (await viewer(token)).data?.viewer
+    expect(me).not.toBeNull()
+    const res = await s.t.request({ method: 'PATCH', url: `/api/v1/users/${me?.id}`, token, json: { age: 30 } })
+    expect(res.statusCode).toBe(403)
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="threadline", error="insufficient_scope", scope="write"')
+  })
+
+  it('makes an admin of a subject the admin claim names, and a user again when a later token does not', async () => {
+    const linus = someone('Linus')
+    const admin = await viewer(await issuer.sign({ ...linus, realm_access: { roles: ['threadline-admin', 'offline_access'] } }))
+    expect(admin.data?.viewer?.role).toBe('admin')
+    const demoted = await viewer(await issuer.sign({ ...linus, realm_access: { roles: ['offline_access'] } }))
+    expect(demoted.data?.viewer?.role).toBe('user')
+  })
+
+  it('is refused 409 when another user already has its e-mail address: never joined by address alone', async () => {
+    const res = await get('/api/v1/users', await issuer.sign({ sub: 'someone-else', name: 'Not Alice', email: 'alice@example.com' }))
+    expect(res.statusCode).toBe(409)
+    expect(res.json().error.code).toBe('CONFLICT')
+  })
+
+  it('is refused 401 without an email claim', async () => {
+    const res = await get('/api/v1/users', await issuer.sign({ sub: 'no-email' }))
+    expect(res.statusCode).toBe(401)
+    expect(res.json().error.message).toContain('email')
+  })
+
+  it('ends when revoked, as an own token does', async () => {
+    const token = await issuer.sign(someone())
+    expect((await get('/api/v1/users', token)).statusCode).toBe(200)
+    expect((await s.t.request({ method: 'DELETE', url: '/api/v1/tokens/current', token })).statusCode).toBe(204)
+    expect((await get('/api/v1/users', token)).statusCode).toBe(401)
+  })
+
+  it("leaves the service's own tokens working beside it", async () => {
+    expect((await viewer(s.t.tokens.alice)).data?.viewer?.email).toBe('alice@example.com')
+  })
+})
+
+describe('forgeries', () => {
+  const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+  const claims = () => {
+    const now = Math.floor(Date.now() / 1000)
+    return { iss: issuer.url, aud: AUDIENCE, sub: 'forger', name: 'Forger', email: 'forger@idp.example', iat: now, exp: now + 300 }
+  }
+
+  it.each([
+    ['expired', () => issuer.sign({ ...someone(), exp: Math.floor(Date.now() / 1000) - 60 })],
+    ['for another audience', () => issuer.sign({ ...someone(), aud: 'another-api' })],
+    ['of another issuer', () => issuer.sign({ ...someone(), iss: 'https://evil.example' })],
+    ['without exp', () => issuer.sign({ ...someone(), exp: undefined })],
+    ['unsigned (alg: none)', async () => `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url(claims())}.`],
+    ['signed by a key the issuer does not publish', async () => issuer.sign(someone(), { key: await issuer.newKey(issuer.current.kid) })],
+    [
+      'HS256 keyed with the public key',
+      async () => {
+        const secret = new TextEncoder().encode(JSON.stringify(issuer.current.publicJwk))
+        return new SignJWT(claims()).setProtectedHeader({ alg: 'HS256', kid: issuer.current.kid }).sign(secret)
+      },
+    ],
+    [
+      'with its claims changed after signing',
+      async () => {
+        const [header, , signature] = (await issuer.sign(claims())).split('.')
+        return `${header}.${base64url({ ...claims(), sub: 'someone-else' })}.${signature}`
+      },
+    ],
+  ])('refuses a token %s with 401, and makes no user', async (_what, make) => {
+    const res = await get('/api/v1/users', await make())
+    expect(res.statusCode).toBe(401)
+    expect(res.json().error.code).toBe('UNAUTHENTICATED')
+    expect(res.headers['www-authenticate']).toBe('Bearer realm="threadline", error="invalid_token"')
+    const forged = (await s.t.request({ method: 'GET', url: '/api/v1/users?email=forger@idp.example' })).json().data
+    expect(forged).toEqual([])
+  })
+})
+
+describe('a key rotation', () => {
+  it('is followed without a restart: a token of the new key fetches the keys again, at most once per cooldown', async () => {
+    // Signed before, so that they are sent within the cooldown: one key nobody publishes, under 20 key ids.
+    const stranger = await issuer.newKey('unknown')
+    const strangers = await Promise.all(Array.from({ length: 20 }, (_, i) => issuer.sign(someone(), { key: { ...stranger, kid: `unknown-${i}` } })))
+    const before = issuer.keyFetches
+    const grace = someone()
+    await issuer.rotate()
+    // The first token of the new key is refused only while the cooldown of the last fetch runs.
+    await new Promise((resolve) => setTimeout(resolve, COOLDOWN_MS + 50))
+    expect((await viewer(await issuer.sign(grace))).data?.viewer?.email).toBe(grace.email)
+    expect(issuer.keyFetches).toBe(before + 1)
+
+    // A flood of tokens naming keys nobody publishes, just after: refused, and the keys not fetched again for each.
+    const statuses = await Promise.all(strangers.map(async (token) => (await get('/api/v1/users', token)).statusCode))
+    expect(statuses.every((status) => status === 401)).toBe(true)
+    expect(issuer.keyFetches).toBe(before + 1)
+  })
+})
+
+describe('every transport', () => {
+  it('signs a caller in over the WebSocket and the event stream', async () => {
+    const grace = someone()
+    const token = await issuer.sign(grace)
+    const client = wsClient(s.ws, token)
+    const overWs = await new Promise<unknown>((resolve, reject) => {
+      client.subscribe({ query: '{ viewer { email } }' }, { next: resolve, error: reject, complete: () => {} })
+    })
+    expect(overWs).toEqual({ data: { viewer: { email: grace.email } } })
+
+    const sse = createSseClient({ url: `${s.http}/graphql/stream`, headers: { authorization: `Bearer ${token}` }, retryAttempts: 0 })
+    try {
+      const overSse = await new Promise<unknown>((resolve, reject) => {
+        sse.subscribe({ query: '{ viewer { email } }' }, { next: resolve, error: reject, complete: () => {} })
+      })
+      expect(overSse).toEqual({ data: { viewer: { email: grace.email } } })
+    } finally {
+      sse.dispose()
+    }
+  })
+
+  it('closes a WebSocket whose access token expires, as it does for an own token', async () => {
+    const token = await issuer.sign({ ...someone(), exp: Math.floor(Date.now() / 1000) + 2 })
+    let closed: number | undefined
+    const client = createWsClient({
+      url: s.ws,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { authorization: `Bearer ${token}` },
+      on: { closed: (event) => (closed = (event as { code: number }).code) },
+    })
+    try {
+      // A subscription holds the socket open until the server ends it.
+      client.subscribe({ query: 'subscription { commentAdded { id } }' }, { next: () => {}, error: () => {}, complete: () => {} })
+      await until(() => closed !== undefined, 6000)
+      expect(closed).toBe(4401)
+    } finally {
+      await client.dispose()
+    }
+  })
+})
+
+describe('an issuer that cannot be reached', () => {
+  it('is answered 503 with Retry-After, not 401: the token may be good', async () => {
+    const other = await startTestIssuer(AUDIENCE)
+    const token = await other.sign(someone())
+    other.down = true
+    const app = await listening({ OIDC_ISSUER: other.url, OIDC_AUDIENCE: AUDIENCE })
+    try {
+      const res = await app.t.request({ method: 'GET', url: '/api/v1/users', token })
+      expect(res.statusCode).toBe(503)
+      expect(res.headers['retry-after']).toBe('5')
+      expect(res.json().error.code).toBe('SERVICE_UNAVAILABLE')
+    } finally {
+      await app.t.close()
+      await other.close()
+    }
+  })
+})
