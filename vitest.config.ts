@@ -12,7 +12,7 @@ const require = createRequire(import.meta.url)
  * the CLI and the pages. The others are about one store's internals (SQLite's plans and pragmas),
  * pure functions, or set up PostgreSQL and Redis themselves (test/scale-out).
  */
-const BEHAVIOURAL = [...registeredFeatures(import.meta.dirname), 'graphql', 'http', 'seed', 'cli', 'collections', 'operations', 'pages'].map(
+const BEHAVIOURAL = [...registeredFeatures(import.meta.dirname), 'graphql', 'http', 'seed', 'cli', 'collections', 'operations', 'pages', 'tracing'].map(
   (dir) => `test/${dir}/**/*.test.ts`,
 )
 

@@ -2,7 +2,10 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { cpus, totalmem } from 'node:os'
+import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { freePort } from '../test/helpers/private-redis.js'
 
@@ -70,13 +73,36 @@ const START_FLAGS: readonly string[] = (() => {
  * RATE_LIMIT_AUTHENTICATED_MAX: the load-test knob), since one address sends more than a minute's
  * allowance in a second.
  */
-export async function startServe(env: Record<string, string>, nodeOptions: readonly string[] = []): Promise<RunningServer> {
+export async function startServe(env: Record<string, string>, nodeOptions: readonly string[] = [], checkout = '.'): Promise<RunningServer> {
   const port = await freePort()
   return startServer(
-    [...START_FLAGS, ...nodeOptions, 'dist/main.js', 'serve'],
+    [...START_FLAGS, ...nodeOptions, join(checkout, 'dist/main.js'), 'serve'],
     { SEED_DEMO_DATA: 'false', ...env, PORT: String(port), HOST: '127.0.0.1' },
     `http://127.0.0.1:${port}/`,
   )
+}
+
+/**
+ * An OpenTelemetry collector that takes every OTLP/HTTP export and keeps nothing: where a server
+ * with tracing on sends its spans in a benchmark. Counts the exports and their bytes.
+ */
+export async function discardingOtlpReceiver() {
+  let bytes = 0
+  let exports = 0
+  const server = createServer((request, response) => {
+    request.on('data', (chunk: Buffer) => (bytes += chunk.length))
+    request.on('end', () => {
+      exports++
+      response.writeHead(200, { 'content-type': 'application/x-protobuf' })
+      response.end()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`,
+    received: () => ({ exports, bytes }),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
 }
 
 /** How long a server may take to answer after it is started. */

@@ -47,6 +47,7 @@ import { limitRequestsInFlight } from './limits/in-flight.js'
 import { registerRateLimit } from './limits/rate-limit.js'
 import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis/connection.js'
 import { bodyAjv, textAjv } from './core/validation.js'
+import { startTracing, type Tracing } from './tracing/start-tracing.js'
 
 /** The topics subscriptions listen to: their listeners are the open subscriptions. */
 const FEATURE_TOPIC_NAMES = Object.keys(FEATURE_TOPICS) as (keyof typeof FEATURE_TOPICS)[]
@@ -59,6 +60,8 @@ declare module 'fastify' {
     readonly subscriptionStats: SubscriptionStats
     /** Failures the service absorbed (Redis away), each logged when a run of them starts. */
     readonly faults: Faults
+    /** Traces, when the OTEL_* variables turn them on: `flush()` exports the spans ended so far. */
+    readonly tracing: Pick<Tracing, 'flush'> | undefined
   }
 }
 
@@ -142,10 +145,14 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   // Shared through Redis when REDIS_URL is set (events across instances, one rate-limit allowance),
   // else in this process. A Redis that is away holds the start for at most a moment.
   const { url: redisUrl, keyPrefix } = config.redis
+  // Traces (OTEL_*): off by default, and then nothing of tracing is loaded or installed; on, each
+  // part below is handed its instrumentation (docs/operations.md).
+  const tracing = await startTracing(config.tracing, { eventsSystem: redisUrl === undefined ? 'memory' : 'redis' })
+  tracing?.traceStatements(database, config.database)
   const rateLimitRedis =
     redisUrl === undefined || config.rateLimit.max === 0
       ? undefined
-      : createRedisConnection({ url: redisUrl, name: `${keyPrefix}rate-limit`, log: app.log, mode: 'commands' })
+      : createRedisConnection({ url: redisUrl, name: `${keyPrefix}rate-limit`, log: app.log, mode: 'commands', observe: tracing?.redisCommands })
   // The documents of persisted queries: registered on one instance, known to all.
   const persistedQueries = createPersistedQueryStores(config.graphql.persistedQueries, {
     redisUrl,
@@ -153,17 +160,26 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     sharedRedis: rateLimitRedis,
     log: app.log,
     now: dependencies.now,
+    observeRedis: tracing?.redisCommands,
   })
   const [eventsAdapter] = await Promise.all([
     dependencies.events ??
       (redisUrl === undefined
         ? createMemoryEvents<AppTopics>({ log: app.log })
-        : createRedisEvents({ url: redisUrl, keyPrefix, log: app.log, topics: APP_TOPICS })),
+        : createRedisEvents({
+            url: redisUrl,
+            keyPrefix,
+            log: app.log,
+            topics: APP_TOPICS,
+            headers: tracing?.eventHeaders,
+            observeCommands: tracing?.redisCommands,
+          })),
     rateLimitRedis && firstAttempt(rateLimitRedis),
     persistedQueries.ownRedis && firstAttempt(persistedQueries.ownRedis),
   ])
   const metrics = config.operations.metrics ? createMetrics({ subscriptionStats: () => subscriptionStats, faults: () => app.faults, database }) : undefined
-  const events = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
+  const counted = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
+  const events = tracing === undefined ? counted : tracing.traceEvents(counted)
   const passwordAllowances = createPasswordAllowances(config, {
     redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix },
     log: app.log,
@@ -189,13 +205,16 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     if (rateLimitRedis !== undefined) await closeRedisConnection(rateLimitRedis)
     if (persistedQueries.ownRedis !== undefined) await closeRedisConnection(persistedQueries.ownRedis)
     await database.close()
+    // Last: the spans of everything above are exported before the process may end.
+    await tracing?.close()
   })
 
-  // HTTP wiring, in the order a request meets it: validation and errors; request id and security
+  // HTTP wiring, in the order a request meets it: its span (when tracing is on); validation and errors; request id and security
   // headers; CORS (so even refusals can be read by the browser); who is calling; the rate limit
   // (which counts redirects and refusals too); requests that ask to upgrade the connection;
   // trailing-slash redirects; who may reach the route; caching and compression of the answer (and,
   // on the API's write routes, their Idempotency-Key and Prefer: return=minimal, before compression).
+  tracing?.traceRequests(app)
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
   registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
   if (!config.measureWithout.has('headers')) {
@@ -304,8 +323,10 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     persistedQueryAllowance: persistedQueries.allowance,
     idempotentWrites,
     now: dependencies.now,
+    tracer: tracing?.graphql,
   })
   app.decorate('subscriptionStats', { getter: () => subscriptionStats })
+  app.decorate('tracing', tracing)
   app.decorate('faults', {
     getter: (): Faults => ({
       // The password allowances count in the same store: their failures are the same fault.

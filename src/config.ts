@@ -9,10 +9,11 @@ import { type OidcConfig, readOidcConfig } from './config/oidc-config.js'
 import { type PasswordAllowances, readPasswordAllowances } from './config/password-allowances.js'
 import { ConfigError, type Env, raw, readBoolean, readChoice, readDuration, readInteger, readString } from './config/read-env.js'
 import { type RedisConfig, readRedisConfig } from './config/redis-config.js'
+import { readTracingConfig, type TracingConfig } from './config/tracing-config.js'
 
 export { ConfigError }
 export { parseDatabaseUrl, redactPassword } from './config/database-url.js'
-export type { DatabaseLocation, GraphQLConfig, HttpLimits, PasswordAllowances, RedisConfig }
+export type { DatabaseLocation, GraphQLConfig, HttpLimits, PasswordAllowances, RedisConfig, TracingConfig }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
@@ -86,6 +87,8 @@ export interface Config {
   readonly trustProxy: boolean | number | string[]
   readonly graphql: GraphQLConfig
   readonly redis: RedisConfig
+  /** Traces sent by OTLP/HTTP, from the OTEL_* variables; undefined (the default): tracing is off and costs nothing. */
+  readonly tracing: TracingConfig | undefined
   readonly http: HttpLimits
   /** MEASURE_WITHOUT: conventions turned off to measure their cost (validators: ETag and Last-Modified; compression; headers: the request id and security headers). @default none */
   readonly measureWithout: ReadonlySet<MeasurableConvention>
@@ -159,6 +162,7 @@ function parseConfig(env: Env, stdoutIsTTY: boolean): Config {
     http: readHttpLimits(env, database.dialect === 'postgres' ? database.poolSize : undefined),
     graphql: readGraphQLConfig(env, readHttpLimits(env).maxConnections),
     redis: readRedisConfig(env),
+    tracing: readTracingConfig(env),
     measureWithout: readMeasureWithout(env, 'MEASURE_WITHOUT'),
     nodeOptions: Object.freeze((raw(env, 'NODE_OPTIONS') ?? '').split(/\s+/).filter((option) => option !== '')),
   })

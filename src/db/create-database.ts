@@ -11,7 +11,7 @@ import type { DatabaseLocation } from '../config.js'
 import { isQueryTimeout } from './database-errors.js'
 import { type DialectFacts, postgresFacts, sqliteFacts } from './dialect-facts.js'
 import type { Tables } from './tables.js'
-import { translatingDialect } from './translating-dialect.js'
+import { type StatementObserver, type StatementObservers, translatingDialect } from './translating-dialect.js'
 import { withCurrentSchemaIntrospector } from './current-schema-introspector.js'
 
 export type Db = Kysely<Tables>
@@ -36,6 +36,8 @@ export interface Database {
    * on PostgreSQL other instances write unseen, so there is none.
    */
   readonly dataVersion?: () => number
+  /** Tells `observer` of every statement from now on (tracing installs one when it is on; until then, none). */
+  observeStatements(observer: StatementObserver): void
 }
 
 /**
@@ -64,8 +66,20 @@ export interface OpenOptions {
 export function openDatabase(location: DatabaseLocation, options: OpenOptions = {}): Database {
   const { onQuery, pageCacheKib } = options
   const open = (dialect: Dialect, facts: DialectFacts, extras: Pick<Database, 'poolStats' | 'dataVersion'> = {}): Database => {
-    const db = new Kysely<Tables>({ dialect: translatingDialect(dialect), ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }) })
-    return { db, facts, close: () => db.destroy(), ...extras }
+    const statements: StatementObservers = { observer: undefined }
+    const db = new Kysely<Tables>({
+      dialect: translatingDialect(dialect, statements),
+      ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }),
+    })
+    return {
+      db,
+      facts,
+      close: () => db.destroy(),
+      observeStatements: (observer) => {
+        statements.observer = observer
+      },
+      ...extras,
+    }
   }
   if (location.dialect === 'postgres') {
     const pool = openPool(location.url, location.poolSize, location.queryTimeoutMs)

@@ -49,6 +49,17 @@ export interface EventsStats {
   readonly interruptions: number
 }
 
+/**
+ * What travels with an event across processes besides the event (the Redis adapter): the trace
+ * context of the write that published it, when tracing is on. Without it, a message is the event alone.
+ */
+export interface EventHeaders {
+  /** The headers to send with `event` of topic `name`, or undefined for none. */
+  outgoing(name: string, event: object): Readonly<Record<string, string>> | undefined
+  /** Told of the headers `event` of topic `name` arrived with, before it is delivered. */
+  incoming(name: string, event: object, headers: Readonly<Record<string, string>>): void
+}
+
 /** The port, over a map of topic name → what is published on it (`{ commentAdded: CommentAdded }`). */
 export interface Events<M extends object> {
   /**

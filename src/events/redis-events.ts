@@ -5,13 +5,14 @@
 // a message is fanned out here to the local listeners. When the subscriber connection is lost,
 // every listener is told (DeliverySignals) once; when it is back and subscribed again, told
 // again, and events flow. Publishing never waits for Redis to come back: it fails at once, is
-// logged when a run of failures starts, and counted.
+// logged when a run of failures starts, and counted. A message is the event's JSON; with headers
+// (tracing on) it is the pair [headers, event], which every instance reads.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import { FailureLog } from '../redis/failure-log.js'
-import { closeRedisConnection, createRedisConnection, firstAttempt } from '../redis/connection.js'
+import { closeRedisConnection, type CommandObserver, createRedisConnection, firstAttempt } from '../redis/connection.js'
 import { bodyAjv, toErrorDetails } from '../core/validation.js'
-import type { DeliverySignals, Events, TopicSchemas } from './events.js'
+import type { DeliverySignals, EventHeaders, Events, TopicSchemas } from './events.js'
 
 export interface RedisEventsOptions<M extends object> {
   /** Every topic's shape, by name: one channel each, and what arrives on it is checked against it. */
@@ -21,6 +22,10 @@ export interface RedisEventsOptions<M extends object> {
   /** Starts every channel: `${keyPrefix}events:${name}`. */
   keyPrefix: string
   log: FastifyBaseLogger
+  /** What travels beside each event (its trace context); absent, messages are the events alone. */
+  headers?: EventHeaders
+  /** Told of every Redis command (tracing); absent, none is observed. */
+  observeCommands?: CommandObserver
 }
 
 interface Subscription {
@@ -91,24 +96,36 @@ export async function createRedisEvents<M extends object>(options: RedisEventsOp
     mode: 'subscriber',
     onUp: () => void resume(),
     onDown: interrupt,
+    observe: options.observeCommands,
   })
-  const publisher = createRedisConnection({ url: options.url, name: `${options.keyPrefix}events-publisher`, log, mode: 'commands' })
+  const publisher = createRedisConnection({
+    url: options.url,
+    name: `${options.keyPrefix}events-publisher`,
+    log,
+    mode: 'commands',
+    observe: options.observeCommands,
+  })
+  const { headers } = options
 
   subscriber.on('message', (channel: string, message: string) => {
     const listeners = channel.startsWith(channelPrefix) ? subscriptions.get(channel.slice(channelPrefix.length)) : undefined
     if (listeners === undefined || listeners.size === 0) return
     let event: unknown
+    let carried: unknown
     try {
       event = JSON.parse(message)
     } catch (error) {
       log.warn({ err: error, channel }, 'unreadable event from Redis: dropped')
       return
     }
+    // [headers, event] from an instance that traces; an event is always an object, never an array.
+    if (Array.isArray(event)) [carried, event] = event as unknown[]
     const matches = eventChecks.get(channel.slice(channelPrefix.length))
     if (matches === undefined || !matches(event)) {
       log.warn({ channel, problems: toErrorDetails(matches?.errors ?? []).slice(0, 5) }, 'malformed event from Redis: dropped')
       return
     }
+    if (headers !== undefined && isHeaders(carried)) headers.incoming(channel.slice(channelPrefix.length), event as object, carried)
     for (const subscription of listeners) {
       try {
         subscription.listener(event)
@@ -125,7 +142,8 @@ export async function createRedisEvents<M extends object>(options: RedisEventsOp
   return {
     async publish<N extends keyof M & string>(name: N, event: M[N]) {
       try {
-        await publisher.publish(`${channelPrefix}${name}`, JSON.stringify(event))
+        const carried = headers?.outgoing(name, event as object)
+        await publisher.publish(`${channelPrefix}${name}`, JSON.stringify(carried === undefined ? event : [carried, event]))
         publishing.succeeded()
       } catch (error) {
         publishing.failed(error)
@@ -157,3 +175,7 @@ export async function createRedisEvents<M extends object>(options: RedisEventsOp
     },
   }
 }
+
+/** Headers as an envelope carries them: strings by name. */
+const isHeaders = (value: unknown): value is Record<string, string> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((item) => typeof item === 'string')

@@ -33,10 +33,19 @@ import { formatError } from './errors.js'
 import { graphiqlRoutes } from '../pages/graphiql.js'
 import { MAX_TOKENS } from './document-limits/parser-guard.js'
 import { costLimitRules } from './document-limits/query-limit-rules.js'
-import { type AdmittedOperation, createOperationPipeline, isRefused, type OperationPipeline, type Payer, type RefusedOperation } from './operation-pipeline.js'
+import {
+  type AdmittedOperation,
+  createOperationPipeline,
+  isRefused,
+  type OperationPipeline,
+  type Payer,
+  type RefusedOperation,
+  type StageTracer,
+} from './operation-pipeline.js'
 import { createPersistedQueries, type PersistedQueryStore } from './persisted-queries.js'
 import { chooseOperation, readRequestParams } from './request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLPart, typeDefsOf } from './schema.js'
+import type { OperationTracer } from './subscriptions/operation-preparation.js'
 import { STREAM_PATH, subscriptionServer, type SubscriptionServerOptions, type SubscriptionStats } from './subscriptions/subscription-server.js'
 
 const GRAPHQL_PATH = '/graphql'
@@ -78,6 +87,8 @@ export interface GraphQLRoutesOptions {
   idempotentWrites: Pick<IdempotentWrites, 'begin' | 'keepAnswer'>
   /** The clock of the subscriptions' delivery windows. @default Date.now */
   now?: () => number
+  /** Spans for the pipeline's stages, each operation on a connection and each delivery (src/tracing/), when tracing is on. */
+  tracer?: StageTracer & OperationTracer
 }
 
 export async function graphqlRoutes(
@@ -97,6 +108,7 @@ export async function graphqlRoutes(
     persistedQueryAllowance,
     idempotentWrites,
     now,
+    tracer,
   }: GraphQLRoutesOptions,
 ): Promise<void> {
   const listSizes = { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }
@@ -117,6 +129,7 @@ export async function graphqlRoutes(
     persisted,
     validationRules,
     jit: config.jit,
+    tracer,
   })
   // The rate limit counts the work a request asks, all of it before any of it runs: its
   // operations, their mutation fields and their cost (src/graphql/metering.ts). The request took 1 point on arrival.
@@ -160,6 +173,7 @@ export async function graphqlRoutes(
     events,
     schedule,
     now,
+    tracer,
   })
   // WebSockets close with 1001 when the server goes away, after what was queued for them is sent
   // (cut a second later if they do not close).

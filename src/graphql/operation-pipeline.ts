@@ -67,6 +67,18 @@ export interface OperationPipelineOptions {
   validationRules: readonly ValidationRule[]
   /** Compile a document's queries and mutations with graphql-jit from its second use (GRAPHQL_JIT); false keeps graphql's interpreter. */
   jit: boolean
+  /** Spans around parse, validate and execute (src/tracing/, when tracing is on); absent, the stages run as they are. */
+  tracer?: StageTracer
+}
+
+/**
+ * Runs a stage in a span of its own (tracing): each returns what `run` returns, and its span ends
+ * when that returns or, for a promise, settles. `cached`: the stage's verdict was remembered.
+ */
+export interface StageTracer {
+  parse<T>(cached: boolean, run: () => T): T
+  validate<T>(cached: boolean, run: () => T): T
+  execute<T>(args: ExecutionArgs, run: () => T): T
 }
 
 /** An operation past the stages before the charge: its parameters (the document resolved from a hash) and its parsed document. */
@@ -124,6 +136,9 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
   const validated = new WeakMap<DocumentNode, { schema: GraphQLSchema; errors: readonly GraphQLError[] }>()
   /** Stage 8's compiled operations, which go with their documents as the verdicts do. */
   const compiled = new WeakMap<DocumentNode, Compiled>()
+  const { tracer } = options
+  /** Stages 3 to 5 as admit runs them: in a span when tracing is on (decided once, here). */
+  const parseStage = tracer === undefined ? parseOnce : (query: string) => tracer.parse(parsed.has(query), () => parseOnce(query))
 
   /** Stages 3 to 5, remembered by text (most recently used last: the oldest is the first to go). */
   function parseOnce(query: string): Parsed {
@@ -171,12 +186,12 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
     return errors
   }
 
-  return {
+  const stages = {
     /** Stages 2 to 5: the operation ready to be charged, or its refusal. */
     async admit(request: FastifyRequest, params: RequestParams): Promise<AdmittedOperation | RefusedOperation> {
       const resolved = await persisted.resolve(params)
       if ('code' in resolved) return { refused: [{ message: resolved.message, extensions: { code: resolved.code } }] }
-      const result = parseOnce(resolved.query)
+      const result = parseStage(resolved.query)
       if ('errors' in result) return { refused: result.errors.map((error) => formatError(error, request)) }
       return { ...resolved, document: result.document }
     },
@@ -232,6 +247,12 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
       if (query === undefined) return execute(args)
       return withVariablesJudgedByGraphql(args, query.query(args.rootValue, args.contextValue, args.variableValues ?? {}))
     },
+  }
+  if (tracer === undefined) return stages
+  return {
+    ...stages,
+    validate: (document: DocumentNode) => tracer.validate(validated.has(document), () => stages.validate(document)),
+    execute: (args: ExecutionArgs) => tracer.execute(args, () => stages.execute(args)),
   }
 }
 

@@ -6,7 +6,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { PersistedQueriesConfig } from '../config/graphql-config.js'
 import { createLimiter } from '../limits/limiter.js'
-import { createRedisConnection } from '../redis/connection.js'
+import { type CommandObserver, createRedisConnection } from '../redis/connection.js'
 import { createLruStore, createRedisStore } from './persisted-queries.js'
 
 export interface PersistedQueryStoresOptions {
@@ -17,13 +17,20 @@ export interface PersistedQueryStoresOptions {
   log: FastifyBaseLogger
   /** The clock the allowance's windows run on. @default Date.now */
   now?: (() => number) | undefined
+  /** Told of every command of the connection opened here (tracing). */
+  observeRedis?: CommandObserver | undefined
 }
 
-export function createPersistedQueryStores(persisted: PersistedQueriesConfig, { redisUrl, keyPrefix, sharedRedis, log, now }: PersistedQueryStoresOptions) {
+export function createPersistedQueryStores(
+  persisted: PersistedQueriesConfig,
+  { redisUrl, keyPrefix, sharedRedis, log, now, observeRedis }: PersistedQueryStoresOptions,
+) {
   const shares = redisUrl !== undefined && persisted.enabled && !persisted.trustedOnly
   /** The connection opened here, for the app to wait on at start and close at the end. */
   const ownRedis =
-    shares && sharedRedis === undefined ? createRedisConnection({ url: redisUrl, name: `${keyPrefix}persisted-queries`, log, mode: 'commands' }) : undefined
+    shares && sharedRedis === undefined
+      ? createRedisConnection({ url: redisUrl, name: `${keyPrefix}persisted-queries`, log, mode: 'commands', observe: observeRedis })
+      : undefined
   const redis = shares ? (sharedRedis ?? ownRedis) : undefined
   const local = createLruStore(persisted.cacheBytes)
   const store = redis === undefined ? local : createRedisStore({ redis, keyPrefix, ttlMs: persisted.ttlMs, budgetBytes: persisted.redisBytes, local, log })

@@ -37,7 +37,15 @@ export interface RedisConnectionOptions {
   onUp?: () => void
   /** Called once when the connection is lost, or found unreachable at start; not again until `onUp`. */
   onDown?: () => void
+  /** Told of every command sent (tracing, when it is on); absent, commands go to ioredis untouched. */
+  observe?: CommandObserver
 }
+
+/**
+ * Told of a command as it is sent, with its name alone (never its arguments: keys and values are
+ * data); returns what to call when it settles, with the error if it failed.
+ */
+export type CommandObserver = (name: string, redis: Redis) => (error?: unknown) => void
 
 /** ioredis is loaded when REDIS_URL is set, not before: without Redis it would only hold memory. */
 const loadRedis = (): typeof Redis => (createRequire(import.meta.url)('ioredis') as { Redis: typeof Redis }).Redis
@@ -62,6 +70,7 @@ export function createRedisConnection(options: RedisConnectionOptions): Redis {
     ...(commands ? { commandTimeout: COMMAND_TIMEOUT_MS } : {}),
     autoResubscribe: false,
   })
+  if (options.observe !== undefined) observeCommands(redis, options.observe)
 
   let state: 'starting' | 'up' | 'down' = 'starting'
   let lastError: Error | undefined
@@ -103,6 +112,20 @@ export function createRedisConnection(options: RedisConnectionOptions): Redis {
     options.onDown?.()
   })
   return redis
+}
+
+/** Every command goes through sendCommand (pipelines and scripts included): the observer is told there. */
+function observeCommands(redis: Redis, observe: CommandObserver): void {
+  const send = redis.sendCommand.bind(redis)
+  redis.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
+    const [command] = args
+    const end = observe(command.name, redis)
+    command.promise.then(
+      () => end(),
+      (error: unknown) => end(error),
+    )
+    return send(...args)
+  }
 }
 
 const closing = new WeakSet<Redis>()

@@ -35,6 +35,23 @@ export interface OperationPreparationOptions {
   schedule: (<T>(callerKey: string, work: () => Promise<T>, options: AcquireOptions) => Promise<T>) | undefined
   /** Takes the points of a resumed subscription's replay from its caller; absent when rate limiting is off. */
   consumeRateLimit: RateLimitConsumer | undefined
+  /** Spans for each operation and each delivery (src/tracing/, when tracing is on); absent, none. */
+  tracer?: OperationTracer
+}
+
+/**
+ * The spans of operations on long-lived connections (tracing). A message on a WebSocket arrives
+ * outside its connection's trace: each operation's work is put back in it here.
+ */
+export interface OperationTracer {
+  /** Runs an operation's admission in a span of its own, in the trace of `request`, named after the operation `work` resolves to (it carries its document). */
+  operation<T>(request: FastifyRequest, work: () => Promise<T>): Promise<T>
+  /** The operation of `context` is prepared: its execution, its source stream and its deliveries belong to the span active now. */
+  prepared(context: object): void
+  /** Runs `run` in the span the operation of `context` was prepared in. */
+  within<T>(context: object, run: () => T): T
+  /** Runs the delivery of `event` to the subscription of `context` in a span of the trace that published the event, linked to the subscription's. */
+  deliver<T>(event: unknown, context: object, run: () => T): T
 }
 
 /** The context of one operation on a long-lived connection: its caller is read from the connection's ConnectionCaller each time. */
@@ -63,6 +80,11 @@ export class OperationPreparation {
    * (operations per connection and connections per caller, or the event stream's open requests).
    */
   readonly execute = async (args: ExecutionArgs): Promise<ExecutionResult> => {
+    const { tracer } = this.options
+    return tracer === undefined ? this.executeInSlot(args) : tracer.within(args.contextValue as object, () => this.executeInSlot(args))
+  }
+
+  private async executeInSlot(args: ExecutionArgs): Promise<ExecutionResult> {
     const key = this.slotCallers.get(args.contextValue as object)
     const { schedule } = this.options
     const { pipeline } = this.options
@@ -77,15 +99,27 @@ export class OperationPreparation {
    * request like any other); 'unbounded' for a WebSocket's operations, bounded per connection.
    */
   inSlot<T>(request: FastifyRequest, work: () => Promise<T>, queued: AcquireOptions['queued']): Promise<T> {
-    const { schedule } = this.options
-    return schedule === undefined ? work() : schedule(callerKey(request, request.caller), work, { queued })
+    const { schedule, tracer } = this.options
+    const admit = tracer === undefined ? work : () => tracer.operation(request, work)
+    return schedule === undefined ? admit() : schedule(callerKey(request, request.caller), admit, { queued })
   }
 
   /** graphql's subscribe, each event admitted by the budget before its selection runs. */
   readonly subscribe = (args: ExecutionArgs) => {
+    const { tracer } = this.options
+    return tracer === undefined ? this.meteredSubscribe(args) : tracer.within(args.contextValue as object, () => this.meteredSubscribe(args))
+  }
+
+  private meteredSubscribe(args: ExecutionArgs) {
     const reservation = this.reservations.get(args.contextValue as object)
+    if (reservation === undefined) return subscribe(args)
     // Each event's selection runs as a query's does: compiled by graphql-jit from the document's second use.
-    return reservation === undefined ? subscribe(args) : this.options.budget.subscribe(args, reservation, (event) => this.options.pipeline.execute(event))
+    const { pipeline, tracer } = this.options
+    const run =
+      tracer === undefined
+        ? (event: ExecutionArgs) => pipeline.execute(event)
+        : (event: ExecutionArgs) => tracer.deliver(event.rootValue, event.contextValue as object, () => pipeline.execute(event))
+    return this.options.budget.subscribe(args, reservation, run)
   }
 
   /**
@@ -135,6 +169,7 @@ export class OperationPreparation {
         }
       }
     }
+    options.tracer?.prepared(context)
     return { schema: options.schema(), document, variableValues: params.variables, operationName: params.operationName, contextValue: context }
   }
 }

@@ -20,7 +20,7 @@ import type { OperationPipeline } from '../operation-pipeline.js'
 import { ConnectionRights } from '../connection-rights.js'
 import { SubscriptionBudget } from '../subscription-budget.js'
 import { ConnectionCounter } from './connection-counter.js'
-import { OperationPreparation, type OperationPreparationOptions } from './operation-preparation.js'
+import { OperationPreparation, type OperationPreparationOptions, type OperationTracer } from './operation-preparation.js'
 import { SlowConsumers } from './slow-consumers.js'
 import { sseTransport } from './sse-transport.js'
 import { webSocketTransport } from './websocket-transport.js'
@@ -47,6 +47,8 @@ export interface SubscriptionServerOptions {
   schedule: OperationPreparationOptions['schedule']
   /** The clock of the delivery windows (SubscriptionBudget). @default Date.now */
   now?: () => number
+  /** Spans for each operation and delivery, when tracing is on. */
+  tracer?: OperationTracer
 }
 
 /** What the service counts, for tests and (later) metrics. */
@@ -80,6 +82,7 @@ export function subscriptionServer(app: FastifyInstance, options: SubscriptionSe
     budget,
     schedule: options.schedule,
     consumeRateLimit: options.consumeRateLimit,
+    tracer: options.tracer,
   })
   const shared = { schema: options.schema, limits, counter, rights, operations, slowConsumers, pipeline: options.pipeline }
 
