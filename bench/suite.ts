@@ -453,10 +453,10 @@ async function measureEach(
   plain: Load,
   withOrigin: Load,
 ): Promise<Conventions> {
-  const serverOf = (c: Convention) =>
-    c.checkout === undefined
-      ? startServe({ ...env, ...c.env })
-      : startServe({ ...env, DATABASE_URL: `sqlite:${databaseFor(c.checkout, runDb)}`, ...c.env }, [], c.checkout)
+  // Copied before any server opens the run's database.
+  const databases = conventions.map((c) => (c.checkout === undefined ? undefined : databaseFor(c.checkout, runDb)))
+  const serverOf = (c: Convention, i: number) =>
+    c.checkout === undefined ? startServe({ ...env, ...c.env }) : startServe({ ...env, DATABASE_URL: `sqlite:${databases[i]}`, ...c.env }, [], c.checkout)
   const settled = await Promise.allSettled([startServe(env), ...conventions.map(serverOf)])
   for (const result of settled) if (result.status === 'fulfilled') started.push(result.value)
   const failed = settled.find((result) => result.status === 'rejected')
