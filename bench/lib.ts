@@ -197,6 +197,29 @@ export function rssOf(pid: number, which: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   return match?.[1] === undefined ? Number.NaN : Number(match[1]) * 1024
 }
 
+/** CPU time a process has used so far (user and system), in ms, from /proc. */
+function cpuTimeMs(pid: number): number {
+  // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100
+}
+
+/**
+ * Resolves once the server has gone quiet after a load (under 10 ms of CPU in 250 ms), or after
+ * `maxMs`: what it still does once autocannon stops (a tracing server exporting what it queued,
+ * a collection) must not run on the core while the next server is measured.
+ */
+export async function quiet(server: RunningServer, maxMs = 15_000): Promise<void> {
+  const until = Date.now() + maxMs
+  let before = cpuTimeMs(server.pid)
+  while (Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 250))
+    const now = cpuTimeMs(server.pid)
+    if (now - before < 10) return
+    before = now
+  }
+}
+
 export function machine() {
   return { node: process.version, cpus: cpus().length, cpu: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30) }
 }
@@ -274,7 +297,10 @@ export async function interleave(
   const rounds: Record<string, Round[]> = Object.fromEntries(Object.keys(servers).map((name) => [name, []]))
   for (const server of Object.values(servers)) await measure(server.url, load, { ...options, seconds: 1 })
   for (let round = 0; round < options.rounds; round++) {
-    for (const [name, server] of Object.entries(servers)) rounds[name]?.push(await measure(server.url, load, options))
+    for (const [name, server] of Object.entries(servers)) {
+      rounds[name]?.push(await measure(server.url, load, options))
+      await quiet(server)
+    }
   }
   return rounds
 }

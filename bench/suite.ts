@@ -44,6 +44,7 @@ import {
   machine,
   measure,
   pinServersApart,
+  quiet,
   type Round,
   rssOf,
   type RunningServer,
@@ -497,7 +498,11 @@ async function measureEach(
   for (let round = 1; round <= options.rounds; round++) {
     console.log(`Round ${round} of ${options.rounds} ...`)
     const order = [...runs.slice((round - 1) % runs.length), ...runs.slice(0, (round - 1) % runs.length)]
-    for (const run of order) rounds[run.name]?.push(await measure(run.server.url, run.load, options))
+    for (const run of order) {
+      rounds[run.name]?.push(await measure(run.server.url, run.load, options))
+      // A server with tracing on exports what it queued after the load: not while the next is measured.
+      await quiet(run.server)
+    }
   }
   const of = (name: string) => summarize(rounds[name] ?? [])
   const costs = conventions.map((c): ConventionCost => {
