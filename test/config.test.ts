@@ -101,6 +101,32 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ GRAPHIQL: 'maybe' })).toThrow(/GRAPHIQL/)
   })
 
+  it('reads an OpenID Connect issuer, its audience and admin claim, and refuses what cannot be one', () => {
+    expect(loadConfig({}).oidc).toBeUndefined()
+    expect(
+      loadConfig({
+        OIDC_ISSUER: 'https://keycloak.example.com/realms/acme',
+        OIDC_AUDIENCE: 'threadline-api',
+        OIDC_ADMIN_CLAIM: 'realm_access.roles=threadline-admin',
+      }).oidc,
+    ).toEqual({
+      issuer: 'https://keycloak.example.com/realms/acme',
+      audience: 'threadline-api',
+      adminClaim: { path: ['realm_access', 'roles'], value: 'threadline-admin' },
+      keysCooldownMs: 5000,
+    })
+    expect(loadConfig({ OIDC_ISSUER: 'http://localhost:8080/realms/dev', OIDC_AUDIENCE: 'api', OIDC_ADMIN_CLAIM: 'is_admin' }).oidc?.adminClaim).toEqual({
+      path: ['is_admin'],
+      value: undefined,
+    })
+    expect(() => loadConfig({ OIDC_ISSUER: 'https://idp.example.com' })).toThrow(/OIDC_AUDIENCE: is required with OIDC_ISSUER/)
+    expect(() => loadConfig({ OIDC_ISSUER: 'http://idp.example.com', OIDC_AUDIENCE: 'api' })).toThrow(/OIDC_ISSUER: expected the issuer's https:\/\/ URL/)
+    expect(() => loadConfig({ OIDC_ISSUER: 'https://idp.example.com/?x=1', OIDC_AUDIENCE: 'api' })).toThrow(/OIDC_ISSUER/)
+    expect(() => loadConfig({ OIDC_ISSUER: 'not a url', OIDC_AUDIENCE: 'api' })).toThrow(/OIDC_ISSUER/)
+    expect(() => loadConfig({ OIDC_AUDIENCE: 'api' })).toThrow(/OIDC_AUDIENCE: is read only with OIDC_ISSUER/)
+    expect(() => loadConfig({ OIDC_ISSUER: 'https://idp.example.com', OIDC_AUDIENCE: 'api', OIDC_ADMIN_CLAIM: 'roles..admin=x' })).toThrow(/OIDC_ADMIN_CLAIM/)
+  })
+
   it("reads the bounds of persisted queries, a caller's bytes holding at least one document of the largest size", () => {
     const persisted = loadConfig({
       GRAPHQL_PERSISTED_QUERY_MAX_BYTES: '10000',
