@@ -3,7 +3,7 @@
 // when a token names a key they lack (jose's cooldown bounds how often). Only asymmetric algorithms
 // are accepted, so neither `alg: none` nor an HMAC keyed with a public key can pass; `iss`, `aud`,
 // `exp` and `sub` are required.
-import { createRemoteJWKSet, errors, type JWTPayload, jwtVerify } from 'jose'
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose'
 import type { OidcConfig } from '../config/oidc-config.js'
 import type { Scope } from '../core/caller.js'
 import { AppError, unauthenticated } from '../errors.js'
@@ -75,6 +75,8 @@ export function createOidcIssuer(config: OidcConfig) {
      * publish; SERVICE_UNAVAILABLE while the issuer cannot be reached.
      */
     async verify(token: string): Promise<IssuedIdentity> {
+      // What the token's own parts refuse needs no key: refused at once, even while the issuer is away.
+      refuseUnreadable(token)
       const resolveKey = await keySet()
       let payload: JWTPayload
       try {
@@ -97,6 +99,18 @@ export function createOidcIssuer(config: OidcConfig) {
       }
     },
   }
+}
+
+/** UNAUTHENTICATED for a token that is not a JWT (its parts unreadable) or names an algorithm not accepted. */
+function refuseUnreadable(token: string): void {
+  let alg: unknown
+  try {
+    alg = decodeProtectedHeader(token).alg
+    decodeJwt(token)
+  } catch {
+    throw unauthenticated('The token is refused: it is not a valid JWT')
+  }
+  if (typeof alg !== 'string' || !ALGORITHMS.includes(alg)) throw unauthenticated('The token is refused: its signature algorithm is not accepted')
 }
 
 /** Why the token is refused (401), or the issuer's failure (503): a key set that could not be fetched is not the token's fault. */

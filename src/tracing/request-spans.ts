@@ -38,6 +38,8 @@ function requestAttributes(request: FastifyRequest, route: string | undefined) {
   const query = request.url.indexOf('?')
   return {
     'http.request.method': request.method,
+    // The id the request's log line and X-Request-Id carry: traces and logs meet by it.
+    'threadline.request.id': request.id,
     'url.path': query === -1 ? request.url : request.url.slice(0, query),
     'url.scheme': request.protocol,
     ...(route === undefined ? {} : { 'http.route': route }),

@@ -223,6 +223,12 @@ describe('an issuer that cannot be reached', () => {
       expect(res.statusCode).toBe(503)
       expect(res.headers['retry-after']).toBe('5')
       expect(res.json().error.code).toBe('SERVICE_UNAVAILABLE')
+      // What a token's own parts refuse needs no key: still 401 while the issuer is away.
+      const unsigned = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"sub":"x"}').toString('base64url')}.`
+      for (const refused of [unsigned, 'not.a.jwt']) {
+        const answer = await app.t.request({ method: 'GET', url: '/api/v1/users', token: refused })
+        expect(answer.statusCode).toBe(401)
+      }
     } finally {
       await app.t.close()
       await other.close()

@@ -72,6 +72,8 @@ describe.each(['http/json', 'http/protobuf'])('a REST request, exported as %s', 
         'http.route': '/api/v1/users/:id',
         'url.path': `/api/v1/users/${t.alice.id}`,
         'http.response.status_code': 200,
+        // What the answer's X-Request-Id and its log line carry.
+        'threadline.request.id': response.headers.get('x-request-id'),
       },
       resource: { 'service.name': 'threadline' },
     })
