@@ -117,7 +117,6 @@ function refuseUnreadable(token: string): void {
 function refusal(error: unknown): AppError {
   if (error instanceof errors.JWTExpired) return unauthenticated('The token has expired')
   if (error instanceof errors.JWTClaimValidationFailed) return unauthenticated(`The token is refused: ${error.message}`)
-  if (error instanceof errors.JOSEAlgNotAllowed) return unauthenticated('The token is refused: its signature algorithm is not accepted')
   if (error instanceof errors.JWKSNoMatchingKey) return unauthenticated('The token is refused: the issuer publishes no key it names')
   if (error instanceof errors.JWSSignatureVerificationFailed) return unauthenticated('The token is refused: its signature does not verify')
   if (error instanceof errors.JWKSTimeout || !(error instanceof errors.JOSEError) || error instanceof errors.JWKSInvalid) return unreachable(error)

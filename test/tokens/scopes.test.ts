@@ -5,6 +5,7 @@
 import { createClient } from 'graphql-sse'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createFactories, type Factories } from '../helpers/factories.js'
+import { codesOf, graphql } from '../helpers/graphql-client.js'
 import { disposeWsClients, gather, type Listening, listening, subscribed, wsClient } from '../helpers/subscription-clients.js'
 import { until } from '../helpers/until.js'
 
@@ -108,23 +109,16 @@ describe('a read token over GraphQL', () => {
 
   it('runs queries and is refused mutations FORBIDDEN over POST, nothing written', async () => {
     const before = await postsOf(s.t.alice.id)
-    const post = (query: string) =>
-      fetch(`${s.http}/graphql`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${readToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ query }),
-      })
-    const query = await post('{ viewer { id } }')
-    expect(await query.json()).toEqual({ data: { viewer: { id: String(s.t.alice.id) } } })
-    expect(query.headers.get('x-accepted-oauth-scopes')).toBe('read')
+    const query = await graphql(s.t, '{ viewer { id } }', { token: readToken })
+    expect(query.body).toEqual({ data: { viewer: { id: String(s.t.alice.id) } } })
+    expect(query.headers['x-accepted-oauth-scopes']).toBe('read')
 
-    const refused = await post(mutation('over POST'))
-    const body = (await refused.json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] }
-    expect(body.data).toBeUndefined()
-    expect(body.errors.map((error) => error.extensions.code)).toEqual(['FORBIDDEN'])
-    expect(body.errors[0]?.message).toContain('"write" scope')
-    expect(refused.headers.get('x-oauth-scopes')).toBe('read')
-    expect(refused.headers.get('x-accepted-oauth-scopes')).toBe('write')
+    const refused = await graphql(s.t, mutation('over POST'), { token: readToken })
+    expect(refused.body.data).toBeUndefined()
+    expect(codesOf(refused)).toEqual(['FORBIDDEN'])
+    expect(refused.body.errors?.[0]?.message).toContain('"write" scope')
+    expect(refused.headers['x-oauth-scopes']).toBe('read')
+    expect(refused.headers['x-accepted-oauth-scopes']).toBe('write')
     expect(await postsOf(s.t.alice.id)).toBe(before)
   })
 
@@ -189,12 +183,8 @@ describe('a read token over GraphQL', () => {
   })
 
   it('a write token runs the same mutation', async () => {
-    const res = await fetch(`${s.http}/graphql`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${s.t.tokens.alice}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ query: mutation('by a write token') }),
-    })
-    expect(((await res.json()) as { data: { createPost: { id: string } } }).data.createPost.id).toEqual(expect.any(String))
-    expect(res.headers.get('x-accepted-oauth-scopes')).toBe('write')
+    const res = await graphql(s.t, mutation('by a write token'), { token: s.t.tokens.alice })
+    expect((res.body.data?.createPost as { id: string }).id).toEqual(expect.any(String))
+    expect(res.headers['x-accepted-oauth-scopes']).toBe('write')
   })
 })
