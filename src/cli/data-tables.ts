@@ -88,6 +88,7 @@ export async function existingValues(db: Db, table: string, unique: UniqueField,
 export async function emptyTables(db: Db, sections: readonly DataSection[]): Promise<void> {
   for (const { name } of sections.toReversed()) await byName(db).deleteFrom(name).execute()
   await db.deleteFrom('idempotency_keys').execute()
+  await db.deleteFrom('idempotency_callers').execute()
 }
 
 /**

@@ -9,6 +9,7 @@ import { searchIndexesMigration } from './migrations/0003-search-indexes.js'
 import { textSearchMigration } from './migrations/0004-text-search.js'
 import { idempotencyKeysMigration } from './migrations/0005-idempotency-keys.js'
 import { scopesAndIdentitiesMigration } from './migrations/0006-scopes-and-identities.js'
+import { idempotencyBoundsMigration } from './migrations/0007-idempotency-bounds.js'
 
 function migrationsFor(database: Database): Record<string, Migration> {
   return {
@@ -18,6 +19,7 @@ function migrationsFor(database: Database): Record<string, Migration> {
     '0004-text-search': textSearchMigration(database.facts),
     '0005-idempotency-keys': idempotencyKeysMigration(database.facts),
     '0006-scopes-and-identities': scopesAndIdentitiesMigration(database.facts),
+    '0007-idempotency-bounds': idempotencyBoundsMigration(database.facts),
   }
 }
 

@@ -11,6 +11,7 @@ const CORS_OPTIONS: FastifyCorsOptions = {
   exposedHeaders: [
     'API-Version',
     'ETag',
+    'Idempotent-Body-Omitted',
     'Idempotent-Replayed',
     'Last-Modified',
     'Link',

@@ -96,17 +96,20 @@ export function createUsersService({ db, events, passwordChanges, scryptN = DEFA
       const admin = requireAdmin(caller, 'create users')
       const now = new Date().toISOString()
       const passwordHash = input.password === undefined ? null : await hashFor(admin, input.password)
+      // A write transaction, as every write of the services: what a request asks to commit with its writes commits with this one.
       const row = await translateConflicts(() =>
-        repo.insertUser(db, {
-          name: input.name,
-          email: input.email,
-          age: input.age ?? null,
-          avatar: input.avatar ?? null,
-          role: input.role ?? 'user',
-          password_hash: passwordHash,
-          created_at: now,
-          updated_at: now,
-        }),
+        writeTransaction(db, (trx) =>
+          repo.insertUser(trx, {
+            name: input.name,
+            email: input.email,
+            age: input.age ?? null,
+            avatar: input.avatar ?? null,
+            role: input.role ?? 'user',
+            password_hash: passwordHash,
+            created_at: now,
+            updated_at: now,
+          }),
+        ),
       )
       return toUser(row)
     },

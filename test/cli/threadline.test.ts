@@ -48,7 +48,7 @@ describe('threadline', () => {
 
   it('migrate applies the schema once, then says it is up to date', async () => {
     expect((await threadline(['migrate'])).stdout).toBe(
-      'Applied: 0001-initial, 0002-list-indexes, 0003-search-indexes, 0004-text-search, 0005-idempotency-keys, 0006-scopes-and-identities\n',
+      'Applied: 0001-initial, 0002-list-indexes, 0003-search-indexes, 0004-text-search, 0005-idempotency-keys, 0006-scopes-and-identities, 0007-idempotency-bounds\n',
     )
     expect((await threadline(['migrate'])).stdout).toBe('The database is up to date.\n')
   })

@@ -38,7 +38,15 @@ describe.runIf(server)('PostgreSQL', () => {
       const reports = await Promise.all([migrateToLatest(a), migrateToLatest(b)])
       const applied = reports.map((r) => r.applied).sort((x, y) => y.length - x.length)
       expect(applied).toEqual([
-        ['0001-initial', '0002-list-indexes', '0003-search-indexes', '0004-text-search', '0005-idempotency-keys', '0006-scopes-and-identities'],
+        [
+          '0001-initial',
+          '0002-list-indexes',
+          '0003-search-indexes',
+          '0004-text-search',
+          '0005-idempotency-keys',
+          '0006-scopes-and-identities',
+          '0007-idempotency-bounds',
+        ],
         [],
       ])
       expect((await migrateToLatest(a)).applied).toEqual([])
@@ -57,7 +65,16 @@ describe.runIf(server)('PostgreSQL', () => {
       await migrateToLatest(a)
       expect(await b.db.introspection.getTables({ withInternalKyselyTables: true })).toEqual([])
       const mine = await database.db.introspection.getTables()
-      expect(mine.map((table) => table.name).sort()).toEqual(['comments', 'idempotency_keys', 'identities', 'posts', 'todos', 'tokens', 'users'])
+      expect(mine.map((table) => table.name).sort()).toEqual([
+        'comments',
+        'idempotency_callers',
+        'idempotency_keys',
+        'identities',
+        'posts',
+        'todos',
+        'tokens',
+        'users',
+      ])
       expect(mine.find((table) => table.name === 'users')?.columns.find((column) => column.name === 'id')).toMatchObject({
         isAutoIncrementing: true,
         isNullable: false,
@@ -66,7 +83,7 @@ describe.runIf(server)('PostgreSQL', () => {
       const dropping = (async () => {
         for (const table of ['comments', 'todos', 'posts', 'tokens', 'users']) await sql`drop table ${sql.table(table)} cascade`.execute(a.db)
       })()
-      expect((await migrateToLatest(b)).applied).toHaveLength(6)
+      expect((await migrateToLatest(b)).applied).toHaveLength(7)
       await dropping
     } finally {
       await a.close()

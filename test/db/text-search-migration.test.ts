@@ -61,7 +61,12 @@ describe('migration 0004 (full-text search) on a database with rows', () => {
     const store = freshSqliteFile()
     opened.push({ close: () => store.drop() })
     const database = await databaseAt0003(store.url)
-    expect((await migrateToLatest(database)).applied).toEqual(['0004-text-search', '0005-idempotency-keys', '0006-scopes-and-identities'])
+    expect((await migrateToLatest(database)).applied).toEqual([
+      '0004-text-search',
+      '0005-idempotency-keys',
+      '0006-scopes-and-identities',
+      '0007-idempotency-bounds',
+    ])
 
     const config = loadConfig({ DATABASE_URL: store.url, SEED_DEMO_DATA: 'false', LOG_LEVEL: 'silent' })
     const statements: string[] = []

@@ -1,11 +1,19 @@
 // Idempotency-Key on writes (src/idempotency/): a retried write replays the first answer and runs
-// once; the same key for another request is 422, a key still running 409; 5xx and 429 answers
-// are not kept; keys are per caller, kept in the database (another app on the same database
-// replays them), and expire.
+// once; the same key for another request is 422, a key still running 409; only answers to writes
+// that were done are kept, only for callers who can write, bounded in bytes; keys are per caller,
+// kept in the database (another app on the same database replays them), expire and are purged in
+// slices; a write whose answer was lost is not run again.
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
-import { createIdempotencyStore } from '../../src/idempotency/idempotency-store.js'
+import {
+  createIdempotencyStore,
+  type KeptAnswer,
+  MAX_KEPT_BODY_BYTES,
+  PURGE_SLICE_BYTES,
+  PURGE_SLICE_ROWS,
+  type PurgedSlice,
+} from '../../src/idempotency/idempotency-store.js'
 import { requestFingerprint } from '../../src/idempotency/idempotent-writes.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
@@ -34,6 +42,12 @@ async function postsTitled(title: string): Promise<number> {
   return Number(rows[0]?.n)
 }
 
+/** The bytes of kept bodies counted for every caller (the bound's ledger). */
+async function keptBytesCounted(): Promise<number> {
+  const { rows } = await sql<{ n: number | string | null }>`select sum(kept_bytes) as n from idempotency_callers`.execute(t.database.db)
+  return Number(rows[0]?.n ?? 0)
+}
+
 async function keptKeys(): Promise<number> {
   const { rows } = await sql<{ n: number | string }>`select count(*) as n from idempotency_keys`.execute(t.database.db)
   return Number(rows[0]?.n)
@@ -55,16 +69,17 @@ describe('Idempotency-Key on REST writes', () => {
     expect(await postsTitled('Retried create')).toBe(1)
   })
 
-  it('charges a replay nothing: the point it took on arrival is given back', async () => {
+  it('charges a small replay the point of its arrival, as any request, and nothing more', async () => {
     const key = newKey()
     const first = await createPost(key, { title: 'Metered', content: 'Once' })
     const remaining = Number(first.headers['x-ratelimit-remaining'])
     const again = await createPost(key, { title: 'Metered', content: 'Once' })
     expect(again.headers['idempotent-replayed']).toBe('true')
-    expect(again.headers['x-ratelimit-cost']).toBe('0')
-    expect(Number(again.headers['x-ratelimit-remaining'])).toBe(remaining)
+    // An answer under 64 KiB takes no more than the request's own point, and does not say it.
+    expect(again.headers['x-ratelimit-cost']).toBeUndefined()
+    expect(Number(again.headers['x-ratelimit-remaining'])).toBe(remaining - 1)
     const next = await t.request({ method: 'GET', url: postsUrl(), token: t.tokens.alice })
-    expect(Number(next.headers['x-ratelimit-remaining'])).toBe(remaining - 1)
+    expect(Number(next.headers['x-ratelimit-remaining'])).toBe(remaining - 2)
   })
 
   it('refuses the key for another body, URL or method with 422, and runs nothing', async () => {
@@ -117,16 +132,17 @@ describe('Idempotency-Key on REST writes', () => {
     expect((await createPost('k'.repeat(255), { title: 'Long key', content: 'x' })).statusCode).toBe(201)
   })
 
-  it('keeps a refusal the service made (403) and replays it', async () => {
+  it('keeps nothing for a refusal the service made (403): no write was done, and the retry is judged again', async () => {
     const key = newKey()
+    const before = await keptKeys()
     const request = () =>
       t.request({ method: 'PATCH', url: `/api/v1/users/${t.alice.id}`, token: t.tokens.bob, headers: { 'idempotency-key': key }, json: { name: 'Mallory' } })
     const first = await request()
     expect(first.statusCode).toBe(403)
+    expect(await keptKeys()).toBe(before)
     const again = await request()
     expect(again.statusCode).toBe(403)
-    expect(again.headers['idempotent-replayed']).toBe('true')
-    expect(again.json()).toEqual(first.json())
+    expect(again.headers['idempotent-replayed']).toBeUndefined()
   })
 
   it('does not keep a 500: the retry runs, and writes once', async () => {
@@ -175,14 +191,15 @@ describe('Idempotency-Key on REST writes', () => {
     expect(after.statusCode).toBe(201)
     expect(after.headers['idempotent-replayed']).toBeUndefined()
     expect(await postsTitled('Expiring')).toBe(2)
-    // Every key kept so far has expired a day on: the purge empties the table, in batches.
+    // Every key kept so far has expired a day on: the purge empties the table, slice by slice.
     t.clock.advance(t.config.idempotencyTtlMs + 1_000)
     const store = createIdempotencyStore(t.database.db, { ttlMs: t.config.idempotencyTtlMs, leaseMs: 60_000, now: t.clock.now })
     expect(await keptKeys()).toBeGreaterThan(2)
     let purged = 0
-    for (let batch = await store.purgeExpired(2); batch > 0; batch = await store.purgeExpired(2)) purged += batch
+    for (let slice = await store.purgeExpired(); slice.rows > 0; slice = await store.purgeExpired()) purged += slice.rows
     expect(purged).toBeGreaterThan(2)
     expect(await keptKeys()).toBe(0)
+    expect(await keptBytesCounted()).toBe(0)
   })
 
   it('keeps the whole answer: a retry gets what its own Prefer asks for', async () => {
@@ -388,6 +405,201 @@ describe('Idempotency-Key on GraphQL mutations', () => {
     expect(await keptKeys()).toBe(before)
   })
 })
+
+describe('What is kept: only writes that were done, for callers who can write, bounded in bytes', () => {
+  const graphql = (key: string, json: unknown, token?: string) =>
+    t.request({ method: 'POST', url: '/graphql', token, headers: { 'idempotency-key': key }, json })
+  const todosTexted = async (text: string): Promise<number> => {
+    const { rows } = await sql<{ n: number | string }>`select count(*) as n from todos where text = ${text}`.execute(t.database.db)
+    return Number(rows[0]?.n)
+  }
+
+  it('keeps nothing for a GraphQL batch whose mutation failed, nor for a document refused by validation', async () => {
+    const before = await keptKeys()
+    const key = newKey()
+    const batch = [{ query: 'mutation { updatePost(id: "999999", input: { title: "Nobody" }) { id } }' }, { query: `{ user(id: ${t.alice.id}) { id name } }` }]
+    for (let i = 0; i < 2; i++) {
+      const res = await graphql(key, batch, t.tokens.alice)
+      expect(res.json()[0].errors[0].extensions.code).toBe('NOT_FOUND')
+      expect(res.headers['idempotent-replayed']).toBeUndefined()
+    }
+    const refused = await graphql(newKey(), { query: 'mutation { noSuchMutation }' }, t.tokens.alice)
+    expect(refused.json().errors[0].extensions.code).toBeDefined()
+    expect(await keptKeys()).toBe(before)
+  })
+
+  it('keeps nothing for an anonymous caller: its key is not even read', async () => {
+    const before = await keptKeys()
+    const key = newKey()
+    const batch = [{ query: 'mutation { addTodo(text: "Anonymous") { id } }' }, { query: `{ user(id: ${t.alice.id}) { id name } }` }]
+    for (let i = 0; i < 2; i++) {
+      const res = await graphql(key, batch)
+      expect(res.json()[0].errors[0].extensions.code).toBe('UNAUTHENTICATED')
+      expect(res.headers['idempotent-replayed']).toBeUndefined()
+    }
+    expect(await keptKeys()).toBe(before)
+  })
+
+  it("does not replay to a read token the mutation its user's write token kept: it is refused, as on REST, and nothing is written", async () => {
+    const key = newKey()
+    const mutation = { query: 'mutation { addTodo(text: "Scoped replay") { id } }' }
+    const written = await graphql(key, mutation, t.tokens.alice)
+    expect(written.json().data.addTodo.id).toBeDefined()
+    const readToken = await t.tokenFor(t.alice.id, 3_600_000, 'read')
+    const refused = await graphql(key, mutation, readToken)
+    expect(refused.headers['idempotent-replayed']).toBeUndefined()
+    expect(refused.json().errors[0].extensions.code).toBe('FORBIDDEN')
+    expect(refused.json().data ?? null).toBeNull()
+    const rest = await t.request({
+      method: 'POST',
+      url: `/api/v1/users/${t.alice.id}/todos`,
+      token: readToken,
+      headers: { 'idempotency-key': key },
+      json: { text: 'Scoped replay' },
+    })
+    expect(rest.statusCode).toBe(403)
+    expect(await todosTexted('Scoped replay')).toBe(1)
+    // The write token still gets its answer.
+    expect((await graphql(key, mutation, t.tokens.alice)).headers['idempotent-replayed']).toBe('true')
+  })
+
+  it('keeps the status and headers of an answer past the size bound, and replays them without the body, saying so', async () => {
+    const content = 'x'.repeat(100_000)
+    const post = await createPost(undefined, { title: 'Large', content })
+    const id = post.json().data.id
+    const key = newKey()
+    // A mutation that was done, with a query that makes the answer larger than any body kept.
+    const batch = [
+      { query: 'mutation { addTodo(text: "Beside a large answer") { id } }' },
+      { query: `{ a: post(id: "${id}") { content } b: post(id: "${id}") { content } c: post(id: "${id}") { content } }` },
+    ]
+    const first = await graphql(key, batch, t.tokens.alice)
+    expect(first.statusCode).toBe(200)
+    expect(first.body.length).toBeGreaterThan(MAX_KEPT_BODY_BYTES)
+    const again = await graphql(key, batch, t.tokens.alice)
+    expect(again.statusCode).toBe(200)
+    expect(again.headers['idempotent-replayed']).toBe('true')
+    expect(again.headers['idempotent-body-omitted']).toBe('true')
+    expect(again.headers['content-type']).toBeUndefined()
+    expect(again.body).toBe('')
+    expect(await todosTexted('Beside a large answer')).toBe(1)
+    const { rows } = await sql<{ n: number | string }>`select max(kept_bytes) as n from idempotency_keys`.execute(t.database.db)
+    expect(Number(rows[0]?.n)).toBeLessThanOrEqual(MAX_KEPT_BODY_BYTES)
+  })
+
+  it('bounds what one caller keeps in all: past it, answers are kept without their bodies until older ones expire', async () => {
+    const store = createIdempotencyStore(t.database.db, { ttlMs: 120_000, leaseMs: 60_000, maxBodyBytes: 100, maxCallerBytes: 250, now: t.clock.now })
+    const caller = `user:bounded-${newKey()}`
+    const body = 'b'.repeat(100)
+    const keep = async (who: string, key: string): Promise<KeptAnswer | undefined> => {
+      expect(await store.claim(who, key, 'f')).toEqual({ kind: 'claimed' })
+      await t.database.db.transaction().execute((trx) => store.markWriteDone(trx, who, key))
+      await store.complete(who, key, { status: 201, headers: { location: `/${key}` }, body })
+      const claim = await store.claim(who, key, 'f')
+      return claim.kind === 'answered' ? claim.answer : undefined
+    }
+    expect((await keep(caller, 'one'))?.body).toBe(body)
+    expect((await keep(caller, 'two'))?.body).toBe(body)
+    expect(await keep(caller, 'three')).toEqual({ status: 201, headers: { location: '/three' }, body: null, bodyOmitted: true })
+    // Another caller has a bound of their own; a body past the per-answer bound is never kept.
+    expect((await keep(`${caller}-other`, 'one'))?.body).toBe(body)
+    expect(await store.claim(`${caller}-large`, 'one', 'f')).toEqual({ kind: 'claimed' })
+    await t.database.db.transaction().execute((trx) => store.markWriteDone(trx, `${caller}-large`, 'one'))
+    await store.complete(`${caller}-large`, 'one', { status: 200, headers: {}, body: 'L'.repeat(101) })
+    expect(await store.claim(`${caller}-large`, 'one', 'f')).toEqual({ kind: 'answered', answer: { status: 200, headers: {}, body: null, bodyOmitted: true } })
+    // Once the first answers expire and are purged, the caller may keep bodies again.
+    t.clock.advance(121_000)
+    while ((await store.purgeExpired()).rows > 0);
+    expect((await keep(caller, 'four'))?.body).toBe(body)
+  })
+
+  it('purges expired keys in slices bounded by bytes, so no statement holds the loop with all of them', async () => {
+    const store = createIdempotencyStore(t.database.db, { ttlMs: 60_000, leaseMs: 60_000, now: t.clock.now })
+    const body = 'p'.repeat(250 * 1024)
+    const rows = 20
+    for (let i = 0; i < rows; i++) {
+      const caller = `user:purged-${i % 3}`
+      const key = `purge-${newKey()}`
+      await store.claim(caller, key, 'f')
+      await t.database.db.transaction().execute((trx) => store.markWriteDone(trx, caller, key))
+      await store.complete(caller, key, { status: 201, headers: {}, body })
+    }
+    t.clock.advance(61_000)
+    const slices: PurgedSlice[] = []
+    for (let slice = await store.purgeExpired(); slice.rows > 0; slice = await store.purgeExpired()) slices.push(slice)
+    expect(slices.reduce((sum, slice) => sum + slice.bytes, 0)).toBeGreaterThanOrEqual(rows * body.length)
+    expect(slices.length).toBeGreaterThan(1)
+    for (const slice of slices) {
+      expect(slice.rows).toBeLessThanOrEqual(PURGE_SLICE_ROWS)
+      expect(slice.bytes).toBeLessThanOrEqual(PURGE_SLICE_BYTES)
+    }
+    const { rows: left } = await sql<{ n: number | string }>`select count(*) as n from idempotency_keys where caller like 'user:purged-%'`.execute(
+      t.database.db,
+    )
+    expect(Number(left[0]?.n)).toBe(0)
+    const { rows: counted } = await sql<{ n: number | string }>`select count(*) as n from idempotency_callers where caller like 'user:purged-%'`.execute(
+      t.database.db,
+    )
+    expect(Number(counted[0]?.n)).toBe(0)
+  })
+})
+
+describe('The write runs once through faults', () => {
+  it('does not run a write again whose answer could not be kept: the retry after the lease, on another instance, is 409', async () => {
+    const key = newKey()
+    const body = { title: 'Answer lost', content: 'the store failed after the commit' }
+    await addFailingKeepTrigger()
+    let first
+    try {
+      first = await createPost(key, body)
+    } finally {
+      await dropFailingKeepTrigger()
+    }
+    // The write committed, and its answer went out; keeping it failed.
+    expect(first.statusCode).toBe(201)
+    expect(await postsTitled('Answer lost')).toBe(1)
+    t.clock.advance(61_000)
+    const other = await buildApp(t.config, { now: t.clock.now })
+    try {
+      const retried = await other.inject({
+        method: 'POST',
+        url: postsUrl(),
+        headers: { authorization: `Bearer ${t.tokens.alice}`, 'content-type': 'application/json', 'idempotency-key': key },
+        payload: JSON.stringify(body),
+      })
+      expect(retried.statusCode).toBe(409)
+      expect(retried.json().error).toMatchObject({ code: 'CONFLICT', details: [{ field: 'Idempotency-Key' }] })
+      expect(retried.headers['retry-after']).toBeUndefined()
+    } finally {
+      await other.close()
+    }
+    expect((await createPost(key, body)).statusCode).toBe(409)
+    expect(await postsTitled('Answer lost')).toBe(1)
+  })
+})
+
+/** Makes keeping an answer fail, as a store that went away between the write's commit and the answer's keeping. */
+async function addFailingKeepTrigger(): Promise<void> {
+  if (t.config.database.dialect === 'sqlite') {
+    await sql`create trigger keys_fault before update on idempotency_keys when new.status is not null and old.status is null begin select raise(abort, 'fault'); end`.execute(
+      t.database.db,
+    )
+    return
+  }
+  await sql`create function keys_fault() returns trigger language plpgsql as $$ begin raise exception 'fault'; end $$`.execute(t.database.db)
+  await sql`create trigger keys_fault before update on idempotency_keys for each row when (new.status is not null and old.status is null) execute function keys_fault()`.execute(
+    t.database.db,
+  )
+}
+
+async function dropFailingKeepTrigger(): Promise<void> {
+  if (t.config.database.dialect === 'sqlite') {
+    await sql`drop trigger keys_fault`.execute(t.database.db)
+    return
+  }
+  await sql`drop trigger keys_fault on idempotency_keys`.execute(t.database.db)
+  await sql`drop function keys_fault()`.execute(t.database.db)
+}
 
 async function addFailingTrigger(): Promise<void> {
   if (t.config.database.dialect === 'sqlite') {
