@@ -11,7 +11,7 @@ import type { StageTracer } from '../graphql/operation-pipeline.js'
 import type { OperationTracer } from '../graphql/subscriptions/operation-preparation.js'
 import type { EventSpans } from './event-spans.js'
 import type { RequestContexts } from './request-spans.js'
-import { runInSpan, type Spans } from './spans.js'
+import { clientText, runInSpan, type Spans } from './spans.js'
 
 /** The semantic conventions' name of a GraphQL operation's span when its type is not known yet. */
 const UNNAMED_OPERATION = 'GraphQL Operation'
@@ -71,5 +71,5 @@ function operationAttributes(document: DocumentNode, operationName: string | nul
   const operation = getOperationAST(document, operationName)
   if (operation === null || operation === undefined) return {}
   const name = operation.name?.value
-  return { 'graphql.operation.type': operation.operation, ...(name === undefined ? {} : { 'graphql.operation.name': name }) }
+  return { 'graphql.operation.type': operation.operation, ...(name === undefined ? {} : { 'graphql.operation.name': clientText(name) }) }
 }

@@ -3,10 +3,11 @@
 // status, and an error for a 5xx. Its context is entered before the other hooks run, and again
 // after the body is read (the body's events arrive outside it), so that what the handler does
 // (SQL, Redis, GraphQL's stages) becomes its children. A WebSocket's upgrade request is the
-// connection's span: it ends when the socket closes; an event stream's, when the stream ends.
+// connection's span: it ends when the socket closes; an event stream's, when the stream ends. What
+// the client wrote (User-Agent, Host, the path) is kept to its first 512 characters (spans.ts).
 import { type Context, defaultTextMapGetter, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type TextMapPropagator } from '@opentelemetry/api'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Spans } from './spans.js'
+import { clientText, type Spans } from './spans.js'
 
 /** Each request's span and the context it is active in, for the stages that run outside the hooks (a WebSocket's messages). */
 export type RequestContexts = WeakMap<FastifyRequest, Context>
@@ -40,14 +41,14 @@ function requestAttributes(request: FastifyRequest, route: string | undefined) {
     'http.request.method': request.method,
     // The id the request's log line and X-Request-Id carry: traces and logs meet by it.
     'threadline.request.id': request.id,
-    'url.path': query === -1 ? request.url : request.url.slice(0, query),
+    'url.path': clientText(query === -1 ? request.url : request.url.slice(0, query)),
     'url.scheme': request.protocol,
     ...(route === undefined ? {} : { 'http.route': route }),
-    'server.address': request.hostname,
+    'server.address': clientText(request.hostname),
     ...(request.port === null ? {} : { 'server.port': request.port }),
     'client.address': request.ip,
     'network.protocol.version': request.raw.httpVersion,
-    ...(request.headers['user-agent'] === undefined ? {} : { 'user_agent.original': request.headers['user-agent'] }),
+    ...(request.headers['user-agent'] === undefined ? {} : { 'user_agent.original': clientText(request.headers['user-agent']) }),
   }
 }
 

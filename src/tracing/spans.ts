@@ -1,6 +1,7 @@
 // What every instrumentation here shares: the tracer and the context manager of one app, a run of
-// work inside a span (ended when the work returns or its promise settles), and a failure recorded
-// without its message (a database's message may quote the values of a row).
+// work inside a span (ended when the work returns or its promise settles), a failure recorded
+// without its message (a database's message may quote the values of a row), and the bound on what
+// a client's own text may take of a span.
 import { type Context, type Span, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api'
 import type { AsyncLocalStorageContextManager } from './context-manager.js'
 
@@ -48,3 +49,15 @@ export const activeParent = ({ contexts }: Spans): Context | undefined => {
   const context = contexts.active()
   return trace.getSpan(context) === undefined ? undefined : context
 }
+
+/**
+ * The characters a span keeps of a value the client chose (its User-Agent, Host, URL path, an
+ * operation's name): each may otherwise be as long as the headers or the body allow (16 KiB, 1
+ * MiB), held in the export queue and sent to the collector. Every browser's and library's user
+ * agent fits whole. Cut here, per attribute, rather than by the SDK's attribute length limit, which
+ * would cut the service's own long values (a statement's text) too.
+ */
+export const MAX_CLIENT_TEXT = 512
+
+/** `value`, cut to MAX_CLIENT_TEXT characters (these values are Latin-1 or ASCII: no pair of surrogates is split). */
+export const clientText = (value: string): string => (value.length > MAX_CLIENT_TEXT ? value.slice(0, MAX_CLIENT_TEXT) : value)

@@ -1,9 +1,13 @@
 // A local OpenID Connect issuer for tests: discovery and a JSON Web Key Set served over real HTTP
-// on a free port of 127.0.0.1, RSA keys made with jose, access tokens signed by them, and a key
-// rotation. It counts the requests for its keys, so a test sees how often the service fetched them.
-import { createServer, type Server } from 'node:http'
+// (or HTTPS, with a certificate made for these tests) on a free port of 127.0.0.1, RSA keys made
+// with jose, access tokens signed by them, and a key rotation. It counts the requests for its keys,
+// so a test sees how often the service fetched them; a request sink counts whatever reaches it.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo } from 'node:net'
+import { rootCertificates } from 'node:tls'
 import { exportJWK, generateKeyPair, type JWK, type JWTPayload, SignJWT } from 'jose'
+import { Agent, type Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici'
 
 type Key = { kid: string; privateKey: CryptoKey; publicJwk: JWK }
 
@@ -22,19 +26,23 @@ export interface TestIssuer {
   rotate(): Promise<Key>
   /** Answers every request with 503 while down. */
   down: boolean
+  /** The jwks_uri its discovery document names: its own `/jwks` unless a test points it elsewhere. */
+  jwksUri: string
   close(): Promise<void>
 }
 
-export async function startTestIssuer(audience: string): Promise<TestIssuer> {
+/** `https`: served over TLS with the test certificate (trust it with trustTestCertificate). */
+export async function startTestIssuer(audience: string, { https = false }: { https?: boolean } = {}): Promise<TestIssuer> {
   let keyFetches = 0
   let published: Key[] = []
   let down = false
   let url = ''
-  const server: Server = createServer((request, response) => {
+  let jwksUri = ''
+  const answer = (request: IncomingMessage, response: ServerResponse) => {
     if (down) return void response.writeHead(503).end()
     if (request.url === '/.well-known/openid-configuration') {
       response.writeHead(200, { 'content-type': 'application/json' })
-      return void response.end(JSON.stringify({ issuer: url, jwks_uri: `${url}/jwks`, id_token_signing_alg_values_supported: ['RS256'] }))
+      return void response.end(JSON.stringify({ issuer: url, jwks_uri: jwksUri, id_token_signing_alg_values_supported: ['RS256'] }))
     }
     if (request.url === '/jwks') {
       keyFetches++
@@ -42,9 +50,11 @@ export async function startTestIssuer(audience: string): Promise<TestIssuer> {
       return void response.end(JSON.stringify({ keys: published.map((key) => key.publicJwk) }))
     }
     response.writeHead(404).end()
-  })
+  }
+  const server: Server = https ? createHttpsServer({ cert: TEST_CERTIFICATE, key: TEST_CERTIFICATE_KEY }, answer) : createServer(answer)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  url = `${https ? 'https' : 'http'}://127.0.0.1:${(server.address() as AddressInfo).port}`
+  jwksUri = `${url}/jwks`
 
   let serial = 0
   async function newKey(kid: string): Promise<Key> {
@@ -68,6 +78,12 @@ export async function startTestIssuer(audience: string): Promise<TestIssuer> {
     set down(value: boolean) {
       down = value
     },
+    get jwksUri() {
+      return jwksUri
+    },
+    set jwksUri(value: string) {
+      jwksUri = value
+    },
     async sign(claims, { key = current, header = {} } = {}) {
       const now = Math.floor(Date.now() / 1000)
       return new SignJWT({ iss: url, aud: audience, iat: now, exp: now + 300, ...claims })
@@ -83,3 +99,64 @@ export async function startTestIssuer(audience: string): Promise<TestIssuer> {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
 }
+
+export interface RequestSink {
+  /** Its origin, `http://127.0.0.1:<port>`. */
+  readonly url: string
+  /** The requests that reached it so far, whatever their path. */
+  readonly requests: number
+  close(): Promise<void>
+}
+
+/** A server that answers 404 to every request and counts them: where the service must send none. */
+export async function startRequestSink(): Promise<RequestSink> {
+  let requests = 0
+  const server = createServer((_request, response) => {
+    requests++
+    response.writeHead(404).end()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    get requests() {
+      return requests
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+/**
+ * Lets this process's fetch (the service's, in-process) trust the test certificate beside the
+ * usual authorities, until the returned function puts the previous dispatcher back.
+ */
+export function trustTestCertificate(): () => Promise<void> {
+  const previous: Dispatcher = getGlobalDispatcher()
+  const agent = new Agent({ connect: { ca: [...rootCertificates, TEST_CERTIFICATE] } })
+  setGlobalDispatcher(agent)
+  return async () => {
+    setGlobalDispatcher(previous)
+    await agent.close()
+  }
+}
+
+// A self-signed certificate for 127.0.0.1 and localhost (EC P-256, valid until 2126), made for
+// these tests alone: its key protects nothing.
+const TEST_CERTIFICATE = `-----BEGIN CERTIFICATE-----
+MIIBtjCCAVugAwIBAgIUKxfH8k+WlUEYr2GgZ4FWIg8xFDgwCgYIKoZIzj0EAwIw
+ITEfMB0GA1UEAwwWdGhyZWFkbGluZSB0ZXN0IGlzc3VlcjAgFw0yNjEyMDEyMzE5
+NTZaGA8yMTI2MTEwNzIzMTk1NlowITEfMB0GA1UEAwwWdGhyZWFkbGluZSB0ZXN0
+IGlzc3VlcjBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABMnZIunjjUClTBz3ztXO
+5ekycALflfCH40UBC2OupLqZuESm79GDkrw36UsqRJNPvLRj5PYZJwmBqjXclRyV
+WDmjbzBtMB0GA1UdDgQWBBTefo9+rXfjWlo7ABxcOYBLeNChGzAfBgNVHSMEGDAW
+gBTefo9+rXfjWlo7ABxcOYBLeNChGzAaBgNVHREEEzARhwR/AAABgglsb2NhbGhv
+c3QwDwYDVR0TAQH/BAUwAwEB/zAKBggqhkjOPQQDAgNJADBGAiEAuJjGGDob8GcR
+tvN8kjRSY70IrM3uNR3YBQNdoxMIUMkCIQCrzIcvIUrwM6j3hwSRHU7lfqF+US3W
++BHBxd3Sgnprwg==
+-----END CERTIFICATE-----
+`
+const TEST_CERTIFICATE_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg/I75KWBuGMoLS9sn
+iT5np2m6qsHY11JkGjidOe2z18WhRANCAATJ2SLp441ApUwc987VzuXpMnAC35Xw
+h+NFAQtjrqS6mbhEpu/Rg5K8N+lLKkSTT7y0Y+T2GScJgao13JUclVg5
+-----END PRIVATE KEY-----
+`

@@ -109,6 +109,35 @@ describe('traces', () => {
     expect(failed).toMatchObject({ statusCode: 2, attributes: { 'http.response.status_code': 503, 'error.type': '503' } })
   })
 
+  it("keep the first 512 characters of what a client wrote: a 12,000-character user agent, a 1,000-character path, an operation's name", async () => {
+    const { t, http } = await tracedApp()
+    const caller = callerSpan()
+    const agent = `Mozilla/5.0 ${'A'.repeat(12_000)}`
+    const path = `/api/v1/${'p'.repeat(1000)}`
+    // Answered 4xx (no such resource): the span is the request's all the same.
+    expect((await fetch(`${http}${path}`, { headers: { traceparent: caller.traceparent, 'user-agent': agent } })).status).toBeLessThan(500)
+    const server = await received(t.app, (span) => span.traceId === caller.traceId && span.kind === SPAN_KIND.server)
+
+    const operation = callerSpan()
+    const name = `Named${'N'.repeat(1000)}`
+    const answer = await fetch(`${http}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: operation.traceparent },
+      body: JSON.stringify({ query: `query ${name} { __typename }` }),
+    })
+    expect(await answer.json()).toEqual({ data: { __typename: 'Query' } })
+    const execute = await received(t.app, (span) => span.traceId === operation.traceId && span.name === 'graphql.execute')
+
+    for (const [kept, sent] of [
+      [server.attributes['user_agent.original'], agent],
+      [server.attributes['url.path'], path],
+      [execute.attributes['graphql.operation.name'], name],
+    ] as const) {
+      expect(String(kept)).toHaveLength(512)
+      expect(sent.startsWith(String(kept))).toBe(true)
+    }
+  })
+
   it('give a GraphQL request its parse, validate and execute spans, the SQL under execute', async () => {
     const { t, http } = await tracedApp()
     const caller = callerSpan()
