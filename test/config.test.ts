@@ -72,6 +72,8 @@ describe('loadConfig', () => {
         maxConnections: 20_000,
         maxInFlight: 16,
         maxQueuedPerCaller: 64,
+        sendTimeoutMs: 10_000,
+        shedLoopDelayMs: 100,
         retiredVariables: [],
         representationCacheMb: 16,
       },
@@ -113,6 +115,7 @@ describe('loadConfig', () => {
       issuer: 'https://keycloak.example.com/realms/acme',
       audience: 'threadline-api',
       adminClaim: { path: ['realm_access', 'roles'], value: 'threadline-admin' },
+      jwksOrigins: ['https://keycloak.example.com'],
       keysCooldownMs: 5000,
     })
     expect(loadConfig({ OIDC_ISSUER: 'http://localhost:8080/realms/dev', OIDC_AUDIENCE: 'api', OIDC_ADMIN_CLAIM: 'is_admin' }).oidc?.adminClaim).toEqual({
@@ -125,6 +128,32 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ OIDC_ISSUER: 'not a url', OIDC_AUDIENCE: 'api' })).toThrow(/OIDC_ISSUER/)
     expect(() => loadConfig({ OIDC_AUDIENCE: 'api' })).toThrow(/OIDC_AUDIENCE: is read only with OIDC_ISSUER/)
     expect(() => loadConfig({ OIDC_ISSUER: 'https://idp.example.com', OIDC_AUDIENCE: 'api', OIDC_ADMIN_CLAIM: 'roles..admin=x' })).toThrow(/OIDC_ADMIN_CLAIM/)
+  })
+
+  it("fetches an issuer's keys from its own origin alone unless OIDC_JWKS_ORIGINS names others, https under an https issuer", () => {
+    const oidc = (env: Record<string, string>) => loadConfig({ OIDC_AUDIENCE: 'api', ...env }).oidc
+    expect(oidc({ OIDC_ISSUER: 'https://idp.example.com/realms/acme' })?.jwksOrigins).toEqual(['https://idp.example.com'])
+    expect(
+      oidc({ OIDC_ISSUER: 'https://idp.example.com', OIDC_JWKS_ORIGINS: ' https://Keys.Example.com:443/ , https://jwks.example.net:8443' })?.jwksOrigins,
+    ).toEqual(['https://idp.example.com', 'https://keys.example.com', 'https://jwks.example.net:8443'])
+    expect(oidc({ OIDC_ISSUER: 'http://localhost:8080/realms/dev', OIDC_JWKS_ORIGINS: 'http://127.0.0.1:9000' })?.jwksOrigins).toEqual([
+      'http://localhost:8080',
+      'http://127.0.0.1:9000',
+    ])
+    for (const refused of [
+      'http://keys.example.com',
+      'http://localhost:9000',
+      'https://keys.example.com/jwks',
+      'https://user@keys.example.com',
+      'keys.example.com',
+      'ftp://keys.example.com',
+    ]) {
+      expect(() => oidc({ OIDC_ISSUER: 'https://idp.example.com', OIDC_JWKS_ORIGINS: refused })).toThrow(
+        /^Invalid environment variable OIDC_JWKS_ORIGINS: expected origins/,
+      )
+    }
+    expect(() => oidc({ OIDC_ISSUER: 'http://localhost:8080', OIDC_JWKS_ORIGINS: 'http://keys.example.com' })).toThrow(/OIDC_JWKS_ORIGINS/)
+    expect(() => loadConfig({ OIDC_JWKS_ORIGINS: 'https://keys.example.com' })).toThrow(/OIDC_JWKS_ORIGINS: is read only with OIDC_ISSUER/)
   })
 
   it("reads the bounds of persisted queries, a caller's bytes holding at least one document of the largest size", () => {

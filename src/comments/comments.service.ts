@@ -14,7 +14,7 @@ import { type DraftVisibility, draftVisibility, loadVisiblePost, mayRead, toPost
 import { loadUser, toUser } from '../users/users.public.js'
 import type { Events } from '../events/events.js'
 import type { CommentAdded, CommentsTopics } from './comments.events.js'
-import { eventStream, type EventStreamOptions, type EventsInterrupted, isEventsInterrupted } from '../events/event-stream.js'
+import { eventStream, type EventStreamOptions, type EventsInterrupted, isEventsInterrupted, markReplayed } from '../events/event-stream.js'
 import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
 import * as repo from './comments.repository.js'
 import type { Comment, CreateCommentInput, UpdateCommentInput } from './comments.schemas.js'
@@ -159,7 +159,8 @@ export function createCommentsService({ db, events, dataVersion }: CommentsServi
       if (afterId === undefined) return live
       const listening = ++listeners
       try {
-        const missed = await readMissed(afterId, only, draftVisibility(caller()), listening)
+        const read = () => readMissed(afterId, only, draftVisibility(caller()), listening)
+        const missed = await (options.inTurn === undefined ? read() : options.inTurn(read))
         if (missed.length > MAX_REPLAYED) {
           throw new AppError(
             'BAD_REQUEST',
@@ -167,6 +168,7 @@ export function createCommentsService({ db, events, dataVersion }: CommentsServi
           )
         }
         await options.chargeReplay?.(missed.length)
+        markReplayed(missed)
         return replayThenLive(missed, live)
       } catch (error) {
         await live.return?.()

@@ -33,6 +33,17 @@ export interface HttpLimits {
   readonly maxInFlight: number
   /** Requests of one caller (user, or client address) waiting for a slot; one more is answered 429. @default 64 */
   readonly maxQueuedPerCaller: number
+  /**
+   * How long an answer may wait on a client that takes none of its bytes (no write makes progress);
+   * then the connection is closed and the answer dropped. @default 10000
+   */
+  readonly sendTimeoutMs: number
+  /**
+   * The event loop's delay (its p99 over the last half second) past which work waiting for a slot
+   * is shed: new requests of callers whose work is slow, or not measured yet, are answered 503 with
+   * Retry-After until the loop catches up. 0: never shed. @default 100
+   */
+  readonly shedLoopDelayMs: number
   /** Retired variables set in the environment, which have no effect (RETIRED_HTTP_VARIABLES). */
   readonly retiredVariables: readonly string[]
   /**
@@ -64,6 +75,8 @@ export function readHttpLimits(env: Env, poolSize?: number): HttpLimits {
       1_000_000,
     ),
     maxQueuedPerCaller: readInteger(env, 'HTTP_MAX_QUEUED_PER_CALLER', 64, 0, 1_000_000),
+    sendTimeoutMs: readInteger(env, 'HTTP_SEND_TIMEOUT_MS', 10_000, 100, 3_600_000),
+    shedLoopDelayMs: readInteger(env, 'HTTP_SHED_LOOP_DELAY_MS', 100, 0, 60_000),
     retiredVariables: Object.freeze(RETIRED_HTTP_VARIABLES.filter((name) => raw(env, name) !== undefined)),
     representationCacheMb: readInteger(env, 'HTTP_REPRESENTATION_CACHE_MB', 16, 0, 4096),
   })

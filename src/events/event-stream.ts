@@ -22,7 +22,24 @@ export interface EventStreamOptions {
    * as a list read of that many); throws when the caller's allowance is short. Absent: free.
    */
   chargeReplay?: (events: number) => Promise<void>
+  /**
+   * Runs a replay's work (reading what was missed) in a turn of the caller's, as a request's
+   * handler runs in one (the fair scheduler); absent: at once. Each replayed event's delivery is
+   * run in one too, by whoever delivers it (`isReplayed`).
+   */
+  inTurn?: <T>(work: () => Promise<T>) => Promise<T>
 }
+
+/** Events read from a store for a resumed stream, as opposed to heard live. */
+const replayedEvents = new WeakSet<object>()
+
+/** Marks `events` as replayed: read from the store for a stream that resumed. */
+export function markReplayed(events: readonly object[]): void {
+  for (const event of events) replayedEvents.add(event)
+}
+
+/** Whether `event` was read from the store for a resumed stream (its delivery takes a turn of its caller's, as other work does). */
+export const isReplayed = (event: unknown): boolean => typeof event === 'object' && event !== null && replayedEvents.has(event)
 
 /** What a stream yields where the adapter stopped delivering: events after it may be missing. */
 export const EVENTS_INTERRUPTED = Symbol('events interrupted')

@@ -20,6 +20,15 @@
 //   after a slot given to a caller whose last one was held past SLOW_HOLD_MS the next is handed out
 //   a loop turn later: sockets are read between any two slow statements, and a request that
 //   arrived meanwhile competes for the next slot.
+// - The loop's work, across callers. Fairness between callers does not bound what all of them
+//   together ask of the loop: 64 callers each sending one slow request would each be given a slot
+//   in one loop turn. So one loop turn hands out slots whose expected costs add up to at most
+//   TURN_BUDGET_MS (a caller not measured yet is expected to be slow), and the callers not measured
+//   yet get one slot per loop turn between them (each of 200 addresses is new).
+// - Load shed. When the loop's delay (loop-delay.ts) is past `shedLoopDelayMs` while work waits,
+//   new work of callers whose work is slow, or not measured yet, is refused SERVICE_UNAVAILABLE
+//   (503) with a Retry-After until it catches up, whichever its queue (a WebSocket's operations
+//   too); light callers' work still queues, and probes (which acquire no slot) are answered.
 // - Bounds. Each caller may have `maxQueuedPerCaller` waiting; one more is refused with
 //   RATE_LIMITED and a Retry-After. Work bounded where it comes from (a WebSocket's operations)
 //   queues unbounded: it waits past that bound and is not counted against it.
@@ -32,6 +41,10 @@ export interface FairSchedulerOptions {
   readonly maxQueuedPerCaller: number
   /** Milliseconds now; a test's clock. @default performance.now */
   readonly now?: () => number
+  /** The event loop's delay now, in milliseconds (loop-delay.ts); absent, nothing is shed. */
+  readonly loopDelayMs?: () => number
+  /** The loop's delay past which waiting work of slow or new callers is shed (503). 0: never. @default 0 */
+  readonly shedLoopDelayMs?: number
 }
 
 /**
@@ -45,8 +58,8 @@ export interface FairScheduler {
   acquire(callerKey: string, options?: AcquireOptions): Promise<ReleaseSlot>
   /** Runs `work` in a slot acquired for `callerKey`, released when it settles. */
   run<T>(callerKey: string, work: () => Promise<T>, options?: AcquireOptions): Promise<T>
-  /** Slots held and requests waiting now, and the callers remembered. */
-  load(): { running: number; waiting: number; callers: number }
+  /** Slots held and requests waiting now, the callers remembered, and whether work is being shed. */
+  load(): { running: number; waiting: number; callers: number; shedding: boolean }
 }
 
 export interface AcquireOptions {
@@ -63,6 +76,12 @@ export const QUEUE_FULL_RETRY_AFTER_S = 1
 
 /** A slot held longer than this makes its caller's next one start a loop turn apart from any other. */
 export const SLOW_HOLD_MS = 10
+
+/** The loop time the slots handed out in one loop turn are expected to take together, at most (one slot may take more). */
+export const TURN_BUDGET_MS = 20
+
+/** Seconds a caller whose work is shed is told to wait. */
+export const SHED_RETRY_AFTER_S = 1
 
 /** The cost a caller's first slot is charged before it is measured. */
 const FIRST_ESTIMATE_MS = 1
@@ -108,7 +127,7 @@ interface HeldSlot {
 }
 
 export function createFairScheduler(options: FairSchedulerOptions): FairScheduler {
-  const { concurrency, maxQueuedPerCaller } = options
+  const { concurrency, maxQueuedPerCaller, loopDelayMs, shedLoopDelayMs = 0 } = options
   const now = options.now ?? (() => performance.now())
   const flows = new Map<string, Flow>()
   /** Flows with work waiting. */
@@ -128,9 +147,10 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     setImmediate(handOut)
   }
 
-  const nextFlow = (): Flow | undefined => {
+  /** The waiting flow with the smallest tag; of the measured ones only, with `measuredOnly`. */
+  const nextFlow = (measuredOnly: boolean): Flow | undefined => {
     let next: Flow | undefined
-    for (const flow of backlogged) if (next === undefined || flow.tag < next.tag) next = flow
+    for (const flow of backlogged) if ((next === undefined || flow.tag < next.tag) && (flow.measured || !measuredOnly)) next = flow
     return next
   }
 
@@ -155,13 +175,15 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
   function handOut() {
     handOutScheduled = false
     closeChunk()
-    const handed = new Set<Flow>()
+    let unmeasured = false
+    /** The loop time the slots handed out in this turn are expected to take. */
+    let expectedMs = 0
     while (running < concurrency) {
-      const flow = nextFlow()
+      // A caller not measured yet might be slow: one such slot per loop turn, of all such callers
+      // (until each releases one); the measured ones go on being served in the same turn.
+      const flow = nextFlow(unmeasured)
       if (flow === undefined) break
-      // A caller not measured yet might be slow: one slot of it per loop turn until it releases one.
-      if (!flow.measured && handed.has(flow)) break
-      handed.add(flow)
+      if (!flow.measured) unmeasured = true
       const { start, bounded } = flow.waiting.shift()!
       if (bounded) flow.boundedWaiting--
       waiting--
@@ -180,6 +202,8 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
         setImmediate(handOut)
         return
       }
+      expectedMs += flow.measured ? flow.estimateMs : SLOW_HOLD_MS
+      if (expectedMs >= TURN_BUDGET_MS) break
     }
     scheduleHandOut()
   }
@@ -210,6 +234,9 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
       scheduleHandOut()
     }
   }
+
+  /** The loop is behind: while work waits, slow and new callers' work is refused until it catches up. */
+  const isShedding = () => shedLoopDelayMs > 0 && loopDelayMs !== undefined && loopDelayMs() > shedLoopDelayMs
 
   const acquire = (callerKey: string, { queued: queueing = 'bounded' }: AcquireOptions = {}): Promise<ReleaseSlot> => {
     let flow = flows.get(callerKey)
@@ -242,6 +269,13 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     // Those the next hand-out will start anyway (free slots nobody else waits for) are not queued.
     const free = Math.max(0, concurrency - running - (waiting - flow.waiting.length))
     const bounded = queueing === 'bounded'
+    if ((flow.slow || !flow.measured) && waiting > 0 && isShedding()) {
+      return Promise.reject(
+        new AppError('SERVICE_UNAVAILABLE', `The server is behind on its work: retry in ${SHED_RETRY_AFTER_S} s.`, undefined, {
+          retryAfterS: SHED_RETRY_AFTER_S,
+        }),
+      )
+    }
     if (bounded && flow.boundedWaiting - free >= maxQueuedPerCaller) {
       return Promise.reject(
         new AppError(
@@ -272,6 +306,6 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
         release()
       }
     },
-    load: () => ({ running, waiting, callers: flows.size }),
+    load: () => ({ running, waiting, callers: flows.size, shedding: isShedding() }),
   }
 }

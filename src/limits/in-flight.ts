@@ -14,9 +14,13 @@
 // Acquired once the body has been read (preHandler), so a slow upload holds no slot; not acquired
 // by probes (config.unmetered), WebSocket sessions (an upgrade to a route that upgrades) or event
 // streams (config.longLived): they live for hours and are bounded by the connection caps instead.
-import type { FastifyInstance } from 'fastify'
+// Released when the handler's work ends (the answer is serialized: the first onSend hook), not when
+// the client has taken the answer: a client that never reads would otherwise hold its slot, and
+// sixteen such clients every slot. An answer too large for the socket's buffers waits on its client
+// at most `sendTimeoutMs` without progress; then the connection is closed and the answer dropped.
+import type { FastifyInstance, FastifyReply } from 'fastify'
 import { isUpgradeRequest } from '../http/upgrade-requests.js'
-import type { FairScheduler } from './fair-scheduler.js'
+import type { FairScheduler, ReleaseSlot } from './fair-scheduler.js'
 import { callerKey } from './rate-limit.js'
 
 declare module 'fastify' {
@@ -27,17 +31,29 @@ declare module 'fastify' {
      */
     scheduler: FairScheduler | undefined
   }
+  interface FastifyRequest {
+    /** Releases the request's slot of the scheduler, once its handler's work has ended; undefined when it holds none. */
+    releaseSlot: ReleaseSlot | undefined
+  }
 }
 
-export function limitRequestsInFlight(app: FastifyInstance, scheduler: FairScheduler): void {
+export interface InFlightOptions {
+  /** How long an answer may wait on a client that takes none of its bytes before the connection is closed. @default 10000 */
+  readonly sendTimeoutMs?: number
+}
+
+/**
+ * Answers up to this size are taken whole by the socket's buffers (the kernel's), and cost the
+ * process nothing while the client reads them; a larger one may wait on its client.
+ */
+const BUFFERED_ANSWER_BYTES = 16 * 1024
+
+export function limitRequestsInFlight(app: FastifyInstance, scheduler: FairScheduler, { sendTimeoutMs = 10_000 }: InFlightOptions = {}): void {
+  app.decorateRequest('releaseSlot', undefined)
   app.addHook('preHandler', async (request, reply) => {
     const { config } = request.routeOptions
     if (config?.unmetered === true || config?.longLived === true || (config?.upgrades === true && isUpgradeRequest(request))) return
     const releaseSlot = await scheduler.acquire(callerKey(request, request.caller ?? null))
-    // The response closes when the answer has been sent, or when the client has gone (the request
-    // itself is destroyed as soon as its body has been read, so it cannot say whether the client
-    // left). One listener for both: onResponse and onRequestAbort hooks besides it cost two more
-    // promises per request (docs/architecture.md, the hot path).
     if (request.raw.socket?.destroyed === true) {
       // Gone while it waited: nobody would read the answer, and the work (a deep page's statement,
       // synchronous on SQLite) would hold the loop for nothing, in a slot that measured nothing.
@@ -45,6 +61,37 @@ export function limitRequestsInFlight(app: FastifyInstance, scheduler: FairSched
       reply.hijack()
       return
     }
+    request.releaseSlot = releaseSlot
+    // A reply that never reaches onSend (hijacked, or its client gone mid-handler) releases on close.
     reply.raw.once('close', () => releaseSlot())
+  })
+  // Synchronous, so the request path gains no promise.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const release = request.releaseSlot
+    if (release !== undefined) {
+      request.releaseSlot = undefined
+      release()
+      if (isLarge(payload)) sendWithin(reply, sendTimeoutMs)
+    }
+    done(null, payload)
+  })
+}
+
+function isLarge(payload: unknown): boolean {
+  if (typeof payload === 'string' || Buffer.isBuffer(payload)) return payload.length > BUFFERED_ANSWER_BYTES
+  // A stream (a compressed answer, a file): its length is not known here.
+  return payload !== null && payload !== undefined
+}
+
+/**
+ * Closes the connection when its answer makes no progress for `ms`: the socket's timeout counts
+ * from its last read or write, so a client that reads slowly but steadily is not cut. Once the
+ * answer is sent, Node gives the socket its keep-alive timeout again.
+ */
+function sendWithin(reply: FastifyReply, ms: number): void {
+  const response = reply.raw
+  response.setTimeout(ms, () => {
+    reply.log.info({ sendTimeoutMs: ms }, 'answer not taken by its client in time: connection closed')
+    response.socket?.destroy()
   })
 }

@@ -1,5 +1,6 @@
 // Liveness and readiness, for load balancers and orchestrators. GET /health: the process answers
-// (nothing else is asked, so a slow database never gets a live instance restarted). GET /ready:
+// (nothing else is asked, so a slow database never gets a live instance restarted), with the event
+// loop's delay and whether work is being shed for it (it is answered then too). GET /ready:
 // the database answers a trivial query within READY_TIMEOUT_MS, else 503 with Retry-After (take
 // this instance out of rotation). Redis is reported, never decisive: when it goes away every
 // instance loses it at once, and taking them all out would turn a degraded service into none.
@@ -14,8 +15,15 @@ export const READY_PATH = '/ready'
 /** What /ready reports of Redis: nothing when it is not configured. */
 export type RedisState = 'up' | 'down' | undefined
 
+/** The event loop as /health reports it: its delay in milliseconds, and whether work is shed for it. */
+export interface LoopState {
+  delayMs: number
+  shedding: boolean
+}
+
 export interface HealthOptions {
   db: Db
+  loop(): LoopState
   timeoutMs: number
   redis(): RedisState
 }
@@ -28,7 +36,7 @@ export function healthRoutes(app: FastifyInstance, options: HealthOptions): void
   const config = { access: 'public' as const, unmetered: true, quietLog: true }
   app.get(HEALTH_PATH, { config }, async (_request, reply) => {
     reply.header('cache-control', 'no-store')
-    return { status: 'ok' }
+    return { status: 'ok', loop: options.loop() }
   })
   app.get(READY_PATH, { config }, async (_request, reply) => {
     const started = performance.now()

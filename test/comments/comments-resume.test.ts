@@ -201,6 +201,32 @@ describe('commentAdded resumed', () => {
     await resumed.close()
   })
 
+  it('delivers what a resumed stream missed in its caller’s turns of the scheduler, as other work takes its turns', async () => {
+    const before = await comment('before the turns')
+    await insertComments(s, published.id, 300, 'in turns')
+    const scheduler = s.t.app.scheduler!
+    // Sampled on every turn of the loop once the first missed comment has arrived: the replay's
+    // deliveries hold slots, or wait for them, as they go.
+    let seen = 0
+    let sampling = true
+    const arrived = { events: [] as unknown[] }
+    const sample = () => {
+      if (arrived.events.length > 0) {
+        const { running, waiting } = scheduler.load()
+        seen = Math.max(seen, running + waiting)
+      }
+      if (sampling) setImmediate(sample)
+    }
+    sample()
+    const resumed = await openStream(s.http, `subscription { commentAdded(postId: "${published.id}") { content } }`, { 'last-event-id': String(before) })
+    arrived.events = resumed.events
+    await until(() => resumed.contents().length >= 300, 10_000)
+    sampling = false
+    expect(resumed.contents().slice(0, 2)).toEqual(['in turns 0', 'in turns 1'])
+    expect(seen).toBeGreaterThan(0)
+    await resumed.close()
+  })
+
   it('refuses an `after` that is not an id, and more than 1,000 missed comments, with BAD_REQUEST', async () => {
     const bad = gather(wsClient(s.ws), `subscription { commentAdded(after: "abc") { id } }`)
     await until(() => bad.errors.length + bad.received.length > 0)

@@ -1,12 +1,12 @@
 // The fair scheduler on its own, on a clock the test moves: handler time is whatever the test says
 // a slot was held for, so the shares are exact.
 import { describe, expect, it } from 'vitest'
-import { createFairScheduler, type ReleaseSlot } from '../../src/limits/fair-scheduler.js'
+import { createFairScheduler, type ReleaseSlot, SHED_RETRY_AFTER_S, TURN_BUDGET_MS } from '../../src/limits/fair-scheduler.js'
 
 /** A scheduler on a test clock, and the slots it has handed out, in order, each with its caller. */
-function scheduled(concurrency: number, maxQueuedPerCaller = 1000) {
+function scheduled(concurrency: number, maxQueuedPerCaller = 1000, shed?: { loopDelayMs: () => number; shedLoopDelayMs: number }) {
   let clock = 0
-  const scheduler = createFairScheduler({ concurrency, maxQueuedPerCaller, now: () => clock })
+  const scheduler = createFairScheduler({ concurrency, maxQueuedPerCaller, now: () => clock, ...shed })
   const started: { caller: string; release: ReleaseSlot }[] = []
   const waiters: (() => void)[] = []
   const ask = (caller: string) => {
@@ -35,7 +35,7 @@ describe('the fair scheduler', () => {
     const s = scheduled(8)
     for (let i = 0; i < 10; i++) void s.ask('alone')
     await s.startedCount(8)
-    expect(s.scheduler.load()).toEqual({ running: 8, waiting: 2, callers: 1 })
+    expect(s.scheduler.load()).toEqual({ running: 8, waiting: 2, callers: 1, shedding: false })
     s.started[0]!.release()
     await s.startedCount(9)
     expect(s.scheduler.load().running).toBe(8)
@@ -130,5 +130,81 @@ describe('the fair scheduler', () => {
     await expect(scheduler.run('caller', () => Promise.reject(new Error('work failed')))).rejects.toThrow('work failed')
     expect(await scheduler.run('caller', () => Promise.resolve(42))).toBe(42)
     expect(scheduler.load()).toMatchObject({ running: 0, waiting: 0 })
+  })
+
+  it('gives the callers not measured yet one slot per loop turn between them, and serves measured ones in the same turns', async () => {
+    const s = scheduled(16)
+    // A light caller, measured: 1 ms a request.
+    void s.ask('light')
+    await s.startedCount(1)
+    s.spend(1)
+    s.started[0]!.release()
+    for (let i = 0; i < 10; i++) void s.ask(`new-${i}`)
+    for (let i = 0; i < 3; i++) void s.ask('light')
+    const perTurn: number[] = []
+    while (s.started.length < 14) {
+      const before = s.started.length
+      await new Promise((resolve) => setImmediate(resolve))
+      perTurn.push(s.started.length - before)
+    }
+    // Ten newcomers: ten turns at least, one each.
+    expect(perTurn.length).toBeGreaterThanOrEqual(10)
+    // The light caller's three were not held behind the ten newcomers.
+    const lightAt = s.started.map((slot, i) => (slot.caller === 'light' ? i : -1)).filter((i) => i > 0)
+    expect(Math.max(...lightAt)).toBeLessThan(6)
+  })
+
+  it('hands out in one loop turn only the slots whose expected costs fit in a turn’s budget', async () => {
+    const s = scheduled(16)
+    // Measured at 8 ms a request: under SLOW_HOLD_MS, so not slow, yet three of them fill a turn.
+    for (let n = 1; n <= 3; n++) {
+      void s.ask('mid')
+      await s.startedCount(n)
+      s.spend(8)
+      s.started[n - 1]!.release()
+    }
+    for (let i = 0; i < 12; i++) void s.ask('mid')
+    const before = s.started.length
+    // Resolved once the first turn's slots have all started (each one's start ran in that turn).
+    await s.startedCount(before + 1)
+    const firstTurn = s.started.length - before
+    expect(firstTurn).toBeGreaterThanOrEqual(1)
+    expect(firstTurn * 8).toBeLessThanOrEqual(TURN_BUDGET_MS + 8)
+    expect(s.scheduler.load().running).toBeLessThan(12)
+  })
+
+  it('sheds the waiting work of slow and new callers with SERVICE_UNAVAILABLE and a Retry-After while the loop is behind, and queues a light caller’s', async () => {
+    let delay = 0
+    const s = scheduled(1, 1000, { loopDelayMs: () => delay, shedLoopDelayMs: 100 })
+    // A slow caller (40 ms a request) and a light one (1 ms), both measured.
+    for (const [caller, ms] of [
+      ['slow', 40],
+      ['light', 1],
+    ] as const) {
+      const n = s.started.length + 1
+      void s.ask(caller)
+      await s.startedCount(n)
+      s.spend(ms)
+      s.started[n - 1]!.release()
+    }
+    void s.ask('slow')
+    await s.startedCount(3)
+    delay = 150
+    expect(s.scheduler.load().shedding).toBe(true)
+    // The light caller's request waits for the slot; while it waits, the slow caller's next and a newcomer's are shed.
+    const light = s.ask('light')
+    await expect(s.ask('slow')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', retryAfterS: SHED_RETRY_AFTER_S })
+    await expect(s.ask('newcomer')).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' })
+    delay = 20
+    expect(s.scheduler.load().shedding).toBe(false)
+    const slow = s.ask('slow')
+    s.spend(40)
+    s.started[2]!.release()
+    await light
+    expect(s.started[3]!.caller).toBe('light')
+    s.started[3]!.release()
+    await slow
+    s.started[4]!.release()
+    await slow
   })
 })

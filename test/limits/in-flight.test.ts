@@ -1,26 +1,27 @@
 // The in-flight limit, scheduled fairly: a caller alone takes every slot the global limit allows and
 // is never paced; a newcomer is served ahead of a greedy caller's backlog; a caller's requests past
 // its queue are refused with 429 and Retry-After; probes take no slot.
-import { connect } from 'node:net'
+import { connect, type Socket } from 'node:net'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { registerErrorHandling } from '../../src/http/error-handler.js'
 import { createFairScheduler, type FairSchedulerOptions } from '../../src/limits/fair-scheduler.js'
-import { limitRequestsInFlight } from '../../src/limits/in-flight.js'
+import { type InFlightOptions, limitRequestsInFlight } from '../../src/limits/in-flight.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { type Conversation, openRaw } from '../helpers/raw-connection.js'
 import { createTestClock } from '../helpers/test-clock.js'
 
 /** Turns of the event loop counted while a test spins them (see the slow requests' test). */
 let loopTurn = 0
 
 /** A bare app with the scheduler (on a clock the test may move), one route whose handlers finish when the test says, and a probe. */
-async function gatedApp(options: FairSchedulerOptions) {
+async function gatedApp(options: FairSchedulerOptions, inFlight?: InFlightOptions) {
   const app = Fastify()
   registerErrorHandling(app, { graphql: (error) => ({ errors: [{ message: error.message }] }) })
   app.decorateRequest('caller', null)
   const clock = createTestClock()
   const scheduler = createFairScheduler({ ...options, now: clock.now })
-  limitRequestsInFlight(app, scheduler)
+  limitRequestsInFlight(app, scheduler, inFlight)
   const running: string[] = []
   const finishers = new Map<string, () => void>()
   const startedOnLoopTurn = new Map<string, number>()
@@ -50,6 +51,11 @@ async function gatedApp(options: FairSchedulerOptions) {
     // Its answer leaves on a later turn of the loop, as a socket write's does.
     await new Promise((resolve) => setImmediate(resolve))
     return { name }
+  })
+  // An answer of `mb` megabytes: more than the sockets' buffers take from a client that does not read.
+  app.get('/big/:mb', { config: { access: 'public' } }, async (request, reply) => {
+    const { mb } = request.params as { mb: string }
+    return reply.type('text/plain').send('x'.repeat(Number(mb) * 2 ** 20))
   })
   await app.ready()
   const isRunning = (name: string) => vi.waitFor(() => expect(running).toContain(name), { timeout: 3000, interval: 1 })
@@ -143,6 +149,55 @@ describe('a caller alone', () => {
     expect(gated.startOf('gone-waiting')).toBeUndefined()
     for (const name of ['h2', 'h3', 'h4', 'after']) gated.finish(name)
     expect((await Promise.all([...held, after])).map((res) => res.statusCode)).toEqual([200, 200, 200, 200, 200])
+  })
+})
+
+describe('answers their clients do not read', () => {
+  /** Raw connections that ask for a large answer and never read it; resolves once their answers are being sent. */
+  async function unreadAnswers(port: number, count: number) {
+    const conversations = await Promise.all(Array.from({ length: count }, () => openRaw(port)))
+    for (const { socket } of conversations) {
+      socket.pause()
+      socket.write('GET /big/32 HTTP/1.1\r\nHost: localhost\r\n\r\n')
+    }
+    return conversations
+  }
+
+  it('hold no slot once their handlers are done: other requests are served while the answers wait', async () => {
+    const gated = await gatedApp({ concurrency: 2, maxQueuedPerCaller: 64 }, { sendTimeoutMs: 60_000 })
+    const port = Number(new URL(await gated.app.listen({ port: 0, host: '127.0.0.1' })).port)
+    const unread = await unreadAnswers(port, 4)
+    await vi.waitFor(() => expect(unread.every(({ socket }) => socket.readableLength > 0 || socket.bytesRead > 0)).toBe(true), { timeout: 5000, interval: 5 })
+    expect(gated.scheduler.load().running).toBe(0)
+    const served = gated.app.inject({ url: '/cheap/while-unread', remoteAddress: '10.5.0.2' })
+    expect((await served).statusCode).toBe(200)
+    for (const { socket } of unread) socket.destroy()
+    await gated.app.close()
+  })
+
+  it('are dropped, their connections closed, when they make no progress for the send timeout; a client that reads slowly but steadily gets its whole answer', async () => {
+    const gated = await gatedApp({ concurrency: 2, maxQueuedPerCaller: 64 }, { sendTimeoutMs: 300 })
+    // The server's end of each connection, by the client's port: a client that does not read cannot see its connection closed.
+    const serverSockets = new Map<number, Socket>()
+    gated.app.server.on('connection', (socket: Socket) => serverSockets.set(socket.remotePort!, socket))
+    const port = Number(new URL(await gated.app.listen({ port: 0, host: '127.0.0.1' })).port)
+    const unread = await unreadAnswers(port, 2)
+    // A reader that takes a little every 100 ms: its answer always makes progress within 300 ms.
+    const steady = await openRaw(port)
+    steady.socket.write('GET /big/4 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n')
+    const pacer = setInterval(() => {
+      steady.socket.resume()
+      setTimeout(() => steady.socket.pause(), 20)
+    }, 100)
+    const ports = new Map([...unread, steady].map((conversation) => [conversation, conversation.socket.localPort!]))
+    const serverEnd = (conversation: Conversation) => serverSockets.get(ports.get(conversation)!)
+    await vi.waitFor(() => expect(unread.map((conversation) => serverEnd(conversation)?.destroyed)).toEqual([true, true]), { timeout: 10_000, interval: 20 })
+    await steady.closed
+    clearInterval(pacer)
+    expect(steady.received()).toMatch(/^HTTP\/1.1 200/)
+    expect(steady.received().length).toBeGreaterThan(4 * 2 ** 20)
+    for (const { socket } of unread) socket.destroy()
+    await gated.app.close()
   })
 })
 

@@ -28,7 +28,7 @@ describe('health and readiness', () => {
     for (let i = 0; i < 6; i++) {
       const health = await t.request({ method: 'GET', url: '/health' })
       expect(health.statusCode).toBe(200)
-      expect(health.json()).toEqual({ status: 'ok' })
+      expect(health.json()).toEqual({ status: 'ok', loop: { delayMs: expect.any(Number) as number, shedding: false } })
       expect(health.headers['cache-control']).toBe('no-store')
       expect(health.headers['x-ratelimit-remaining']).toBeUndefined()
       const ready = await t.request({ method: 'GET', url: '/ready' })

@@ -1,0 +1,44 @@
+// The event loop's delay, as Node measures it (perf_hooks' monitorEventLoopDelay: a timer every
+// few milliseconds, and how late it ran), read over a short window: the figure load is shed by
+// (fair-scheduler.ts) and that /health reports.
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+
+export interface LoopDelay {
+  /** The loop's delay, in milliseconds: the p99 over the window before this one, or this one's if it is worse. */
+  delayMs(): number
+  /** Stops measuring. */
+  close(): void
+}
+
+/** The monitor's sampling period, in milliseconds. */
+const RESOLUTION_MS = 10
+
+/** The window each figure is read over. */
+export const LOOP_DELAY_WINDOW_MS = 500
+
+export function createLoopDelay(): LoopDelay {
+  const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
+  histogram.enable()
+  let previousMs = 0
+  let windowStart = performance.now()
+  // A stalled loop delays this timer too: the window it closes holds the stall, and it is read at once.
+  const rotate = () => {
+    previousMs = current()
+    histogram.reset()
+    windowStart = performance.now()
+  }
+  const timer = setInterval(rotate, LOOP_DELAY_WINDOW_MS).unref()
+  // The histogram counts the sampling period in every sample: a loop that is never late reads RESOLUTION_MS.
+  const current = () => (histogram.count === 0 ? 0 : Math.max(0, histogram.percentile(99) / 1e6 - RESOLUTION_MS))
+  return {
+    delayMs() {
+      // A window past its time has not been rotated: the loop was held since.
+      const late = performance.now() - windowStart - LOOP_DELAY_WINDOW_MS
+      return Math.max(previousMs, current(), late)
+    },
+    close() {
+      clearInterval(timer)
+      histogram.disable()
+    },
+  }
+}
