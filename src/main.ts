@@ -3,7 +3,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander'
 import type { SeedCommandOptions } from './cli/commands.js'
 import { EXPORT_FORMATS, type ExportOptions } from './cli/export-format.js'
-import { SPOOL_OPTION } from './cli/spool.js'
+import { MAX_PIPE_MB, SPOOL_OPTION } from './cli/spool-options.js'
 import { type Config, ConfigError, type ConfigFlags, loadConfig } from './config.js'
 import { SCOPES, type Scope } from './core/caller.js'
 import { parseDuration } from './core/duration.js'
@@ -49,6 +49,16 @@ const withConfig =
 /** A pipe's or FIFO's copy, handed by the command to the Node it starts to read it (cli/spool.ts). */
 const spoolOption = () => new Option(`${SPOOL_OPTION} <path>`).hideHelp()
 
+/** The bound of that copy (cli/spool.ts). */
+const maxPipeOption = () =>
+  new Option('--max-pipe-mb <n>', 'the most a pipe, FIFO or device may give, in MiB (a file is read in place, unbounded)')
+    .argParser((value) => {
+      const n = count(value)
+      if (n === 0) throw new InvalidArgumentError('expected a whole number from 1')
+      return n
+    })
+    .default(MAX_PIPE_MB)
+
 const program = new Command('threadline')
   .description('Users, posts, comments and todos over REST and GraphQL.')
   .version(PACKAGE_VERSION)
@@ -85,9 +95,10 @@ program
   .description('Load a Threadline export or a JSONPlaceholder /db file, keeping ids; checks it whole first, writes all or nothing')
   .argument('<file>', 'the JSON file')
   .option('--replace', 'empty comments, todos, posts, tokens and users first (same transaction)')
+  .addOption(maxPipeOption())
   .addOption(spoolOption())
   .action(
-    withConfig(async (config, file: string, options: { replace?: boolean; spool?: string }) =>
+    withConfig(async (config, file: string, options: { replace?: boolean; spool?: string; maxPipeMb: number }) =>
       (await import('./cli/import-command.js')).importCommand(config, file, options),
     ),
   )
@@ -97,9 +108,12 @@ program
   .description('Empty the database and load the demo data of a fresh serve, or FILE as import --replace does')
   .option('--from <file>', 'load this file instead of the demo data')
   .option('--yes', 'do not ask (needed when stdin is not a terminal)')
+  .addOption(maxPipeOption())
   .addOption(spoolOption())
   .action(
-    withConfig(async (config, options: { from?: string; yes?: boolean; spool?: string }) => (await import('./cli/reset.js')).resetCommand(config, options)),
+    withConfig(async (config, options: { from?: string; yes?: boolean; spool?: string; maxPipeMb: number }) =>
+      (await import('./cli/reset.js')).resetCommand(config, options),
+    ),
   )
 
 program

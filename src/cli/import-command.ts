@@ -11,10 +11,12 @@ export interface ImportCommandOptions {
   replace?: boolean
   /** The copy of FILE to read, made by the process that started this one (spool.ts). */
   spool?: string
+  /** The most FILE may give when it is a pipe, a FIFO or a device, in MiB. @default MAX_PIPE_MB (spool.ts) */
+  maxPipeMb?: number
 }
 
 export async function importCommand(config: Config, file: string, options: ImportCommandOptions): Promise<void> {
-  await withRereadableFile(file, options.spool, async (path, handOn) => {
+  await withRereadableFile(file, { spooled: options.spool, maxPipeMb: options.maxPipeMb }, async (path, handOn) => {
     const exitCode = await rerunWithBoundedHeap(path, handOn)
     if (exitCode !== undefined) {
       process.exitCode = exitCode

@@ -12,7 +12,7 @@ import { DATA_SECTIONS } from './data-sections.js'
 import { emptyTables, moveSequences } from './data-tables.js'
 import { checkAgainst } from './import-checks.js'
 import { type Progress, createImportProgress } from './import-progress.js'
-import { ImportProblemsError, type ImportSummary } from './import-report.js'
+import { ImportProblemsError, type ImportSummary, notJsonError } from './import-report.js'
 import { importRules } from './import-rows.js'
 import { type Scan, scan } from './import-scan.js'
 import { FileChangedError, writeRows } from './import-write.js'
@@ -46,7 +46,7 @@ export async function importFile(db: Db, file: string, options: ImportOptions): 
   try {
     found = await scan(file, rules, progress)
   } catch (error) {
-    if (error instanceof BadJsonError) throw new AppError('BAD_REQUEST', `${name}: ${error.message}; nothing was imported`)
+    if (error instanceof BadJsonError) throw notJsonError(name, error)
     throw error
   }
   const now = new Date().toISOString()
@@ -67,8 +67,9 @@ export async function importFile(db: Db, file: string, options: ImportOptions): 
       return {
         format,
         rows: inFormat.map(({ rules, ids }) => ({ section: rules.section, count: ids.size })),
-        dropped: inFormat.flatMap(({ rules, dropped }) => {
-          const fields = rules.formats[format]!.dropped
+        // Only the fields some row had, in the order the format declares them.
+        dropped: inFormat.flatMap(({ rules, dropped, droppedFields }) => {
+          const fields = rules.formats[format]!.dropped.filter((field) => droppedFields[format].has(field))
           return fields.length === 0 ? [] : [{ section: rules.section, fields, count: dropped[format] }]
         }),
         added: plan.additions.map(({ section, by, reference, rows }) => ({

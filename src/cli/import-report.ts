@@ -3,6 +3,7 @@
 import type { DataSection, UniqueField } from '../core/data-section.js'
 import { AppError } from '../errors.js'
 import type { Format } from './import-rows.js'
+import type { BadJsonError } from './json-sections.js'
 import { count, listed } from './words.js'
 
 /** Problems listed before "and N more": enough to fix a file by, few enough to read. */
@@ -19,6 +20,9 @@ export class Problems {
     if (this.list.length < PROBLEM_CAP) this.list.push({ field: path, message })
   }
 }
+
+/** A file that is not JSON: where, in the parser's words. */
+export const notJsonError = (file: string, error: BadJsonError): AppError => new AppError('BAD_REQUEST', `${file}: ${error.message}; nothing was imported`)
 
 /** A file with problems: every one listed (to PROBLEM_CAP) in the error's details, and how to go on. */
 export class ImportProblemsError extends AppError {
@@ -45,7 +49,7 @@ export interface ImportSummary {
   format: Format
   /** Rows loaded per section the format has, parents first. */
   rows: { section: DataSection; count: number }[]
-  /** Rows that came with fields the format has and Threadline keeps nowhere (`fields`), per section. */
+  /** Rows that came with fields the format has and Threadline keeps nowhere (`fields`: those the rows had), per section. */
   dropped: { section: DataSection; fields: readonly string[]; count: number }[]
   /** Rows added to `section` for values of its `unique` field that rows of `by` named and no row had. */
   added: { section: DataSection; by: DataSection; unique: UniqueField; count: number }[]
@@ -58,7 +62,7 @@ export function describeImport(summary: ImportSummary, seconds: number): string 
   const counts = listed(summary.rows.map(({ section, count: n }) => count(n, section.noun, section.name)))
   const notes: string[] = []
   for (const { section, fields, count: n } of summary.dropped) {
-    if (n > 0) notes.push(`dropped ${fields.join(', ')} of ${count(n, section.noun, section.name)}`)
+    if (n > 0) notes.push(`dropped ${listed(fields)} of ${count(n, section.noun, section.name)}`)
   }
   for (const { section, by, unique, count: n } of summary.added) {
     if (n > 0) notes.push(`added ${count(n, section.noun, section.name)} for ${by.noun} ${unique.noun}s no ${section.noun} had`)

@@ -22,8 +22,9 @@ export class SectionScan {
   readonly idReferences: number[][]
   /** Per reference by value (rules.valueReferences): row index → the value, as written. */
   readonly valueReferences: Map<number, string>[]
-  /** Per format: the rows that had fields it drops. */
+  /** Per format: the rows that had fields it drops, and which of those fields any row had. */
   readonly dropped: Record<Format, number> = { threadline: 0, jsonplaceholder: 0 }
+  readonly droppedFields: Record<Format, Set<string>> = { threadline: new Set(), jsonplaceholder: new Set() }
 
   constructor(readonly rules: SectionRules) {
     this.name = rules.name
@@ -110,7 +111,10 @@ export async function scan(file: string, rules: ImportRules, progress: Progress)
         else section.unique[i]!.set(key, index)
       }
       for (const format of FORMATS) {
-        if (rules.formats[format]?.dropped.some((field) => field in row)) section.dropped[format]++
+        const had = rules.formats[format]?.dropped.filter((field) => field in row) ?? []
+        if (had.length === 0) continue
+        section.dropped[format]++
+        for (const field of had) section.droppedFields[format].add(field)
       }
       for (const [i, { field }] of rules.idReferences.entries()) section.idReferences[i]![index] = idOr0(row[field])
       for (const [i, { field, inThreadline }] of rules.valueReferences.entries()) {

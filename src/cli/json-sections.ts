@@ -4,6 +4,7 @@
 // than any field accepts, a row larger than any row, or nesting deeper than any row's is refused as
 // soon as it is seen, without being held (a 100 MB string would otherwise fill the bounded heap).
 import { createReadStream, statSync } from 'node:fs'
+import { Readable } from 'node:stream'
 import { StringDecoder } from 'node:string_decoder'
 import Assembler from 'stream-json/assembler.js'
 import { jsonParser } from 'stream-json/parser.js'
@@ -16,6 +17,12 @@ export const FOREIGN_SECTIONS = ['albums', 'photos'] as const
 
 /** Levels of nesting a file may have: a JSONPlaceholder user's `address.geo` is at 5. */
 const MAX_DEPTH = 16
+
+/** The path of a problem of the file as a whole. */
+export const TOP_LEVEL = '(top level)'
+
+/** The problem of a file whose top level is not an object, `names` being the sections it may have. */
+export const notAnObject = (names: readonly string[]): string => `must be an object with ${listed(names)}`
 
 export interface SectionLimits {
   /** The longest string (in characters) any field accepts: anything longer is refused unread. */
@@ -160,11 +167,11 @@ class Walk<S extends NamedSection> {
     const { name } = token
     const opens = name === 'startObject' || name === 'startArray'
     if (opens && this.depth >= MAX_DEPTH) {
-      const path = this.mode === 'rows' || this.mode === 'marker' ? this.rowPath() : (this.key ?? '(top level)')
+      const path = this.mode === 'rows' || this.mode === 'marker' ? this.rowPath() : (this.key ?? TOP_LEVEL)
       return this.stop(path, `is nested deeper than ${MAX_DEPTH} levels; the rest of the file was not read`)
     }
     if (this.depth === 0) {
-      if (name !== 'startObject') return this.stop('(top level)', `must be an object with ${listed(this.sections.map((section) => section.name))}`)
+      if (name !== 'startObject') return this.stop(TOP_LEVEL, notAnObject(this.sections.map((section) => section.name)))
       this.depth = 1
       return
     }
@@ -254,7 +261,7 @@ class Walk<S extends NamedSection> {
     const key = this.key ?? ''
     this.mode = 'skip'
     if (this.keyTooLong) {
-      this.visitor.onShapeProblem('(top level)', this.tooLongWords({ name: TOO_LONG, value: 'endKey' }))
+      this.visitor.onShapeProblem(TOP_LEVEL, this.tooLongWords({ name: TOO_LONG, value: 'endKey' }))
     } else if (key === MARKER) {
       this.mode = 'marker'
       this.size = 1
@@ -310,11 +317,10 @@ export async function walkSections<S extends NamedSection>(
   // The tokenizer itself, called on each chunk of text: its tokens come back as an array, far
   // cheaper than one stream event per token. Nothing is packed by it, so nothing grows unseen.
   const tokenize = jsonParser({ packValues: false, streamValues: true })
-  const decoder = new StringDecoder('utf8')
+  const decoder = createTextDecoder()
   const pack = createPacker(limits.longestValue)
   const walk = new Walk(sections, visitor, limits)
   let lastReported = 0
-  let first = true
   const feed = async (text: string | typeof END) => {
     const tokens = tokenize(text as string) as unknown
     if (tokens === END) return
@@ -328,13 +334,7 @@ export async function walkSections<S extends NamedSection>(
   }
   try {
     for await (const chunk of input as AsyncIterable<Buffer>) {
-      let text = decoder.write(chunk)
-      // A byte-order mark is not JSON; an editor may have written one.
-      if (first && text.length > 0) {
-        if (text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-        first = false
-      }
-      await feed(text)
+      await feed(decoder.write(chunk))
       if (walk.stopped) return
       if (input.bytesRead - lastReported > total / 200) {
         lastReported = input.bytesRead
@@ -345,7 +345,7 @@ export async function walkSections<S extends NamedSection>(
     // The end: a file cut short is found here.
     if (!walk.stopped) await feed(END)
   } catch (error) {
-    if (error instanceof Error && /^Parser/.test(error.message)) throw new BadJsonError(await jsonFault(file, error.message))
+    if (isParserFault(error)) throw new BadJsonError(await jsonFault(createReadStream(file), error.message))
     throw error
   } finally {
     input.destroy()
@@ -368,9 +368,65 @@ function scalarOf(token: Token): unknown {
   }
 }
 
+/** A file's bytes as text, chunk by chunk (a character may span two), a leading byte-order mark dropped. */
+function createTextDecoder() {
+  const decoder = new StringDecoder('utf8')
+  let first = true
+  return {
+    write(chunk: Buffer): string {
+      const text = decoder.write(chunk)
+      if (!first || text.length === 0) return text
+      first = false
+      // A byte-order mark is not JSON; an editor may have written one.
+      return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+    },
+    end: () => decoder.end(),
+  }
+}
+
+/** Whether `error` is the tokenizer's: the text is not JSON. */
+const isParserFault = (error: unknown): error is Error => error instanceof Error && /^Parser/.test(error.message)
+
+/**
+ * A data file's first bytes, judged as they arrive, before the file is copied or read on: a text
+ * that is not JSON, or JSON whose top level is not an object, is known for what it is from its first
+ * bytes, and nothing after them changes that. A start that passes may still be refused later.
+ */
+export class DataFileStart {
+  private readonly tokenize = jsonParser({ packValues: false, streamValues: true })
+  private readonly decoder = createTextDecoder()
+  private readonly seen: Buffer[] = []
+  private opened = false
+
+  /** Takes the next bytes. Throws BadJsonError at a fault of JSON, NotAnObjectError at a first value that is no object. */
+  async take(chunk: Buffer): Promise<void> {
+    this.seen.push(chunk)
+    let tokens: unknown
+    try {
+      tokens = this.tokenize(this.decoder.write(chunk))
+    } catch (error) {
+      // The fault is in the bytes seen: the verifier finds it there, as it would in the whole file.
+      if (isParserFault(error)) throw new BadJsonError(await jsonFault(Readable.from(this.seen), error.message))
+      throw error
+    }
+    if (this.opened || tokens === END) return
+    const [token] = (tokens as { values: Token[] }).values
+    if (token === undefined) return
+    if (token.name !== 'startObject') throw new NotAnObjectError()
+    this.opened = true
+  }
+}
+
+/** A data file whose top level is not an object (DataFileStart): the walk would read nothing of it. */
+export class NotAnObjectError extends Error {
+  constructor() {
+    super('the top level is not an object')
+  }
+}
+
 /** The verifier knows the line and column of a fault; the parser only what it expected. */
-async function jsonFault(file: string, parserMessage: string): Promise<string> {
-  const check = createReadStream(file).pipe(verifier.asStream())
+async function jsonFault(text: Readable, parserMessage: string): Promise<string> {
+  const check = text.pipe(verifier.asStream())
   try {
     // The verifier emits nothing; it throws at the fault.
     await check.toArray()

@@ -19,6 +19,8 @@ export interface ResetOptions {
   yes?: boolean
   /** The copy of --from's file to read, made by the process that started this one (spool.ts). */
   spool?: string
+  /** The most --from's file may give when it is a pipe, a FIFO or a device, in MiB. @default MAX_PIPE_MB (spool.ts) */
+  maxPipeMb?: number
 }
 
 /** The database's name as the prompt shows it: a file's path, or a server and database (no password). */
@@ -47,7 +49,7 @@ async function confirmed(config: Config, options: ResetOptions): Promise<boolean
 export async function resetCommand(config: Config, options: ResetOptions): Promise<void> {
   const from = options.from
   if (from === undefined) return reset(config, options)
-  await withRereadableFile(from, options.spool, async (path, handOn) => {
+  await withRereadableFile(from, { spooled: options.spool, maxPipeMb: options.maxPipeMb }, async (path, handOn) => {
     // The question is asked in the Node that reads the file.
     const exitCode = await rerunWithBoundedHeap(path, handOn)
     if (exitCode !== undefined) process.exitCode = exitCode

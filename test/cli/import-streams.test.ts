@@ -1,10 +1,14 @@
 // Import reads its file twice, and writes only what it checked: a FIFO or a pipe, which give their
-// bytes once, are read once (copied aside); a file that changes between the passes writes nothing.
+// bytes once, are read once (copied aside); a stream that starts as no data file does is refused at
+// its first bytes, and one past the bound when it passes it; a file that changes between the passes
+// writes nothing.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { once } from 'node:events'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { importFile } from '../../src/cli/import-data.js'
@@ -26,8 +30,8 @@ const bad = {
 }
 
 /** A command started as a child process, its output gathered. */
-function start(command: string, args: string[], url: string) {
-  const child = spawn(command, args, { env: { PATH: process.env.PATH, DATABASE_URL: url }, stdio: ['pipe', 'pipe', 'pipe'] })
+function start(command: string, args: string[], url: string, env: Record<string, string> = {}) {
+  const child = spawn(command, args, { env: { PATH: process.env.PATH, DATABASE_URL: url, ...env }, stdio: ['pipe', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -96,6 +100,86 @@ describe('threadline import of what can be read only once', { timeout: 120_000 }
     expect(code).toBe(0)
     expect(stdout).toMatch(/Imported 1 user, 0 posts, 0 comments and 0 todos/)
     expect(await users()).toEqual([[1, `Read from ${how}`, 'good@example.com']])
+  })
+})
+
+/**
+ * Writes `head`, then bytes of `fill` up to `total` in all, to the command's standard input as fast
+ * as it takes them; resolves, once the command has stopped reading, with how many bytes it was given.
+ */
+function feed(child: ChildProcess, head: string, fill: number, total: number): Promise<number> {
+  let given = 0
+  async function* bytes() {
+    given += head.length
+    yield Buffer.from(head)
+    const chunk = Buffer.alloc(64 * 1024, fill)
+    while (given < total) {
+      given += chunk.length
+      yield chunk
+    }
+  }
+  // The command closes its end when it refuses: the write that finds it closed ends the feed.
+  return pipeline(Readable.from(bytes()), child.stdin!).then(
+    () => given,
+    () => given,
+  )
+}
+
+describe('threadline import of a stream that is no data file, or too long', { timeout: 60_000 }, () => {
+  /** The commands' temporary folder (TMPDIR), where a copy would be: empty again after each. */
+  let spools: string
+  beforeAll(() => {
+    spools = join(dir, 'tmp')
+    mkdirSync(spools)
+  })
+  const run = (args: string[]) => {
+    const running = start(process.execPath, [BIN, 'import', ...args], db.url, { TMPDIR: spools })
+    // Not a wait: a command that read on past the first bytes would fill the disk; it is stopped, and the test fails.
+    const runaway = setTimeout(() => running.child.kill('SIGKILL'), 20_000)
+    void running.exited.finally(() => clearTimeout(runaway))
+    return running
+  }
+  const MB = 2 ** 20
+
+  it.skipIf(SECOND_STORE_RUN)('refuses /dev/zero at its first byte, in the words a file of zeros gets, and leaves no copy', async () => {
+    const { code, stderr } = await run(['/dev/zero']).exited
+    expect(stderr).toBe('threadline: /dev/zero: not valid JSON at line 1, column 1 (byte 0): expected a value; nothing was imported\n')
+    expect(code).toBe(1)
+    expect(readdirSync(spools)).toEqual([])
+  })
+
+  it.skipIf(SECOND_STORE_RUN)('refuses a stream of zeros on its standard input at once, taking little of it', async () => {
+    const running = run(['/dev/stdin'])
+    const given = await feed(running.child, '', 0, 64 * MB)
+    const { code, stderr } = await running.exited
+    expect(stderr).toBe('threadline: /dev/stdin: not valid JSON at line 1, column 1 (byte 0): expected a value; nothing was imported\n')
+    expect(code).toBe(1)
+    // What it read, and what the pipe and the streams' buffers held when it stopped.
+    expect(given).toBeLessThan(4 * MB)
+    expect(readdirSync(spools)).toEqual([])
+  })
+
+  it.skipIf(SECOND_STORE_RUN)('refuses a stream whose first value is no object as it refuses such a file, without reading on', async () => {
+    const running = run(['/dev/stdin'])
+    const given = await feed(running.child, '[1, 2', 0x20, 64 * MB)
+    const fromStream = await running.exited
+    const fromFile = await run([fileOf('array.json', '[1, 2]')]).exited
+    expect(fromStream.stderr).toBe(fromFile.stderr.replace(/[^ ]*array\.json/, '/dev/stdin'))
+    expect(fromStream.stderr).toMatch(/^threadline: \/dev\/stdin: 1 problem; nothing was imported\n {2}\(top level\): must be an object with users, /)
+    expect(fromStream.code).toBe(1)
+    expect(given).toBeLessThan(4 * MB)
+  })
+
+  it.skipIf(SECOND_STORE_RUN)('refuses a stream that starts as a data file once it passes --max-pipe-mb, and says to save it to a file', async () => {
+    const running = run(['--max-pipe-mb', '1', '/dev/stdin'])
+    const given = await feed(running.child, '{"users": [', 0x20, 64 * MB)
+    const { code, stderr } = await running.exited
+    expect(stderr).toBe(
+      'threadline: /dev/stdin: more than 1 MiB came through it, the most a pipe, FIFO or device may give (--max-pipe-mb); nothing was imported. Save it to a file and import that (a file is read in place, whatever its size)\n',
+    )
+    expect(code).toBe(1)
+    expect(given).toBeLessThan(4 * MB)
+    expect(readdirSync(spools)).toEqual([])
   })
 })
 

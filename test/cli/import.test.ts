@@ -94,7 +94,7 @@ describe('threadline import', { timeout: 120_000 }, () => {
   it('imports a JSONPlaceholder file: ids kept, fields mapped, an author made for an unknown e-mail, and a new post gets max+1', async () => {
     const { stdout } = await threadline(db.url, ['import', fileOf('placeholder.json', placeholder)])
     expect(stdout).toMatch(
-      /Imported 3 users, 5 posts, 6 comments and 4 todos in [\d.]+ s \(jsonplaceholder: dropped username, address, phone, website, company of 3 users; added 1 user for comment e-mails no user had\)\n$/,
+      /Imported 3 users, 5 posts, 6 comments and 4 todos in [\d.]+ s \(jsonplaceholder: dropped username, address, phone, website and company of 3 users; added 1 user for comment e-mails no user had\)\n$/,
     )
     // Not a terminal: plain lines, no escape codes or carriage returns.
     expect(stdout).toMatch(/^checking \d+% /m)
@@ -226,6 +226,18 @@ describe('threadline import', { timeout: 120_000 }, () => {
     expect(failed.stderr).toMatch(/not valid JSON at line 2, column \d+/)
     expect(await snapshot(db.url)).toEqual(before)
   })
+
+  it.skipIf(SECOND_STORE_RUN)('names only the dropped fields that rows had: a user with a phone alone, one with a username, one with neither', async () => {
+    const file = fileOf('few-fields.json', {
+      users: [
+        { id: 31, name: 'Phone Only', email: 'phone-only@example.com', phone: '1-770-736-8031' },
+        { id: 32, name: 'Username Only', username: 'only', email: 'username-only@example.com' },
+        { id: 33, name: 'Neither', email: 'neither@example.com' },
+      ],
+    })
+    const { stdout } = await threadline(db.url, ['import', file])
+    expect(stdout).toMatch(/Imported 3 users, 0 posts, 0 comments and 0 todos in [\d.]+ s \(jsonplaceholder: dropped username and phone of 2 users\)\n$/)
+  })
 })
 
 /** JSONPlaceholder's /db as it is served, in its own order and shapes: 10 users, 100 posts, 500 comments, 100 albums, 5,000 photos, 200 todos. */
@@ -276,7 +288,7 @@ describe('threadline import of the JSONPlaceholder /db document', { timeout: 120
     const db = jsonPlaceholderDb()
     const { stdout } = await threadline(store.url, ['import', fileOf('db.json', db)])
     expect(stdout).toMatch(
-      /Imported 10 users, 100 posts, 500 comments and 200 todos in [\d.]+ s \(jsonplaceholder: dropped username, address, phone, website, company of 10 users; added 500 users for comment e-mails no user had; skipped albums \(100\), photos \(5,000\): Threadline has no such resources\)\n$/,
+      /Imported 10 users, 100 posts, 500 comments and 200 todos in [\d.]+ s \(jsonplaceholder: dropped username, address, phone, website and company of 10 users; added 500 users for comment e-mails no user had; skipped albums \(100\), photos \(5,000\): Threadline has no such resources\)\n$/,
     )
     const comment = db.comments[41]!
     const post = db.posts[comment.postId - 1]!
