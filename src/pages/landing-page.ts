@@ -190,6 +190,7 @@ section { margin-bottom: 2rem; }
 .counts { display: grid; grid-template-columns: repeat(auto-fit, minmax(9rem, 1fr)); gap: .75rem; margin: 0; }
 .counts div { background: #fff; border: 1px solid var(--line); border-radius: .6rem; padding: .9rem 1rem; }
 .counts dt { color: var(--muted); font-size: .9rem; }
+.note { color: var(--muted); font-size: .9rem; margin: .6rem 0 0; }
 .counts dd { margin: 0; font-size: 1.7rem; font-weight: 700; font-variant-numeric: tabular-nums; }
 .try { display: flex; gap: .5rem; align-items: stretch; }
 .try code { flex: 1; min-width: 0; overflow-x: auto; white-space: nowrap; padding: .7rem .9rem; background: #121722; color: #e8ecf4; border-radius: .5rem; font: .95rem/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; user-select: all; }
@@ -254,6 +255,7 @@ ${links.join('\n')}
 <dl class="counts">
 ${countItems}
 </dl>
+<p class="note">What anyone may read: drafts, and the comments on them, are seen only by their authors and admins, and are not counted here.</p>
 </section>
 <section aria-labelledby="try-title">
 <h2 id="try-title">Try it</h2>

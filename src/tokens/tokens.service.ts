@@ -25,6 +25,8 @@ import type { IssuedToken, SignInInput } from './tokens.schemas.js'
 const TOKEN_PREFIX = 'tl_'
 const TOKEN_PATTERN = /^tl_[A-Za-z0-9_-]{43}$/
 const BEARER_PATTERN = /^Bearer +(\S+) *$/i
+/** What a client sends as its token when the variable meant to hold one was never set (`Bearer ${token}` in JavaScript). */
+const UNSET_TOKENS = new Set(['undefined', 'null'])
 /** Ids bound in one statement (SQLite takes at most 32,766 parameters). */
 const MAX_IDS_PER_QUERY = 1000
 
@@ -198,6 +200,8 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
     async authenticate(authorization: string): Promise<Caller> {
       const token = BEARER_PATTERN.exec(authorization)?.[1]
       if (token === undefined) throw unauthenticated('The Authorization header must be "Bearer <token>"')
+      // Refused as any unknown token is, in words that point at the client's bug (short: a WebSocket's close reason).
+      if (UNSET_TOKENS.has(token)) throw unauthenticated(`"Bearer ${token}" holds no token (an unset variable?): send one, or no Authorization to be anonymous`)
       if (TOKEN_PATTERN.test(token)) {
         const caller = await callerOf(hashToken(token))
         if (caller === undefined) throw unauthenticated('The token is invalid, expired or revoked')

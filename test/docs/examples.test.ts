@@ -17,9 +17,16 @@
 //   last curl answer (after its headers, with -i). Both are parsed and must be equal, except that
 //   "..." matches any value, a "...": "..." member any other members of its object, and a last
 //   "..." item any further items of its array.
-// - A curl with -N (a stream) runs in the background; the test goes on once the server holds its
-//   subscription, and at the next ```text block of the document the stream must have printed that
-//   block's lines, in order; then it is stopped. A stream still open at the document's end fails.
+// - A curl with -N (a stream) runs in the background; the test goes on once the server answered
+//   its request (an event stream's head is written once the subscription is held), and at the next
+//   ```text block of the document the stream must have printed that block's lines, in order; then
+//   it is stopped, and the test goes on once the server has let its subscription go. A stream
+//   still open at the document's end fails.
+// - A ```js block is a program, run by node as an ES module from the repository's root (so it
+//   imports what `npm install` brought), in a terminal of its own: no variable of the document's
+//   session, no TOKEN. It runs as a stream does: the test goes on once it has ended (exit status
+//   0) or the server holds one more subscription; at the next ```text block it must have printed
+//   that block's lines (stdout and stderr); then it is stopped if it still runs.
 // - A variable set from `npx threadline …` (a token) is set once per run: a later document with the
 //   very same command is given the value it gave, without the seconds npm's npx takes each time.
 // - A block that cannot run is marked `<!-- not an example: why -->` on the line before its fence,
@@ -29,7 +36,7 @@
 // and a heading of it for a #fragment into Markdown), docs/configuration.md names exactly the
 // variables loadConfig reads, docs/development.md explains every script of package.json, and no
 // document points outside the repository.
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -39,7 +46,7 @@ import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/create-database.js'
 import { prepareDatabase } from '../../src/server.js'
-import { type BackgroundCommand, BashSession, type CurlCall, waitFor } from '../helpers/bash-session.js'
+import { BashSession, type CurlCall, waitFor } from '../helpers/bash-session.js'
 import { anchorsOf, bodyOf, commandsOf, type DocumentPlan, jsonDifferences, linksOf, planDocument, type Step } from '../helpers/doc-examples.js'
 import { freshSqliteFile, type TestDatabase } from '../helpers/test-store.js'
 
@@ -96,16 +103,90 @@ async function runCommand(session: BashSession, code: string) {
   return result
 }
 
+/** Something a document left running until its next ```text block: a curl -N, or a program. */
+interface Stream {
+  where: string
+  /** What it printed so far, the server's address as the documents write it. */
+  printed(): string
+  /** Ends it (if it still runs); what departed from the document. */
+  stop(): Promise<string[]>
+  /** Subscriptions the server held before it started: it has let the stream's go once it is back there. */
+  subscriptionsBefore: number
+}
+
+/** Starts a curl -N; resolves once the server answered it (an event stream's head follows its subscription). */
+async function startCurlStream(session: BashSession, code: string, where: string, failures: string[]): Promise<Stream> {
+  const subscriptionsBefore = app.subscriptionStats.subscriptions
+  const command = await session.start(code)
+  const answered = () => command.call()?.status !== undefined || command.call()?.exitCode !== undefined
+  await waitFor(answered, 'the stream to be answered').catch(() => undefined)
+  const status = command.call()?.status
+  if (status === undefined || status < 200 || status >= 300)
+    failures.push(`${where}: the stream did not subscribe: ${status === undefined ? 'no answer' : `answered ${status}`}: ${command.call()?.output ?? ''}`)
+  return {
+    where,
+    subscriptionsBefore,
+    printed: () => shown(command.call() ?? { status: undefined, output: '', exitCode: undefined }).replace(/\r\n/g, '\n'),
+    stop: async () => {
+      const status = (await command.stop())?.status
+      return status === undefined || status < 200 || status >= 300 ? [`${where}: the stream answered ${status}`] : []
+    },
+  }
+}
+
+/**
+ * How long a program may take to end or subscribe: node loading a client library (Apollo Client
+ * takes seconds to import on a busy machine) is slower than a curl, so as long as a command may run.
+ */
+const PROGRAM_START_MS = 60_000
+
+/** Starts a ```js program; resolves once it ended or the server holds one more subscription. */
+async function startProgram(code: string, where: string, failures: string[]): Promise<Stream> {
+  const subscriptionsBefore = app.subscriptionStats.subscriptions
+  // A terminal of its own: the reader's environment, without the document's variables.
+  const env = { ...process.env }
+  delete env.TOKEN
+  const child = spawn(process.execPath, ['--input-type=module', '-'], { cwd: ROOT, env })
+  let output = ''
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  const exited = new Promise<number | null>((resolve) => child.once('close', (exitCode) => resolve(exitCode)))
+  child.stdin.end(code.replaceAll(DOCUMENTED_ADDRESS, address))
+  let ended = false
+  void exited.then(() => (ended = true))
+  await waitFor(() => ended || app.subscriptionStats.subscriptions > subscriptionsBefore, 'the program to end or subscribe', PROGRAM_START_MS).catch(() =>
+    failures.push(`${where}: the program neither ended nor subscribed: ${output.slice(0, 500)}`),
+  )
+  const printed = () => output.replaceAll(address, DOCUMENTED_ADDRESS)
+  return {
+    where,
+    subscriptionsBefore,
+    printed,
+    stop: async () => {
+      const endedByItself = ended
+      if (!ended) child.kill('SIGTERM')
+      const exitCode = await exited
+      return endedByItself && exitCode !== 0 ? [`${where}: the program exited ${exitCode}: ${printed().slice(0, 500)}`] : []
+    },
+  }
+}
+
 /** Runs a document's examples in one bash session; returns what departed from the document. */
 async function runDocument(plan: DocumentPlan): Promise<string[]> {
   const session = new BashSession(ROOT, { ...process.env, DATABASE_URL: store.url })
   const failures: string[] = []
-  let stream: { where: string; command: BackgroundCommand } | undefined
+  let stream: Stream | undefined
   try {
     for (const step of plan.steps) {
       if (step.kind === 'text') {
         if (stream !== undefined) failures.push(...(await endStream(stream, `${plan.file}:${step.line}`, step.text)))
         stream = undefined
+        continue
+      }
+      if (step.kind === 'program') {
+        const where = `${plan.file}:${step.line}`
+        if (stream !== undefined) failures.push(`${where}: a second stream while ${stream.where}'s is open`)
+        stream = await startProgram(step.code, where, failures)
         continue
       }
       let last: CurlCall | undefined
@@ -114,12 +195,7 @@ async function runDocument(plan: DocumentPlan): Promise<string[]> {
         const code = command.code.replaceAll(DOCUMENTED_ADDRESS, address)
         if (command.stream) {
           if (stream !== undefined) failures.push(`${where}: a second stream while ${stream.where}'s is open`)
-          const subscriptions = app.subscriptionStats.subscriptions
-          const started = await session.start(code)
-          stream = { where, command: started }
-          await waitFor(() => app.subscriptionStats.subscriptions > subscriptions, 'the subscription').catch(() =>
-            failures.push(`${where}: the stream did not subscribe: ${started.call()?.output ?? ''}`),
-          )
+          stream = await startCurlStream(session, code, where, failures)
           continue
         }
         const result = await runCommand(session, code)
@@ -133,7 +209,10 @@ async function runDocument(plan: DocumentPlan): Promise<string[]> {
       }
       if (step.answer !== undefined) failures.push(...answerFailures(`${plan.file}:${step.answer.line}`, step.answer.json, last))
     }
-    if (stream !== undefined) failures.push(`${stream.where}: the stream is still open at the end of the document (no \`\`\`text block after it)`)
+    if (stream !== undefined) {
+      failures.push(`${stream.where}: the stream is still open at the end of the document (no \`\`\`text block after it)`)
+      await stream.stop()
+    }
   } finally {
     await session.close()
   }
@@ -166,19 +245,21 @@ function answerFailures(where: string, json: string, call: CurlCall | undefined)
   return jsonDifferences(expected, actual).map((difference) => `${where}: ${difference}`)
 }
 
-async function endStream(stream: { where: string; command: BackgroundCommand }, where: string, text: string): Promise<string[]> {
+async function endStream(stream: Stream, where: string, text: string): Promise<string[]> {
   const failures: string[] = []
-  const printed = () => shown(stream.command.call() ?? { status: undefined, output: '', exitCode: undefined }).replace(/\r\n/g, '\n')
-  await waitFor(() => printed().includes(text.trim()), `the stream to print ${where}`).catch(() =>
-    failures.push(`${stream.where}: the stream did not print the lines of ${where}; it printed: ${printed().slice(0, 500)}`),
+  await waitFor(() => stream.printed().includes(text.trim()), `the stream to print ${where}`).catch(() =>
+    failures.push(`${stream.where}: the stream did not print the lines of ${where}; it printed: ${stream.printed().slice(0, 500)}`),
   )
-  const call = await stream.command.stop()
-  const status = call?.status
-  if (status === undefined || status < 200 || status >= 300) failures.push(`${stream.where}: the stream answered ${status}`)
+  failures.push(...(await stream.stop()))
+  // The server lets the subscription go when it sees the connection close: until then, a count
+  // taken for the next stream would still hold this one.
+  await waitFor(() => app.subscriptionStats.subscriptions <= stream.subscriptionsBefore, `the server to let ${stream.where}'s subscription go`).catch(() =>
+    failures.push(`${stream.where}: the server still holds its subscription after it ended`),
+  )
   return failures
 }
 
-const examplesOf = (plan: DocumentPlan) => plan.steps.filter((step): step is Extract<Step, { kind: 'example' }> => step.kind === 'example')
+const examplesOf = (plan: DocumentPlan) => plan.steps.filter((step): step is Exclude<Step, { kind: 'text' }> => step.kind !== 'text')
 
 describe('the rules the examples are read by', () => {
   it('splits commands as bash does: quotes, line continuations, $(…), comments', () => {
@@ -249,6 +330,19 @@ describe('the rules the examples are read by', () => {
   })
 })
 
+describe('the programs of the documents', () => {
+  it("runs a ```js block with node: it must print the next ```text block's lines, and exit 0 if it ends", async () => {
+    const plan = planDocument(
+      'doc.md',
+      ['```js', "console.log(process.env.TOKEN ?? 'no token')", '```', '```text', 'no token', '```', '```js', 'process.exit(3)', '```', '```text', '```'].join(
+        '\n',
+      ),
+    )
+    expect(plan.steps.map((step) => step.kind)).toEqual(['program', 'text', 'program', 'text'])
+    expect(await runDocument(plan)).toEqual(['doc.md:7: the program exited 3: '])
+  })
+})
+
 describe("the documentation's examples", () => {
   it('are all examples the test can run, or say why not', () => {
     expect(plans.flatMap((plan) => plan.errors)).toEqual([])
@@ -259,7 +353,7 @@ describe("the documentation's examples", () => {
     for (const skipped of plan.skipped) it.skip(`${plan.file}:${skipped.line} is not run: ${skipped.reason}`, () => undefined)
     const examples = examplesOf(plan)
     if (examples.length === 0) continue
-    const commands = examples.reduce((count, example) => count + example.commands.length, 0)
+    const commands = examples.reduce((count, example) => count + (example.kind === 'program' ? 1 : example.commands.length), 0)
     it(`${plan.file}: its ${examples.length} examples (${commands} commands) answer as the document shows`, { timeout: 300_000 }, async () => {
       expect(await runDocument(plan)).toEqual([])
     })

@@ -122,6 +122,8 @@ export interface ExampleCommand extends ShellCommand {
 
 export type Step =
   | { kind: 'example'; line: number; commands: ExampleCommand[]; answer: { line: number; json: string } | undefined }
+  /** A ```js block: a program for node, run as a stream is (see test/docs/examples.test.ts). */
+  | { kind: 'program'; line: number; code: string }
   | { kind: 'text'; line: number; text: string }
 
 export interface DocumentPlan {
@@ -143,6 +145,12 @@ export function planDocument(file: string, markdown: string): DocumentPlan {
   fences.forEach((fence, index) => {
     const where = `${file}:${fence.line}`
     if (fence.lang === 'text') plan.steps.push({ kind: 'text', line: fence.line, text: fence.body })
+    if (fence.lang === 'js') {
+      if (fence.notAnExample === undefined) plan.steps.push({ kind: 'program', line: fence.line, code: fence.body })
+      else if (fence.notAnExample === '') plan.errors.push(`${where}: "not an example" without a reason`)
+      else plan.skipped.push({ line: fence.line, reason: fence.notAnExample })
+      return
+    }
     if (fence.lang !== 'sh') {
       if (SHELL_LIKE.has(fence.lang) && /^\s*curl\s/m.test(fence.body)) plan.errors.push(`${where}: a curl example in a \`\`\`${fence.lang} block: label it sh`)
       return
