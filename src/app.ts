@@ -28,6 +28,7 @@ import { onClientError, onFrameworkError, registerErrorHandling } from './http/e
 import { trackAllowedMethods } from './http/method-not-allowed.js'
 import { OPENAPI_JSON_PATH, registerOpenApi } from './http/openapi/openapi-plugin.js'
 import { honourReturnPreference } from './http/prefer.js'
+import { refuseUndeclaredQueryParameters } from './http/query-parameters.js'
 import { createIdempotencyStore, purgeExpiredKeys } from './idempotency/idempotency-store.js'
 import { createIdempotentWrites } from './idempotency/idempotent-writes.js'
 import { healthRoutes } from './operations/health.js'
@@ -43,7 +44,9 @@ import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.
 import { createPasswordAllowances } from './limits/password-allowances.js'
 import { logs, prettyLogStream, stdoutLogStream } from './operations/log-destination.js'
 import { createFairScheduler } from './limits/fair-scheduler.js'
+import { createLoopDelay } from './limits/loop-delay.js'
 import { limitRequestsInFlight } from './limits/in-flight.js'
+import { registerAnswerBytes } from './limits/answer-bytes.js'
 import { registerRateLimit } from './limits/rate-limit.js'
 import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis/connection.js'
 import { bodyAjv, textAjv } from './core/validation.js'
@@ -240,10 +243,20 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   registerUpgradeRequests(app)
   redirectTrailingSlash(app)
   enforceAccess(app)
+  // The loop's delay, which the scheduler sheds load by and /health reports.
+  const loopDelay = createLoopDelay()
+  app.addHook('onClose', async () => loopDelay.close())
   const scheduler =
-    config.http.maxInFlight > 0 ? createFairScheduler({ concurrency: config.http.maxInFlight, maxQueuedPerCaller: config.http.maxQueuedPerCaller }) : undefined
+    config.http.maxInFlight > 0
+      ? createFairScheduler({
+          concurrency: config.http.maxInFlight,
+          maxQueuedPerCaller: config.http.maxQueuedPerCaller,
+          loopDelayMs: () => loopDelay.delayMs(),
+          shedLoopDelayMs: config.http.shedLoopDelayMs,
+        })
+      : undefined
   app.decorate('scheduler', scheduler)
-  if (scheduler !== undefined) limitRequestsInFlight(app, scheduler)
+  if (scheduler !== undefined) limitRequestsInFlight(app, scheduler, { sendTimeoutMs: config.http.sendTimeoutMs })
   if (!config.measureWithout.has('validators')) {
     const { dataVersion } = database
     registerCaching(app, {
@@ -251,12 +264,15 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       ...(dataVersion === undefined ? {} : { representationCache: { budgetBytes: config.http.representationCacheMb * 2 ** 20, dataVersion } }),
     })
   }
+  // Every answer charged by its bytes and bounded (after caching's 304, before compression).
+  registerAnswerBytes(app, { charge: rateLimit.chargeAnswer })
   if (!config.measureWithout.has('compression')) await registerCompression(app)
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
 
   // Operations: liveness, readiness (the database decides; Redis is reported), metrics.
   healthRoutes(app, {
     db,
+    loop: () => ({ delayMs: Math.round(loopDelay.delayMs()), shedding: scheduler?.load().shedding ?? false }),
     timeoutMs: config.operations.readyTimeoutMs,
     redis: () => {
       if (redisUrl === undefined) return undefined
@@ -298,6 +314,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       async (api) => {
         api.addHook('onRequest', versionHook(mount.version))
         api.addHook('onRoute', markRepresentationCacheable)
+        api.addHook('onRoute', refuseUndeclaredQueryParameters)
         api.addHook('onRoute', honourReturnPreference)
         // After the return preference: the kept answer is the whole one, and a retry's own Prefer applies to it.
         api.addHook('onRoute', idempotentWrites.onApiRoute)

@@ -26,6 +26,7 @@ import { isAcceptable, isMediaType, parseAccept } from '../http/accept.js'
 import type { Events } from '../events/events.js'
 import type { IdempotentWrites } from '../idempotency/idempotent-writes.js'
 import type { Limiter } from '../limits/limiter.js'
+import { MAX_ANSWER_BYTES } from '../limits/answer-bytes.js'
 import { callerKey, type RateLimitCharger, type RateLimitConsumer } from '../limits/rate-limit.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../collections/pagination.js'
 import { type GraphQLContext, Loaders } from './context.js'
@@ -36,6 +37,8 @@ import { costLimitRules } from './document-limits/query-limit-rules.js'
 import {
   type AdmittedOperation,
   createOperationPipeline,
+  answerTooLarge,
+  boundAnswer,
   isRefused,
   type OperationPipeline,
   type Payer,
@@ -56,8 +59,8 @@ const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8'
 type MediaType = typeof JSON_TYPE | typeof GRAPHQL_RESPONSE_TYPE
 
 interface Answer {
-  /** 'request-error': the document or variables were refused before execution. */
-  outcome: 'executed' | 'request-error'
+  /** 'request-error': the document or variables were refused before execution; 'too-large': its answer was past MAX_ANSWER_BYTES. */
+  outcome: 'executed' | 'request-error' | 'too-large'
   body: { data?: unknown; errors?: GraphQLFormattedError[] }
 }
 
@@ -84,7 +87,7 @@ export interface GraphQLRoutesOptions {
   /** Bytes of documents each caller may register per window (GRAPHQL_PERSISTED_QUERIES_CALLER_BYTES), as points. */
   persistedQueryAllowance: Pick<Limiter, 'consume'>
   /** A POST carrying a mutation honours its Idempotency-Key: the key checked before it runs, its answer kept. */
-  idempotentWrites: Pick<IdempotentWrites, 'begin' | 'keepAnswer'>
+  idempotentWrites: Pick<IdempotentWrites, 'begin' | 'watchWrites' | 'keepAnswer'>
   /** The clock of the subscriptions' delivery windows. @default Date.now */
   now?: () => number
   /** Spans for the pipeline's stages, each operation on a connection and each delivery (src/tracing/), when tracing is on. */
@@ -143,12 +146,24 @@ export async function graphqlRoutes(
     if (answer.outcome === 'executed') await persisted.register(operation, callerKey(request, request.caller ?? null))
     return answer
   }
+  /** Runs the operation, its answer bounded (stage 9): PAYLOAD_TOO_LARGE in its place past `budget`. */
+  const runBounded = async (request: FastifyRequest, operation: AdmittedOperation, budget?: number): Promise<{ answer: Answer; length: number }> => {
+    const answer = await runAndRegister(request, operation)
+    const bounded = boundAnswer(answer.body, budget)
+    return 'refused' in bounded ? { answer: { outcome: 'too-large', body: bounded.refused }, length: bounded.length } : { answer, length: bounded.length }
+  }
 
   // Errors raised before the resolvers run (bad JSON, a refused token, the rate limit) are
   // GraphQL responses too (`errorBody: 'graphql'`), with the status that says what happened.
   // A mutation's Idempotency-Key is checked once its document is known, before it is charged: a
   // replayed answer costs nothing. Its answer is kept first of the route's onSend hooks.
-  app.post(GRAPHQL_PATH, { config: { access: 'public', scope: 'read', errorBody: 'graphql' }, onSend: idempotentWrites.keepAnswer }, async (request, reply) => {
+  // Its writes mark the key they run under done, in their own transactions (watchWrites).
+  const route = {
+    config: { access: 'public', scope: 'read', errorBody: 'graphql' },
+    preHandler: idempotentWrites.watchWrites,
+    onSend: idempotentWrites.keepAnswer,
+  } as const
+  app.post(GRAPHQL_PATH, route, async (request, reply) => {
     requireJsonBody(request)
     const media = negotiate(request.headers.accept)
     if (Array.isArray(request.body)) return sendBatch(request, reply, media, request.body)
@@ -156,7 +171,7 @@ export async function graphqlRoutes(
     if (isRefused(operation)) return send(reply, media, refusalAnswer(operation))
     if (isMutation(operation) && (acceptWrites(request, reply), await idempotentWrites.begin(request, reply)) === 'replayed') return reply
     await pipeline.charge([operation], payer(request, reply))
-    return send(reply, media, await runAndRegister(request, operation))
+    return send(reply, media, (await runBounded(request, operation)).answer)
   })
 
   attachSubscriptions(app.graphql.schema, parts)
@@ -217,7 +232,7 @@ export async function graphqlRoutes(
         return send(reply, media, { outcome: 'request-error', body: { errors: [formatError(error, request)] } })
       }
       await pipeline.charge([operation], payer(request, reply))
-      return send(reply, media, await runAndRegister(request, operation))
+      return send(reply, media, (await runBounded(request, operation)).answer)
     },
   })
 
@@ -242,9 +257,20 @@ export async function graphqlRoutes(
     )
       return reply
     await pipeline.charge(admitted, payer(request, reply))
-    // One after the other: mutations in a batch apply in the order given.
+    // One after the other: mutations in a batch apply in the order given. The answers share one
+    // bound: an operation whose answer would take the batch past it gets PAYLOAD_TOO_LARGE in its place.
     const bodies = []
-    for (const operation of admitted) bodies.push((isRefused(operation) ? refusalAnswer(operation) : await runAndRegister(request, operation)).body)
+    let left = MAX_ANSWER_BYTES - 2
+    for (const operation of admitted) {
+      // Past the bound already, an operation is not run: no answer of it could be sent.
+      const { answer, length } = isRefused(operation)
+        ? { answer: refusalAnswer(operation), length: 0 }
+        : left <= 0
+          ? { answer: { outcome: 'too-large' as const, body: answerTooLarge() }, length: 0 }
+          : await runBounded(request, operation, left)
+      bodies.push(answer.body)
+      left -= length + 1
+    }
     return reply.code(200).type(media).send(bodies)
   }
 }
@@ -279,7 +305,7 @@ async function run(pipeline: OperationPipeline, schema: GraphQLSchema, request: 
  * of a read (neverCacheErrors then says no-store).
  */
 function send(reply: FastifyReply, media: MediaType, answer: Answer) {
-  const status = media === GRAPHQL_RESPONSE_TYPE && answer.outcome === 'request-error' ? 400 : 200
+  const status = answer.outcome === 'too-large' ? 413 : media === GRAPHQL_RESPONSE_TYPE && answer.outcome === 'request-error' ? 400 : 200
   if (answer.body.errors === undefined || answer.body.errors.length === 0) return reply.code(status).type(media).send(answer.body)
   const serialized = JSON.stringify(answer.body)
   answersWithErrors.set(reply.request, { serialized, media })

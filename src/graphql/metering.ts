@@ -6,15 +6,18 @@
 // An operation's points: 1, plus 1 for each top-level mutation field past the first (aliases
 // included: each runs its own write), plus 1 for each COST_PER_POINT of its cost past the first
 // (the cost rule's figure, src/graphql/document-limits/cost-measure.ts: fields times the page sizes of the lists they
-// are in, and the rows searches, counts and offsets may read). A request's points are its
+// are in, and the rows searches, counts and offsets may read; introspection's fields too, its lists
+// counted by their average length in the schema). A request's points are its
 // operations' sum; the HTTP request paid 1 on arrival (src/limits/rate-limit.ts), the rest is
 // charged here, at once, or the request is refused with 429 and nothing runs.
 //
 // An operation the document cannot give (it does not parse, is past the parser's limits, or is
-// not found), or whose cost is past the limit, is refused without running: 1 point. Every
+// not found), or whose cost (or introspection's) is past its limit, is refused without running: 1 point. Every
 // transport charges these points, through the operation pipeline (src/graphql/operation-pipeline.ts).
 import { Kind, OperationTypeNode, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql'
-import { type ListSizes, operationCosts } from './document-limits/cost-measure.js'
+import { costMeasure, type ListSizes, mainCost } from './document-limits/cost-measure.js'
+import { introspectionCostBound } from './document-limits/cost-rule.js'
+import { measureOperations } from './document-limits/measure.js'
 
 /** Cost per point: an operation costing up to 1,000 (a page of 20 users with their 5 latest posts is 161) takes 1 point. */
 export const COST_PER_POINT = 1_000
@@ -40,8 +43,15 @@ export function createMetering(options: MeteringOptions): Metering {
 
   function measure(document: DocumentNode): DocumentPoints {
     const points = new Map<string, number>()
-    for (const [operation, cost] of operationCosts(document, options.schema(), options.listSizes)) {
-      points.set(operation.name?.value ?? '', cost > options.maxCost ? 1 : operationPoints(operation, document, cost))
+    const { listSizes } = options
+    const schema = options.schema()
+    const measure = costMeasure(listSizes, schema)
+    const charged = costMeasure(listSizes, schema, 'average')
+    for (const [[operation, cost], [, introspection]] of zip(measureOperations(document, measure), measureOperations(document, charged))) {
+      const main = mainCost(cost, listSizes)
+      // Introspection is bounded apart (the cost rule), and charged as any other selection, its lists by their average length.
+      const refused = main > options.maxCost || cost.introspection > introspectionCostBound(schema)
+      points.set(operation.name?.value ?? '', refused ? 1 : operationPoints(operation, document, main + Math.ceil(introspection.introspection)))
     }
     return points
   }
@@ -94,3 +104,6 @@ function topLevelFields(selectionSet: SelectionSetNode, document: DocumentNode):
   }
   return keys.size
 }
+
+/** Pairs of the items of two lists of the same length (the same document's operations, measured twice). */
+const zip = <A, B>(a: readonly A[], b: readonly B[]): Array<[A, B]> => a.map((item, i) => [item, b[i]!])

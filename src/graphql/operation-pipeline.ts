@@ -14,10 +14,14 @@
 //   7. validate              — graphql's rules, the cost limit and introspection's refusal; then the
 //                              operation chosen, and the caller's token judged for it (a mutation
 //                              needs the write scope);
-//   8. execute, in a slot    — of the caller's, from the scheduler every request acquires its slots
+//   8. execute, in a slot    — (introspection alone answered from the answers kept per schema) of the caller's, from the scheduler every request acquires its slots
 //                              from (src/limits/fair-scheduler.ts): an HTTP request holds one from
 //                              before its route runs, an operation over a WebSocket or an event
 //                              stream acquires one around its execution (operation-preparation.ts).
+//
+//   9. bound the answer      — an answer longer than MAX_ANSWER_BYTES is replaced, before it is
+//                              serialized, by PAYLOAD_TOO_LARGE (boundAnswer; src/limits/answer-bytes.ts),
+//                              and charged by its bytes as it is sent.
 //
 // Validation (7) and the execution of queries and mutations (8) are this module's for every
 // transport: a document's verdict is judged once, and its operations compiled by graphql-jit from
@@ -31,12 +35,16 @@ import {
   execute,
   type ExecutionArgs,
   type ExecutionResult,
+  type FieldNode,
+  getOperationAST,
   GraphQLError,
   type GraphQLFormattedError,
   type GraphQLSchema,
   type OperationDefinitionNode,
+  Kind,
   OperationTypeNode,
   parse,
+  print,
   specifiedRules,
   TypeInfo,
   validate,
@@ -46,6 +54,7 @@ import {
 } from 'graphql'
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit'
 import { type Caller, grants, insufficientScope } from '../core/caller.js'
+import { answerTooLargeMessage, jsonLengthWithin, MAX_ANSWER_BYTES } from '../limits/answer-bytes.js'
 import type { ListSizes } from './document-limits/cost-measure.js'
 import { parserLimitError } from './document-limits/parser-guard.js'
 import { type QueryLimits, shapeLimitRules } from './document-limits/query-limit-rules.js'
@@ -137,6 +146,7 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
   /** Stage 8's compiled operations, which go with their documents as the verdicts do. */
   const compiled = new WeakMap<DocumentNode, Compiled>()
   const { tracer } = options
+  const introspection = createIntrospectionAnswers()
   /** Stages 3 to 5 as admit runs them: in a span when tracing is on (decided once, here). */
   const parseStage = tracer === undefined ? parseOnce : (query: string) => tracer.parse(parsed.has(query), () => parseOnce(query))
 
@@ -228,12 +238,15 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
     },
 
     /**
-     * Stage 8 for a query or a mutation of a validated document: by graphql-jit from the document's
+     * Stage 8 for a query or a mutation of a validated document: a query of introspection alone
+     * from the answers kept per schema (createIntrospectionAnswers); else by graphql-jit from the document's
      * second use (graphql's interpreter took 60 ms of the loop at once for 9 aliased pages of 100
      * users with their posts, where the compiled form took 28), else, and for what graphql-jit
      * refuses to compile, by graphql's execute.
      */
     execute(args: ExecutionArgs): Promise<ExecutionResult> | ExecutionResult {
+      const introspected = introspection.answer(args)
+      if (introspected !== undefined) return introspected
       if (!options.jit) return execute(args)
       let known = compiled.get(args.document)
       if (known === undefined) {
@@ -258,7 +271,132 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
 
 export type OperationPipeline = ReturnType<typeof createOperationPipeline>
 
+/** Introspection answers kept per schema: the few documents tools send (GraphiQL's, a client's code generator). */
+const INTROSPECTION_ANSWERS_KEPT = 16
+
+/**
+ * The answers of queries that ask introspection alone (`__schema`, `__type`, `__typename` at the
+ * top, without directives), kept per schema: each top-level field is answered once for its
+ * selection (alias aside), the fragments of its document and the variables, and its answer is
+ * shared by every alias and every later request. Introspection reads only the schema, so the
+ * answer cannot change while the schema is the same; 8 aliased full introspections cost the
+ * graphql walk of one (the points of all 8 are charged by metering.ts, their bytes as they are sent).
+ */
+function createIntrospectionAnswers() {
+  /** The top-level fields of each document's operations that ask introspection alone (null: not such an operation). */
+  const plans = new WeakMap<DocumentNode, Map<string, { operation: OperationDefinitionNode; fields: readonly FieldNode[] } | null>>()
+  /** Each field's key, but for the variables: its text without its alias, and its document's fragments. */
+  const keys = new WeakMap<FieldNode, string>()
+  const answers = new WeakMap<GraphQLSchema, Map<string, unknown>>()
+
+  function planOf(document: DocumentNode, operationName: string | null | undefined) {
+    let byName = plans.get(document)
+    if (byName === undefined) {
+      byName = new Map()
+      plans.set(document, byName)
+    }
+    const name = operationName ?? ''
+    let plan = byName.get(name)
+    if (plan === undefined) {
+      const operation = getOperationAST(document, operationName)
+      const selections = operation?.operation === OperationTypeNode.QUERY ? operation.selectionSet.selections : []
+      const fields = selections.filter(
+        (selection): selection is FieldNode => selection.kind === Kind.FIELD && INTROSPECTION_FIELDS.has(selection.name.value) && !selection.directives?.length,
+      )
+      plan = operation != null && fields.length > 0 && fields.length === selections.length ? { operation, fields } : null
+      byName.set(name, plan)
+    }
+    return plan
+  }
+
+  function keyOf(document: DocumentNode, field: FieldNode): string {
+    let key = keys.get(field)
+    if (key === undefined) {
+      const fragments = document.definitions.filter((definition) => definition.kind === Kind.FRAGMENT_DEFINITION)
+      key = [print({ ...field, alias: undefined }), ...fragments.map((fragment) => print(fragment))].join('\n')
+      keys.set(field, key)
+    }
+    return key
+  }
+
+  /** One field's answer, computed alone on a miss; undefined when it cannot be kept (it failed, or did not finish at once). */
+  function fieldAnswer(args: ExecutionArgs, operation: OperationDefinitionNode, field: FieldNode): unknown {
+    let kept = answers.get(args.schema)
+    if (kept === undefined) {
+      kept = new Map<string, unknown>()
+      answers.set(args.schema, kept)
+    }
+    const key = `${keyOf(args.document, field)}\n${JSON.stringify(args.variableValues ?? {})}`
+    if (kept.has(key)) {
+      const answer = kept.get(key)
+      kept.delete(key)
+      kept.set(key, answer)
+      return answer
+    }
+    const alone = { ...field, alias: undefined }
+    const document: DocumentNode = {
+      kind: Kind.DOCUMENT,
+      definitions: [
+        { ...operation, selectionSet: { kind: Kind.SELECTION_SET, selections: [alone] } },
+        ...args.document.definitions.filter((definition) => definition.kind === Kind.FRAGMENT_DEFINITION),
+      ],
+    }
+    const result = execute({ ...args, document, operationName: operation.name?.value })
+    if (result instanceof Promise || result.errors !== undefined || result.data == null) return undefined
+    const answer = result.data[field.name.value]
+    kept.set(key, answer)
+    if (kept.size > INTROSPECTION_ANSWERS_KEPT) kept.delete(kept.keys().next().value as string)
+    return answer
+  }
+
+  return {
+    /** The answer of an operation that asks introspection alone; undefined for any other (it runs as usual). */
+    answer(args: ExecutionArgs): ExecutionResult | undefined {
+      const plan = planOf(args.document, args.operationName)
+      if (plan === null) return undefined
+      const data: Record<string, unknown> = {}
+      for (const field of plan.fields) {
+        const responseKey = (field.alias ?? field.name).value
+        if (field.name.value === '__typename') {
+          data[responseKey] = args.schema.getQueryType()?.name
+          continue
+        }
+        const answer = fieldAnswer(args, plan.operation, field)
+        if (answer === undefined) return undefined
+        data[responseKey] = answer
+      }
+      return { data }
+    },
+  }
+}
+
+const INTROSPECTION_FIELDS: ReadonlySet<string> = new Set(['__schema', '__type', '__typename'])
+
 export const isRefused = (operation: AdmittedOperation | RefusedOperation): operation is RefusedOperation => 'refused' in operation
+
+/** How to ask for a smaller answer, as the refusal says it. */
+const SMALLER_ANSWER = 'ask for fewer items (limit, first), fewer aliases or fewer fields; in a batch, the answers count together: send the operations apart'
+
+/**
+ * Stage 9: a result (or a batch's bodies so far, by `budget`: what is left of MAX_ANSWER_BYTES)
+ * measured before it is serialized: within the budget, its length; past it, PAYLOAD_TOO_LARGE in
+ * its place, as any operation's refusal is placed, on every transport. Nothing of the text of an
+ * answer over the bound is built.
+ */
+export function boundAnswer<R extends object>(
+  result: R,
+  budget = MAX_ANSWER_BYTES,
+): { result: R; length: number } | { refused: { errors: GraphQLFormattedError[] }; length: number } {
+  const length = jsonLengthWithin(result, budget)
+  if (length !== undefined) return { result, length }
+  const refused = answerTooLarge()
+  return { refused, length: jsonLengthWithin(refused, Number.POSITIVE_INFINITY) ?? 0 }
+}
+
+/** The refusal of an answer past MAX_ANSWER_BYTES, in an operation's place. */
+export const answerTooLarge = (): { errors: GraphQLFormattedError[] } => ({
+  errors: [{ message: answerTooLargeMessage(undefined, MAX_ANSWER_BYTES, SMALLER_ANSWER), extensions: { code: 'PAYLOAD_TOO_LARGE', max: MAX_ANSWER_BYTES } }],
+})
 
 /** The error without the nodes it points at: its locations are kept, by the source and positions. */
 const detached = (error: GraphQLError): GraphQLError =>

@@ -3,7 +3,8 @@
 // process, or in Redis so every instance shares one allowance. An HTTP request takes 1 point when
 // it arrives; work that costs more takes more before it runs (GraphQL: each operation of a batch,
 // each mutation field, and its cost — src/graphql/metering.ts; REST: the relations `include`
-// embeds, through chargeRateLimit), as does a WebSocket subscribe message. Every answer says where
+// embeds, through chargeRateLimit), as does a WebSocket subscribe message; an answer past its first
+// 64 KiB takes more once it is made (chargeAnswer, src/limits/answer-bytes.ts). Every answer says where
 // the caller stands, in the X-RateLimit-* headers and in the IETF draft's RateLimit-Policy and
 // RateLimit — answers given before routing (a malformed URL) or before the limit's own hook (a CORS
 // preflight) included; past the allowance, 429 RATE_LIMITED with Retry-After. When the store cannot
@@ -17,14 +18,13 @@ import type { RateLimitStoreFailure } from '../config.js'
 import { AppError } from '../errors.js'
 import { errorBody } from '../http/error-body.js'
 import { beforeFrameworkErrors } from '../http/error-handler.js'
+import type { AnswerCharger } from './answer-bytes.js'
 import { createLimiter, type CountedLimiter, type LimitState, type LimitVerdict, storeFailureLog } from './limiter.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     /** Charges a request more than its 1 point (chargeRateLimit); undefined when rate limiting is off. */
     chargeRateLimit: RateLimitCharger | undefined
-    /** Gives back what a request took (refundRateLimit); undefined when rate limiting is off. */
-    refundRateLimit: RateLimitRefunder | undefined
   }
 }
 
@@ -71,19 +71,17 @@ export type RateLimitVerdict = { allowed: true } | { allowed: false; error: AppE
  */
 export type RateLimitCharger = (request: FastifyRequest, reply: FastifyReply, points: number) => Promise<void>
 
-/**
- * Gives back every point an HTTP request took so far, and reports the allowance as it then stands
- * (X-RateLimit-Cost: 0): for an answer that cost the service no work (a write's kept answer, replayed).
- */
-export type RateLimitRefunder = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
-
 export interface RateLimit {
   /** The counter for messages that are not HTTP requests; undefined when rate limiting is off. */
   consume: RateLimitConsumer | undefined
   /** Charges an HTTP request more than its 1 point; undefined when rate limiting is off. */
   charge: RateLimitCharger | undefined
-  /** Gives back what an HTTP request took; undefined when rate limiting is off. */
-  refund: RateLimitRefunder | undefined
+  /**
+   * Takes `points` more for an answer already made (its bytes: src/limits/answer-bytes.ts), never
+   * refused: the answer goes out, the headers report the allowance after it, and a caller past it
+   * is refused from its next request on. Undefined when rate limiting is off.
+   */
+  chargeAnswer: AnswerCharger | undefined
   /** Requests the store could not count (let through or refused, by policy). */
   readonly storeErrors: number
 }
@@ -105,11 +103,6 @@ export async function chargeRateLimit(request: FastifyRequest, reply: FastifyRep
   await request.server.chargeRateLimit?.(request, reply, points)
 }
 
-/** Gives back every point the request took through its app's rate limit; nothing when rate limiting is off. */
-export async function refundRateLimit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  await request.server.refundRateLimit?.(request, reply)
-}
-
 /**
  * Counts every HTTP request (in Redis when `store` is given, else in this process), and decorates
  * the app with its `chargeRateLimit`; RATE_LIMIT_MAX=0 counts nothing.
@@ -125,8 +118,7 @@ export async function registerRateLimit(
 ): Promise<RateLimit> {
   if (policy.max === 0) {
     app.decorate('chargeRateLimit', undefined)
-    app.decorate('refundRateLimit', undefined)
-    return { consume: undefined, charge: undefined, refund: undefined, storeErrors: 0 }
+    return { consume: undefined, charge: undefined, chargeAnswer: undefined, storeErrors: 0 }
   }
   const windowS = Math.ceil(policy.windowMs / 1000)
   // One allowance per kind of caller; one store, so one log of its failures for both.
@@ -247,14 +239,19 @@ export async function registerRateLimit(
       charged.set(request, (charged.get(request) ?? 0) + points)
       reportCost(reply, request)
     },
-    async refund(request, reply) {
-      const points = charged.get(request) ?? 0
-      if (points === 0) return
-      // Still counted (a zero, not absent): the answer's own onSend does not count it again.
-      charged.set(request, 0)
-      await limiterFor(request).reward(keyOf(request), points)
-      const reported = reportedAt.get(request)
-      if (reported !== undefined) report(request, reply, { ...reported, allowed: true, remaining: Math.min(reported.limit, reported.remaining + points) })
+    async chargeAnswer(request, reply, points) {
+      if (points <= 0 || !charged.has(request)) return
+      let verdict
+      try {
+        verdict = await limiterFor(request).consume(keyOf(request), points)
+      } catch (error) {
+        // The store failed closed: the answer is made, and goes out; the next request meets the failure.
+        if (error instanceof AppError) return
+        throw error
+      }
+      // Counted even past the allowance (the work is done): the next request is the one refused.
+      report(request, reply, verdict)
+      charged.set(request, (charged.get(request) ?? 0) + points)
       reportCost(reply, request)
     },
     get storeErrors() {
@@ -262,7 +259,6 @@ export async function registerRateLimit(
     },
   }
   app.decorate('chargeRateLimit', rateLimit.charge)
-  app.decorate('refundRateLimit', rateLimit.refund)
   return rateLimit
 }
 

@@ -4,7 +4,10 @@
 // Cost counts each field as 1 and multiplies a list field's subtree by its page size: its literal
 // `limit` (capped at maxLimit), maxLimit when `limit` is a variable (results are cached per
 // document text), defaultLimit when `limit` is left out. Introspection's lists take no `limit`:
-// they count as the longest list introspection can return for the schema. A data list without
+// for the cost rule's bound they count as the longest list introspection can return for the
+// schema; for the charge (src/graphql/metering.ts), as the average length of that list in the
+// schema (the schema's types, a type's fields, a field's arguments...), so that the full
+// introspection query is charged about the fields of its answer. A data list without
 // `limit` is a page's items (`usersPage(limit: 50) { items }`): it takes the page size of the
 // field around it, or maxLimit when that field takes no `limit`. A connection's `first` or `last`
 // is its `limit` (`usersConnection(first: 50) { edges { node } }`), and its `totalCount` (or
@@ -29,6 +32,7 @@ import {
   isListType,
   isNonNullType,
   isObjectType,
+  isUnionType,
   type DocumentNode,
   type FieldNode,
   type GraphQLField,
@@ -101,8 +105,12 @@ function readRows(node: FieldNode, definition: GraphQLField<unknown, unknown> | 
   return rows
 }
 
-export function costMeasure(listSizes: ListSizes, schema: GraphQLSchema): Measure<Cost> {
+/** How introspection's lists are counted: as the longest the schema has (a bound), or as their average length (a charge). */
+export type IntrospectionLists = 'longest' | 'average'
+
+export function costMeasure(listSizes: ListSizes, schema: GraphQLSchema, introspectionLists: IntrospectionLists = 'longest'): Measure<Cost> {
   const listBound = introspectionListBound(schema)
+  const introspectionSizes = introspectionLists === 'average' ? introspectionListSizes(schema) : undefined
   const counting = countingFields(schema)
   return {
     schema,
@@ -123,7 +131,7 @@ export function costMeasure(listSizes: ListSizes, schema: GraphQLSchema): Measur
       if (limit === undefined && !isIntrospectionType(getNamedType(type))) {
         return { main: 1 + ownRows, perItem: below, introspection: listSizes.maxLimit * introspection, ...own }
       }
-      const size = limit ?? listBound
+      const size = limit ?? (definition === undefined ? undefined : introspectionSizes?.get(definition)) ?? listBound
       return { main: 1 + ownRows + size * below, perItem: 0, introspection: size * introspection, ...own }
     },
     add: (a, b) => ({
@@ -173,6 +181,61 @@ function introspectionListBound(schema: GraphQLSchema): number {
   }
   listBounds.set(schema, bound)
   return bound
+}
+
+const listSizesOf = new WeakMap<GraphQLSchema, ReadonlyMap<GraphQLField<unknown, unknown>, number>>()
+
+/**
+ * The average length of each of introspection's lists in the schema, by the field that returns it:
+ * `__Schema.types` the number of types, `__Type.fields` the fields of all types over the number of
+ * types (a type without fields answers null), `__Field.args` the arguments of all fields over the
+ * number of fields, and so on. Nested, the averages multiply to the exact count of what the full
+ * introspection query answers (types × fields per type × arguments per field).
+ */
+function introspectionListSizes(schema: GraphQLSchema): ReadonlyMap<GraphQLField<unknown, unknown>, number> {
+  const known = listSizesOf.get(schema)
+  if (known !== undefined) return known
+  const types = Object.values(schema.getTypeMap())
+  const directives = schema.getDirectives()
+  let fields = 0
+  let args = 0
+  let interfaces = 0
+  let possibleTypes = 0
+  let enumValues = 0
+  let inputFields = 0
+  for (const type of types) {
+    if (isObjectType(type) || isInterfaceType(type)) {
+      const own = Object.values(type.getFields())
+      fields += own.length
+      args += own.reduce((sum, field) => sum + field.args.length, 0)
+      interfaces += type.getInterfaces().length
+    }
+    if (isInterfaceType(type) || isUnionType(type)) possibleTypes += schema.getPossibleTypes(type).length
+    if (isEnumType(type)) enumValues += type.getValues().length
+    if (isInputObjectType(type)) inputFields += Object.keys(type.getFields()).length
+  }
+  const directiveArgs = directives.reduce((sum, directive) => sum + directive.args.length, 0)
+  const locations = directives.reduce((sum, directive) => sum + directive.locations.length, 0)
+  const perType = (count: number) => count / Math.max(1, types.length)
+  const perDirective = (count: number) => count / Math.max(1, directives.length)
+  const sizes = new Map<GraphQLField<unknown, unknown>, number>()
+  const set = (typeName: string, fieldName: string, size: number) => {
+    const type = schema.getType(typeName)
+    const field = isObjectType(type) ? type.getFields()[fieldName] : undefined
+    if (field !== undefined) sizes.set(field, size)
+  }
+  set('__Schema', 'types', types.length)
+  set('__Schema', 'directives', directives.length)
+  set('__Type', 'fields', perType(fields))
+  set('__Type', 'interfaces', perType(interfaces))
+  set('__Type', 'possibleTypes', perType(possibleTypes))
+  set('__Type', 'enumValues', perType(enumValues))
+  set('__Type', 'inputFields', perType(inputFields))
+  set('__Field', 'args', args / Math.max(1, fields))
+  set('__Directive', 'args', perDirective(directiveArgs))
+  set('__Directive', 'locations', perDirective(locations))
+  listSizesOf.set(schema, sizes)
+  return sizes
 }
 
 /** What an operation costs outside introspection: the figure maxCost bounds, and the rate limit charges (src/graphql/metering.ts). */

@@ -7,7 +7,8 @@
 // nested lists at maxLimit (1,010,101), which maxCost must refuse. Introspection's bound is twice
 // what getIntrospectionQuery() with every option costs on the schema at hand (2,191,526 here),
 // computed once per schema, so GraphiQL keeps working as the schema grows while
-// `types { fields { type { fields { ...` is refused.
+// `types { fields { type { fields { ...` is refused. What introspection is charged counts its lists
+// by their average length instead (src/graphql/metering.ts): about the fields it answers.
 import { getIntrospectionQuery, parse, type GraphQLSchema, type ValidationRule } from 'graphql'
 import { costMeasure, type ListSizes, mainCost } from './cost-measure.js'
 import { limitError, nameOf, sentence } from './limit-error.js'
@@ -19,7 +20,7 @@ const INTROSPECTION_COST_FACTOR = 2
 const introspectionCostBounds = new WeakMap<GraphQLSchema, number>()
 
 /** What introspection may cost on this schema: a multiple of the full standard introspection query. */
-function introspectionCostBound(schema: GraphQLSchema): number {
+export function introspectionCostBound(schema: GraphQLSchema): number {
   let bound = introspectionCostBounds.get(schema)
   if (bound !== undefined) return bound
   const query = parse(
@@ -34,13 +35,13 @@ function introspectionCostBound(schema: GraphQLSchema): number {
   )
   // The page sizes do not matter: introspection lists have no `limit`.
   const measured = measureOperations(query, costMeasure({ defaultLimit: 1, maxLimit: 1 }, schema))
-  bound = INTROSPECTION_COST_FACTOR * (measured[0]?.[1].introspection ?? 0)
+  bound = Math.ceil(INTROSPECTION_COST_FACTOR * (measured[0]?.[1].introspection ?? 0))
   introspectionCostBounds.set(schema, bound)
   return bound
 }
 
 /** Costs past 2^53 are reported as 2^53 - 1: the exact figure no longer matters, and JSON can carry it. */
-const reported = (cost: number): number => Math.min(cost, Number.MAX_SAFE_INTEGER)
+const reported = (cost: number): number => Math.min(Math.ceil(cost), Number.MAX_SAFE_INTEGER)
 
 export function costRule(maxCost: number, listSizes: ListSizes): ValidationRule {
   return operationRule(

@@ -8,6 +8,7 @@
 import type { FastifyRequest } from 'fastify'
 import { type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLSchema, OperationTypeNode, subscribe } from 'graphql'
 import type { AcquireOptions } from '../../limits/fair-scheduler.js'
+import { isReplayed } from '../../events/event-stream.js'
 import { callerKey, type RateLimitConsumer } from '../../limits/rate-limit.js'
 import { COST_PER_POINT } from '../metering.js'
 import type { ConnectionCaller } from '../connection-rights.js'
@@ -15,7 +16,8 @@ import { isReservation, type Reservation, type SubscriptionBudget } from '../sub
 import { type GraphQLContext, Loaders } from '../context.js'
 import { formatError } from '../errors.js'
 import { type ListSizes, operationCosts } from '../document-limits/cost-measure.js'
-import type { AdmittedOperation, OperationPipeline } from '../operation-pipeline.js'
+import { type AdmittedOperation, boundAnswer, type OperationPipeline } from '../operation-pipeline.js'
+import { extraAnswerPoints } from '../../limits/answer-bytes.js'
 import { chooseOperation } from '../request-params.js'
 import { badRequest, FormattedError } from './formatted-error.js'
 
@@ -33,7 +35,7 @@ export interface OperationPreparationOptions {
    * scheduler). A bounded wait is refused RATE_LIMITED when the caller has too many waiting.
    */
   schedule: (<T>(callerKey: string, work: () => Promise<T>, options: AcquireOptions) => Promise<T>) | undefined
-  /** Takes the points of a resumed subscription's replay from its caller; absent when rate limiting is off. */
+  /** Takes the points of a resumed subscription's replay, and of results past an answer's first point, from its caller; absent when rate limiting is off. */
   consumeRateLimit: RateLimitConsumer | undefined
   /** Spans for each operation and each delivery (src/tracing/, when tracing is on); absent, none. */
   tracer?: OperationTracer
@@ -66,6 +68,9 @@ export function connectionContext(connectionCaller: ConnectionCaller, stream: Gr
 }
 
 export class OperationPreparation {
+  /** Each result as it goes: bounded, and charged by its length (boundResult). */
+  readonly bound = <R extends object>(request: FastifyRequest, result: R) => boundResult(request, result, this.options.consumeRateLimit)
+
   /** Each subscription's reservation, by the context of its operation. */
   private readonly reservations = new WeakMap<object, Reservation>()
 
@@ -115,10 +120,13 @@ export class OperationPreparation {
     if (reservation === undefined) return subscribe(args)
     // Each event's selection runs as a query's does: compiled by graphql-jit from the document's second use.
     const { pipeline, tracer } = this.options
-    const run =
+    const deliver =
       tracer === undefined
         ? (event: ExecutionArgs) => pipeline.execute(event)
         : (event: ExecutionArgs) => tracer.deliver(event.rootValue, event.contextValue as object, () => pipeline.execute(event))
+    // A replayed event's delivery (a resumed stream's, a thousand at once) takes a turn of its caller's, as other work does.
+    const inTurn = (args.contextValue as GraphQLContext).stream?.inTurn
+    const run = inTurn === undefined ? deliver : (event: ExecutionArgs) => (isReplayed(event.rootValue) ? inTurn(async () => deliver(event)) : deliver(event))
     return this.options.budget.subscribe(args, reservation, run)
   }
 
@@ -157,6 +165,12 @@ export class OperationPreparation {
       }
       reserved.add(held)
       this.reservations.set(context, held)
+      const { schedule } = options
+      if (context.stream !== undefined && schedule !== undefined) {
+        // What a resumed stream reads and delivers of what it missed runs in its caller's turns.
+        const key = callerKey(request, request.caller)
+        context.stream.inTurn = (work) => schedule(key, work, { queued: 'unbounded' })
+      }
       const consume = options.consumeRateLimit
       if (context.stream !== undefined && consume !== undefined) {
         // A resumed subscription's missed events are read out at once: a list of that many, each
@@ -172,6 +186,19 @@ export class OperationPreparation {
     options.tracer?.prepared(context)
     return { schema: options.schema(), document, variableValues: params.variables, operationName: params.operationName, contextValue: context }
   }
+}
+
+/**
+ * Stage 9 on a connection (../operation-pipeline.ts): a result past MAX_ANSWER_BYTES is replaced by
+ * PAYLOAD_TOO_LARGE before it is serialized, and its length past the first point is taken from the
+ * caller once it goes (src/limits/answer-bytes.ts): never refused, as an HTTP answer's bytes are
+ * not, so a caller past its allowance meets it at its next message or request.
+ */
+export async function boundResult<R extends object>(request: FastifyRequest, result: R, consume: RateLimitConsumer | undefined) {
+  const bounded = boundAnswer(result)
+  const extra = extraAnswerPoints(bounded.length)
+  if (extra > 0) await consume?.(request, extra)
+  return 'refused' in bounded ? bounded.refused : bounded.result
 }
 
 /** A result's errors in the service's shape (undefined: the result goes as it is). */

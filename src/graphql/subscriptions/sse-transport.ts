@@ -101,7 +101,8 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
       req.context.ids.push(req.context.identified)
       req.context.identified = undefined
       await req.context.flow.sent()
-      return formatResult(req.raw, result as { errors?: readonly GraphQLError[] })
+      // Bounded and charged by its length (graphql-sse types a result's errors as graphql's; ours are formatted already).
+      return (await operations.bound(req.raw, formatResult(req.raw, result as { errors?: readonly GraphQLError[] }) ?? result)) as typeof result
     },
   })
 

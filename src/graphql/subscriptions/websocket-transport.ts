@@ -183,7 +183,7 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
       },
     ),
 
-    onNext: (ctx: SocketContext, _id, _payload, _args, result) => formatResult(ctx.extra.request, result),
+    onNext: async (ctx: SocketContext, _id, _payload, _args, result) => operations.bound(ctx.extra.request, formatResult(ctx.extra.request, result) ?? result),
   })
 
   /** @fastify/websocket's handler for one upgraded socket: the protocol server, keep-alive pings, and quiet faults. */
