@@ -26,7 +26,8 @@
 //   TURN_BUDGET_MS (a caller not measured yet is expected to be slow), and the callers not measured
 //   yet get one slot per loop turn between them (each of 200 addresses is new).
 // - Load shed. When the loop's delay (loop-delay.ts) is past `shedLoopDelayMs` while work waits,
-//   new work of callers whose work is slow, or not measured yet, is refused SERVICE_UNAVAILABLE
+//   new work of callers whose work is slow (even its cheapest lately: Flow.floorMs), or not
+//   measured yet, is refused SERVICE_UNAVAILABLE
 //   (503) with a Retry-After until it catches up, whichever its queue (a WebSocket's operations
 //   too); light callers' work still queues, and probes (which acquire no slot) are answered.
 // - Bounds. Each caller may have `maxQueuedPerCaller` waiting; one more is refused with
@@ -110,6 +111,12 @@ interface Flow {
   slow: boolean
   /** It has released a slot: its cost is known. */
   measured: boolean
+  /**
+   * The least its slots cost lately: falls to a cheap slot's cost at once, and at most doubles with
+   * each slot after it. A light caller's slots are now and then measured long while the loop is
+   * busy with others' work (a cost that is not its own); a heavy caller's never cost little.
+   */
+  floorMs: number
   /** When it last released a slot (milliseconds, `now`). */
   endedAt: number
 }
@@ -226,6 +233,7 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
         // By the running mean, not the last slot alone: one slot measured short (others' loop time
         // over-subtracted) let a caller of deep pages start several in one loop turn.
         flow.slow = flow.estimateMs > SLOW_HOLD_MS
+        flow.floorMs = flow.measured ? Math.min(costMs, flow.floorMs * 2) : costMs
         flow.measured = true
       }
       flow.running--
@@ -251,6 +259,7 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
         estimateMs: FIRST_ESTIMATE_MS,
         slow: false,
         measured: false,
+        floorMs: FIRST_ESTIMATE_MS,
         endedAt: 0,
       }
       flows.set(callerKey, flow)
@@ -269,7 +278,7 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     // Those the next hand-out will start anyway (free slots nobody else waits for) are not queued.
     const free = Math.max(0, concurrency - running - (waiting - flow.waiting.length))
     const bounded = queueing === 'bounded'
-    if ((flow.slow || !flow.measured) && waiting > 0 && isShedding()) {
+    if ((!flow.measured || flow.floorMs > SLOW_HOLD_MS) && waiting > 0 && isShedding()) {
       return Promise.reject(
         new AppError('SERVICE_UNAVAILABLE', `The server is behind on its work: retry in ${SHED_RETRY_AFTER_S} s.`, undefined, {
           retryAfterS: SHED_RETRY_AFTER_S,

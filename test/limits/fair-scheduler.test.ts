@@ -173,13 +173,14 @@ describe('the fair scheduler', () => {
     expect(s.scheduler.load().running).toBeLessThan(12)
   })
 
-  it('sheds the waiting work of slow and new callers with SERVICE_UNAVAILABLE and a Retry-After while the loop is behind, and queues a light caller’s', async () => {
+  it('sheds the waiting work of slow and new callers with SERVICE_UNAVAILABLE and a Retry-After while the loop is behind, and queues a light caller’s, though one of its slots was measured long', async () => {
     let delay = 0
     const s = scheduled(1, 1000, { loopDelayMs: () => delay, shedLoopDelayMs: 100 })
-    // A slow caller (40 ms a request) and a light one (1 ms), both measured.
+    // A slow caller (40 ms a request) and a light one (1 ms, then once 60 ms while the loop was busy with others' work), all measured.
     for (const [caller, ms] of [
       ['slow', 40],
       ['light', 1],
+      ['light', 60],
     ] as const) {
       const n = s.started.length + 1
       void s.ask(caller)
@@ -188,7 +189,7 @@ describe('the fair scheduler', () => {
       s.started[n - 1]!.release()
     }
     void s.ask('slow')
-    await s.startedCount(3)
+    await s.startedCount(4)
     delay = 150
     expect(s.scheduler.load().shedding).toBe(true)
     // The light caller's request waits for the slot; while it waits, the slow caller's next and a newcomer's are shed.
@@ -199,12 +200,12 @@ describe('the fair scheduler', () => {
     expect(s.scheduler.load().shedding).toBe(false)
     const slow = s.ask('slow')
     s.spend(40)
-    s.started[2]!.release()
-    await light
-    expect(s.started[3]!.caller).toBe('light')
     s.started[3]!.release()
-    await slow
+    await light
+    expect(s.started[4]!.caller).toBe('light')
     s.started[4]!.release()
+    await slow
+    s.started[5]!.release()
     await slow
   })
 })
