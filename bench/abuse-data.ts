@@ -10,7 +10,10 @@
 //   COMMENTS_PER_HOT_POST comments by hot users, so that a comment on post 1 selected as
 //   `post { author { posts(limit: 45) { comments(limit: 45) { author { posts(limit: 45) { content } } } } } }`
 //   resolves 45 × 3 × 45 = 6,075 posts (about 0.7 MB of JSON per delivery);
-// - random comments on the bulk posts.
+// - random comments on the bulk posts;
+// - LARGE_POSTS published posts of LARGE_POST_BYTES each by the large author (and no other posts
+//   of theirs), for the attacks on the bytes of an answer: `posts(limit: 100) { content }` of that
+//   user is about 5 MB.
 import { createHash } from 'node:crypto'
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
@@ -34,7 +37,14 @@ export const ACCOUNTS = {
   victim: { id: 3, name: 'Victor Victim', email: 'victor@example.com', password: 'victor password 1' },
   bystander: { id: 4, name: 'Bea Bystander', email: 'bea@example.com', password: 'bea password 1' },
   commenter: { id: 5, name: 'Carl Commenter', email: 'carl@example.com', password: null },
+  largeAuthor: { id: 6, name: 'Lena Longform', email: 'lena@example.com', password: null },
 } as const satisfies Record<string, Account>
+
+/** The large author's posts: their number and the bytes of each one's content. */
+export const LARGE_POSTS = 50
+export const LARGE_POST_BYTES = 100_000
+/** Named in the seeded file's name: a change of what is seeded besides the sizes seeds anew. */
+const DATA_VERSION = 2
 
 export const HOT_FIRST = 11
 export const HOT_USERS = 50
@@ -114,7 +124,7 @@ export async function abuseDatabase(serverDir: string, dataDir: string, size: Da
     stdio: ['ignore', 'ignore', 'inherit'],
   })
   const schema = createHash('sha256').update(schemaOf(tmp)).digest('hex').slice(0, 10)
-  const file = join(dataDir, `abuse-${size.users}-${size.posts}-${size.comments}-${schema}.db`)
+  const file = join(dataDir, `abuse-v${DATA_VERSION}-${size.users}-${size.posts}-${size.comments}-${schema}.db`)
   if (existsSync(file)) {
     removeTmp()
     return file
@@ -177,6 +187,12 @@ function fill(db: Database.Database, size: DataSize, hashes: Map<number, string>
   const hotPosts = postId
   const firstBulkUser = HOT_FIRST + HOT_USERS
   while (postId < size.posts) post(random.int(firstBulkUser, size.users), random.next() < 0.9)
+  // The large author's, after the bulk: the other posts keep their ids.
+  for (let p = 0; p < LARGE_POSTS; p++) {
+    const at = new Date(EPOCH - 30 * DAY_MS + p * 60_000).toISOString()
+    const content = `${words(random, 20, 40)} `.repeat(Math.ceil(LARGE_POST_BYTES / 100)).slice(0, LARGE_POST_BYTES)
+    insertPost.run(++postId, ACCOUNTS.largeAuthor.id, sentence(random).slice(0, 60), content, 'published', at, at, at)
+  }
 
   const insertComment = db.prepare('insert into comments (post_id, author_id, content, created_at, updated_at) values (?, ?, ?, ?, ?)')
   const comment = (onPost: number, author: number) => {

@@ -42,6 +42,12 @@ declare module 'fastify' {
      * GET /health, /ready, /metrics (limits/rate-limit.ts, limits/in-flight.ts).
      */
     unmetered?: boolean
+    /**
+     * The answer is a file of the package (a page's script or style): the same for every caller, held
+     * once in memory, cached by browsers for a day. Charged its request's point, not its bytes
+     * (limits/answer-bytes.ts).
+     */
+    packagedFile?: boolean
     /** The route holds its connection open (an event stream): it acquires no slot of the scheduler (limits/in-flight.ts). */
     longLived?: boolean
     /**

@@ -7,9 +7,12 @@
 // process serializes, holds and compresses all of them, whatever reaches the wire.
 //
 // No answer may exceed MAX_ANSWER_BYTES: past it, PAYLOAD_TOO_LARGE (413) in the error envelope,
-// saying the bound and how to ask for less. GraphQL refuses such an answer before it runs, from
-// an estimate of its size (src/graphql/document-limits/answer-size-rule.ts), and bounds a batch
-// as it runs (src/graphql/graphql-routes.ts); the hook here is the backstop for every HTTP answer.
+// saying the bound and how to ask for less. GraphQL measures a result before it is serialized
+// (jsonLengthWithin, src/graphql/operation-pipeline.ts), so its text is never built, and bounds a
+// batch together (src/graphql/graphql-routes.ts); the hook here is the backstop for every HTTP
+// answer. A file of the package (a page's script) is charged its request's point alone: it is
+// held once for everyone and cached by browsers.
+
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorCode } from '../errors.js'
 import { errorBody } from '../http/error-body.js'
@@ -72,7 +75,8 @@ export function registerAnswerBytes(app: FastifyInstance, options: AnswerBytesOp
     const bytes = bodyBytes(payload)
     if (bytes <= ANSWER_BYTES_PER_POINT) return done(null, payload)
     if (bytes > maxBytes) return done(null, refuse(request, reply, bytes, maxBytes))
-    if (charge === undefined || request.routeOptions.config?.unmetered === true) return done(null, payload)
+    const config = request.routeOptions.config
+    if (charge === undefined || config?.unmetered === true || config?.packagedFile === true) return done(null, payload)
     charge(request, reply, extraAnswerPoints(bytes)).then(
       () => done(null, payload),
       (error: unknown) => done(error as Error),

@@ -102,7 +102,7 @@ export async function readPackageAsset<P extends PackageName>(
  */
 export function servePageAssets(app: FastifyInstance, path: string, assets: readonly PageAsset[]): void {
   for (const asset of assets) {
-    app.get(`${path}/${asset.name}`, { config: { access: 'public' }, compress: false }, async (request, reply) => {
+    app.get(`${path}/${asset.name}`, { config: { access: 'public', packagedFile: true }, compress: false }, async (request, reply) => {
       const loaded = await asset.loaded()
       reply.header('cache-control', ASSET_CACHE_CONTROL).header('etag', loaded.etag)
       addVary(reply, 'Accept-Encoding')

@@ -31,7 +31,11 @@ const START_TIMEOUT_MS = 30_000
 
 /** Starts `threadline serve [flags]`; resolves with its address once it logged it (killing it if it never does). */
 export async function startServe(env: Record<string, string>, flags: readonly string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...flags], { env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', ...env } })
+  // No shedding by the loop's delay unless a test asks: the server shares two cores with the test
+  // workers, and its loop runs late for their work, not its own (as in build-test-app.ts).
+  const child = spawn(process.execPath, [BIN, 'serve', ...flags], {
+    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', HTTP_SHED_LOOP_DELAY_MS: '0', ...env },
+  })
   running.add(child)
   child.on('exit', () => running.delete(child))
   let output = ''
