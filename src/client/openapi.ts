@@ -746,7 +746,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is larger than 1 MiB (`PAYLOAD_TOO_LARGE`). */
+        /** @description The body is larger than 1 MiB, or the answer would be larger than 16 MiB (`PAYLOAD_TOO_LARGE`). */
         PayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -933,7 +933,7 @@ export interface components {
          */
         Prefer: string;
         /**
-         * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+         * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
          * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
          */
         IdempotencyKey: string;
@@ -1302,7 +1302,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1618,7 +1618,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1779,7 +1779,7 @@ export interface operations {
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1840,7 +1840,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2342,7 +2342,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2660,7 +2660,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2815,7 +2815,7 @@ export interface operations {
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2881,7 +2881,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3340,7 +3340,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3647,7 +3647,7 @@ export interface operations {
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3718,7 +3718,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4106,7 +4106,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4328,7 +4328,7 @@ export interface operations {
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4394,7 +4394,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4986,7 +4986,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5302,7 +5302,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5463,7 +5463,7 @@ export interface operations {
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5524,7 +5524,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6024,7 +6024,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6342,7 +6342,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6497,7 +6497,7 @@ export interface operations {
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6563,7 +6563,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7020,7 +7020,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7327,7 +7327,7 @@ export interface operations {
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7398,7 +7398,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -7784,7 +7784,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8006,7 +8006,7 @@ export interface operations {
                  */
                 "If-Match"?: components["parameters"]["IfMatch"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -8072,7 +8072,7 @@ export interface operations {
                  */
                 Prefer?: components["parameters"]["Prefer"];
                 /**
-                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
                  * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];

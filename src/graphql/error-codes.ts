@@ -49,7 +49,7 @@ export const REQUEST_ERRORS_DOC = errorsLine({
     'the document does not parse or validate, a variable is bad, or it is over the depth, alias or cost limits; or a persisted query whose hash does not match',
   UNAUTHENTICATED: 'a token sent that is not valid',
   RATE_LIMITED: 'over the allowance; extensions.retryAfter says when to retry',
-  PAYLOAD_TOO_LARGE: 'a body over 1 MiB',
+  PAYLOAD_TOO_LARGE: 'a body over 1 MiB, or an answer over 16 MiB',
   UNSUPPORTED_MEDIA_TYPE: 'a body that is not JSON',
   NOT_ACCEPTABLE: 'Accept admits no GraphQL or JSON answer',
   METHOD_NOT_ALLOWED: 'a mutation over GET',

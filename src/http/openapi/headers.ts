@@ -127,7 +127,7 @@ export const RETRIES = {
     name: 'Idempotency-Key',
     in: 'header',
     description:
-      'A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Answers 429 and 5xx are not kept: their retry runs. Keys are per caller.',
+      'A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.',
     schema: { type: 'string', minLength: 1, maxLength: 255 },
     example: '5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90',
   },
