@@ -54,7 +54,11 @@ export const ERROR_CATALOGUE = {
     title: 'Precondition Failed',
     description: 'If-Match names no current representation (`PRECONDITION_FAILED`).',
   },
-  PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload Too Large', description: 'The body is larger than 1 MiB, or the answer would be larger than 16 MiB (`PAYLOAD_TOO_LARGE`).' },
+  PAYLOAD_TOO_LARGE: {
+    status: 413,
+    title: 'Payload Too Large',
+    description: 'The body is larger than 1 MiB, or the answer would be larger than 16 MiB (`PAYLOAD_TOO_LARGE`).',
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     title: 'Unsupported Media Type',
