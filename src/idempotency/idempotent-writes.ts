@@ -140,7 +140,11 @@ export function createIdempotentWrites(store: IdempotencyStore, log: FastifyBase
     }, done)
   }
 
-  const watchWrites: preHandlerHookHandler = (request, _reply, done) => withBeforeCommit(markWriteDone(request), () => done())
+  // Only a request that may claim a key is watched: the asynchronous context withBeforeCommit runs
+  // in (AsyncLocalStorage) makes every promise of the process dearer once it is in use (GraphQL
+  // queries 20% slower when every POST /graphql ran in one).
+  const watchWrites: preHandlerHookHandler = (request, _reply, done) =>
+    request.headers['idempotency-key'] === undefined || !canWrite(request.caller) ? done() : withBeforeCommit(markWriteDone(request), () => done())
 
   const keepAnswer: onSendHookHandler = (request, reply, payload, done) => {
     const owned = claimed.get(request)

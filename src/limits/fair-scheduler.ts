@@ -22,8 +22,9 @@
 //   arrived meanwhile competes for the next slot.
 // - The loop's work, across callers. Fairness between callers does not bound what all of them
 //   together ask of the loop: 64 callers each sending one slow request would each be given a slot
-//   in one loop turn. So one loop turn hands out slots whose expected costs add up to at most
-//   TURN_BUDGET_MS (a caller not measured yet is expected to be slow), and the callers not measured
+//   in one loop turn. So while callers contend, one loop turn hands out slots whose expected costs
+//   add up to at most TURN_BUDGET_MS (a caller not measured yet is expected to be slow; a caller
+//   alone is not held to it, as it was not before), and the callers not measured
 //   yet get one slot per loop turn between them (each of 200 addresses is new).
 // - Load shed. When the loop's delay (loop-delay.ts) is past `shedLoopDelayMs` while work waits,
 //   new work of callers whose work is slow (even its cheapest lately: Flow.floorMs), or not
@@ -210,7 +211,8 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
         return
       }
       expectedMs += flow.measured ? flow.estimateMs : SLOW_HOLD_MS
-      if (expectedMs >= TURN_BUDGET_MS) break
+      // A caller alone is not held to the budget: nobody else waits on its turns.
+      if (expectedMs >= TURN_BUDGET_MS && (backlogged.size > 1 || (backlogged.size === 1 && !backlogged.has(flow)))) break
     }
     scheduleHandOut()
   }
