@@ -41,6 +41,7 @@ let target: Side
 /** An app on an existing database, out of the way of rate limits (thousands of reads from one address). */
 async function sideOn(store: TestDatabase, ownerId: number): Promise<Side> {
   const config = loadConfig({
+    HTTP_SHED_LOOP_DELAY_MS: '0',
     DATABASE_URL: store.url,
     LOG_LEVEL: 'silent',
     SEED_DEMO_DATA: 'false',

@@ -84,7 +84,7 @@ describe('threadline', () => {
     const { stdout } = await threadline(['tokens', 'create', '--user', 'root@example.com', '--ttl', '1h'])
     expect(stdout).toMatch(/^tl_[A-Za-z0-9_-]{43}\n$/)
     const token = stdout.trim()
-    const app = await buildApp(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
+    const app = await buildApp(loadConfig({ HTTP_SHED_LOOP_DELAY_MS: '0', DATABASE_URL: url, LOG_LEVEL: 'silent' }))
     try {
       const res = await app.inject({
         method: 'POST',
@@ -100,7 +100,7 @@ describe('threadline', () => {
 
   it.skipIf(SECOND_STORE_RUN)('tokens create --scope read makes a token that reads and is refused writes', async () => {
     const token = (await threadline(['tokens', 'create', '--user', 'root@example.com', '--scope', 'read'])).stdout.trim()
-    const app = await buildApp(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
+    const app = await buildApp(loadConfig({ HTTP_SHED_LOOP_DELAY_MS: '0', DATABASE_URL: url, LOG_LEVEL: 'silent' }))
     try {
       const read = await app.inject({ method: 'GET', url: '/users', headers: { authorization: `Bearer ${token}` } })
       expect(read.statusCode).toBe(200)
@@ -127,7 +127,7 @@ describe('threadline', () => {
   it.skipIf(SECOND_STORE_RUN)('tokens revoke makes a token useless, and says when there is nothing to revoke', async () => {
     const token = (await threadline(['tokens', 'create', '--user', '1'])).stdout.trim()
     await threadline(['tokens', 'revoke', token])
-    const app = await buildApp(loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent' }))
+    const app = await buildApp(loadConfig({ HTTP_SHED_LOOP_DELAY_MS: '0', DATABASE_URL: url, LOG_LEVEL: 'silent' }))
     try {
       const res = await app.inject({ method: 'GET', url: '/users', headers: { authorization: `Bearer ${token}` } })
       expect(res.statusCode).toBe(401)

@@ -299,7 +299,7 @@ describe('trusted documents', () => {
   })
 
   it('reads both file formats, and refuses to start on a bad file, naming the variable', () => {
-    const load = (env: Record<string, string>) => loadConfig({ DATABASE_URL: 'sqlite::memory:', ...env }).graphql.persistedQueries
+    const load = (env: Record<string, string>) => loadConfig({ HTTP_SHED_LOOP_DELAY_MS: '0', DATABASE_URL: 'sqlite::memory:', ...env }).graphql.persistedQueries
     expect(load({ GRAPHQL_TRUSTED_DOCUMENTS: plain }).trustedDocuments.get(sha256Hex(trusted))).toBe(trusted)
     expect(load({ GRAPHQL_TRUSTED_DOCUMENTS: manifest }).trustedDocuments.get(sha256Hex(trusted))).toBe(trusted)
     for (const bad of [

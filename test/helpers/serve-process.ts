@@ -78,7 +78,7 @@ export async function tokenFromCli(databaseUrl: string, userId: number): Promise
  * more, at the cost of a start.
  */
 export async function storedCommentsOnFirstPost(databaseUrl: string): Promise<Set<string>> {
-  const reader = await buildApp(loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }))
+  const reader = await buildApp(loadConfig({ HTTP_SHED_LOOP_DELAY_MS: '0', DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', RATE_LIMIT_MAX: '0' }))
   try {
     return await commentsOnFirstPost(await reader.listen({ host: '127.0.0.1', port: 0 }))
   } finally {

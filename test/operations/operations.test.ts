@@ -62,7 +62,7 @@ describe('readiness when the database does not answer', () => {
     ['refuses connections', async () => `postgres://nobody@127.0.0.1:${await freePort()}/threadline`],
     ['hangs', async () => `postgres://nobody@127.0.0.1:${(blackhole.address() as { port: number }).port}/threadline`],
   ])('answers /ready 503 with Retry-After when the database %s, and /health 200', async (_how, url) => {
-    const app = await buildApp(loadConfig({ DATABASE_URL: await url(), LOG_LEVEL: 'silent', READY_TIMEOUT_MS: '300' }))
+    const app = await buildApp(loadConfig({ HTTP_SHED_LOOP_DELAY_MS: '0', DATABASE_URL: await url(), LOG_LEVEL: 'silent', READY_TIMEOUT_MS: '300' }))
     try {
       const started = performance.now()
       const ready = await app.inject({ method: 'GET', url: '/ready' })

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js'
 import { passwordHashingStats } from '../../src/users/passwords.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
-const DEFAULTS = loadConfig({}).passwords
+const DEFAULTS = loadConfig({ HTTP_SHED_LOOP_DELAY_MS: '0' }).passwords
 const WINDOW_S = DEFAULTS.changesWindowMs / 1000
 
 describe('the password allowance', () => {
