@@ -5,7 +5,7 @@
 // is judged here, as it is registered, against the parameters the API description gives it: those
 // of its representation (`select`, `include`, `<relation>.limit`: openapi/representation-parameters.ts),
 // or none. Their values are judged where they are read (collections/embedding.ts).
-import type { FastifyRequest, RouteOptions } from 'fastify'
+import type { preValidationHookHandler, RouteOptions } from 'fastify'
 import { AppError } from '../errors.js'
 import { representationParameters } from './openapi/representation-parameters.js'
 
@@ -15,13 +15,16 @@ export function refuseUndeclaredQueryParameters(route: RouteOptions): void {
   const shape = route.config?.representation
   const taken = new Set(shape === undefined ? [] : representationParameters(shape).map(({ name }) => String(name)))
   const offered = taken.size === 0 ? 'this operation takes no query parameters' : `the parameters here are ${[...taken].join(', ')}`
-  const refuse = async (request: FastifyRequest): Promise<void> => {
+  // A callback hook, not an async one: the request path gains no promise.
+  const refuse: preValidationHookHandler = (request, _reply, done) => {
     const unknown = Object.keys(request.query as Record<string, unknown>).filter((name) => !taken.has(name))
-    if (unknown.length === 0) return
-    throw new AppError(
-      'BAD_REQUEST',
-      'The query parameters are not valid',
-      unknown.map((field) => ({ field, message: `is not a parameter of this operation: ${offered}` })),
+    if (unknown.length === 0) return done()
+    done(
+      new AppError(
+        'BAD_REQUEST',
+        'The query parameters are not valid',
+        unknown.map((field) => ({ field, message: `is not a parameter of this operation: ${offered}` })),
+      ),
     )
   }
   const hooks = route.preValidation
