@@ -141,8 +141,8 @@ export function createIdempotentWrites(store: IdempotencyStore, log: FastifyBase
   }
 
   // Only a request that may claim a key is watched: the asynchronous context withBeforeCommit runs
-  // in (AsyncLocalStorage) makes every promise of the process dearer once it is in use (GraphQL
-  // queries 20% slower when every POST /graphql ran in one).
+  // in (AsyncLocalStorage) turns on the promise hooks of the whole process once it is in use, and
+  // every promise then costs more.
   const watchWrites: preHandlerHookHandler = (request, _reply, done) =>
     request.headers['idempotency-key'] === undefined || !canWrite(request.caller) ? done() : withBeforeCommit(markWriteDone(request), () => done())
 

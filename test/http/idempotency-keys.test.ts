@@ -3,6 +3,7 @@
 // that were done are kept, only for callers who can write, bounded in bytes; keys are per caller,
 // kept in the database (another app on the same database replays them), expire and are purged in
 // slices; a write whose answer was lost is not run again.
+import type { FastifyInstance } from 'fastify'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
@@ -34,6 +35,16 @@ function createPost(key: string | undefined, body: object = { title: 'Once', con
     token: t.tokens.alice,
     headers: { ...(key === undefined ? {} : { 'idempotency-key': key }), ...headers },
     json: body,
+  })
+}
+
+/** Alice's keyed create sent to `app`: another app on the same database (a restart, another instance). */
+function createPostOn(app: FastifyInstance, key: string, body: object) {
+  return app.inject({
+    method: 'POST',
+    url: postsUrl(),
+    headers: { authorization: `Bearer ${t.tokens.alice}`, 'content-type': 'application/json', 'idempotency-key': key },
+    payload: JSON.stringify(body),
   })
 }
 
@@ -291,13 +302,7 @@ describe('Idempotency-Key on REST writes', () => {
     const body = { title: 'Stampede', content: 'fifty at once' }
     // A second app on the same database: another instance (PostgreSQL), another process's connection (SQLite).
     const other = await buildApp(t.config, { now: t.clock.now })
-    const viaOther = () =>
-      other.inject({
-        method: 'POST',
-        url: postsUrl(),
-        headers: { authorization: `Bearer ${t.tokens.alice}`, 'content-type': 'application/json', 'idempotency-key': key },
-        payload: JSON.stringify(body),
-      })
+    const viaOther = () => createPostOn(other, key, body)
     const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? createPost(key, body) : viaOther()))).finally(() => other.close())
     expect(await postsTitled('Stampede')).toBe(1)
     const created = answers.filter((answer) => answer.statusCode === 201)
@@ -315,12 +320,7 @@ describe('Idempotency-Key on REST writes', () => {
     const first = await createPost(key, body)
     const other = await buildApp(t.config, { now: t.clock.now })
     try {
-      const again = await other.inject({
-        method: 'POST',
-        url: postsUrl(),
-        headers: { authorization: `Bearer ${t.tokens.alice}`, 'content-type': 'application/json', 'idempotency-key': key },
-        payload: JSON.stringify(body),
-      })
+      const again = await createPostOn(other, key, body)
       expect(again.statusCode).toBe(201)
       expect(again.headers['idempotent-replayed']).toBe('true')
       expect(again.json().data.id).toBe(first.json().data.id)
@@ -561,12 +561,7 @@ describe('The write runs once through faults', () => {
     t.clock.advance(61_000)
     const other = await buildApp(t.config, { now: t.clock.now })
     try {
-      const retried = await other.inject({
-        method: 'POST',
-        url: postsUrl(),
-        headers: { authorization: `Bearer ${t.tokens.alice}`, 'content-type': 'application/json', 'idempotency-key': key },
-        payload: JSON.stringify(body),
-      })
+      const retried = await createPostOn(other, key, body)
       expect(retried.statusCode).toBe(409)
       expect(retried.json().error).toMatchObject({ code: 'CONFLICT', details: [{ field: 'Idempotency-Key' }] })
       expect(retried.headers['retry-after']).toBeUndefined()
