@@ -51,7 +51,8 @@
 // next). The attacker sends as fast as its allowance lets: --concurrency requests in flight (8 for the
 // offset pages), each worker waiting min(Retry-After, 1 s) after a 429 or a 503 (load shed) and going
 // on; 429s and 503s are counted apart. Requests still unanswered --drain seconds after the attack are
-// given up. The probe runs from 127.0.0.3 (/health) and 127.0.3.1-8 in turn (/api/v1/users/1, so the
+// given up. The probe runs on a thread of its own (abuse-probe.ts: its timings are the server's, not
+// the attacker's loop), from 127.0.0.3 (/health) and 127.0.3.1-8 in turn (/api/v1/users/1, so the
 // probe stays inside the anonymous allowance), and for the attacks above from 127.0.4.1-8 a small POST
 // /graphql too, open loop: each request is timed from when it was due, so a stall counts in full. The
 // server's event-loop delay during each attack is read from its GET /metrics (prom-client's histogram,
@@ -90,6 +91,7 @@ import { Agent, request } from 'undici'
 import WebSocket from 'ws'
 import { freePort } from '../test/helpers/private-redis.js'
 import { abuseDatabase, ACCOUNTS, HOT_FIRST, HOT_POST_ID, LARGE_POST_BYTES, LARGE_POSTS } from './abuse-data.js'
+import { type Probes, startProbe } from './abuse-probe.js'
 import { build, machine, rssOf, type RunningServer, startServer, stats } from './lib.js'
 
 const { values: args } = parseArgs({
@@ -1245,21 +1247,7 @@ async function replays(context: Context): Promise<Record<string, unknown>> {
   }
 }
 
-// --- the probe
-
-interface ProbeResult {
-  p50: number
-  p99: number
-  max: number
-  n: number
-  statuses: Record<string, number>
-}
-
-type Probes = Record<'health' | 'user', ProbeResult> & {
-  graphql?: ProbeResult
-  /** The loop delays the server's /health answers reported (a server that reports one): their p99 and max. */
-  reportedLoopDelay?: { p99Ms: number; maxMs: number; n: number }
-}
+// --- the server's loop delay (the probe: abuse-probe.ts)
 
 /** prom-client's sampling period of the loop (its default precision): every sample holds it, a loop never late reads it. */
 const METRICS_LOOP_RESOLUTION_MS = 10
@@ -1287,87 +1275,6 @@ async function loopDelaySinceLastRead(url: string): Promise<LoopDelay | undefine
   if (!Number.isFinite(p99) || !Number.isFinite(max)) return undefined
   const late = (s: number) => round(Math.max(0, s * 1000 - METRICS_LOOP_RESOLUTION_MS))
   return { p99Ms: late(p99), maxMs: late(max), source: 'the server (GET /metrics)' }
-}
-
-type Probed = 'health' | 'user' | 'graphql'
-
-/** What a small POST /graphql of the probe asks. */
-const PROBE_GRAPHQL = JSON.stringify({ query: '{ user(id: "1") { id name } }' })
-
-/**
- * GET /health and GET /api/v1/users/1 every 50 ms, open loop, until stopped; each timed from when it
- * was due. With `graphql`, a small POST /graphql as often, from addresses of its own.
- */
-function startProbe(url: string, graphql = false) {
-  const health = new Agent({ localAddress: ADDRESS.probe, connections: 64 })
-  const pool = ADDRESS.probePool.map((address) => new Agent({ localAddress: address, connections: 16 }))
-  const graphqlPool = graphql ? ADDRESS.graphqlProbePool.map((address) => new Agent({ localAddress: address, connections: 16 })) : []
-  const samples = { health: [] as number[], user: [] as number[], graphql: [] as number[] }
-  const statuses = { health: new Tally(), user: new Tally(), graphql: new Tally() }
-  const reportedDelays: number[] = []
-  /** Probes not answered yet, with when each was due. */
-  const pending = new Map<Promise<void>, { which: Probed; due: number }>()
-  let stopped = false
-  let tick = 0
-  const fire = (which: Probed, dispatcher: Agent, path: string) => {
-    const due = performance.now()
-    const probe: Promise<void> = request(
-      `${url}${path}`,
-      which === 'graphql' ? { dispatcher, method: 'POST', headers: json, body: PROBE_GRAPHQL } : { dispatcher },
-    )
-      .then(async (response) => {
-        if (which !== 'health') {
-          await response.body.arrayBuffer()
-          return response.statusCode
-        }
-        // A server that reports its loop's delay in /health: each figure kept.
-        const body = (await response.body.json().catch(() => undefined)) as { loop?: { delayMs?: unknown } } | undefined
-        if (typeof body?.loop?.delayMs === 'number') reportedDelays.push(body.loop.delayMs)
-        return response.statusCode
-      })
-      .catch(() => 'error' as const)
-      .then((status) => {
-        // Given up at the stop: counted there already.
-        if (stopped) return
-        statuses[which].add(status)
-        samples[which].push(performance.now() - due)
-        pending.delete(probe)
-      })
-    pending.set(probe, { which, due })
-  }
-  const timer = setInterval(() => {
-    if (tick++ > MAX_REQUESTS) return
-    fire('health', health, '/health')
-    fire('user', pool[tick % pool.length] as Agent, '/api/v1/users/1')
-    if (graphql) fire('graphql', graphqlPool[tick % graphqlPool.length] as Agent, '/graphql')
-  }, 50)
-  return {
-    async stop(): Promise<Probes> {
-      clearInterval(timer)
-      // Those still waiting get a moment, then are given up: each counts as long as it waited
-      // (a lower bound of its answer time), and its connection is dropped without waiting.
-      const deadline = Date.now() + 2000
-      while (pending.size > 0 && Date.now() < deadline) await sleep(20)
-      stopped = true
-      const now = performance.now()
-      for (const { which, due } of pending.values()) {
-        statuses[which].add('unanswered')
-        samples[which].push(now - due)
-      }
-      for (const agent of [health, ...pool, ...graphqlPool]) void agent.destroy().catch(() => undefined)
-      const result = (which: Probed): ProbeResult => {
-        const s = stats(samples[which])
-        return { p50: round(s.p50), p99: round(s.p99), max: round(s.max), n: s.n, statuses: statuses[which].statuses }
-      }
-      const reported = reportedDelays.length > 0 ? stats(reportedDelays) : undefined
-      return {
-        health: result('health'),
-        user: result('user'),
-        ...(graphql ? { graphql: result('graphql') } : {}),
-        ...(reported === undefined ? {} : { reportedLoopDelay: { p99Ms: round(reported.p99), maxMs: round(reported.max), n: reported.n } }),
-      }
-    },
-  }
 }
 
 // --- running
@@ -1471,7 +1378,14 @@ async function runAttack(attack: Attack, variant: Variant, master: string, token
     }
     // Read once to start the server's histogram afresh: what it holds now is the warm-up's.
     const metrics = (await loopDelaySinceLastRead(server.url)) !== undefined
-    const probe = startProbe(server.url, attack.probeGraphql === true)
+    const probe = await startProbe({
+      url: server.url,
+      graphql: attack.probeGraphql === true,
+      healthAddress: ADDRESS.probe,
+      userAddresses: ADDRESS.probePool,
+      graphqlAddresses: ADDRESS.graphqlProbePool,
+      maxRequests: MAX_REQUESTS,
+    })
     const startedAt = Date.now()
     const context: Context = {
       url: server.url,

@@ -1,36 +1,43 @@
 // A work-conserving fair scheduler: callers queue separately, a global limit bounds the work running
-// at once (its slots), and a slot that comes free goes to the waiting caller that has used the least
-// handler time (start-time fair queuing over measured handler time, as Kubernetes' API Priority
-// and Fairness queues per flow). A caller not measured yet is given one slot per loop turn until
-// it releases one. Nothing holds a caller back while a slot is free: one caller alone runs at full
-// speed; callers that contend each get an equal share of the running time.
+// at once (its slots), and a slot that comes free goes to the waiting caller whose next slot would
+// end first on a virtual clock of handler time (self-clocked fair queuing over measured handler
+// time, as Kubernetes' API Priority and Fairness queues per flow). Nothing holds a caller back while
+// a slot is free: one caller alone runs at full speed; callers that contend each get an equal
+// share of the running time, and a light caller is not kept waiting for one slot of each heavy one.
 //
-// - Virtual time. Each caller carries a tag: the handler milliseconds it has been given. A free slot
-//   goes to the waiting caller with the smallest tag; the tag is charged the caller's expected cost
-//   when the slot is handed out and corrected by the measured one when it is released: its wall
-//   time, less the loop time other callers' slow work took meanwhile (on SQLite a cheap request
-//   handed out beside a slow one answers after it, and charged for that wait a light caller would
-//   fall behind a greedy one: docs/architecture.md). The scheduler's virtual time is the tag of the
-//   last slot handed out; a caller that comes (back) with nothing running starts there, so a
-//   newcomer goes ahead of a greedy caller's backlog instead of behind it, and one that was away
-//   does not bank the time it did not use. A caller gone idle keeps its tag for a second (sending
-//   one request at a time earns nothing), then comes back as a newcomer.
-// - Loop turns. Slots are handed out on a later turn of the event loop (setImmediate), so the
-//   sockets are read (cheap) before the work starts (not cheap, and synchronous on SQLite), and
-//   after a slot given to a caller whose last one was held past SLOW_HOLD_MS the next is handed out
-//   a loop turn later: sockets are read between any two slow statements, and a request that
-//   arrived meanwhile competes for the next slot.
-// - The loop's work, across callers. Fairness between callers does not bound what all of them
-//   together ask of the loop: 64 callers each sending one slow request would each be given a slot
-//   in one loop turn. So while callers contend, one loop turn hands out slots whose expected costs
-//   add up to at most TURN_BUDGET_MS (a caller not measured yet is expected to be slow; a caller
-//   alone is not held to it, as it was not before), and the callers not measured
-//   yet get one slot per loop turn between them (each of 200 addresses is new).
+// - Virtual time. Each caller carries a tag: the handler milliseconds it has been given, where its
+//   next slot starts. A free slot goes to the waiting caller whose tag plus expected cost is the
+//   smallest; the tag is charged the expected cost when the slot is handed out and corrected by
+//   the measured one when it is released. The scheduler's virtual time is the largest tag handed
+//   out; a caller that comes (back) with nothing running starts there, so a newcomer goes ahead of
+//   a greedy caller's backlog instead of behind it, and one that was away does not bank the time
+//   it did not use. A caller gone idle keeps its tag for a second (sending one request at a time
+//   earns nothing), then comes back as a newcomer.
+// - What a slot costs. Each slot's work begins on a task of its own (setImmediate): its
+//   continuation and the microtasks it queues run before the next task, so the time until then is
+//   its first stretch of synchronous work (on SQLite, nearly all of it), measured alone whoever
+//   else was handed a slot in the same turn. A slot costs its wall time less the stretches of
+//   others' work meanwhile (on SQLite a cheap request begun beside a slow one may answer after it;
+//   charged for that wait, a light caller would fall behind a greedy one: docs/architecture.md).
+//   On PostgreSQL the wall time holds the waits on the pool and the network too, so the global
+//   limit shares the pool the same way.
+// - Expected costs. A measured caller's next slot is expected to cost the running mean of its
+//   own. A caller not measured yet is expected to cost what its kind of work (the route) has cost
+//   lately, whoever asked for it, or, for work nothing is known of, to be slow (UNKNOWN_COST_MS):
+//   a new caller asking for one user is not taken for one asking for deep pages with embeds.
+// - Loop turns. Slots are handed out on a later turn of the event loop, so the sockets are read
+//   (cheap) before the work starts (not cheap, and synchronous on SQLite). While callers contend,
+//   one loop turn hands out slots whose expected costs add up to at most TURN_BUDGET_MS (64 callers
+//   each sending one slow request would otherwise each be given a slot in one turn; a caller alone
+//   is not held to it). A slot of a slow caller (one whose slots take longer than SLOW_HOLD_MS), or
+//   one expected slow, ends its turn: sockets are read between any two slow statements, a request
+//   that arrived meanwhile competes for the next slot, and callers not measured yet whose work is
+//   expected slow get one slot per turn between them (each of 200 rotating addresses is new).
 // - Load shed. When the loop's delay (loop-delay.ts) is past `shedLoopDelayMs` while work waits,
-//   new work of callers whose work is slow (even its cheapest lately: Flow.floorMs), or not
-//   measured yet, is refused SERVICE_UNAVAILABLE
-//   (503) with a Retry-After until it catches up, whichever its queue (a WebSocket's operations
-//   too); light callers' work still queues, and probes (which acquire no slot) are answered.
+//   new work of callers whose work is slow (even its cheapest lately: Flow.floorMs), or, not
+//   measured yet, expected slow, is refused SERVICE_UNAVAILABLE (503) with a Retry-After until it
+//   catches up, whichever its queue (a WebSocket's operations too); light callers' work still
+//   queues, and probes (which acquire no slot) are answered.
 // - Bounds. Each caller may have `maxQueuedPerCaller` waiting; one more is refused with
 //   RATE_LIMITED and a Retry-After. Work bounded where it comes from (a WebSocket's operations)
 //   queues unbounded: it waits past that bound and is not counted against it.
@@ -71,6 +78,12 @@ export interface AcquireOptions {
    * many per connection and connections per caller), which waits however many of its caller's do.
    */
   readonly queued?: 'bounded' | 'unbounded'
+  /**
+   * What kind of work it is (a route: method and path pattern). A caller not measured yet is
+   * expected to cost what this kind of work has cost lately, whoever asked for it: its first
+   * request is judged by what it asks, not taken for slow. Absent: expected slow.
+   */
+  readonly kind?: string
 }
 
 /** Seconds a caller refused for a full queue is told to wait: a slot is held for milliseconds. */
@@ -85,8 +98,11 @@ export const TURN_BUDGET_MS = 20
 /** Seconds a caller whose work is shed is told to wait. */
 export const SHED_RETRY_AFTER_S = 1
 
-/** The cost a caller's first slot is charged before it is measured. */
+/** A caller's estimate and floor until it is measured (its first slot is expected to cost what its kind of work does), and the least a floor doubles from. */
 const FIRST_ESTIMATE_MS = 1
+
+/** What work nothing is known of is expected to cost: slow. */
+const UNKNOWN_COST_MS = 2 * SLOW_HOLD_MS
 
 /**
  * How long a caller with nothing running or waiting keeps its place (its tag, its slowness): one
@@ -98,9 +114,22 @@ const REMEMBERED_FOR_MS = 1000
 /** Callers remembered past which those with nothing running or waiting are forgotten at once. */
 const REMEMBERED_IDLE = 10_000
 
+/** Kinds of work whose cost is remembered, at most (routes are a few dozen). */
+const REMEMBERED_KINDS = 1000
+
+/** A kind's running mean moves by 1/KIND_WEIGHT of the gap to each new cost: many callers' slots, one mean. */
+const KIND_WEIGHT = 8
+
+/** Work waiting for a slot. */
+interface Waiter {
+  readonly start: (release: ReleaseSlot) => void
+  readonly bounded: boolean
+  readonly kind: string | undefined
+}
+
 interface Flow {
   readonly key: string
-  readonly waiting: { readonly start: (release: ReleaseSlot) => void; readonly bounded: boolean }[]
+  readonly waiting: Waiter[]
   /** Of `waiting`, those the caller's queue bound counts. */
   boundedWaiting: number
   running: number
@@ -125,12 +154,15 @@ interface Flow {
 /** A slot handed out, until it is released. */
 interface HeldSlot {
   readonly flow: Flow
-  readonly startedAt: number
+  /** When its work began (milliseconds, `now`). */
+  startedAt: number
   /** The cost its flow's tag was charged when it was handed out; corrected when it is released. */
   readonly charged: number
-  /** slowChunksMs when it was handed out: what grows beyond it was the loop held by slow work. */
-  readonly othersAtStart: number
-  /** Of that, the loop time of its own synchronous work, when it was slow. */
+  /** The kind of work it was handed out for. */
+  readonly kind: string | undefined
+  /** measuredMs when its work began: what grows beyond it, less its own, was the loop held by others' work. */
+  othersAtStart: number
+  /** Of that, the loop time of its own first stretch of synchronous work. */
   ownMs: number
 }
 
@@ -144,10 +176,20 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
   let waiting = 0
   let virtualTime = 0
   let handOutScheduled = false
-  /** Loop milliseconds taken by the slow slots' synchronous work, in all (see HeldSlot.othersAtStart). */
-  let slowChunksMs = 0
-  /** The slow slot handed out last, whose synchronous work the next hand-out measures, and since when. */
-  let chunk: { slot: HeldSlot; since: number } | undefined
+  /** Loop milliseconds taken by the slots' first stretches of synchronous work, in all (see HeldSlot.othersAtStart). */
+  let measuredMs = 0
+  /** The slot whose first stretch of synchronous work is running, and since when. */
+  let stretch: { slot: HeldSlot; since: number } | undefined
+  /** What each kind of work has cost lately (a running mean), whoever asked. */
+  const kinds = new Map<string, number>()
+
+  /**
+   * What the next slot of `flow` is expected to cost: its own running mean once it is measured;
+   * before, what the kind of work it waits with has cost lately (for a kind not measured yet, or
+   * none, UNKNOWN_COST_MS: it might be slow).
+   */
+  const expectedOf = (flow: Flow, kind: string | undefined): number =>
+    flow.measured ? flow.estimateMs : ((kind === undefined ? undefined : kinds.get(kind)) ?? UNKNOWN_COST_MS)
 
   const scheduleHandOut = () => {
     if (handOutScheduled || waiting === 0 || running >= concurrency) return
@@ -155,10 +197,23 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     setImmediate(handOut)
   }
 
-  /** The waiting flow with the smallest tag; of the measured ones only, with `measuredOnly`. */
-  const nextFlow = (measuredOnly: boolean): Flow | undefined => {
+  /**
+   * The waiting flow whose next slot would end first on the virtual clock: its tag (where its next
+   * slot starts) plus what that slot is expected to cost (expectedOf). The shares are those of
+   * ordering by start tags; a light caller goes ahead of heavy ones that started no later, instead
+   * of waiting for one slot of each.
+   */
+  const nextFlow = (): Flow | undefined => {
     let next: Flow | undefined
-    for (const flow of backlogged) if ((next === undefined || flow.tag < next.tag) && (flow.measured || !measuredOnly)) next = flow
+    let nextEnd = Number.POSITIVE_INFINITY
+    for (const flow of backlogged) {
+      const end = flow.tag + expectedOf(flow, flow.waiting[0]!.kind)
+      // Of two that would end together, the one that started earlier.
+      if (end < nextEnd || (end === nextEnd && flow.tag < next!.tag)) {
+        next = flow
+        nextEnd = end
+      }
+    }
     return next
   }
 
@@ -168,53 +223,62 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     for (const flow of flows.values()) if (flow.running === 0 && flow.waiting.length === 0) flows.delete(flow.key)
   }
 
-  /**
-   * Measures the slow slot handed out last: what ran since, on a later task of the loop, was its
-   * synchronous work (and a poll of the sockets).
-   */
-  const closeChunk = () => {
-    if (chunk === undefined) return
-    const ms = now() - chunk.since
-    slowChunksMs += ms
-    chunk.slot.ownMs += ms
-    chunk = undefined
+  /** Ends the running stretch: what ran since it began was its slot's synchronous work. */
+  const closeStretch = () => {
+    if (stretch === undefined) return
+    const ms = now() - stretch.since
+    measuredMs += ms
+    stretch.slot.ownMs += ms
+    stretch = undefined
   }
 
+  /**
+   * Begins a slot's work, on a task of its own: its continuation (and the microtasks it queues)
+   * runs before the next task, so the time until then is its first stretch of synchronous work
+   * (on SQLite, nearly all of it), whoever else was handed a slot in the same turn.
+   */
+  const begin = (slot: HeldSlot, start: (release: ReleaseSlot) => void) => {
+    closeStretch()
+    slot.startedAt = now()
+    slot.othersAtStart = measuredMs
+    stretch = { slot, since: slot.startedAt }
+    start(releaser(slot))
+  }
+
+  /**
+   * One loop turn's slots: chosen now, each begun on a task of its own (the next loop turn's, in
+   * the order chosen), then the next hand-out, which measures the last of them.
+   */
   function handOut() {
-    handOutScheduled = false
-    closeChunk()
-    let unmeasured = false
+    closeStretch()
     /** The loop time the slots handed out in this turn are expected to take. */
     let expectedMs = 0
+    let chosen = 0
     while (running < concurrency) {
-      // A caller not measured yet might be slow: one such slot per loop turn, of all such callers
-      // (until each releases one); the measured ones go on being served in the same turn.
-      const flow = nextFlow(unmeasured)
+      const flow = nextFlow()
       if (flow === undefined) break
-      if (!flow.measured) unmeasured = true
-      const { start, bounded } = flow.waiting.shift()!
-      if (bounded) flow.boundedWaiting--
+      const waiter = flow.waiting.shift()!
+      const expected = expectedOf(flow, waiter.kind)
+      if (waiter.bounded) flow.boundedWaiting--
       waiting--
       if (flow.waiting.length === 0) backlogged.delete(flow)
       virtualTime = Math.max(virtualTime, flow.tag)
-      const slot: HeldSlot = { flow, startedAt: now(), charged: flow.estimateMs, othersAtStart: slowChunksMs, ownMs: 0 }
-      flow.tag = virtualTime + slot.charged
+      const slot: HeldSlot = { flow, startedAt: now(), charged: expected, kind: waiter.kind, othersAtStart: measuredMs, ownMs: 0 }
+      flow.tag += slot.charged
       flow.running++
       running++
-      start(releaser(slot))
-      if (flow.slow) {
-        // Its work runs as soon as this callback returns; the next slot waits for the next loop
-        // turn, which measures how long that work held the loop.
-        chunk = { slot, since: now() }
-        handOutScheduled = true
-        setImmediate(handOut)
-        return
-      }
-      expectedMs += flow.measured ? flow.estimateMs : SLOW_HOLD_MS
+      chosen++
+      setImmediate(begin, slot, waiter.start)
+      // A slow caller's slot, or one expected slow of a caller not measured yet, ends the turn: the
+      // next slot is handed out a loop turn later, after the sockets are read. So such callers get
+      // one slot per turn between them.
+      if (flow.slow || expected > SLOW_HOLD_MS) break
+      expectedMs += expected
       // A caller alone is not held to the budget: nobody else waits on its turns.
       if (expectedMs >= TURN_BUDGET_MS && (backlogged.size > 1 || (backlogged.size === 1 && !backlogged.has(flow)))) break
     }
-    scheduleHandOut()
+    if (chosen > 0) setImmediate(handOut)
+    else handOutScheduled = false
   }
 
   const releaser = (slot: HeldSlot): ReleaseSlot => {
@@ -222,20 +286,26 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     return (unused = false) => {
       if (released) return
       released = true
-      // A cheap slot handed out beside a slow one is often released in the poll right after it,
-      // before the next hand-out has measured it.
-      closeChunk()
+      // Released within its first stretch (a request answered in one synchronous run, as on
+      // SQLite): the stretch ends here.
+      if (stretch?.slot === slot) closeStretch()
       const { flow } = slot
-      // Wall time, less what other callers' slow work held the loop meanwhile: on SQLite a cheap
-      // request handed out beside a slow one ends after it, and would be charged for it.
-      const costMs = Math.max(0, now() - slot.startedAt - (slowChunksMs - slot.othersAtStart - slot.ownMs))
+      // Wall time, less the loop time of others' work meanwhile: on SQLite a cheap request begun
+      // beside a slow one may end after it, and would be charged for it.
+      const costMs = Math.max(0, now() - slot.startedAt - (measuredMs - slot.othersAtStart - slot.ownMs))
       flow.tag += costMs - slot.charged
       if (!unused) {
-        flow.estimateMs = (flow.estimateMs + costMs) / 2
-        // By the running mean, not the last slot alone: one slot measured short (others' loop time
-        // over-subtracted) let a caller of deep pages start several in one loop turn.
+        if (slot.kind !== undefined) {
+          const kindMs = kinds.get(slot.kind)
+          if (kindMs === undefined && kinds.size >= REMEMBERED_KINDS) kinds.clear()
+          kinds.set(slot.kind, kindMs === undefined ? costMs : kindMs + (costMs - kindMs) / KIND_WEIGHT)
+        }
+        // A caller's first cost replaces the estimate it was given before (its kind's, or none).
+        flow.estimateMs = flow.measured ? (flow.estimateMs + costMs) / 2 : costMs
+        // By the running mean, not the last slot alone: one slot measured short let a caller of
+        // deep pages start several in one loop turn.
         flow.slow = flow.estimateMs > SLOW_HOLD_MS
-        flow.floorMs = flow.measured ? Math.min(costMs, flow.floorMs * 2) : costMs
+        flow.floorMs = flow.measured ? Math.min(costMs, Math.max(flow.floorMs * 2, FIRST_ESTIMATE_MS)) : costMs
         flow.measured = true
       }
       flow.running--
@@ -248,7 +318,7 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
   /** The loop is behind: while work waits, slow and new callers' work is refused until it catches up. */
   const isShedding = () => shedLoopDelayMs > 0 && loopDelayMs !== undefined && loopDelayMs() > shedLoopDelayMs
 
-  const acquire = (callerKey: string, { queued: queueing = 'bounded' }: AcquireOptions = {}): Promise<ReleaseSlot> => {
+  const acquire = (callerKey: string, { queued: queueing = 'bounded', kind }: AcquireOptions = {}): Promise<ReleaseSlot> => {
     let flow = flows.get(callerKey)
     if (flow === undefined) {
       forgetIdle()
@@ -280,7 +350,10 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     // Those the next hand-out will start anyway (free slots nobody else waits for) are not queued.
     const free = Math.max(0, concurrency - running - (waiting - flow.waiting.length))
     const bounded = queueing === 'bounded'
-    if ((!flow.measured || flow.floorMs > SLOW_HOLD_MS) && waiting > 0 && isShedding()) {
+    // Slow: even its cheapest slot lately was (a light caller is now and then measured long), or,
+    // not measured yet, its kind of work is.
+    const slow = flow.measured ? flow.floorMs > SLOW_HOLD_MS : expectedOf(flow, kind) > SLOW_HOLD_MS
+    if (slow && waiting > 0 && isShedding()) {
       return Promise.reject(
         new AppError('SERVICE_UNAVAILABLE', `The server is behind on its work: retry in ${SHED_RETRY_AFTER_S} s.`, undefined, {
           retryAfterS: SHED_RETRY_AFTER_S,
@@ -299,7 +372,7 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     }
     const queued = flow
     return new Promise((resolve) => {
-      queued.waiting.push({ start: resolve, bounded })
+      queued.waiting.push({ start: resolve, bounded, kind })
       if (bounded) queued.boundedWaiting++
       waiting++
       backlogged.add(queued)

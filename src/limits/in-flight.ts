@@ -7,9 +7,10 @@
 // callers that contend share the slots by the handler time each has used, a newcomer going ahead
 // of a greedy caller's backlog; after a slow request the next slot is handed out a loop turn
 // apart, so sockets are read between any two slow statements; a caller's queue is bounded (429
-// and Retry-After past it). Wall time in a handler is what is measured (the loop time is not
-// observable per request), so on PostgreSQL time waiting on the pool counts too, and the global
-// limit (the pool's size by default) shares the pool the same way.
+// and Retry-After past it). Wall time in a handler, less others' work meanwhile, is what is
+// measured, so on PostgreSQL time waiting on the pool counts too, and the global limit (the pool's
+// size by default) shares the pool the same way. The route is the kind of work a caller's first
+// request is expected to cost, before the caller is measured.
 //
 // Acquired once the body has been read (preHandler), so a slow upload holds no slot; not acquired
 // by probes (config.unmetered), WebSocket sessions (an upgrade to a route that upgrades) or event
@@ -53,7 +54,7 @@ export function limitRequestsInFlight(app: FastifyInstance, scheduler: FairSched
   app.addHook('preHandler', async (request, reply) => {
     const { config } = request.routeOptions
     if (config?.unmetered === true || config?.longLived === true || (config?.upgrades === true && isUpgradeRequest(request))) return
-    const releaseSlot = await scheduler.acquire(callerKey(request, request.caller ?? null))
+    const releaseSlot = await scheduler.acquire(callerKey(request, request.caller ?? null), { kind: `${request.method} ${request.routeOptions.url}` })
     if (request.raw.socket?.destroyed === true) {
       // Gone while it waited: nobody would read the answer, and the work (a deep page's statement,
       // synchronous on SQLite) would hold the loop for nothing, in a slot that measured nothing.

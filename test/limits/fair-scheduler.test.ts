@@ -9,8 +9,8 @@ function scheduled(concurrency: number, maxQueuedPerCaller = 1000, shed?: { loop
   const scheduler = createFairScheduler({ concurrency, maxQueuedPerCaller, now: () => clock, ...shed })
   const started: { caller: string; release: ReleaseSlot }[] = []
   const waiters: (() => void)[] = []
-  const ask = (caller: string) => {
-    const asked = scheduler.acquire(caller).then((release) => {
+  const ask = (caller: string, kind?: string) => {
+    const asked = scheduler.acquire(caller, { kind }).then((release) => {
       started.push({ caller, release })
       waiters.splice(0).forEach((wake) => wake())
       return release
@@ -211,5 +211,67 @@ describe('the fair scheduler', () => {
     await slow
     s.started[5]!.release()
     await slow
+  })
+
+  it('expects a caller not measured yet to cost what its kind of work has cost lately: a new caller of light work goes ahead of new callers of slow work', async () => {
+    const s = scheduled(1)
+    // One user (1 ms) and a deep page with embeds (30 ms), each measured once, by other callers.
+    for (const [caller, kind, ms] of [
+      ['earlier-a', 'GET one', 1],
+      ['earlier-b', 'GET page', 30],
+    ] as const) {
+      const n = s.started.length + 1
+      void s.ask(caller, kind)
+      await s.startedCount(n)
+      s.spend(ms)
+      s.started[n - 1]!.release()
+    }
+    // Ten new callers of pages, then one new caller of one user.
+    void s.ask('holder', 'GET page')
+    await s.startedCount(3)
+    for (let i = 0; i < 10; i++) void s.ask(`page-${i}`, 'GET page')
+    void s.ask('light', 'GET one')
+    s.spend(30)
+    s.started[2]!.release()
+    await s.startedCount(4)
+    expect(s.started[3]!.caller).toBe('light')
+  })
+
+  it('measures each slot’s own synchronous work, whoever began beside it: a light slot that ends after a slow one is not charged for it', async () => {
+    const scheduler = createFairScheduler({ concurrency: 4, maxQueuedPerCaller: 100 })
+    const busy = (ms: number) => {
+      const until = performance.now() + ms
+      while (performance.now() < until);
+    }
+    // A light caller (nothing to do) and a medium one (5 ms), each measured once, alone.
+    ;(await scheduler.acquire('light'))()
+    const releaseMedium = await scheduler.acquire('medium')
+    busy(5)
+    releaseMedium()
+    // A light slot and a new caller's handed out in one turn: the new caller's work holds the loop
+    // 40 ms, and the light slot ends a loop turn later, after it.
+    const light = scheduler.acquire('light')
+    const heavy = scheduler.acquire('heavy').then((release) => {
+      busy(40)
+      release()
+    })
+    const releaseLight = await light
+    await heavy
+    await new Promise((resolve) => setImmediate(resolve))
+    releaseLight()
+    // Every slot held; the light and the medium caller ask; one slot comes free. Charged the 40 ms,
+    // the light caller would go after the medium one.
+    const holders = await Promise.all([0, 1, 2, 3].map((i) => scheduler.acquire(`holder-${i}`)))
+    const order: string[] = []
+    const asked = ['light', 'medium'].map((caller) =>
+      scheduler.acquire(caller).then((release) => {
+        order.push(caller)
+        release()
+      }),
+    )
+    holders[0]!()
+    await Promise.all(asked)
+    for (const release of holders.slice(1)) release()
+    expect(order).toEqual(['light', 'medium'])
   })
 })
