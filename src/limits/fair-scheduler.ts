@@ -13,14 +13,14 @@
 //   a greedy caller's backlog instead of behind it, and one that was away does not bank the time
 //   it did not use. A caller gone idle keeps its tag for a second (sending one request at a time
 //   earns nothing), then comes back as a newcomer.
-// - What a slot costs. Each slot's work begins on a task of its own (setImmediate): its
-//   continuation and the microtasks it queues run before the next task, so the time until then is
-//   its first stretch of synchronous work (on SQLite, nearly all of it), measured alone whoever
-//   else was handed a slot in the same turn. A slot costs its wall time less the stretches of
-//   others' work meanwhile (on SQLite a cheap request begun beside a slow one may answer after it;
-//   charged for that wait, a light caller would fall behind a greedy one: docs/architecture.md).
-//   On PostgreSQL the wall time holds the waits on the pool and the network too, so the global
-//   limit shares the pool the same way.
+// - What a slot costs. Its wall time, less the loop time of others' slow work meanwhile (on SQLite
+//   a cheap request begun beside a deep page may answer after it; charged for that wait, a light
+//   caller would fall behind a greedy one, and with 64 greedy callers wait for a slot of each:
+//   docs/architecture.md). So the slot of a slow caller, or one expected slow, begins on a task of
+//   its own (setImmediate): its continuation and the microtasks it queues run before the next task,
+//   and the time until then, its first stretch of synchronous work (on SQLite, nearly all of it),
+//   is timed alone. Cheap slots begin together, at once. On PostgreSQL the wall time holds the waits
+//   on the pool and the network too, so the global limit shares the pool the same way.
 // - Expected costs. A measured caller's next slot is expected to cost the running mean of its
 //   own. A caller not measured yet is expected to cost what its kind of work (the route) has cost
 //   lately, whoever asked for it, or, for work nothing is known of, to be slow (UNKNOWN_COST_MS):
@@ -160,9 +160,9 @@ interface HeldSlot {
   readonly charged: number
   /** The kind of work it was handed out for. */
   readonly kind: string | undefined
-  /** measuredMs when its work began: what grows beyond it, less its own, was the loop held by others' work. */
+  /** measuredMs when its work began: what grows beyond it, less its own, was the loop held by others' slow work. */
   othersAtStart: number
-  /** Of that, the loop time of its own first stretch of synchronous work. */
+  /** Of that, the loop time of its own first stretch of synchronous work, when it was slow. */
   ownMs: number
 }
 
@@ -176,9 +176,9 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
   let waiting = 0
   let virtualTime = 0
   let handOutScheduled = false
-  /** Loop milliseconds taken by the slots' first stretches of synchronous work, in all (see HeldSlot.othersAtStart). */
+  /** Loop milliseconds taken by the slow slots' first stretches of synchronous work, in all (see HeldSlot.othersAtStart). */
   let measuredMs = 0
-  /** The slot whose first stretch of synchronous work is running, and since when. */
+  /** The slow slot whose first stretch of synchronous work is running, and since when. */
   let stretch: { slot: HeldSlot; since: number } | undefined
   /** What each kind of work has cost lately (a running mean), whoever asked. */
   const kinds = new Map<string, number>()
@@ -232,28 +232,33 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
     stretch = undefined
   }
 
-  /**
-   * Begins a slot's work, on a task of its own: its continuation (and the microtasks it queues)
-   * runs before the next task, so the time until then is its first stretch of synchronous work
-   * (on SQLite, nearly all of it), whoever else was handed a slot in the same turn.
-   */
+  /** Begins a slot's work: its continuation runs once the current task's callback returns. */
   const begin = (slot: HeldSlot, start: (release: ReleaseSlot) => void) => {
-    closeStretch()
     slot.startedAt = now()
     slot.othersAtStart = measuredMs
-    stretch = { slot, since: slot.startedAt }
     start(releaser(slot))
   }
 
   /**
-   * One loop turn's slots: chosen now, each begun on a task of its own (the next loop turn's, in
-   * the order chosen), then the next hand-out, which measures the last of them.
+   * Begins a slow slot's work on a task of its own: its continuation (and the microtasks it
+   * queues) runs before the next task, so the time until then is its first stretch of synchronous
+   * work (on SQLite, nearly all of it), timed alone.
+   */
+  const beginAlone = (slot: HeldSlot, start: (release: ReleaseSlot) => void) => {
+    closeStretch()
+    begin(slot, start)
+    stretch = { slot, since: slot.startedAt }
+  }
+
+  /**
+   * One loop turn's slots, begun at once, in the order chosen; a slot of a slow caller, or one
+   * expected slow, ends the turn and is begun alone on the next loop turn, then the next hand-out
+   * (which ends its stretch).
    */
   function handOut() {
     closeStretch()
     /** The loop time the slots handed out in this turn are expected to take. */
     let expectedMs = 0
-    let chosen = 0
     while (running < concurrency) {
       const flow = nextFlow()
       if (flow === undefined) break
@@ -263,22 +268,24 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
       waiting--
       if (flow.waiting.length === 0) backlogged.delete(flow)
       virtualTime = Math.max(virtualTime, flow.tag)
-      const slot: HeldSlot = { flow, startedAt: now(), charged: expected, kind: waiter.kind, othersAtStart: measuredMs, ownMs: 0 }
+      const slot: HeldSlot = { flow, startedAt: 0, charged: expected, kind: waiter.kind, othersAtStart: 0, ownMs: 0 }
       flow.tag += slot.charged
       flow.running++
       running++
-      chosen++
-      setImmediate(begin, slot, waiter.start)
-      // A slow caller's slot, or one expected slow of a caller not measured yet, ends the turn: the
-      // next slot is handed out a loop turn later, after the sockets are read. So such callers get
-      // one slot per turn between them.
-      if (flow.slow || expected > SLOW_HOLD_MS) break
+      if (flow.slow || expected > SLOW_HOLD_MS) {
+        // The sockets are read before it, and between any two slow statements; callers not
+        // measured yet whose work is expected slow get one slot per turn between them.
+        setImmediate(beginAlone, slot, waiter.start)
+        setImmediate(handOut)
+        return
+      }
+      begin(slot, waiter.start)
       expectedMs += expected
       // A caller alone is not held to the budget: nobody else waits on its turns.
       if (expectedMs >= TURN_BUDGET_MS && (backlogged.size > 1 || (backlogged.size === 1 && !backlogged.has(flow)))) break
     }
-    if (chosen > 0) setImmediate(handOut)
-    else handOutScheduled = false
+    handOutScheduled = false
+    scheduleHandOut()
   }
 
   const releaser = (slot: HeldSlot): ReleaseSlot => {
