@@ -243,10 +243,10 @@ describe('the fair scheduler', () => {
       const until = performance.now() + ms
       while (performance.now() < until);
     }
-    // A light caller (nothing to do) and a medium one (5 ms), each measured once, alone.
+    // A light caller (nothing to do) and a medium one (15 ms), each measured once, alone.
     ;(await scheduler.acquire('light'))()
     const releaseMedium = await scheduler.acquire('medium')
-    busy(5)
+    busy(15)
     releaseMedium()
     // A light slot and a new caller's handed out in one turn: the new caller's work holds the loop
     // 40 ms, and the light slot ends a loop turn later, after it.
