@@ -261,7 +261,10 @@ export async function graphqlRoutes(
     // bound: an operation whose answer would take the batch past it gets PAYLOAD_TOO_LARGE in its place.
     const bodies = []
     let left = MAX_ANSWER_BYTES - 2
-    for (const operation of admitted) {
+    for (const [at, operation] of admitted.entries()) {
+      // A loop turn between two operations: the sockets are read and other callers' slots handed
+      // out, so a batch holds the loop for one operation at a time, not ten.
+      if (at > 0) await new Promise((resolve) => setImmediate(resolve))
       // Past the bound already, an operation is not run: no answer of it could be sent.
       const { answer, length } = isRefused(operation)
         ? { answer: refusalAnswer(operation), length: 0 }
