@@ -1,7 +1,9 @@
 // The fair scheduler on its own, on a clock the test moves: handler time is whatever the test says
-// a slot was held for, so the shares are exact.
+// a slot was held for, so the shares are exact (but for the one test of what a slot's work costs on
+// the real loop).
 import { describe, expect, it } from 'vitest'
 import { createFairScheduler, type ReleaseSlot, SHED_RETRY_AFTER_S, TURN_BUDGET_MS } from '../../src/limits/fair-scheduler.js'
+import { holdLoop } from '../helpers/hold-loop.js'
 
 /** A scheduler on a test clock, and the slots it has handed out, in order, each with its caller. */
 function scheduled(concurrency: number, maxQueuedPerCaller = 1000, shed?: { loopDelayMs: () => number; shedLoopDelayMs: number }) {
@@ -239,20 +241,16 @@ describe('the fair scheduler', () => {
 
   it('measures each slot’s own synchronous work, whoever began beside it: a light slot that ends after a slow one is not charged for it', async () => {
     const scheduler = createFairScheduler({ concurrency: 4, maxQueuedPerCaller: 100 })
-    const busy = (ms: number) => {
-      const until = performance.now() + ms
-      while (performance.now() < until);
-    }
     // A light caller (nothing to do) and a medium one (15 ms), each measured once, alone.
     ;(await scheduler.acquire('light'))()
     const releaseMedium = await scheduler.acquire('medium')
-    busy(15)
+    holdLoop(15)
     releaseMedium()
     // A light slot and a new caller's handed out in one turn: the new caller's work holds the loop
     // 40 ms, and the light slot ends a loop turn later, after it.
     const light = scheduler.acquire('light')
     const heavy = scheduler.acquire('heavy').then((release) => {
-      busy(40)
+      holdLoop(40)
       release()
     })
     const releaseLight = await light

@@ -8,6 +8,7 @@ import { registerErrorHandling } from '../../src/http/error-handler.js'
 import { createFairScheduler, type FairSchedulerOptions } from '../../src/limits/fair-scheduler.js'
 import { type InFlightOptions, limitRequestsInFlight } from '../../src/limits/in-flight.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { holdLoop } from '../helpers/hold-loop.js'
 import { type Conversation, openRaw } from '../helpers/raw-connection.js'
 import { createTestClock } from '../helpers/test-clock.js'
 
@@ -41,8 +42,7 @@ async function gatedApp(options: FairSchedulerOptions, inFlight?: InFlightOption
   app.get('/spin/:name', { config: { access: 'public' } }, async (request) => {
     const { name } = request.params as { name: string }
     order.push(name)
-    const until = performance.now() + 30
-    while (performance.now() < until);
+    holdLoop(30)
     return { name }
   })
   app.get('/cheap/:name', { config: { access: 'public' } }, async (request) => {

@@ -4,13 +4,8 @@
 // Retry-After, in the error envelope on REST and in GraphQL's errors; /health is answered and says so.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { holdLoop } from '../helpers/hold-loop.js'
 import { until } from '../helpers/until.js'
-
-/** Holds the event loop for `ms`, as a long synchronous statement would. */
-function holdLoop(ms: number): void {
-  const until = performance.now() + ms
-  while (performance.now() < until);
-}
 
 describe('load shed by the loop’s delay', () => {
   let t: TestApp
