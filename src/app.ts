@@ -258,10 +258,9 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   app.decorate('scheduler', scheduler)
   if (scheduler !== undefined) limitRequestsInFlight(app, scheduler, { sendTimeoutMs: config.http.sendTimeoutMs })
   if (!config.measureWithout.has('validators')) {
-    const { dataVersion } = database
     registerCaching(app, {
       maxAgeS: config.cacheMaxAgeS,
-      ...(dataVersion === undefined ? {} : { representationCache: { budgetBytes: config.http.representationCacheMb * 2 ** 20, dataVersion } }),
+      representationCache: { budgetBytes: config.http.representationCacheMb * 2 ** 20, changes: database.changes },
     })
   }
   // Every answer charged by its bytes and bounded (after caching's 304, before compression).

@@ -31,7 +31,13 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
   app.get(
     '/users/:userId/posts/:postId/comments',
     {
-      config: { access: 'public', collection: CommentsCollection, representation, openapi: { resource: commentsOpenApi } },
+      config: {
+        access: 'public',
+        reads: ['comments', 'posts', 'users'],
+        collection: CommentsCollection,
+        representation,
+        openapi: { resource: commentsOpenApi },
+      },
       schema: {
         operationId: 'listComments',
         summary: "List a post's comments",
@@ -53,7 +59,7 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
     '/users/:userId/posts/:postId/comments/:commentId',
     // The author's name is in the answer, but not in the comment's updatedAt.
     {
-      config: { access: 'public', lastModifiedCoversAll: false, representation, openapi: { resource: commentsOpenApi } },
+      config: { access: 'public', reads: ['comments', 'posts', 'users'], lastModifiedCoversAll: false, representation, openapi: { resource: commentsOpenApi } },
       schema: {
         operationId: 'getComment',
         summary: 'Get a comment',

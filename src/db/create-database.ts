@@ -13,6 +13,7 @@ import { type DialectFacts, postgresFacts, sqliteFacts } from './dialect-facts.j
 import type { Tables } from './tables.js'
 import { type StatementObserver, type StatementObservers, translatingDialect } from './translating-dialect.js'
 import { withCurrentSchemaIntrospector } from './current-schema-introspector.js'
+import { type ChangeFeed, postgresChangeFeed, shared, sqliteChangeFeed } from './change-feed.js'
 
 export type Db = Kysely<Tables>
 
@@ -36,6 +37,8 @@ export interface Database {
    * on PostgreSQL other instances write unseen, so there is none.
    */
   readonly dataVersion?: () => number
+  /** What each write changed, told once committed: this handle's, and (as it hears them) other writers'. */
+  readonly changes: ChangeFeed
   /** Tells `observer` of every statement from now on (tracing installs one when it is on; until then, none). */
   observeStatements(observer: StatementObserver): void
 }
@@ -61,20 +64,30 @@ export interface OpenOptions {
   onQuery?: (sql: string) => void
   /** SQLite: the page cache's size in KiB (SERVING_PAGE_CACHE_KIB to serve); better-sqlite3's 16 MB when absent. */
   pageCacheKib?: number
+  /**
+   * Another handle of this process to the same store, whose change feed this one's writes are told
+   * to at once (tests write their fixtures so, as another process would, and the served handle's
+   * cache hears of them before the next request rather than a NOTIFY later).
+   */
+  shareChangesOf?: Database
 }
 
 export function openDatabase(location: DatabaseLocation, options: OpenOptions = {}): Database {
-  const { onQuery, pageCacheKib } = options
-  const open = (dialect: Dialect, facts: DialectFacts, extras: Pick<Database, 'poolStats' | 'dataVersion'> = {}): Database => {
+  const { onQuery, pageCacheKib, shareChangesOf } = options
+  const open = (dialect: Dialect, facts: DialectFacts, changes: ChangeFeed, extras: Pick<Database, 'poolStats' | 'dataVersion'> = {}): Database => {
     const statements: StatementObservers = { observer: undefined }
     const db = new Kysely<Tables>({
-      dialect: translatingDialect(dialect, statements),
+      dialect: translatingDialect(dialect, statements, changes.sink),
       ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }),
     })
     return {
       db,
       facts,
-      close: () => db.destroy(),
+      changes,
+      close: async () => {
+        await changes.close()
+        await db.destroy()
+      },
       observeStatements: (observer) => {
         statements.observer = observer
       },
@@ -89,10 +102,15 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
       await connection.executeQuery(CompiledQuery.raw(`set timezone = 'UTC'`))
     }
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: location.poolSize })
-    return open(withCurrentSchemaIntrospector(new PostgresDialect({ pool, onCreateConnection })), postgresFacts, { poolStats })
+    const changes =
+      shareChangesOf === undefined
+        ? postgresChangeFeed(() => new (loadPg().Client)({ connectionString: location.url, application_name: 'threadline changes', keepAlive: true }))
+        : shared(shareChangesOf.changes)
+    return open(withCurrentSchemaIntrospector(new PostgresDialect({ pool, onCreateConnection })), postgresFacts, changes, { poolStats })
   }
   const connection = withStatementCache(openSqlite(location.path, pageCacheKib))
-  return open(new SqliteDialect({ database: connection }), sqliteFacts, { dataVersion: connection.dataVersion })
+  const changes = shareChangesOf === undefined ? sqliteChangeFeed(connection.externalVersion) : shared(shareChangesOf.changes)
+  return open(new SqliteDialect({ database: connection }), sqliteFacts, changes, { dataVersion: connection.dataVersion })
 }
 
 /**
@@ -104,7 +122,9 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
  */
 const STATEMENT_CACHE_SIZE = 500
 
-function withStatementCache(connection: SqliteDatabase.Database): SqliteDialectConfig['database'] & { dataVersion: () => number } {
+function withStatementCache(
+  connection: SqliteDatabase.Database,
+): SqliteDialectConfig['database'] & { dataVersion: () => number; externalVersion: () => number } {
   const statements = new Map<string, SqliteDatabase.Statement>()
   // The data version: SQLite's own (PRAGMA data_version) moves when another connection commits (the
   // `threadline` commands, another process); this connection's writes are counted here. A statement
@@ -117,6 +137,7 @@ function withStatementCache(connection: SqliteDatabase.Database): SqliteDialectC
   let writes = 0
   return {
     dataVersion: () => writes + (sqliteDataVersion.get() as number),
+    externalVersion: () => sqliteDataVersion.get() as number,
     close: () => {
       statements.clear()
       connection.close()

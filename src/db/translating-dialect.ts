@@ -4,8 +4,10 @@
 // driver's error kept as its cause. Every query, transaction step and connection checkout passes
 // here, so no service, repository or transport translates those; anything else passes through as
 // the driver threw it (a refused foreign key too: see database-errors.ts). The same place tells a
-// statement observer (tracing, when it is on) of every statement and transaction step.
-import type { DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely'
+// statement observer (tracing, when it is on) of every statement and transaction step, and tells
+// what each write changed (changes.ts) once it is committed.
+import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryResult, TransactionSettings } from 'kysely'
+import { type Change, changeOf, PendingChanges } from './changes.js'
 import { translateDatabaseError } from './database-errors.js'
 
 /**
@@ -19,13 +21,27 @@ export interface StatementObservers {
   observer: StatementObserver | undefined
 }
 
-export function translatingDialect(dialect: Dialect, statements: StatementObservers = { observer: undefined }): Dialect {
+/** Where the writes' changes go. */
+export interface ChangeSink {
+  /** Told, after the commit, what a transaction (or a statement outside one) changed. */
+  committed(changes: Change[]): void
+  /** The statement that sends them to other instances, run in the transaction before its commit (PostgreSQL); none elsewhere. */
+  announce?: (changes: Change[]) => CompiledQuery
+}
+
+export function translatingDialect(dialect: Dialect, statements: StatementObservers = { observer: undefined }, changes?: ChangeSink): Dialect {
   return {
     createAdapter: () => dialect.createAdapter(),
     createQueryCompiler: () => dialect.createQueryCompiler(),
     createIntrospector: (db) => dialect.createIntrospector(db),
-    createDriver: () => translatingDriver(dialect.createDriver(), statements),
+    createDriver: () => translatingDriver(dialect.createDriver(), statements, changes),
   }
+}
+
+/** A connection's writes not yet committed: those of its open transaction. */
+interface Uncommitted {
+  inTransaction: boolean
+  readonly pending: PendingChanges
 }
 
 /** `work` translated, and told to the observer when there is one (the only cost without one: this check). */
@@ -53,20 +69,47 @@ async function translated<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-function translatingDriver(driver: Driver, statements: StatementObservers): Driver {
+function translatingDriver(driver: Driver, statements: StatementObservers, changes: ChangeSink | undefined): Driver {
   // The driver is handed back its own connection (PostgreSQL's releases it through a private
   // method); Kysely is handed one wrapper per connection, always the same (it adds its query log once per object).
   const wrappers = new WeakMap<DatabaseConnection, DatabaseConnection>()
   const inner = new WeakMap<DatabaseConnection, DatabaseConnection>()
+  const uncommitted = new WeakMap<DatabaseConnection, Uncommitted>()
   const own = (connection: DatabaseConnection): DatabaseConnection => inner.get(connection) ?? connection
   const wrap = (connection: DatabaseConnection): DatabaseConnection => {
     let wrapper = wrappers.get(connection)
     if (wrapper === undefined) {
-      wrapper = translatingConnection(connection, statements)
+      const state: Uncommitted = { inTransaction: false, pending: new PendingChanges() }
+      wrapper = translatingConnection(connection, statements, changes && { sink: changes, state })
       wrappers.set(connection, wrapper)
       inner.set(wrapper, connection)
+      uncommitted.set(wrapper, state)
     }
     return wrapper
+  }
+  /** The transaction's changes sent to other instances before the commit, and told here after it. */
+  const commit = async (connection: DatabaseConnection) => {
+    const state = uncommitted.get(connection)
+    const committed = state === undefined || state.pending.empty ? undefined : state.pending.take()
+    const announce = changes?.announce
+    if (committed !== undefined && announce !== undefined) {
+      await run(statements, 'notify', () =>
+        own(connection)
+          .executeQuery(announce(committed))
+          .then(() => undefined),
+      )
+    }
+    await run(statements, 'commit', () => driver.commitTransaction(own(connection)))
+    if (state !== undefined) state.inTransaction = false
+    if (committed !== undefined) changes?.committed(committed)
+  }
+  const rollback = async (connection: DatabaseConnection) => {
+    const state = uncommitted.get(connection)
+    if (state !== undefined) {
+      state.inTransaction = false
+      state.pending.take()
+    }
+    await run(statements, 'rollback', () => driver.rollbackTransaction(own(connection)))
   }
   type Compile = Parameters<NonNullable<Driver['savepoint']>>[2]
   const savepointStep = (step: Driver['savepoint']) =>
@@ -77,10 +120,13 @@ function translatingDriver(driver: Driver, statements: StatementObservers): Driv
   return {
     init: () => translated(() => driver.init()),
     acquireConnection: async () => wrap(await translated(() => driver.acquireConnection())),
-    beginTransaction: (connection: DatabaseConnection, settings: TransactionSettings) =>
-      run(statements, 'begin', () => driver.beginTransaction(own(connection), settings)),
-    commitTransaction: (connection: DatabaseConnection) => run(statements, 'commit', () => driver.commitTransaction(own(connection))),
-    rollbackTransaction: (connection: DatabaseConnection) => run(statements, 'rollback', () => driver.rollbackTransaction(own(connection))),
+    beginTransaction: async (connection: DatabaseConnection, settings: TransactionSettings) => {
+      await run(statements, 'begin', () => driver.beginTransaction(own(connection), settings))
+      const state = uncommitted.get(connection)
+      if (state !== undefined) state.inTransaction = true
+    },
+    commitTransaction: commit,
+    rollbackTransaction: rollback,
     ...(savepoint === undefined ? {} : { savepoint }),
     ...(rollbackToSavepoint === undefined ? {} : { rollbackToSavepoint }),
     ...(releaseSavepoint === undefined ? {} : { releaseSavepoint }),
@@ -89,9 +135,32 @@ function translatingDriver(driver: Driver, statements: StatementObservers): Driv
   }
 }
 
-function translatingConnection(connection: DatabaseConnection, statements: StatementObservers): DatabaseConnection {
+function translatingConnection(
+  connection: DatabaseConnection,
+  statements: StatementObservers,
+  changes: { sink: ChangeSink; state: Uncommitted } | undefined,
+): DatabaseConnection {
+  const execute = <R>(query: CompiledQuery) => run(statements, query.sql, () => connection.executeQuery<R>(query))
   return {
-    executeQuery: <R>(query: Parameters<DatabaseConnection['executeQuery']>[0]) => run(statements, query.sql, () => connection.executeQuery<R>(query)),
+    executeQuery:
+      changes === undefined
+        ? execute
+        : async <R>(query: CompiledQuery) => {
+            const result = await execute<R>(query)
+            const change = changeOf(query.query, query.sql)
+            if (change === undefined) return result
+            const { sink, state } = changes
+            if (state.inTransaction) {
+              state.pending.add(change)
+              return result
+            }
+            // Committed already, on its own: sent to the other instances now, and told here. Only the
+            // bookkeeping tables (tokens, idempotency keys) are written so; should the sending fail (the
+            // connection lost just after the write), the other instances do not hear of it.
+            if (sink.announce !== undefined) await execute(sink.announce([change])).catch(() => undefined)
+            sink.committed([change])
+            return result
+          },
     streamQuery: async function* <R>(query: Parameters<DatabaseConnection['streamQuery']>[0], chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
       try {
         yield* connection.streamQuery<R>(query, chunkSize)

@@ -10,12 +10,14 @@
 // only their ETags can tell.
 //
 // The representation cache (representation-cache.ts) keeps the answers of the routes marked
-// `representationCacheable`, with their validators, and answers from it, 200 or 304, while the
-// data has not changed.
+// `representationCacheable`, with their validators, and answers from it, 200 or 304, while what
+// they were read from has not changed: the tables a route names in `reads` (its own first), and of
+// one resource its own row.
 import { createHash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { TSchema } from 'typebox'
-import { createRepresentationCache, type Representation } from './representation-cache.js'
+import type { ChangeFeed } from '../db/change-feed.js'
+import { createRepresentationCache, type Dependencies, type Representation } from './representation-cache.js'
 import { addVary } from './vary.js'
 
 declare module 'fastify' {
@@ -37,8 +39,28 @@ export function markRepresentationCacheable(route: RouteOptions): void {
 
 export interface CachingOptions {
   maxAgeS: number
-  /** The representation cache: the answers of the marked routes, within this many bytes, checked against the data version; absent: none. */
-  representationCache?: { budgetBytes: number; dataVersion: () => number }
+  /** The representation cache: the answers of the marked routes, within this many bytes, kept while `changes` tells nothing they depend on; absent: none. */
+  representationCache?: { budgetBytes: number; changes: Pick<ChangeFeed, 'listen' | 'heard'> }
+}
+
+/** A request that missed: where its answer goes in the representation cache, when it began, and (once its data is known) what it depends on. */
+interface Miss {
+  readonly key: string
+  readonly readAt: number
+  dependencies: Dependencies
+}
+
+/** Every table: what an answer of unknown origin depends on. */
+const EVERY_TABLE: Dependencies = {}
+
+/** What the answer `data` of `request` was read from: its row and the route's other tables, a page's tables, or every table. */
+function dependenciesOf(request: FastifyRequest, data: unknown): Dependencies {
+  const { reads } = request.routeOptions.config
+  // Embedded resources come from other features' tables, which the route does not name.
+  if (reads === undefined || reads.length === 0 || (request.query as { include?: unknown }).include !== undefined) return EVERY_TABLE
+  if (Array.isArray(data)) return { tables: reads }
+  const id = (data as { id?: unknown } | null)?.id
+  return typeof id === 'number' ? { row: { table: reads[0]!, id }, tables: reads.slice(1) } : { tables: reads }
 }
 
 export function registerCaching(app: FastifyInstance, options: CachingOptions): void {
@@ -46,21 +68,24 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
   app.decorateReply('isCollection', false)
   const publicCacheControl = `public, max-age=${options.maxAgeS}`
   const { representationCache } = options
-  /** The requests that missed: where their answer goes in the representation cache, and the data version before the handler read it. */
-  const misses = new WeakMap<FastifyRequest, { key: string; version: number }>()
+  const misses = new WeakMap<FastifyRequest, Miss>()
 
   const cache =
     representationCache !== undefined && representationCache.budgetBytes > 0 ? createRepresentationCache(representationCache.budgetBytes) : undefined
   if (cache !== undefined && representationCache !== undefined) {
-    const { dataVersion } = representationCache
+    const { changes } = representationCache
+    const stopListening = changes.listen((told) => cache.clock.tell(told))
+    app.addHook('onClose', async () => stopListening())
     app.addHook('preHandler', async (request, reply) => {
       if (request.method !== 'GET' || request.routeOptions.config.representationCacheable !== true) return
+      // Nothing is kept or answered while changes may go unheard (PostgreSQL's listening connection down).
+      if (!changes.heard()) return
       const { caller } = request
       const key = `${request.url}\n${request.headers.accept ?? ''}\n${caller === null ? '' : `${caller.userId}:${caller.role}`}`
-      const version = dataVersion()
-      const hit = cache.get(key, version)
+      const readAt = cache.clock.time
+      const hit = cache.get(key)
       if (hit === undefined) {
-        misses.set(request, { key, version })
+        misses.set(request, { key, readAt, dependencies: EVERY_TABLE })
         return
       }
       reply.lastModifiedMs = hit.lastModifiedMs
@@ -79,6 +104,8 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
     const data = (payload as { data?: unknown } | null)?.data
     if (data === undefined) return payload
     reply.isCollection = Array.isArray(data)
+    const miss = misses.get(request)
+    if (miss !== undefined) miss.dependencies = dependenciesOf(request, data)
     // Embedded resources (`include`) change without their item's updatedAt: only the ETag dates such an answer.
     reply.lastModifiedMs = (request.query as { include?: unknown }).include === undefined ? newestUpdate(data) : null
     if (reply.lastModifiedMs !== null) reply.header('last-modified', new Date(reply.lastModifiedMs).toUTCString())
@@ -99,8 +126,8 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
     const etag = weakTagOf(payload)
     reply.header('etag', etag)
     const miss = misses.get(request)
-    if (miss !== undefined && representationCache?.dataVersion() === miss.version) {
-      const representation = representationOf(payload, etag, reply, miss.version)
+    if (miss !== undefined) {
+      const representation = representationOf(payload, etag, reply, miss)
       if (representation !== undefined) cache?.set(miss.key, representation)
     }
     if (!isNotModified(request, reply, etag)) return payload
@@ -112,7 +139,7 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
 }
 
 /** A 200 answer about to be sent, as the representation cache keeps it: split around meta.timestamp's value. */
-function representationOf(payload: string, etag: string, reply: FastifyReply, version: number): Representation | undefined {
+function representationOf(payload: string, etag: string, reply: FastifyReply, miss: Miss): Representation | undefined {
   const at = payload.lastIndexOf(TIMESTAMP_MARK)
   if (at === -1) return undefined
   const valueStart = at + TIMESTAMP_MARK.length
@@ -125,7 +152,8 @@ function representationOf(payload: string, etag: string, reply: FastifyReply, ve
     isCollection: reply.isCollection,
     cacheControl: String(reply.getHeader('cache-control')),
     link: reply.getHeader('link') as string | undefined,
-    version,
+    dependencies: miss.dependencies,
+    readAt: miss.readAt,
   }
 }
 

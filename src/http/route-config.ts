@@ -69,6 +69,13 @@ declare module 'fastify' {
      */
     representationCacheable?: boolean
     /**
+     * The tables a GET's representation is read from, its own first (a comment: comments, then the
+     * posts that decide whether it is seen and the users whose names it shows): the representation
+     * cache keeps the answer until one of them changes (of one resource, until its own row does).
+     * Absent: the answer depends on every table.
+     */
+    reads?: readonly string[]
+    /**
      * false for answers that embed other resources (a comment's author): their own updatedAt
      * cannot date the whole answer, so only the ETag validates them (caching.ts).
      */

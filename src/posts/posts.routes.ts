@@ -31,7 +31,7 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
   app.get(
     '/users/:userId/posts',
     {
-      config: { access: 'public', collection: PostsCollection, representation, openapi: { resource: postsOpenApi } },
+      config: { access: 'public', reads: ['posts'], collection: PostsCollection, representation, openapi: { resource: postsOpenApi } },
       schema: {
         operationId: 'listPosts',
         summary: "List a user's posts",
@@ -52,7 +52,7 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
   app.get(
     '/users/:userId/posts/:postId',
     {
-      config: { access: 'public', representation, openapi: { resource: postsOpenApi } },
+      config: { access: 'public', reads: ['posts'], representation, openapi: { resource: postsOpenApi } },
       schema: {
         operationId: 'getPost',
         summary: 'Get a post',

@@ -25,7 +25,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & Ro
   app.get(
     '/users/:userId/todos',
     {
-      config: { access: 'public', collection: TodosCollection, representation, openapi: { resource: todosOpenApi } },
+      config: { access: 'public', reads: ['todos'], collection: TodosCollection, representation, openapi: { resource: todosOpenApi } },
       schema: {
         operationId: 'listTodos',
         summary: "List a user's todos",
@@ -46,7 +46,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & Ro
   app.get(
     '/users/:userId/todos/:todoId',
     {
-      config: { access: 'public', representation, openapi: { resource: todosOpenApi } },
+      config: { access: 'public', reads: ['todos'], representation, openapi: { resource: todosOpenApi } },
       schema: {
         operationId: 'getTodo',
         summary: 'Get a todo',

@@ -29,7 +29,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
   app.get(
     '/users',
     {
-      config: { access: 'public', collection: UsersCollection, representation, openapi: { resource: usersOpenApi } },
+      config: { access: 'public', reads: ['users'], collection: UsersCollection, representation, openapi: { resource: usersOpenApi } },
       schema: {
         operationId: 'listUsers',
         summary: 'List users',
@@ -48,7 +48,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
   app.get(
     '/users/:id',
     {
-      config: { access: 'public', representation, openapi: { resource: usersOpenApi } },
+      config: { access: 'public', reads: ['users'], representation, openapi: { resource: usersOpenApi } },
       schema: {
         operationId: 'getUser',
         summary: 'Get a user',

@@ -78,7 +78,8 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   await prepareDatabase(served, config)
   const clock = createTestClock()
   const app = await buildApp(config, { database: served, logStream: options.logStream, events: options.events, onRoute: options.onRoute, now: clock.now })
-  const database = openDatabase(config.database)
+  // Fixtures are written on a connection of their own, their changes told to the app's handle at once.
+  const database = openDatabase(config.database, { shareChangesOf: served })
   // Fixtures are written as another process would (the CLI): no open connection hears of them.
   const fixtureEvents = createMemoryEvents<AppTopics>()
   // Fixtures are set up as the operator would (no allowance): only the app's requests are counted.

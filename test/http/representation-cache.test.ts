@@ -1,7 +1,9 @@
 // The representation cache (src/http/representation-cache.ts): a GET answered again from what was
-// sent, without a statement, while the data has not changed; and never a stale answer, whoever
-// writes (REST, GraphQL, another connection to the same file, another instance), whatever the write
-// reaches (a renamed author inside a comment, a deleted user's posts). On PostgreSQL nothing is kept.
+// sent, without a statement, while what it was read from has not changed; a write empties only
+// what it touched; and never a stale answer, whoever writes (REST, GraphQL, another connection to
+// the same file), whatever the write reaches (a renamed author inside a comment, a deleted user's
+// posts). Another instance's writes are heard at once on SQLite (the file's data version) and
+// within moments on PostgreSQL (NOTIFY); both stores keep answers alike.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../../src/app.js'
@@ -9,8 +11,10 @@ import { openDatabase } from '../../src/db/create-database.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { commentPath, createFactories, type Factories, postPath } from '../helpers/factories.js'
 import { TEST_STORE } from '../helpers/test-store.js'
+import { until } from '../helpers/until.js'
 
-const CACHED = TEST_STORE === 'sqlite'
+/** Whether another instance's writes reach this one after their answer (PostgreSQL: over NOTIFY). */
+const HEARD_LATER = TEST_STORE === 'postgres'
 
 /** A GraphQL mutation sent to `app` as `token`'s holder. */
 const mutate = (app: FastifyInstance, query: string, token: string) =>
@@ -45,13 +49,13 @@ describe('the representation cache', () => {
     return { response, statements: [...statements] }
   }
 
-  it(`answers a repeated GET ${CACHED ? 'without a statement' : 'from the database (PostgreSQL keeps nothing)'}, with the same answer and validators`, async () => {
+  it('answers a repeated GET without a statement, with the same answer and validators', async () => {
     const url = `/api/v1/users/${t.bob.id}`
     const first = await counted(() => t.request({ url }))
     expect(first.statements.length).toBeGreaterThan(0)
     const again = await counted(() => t.request({ url }))
     expect(essence(again.response)).toEqual(essence(first.response))
-    expect(again.statements).toHaveLength(CACHED ? 0 : first.statements.length)
+    expect(again.statements).toHaveLength(0)
     // A fresh timestamp each time, as without the cache.
     const stamp = (r: LightMyRequestResponse) => JSON.parse(r.body).meta.timestamp as string
     expect(Date.parse(stamp(again.response))).toBeGreaterThanOrEqual(Date.parse(stamp(first.response)))
@@ -61,7 +65,7 @@ describe('the representation cache', () => {
     expect(notModified.response.body).toBe('')
     expect(notModified.response.headers['etag']).toBe(first.response.headers['etag'])
     expect(notModified.response.headers['content-type']).toBeUndefined()
-    expect(notModified.statements).toHaveLength(CACHED ? 0 : first.statements.length)
+    expect(notModified.statements).toHaveLength(0)
 
     const since = await counted(() => t.request({ url, headers: { 'if-modified-since': String(first.response.headers['last-modified']) } }))
     expect(since.response.statusCode).toBe(304)
@@ -74,7 +78,7 @@ describe('the representation cache', () => {
       expect(first.headers['link']).toBeDefined()
       const again = await counted(() => t.request({ url }))
       expect(essence(again.response)).toEqual(essence(first))
-      if (CACHED) expect(again.statements).toEqual([])
+      expect(again.statements).toEqual([])
     }
     const v1 = JSON.parse((await t.request({ url: '/api/v1/users?limit=2' })).body)
     const v2 = JSON.parse((await t.request({ url: '/api/v2/users?limit=2' })).body)
@@ -190,10 +194,15 @@ describe('the representation cache', () => {
             .execute()
         },
       ]
+      // What the first instance has heard: on PostgreSQL the twin's writes arrive over NOTIFY, moments after their answer.
+      let heard = 0
+      const stopCounting = t.database.changes.listen(() => heard++)
       for (let step = 0; step < 40; step++) {
         const writer = next(2) === 0 ? t.app : twin
+        const heardBefore = heard
         const written = await writes[next(writes.length)]!(writer, step)
         if (written !== undefined && 'statusCode' in written) expect(written.statusCode).toBeLessThan(300)
+        if (HEARD_LATER && writer === twin) await until(() => heard > heardBefore, 2000)
         for (let r = 0; r < 3; r++) {
           const url = reads[next(reads.length)]!
           const token = readers[next(readers.length)]
@@ -203,6 +212,60 @@ describe('the representation cache', () => {
           expect(essence(cached), `step ${step}: GET ${url}`).toEqual(essence(fresh))
         }
       }
+      stopCounting()
+    } finally {
+      await twin.close()
+    }
+  })
+
+  it('empties only what a write touched: the row it changed, the pages of its table, what shows it', async () => {
+    const post = await make.post(t.alice)
+    const comment = await make.comment(post, t.bob)
+    const urls = {
+      alice: `/api/v1/users/${t.alice.id}`,
+      bob: `/api/v1/users/${t.bob.id}`,
+      users: '/api/v1/users',
+      post: postPath(post),
+      byAlice: `/api/v1/users/${t.alice.id}/posts`,
+      bobsComment: commentPath(post, comment),
+      withPosts: `/api/v1/users/${t.alice.id}?include=posts`,
+    }
+    for (const url of Object.values(urls)) expect((await t.request({ url })).statusCode).toBe(200)
+    const readsOf = async (url: string) => (await counted(() => t.request({ url }))).statements.length
+
+    // Bob renamed: his row, the users' pages, his comment (it shows his name), and what embeds anything.
+    expect((await t.request({ method: 'PATCH', url: urls.bob, token: t.tokens.bob, json: { name: 'Robert' } })).statusCode).toBe(200)
+    expect(await readsOf(urls.alice)).toBe(0)
+    expect(await readsOf(urls.post)).toBe(0)
+    expect(await readsOf(urls.byAlice)).toBe(0)
+    expect(await readsOf(urls.bob)).toBeGreaterThan(0)
+    expect(await readsOf(urls.users)).toBeGreaterThan(0)
+    expect(await readsOf(urls.bobsComment)).toBeGreaterThan(0)
+    expect(await readsOf(urls.withPosts)).toBeGreaterThan(0)
+    expect(JSON.parse((await t.request({ url: urls.bobsComment })).body).data.author.name).toBe('Robert')
+
+    // A post added: the pages of posts, not the users nor another post.
+    await t.request({ method: 'POST', url: urls.byAlice, token: t.tokens.alice, json: { title: 'Second', content: 'More.' } })
+    expect(await readsOf(urls.alice)).toBe(0)
+    expect(await readsOf(urls.post)).toBe(0)
+    expect(await readsOf(urls.byAlice)).toBeGreaterThan(0)
+    expect(JSON.parse((await t.request({ url: urls.byAlice })).body).data).toHaveLength(2)
+  })
+
+  it("hears another instance's write: at once on SQLite, within moments on PostgreSQL", async () => {
+    const twinDatabase = openDatabase(t.config.database)
+    const twin: FastifyInstance = await buildApp(t.config, { database: twinDatabase })
+    try {
+      const url = `/api/v1/users/${t.alice.id}`
+      expect((await t.request({ url })).statusCode).toBe(200)
+      expect((await counted(() => t.request({ url }))).statements).toEqual([])
+      const written = await twin.inject({ method: 'PATCH', url, headers: { authorization: `Bearer ${t.tokens.alice}` }, payload: { name: 'Alice elsewhere' } })
+      expect(written.statusCode).toBe(200)
+      const name = async () => JSON.parse((await t.request({ url })).body).data.name as string
+      if (HEARD_LATER) await until(async () => (await name()) === 'Alice elsewhere', 2000)
+      else expect(await name()).toBe('Alice elsewhere')
+      // And kept again once read.
+      expect((await counted(() => t.request({ url }))).statements).toEqual([])
     } finally {
       await twin.close()
     }
