@@ -225,6 +225,7 @@ export function machine() {
 }
 
 export interface Load {
+  /** With `mix`, `{id}` stands for each request's random id. */
   path: string
   method?: 'GET' | 'POST'
   body?: string
@@ -235,6 +236,26 @@ export interface Load {
   verifyBody?: (body: string) => boolean
   /** Each request goes with an Idempotency-Key of its own (a new UUID), as the typed client sends its writes. */
   idempotencyKeys?: boolean
+  /**
+   * Each request a GET of `path` for a random id from 1 to `ids`, or, for a `writeShare` of them, a
+   * PATCH there (a new `age`, with `writeHeaders`); both answered 200.
+   */
+  mix?: { ids: number; writeShare: number; writeHeaders: Record<string, string> }
+}
+
+/** The request of a mixed load: a GET, or now and then a PATCH, of a random id. */
+function mixedRequest(load: Load, mix: NonNullable<Load['mix']>) {
+  return (request: autocannon.Request): autocannon.Request => {
+    const path = load.path.replace('{id}', String(1 + Math.floor(Math.random() * mix.ids)))
+    if (Math.random() >= mix.writeShare) return { ...request, method: 'GET', path }
+    return {
+      ...request,
+      method: 'PATCH',
+      path,
+      headers: { ...request.headers, ...mix.writeHeaders, 'content-type': 'application/json' },
+      body: JSON.stringify({ age: Math.floor(Math.random() * 100) }),
+    }
+  }
 }
 
 export interface Round {
@@ -267,7 +288,9 @@ export async function measure(url: string, load: Load, options: { connections: n
       duration: options.seconds,
       ...(load.idempotencyKeys === true
         ? { requests: [{ setupRequest: (request: autocannon.Request) => ({ ...request, headers: { ...request.headers, 'idempotency-key': randomUUID() } }) }] }
-        : {}),
+        : load.mix !== undefined
+          ? { requests: [{ setupRequest: mixedRequest(load, load.mix) }] }
+          : {}),
       ...(load.verifyBody === undefined ? {} : { verifyBody: (body: string | Buffer | undefined) => load.verifyBody?.(String(body)) === true }),
     })
     // errors counts connection errors and timeouts; every answer with another status is one more.

@@ -12,6 +12,16 @@
 //                   on each route, no hooks, plain prepared statements (bench/peers/fastify-bare.mjs)
 //   mercurius-jit   the bare GraphQL reference: Mercurius with `jit: 1`, the same schema
 //                   and resolvers as apollo and yoga (bench/peers/mercurius-bare.mjs)
+//   threadline, no cache   the same with HTTP_REPRESENTATION_CACHE_MB=0: what every request pays
+//                   that no kept answer serves (a GET of a resource written since, or never read)
+//   threadline on PostgreSQL + Redis (and its `no cache` twin): the scale-out deployment, on a
+//                   database of the bench's own (seeded alike, dropped at the end), Redis beside it
+//   fastify + pg, mercurius JIT + pg   the bare references on PostgreSQL: pg with a pool of 10 and
+//                   named prepared statements; Mercurius with loaders (bench/peers/*-pg.mjs)
+//
+// The mixed scenario is what stands for a real workload: GETs of random users (every id of the
+// data set) with 2% of the requests a PATCH of a random user (the admin's token on Threadline),
+// against Threadline as shipped and the bare references, on SQLite and on PostgreSQL.
 //
 // Each scenario runs against every server that can answer it, interleaved (A B C ... A B C ...,
 // after a 1 s warm-up of each), for --rounds rounds; medians with the min-max over the rounds.
@@ -34,6 +44,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, wri
 import { join } from 'node:path'
 import { isDeepStrictEqual, parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
+import pg from 'pg'
 import { freePort } from '../test/helpers/private-redis.js'
 import { renderChart } from './chart.js'
 import { createPost, type Delivery, timeDeliveries } from './deliveries.js'
@@ -73,15 +84,40 @@ const { values: args } = parseArgs({
 })
 const options = { rounds: Number(args.rounds), seconds: Number(args.seconds), connections: Number(args.connections) }
 
-type Target = 'node:http' | 'threadline' | 'threadline, no scheduler' | 'json-server' | 'apollo' | 'yoga' | 'fastify-bare' | 'mercurius-jit'
+type Target =
+  | 'node:http'
+  | 'threadline'
+  | 'threadline, no scheduler'
+  | 'threadline, no cache'
+  | 'json-server'
+  | 'apollo'
+  | 'yoga'
+  | 'fastify-bare'
+  | 'mercurius-jit'
+  | 'threadline on PostgreSQL + Redis'
+  | 'threadline on PostgreSQL + Redis, no cache'
+  | 'fastify + pg'
+  | 'mercurius JIT + pg'
 
 /** The same build and settings with the fair scheduler off (HTTP_MAX_IN_FLIGHT=0): what a lone caller would get without it. */
 const UNSCHEDULED = 'threadline, no scheduler' satisfies Target
+/** The same with no representation cache: every request runs the handler, as after a write. */
+const UNCACHED = 'threadline, no cache' satisfies Target
+const ON_PG = 'threadline on PostgreSQL + Redis' satisfies Target
+const ON_PG_UNCACHED = 'threadline on PostgreSQL + Redis, no cache' satisfies Target
+/** Whose throughput a scenario's other servers are compared with: Threadline's, on the scenario's store. */
+const OURS: readonly Target[] = ['threadline', ON_PG]
 
 interface Scenario {
   name: string
   targets: Partial<Record<Target, Load>>
 }
+
+/** The database of the PostgreSQL rounds: the bench's own, created and dropped by it. */
+const PG_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+const PG_DATABASE = 'threadline_bench_suite'
+const pgUrl = () => PG_ADMIN_URL.replace(/\/[^/?]*(\?|$)/, `/${PG_DATABASE}$1`)
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 
 const DATA = join('bench', '.data')
 const PEERS_DIR = join('bench', 'peers')
@@ -138,6 +174,51 @@ const graphql = (query: string, variables?: Record<string, unknown>): Omit<Load,
   verifyBody: (body) => !body.includes('"errors"'),
 })
 
+/**
+ * GETs of random users, one request in 50 a PATCH of one (its age), on every id of the data set:
+ * the same mix for every server; Threadline's writes as user 1, an admin.
+ */
+function mixed(token?: string): Load {
+  return {
+    path: '/api/v1/users/{id}',
+    mix: { ids: Number(args.users), writeShare: 0.02, writeHeaders: token === undefined ? {} : { authorization: `Bearer ${token}` } },
+  }
+}
+
+/** The REST reads the representation cache may answer: each runs on a server without it too. */
+const CACHEABLE = new Set(['GET one user', 'GET page of 20, v1 (total)', 'GET page of 20, v2 (no total)'])
+
+/** The scenarios on SQLite, then the mixed ones and those on PostgreSQL + Redis. */
+function allScenarios(token: string, etag: string, pgToken: string): Scenario[] {
+  const uncachedToo = (scenario: Scenario): Scenario =>
+    CACHEABLE.has(scenario.name) && scenario.targets.threadline !== undefined
+      ? { ...scenario, targets: { ...scenario.targets, [UNCACHED]: scenario.targets.threadline } }
+      : scenario
+  return [
+    ...withUnscheduled(scenarios(token, etag)).map(uncachedToo),
+    { name: 'mixed: random users, 2% PATCH', targets: { threadline: mixed(token), 'fastify-bare': mixed() } },
+    ...postgresScenarios(pgToken),
+  ]
+}
+
+/** On PostgreSQL: Threadline as shipped (Redis beside it) and without its cache, and the bare references on pg. */
+function postgresScenarios(token: string): Scenario[] {
+  const onPostgres = (name: string, threadlineLoad: Load, peer: Target, peerLoad: Load = threadlineLoad): Scenario => ({
+    name: `PostgreSQL: ${name}`,
+    targets: { [ON_PG]: threadlineLoad, [ON_PG_UNCACHED]: threadlineLoad, [peer]: peerLoad },
+  })
+  return [
+    onPostgres('GET one user', { path: '/api/v1/users/1' }, 'fastify + pg'),
+    onPostgres('GET page of 20, v1 (total)', { path: '/api/v1/users?role=user&sort=name&limit=20' }, 'fastify + pg', {
+      path: '/api/v1/users?role=user&page=1&limit=20',
+    }),
+    onPostgres('GraphQL user(id)', { path: '/graphql', ...graphql('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' }) }, 'mercurius JIT + pg'),
+    onPostgres('GraphQL users (20)', { path: '/graphql', ...graphql('{ users { id name } }') }, 'mercurius JIT + pg'),
+    onPostgres('GraphQL users { posts }', { path: '/graphql', ...graphql('{ users { id name posts { id title } } }') }, 'mercurius JIT + pg'),
+    { name: 'PostgreSQL: mixed: random users, 2% PATCH', targets: { [ON_PG]: mixed(token), 'fastify + pg': mixed() } },
+  ]
+}
+
 function scenarios(token: string, etag: string): Scenario[] {
   // The last user's posts (as user 1, an admin): not among the 20 users the nested GraphQL query reads.
   const create: Load = {
@@ -150,7 +231,7 @@ function scenarios(token: string, etag: string): Scenario[] {
   const userById = graphql('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' })
   const list = graphql('{ users { id name } }')
   const nested = graphql('{ users { id name posts { id title } } }')
-  return withUnscheduled([
+  return [
     { name: 'ceiling (fixed JSON)', targets: { 'node:http': { path: '/' } } },
     {
       name: 'GET one user',
@@ -212,7 +293,7 @@ function scenarios(token: string, etag: string): Scenario[] {
         'mercurius-jit': { path: '/graphql', ...nested },
       },
     },
-  ])
+  ]
 }
 
 /** Every scenario Threadline answers, answered by the same server without its scheduler too. */
@@ -245,6 +326,8 @@ async function checkAnswers(list: readonly Scenario[], servers: Record<Target, R
   for (const scenario of list) {
     let first: (Essence & { target: Target }) | undefined
     for (const [target, load] of Object.entries(scenario.targets) as [Target, Load][]) {
+      // A mixed load's answers differ by design (random ids).
+      if (load.mix !== undefined) continue
       const response = await fetch(`${servers[target].url}${load.path}`, { method: load.method ?? 'GET', headers: load.headers, body: load.body })
       const expected = load.status ?? 200
       if (response.status !== expected) throw new Error(`${scenario.name}: ${target} answered ${response.status}: ${await response.text()}`)
@@ -283,6 +366,41 @@ function threadlineEnv(runDb: string): Record<string, string> {
   }
 }
 
+/** Threadline on PostgreSQL with Redis beside it, as a scaled-out instance runs (its own key prefix in Redis). */
+function postgresEnv(): Record<string, string> {
+  return {
+    DATABASE_URL: pgUrl(),
+    REDIS_URL,
+    REDIS_KEY_PREFIX: `bench-suite-${process.pid}:`,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_MAX: '1000000000',
+    RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
+  }
+}
+
+/** The bench's own PostgreSQL database, made anew and seeded as the SQLite file is; returns a token of user 1 there. */
+async function seedPostgres(): Promise<string> {
+  await dropPostgres()
+  await adminQuery(`create database ${PG_DATABASE}`)
+  console.log(`Seeding the same users and posts into PostgreSQL (${PG_DATABASE}) ...`)
+  const env = { DATABASE_URL: pgUrl() }
+  threadline(['migrate'], env)
+  threadline(['seed', '--users', args.users, '--posts', args.posts, '--comments', '0', '--todos', '0', '--batch-size', '4000'], env)
+  return threadline(['tokens', 'create', '--user', '1'], env).trim()
+}
+
+const dropPostgres = () => adminQuery(`drop database if exists ${PG_DATABASE} with (force)`)
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL })
+  await client.connect()
+  try {
+    await client.query(text)
+  } finally {
+    await client.end()
+  }
+}
+
 async function startAll(runDb: string, unscheduledDb: string, peersDb: string, jsonFile: string): Promise<Record<Target, RunningServer>> {
   const jsonServerPort = await freePort()
   const peer = (file: string) => join(PEERS_DIR, file)
@@ -307,6 +425,12 @@ async function startAll(runDb: string, unscheduledDb: string, peersDb: string, j
     apollo: await start(startServer([peer('apollo.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' })),
     yoga: await start(startServer([peer('yoga.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' })),
     'mercurius-jit': await start(startServer([peer('mercurius-bare.mjs')], { DATABASE_FILE: peersDb, NODE_ENV: 'production' })),
+    // It reads the file the main target writes: without a cache, it reads what the main one wrote.
+    [UNCACHED]: await start(startServe({ ...threadlineEnv(runDb), HTTP_REPRESENTATION_CACHE_MB: '0' })),
+    [ON_PG]: await start(startServe(postgresEnv())),
+    [ON_PG_UNCACHED]: await start(startServe({ ...postgresEnv(), HTTP_REPRESENTATION_CACHE_MB: '0' })),
+    'fastify + pg': await start(startServer([peer('fastify-pg.mjs')], { DATABASE_URL: pgUrl(), NODE_ENV: 'production' })),
+    'mercurius JIT + pg': await start(startServer([peer('mercurius-pg.mjs')], { DATABASE_URL: pgUrl(), NODE_ENV: 'production' })),
   }
 }
 
@@ -534,10 +658,11 @@ interface Goal {
   unit: 'x' | 'MB' | '%'
 }
 
-function goalsOf(summary: Record<string, Partial<Record<Target, Summary>>>, ceiling: number, threadlinePeakRss: number): Goal[] {
+function goalsOf(summary: Record<string, Partial<Record<Target, Summary>>>, ceiling: number, threadlinePeakRss: number, idleRss: number): Goal[] {
   const rps = (scenario: string, target: Target) => summary[scenario]?.[target]?.requestsPerSecond ?? Number.NaN
   const toCeiling = (scenario: string) => rps(scenario, 'threadline') / ceiling
-  const toPeer = (scenario: string, peer: Target) => rps(scenario, 'threadline') / rps(scenario, peer)
+  const between = (scenario: string, target: Target, peer: Target) => rps(scenario, target) / rps(scenario, peer)
+  const toPeer = (scenario: string, peer: Target) => between(scenario, 'threadline', peer)
   return [
     { goal: 'GET one user, x ceiling (aim 0.6)', measured: toCeiling('GET one user'), target: 0.45, kind: 'min', unit: 'x' },
     { goal: 'GET page of 20 v1, x ceiling', measured: toCeiling('GET page of 20, v1 (total)'), target: 0.21, kind: 'min', unit: 'x' },
@@ -563,18 +688,85 @@ function goalsOf(summary: Record<string, Partial<Record<Target, Summary>>>, ceil
     { goal: 'GET page v2, x json-server', measured: toPeer('GET page of 20, v2 (no total)', 'json-server'), target: 20, kind: 'min', unit: 'x' },
     { goal: 'GraphQL user(id), x Apollo Server', measured: toPeer('GraphQL user(id)', 'apollo'), target: 3, kind: 'min', unit: 'x' },
     { goal: 'GraphQL user(id), x GraphQL Yoga', measured: toPeer('GraphQL user(id)', 'yoga'), target: 5, kind: 'min', unit: 'x' },
-    { goal: 'GET one user, x bare Fastify', measured: toPeer('GET one user', 'fastify-bare'), target: 0.4, kind: 'min', unit: 'x' },
+    // A repeated GET, answered by the representation cache.
+    { goal: 'GET one user, cached, x bare Fastify', measured: toPeer('GET one user', 'fastify-bare'), target: 1, kind: 'min', unit: 'x' },
+    { goal: 'GET page v1, cached, x bare page + COUNT', measured: toPeer('GET page of 20, v1 (total)', 'fastify-bare'), target: 2, kind: 'min', unit: 'x' },
+    { goal: 'GET page v2, cached, x bare page + COUNT', measured: toPeer('GET page of 20, v2 (no total)', 'fastify-bare'), target: 2, kind: 'min', unit: 'x' },
+    // What every request pays that no kept answer serves.
     {
-      goal: 'GET page v1, x bare Fastify page',
-      measured: toPeer('GET page of 20, v1 (total)', 'fastify-bare'),
-      target: 0.4,
+      goal: 'GET one user, no cached answer, x bare Fastify',
+      measured: between('GET one user', UNCACHED, 'fastify-bare'),
+      target: 0.9,
       kind: 'min',
       unit: 'x',
     },
     {
-      goal: 'GET page v2, x bare Fastify page',
-      measured: toPeer('GET page of 20, v2 (no total)', 'fastify-bare'),
-      target: 0.6,
+      goal: 'GET page v1, no cached answer, x bare page + COUNT',
+      measured: between('GET page of 20, v1 (total)', UNCACHED, 'fastify-bare'),
+      target: 0.9,
+      kind: 'min',
+      unit: 'x',
+    },
+    {
+      goal: 'GET page v2, no cached answer, x bare page + COUNT',
+      measured: between('GET page of 20, v2 (no total)', UNCACHED, 'fastify-bare'),
+      target: 1,
+      kind: 'min',
+      unit: 'x',
+    },
+    {
+      goal: 'mixed (random users, 2% PATCH), x bare Fastify',
+      measured: toPeer('mixed: random users, 2% PATCH', 'fastify-bare'),
+      target: 0.9,
+      kind: 'min',
+      unit: 'x',
+    },
+    // PostgreSQL + Redis: as shipped (cached), with no cached answer, and the GraphQL reads (never cached).
+    {
+      goal: 'PostgreSQL: GET one user, cached, x Fastify + pg',
+      measured: between('PostgreSQL: GET one user', ON_PG, 'fastify + pg'),
+      target: 1,
+      kind: 'min',
+      unit: 'x',
+    },
+    {
+      goal: 'PostgreSQL: GET page v1, cached, x Fastify + pg page + COUNT',
+      measured: between('PostgreSQL: GET page of 20, v1 (total)', ON_PG, 'fastify + pg'),
+      target: 2,
+      kind: 'min',
+      unit: 'x',
+    },
+    {
+      goal: 'PostgreSQL: GET one user, no cached answer, x Fastify + pg',
+      measured: between('PostgreSQL: GET one user', ON_PG_UNCACHED, 'fastify + pg'),
+      target: 0.9,
+      kind: 'min',
+      unit: 'x',
+    },
+    {
+      goal: 'PostgreSQL: GET page v1, no cached answer, x Fastify + pg',
+      measured: between('PostgreSQL: GET page of 20, v1 (total)', ON_PG_UNCACHED, 'fastify + pg'),
+      target: 0.9,
+      kind: 'min',
+      unit: 'x',
+    },
+    ...(
+      [
+        ['GraphQL user(id)', 0.9],
+        ['GraphQL users (20)', 0.9],
+        ['GraphQL users { posts }', 1.2],
+      ] as const
+    ).map(([scenario, target]): Goal => ({
+      goal: `PostgreSQL: ${scenario}, x Mercurius JIT + pg${scenario.includes('posts') ? ' with loaders' : ''}`,
+      measured: between(`PostgreSQL: ${scenario}`, ON_PG, 'mercurius JIT + pg'),
+      target,
+      kind: 'min',
+      unit: 'x',
+    })),
+    {
+      goal: 'PostgreSQL: mixed (random users, 2% PATCH), x Fastify + pg',
+      measured: between('PostgreSQL: mixed: random users, 2% PATCH', ON_PG, 'fastify + pg'),
+      target: 0.9,
       kind: 'min',
       unit: 'x',
     },
@@ -588,6 +780,7 @@ function goalsOf(summary: Record<string, Partial<Record<Target, Summary>>>, ceil
     { goal: 'GraphQL users { posts }, x Apollo Server', measured: toPeer('GraphQL users { posts }', 'apollo'), target: 1.5, kind: 'min', unit: 'x' },
     { goal: 'GraphQL users { posts }, x GraphQL Yoga', measured: toPeer('GraphQL users { posts }', 'yoga'), target: 1.5, kind: 'min', unit: 'x' },
     { goal: 'Threadline peak RSS under load', measured: threadlinePeakRss / 2 ** 20, target: 120, kind: 'max', unit: 'MB' },
+    { goal: 'Threadline RSS idle after start', measured: idleRss / 2 ** 20, target: 80, kind: 'max', unit: 'MB' },
   ]
 }
 
@@ -598,7 +791,8 @@ function printTable(summary: Record<string, Partial<Record<Target, Summary>>>, c
   const header = ['scenario', 'server', 'req/s', 'min-max', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB', 'x ceiling', 'Threadline x this']
   const rows: string[][] = []
   for (const [scenario, byTarget] of Object.entries(summary)) {
-    const ours = byTarget.threadline?.requestsPerSecond
+    const oursTarget = OURS.find((target) => byTarget[target] !== undefined)
+    const ours = oursTarget === undefined ? undefined : byTarget[oursTarget]?.requestsPerSecond
     for (const [target, s] of Object.entries(byTarget) as [Target, Summary][]) {
       rows.push([
         scenario,
@@ -610,7 +804,7 @@ function printTable(summary: Record<string, Partial<Record<Target, Summary>>>, c
         String(s.errors),
         fmt(s.peakRss / 2 ** 20),
         ratio(s.requestsPerSecond / ceiling),
-        ours !== undefined && target !== 'threadline' ? `${ratio(ours / s.requestsPerSecond)}x` : '',
+        ours !== undefined && target !== oursTarget ? `${ratio(ours / s.requestsPerSecond)}x` : '',
       ])
     }
   }
@@ -689,11 +883,12 @@ async function main(): Promise<void> {
   const peakRss: Partial<Record<Target, number>> = {}
   let fanOutPeakRss = Number.NaN
   const memory: Record<string, MemoryBreakdown> = {}
+  const pgToken = await seedPostgres()
   try {
     const servers = await startAll(runDb, unscheduledDb, peersDb, jsonFile)
     memory['idle, once every server has started'] = await memoryBreakdown(servers.threadline)
     const etag = (await fetch(`${servers.threadline.url}/api/v1/users/2`)).headers.get('etag') ?? ''
-    const list = scenarios(token, etag)
+    const list = allScenarios(token, etag, pgToken)
     await checkAnswers(list, servers)
     results = await run(list, servers)
     // VmHWM: the most each server held at any moment since it started, which sampling can miss.
@@ -708,6 +903,7 @@ async function main(): Promise<void> {
     fanOutPeakRss = rssOf(servers.threadline.pid, 'VmHWM')
   } finally {
     await stopAll()
+    await dropPostgres()
   }
   // Its own servers, started once the main ones are gone (their peak RSS is the main target's alone).
   let conventions: Conventions | undefined
@@ -728,7 +924,8 @@ async function main(): Promise<void> {
     ]),
   )
   const ceiling = summary['ceiling (fixed JSON)']?.['node:http']?.requestsPerSecond ?? Number.NaN
-  const goals = [...goalsOf(summary, ceiling, peakRss.threadline ?? Number.NaN), ...conventionGoals(conventions)]
+  const idleRss = memory['idle, once every server has started']?.rss ?? Number.NaN
+  const goals = [...goalsOf(summary, ceiling, peakRss.threadline ?? Number.NaN, idleRss), ...conventionGoals(conventions)]
   const date = new Date().toISOString()
   console.log(
     `\n${date}, ${machine().cpus} cores (${machine().cpu}), Node ${process.version}; ${fmt(Number(args.users))} users, ${fmt(Number(args.posts))} posts;` +

@@ -21,6 +21,7 @@ const userById = db.prepare(`select ${userColumns} from users where id = ?`)
 // The page Threadline's `?role=user&sort=name&limit=20` reads (its index: role, name, id), and the count beside it.
 const usersPage = db.prepare(`select ${userColumns} from users where role = ? order by name, id limit ? offset ?`)
 const usersCount = db.prepare('select count(*) as total from users where role = ?').pluck()
+const updateUser = db.prepare(`update users set age = ?, updated_at = ? where id = ? returning ${userColumns}`)
 const insertPost = db.prepare(
   `insert into posts (user_id, title, content, status, published_at, created_at, updated_at) values (?, ?, ?, 'published', ?, ?, ?)
    returning id, user_id as userId, title, content, status, published_at as publishedAt, created_at as createdAt, updated_at as updatedAt`,
@@ -66,6 +67,13 @@ app.get('/api/v1/users/:id', { schema: { response: { 200: single(user) } } }, as
   const row = userById.get(Number(request.params.id))
   if (row === undefined) return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'no such user' } })
   return { data: row, meta: { timestamp: new Date().toISOString() } }
+})
+
+app.patch('/api/v1/users/:id', { schema: { response: { 200: single(user) } } }, async (request, reply) => {
+  const now = new Date().toISOString()
+  const row = updateUser.get(request.body.age, now, Number(request.params.id))
+  if (row === undefined) return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'no such user' } })
+  return { data: row, meta: { timestamp: now } }
 })
 
 app.get(

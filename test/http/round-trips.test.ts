@@ -1,0 +1,74 @@
+// What one request costs in round trips on the scale-out deployment (the store, and Redis beside
+// it), with no cached answer: the statements the app runs, counted as they are sent, and the
+// commands Redis receives under the app's key prefix (read with MONITOR, on a connection of its
+// own). Each line of the table is the least the request can do.
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { redisUrl } from '../helpers/services.js'
+import { TEST_STORE } from '../helpers/test-store.js'
+import { until } from '../helpers/until.js'
+
+const redis = await redisUrl()
+
+describe.skipIf(redis === undefined)('round trips per request, PostgreSQL or SQLite with Redis, no cached answer', () => {
+  const prefix = `round-trips-${process.pid}-${Date.now()}:`
+  const statements: string[] = []
+  const commands: string[] = []
+  let t: TestApp
+  let monitor: Redis
+
+  beforeAll(async () => {
+    t = await buildTestApp({ REDIS_URL: redis!, REDIS_KEY_PREFIX: prefix, HTTP_REPRESENTATION_CACHE_MB: '0' }, { onQuery: (sql) => statements.push(sql) })
+    monitor = await new Redis(redis!).monitor()
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (args.some((arg) => arg.startsWith(prefix))) commands.push(args.join(' '))
+    })
+  })
+  afterAll(async () => {
+    monitor.disconnect()
+    await t?.close()
+  })
+
+  /** The statements and Redis commands of one request, once its answer is in. */
+  const tripsOf = async (send: () => Promise<{ statusCode: number }>) => {
+    // A marker command of our own: once MONITOR shows it, every command sent before it has been seen.
+    const mark = async () => {
+      const marker = `${prefix}marker-${Math.random()}`
+      const client = new Redis(redis!)
+      await client.get(marker)
+      client.disconnect()
+      await until(() => commands.some((command) => command.includes(marker)), 2000)
+    }
+    await mark()
+    statements.length = 0
+    commands.length = 0
+    const { statusCode } = await send()
+    await mark()
+    return { statusCode, statements: statements.length, redis: commands.filter((command) => !command.includes('marker-')) }
+  }
+
+  // Rights are never served stale: on PostgreSQL, where other instances revoke tokens unseen until
+  // told, a token is looked up on every request; SQLite keeps its callers until a write.
+  const tokenLookup = TEST_STORE === 'postgres' ? 1 : 0
+  const graphql = (query: string) => ({ method: 'POST' as const, url: '/graphql', json: { query } })
+  const table: [string, () => Parameters<TestApp['request']>[0], number][] = [
+    ['GET one user', () => ({ url: `/api/v1/users/${t.bob.id}` }), 1],
+    ['GET one user with a token', () => ({ url: `/api/v1/users/${t.bob.id}`, token: t.tokens.bob }), 1 + tokenLookup],
+    ['GET a page of 20, v1 (its total beside it)', () => ({ url: '/api/v1/users?sort=name&limit=20' }), 2],
+    ['GET a page of 20, v2', () => ({ url: '/api/v2/users?sort=name&limit=20' }), 1],
+    ['GraphQL user(id)', () => graphql(`{ user(id: "${t.bob.id}") { id name } }`), 1],
+    ['GraphQL users { posts } (one statement per level)', () => graphql('{ users { id name posts { id title } } }'), 2],
+  ]
+
+  it.each(table)('%s: its statements, and one Redis round trip (the rate limit)', async (_name, request, expected) => {
+    // Twice: the first of a shape may prepare what the next reuses.
+    await tripsOf(() => t.request(request()))
+    const trips = await tripsOf(() => t.request(request()))
+    expect(trips.statusCode).toBe(200)
+    expect(trips.statements).toBe(expected)
+    // A script runs in one round trip; MONITOR also shows the commands it runs inside.
+    expect(trips.redis.filter((command) => /^(eval|evalsha) /.test(command))).toHaveLength(1)
+    expect(trips.redis.filter((command) => !/^(eval|evalsha|set|incrby|pttl|expire) /.test(command))).toEqual([])
+  })
+})
