@@ -8,6 +8,7 @@
 // the parameters as it is, so a slot lands exactly where the value would have.
 import { type Compilable, CompiledQuery } from 'kysely'
 import type { Db } from './create-database.js'
+import { nameStatement } from './statement-names.js'
 
 /** Where a value of the arguments goes, among a compiled statement's parameters. */
 class Slot<A> {
@@ -57,6 +58,7 @@ export function compiledStatement<Row, A>(
     if (compiled === undefined) {
       const query = build(db, args, slot).compile()
       compiled = { sql: query.sql, parameters: query.parameters, slots: query.parameters.some((p) => p instanceof Slot) }
+      nameStatement(query.sql)
       if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value as string)
       shapes.set(shape, compiled)
     }

@@ -13,6 +13,7 @@ import { type DialectFacts, postgresFacts, sqliteFacts } from './dialect-facts.j
 import type { Tables } from './tables.js'
 import { type StatementObserver, type StatementObservers, translatingDialect } from './translating-dialect.js'
 import { withCurrentSchemaIntrospector } from './current-schema-introspector.js'
+import { statementNameOf } from './statement-names.js'
 import { type ChangeFeed, postgresChangeFeed, shared, sqliteChangeFeed } from './change-feed.js'
 
 export type Db = Kysely<Tables>
@@ -185,9 +186,23 @@ function openPool(url: string, size: number, queryTimeoutMs: number): pgModule.P
   pool.on('error', () => {})
   pool.on('connect', (client) => {
     client.on('error', () => {})
+    sendCompiledStatementsByName(client)
     if (queryTimeoutMs > 0) cutOnTimeout(client)
   })
   return pool
+}
+
+/**
+ * The compiled statements (compiled-statements.ts) sent by name: Kysely's driver sends each query
+ * as text, which PostgreSQL parses and plans on every run; named, it is parsed once per connection.
+ */
+function sendCompiledStatementsByName(client: pgModule.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  client.query = ((...args: unknown[]) => {
+    const [text, values] = args
+    const name = typeof text === 'string' && Array.isArray(values) ? statementNameOf(text) : undefined
+    return name === undefined ? query(...args) : query({ name, text, values })
+  }) as typeof client.query
 }
 
 /**
