@@ -1,9 +1,10 @@
 // Who hears the store's changes (changes.ts): the writes of this handle, told after their commit;
 // on SQLite, another process's commit to the same file (PRAGMA data_version moved: everything);
 // on PostgreSQL, the other instances' and the commands' writes, sent by NOTIFY in their
-// transactions and heard on a connection of this handle's own, opened by the first listener.
-// While that connection is down nothing is heard: `heard()` says so, and whoever keeps answers
-// keeps none until it is back (then everything is told as changed).
+// transactions and heard on a connection of this handle's own, opened when a listener first asks
+// whether it hears (a handle that nobody asks, such as a command's or a GraphQL-only app's, opens
+// none). Until that connection listens, and while it is down, nothing is heard: `heard()` says
+// so, and whoever keeps answers keeps none until it is back (then everything is told as changed).
 import { CompiledQuery } from 'kysely'
 import type pgModule from 'pg'
 import { type Change, decodeChanges, encodeChanges, EVERYTHING } from './changes.js'
@@ -90,7 +91,10 @@ export function postgresChangeFeed(connect: () => pgModule.Client): ChangeFeed {
       tell([EVERYTHING])
     }
     if (!closed) {
-      retry = setTimeout(start, RELISTEN_DELAY_MS)
+      retry = setTimeout(() => {
+        retry = undefined
+        start()
+      }, RELISTEN_DELAY_MS)
       retry.unref()
     }
   }
@@ -123,12 +127,11 @@ export function postgresChangeFeed(connect: () => pgModule.Client): ChangeFeed {
       committed: tell,
       announce: (changes) => CompiledQuery.raw(`select pg_notify(${CHANNEL_SQL}, $1)`, [encodeChanges(origin, changes)]),
     },
-    listen: (listener) => {
-      const stop = add(listener)
-      if (all.size === 1) start()
-      return stop
+    listen: add,
+    heard: () => {
+      if (!listening && client === undefined && retry === undefined && all.size > 0) start()
+      return listening
     },
-    heard: () => listening,
     close: async () => {
       closed = true
       clearTimeout(retry)
@@ -138,7 +141,8 @@ export function postgresChangeFeed(connect: () => pgModule.Client): ChangeFeed {
       if (c !== undefined) {
         c.removeAllListeners()
         c.on('error', () => {})
-        await c.end().catch(() => undefined)
+        // Not awaited: nothing depends on the server's goodbye, and the handle's pool closes meanwhile.
+        void c.end().catch(() => undefined)
       }
     },
   }

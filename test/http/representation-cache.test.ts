@@ -39,6 +39,8 @@ describe('the representation cache', () => {
     statements = []
     t = await buildTestApp({}, { onQuery: (sql) => statements.push(sql) })
     make = createFactories(t)
+    // On PostgreSQL the cache keeps nothing until its connection listens for the other instances' changes.
+    await until(() => t.database.changes.heard())
   })
   afterEach(() => t.close())
 
