@@ -126,6 +126,10 @@ export function postgresChangeFeed(connect: () => pgModule.Client): ChangeFeed {
     sink: {
       committed: tell,
       announce: (changes) => CompiledQuery.raw(`select pg_notify(${CHANNEL_SQL}, $1)`, [encodeChanges(origin, changes)]),
+      // Two statements in one simple query (no parameters): the NOTIFY is in the transaction, so it is
+      // delivered at the commit and only if it commits. The payload is our own text (origin, table
+      // names, ids), its quotes doubled all the same.
+      announceAndCommit: (changes) => CompiledQuery.raw(`select pg_notify(${CHANNEL_SQL}, '${encodeChanges(origin, changes).replaceAll("'", "''")}'); commit`),
     },
     listen: add,
     heard: () => {

@@ -25,8 +25,10 @@ export interface StatementObservers {
 export interface ChangeSink {
   /** Told, after the commit, what a transaction (or a statement outside one) changed. */
   committed(changes: Change[]): void
-  /** The statement that sends them to other instances, run in the transaction before its commit (PostgreSQL); none elsewhere. */
+  /** The statement that sends them to other instances, run just after a statement outside any transaction (PostgreSQL); none elsewhere. */
   announce?: (changes: Change[]) => CompiledQuery
+  /** What commits a transaction that changed something, sending its changes in it first, in one round trip (PostgreSQL). */
+  announceAndCommit?: (changes: Change[]) => CompiledQuery
 }
 
 export function translatingDialect(dialect: Dialect, statements: StatementObservers = { observer: undefined }, changes?: ChangeSink): Dialect {
@@ -87,19 +89,20 @@ function translatingDriver(driver: Driver, statements: StatementObservers, chang
     }
     return wrapper
   }
-  /** The transaction's changes sent to other instances before the commit, and told here after it. */
+  /** The transaction's changes sent to other instances with the commit, and told here after it. */
   const commit = async (connection: DatabaseConnection) => {
     const state = uncommitted.get(connection)
     const committed = state === undefined || state.pending.empty ? undefined : state.pending.take()
-    const announce = changes?.announce
-    if (committed !== undefined && announce !== undefined) {
-      await run(statements, 'notify', () =>
+    const announceAndCommit = changes?.announceAndCommit
+    if (committed !== undefined && announceAndCommit !== undefined) {
+      await run(statements, 'commit', () =>
         own(connection)
-          .executeQuery(announce(committed))
+          .executeQuery(announceAndCommit(committed))
           .then(() => undefined),
       )
+    } else {
+      await run(statements, 'commit', () => driver.commitTransaction(own(connection)))
     }
-    await run(statements, 'commit', () => driver.commitTransaction(own(connection)))
     if (state !== undefined) state.inTransaction = false
     if (committed !== undefined) changes?.committed(committed)
   }
