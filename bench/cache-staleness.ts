@@ -8,24 +8,11 @@
 //
 //   npm run bench:cache-staleness [-- --writes 300]
 import { parseArgs } from 'node:util'
-import pg from 'pg'
-import { build, type RunningServer, startServe, stats, threadline } from './lib.js'
+import { benchDatabase, BENCH_REDIS_URL, build, type RunningServer, startServe, stats, threadline } from './lib.js'
 
 const { values: args } = parseArgs({ options: { writes: { type: 'string', default: '300' } } })
 const WRITES = Number(args.writes)
-const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const DATABASE = 'threadline_bench_staleness'
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
-
-async function admin(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: ADMIN_URL })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
-}
+const database = benchDatabase('threadline_bench_staleness')
 
 /** The delays, in ms, from A's answer to a PATCH to B's first answer showing it, and B's old answers meanwhile. */
 async function measure(env: Record<string, string>): Promise<{ delays: number[]; staleAnswers: number }> {
@@ -70,16 +57,14 @@ const show = (what: string, { delays, staleAnswers }: { delays: number[]; staleA
 }
 
 build()
-await admin(`drop database if exists ${DATABASE} with (force)`)
-await admin(`create database ${DATABASE}`)
+await database.create()
 try {
-  const url = ADMIN_URL.replace(/\/[^/?]*(\?|$)/, `/${DATABASE}$1`)
   show(
     'PostgreSQL + Redis, from A answering a PATCH to B answering it',
-    await measure({ DATABASE_URL: url, REDIS_URL, REDIS_KEY_PREFIX: `staleness-${process.pid}:` }),
+    await measure({ DATABASE_URL: database.url, REDIS_URL: BENCH_REDIS_URL, REDIS_KEY_PREFIX: `staleness-${process.pid}:` }),
   )
 } finally {
-  await admin(`drop database if exists ${DATABASE} with (force)`)
+  await database.drop()
 }
 const file = `bench/.data/staleness-${process.pid}.db`
 show('SQLite, two processes on one file, the same', await measure({ DATABASE_URL: `sqlite:${file}` }))

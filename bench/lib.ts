@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
+import pg from 'pg'
 import { freePort } from '../test/helpers/private-redis.js'
 
 /** Compiles src/ to dist/, so the benchmark runs what `npm start` runs. */
@@ -43,6 +44,33 @@ export function pinServersApart(): boolean {
   }
   serverCore = 0
   return true
+}
+
+/** The Redis the benches on PostgreSQL + Redis use (each with a key prefix of its own). */
+export const BENCH_REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+/** A connection to the PostgreSQL server with the right to make and drop databases. */
+const POSTGRES_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
+
+/** A PostgreSQL database of a bench's own: `create()` makes it anew (dropping one left over), `drop()` removes it. */
+export function benchDatabase(name: string): { url: string; create(): Promise<void>; drop(): Promise<void> } {
+  const admin = async (text: string) => {
+    const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL })
+    await client.connect()
+    try {
+      await client.query(text)
+    } finally {
+      await client.end()
+    }
+  }
+  const drop = () => admin(`drop database if exists ${name} with (force)`)
+  return {
+    url: POSTGRES_ADMIN_URL.replace(/\/[^/?]*(\?|$)/, `/${name}$1`),
+    create: async () => {
+      await drop()
+      await admin(`create database ${name}`)
+    },
+    drop,
+  }
 }
 
 /** Runs a `threadline` command to completion; returns its stdout. */

@@ -44,11 +44,12 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, wri
 import { join } from 'node:path'
 import { isDeepStrictEqual, parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
-import pg from 'pg'
 import { freePort } from '../test/helpers/private-redis.js'
 import { renderChart } from './chart.js'
 import { createPost, type Delivery, timeDeliveries } from './deliveries.js'
 import {
+  benchDatabase,
+  BENCH_REDIS_URL,
   build,
   discardingOtlpReceiver,
   type Load,
@@ -114,10 +115,7 @@ interface Scenario {
 }
 
 /** The database of the PostgreSQL rounds: the bench's own, created and dropped by it. */
-const PG_ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
-const PG_DATABASE = 'threadline_bench_suite'
-const pgUrl = () => PG_ADMIN_URL.replace(/\/[^/?]*(\?|$)/, `/${PG_DATABASE}$1`)
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const postgres = benchDatabase('threadline_bench_suite')
 
 const DATA = join('bench', '.data')
 const PEERS_DIR = join('bench', 'peers')
@@ -369,8 +367,8 @@ function threadlineEnv(runDb: string): Record<string, string> {
 /** Threadline on PostgreSQL with Redis beside it, as a scaled-out instance runs (its own key prefix in Redis). */
 function postgresEnv(): Record<string, string> {
   return {
-    DATABASE_URL: pgUrl(),
-    REDIS_URL,
+    DATABASE_URL: postgres.url,
+    REDIS_URL: BENCH_REDIS_URL,
     REDIS_KEY_PREFIX: `bench-suite-${process.pid}:`,
     LOG_LEVEL: 'info',
     RATE_LIMIT_MAX: '1000000000',
@@ -380,25 +378,12 @@ function postgresEnv(): Record<string, string> {
 
 /** The bench's own PostgreSQL database, made anew and seeded as the SQLite file is; returns a token of user 1 there. */
 async function seedPostgres(): Promise<string> {
-  await dropPostgres()
-  await adminQuery(`create database ${PG_DATABASE}`)
-  console.log(`Seeding the same users and posts into PostgreSQL (${PG_DATABASE}) ...`)
-  const env = { DATABASE_URL: pgUrl() }
+  await postgres.create()
+  console.log('Seeding the same users and posts into PostgreSQL ...')
+  const env = { DATABASE_URL: postgres.url }
   threadline(['migrate'], env)
   threadline(['seed', '--users', args.users, '--posts', args.posts, '--comments', '0', '--todos', '0', '--batch-size', '4000'], env)
   return threadline(['tokens', 'create', '--user', '1'], env).trim()
-}
-
-const dropPostgres = () => adminQuery(`drop database if exists ${PG_DATABASE} with (force)`)
-
-async function adminQuery(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL })
-  await client.connect()
-  try {
-    await client.query(text)
-  } finally {
-    await client.end()
-  }
 }
 
 async function startAll(runDb: string, unscheduledDb: string, peersDb: string, jsonFile: string): Promise<Record<Target, RunningServer>> {
@@ -429,8 +414,8 @@ async function startAll(runDb: string, unscheduledDb: string, peersDb: string, j
     [UNCACHED]: await start(startServe({ ...threadlineEnv(runDb), HTTP_REPRESENTATION_CACHE_MB: '0' })),
     [ON_PG]: await start(startServe(postgresEnv())),
     [ON_PG_UNCACHED]: await start(startServe({ ...postgresEnv(), HTTP_REPRESENTATION_CACHE_MB: '0' })),
-    'fastify + pg': await start(startServer([peer('fastify-pg.mjs')], { DATABASE_URL: pgUrl(), NODE_ENV: 'production' })),
-    'mercurius JIT + pg': await start(startServer([peer('mercurius-pg.mjs')], { DATABASE_URL: pgUrl(), NODE_ENV: 'production' })),
+    'fastify + pg': await start(startServer([peer('fastify-pg.mjs')], { DATABASE_URL: postgres.url, NODE_ENV: 'production' })),
+    'mercurius JIT + pg': await start(startServer([peer('mercurius-pg.mjs')], { DATABASE_URL: postgres.url, NODE_ENV: 'production' })),
   }
 }
 
@@ -903,7 +888,7 @@ async function main(): Promise<void> {
     fanOutPeakRss = rssOf(servers.threadline.pid, 'VmHWM')
   } finally {
     await stopAll()
-    await dropPostgres()
+    await postgres.drop()
   }
   // Its own servers, started once the main ones are gone (their peak RSS is the main target's alone).
   let conventions: Conventions | undefined

@@ -9,6 +9,7 @@
 // started before the read-only GraphQL peers, which then open the file already in WAL mode.
 import Database from 'better-sqlite3'
 import Fastify from 'fastify'
+import { notFound, page, post, single, user } from './rest-schemas.mjs'
 
 const db = new Database(process.env.DATABASE_FILE)
 db.pragma('journal_mode = WAL')
@@ -27,73 +28,29 @@ const insertPost = db.prepare(
    returning id, user_id as userId, title, content, status, published_at as publishedAt, created_at as createdAt, updated_at as updatedAt`,
 )
 
-const nullable = (type) => ({ type: [type, 'null'] })
-const user = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' },
-    name: { type: 'string' },
-    email: { type: 'string' },
-    age: nullable('integer'),
-    avatar: nullable('string'),
-    role: { type: 'string' },
-    createdAt: { type: 'string' },
-    updatedAt: { type: 'string' },
-  },
-}
-const post = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' },
-    userId: { type: 'integer' },
-    title: { type: 'string' },
-    content: { type: 'string' },
-    status: { type: 'string' },
-    publishedAt: nullable('string'),
-    createdAt: { type: 'string' },
-    updatedAt: { type: 'string' },
-  },
-}
-const meta = { type: 'object', properties: { timestamp: { type: 'string' } } }
-const single = (data) => ({ type: 'object', properties: { data, meta } })
-const pagination = {
-  type: 'object',
-  properties: { page: { type: 'integer' }, limit: { type: 'integer' }, total: { type: 'integer' }, totalPages: { type: 'integer' } },
-}
-
 const app = Fastify({ logger: false })
 
 app.get('/api/v1/users/:id', { schema: { response: { 200: single(user) } } }, async (request, reply) => {
   const row = userById.get(Number(request.params.id))
-  if (row === undefined) return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'no such user' } })
+  if (row === undefined) return notFound(reply)
   return { data: row, meta: { timestamp: new Date().toISOString() } }
 })
 
 app.patch('/api/v1/users/:id', { schema: { response: { 200: single(user) } } }, async (request, reply) => {
   const now = new Date().toISOString()
   const row = updateUser.get(request.body.age, now, Number(request.params.id))
-  if (row === undefined) return reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'no such user' } })
+  if (row === undefined) return notFound(reply)
   return { data: row, meta: { timestamp: now } }
 })
 
-app.get(
-  '/api/v1/users',
-  {
-    schema: {
-      response: {
-        200: { type: 'object', properties: { data: { type: 'array', items: user }, meta: { ...meta, properties: { ...meta.properties, pagination } } } },
-      },
-    },
-  },
-  async (request) => {
-    const page = Math.max(1, Number(request.query.page ?? 1) || 1)
-    const limit = Math.min(100, Math.max(1, Number(request.query.limit ?? 20) || 20))
-    const role = request.query.role ?? 'user'
-    const data = usersPage.all(role, limit, (page - 1) * limit)
-    const total = usersCount.get(role)
-    return { data, meta: { timestamp: new Date().toISOString(), pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } } }
-  },
-)
+app.get('/api/v1/users', { schema: { response: { 200: page(user) } } }, async (request) => {
+  const page = Math.max(1, Number(request.query.page ?? 1) || 1)
+  const limit = Math.min(100, Math.max(1, Number(request.query.limit ?? 20) || 20))
+  const role = request.query.role ?? 'user'
+  const data = usersPage.all(role, limit, (page - 1) * limit)
+  const total = usersCount.get(role)
+  return { data, meta: { timestamp: new Date().toISOString(), pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } } }
+})
 
 app.post('/api/v1/users/:id/posts', { schema: { response: { 201: single(post) } } }, async (request, reply) => {
   const now = new Date().toISOString()

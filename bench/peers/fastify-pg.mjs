@@ -5,6 +5,7 @@
 //   DATABASE_URL=postgres://... node bench/peers/fastify-pg.mjs   (PORT; prints "listening on http://host:port")
 import Fastify from 'fastify'
 import pg from 'pg'
+import { notFound, page, post, single, user } from './rest-schemas.mjs'
 
 // Instants as ISO 8601 text in UTC, as Threadline answers them.
 pg.types.setTypeParser(1184, (text) => new Date(text).toISOString())
@@ -22,41 +23,6 @@ const insertPost = statement(
   `insert into posts (user_id, title, content, status, published_at, created_at, updated_at) values ($1, $2, $3, 'published', $4, $4, $4) returning ${postColumns}`,
 )
 
-const nullable = (type) => ({ type: [type, 'null'] })
-const user = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' },
-    name: { type: 'string' },
-    email: { type: 'string' },
-    age: nullable('integer'),
-    avatar: nullable('string'),
-    role: { type: 'string' },
-    createdAt: { type: 'string' },
-    updatedAt: { type: 'string' },
-  },
-}
-const post = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' },
-    userId: { type: 'integer' },
-    title: { type: 'string' },
-    content: { type: 'string' },
-    status: { type: 'string' },
-    publishedAt: nullable('string'),
-    createdAt: { type: 'string' },
-    updatedAt: { type: 'string' },
-  },
-}
-const meta = { type: 'object', properties: { timestamp: { type: 'string' } } }
-const single = (data) => ({ type: 'object', properties: { data, meta } })
-const pagination = {
-  type: 'object',
-  properties: { page: { type: 'integer' }, limit: { type: 'integer' }, total: { type: 'integer' }, totalPages: { type: 'integer' } },
-}
-const notFound = (reply) => reply.code(404).send({ error: { code: 'NOT_FOUND', message: 'no such user' } })
-
 const app = Fastify({ logger: false })
 
 app.get('/api/v1/users/:id', { schema: { response: { 200: single(user) } } }, async (request, reply) => {
@@ -71,24 +37,14 @@ app.patch('/api/v1/users/:id', { schema: { response: { 200: single(user) } } }, 
   return { data: rows[0], meta: { timestamp: new Date().toISOString() } }
 })
 
-app.get(
-  '/api/v1/users',
-  {
-    schema: {
-      response: {
-        200: { type: 'object', properties: { data: { type: 'array', items: user }, meta: { ...meta, properties: { ...meta.properties, pagination } } } },
-      },
-    },
-  },
-  async (request) => {
-    const page = Math.max(1, Number(request.query.page ?? 1) || 1)
-    const limit = Math.min(100, Math.max(1, Number(request.query.limit ?? 20) || 20))
-    const role = request.query.role ?? 'user'
-    const [{ rows: data }, { rows: counted }] = await Promise.all([usersPage([role, limit, (page - 1) * limit]), usersCount([role])])
-    const total = counted[0].total
-    return { data, meta: { timestamp: new Date().toISOString(), pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } } }
-  },
-)
+app.get('/api/v1/users', { schema: { response: { 200: page(user) } } }, async (request) => {
+  const page = Math.max(1, Number(request.query.page ?? 1) || 1)
+  const limit = Math.min(100, Math.max(1, Number(request.query.limit ?? 20) || 20))
+  const role = request.query.role ?? 'user'
+  const [{ rows: data }, { rows: counted }] = await Promise.all([usersPage([role, limit, (page - 1) * limit]), usersCount([role])])
+  const total = counted[0].total
+  return { data, meta: { timestamp: new Date().toISOString(), pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } } }
+})
 
 app.post('/api/v1/users/:id/posts', { schema: { response: { 201: single(post) } } }, async (request, reply) => {
   const now = new Date().toISOString()
