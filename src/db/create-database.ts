@@ -8,6 +8,7 @@ import SqliteDatabase from 'better-sqlite3'
 import { CompiledQuery, type Dialect, Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig } from 'kysely'
 import type pgModule from 'pg'
 import type { DatabaseLocation } from '../config.js'
+import { RecentlyUsed } from '../recently-used.js'
 import { isQueryTimeout } from './database-errors.js'
 import { type DialectFacts, postgresFacts, sqliteFacts } from './dialect-facts.js'
 import type { Tables } from './tables.js'
@@ -115,8 +116,8 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
 }
 
 /**
- * Statements prepared once per SQL text and kept (at most STATEMENT_CACHE_SIZE; the least
- * recently used goes first): Kysely's SQLite driver prepares every query anew, which was a tenth of
+ * Statements prepared once per SQL text and kept (at most STATEMENT_CACHE_SIZE; one not used
+ * lately goes first): Kysely's SQLite driver prepares every query anew, which was a tenth of
  * the CPU of serving GET one user (npm run bench:profile). Safe on one connection because no
  * statement is left half-read: Kysely runs each to completion (all or run), and nothing here
  * streams. A statement whose table changes shape is prepared again by SQLite itself.
@@ -126,7 +127,7 @@ const STATEMENT_CACHE_SIZE = 500
 function withStatementCache(
   connection: SqliteDatabase.Database,
 ): SqliteDialectConfig['database'] & { dataVersion: () => number; externalVersion: () => number } {
-  const statements = new Map<string, SqliteDatabase.Statement>()
+  const statements = new RecentlyUsed<string, SqliteDatabase.Statement>(STATEMENT_CACHE_SIZE)
   // The data version: SQLite's own (PRAGMA data_version) moves when another connection commits (the
   // `threadline` commands, another process); this connection's writes are counted here. A statement
   // that may write is counted as it is prepared: Kysely runs it at once, in the same turn of the
@@ -147,11 +148,8 @@ function withStatementCache(
       let statement = statements.get(sql)
       if (statement === undefined) {
         statement = connection.prepare(sql)
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string)
-      } else {
-        statements.delete(sql)
+        statements.set(sql, statement)
       }
-      statements.set(sql, statement)
       if (!statement.readonly) writes++
       return statement
     },

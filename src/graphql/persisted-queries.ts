@@ -24,6 +24,7 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { PersistedQueriesConfig } from '../config/graphql-config.js'
 import type { Limiter } from '../limits/limiter.js'
+import { RecentlyUsed } from '../recently-used.js'
 import type { OperationParams, RequestParams } from './request-params.js'
 
 /** A refusal of the protocol, answered as a GraphQL error of the request with this code. */
@@ -48,31 +49,18 @@ const MAX_ENTRIES = 10_000
 
 export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex')
 
-/** The documents of this process, least recently used first out, within `budgetBytes` (UTF-16: two bytes a character). */
+/** The documents of this process, one not used lately first out, within `budgetBytes` (UTF-16: two bytes a character). */
 export function createLruStore(budgetBytes: number): PersistedQueryStore & { readonly size: number } {
-  const entries = new Map<string, string>()
-  let bytes = 0
-  const sizeOf = (hash: string, query: string) => 2 * (hash.length + query.length)
+  const entries = new RecentlyUsed<string, string>(budgetBytes, (hash, query) => 2 * (hash.length + query.length), MAX_ENTRIES)
   return {
     get size() {
       return entries.size
     },
     async get(hash) {
-      const query = entries.get(hash)
-      if (query === undefined) return undefined
-      entries.delete(hash)
-      entries.set(hash, query)
-      return query
+      return entries.get(hash)
     },
     async set(hash, query) {
-      if (entries.has(hash) || sizeOf(hash, query) > budgetBytes) return
-      entries.set(hash, query)
-      bytes += sizeOf(hash, query)
-      for (const [oldest, text] of entries) {
-        if (bytes <= budgetBytes && entries.size <= MAX_ENTRIES) break
-        entries.delete(oldest)
-        bytes -= sizeOf(oldest, text)
-      }
+      if (!entries.has(hash)) entries.set(hash, query)
     },
   }
 }

@@ -17,9 +17,11 @@
 // if nothing it depends on changed since the request began, so an answer read across a write is
 // never kept. On PostgreSQL the other instances' changes arrive over NOTIFY, a few milliseconds
 // after their commit (docs/architecture.md gives the staleness measured); while the listening
-// connection is down nothing is kept or answered from here. Bounded by a byte budget, the least
-// recently used entry going first.
+// connection is down nothing is kept or answered from here. Bounded by a byte budget, the oldest
+// entry not used lately going first (RecentlyUsed: a hit never moves its entry in the map, and the
+// rows' clock below moves a row only once it is in the older half, for the reason given there).
 import type { Change } from '../db/changes.js'
+import { RecentlyUsed } from '../recently-used.js'
 
 /** What a cached answer was read from. */
 export interface Dependencies {
@@ -31,8 +33,10 @@ export interface Dependencies {
 
 /**
  * When each table and row last changed, on a clock of its own that moves with every change told.
- * Rows are remembered up to MAX_REMEMBERED_ROWS; the oldest forgotten row's change counts, from
- * then on, for every row (an entry read before it is stale).
+ * Rows are remembered up to MAX_REMEMBERED_ROWS; a forgotten row's change counts, from then on,
+ * for every row (an entry read before it is stale). The row forgotten is the one that entered or
+ * was moved up the longest ago; a row changed again is moved up only once it is in the older half
+ * (in the newer half, its time is updated where it stands).
  */
 export class ChangeClock {
   private now = 0
@@ -43,8 +47,10 @@ export class ChangeClock {
   private readonly tableChanged = new Map<string, number>()
   /** The last change of each table that was not pinned to rows (any row may have changed). */
   private readonly tableRewritten = new Map<string, number>()
-  /** The last change of each row, `table#id`, oldest first. */
-  private readonly rowChanged = new Map<string, number>()
+  /** The last change of each row, `table#id`, by when it entered or was last moved up (`order`), oldest first. */
+  private readonly rowChanged = new Map<string, { at: number; order: number }>()
+  /** Rows entered or moved up so far. */
+  private rowMoves = 0
 
   constructor(private readonly maxRows = MAX_REMEMBERED_ROWS) {}
 
@@ -77,14 +83,23 @@ export class ChangeClock {
       for (const table of tables) if ((this.tableChanged.get(table) ?? 0) > since) return false
     }
     if (row === undefined) return true
-    return (this.tableRewritten.get(row.table) ?? 0) <= since && this.rowsForgotten <= since && (this.rowChanged.get(`${row.table}#${row.id}`) ?? 0) <= since
+    return (
+      (this.tableRewritten.get(row.table) ?? 0) <= since &&
+      this.rowsForgotten <= since &&
+      (this.rowChanged.get(`${row.table}#${row.id}`)?.at ?? 0) <= since
+    )
   }
 
   private rowChangedAt(key: string, at: number): void {
-    this.rowChanged.delete(key)
-    this.rowChanged.set(key, at)
+    const known = this.rowChanged.get(key)
+    if (known !== undefined && this.rowMoves - known.order < this.maxRows / 2) {
+      known.at = at
+      return
+    }
+    if (known !== undefined) this.rowChanged.delete(key)
+    this.rowChanged.set(key, { at, order: this.rowMoves++ })
     if (this.rowChanged.size <= this.maxRows) return
-    const [oldest, when] = this.rowChanged.entries().next().value as [string, number]
+    const [oldest, { at: when }] = this.rowChanged.entries().next().value as [string, { at: number }]
     this.rowChanged.delete(oldest)
     this.rowsForgotten = Math.max(this.rowsForgotten, when)
   }
@@ -124,38 +139,22 @@ const sizeOf = (key: string, r: Representation) =>
   2 * (key.length + r.head.length + r.tail.length + r.etag.length + (r.lastModified?.length ?? 0) + r.cacheControl.length + (r.link?.length ?? 0)) + 200
 
 export function createRepresentationCache(budgetBytes: number, clock = new ChangeClock()): RepresentationCache {
-  const entries = new Map<string, Representation>()
-  let bytes = 0
-  const drop = (key: string, entry: Representation) => {
-    entries.delete(key)
-    bytes -= sizeOf(key, entry)
-  }
+  const entries = new RecentlyUsed<string, Representation>(budgetBytes, sizeOf)
   return {
     clock,
     get(key) {
-      const entry = entries.get(key)
+      const entry = entries.peek(key)
       if (entry === undefined) return undefined
       if (!clock.unchangedSince(entry.dependencies, entry.readAt)) {
-        drop(key, entry)
+        entries.delete(key)
         return undefined
       }
-      // Most recently used last.
-      entries.delete(key)
-      entries.set(key, entry)
-      return entry
+      return entries.get(key)
     },
     set(key, representation) {
       if (!clock.unchangedSince(representation.dependencies, representation.readAt)) return
-      const size = sizeOf(key, representation)
-      if (size > budgetBytes / 16) return // one answer may not crowd out the rest
-      const old = entries.get(key)
-      if (old !== undefined) drop(key, old)
-      for (const [oldest, entry] of entries) {
-        if (bytes + size <= budgetBytes) break
-        drop(oldest, entry)
-      }
+      if (sizeOf(key, representation) > budgetBytes / 16) return // one answer may not crowd out the rest
       entries.set(key, representation)
-      bytes += size
     },
   }
 }

@@ -19,6 +19,7 @@ import { AppError, isAppError, notFound, unauthenticated } from '../errors.js'
 import type { Limiter } from '../limits/limiter.js'
 import { User, type UsersService } from '../users/users.public.js'
 import { createOidcIssuer, type IssuedIdentity, type OidcIssuer } from './oidc-issuer.js'
+import { RecentlyUsed } from '../recently-used.js'
 import * as repo from './tokens.repository.js'
 import type { IssuedToken, SignInInput } from './tokens.schemas.js'
 
@@ -72,7 +73,7 @@ const MAX_NAME = 100
 /** Whether an issuer's claims make a user as the users feature's schema has one. */
 const userClaimsValid = bodyAjv.compile(Type.Pick(User, ['name', 'email']))
 
-/** Callers of tokens kept at most (the least recently seen goes first). */
+/** Callers of tokens kept at most (one not seen lately goes first). */
 const KNOWN_CALLERS_MAX = 10_000
 
 export function createTokensService({ db, users, tokenTtlMs, events, signInAllowance, dataVersion, oidc }: TokensServiceDeps) {
@@ -80,7 +81,7 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
   // and the token has not expired: a revocation, a role changed, a user deleted are writes, by this
   // process or (on SQLite) another, so a right is still checked as it stands when it is used. The
   // lookup was half of a signed-in GET one user served from the representation cache (docs/architecture.md).
-  const known = new Map<string, { caller: Caller; expiresAtMs: number; version: number }>()
+  const known = new RecentlyUsed<string, { caller: Caller; expiresAtMs: number; version: number }>(KNOWN_CALLERS_MAX)
 
   const issuer = oidc === undefined ? undefined : createOidcIssuer(oidc)
   /** Users being made for an issuer's subjects, by subject: concurrent first requests of one subject make one. */
@@ -103,20 +104,16 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
   /** The caller of the live token with this hash, if there is one. */
   async function callerOf(hash: string): Promise<Caller | undefined> {
     const version = dataVersion?.()
-    const seen = known.get(hash)
+    const seen = known.peek(hash)
     if (seen !== undefined) {
+      if (seen.version === version && Date.now() < seen.expiresAtMs) return known.get(hash)?.caller
       known.delete(hash)
-      if (seen.version === version && Date.now() < seen.expiresAtMs) {
-        known.set(hash, seen)
-        return seen.caller
-      }
     }
     const found = await repo.findActiveToken(db, hash, new Date().toISOString())
     if (found === undefined) return undefined
     const caller: Caller = { userId: found.user_id, role: found.role, tokenId: found.id, scope: found.scope }
     // Kept only when nothing was written while it was read.
     if (version !== undefined && dataVersion?.() === version) {
-      if (known.size >= KNOWN_CALLERS_MAX) known.delete(known.keys().next().value as string)
       known.set(hash, { caller, expiresAtMs: new Date(found.expires_at).getTime(), version })
     }
     return caller

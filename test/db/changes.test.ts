@@ -6,7 +6,7 @@ import { DummyDriver, Kysely, sql, SqliteAdapter, SqliteIntrospector, SqliteQuer
 import { describe, expect, it } from 'vitest'
 import { type Change, changeOf, decodeChanges, encodeChanges, PendingChanges } from '../../src/db/changes.js'
 import type { Tables } from '../../src/db/tables.js'
-import { ChangeClock } from '../../src/http/representation-cache.js'
+import { ChangeClock, createRepresentationCache, type Representation } from '../../src/http/representation-cache.js'
 import { SECOND_STORE_RUN } from '../helpers/test-store.js'
 
 const db = new Kysely<Tables>({
@@ -132,5 +132,50 @@ describe.skipIf(SECOND_STORE_RUN)("the representation cache's clock", () => {
     // Row 1 is forgotten: any row read before its change may have been it.
     expect(clock.unchangedSince({ row: { table: 'users', id: 9 }, tables: [] }, readAt)).toBe(false)
     expect(clock.unchangedSince({ row: { table: 'users', id: 9 }, tables: [] }, clock.time)).toBe(true)
+  })
+
+  it('keeps a row changed again and again current, whether it is moved up or changed where it stands', () => {
+    const clock = new ChangeClock(4)
+    const hot = { row: { table: 'users', id: 1 }, tables: [] }
+    for (let i = 0; i < 20; i++) {
+      const readAt = clock.time
+      clock.tell([{ kind: 'rows', table: 'users', ids: [1] }])
+      expect(clock.unchangedSince(hot, readAt)).toBe(false)
+      expect(clock.unchangedSince(hot, clock.time)).toBe(true)
+      // Other rows come and go around it.
+      clock.tell([{ kind: 'rows', table: 'users', ids: [100 + i] }])
+    }
+  })
+})
+
+describe.skipIf(SECOND_STORE_RUN)("the representation cache's budget", () => {
+  const representation = (readAt: number): Representation => ({
+    head: 'x'.repeat(100),
+    tail: '',
+    etag: 'W/"e"',
+    lastModifiedMs: null,
+    lastModified: undefined,
+    isCollection: false,
+    cacheControl: 'public, max-age=0',
+    link: undefined,
+    dependencies: { tables: [] },
+    readAt,
+  })
+  const keys = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `k${String(from + i).padStart(2, '0')}`)
+
+  it('lets the oldest entry not used since go first: one used since it was kept is passed over once', () => {
+    // Room for twenty entries of 450 bytes (what each counts in the budget).
+    const cache = createRepresentationCache(20 * 450)
+    const at = cache.clock.time
+    for (const key of keys(0, 19)) cache.set(key, representation(at))
+    expect(cache.get('k00')).toBeDefined()
+    cache.set('k20', representation(at)) // k01 goes: k00 was used
+    expect(cache.get('k01')).toBeUndefined()
+    expect(keys(2, 20).every((key) => cache.get(key) !== undefined)).toBe(true)
+    expect(cache.get('k00')).toBeDefined()
+    // Every entry used: each is passed over once, and then the oldest goes.
+    cache.set('k21', representation(at))
+    expect(cache.get('k02')).toBeUndefined()
+    expect([...keys(3, 21), 'k00'].every((key) => cache.get(key) !== undefined)).toBe(true)
   })
 })
