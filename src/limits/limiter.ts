@@ -9,6 +9,13 @@
 // When the store cannot count (Redis away), the policy decides: let the action through uncounted
 // ('open'), or refuse it with 503 ('closed'); either way the failure is logged once per outage
 // and counted.
+//
+// Leases (`leaseUpTo`): a key that comes back within its window takes points from Redis ahead of
+// need, 2, then 4, 8 … up to `leaseUpTo` and never more than half of what is left, and spends them
+// here without a round trip. Every point spent was taken in Redis first, so the instances together
+// never let a key past its allowance; what a lease holds unspent (at most `leaseUpTo` a key on each
+// instance, given back by the window's end) is what another instance may refuse early. The
+// remaining an answer reports is Redis's when the lease was taken plus what the lease still holds.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import type * as RateLimiterFlexible from 'rate-limiter-flexible'
@@ -38,8 +45,11 @@ export type LimitVerdict = LimitState &
 export interface Limiter {
   /** Takes `points` (default 1) from `key`'s allowance. A refused consume takes its points too (the store counts every attempt); `reward` gives them back. */
   consume(key: string, points?: number): Promise<LimitVerdict>
-  /** `consume`, answered at once: present when the allowance is counted in this process. */
-  readonly consumeNow?: (key: string, points?: number) => LimitVerdict
+  /**
+   * `consume`, answered at once when it can be (always when the allowance is counted in this
+   * process; from the key's lease in Redis), else undefined: then `consume` asks the store.
+   */
+  readonly consumeNow?: (key: string, points?: number) => LimitVerdict | undefined
   /** Gives points back (e.g. a sign-in that succeeded). A store failure here is logged and counted, never thrown. */
   reward(key: string, points?: number): Promise<void>
 }
@@ -66,9 +76,28 @@ export interface LimiterOptions {
   counts?: string
   /** The log of store failures, when allowances in one store share it (one outage, one line, one count); else the limiter's own. */
   failures?: FailureLog
-  /** The clock of the windows counted in this process (Redis counts on its own). @default Date.now */
+  /** The clock of the windows counted in this process and of leases (Redis counts on its own). @default Date.now */
   now?: () => number
+  /** In Redis: the most points a key's lease may take ahead of need (0, the default: none, every consume is a round trip). */
+  leaseUpTo?: number
 }
+
+/** Points of a key taken in Redis ahead of need, spent in this process until its window ends. */
+interface Lease {
+  /** Points taken and not spent yet. */
+  left: number
+  /** What Redis said was left of the allowance when points were last taken. */
+  remaining: number
+  /** When the window the points belong to ends (this process's clock). */
+  endsAt: number
+  /** The most points taken ahead at once in this window: the next take doubles it. */
+  size: number
+  /** Points being taken ahead right now (answers on their way), counted against the bound. */
+  pending: number
+}
+
+/** The first take ahead of need, for a key that came back within its window. */
+const FIRST_LEASE = 2
 
 const storeUnavailable = (): AppError => new AppError('SERVICE_UNAVAILABLE', 'The rate limit cannot be checked right now; retry in a moment')
 
@@ -94,19 +123,99 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
     remaining: res.remainingPoints,
     resetS: Math.max(0, Math.ceil(res.msBeforeNext / 1000)),
   })
+  const refusedOf = (state: LimitState): LimitVerdict => ({ allowed: false, ...state, retryAfterS: Math.max(1, state.resetS) })
+
+  const leaseUpTo = options.leaseUpTo ?? 0
+  const clock = options.now ?? Date.now
+  const leases = new Map<string, Lease>()
+  if (leaseUpTo > 0) {
+    const sweep = setInterval(() => {
+      const now = clock()
+      for (const [key, lease] of leases) if (lease.endsAt <= now) leases.delete(key)
+    }, windowMs)
+    sweep.unref()
+  }
+  /** The key's lease while its window lasts. */
+  const leaseOf = (key: string, now: number): Lease | undefined => {
+    const lease = leases.get(key)
+    if (lease === undefined || lease.endsAt > now) return lease
+    leases.delete(key)
+    return undefined
+  }
+  /** Spends from the key's lease, when it holds the points. */
+  const consumeLeased = (key: string, points = 1): LimitVerdict | undefined => {
+    requirePoints(name, points)
+    const now = clock()
+    const lease = leaseOf(key, now)
+    if (lease === undefined || lease.left < points) return undefined
+    lease.left -= points
+    return { allowed: true, limit, remaining: lease.remaining + lease.left, resetS: Math.max(0, Math.ceil((lease.endsAt - now) / 1000)) }
+  }
+  /**
+   * What to take ahead of need: nothing on a key's first consume of a window; then double the last
+   * take, the lease and the takes on their way holding at most `leaseUpTo`, and half of what is left.
+   */
+  const aheadFor = (lease: Lease | undefined): number =>
+    lease === undefined
+      ? 0
+      : Math.max(0, Math.min(leaseUpTo - lease.left - lease.pending, Math.max(FIRST_LEASE, lease.size * 2), Math.floor(lease.remaining / 2)))
+  /** Keeps what a take brought: added to the key's lease in the same window, or a lease of its own. */
+  const keep = (key: string, ahead: number, res: RateLimiterRes): Lease => {
+    const now = clock()
+    const endsAt = now + res.msBeforeNext
+    const lease = leaseOf(key, now)
+    // Answers of one window end within a second of each other; a later window starts afresh.
+    if (lease !== undefined && Math.abs(lease.endsAt - endsAt) < 1000) {
+      lease.left += ahead
+      lease.remaining = Math.min(lease.remaining, res.remainingPoints)
+      lease.size = Math.max(lease.size, ahead)
+      return lease
+    }
+    const fresh = { left: ahead, remaining: res.remainingPoints, endsAt, size: ahead, pending: 0 }
+    leases.set(key, fresh)
+    return fresh
+  }
+
+  const giveBack = async (key: string, points: number): Promise<void> => {
+    try {
+      await (await store).reward(key, points)
+      failures.succeeded()
+    } catch (error) {
+      // Giving back is a courtesy: a store that cannot take it must not fail what succeeded.
+      failures.failed(error)
+    }
+  }
 
   return {
+    consumeNow: leaseUpTo > 0 ? consumeLeased : undefined,
     async consume(key, points = 1) {
+      if (leaseUpTo > 0) {
+        const leased = consumeLeased(key, points)
+        if (leased !== undefined) return leased
+      }
       requirePoints(name, points)
+      const taking = leaseUpTo > 0 ? leaseOf(key, clock()) : undefined
+      const ahead = aheadFor(taking)
+      if (taking !== undefined) taking.pending += ahead
       try {
-        const res = await (await store).consume(key, points)
+        const res = await (await store).consume(key, points + ahead).finally(() => {
+          if (taking !== undefined) taking.pending -= ahead
+        })
         failures.succeeded()
-        return { allowed: true, ...stateOf(res) }
+        if (leaseUpTo === 0) return { allowed: true, ...stateOf(res) }
+        const lease = keep(key, ahead, res)
+        return { allowed: true, ...stateOf(res), remaining: lease.remaining + lease.left }
       } catch (error) {
         if (loaded !== undefined && error instanceof loaded.RateLimiterRes) {
           failures.succeeded()
           const state = stateOf(error)
-          return { allowed: false, ...state, retryAfterS: Math.max(1, state.resetS) }
+          if (ahead === 0) return refusedOf(state)
+          // The points taken ahead did not fit: given back, and the consume judged on its own points.
+          await giveBack(key, ahead)
+          const spent = error.consumedPoints - ahead
+          const lease = leaseOf(key, clock())
+          if (lease !== undefined) lease.remaining = Math.max(0, limit - spent)
+          return spent <= limit ? { allowed: true, ...state, remaining: limit - spent } : refusedOf({ ...state, remaining: 0 })
         }
         failures.failed(error)
         if (onStoreError === 'open') return { allowed: true, uncounted: true, limit, remaining: limit, resetS: 0 }
@@ -114,13 +223,10 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
       }
     },
     async reward(key, points = 1) {
-      try {
-        await (await store).reward(key, points)
-        failures.succeeded()
-      } catch (error) {
-        // Giving back is a courtesy: a store that cannot take it must not fail what succeeded.
-        failures.failed(error)
-      }
+      // Points given back while the key holds a lease join it: they were counted in Redis already.
+      const lease = leaseUpTo > 0 ? leaseOf(key, clock()) : undefined
+      if (lease !== undefined) lease.left += points
+      else await giveBack(key, points)
     },
     get storeErrors() {
       return failures.failures

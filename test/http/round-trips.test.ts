@@ -19,7 +19,8 @@ describe.skipIf(redis === undefined)('round trips per request, PostgreSQL or SQL
   let monitor: Redis
 
   beforeAll(async () => {
-    t = await buildTestApp({ REDIS_URL: redis!, REDIS_KEY_PREFIX: prefix, HTTP_REPRESENTATION_CACHE_MB: '0' }, { onQuery: (sql) => statements.push(sql) })
+    // The shipped allowance (300 a minute), which sets the size of a caller's lease.
+    t = await buildTestApp({ REDIS_URL: redis!, REDIS_KEY_PREFIX: prefix, HTTP_REPRESENTATION_CACHE_MB: '0', RATE_LIMIT_MAX: '300' }, { onQuery: (sql) => statements.push(sql) })
     monitor = await new Redis(redis!).monitor()
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args.some((arg) => arg.startsWith(prefix))) commands.push(args.join(' '))
@@ -61,14 +62,33 @@ describe.skipIf(redis === undefined)('round trips per request, PostgreSQL or SQL
     ['GraphQL users { posts } (one statement per level)', () => graphql('{ users { id name posts { id title } } }'), 2],
   ]
 
-  it.each(table)('%s: its statements, and one Redis round trip (the rate limit)', async (_name, request, expected) => {
+  // Each request from an address of its own: a caller's first request in a window asks Redis.
+  let addresses = 0
+  const fresh = (request: Parameters<TestApp['request']>[0]) => ({ ...request, remoteAddress: `10.77.0.${++addresses}` })
+
+  it.each(table)('%s: its statements, and one Redis round trip for a new caller (the rate limit)', async (_name, request, expected) => {
     // Twice: the first of a shape may prepare what the next reuses.
-    await tripsOf(() => t.request(request()))
-    const trips = await tripsOf(() => t.request(request()))
+    await tripsOf(() => t.request(fresh(request())))
+    const trips = await tripsOf(() => t.request(fresh(request())))
     expect(trips.statusCode).toBe(200)
     expect(trips.statements).toBe(expected)
     // A script runs in one round trip; MONITOR also shows the commands it runs inside.
     expect(trips.redis.filter((command) => /^(eval|evalsha) /.test(command))).toHaveLength(1)
     expect(trips.redis.filter((command) => !/^(eval|evalsha|set|incrby|pttl|expire) /.test(command))).toEqual([])
+  })
+
+  it('asks Redis less as a caller comes back within its window, and reports its allowance exactly as it goes', async () => {
+    // An allowance of 300: a lease of up to 18 points, taken 2, 4, 8, then 16 at a time.
+    const remoteAddress = '10.78.0.1'
+    const answers: string[] = []
+    const trips = await tripsOf(async () => {
+      for (let i = 0; i < 20; i++) {
+        const response = await t.request({ url: `/api/v1/users/${t.bob.id}`, remoteAddress })
+        answers.push(String(response.headers['x-ratelimit-remaining']))
+      }
+      return { statusCode: 200 }
+    })
+    expect(trips.redis.filter((command) => /^(eval|evalsha) /.test(command))).toHaveLength(5)
+    expect(answers).toEqual(Array.from({ length: 20 }, (_, i) => String(299 - i)))
   })
 })

@@ -94,6 +94,91 @@ describe.each(stores)('the points limiter in $store', ({ skip, redisOf, store })
   })
 })
 
+describe.skipIf(sharedUrl === undefined)('the points limiter in Redis, with leases', () => {
+  const leased = (prefix: string, points: number, leaseUpTo: number) =>
+    createLimiter({ ...base(), points, windowMs: 60_000, leaseUpTo, redis: { redis: redis as Redis, keyPrefix: prefix } })
+  const counted = async (prefix: string, key: string) => Number(await (redis as Redis).get(`${prefix}test-allowance:${key}`))
+
+  it('alone, lets exactly the allowance through and reports what is left as without leases, taking points ahead as the key comes back', async () => {
+    const prefix = uniquePrefix()
+    const limiter = leased(prefix, 40, 8)
+    const verdicts = []
+    for (let i = 0; i < 45; i++) verdicts.push(await limiter.consume('k'))
+    expect(verdicts.filter((verdict) => verdict.allowed)).toHaveLength(40)
+    expect(verdicts.slice(0, 40).map((verdict) => verdict.remaining)).toEqual(Array.from({ length: 40 }, (_, i) => 39 - i))
+    expect(verdicts.slice(40).every((verdict) => !verdict.allowed && verdict.remaining === 0)).toBe(true)
+    // Answered from the lease: no promise needed, and Redis counted more than was spent.
+    const other = leased(prefix, 40, 8)
+    await other.consume('j')
+    await other.consume('j')
+    expect(await counted(prefix, 'j')).toBe(4)
+    expect(other.consumeNow?.('j')).toMatchObject({ allowed: true, remaining: 37 })
+    expect(other.consumeNow?.('j')).toMatchObject({ allowed: true, remaining: 36 })
+    expect(other.consumeNow?.('j')).toBeUndefined()
+  })
+
+  it('never lets instances that share Redis past the allowance together, and refuses early by at most their leases', async () => {
+    const prefix = uniquePrefix()
+    const instances = [leased(prefix, 100, 8), leased(prefix, 100, 8), leased(prefix, 100, 8)]
+    let allowed = 0
+    // Interleaved, and several at once on each instance.
+    for (let i = 0; i < 60; i++) {
+      const verdicts = await Promise.all(instances.flatMap((limiter) => [limiter.consume('k'), limiter.consume('k')]))
+      allowed += verdicts.filter((verdict) => verdict.allowed).length
+    }
+    expect(allowed).toBeLessThanOrEqual(100)
+    expect(allowed).toBeGreaterThanOrEqual(100 - 3 * 8)
+  })
+
+  it('takes ahead at most half of what is left, so the last points go one by one; a refused consume counts its own points only', async () => {
+    const prefix = uniquePrefix()
+    const limiter = leased(prefix, 10, 8)
+    for (let i = 0; i < 9; i++) expect((await limiter.consume('k')).allowed).toBe(true)
+    // One point left: the last consume takes it alone, and the next is refused.
+    expect(await limiter.consume('k')).toMatchObject({ allowed: true, remaining: 0 })
+    expect((await limiter.consume('k')).allowed).toBe(false)
+    expect(await counted(prefix, 'k')).toBe(11)
+  })
+
+  it('holds at most its bound ahead of need on one instance, however many consumes of a key are on their way at once', async () => {
+    const prefix = uniquePrefix()
+    const limiter = leased(prefix, 10_000, 8)
+    let spent = 0
+    for (let burst = 0; burst < 5; burst++) {
+      const verdicts = await Promise.all(Array.from({ length: 20 }, () => limiter.consume('k')))
+      spent += verdicts.filter((verdict) => verdict.allowed).length
+    }
+    expect(spent).toBe(100)
+    expect((await counted(prefix, 'k')) - spent).toBeLessThanOrEqual(8)
+  })
+
+  it('takes only the points asked for when what it would take ahead no longer fits (another instance spent the rest)', async () => {
+    const prefix = uniquePrefix()
+    const [a, b] = [leased(prefix, 20, 8), leased(prefix, 20, 8)]
+    await a.consume('k')
+    await a.consume('k') // 1 and 2 ahead: 4 counted
+    expect(a.consumeNow?.('k')?.allowed).toBe(true)
+    expect(a.consumeNow?.('k')?.allowed).toBe(true)
+    expect((await b.consume('k', 15)).allowed).toBe(true) // 19 counted
+    // `a` would take 1 and 4 ahead (24): the 4 are given back, and its own point is the 20th.
+    expect(await a.consume('k')).toMatchObject({ allowed: true, remaining: 0 })
+    expect(await counted(prefix, 'k')).toBe(20)
+    expect((await a.consume('k')).allowed).toBe(false)
+    expect(await counted(prefix, 'k')).toBe(21)
+  })
+
+  it('spends points given back from the lease, without a round trip', async () => {
+    const prefix = uniquePrefix()
+    const limiter = leased(prefix, 40, 8)
+    await limiter.consume('k')
+    await limiter.consume('k')
+    await limiter.reward('k', 3)
+    expect(await counted(prefix, 'k')).toBe(4)
+    for (let i = 0; i < 5; i++) expect(limiter.consumeNow?.('k')?.allowed).toBe(true)
+    expect(limiter.consumeNow?.('k')).toBeUndefined()
+  })
+})
+
 describe('the points limiter when its Redis is away', () => {
   let away: Redis
   beforeAll(async () => {
