@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import { RecentlyUsed } from '../src/recently-used.js'
 
-const present = (map: RecentlyUsed<string, unknown>, keys: string[]) => keys.filter((key) => map.peek(key) !== undefined)
+const present = <V>(map: RecentlyUsed<string, V>, keys: string[]) => keys.filter((key) => map.peek(key) !== undefined)
 
 describe('RecentlyUsed', () => {
   it('keeps a count of entries, the oldest not used since going first', () => {

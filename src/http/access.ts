@@ -32,16 +32,22 @@ export function requireRouteAccess(app: FastifyInstance): void {
 export function resolveCaller(app: FastifyInstance, authenticate: Authenticate): void {
   app.decorateRequest('caller', null)
   app.decorateRequest('authenticationError', null)
-  app.addHook('onRequest', async (request) => {
+  // Callbacks, not async functions: both hooks run for every request, most of them without a token.
+  app.addHook('onRequest', (request, _reply, done) => {
     const authorization = request.headers.authorization
-    if (authorization === undefined || request.routeOptions.config.ownAuthorization === true) return
-    try {
-      request.caller = await authenticate(authorization)
-    } catch (error) {
-      // A refused token waits for the route's verdict; a store that failed the lookup (a busy database) is answered at once.
-      if (!isAppError(error) || error.code !== 'UNAUTHENTICATED') throw error
-      request.authenticationError = error
-    }
+    if (authorization === undefined || request.routeOptions.config.ownAuthorization === true) return done()
+    authenticate(authorization).then(
+      (caller) => {
+        request.caller = caller
+        done()
+      },
+      (error: unknown) => {
+        // A refused token waits for the route's verdict; a store that failed the lookup (a busy database) is answered at once.
+        if (!isAppError(error) || error.code !== 'UNAUTHENTICATED') return done(error as Error)
+        request.authenticationError = error
+        done()
+      },
+    )
   })
 }
 
@@ -52,18 +58,15 @@ export function resolveCaller(app: FastifyInstance, authenticate: Authenticate):
  * token's scope and the one the route accepts, as GitHub's X-OAuth-Scopes and X-Accepted-OAuth-Scopes.
  */
 export function enforceAccess(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const { config } = request.routeOptions
     const inProtocol = config.refusesTokensInProtocol === true && isWebSocketUpgrade(request)
-    if (request.authenticationError !== null && !inProtocol) throw request.authenticationError
+    if (request.authenticationError !== null && !inProtocol) return done(request.authenticationError)
     const { caller } = request
-    if (caller === null) {
-      if (config.access === 'signed-in') throw unauthenticated()
-      return
-    }
+    if (caller === null) return done(config.access === 'signed-in' ? unauthenticated() : undefined)
     const needed = scopeNeeded(request.method, config)
     reply.header('x-oauth-scopes', caller.scope).header('x-accepted-oauth-scopes', needed)
-    if (!grants(caller, needed)) throw insufficientScope(needed)
+    done(grants(caller, needed) ? undefined : insufficientScope(needed))
   })
 }
 

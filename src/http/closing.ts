@@ -72,9 +72,9 @@ export function refuseWhileClosing(app: FastifyInstance): void {
     clearInterval(reaper)
     done()
   })
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done()
     reply.header('connection', 'close')
-    throw new AppError('SERVICE_UNAVAILABLE', 'This instance is shutting down: retry, and another will answer')
+    done(new AppError('SERVICE_UNAVAILABLE', 'This instance is shutting down: retry, and another will answer'))
   })
 }

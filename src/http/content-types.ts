@@ -9,15 +9,16 @@ export function registerContentTypes(app: FastifyInstance): void {
   app.removeContentTypeParser('text/plain')
   // JSON is UTF-8 (RFC 8259 §8.1): a body declared in another charset, or compressed, would be
   // misread, so it is refused before it is read.
-  app.addHook('preParsing', async (request) => {
+  app.addHook('preParsing', (request, _reply, payload, done) => {
     const charset = /;\s*charset\s*=\s*"?([^";\s]+)/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase()
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-      throw new AppError('UNSUPPORTED_MEDIA_TYPE', `Send the body as UTF-8 JSON, not ${charset}`)
+      return done(new AppError('UNSUPPORTED_MEDIA_TYPE', `Send the body as UTF-8 JSON, not ${charset}`))
     }
     const encoding = request.headers['content-encoding']?.trim().toLowerCase()
     if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
-      throw new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body uncompressed (no Content-Encoding)')
+      return done(new AppError('UNSUPPORTED_MEDIA_TYPE', 'Send the body uncompressed (no Content-Encoding)'))
     }
+    done(null, payload)
   })
   // Bodies are decoded strictly: Node would turn bytes that are not UTF-8 into U+FFFD and the text
   // would be stored changed, so such a body is refused. RFC 7396: what PATCH does here is a JSON

@@ -84,9 +84,7 @@ export class ChangeClock {
     }
     if (row === undefined) return true
     return (
-      (this.tableRewritten.get(row.table) ?? 0) <= since &&
-      this.rowsForgotten <= since &&
-      (this.rowChanged.get(`${row.table}#${row.id}`)?.at ?? 0) <= since
+      (this.tableRewritten.get(row.table) ?? 0) <= since && this.rowsForgotten <= since && (this.rowChanged.get(`${row.table}#${row.id}`)?.at ?? 0) <= since
     )
   }
 

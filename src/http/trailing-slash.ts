@@ -7,11 +7,11 @@ import type { FastifyInstance } from 'fastify'
  * 308 for writes, which must keep their method and body.
  */
 export function redirectTrailingSlash(app: FastifyInstance): void {
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const canonical = withoutTrailingSlash(request.url)
-    if (canonical === undefined) return
+    if (canonical === undefined) return done()
     const status = request.method === 'GET' || request.method === 'HEAD' ? 301 : 308
-    return reply.code(status).header('location', canonical).send()
+    reply.code(status).header('location', canonical).send()
   })
 }
 

@@ -1,7 +1,7 @@
 // API versions (docs/rest.md, Endpoints): a path prefix /api/v<N> wins; unversioned paths take the
 // version from `Accept: application/vnd.threadline+json; version=N`, else v1. An unknown version,
 // or an Accept header that admits no JSON at all, is 406.
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { onRequestHookHandler } from 'fastify'
 import { AppError } from '../errors.js'
 import { isAcceptable, isMediaType, parseAccept } from './accept.js'
 
@@ -25,11 +25,12 @@ declare module 'fastify' {
 }
 
 /** An onRequest hook for one mount: sets request.apiVersion, and says it in API-Version, or refuses with 406. */
-export function versionHook(mount: ApiVersion | 'negotiated') {
-  return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+export function versionHook(mount: ApiVersion | 'negotiated'): onRequestHookHandler {
+  // A callback, not an async function: it runs for every request of the API.
+  return (request, reply, done) => {
     const accept = readAccept(request.headers.accept)
     if (!accept.acceptable) {
-      throw new AppError('NOT_ACCEPTABLE', `This API answers in application/json or ${VENDOR_MEDIA_TYPE}`)
+      return done(new AppError('NOT_ACCEPTABLE', `This API answers in application/json or ${VENDOR_MEDIA_TYPE}`))
     }
     if (mount !== 'negotiated') {
       request.apiVersion = mount // the path's version wins over the header
@@ -38,9 +39,10 @@ export function versionHook(mount: ApiVersion | 'negotiated') {
     } else if (isApiVersion(Number(accept.version))) {
       request.apiVersion = Number(accept.version) as ApiVersion
     } else {
-      throw new AppError('NOT_ACCEPTABLE', `API version ${accept.version} does not exist; ask for one of: ${API_VERSIONS.join(', ')}`)
+      return done(new AppError('NOT_ACCEPTABLE', `API version ${accept.version} does not exist; ask for one of: ${API_VERSIONS.join(', ')}`))
     }
     reply.header('api-version', request.apiVersion)
+    done()
   }
 }
 

@@ -51,20 +51,22 @@ const BUFFERED_ANSWER_BYTES = 16 * 1024
 
 export function limitRequestsInFlight(app: FastifyInstance, scheduler: FairScheduler, { sendTimeoutMs = 10_000 }: InFlightOptions = {}): void {
   app.decorateRequest('releaseSlot', undefined)
-  app.addHook('preHandler', async (request, reply) => {
+  app.addHook('preHandler', (request, reply, done) => {
     const { config } = request.routeOptions
-    if (config?.unmetered === true || config?.longLived === true || (config?.upgrades === true && isUpgradeRequest(request))) return
-    const releaseSlot = await scheduler.acquire(callerKey(request, request.caller ?? null), { kind: `${request.method} ${request.routeOptions.url}` })
-    if (request.raw.socket?.destroyed === true) {
-      // Gone while it waited: nobody would read the answer, and the work (a deep page's statement,
-      // synchronous on SQLite) would hold the loop for nothing, in a slot that measured nothing.
-      releaseSlot(true)
-      reply.hijack()
-      return
-    }
-    request.releaseSlot = releaseSlot
-    // A reply that never reaches onSend (hijacked, or its client gone mid-handler) releases on close.
-    reply.raw.once('close', () => releaseSlot())
+    if (config?.unmetered === true || config?.longLived === true || (config?.upgrades === true && isUpgradeRequest(request))) return done()
+    scheduler.acquire(callerKey(request, request.caller ?? null), { kind: `${request.method} ${request.routeOptions.url}` }).then((releaseSlot) => {
+      if (request.raw.socket?.destroyed === true) {
+        // Gone while it waited: nobody would read the answer, and the work (a deep page's statement,
+        // synchronous on SQLite) would hold the loop for nothing, in a slot that measured nothing.
+        releaseSlot(true)
+        reply.hijack()
+        return
+      }
+      request.releaseSlot = releaseSlot
+      // A reply that never reaches onSend (hijacked, or its client gone mid-handler) releases on close.
+      reply.raw.once('close', () => releaseSlot())
+      done()
+    }, done)
   })
   // Synchronous, so the request path gains no promise.
   app.addHook('onSend', (request, reply, payload, done) => {

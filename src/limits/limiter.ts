@@ -167,7 +167,8 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
     // Answers of one window end within a second of each other; a later window starts afresh.
     if (lease !== undefined && Math.abs(lease.endsAt - endsAt) < 1000) {
       lease.left += ahead
-      lease.remaining = Math.min(lease.remaining, res.remainingPoints)
+      // Redis answers in the order it counted: the last answer is the latest count.
+      lease.remaining = res.remainingPoints
       lease.size = Math.max(lease.size, ahead)
       return lease
     }
@@ -222,12 +223,9 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
         throw storeUnavailable()
       }
     },
-    async reward(key, points = 1) {
-      // Points given back while the key holds a lease join it: they were counted in Redis already.
-      const lease = leaseUpTo > 0 ? leaseOf(key, clock()) : undefined
-      if (lease !== undefined) lease.left += points
-      else await giveBack(key, points)
-    },
+    // Given back in Redis, never to a lease: points of a refused consume were counted past the
+    // allowance, and only those under it could be spent again.
+    reward: (key, points = 1) => giveBack(key, points),
     get storeErrors() {
       return failures.failures
     },

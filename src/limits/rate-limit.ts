@@ -195,9 +195,12 @@ export async function registerRateLimit(
     const key = keyOf(request)
     const verdict = limiter.consumeNow?.(key)
     if (verdict === undefined) {
-      limiter.consume(key).then((asked) => {
-        settle(request, reply, asked)
-      }).then(() => done(), done)
+      limiter
+        .consume(key)
+        .then((asked) => {
+          settle(request, reply, asked)
+        })
+        .then(() => done(), done)
       return
     }
     try {

@@ -167,15 +167,18 @@ describe.skipIf(sharedUrl === undefined)('the points limiter in Redis, with leas
     expect(await counted(prefix, 'k')).toBe(21)
   })
 
-  it('spends points given back from the lease, without a round trip', async () => {
+  it('gives points back in Redis, where a refused consume counted them (never to the lease: only those under the allowance could be spent again)', async () => {
     const prefix = uniquePrefix()
-    const limiter = leased(prefix, 40, 8)
+    const limiter = leased(prefix, 10, 8)
     await limiter.consume('k')
-    await limiter.consume('k')
-    await limiter.reward('k', 3)
+    await limiter.consume('k') // 1 and 2 ahead: 4 counted, 2 held
+    expect((await limiter.consume('k', 9)).allowed).toBe(false) // 13 counted
+    await limiter.reward('k', 9)
     expect(await counted(prefix, 'k')).toBe(4)
-    for (let i = 0; i < 5; i++) expect(limiter.consumeNow?.('k')?.allowed).toBe(true)
-    expect(limiter.consumeNow?.('k')).toBeUndefined()
+    // The 2 held, and the 6 Redis has left: 8 more, and no further.
+    const verdicts = []
+    for (let i = 0; i < 9; i++) verdicts.push(await limiter.consume('k'))
+    expect(verdicts.map((verdict) => verdict.allowed)).toEqual([...Array<boolean>(8).fill(true), false])
   })
 })
 
