@@ -6,13 +6,18 @@
 // in bench/results/profiles/ (open them in Chrome DevTools or speedscope); the summary goes to
 // bench/results/profile.json.
 //
-//   npm run bench:profile [-- --seconds 10 --connections 50 --top 25]
+// With --store postgres, Threadline runs on PostgreSQL with Redis beside it (the scale-out
+// deployment), on a database of the script's own, seeded alike and dropped at the end; with
+// --cache false, without the representation cache (HTTP_REPRESENTATION_CACHE_MB=0: the path of
+// every answer no kept one serves).
 //
-// Run `npm run bench` once first: it seeds the data set this script reuses.
+//   npm run bench:profile [-- --seconds 10 --connections 50 --top 25 --store sqlite|postgres --cache true|false]
+//
+// Run `npm run bench` once first: it seeds the SQLite data set this script reuses.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
-import { build, type Load, machine, measure, pinServersApart, startServe, threadline } from './lib.js'
+import { BENCH_REDIS_URL, benchDatabase, build, type Load, machine, measure, pinServersApart, startServe, threadline } from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -21,8 +26,11 @@ const { values: args } = parseArgs({
     top: { type: 'string', default: '25' },
     users: { type: 'string', default: '10000' },
     posts: { type: 'string', default: '100000' },
+    store: { type: 'string', default: 'sqlite' },
+    cache: { type: 'string', default: 'true' },
   },
 })
+if (args.store !== 'sqlite' && args.store !== 'postgres') throw new Error(`--store is sqlite or postgres, not ${args.store}`)
 
 const PROFILES = join('bench', 'results', 'profiles')
 
@@ -96,16 +104,12 @@ const graphql = (query: string, variables?: Record<string, unknown>): Load => ({
 async function main(): Promise<void> {
   build()
   pinServersApart()
-  const seeded = join('bench', '.data', `suite-${args.users}-${args.posts}.db`)
-  if (!existsSync(seeded)) throw new Error(`${seeded} is missing: run npm run bench first`)
-  // A copy: serving turns on WAL mode, and the suite copies the seeded file as it is.
-  const copy = join('bench', '.data', 'profile-run.db')
-  for (const part of ['', '-wal', '-shm']) rmSync(`${copy}${part}`, { force: true })
-  copyFileSync(seeded, copy)
   rmSync(PROFILES, { recursive: true, force: true })
   mkdirSync(PROFILES, { recursive: true })
   const env = {
-    DATABASE_URL: `sqlite:${copy}`,
+    DATABASE_URL: args.store === 'postgres' ? await seededPostgres() : `sqlite:${sqliteCopy()}`,
+    ...(args.store === 'postgres' ? { REDIS_URL: BENCH_REDIS_URL, REDIS_KEY_PREFIX: `threadline-profile-${process.pid}:` } : {}),
+    ...(args.cache === 'false' ? { HTTP_REPRESENTATION_CACHE_MB: '0' } : {}),
     LOG_LEVEL: 'info',
     RATE_LIMIT_MAX: '1000000000',
     RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
@@ -132,12 +136,35 @@ async function main(): Promise<void> {
     const shares = report(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile, Number(args.top))
     results[name] = { requestsPerSecond: Math.round(round.requestsPerSecond), p99: round.p99, errors: round.errors, ...shares }
   }
-  const options = { seconds: Number(args.seconds), connections: Number(args.connections) }
+  const options = { seconds: Number(args.seconds), connections: Number(args.connections), store: args.store, cache: args.cache }
   writeFileSync(
     join('bench', 'results', 'profile.json'),
     `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), options, note: 'self time, % of samples', results }, null, 2)}\n`,
   )
   console.log('\nwritten to bench/results/profile.json')
+  if (args.store === 'postgres') await postgres.drop()
+}
+
+/** A copy of the suite's seeded SQLite file: serving turns on WAL mode, and the suite copies the seeded file as it is. */
+function sqliteCopy(): string {
+  const seeded = join('bench', '.data', `suite-${args.users}-${args.posts}.db`)
+  if (!existsSync(seeded)) throw new Error(`${seeded} is missing: run npm run bench first`)
+  const copy = join('bench', '.data', 'profile-run.db')
+  for (const part of ['', '-wal', '-shm']) rmSync(`${copy}${part}`, { force: true })
+  copyFileSync(seeded, copy)
+  return copy
+}
+
+const postgres = benchDatabase('threadline_profile')
+
+/** The profile's own PostgreSQL database, seeded as the suite seeds its own. */
+async function seededPostgres(): Promise<string> {
+  await postgres.create()
+  console.log('Seeding PostgreSQL ...')
+  const env = { DATABASE_URL: postgres.url }
+  threadline(['migrate'], env)
+  threadline(['seed', '--users', args.users, '--posts', args.posts, '--comments', '0', '--todos', '0', '--batch-size', '4000'], env)
+  return postgres.url
 }
 
 await main()
