@@ -231,8 +231,18 @@ function typeParser(oid: number, format?: 'text' | 'binary'): (value: string) =>
   return loadPg().types.getTypeParser(oid, format ?? 'text') as (value: string) => unknown
 }
 
-/** '2026-11-26 02:21:15.123+00' (PostgreSQL's text form) → '2026-11-26T02:21:15.123Z'. */
-function isoInstant(text: string): string {
+/**
+ * '2026-11-26 02:21:15.123456+00' (PostgreSQL's text form) → '2026-11-26T02:21:15.123Z' (the
+ * fraction cut to milliseconds, as Date cuts it). The sessions are in UTC, so the text is cut and
+ * joined as it is; another offset, a year past 9999 or BC goes through Date (which was 2.6% of the
+ * CPU of GET one user on PostgreSQL, for two instants a row).
+ */
+export function isoInstant(text: string): string {
+  const { length } = text
+  if (length >= 22 && text.charCodeAt(10) === 32 /* ' ' */ && text.endsWith('+00') && (length === 22 || text.charCodeAt(19) === 46) /* '.' */) {
+    const fraction = length === 22 ? '000' : `${text.slice(20, length - 3)}00`.slice(0, 3)
+    return `${text.slice(0, 10)}T${text.slice(11, 19)}.${fraction}Z`
+  }
   const iso = text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00')
   return new Date(iso).toISOString()
 }

@@ -13,7 +13,7 @@
 // `representationCacheable`, with their validators, and answers from it, 200 or 304, while what
 // they were read from has not changed: the tables a route names in `reads` (its own first), and of
 // one resource its own row.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import type { TSchema } from 'typebox'
 import type { ChangeFeed } from '../db/change-feed.js'
@@ -173,18 +173,12 @@ function isNotModified(request: FastifyRequest, reply: FastifyReply, etag: strin
   return !Number.isNaN(since) && Math.floor(reply.lastModifiedMs / 1000) * 1000 <= since
 }
 
-/** The weak ETag of a serialized envelope, ignoring meta.timestamp. */
+/** The weak ETag of a serialized envelope, ignoring meta.timestamp (one-shot `hash`: half the time of a Hash object). */
 export function weakTagOf(payload: string): string {
-  const hash = createHash('sha1')
   const at = payload.lastIndexOf(TIMESTAMP_MARK)
-  if (at === -1) {
-    hash.update(payload)
-  } else {
-    const valueStart = at + TIMESTAMP_MARK.length
-    hash.update(payload.slice(0, valueStart))
-    hash.update(payload.slice(payload.indexOf('"', valueStart)))
-  }
-  return `W/"${hash.digest('base64url')}"`
+  const valueStart = at + TIMESTAMP_MARK.length
+  const hashed = at === -1 ? payload : payload.slice(0, valueStart) + payload.slice(payload.indexOf('"', valueStart))
+  return `W/"${hash('sha1', hashed, 'base64url')}"`
 }
 
 /** Weak comparison (RFC 9110 §8.8.3.2) of a tag against an If-None-Match or If-Match list. */

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { type Database, openDatabase, SERVING_PAGE_CACHE_KIB } from '../../src/db/create-database.js'
+import { type Database, isoInstant, openDatabase, SERVING_PAGE_CACHE_KIB } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { freshSqliteFile, type TestDatabase } from '../helpers/test-store.js'
 
@@ -109,5 +109,28 @@ describe('the SQLite store', () => {
     const detail = await plan(query())
     expect(detail).toMatch(expected)
     expect(detail).not.toMatch(/^SCAN \w+$/)
+  })
+})
+
+describe("PostgreSQL's instants, read as ISO 8601 in UTC", () => {
+  it('cuts and joins the text form as Date would read it, for every precision, and leaves other forms to Date', () => {
+    // PostgreSQL's text form in UTC: 'YYYY-MM-DD HH:MM:SS[.f…]+00', up to six digits of fraction.
+    const asDateReadsIt = (text: string) => new Date(text.replace(' ', 'T').replace(/([+-]\d\d)$/, '$1:00')).toISOString()
+    let seed = 7
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647
+    for (let i = 0; i < 2000; i++) {
+      const instant = new Date(Math.floor(random() * 253402300799999)).toISOString() // years 1970 to 9999
+      const digits = Math.floor(random() * 7)
+      const fraction =
+        digits === 0
+          ? ''
+          : `.${String(Math.floor(random() * 1e6))
+              .padStart(6, '0')
+              .slice(0, digits)}`
+      const text = `${instant.slice(0, 10)} ${instant.slice(11, 19)}${fraction}+00`
+      expect(isoInstant(text)).toBe(asDateReadsIt(text))
+    }
+    expect(isoInstant('2026-11-26 02:21:15.5+02')).toBe('2026-11-26T00:21:15.500Z')
+    expect(isoInstant('2026-11-26 02:21:15+00')).toBe('2026-11-26T02:21:15.000Z')
   })
 })

@@ -20,7 +20,10 @@ describe.skipIf(redis === undefined)('round trips per request, PostgreSQL or SQL
 
   beforeAll(async () => {
     // The shipped allowance (300 a minute), which sets the size of a caller's lease.
-    t = await buildTestApp({ REDIS_URL: redis!, REDIS_KEY_PREFIX: prefix, HTTP_REPRESENTATION_CACHE_MB: '0', RATE_LIMIT_MAX: '300' }, { onQuery: (sql) => statements.push(sql) })
+    t = await buildTestApp(
+      { REDIS_URL: redis!, REDIS_KEY_PREFIX: prefix, HTTP_REPRESENTATION_CACHE_MB: '0', RATE_LIMIT_MAX: '300' },
+      { onQuery: (sql) => statements.push(sql) },
+    )
     monitor = await new Redis(redis!).monitor()
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args.some((arg) => arg.startsWith(prefix))) commands.push(args.join(' '))
