@@ -34,7 +34,7 @@ import { createIdempotentWrites } from './idempotency/idempotent-writes.js'
 import { healthRoutes } from './operations/health.js'
 import { countedEvents, createMetrics, metricsRoute } from './operations/metrics.js'
 import { echoRequestId, generateRequestId } from './http/request-id.js'
-import { OneLinePerRequest } from './http/request-log.js'
+import { lazyChildLogger, OneLinePerRequest } from './http/request-log.js'
 import { addSecurityHeaders } from './http/security-headers.js'
 import { buildSharedSerializer } from './http/serializer-cache.js'
 import { redirectTrailingSlash } from './http/trailing-slash.js'
@@ -117,6 +117,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     // A request that arrives while the app closes is answered by refuseWhileClosing, in our words.
     return503OnClosing: false,
     schemaController: { compilersFactory: { buildSerializer: buildSharedSerializer } },
+    childLoggerFactory: lazyChildLogger,
     logController: new OneLinePerRequest({
       write: (line) => logStream.write(line),
       info: logs(config.logLevel, 'info'),

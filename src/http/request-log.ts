@@ -1,7 +1,8 @@
 // One log line per request instead of Fastify's two, written when the request completes (Fastify's
 // `logController` option): route, status, latency and the caller.
 import { hostname } from 'node:os'
-import { type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
+import type { Bindings, ChildLoggerOptions } from 'pino'
 
 /** Where the line of a request that went well is written, and from which level on it is. */
 export interface RequestLines {
@@ -68,4 +69,70 @@ export function prettyRequestLine(method: string, url: string, status: number, m
   const shownStatus = colors && color !== undefined ? `\x1b[${color}m${status}\x1b[39m` : String(status)
   // A URL is printable ASCII on the wire (Node refuses control characters in the request line).
   return `[${time}] ${method} ${url} → ${shownStatus} ${ms.toFixed(1)} ms\n`
+}
+
+/**
+ * A request's logger (Fastify's `childLoggerFactory`), made pino's child of the app's logger when it
+ * first writes or is asked for a child. Made for every request, the child (its bindings serialized,
+ * the redaction paths run over them) cost about 2% of GET one user, and a request that goes well
+ * writes nothing through it: its one line is OneLinePerRequest's.
+ */
+export function lazyChildLogger(this: unknown, logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new LazyChildLogger(logger, bindings, options)
+}
+
+type Write = (...args: unknown[]) => void
+
+class LazyChildLogger implements FastifyBaseLogger {
+  #child: FastifyBaseLogger | undefined
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  private made(): FastifyBaseLogger {
+    return (this.#child ??= this.parent.child(this.bindings, this.options))
+  }
+
+  get level(): string {
+    return this.#child?.level ?? this.parent.level
+  }
+
+  set level(level: string) {
+    this.made().level = level
+  }
+
+  fatal(...args: unknown[]): void {
+    ;(this.made().fatal as Write)(...args)
+  }
+
+  error(...args: unknown[]): void {
+    ;(this.made().error as Write)(...args)
+  }
+
+  warn(...args: unknown[]): void {
+    ;(this.made().warn as Write)(...args)
+  }
+
+  info(...args: unknown[]): void {
+    ;(this.made().info as Write)(...args)
+  }
+
+  debug(...args: unknown[]): void {
+    ;(this.made().debug as Write)(...args)
+  }
+
+  trace(...args: unknown[]): void {
+    ;(this.made().trace as Write)(...args)
+  }
+
+  silent(...args: unknown[]): void {
+    ;(this.made().silent as Write)(...args)
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.made().child(bindings, options)
+  }
 }
