@@ -25,3 +25,19 @@ function daysInMonth(year: number, month: number): number {
   if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28
   return [4, 6, 9, 11].includes(month) ? 30 : 31
 }
+
+let nowMs = Number.NaN
+let nowText = ''
+
+/**
+ * The time now as ISO 8601 in UTC with milliseconds (every answer's meta.timestamp): formatted
+ * once per millisecond, not once per answer (the formatting was 1.8% of GET one user's CPU).
+ */
+export function isoNow(): string {
+  const ms = Date.now()
+  if (ms !== nowMs) {
+    nowMs = ms
+    nowText = new Date(ms).toISOString()
+  }
+  return nowText
+}

@@ -19,6 +19,7 @@ import type { TSchema } from 'typebox'
 import type { ChangeFeed } from '../db/change-feed.js'
 import { createRepresentationCache, type Dependencies, type Representation } from './representation-cache.js'
 import { addVary } from './vary.js'
+import { isoNow } from '../core/instant.js'
 
 declare module 'fastify' {
   interface FastifyReply {
@@ -98,7 +99,7 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
       reply.header('etag', hit.etag)
       // Answered here: the chain stops without done().
       if (isNotModified(request, reply, hit.etag)) reply.code(304).send()
-      else reply.type('application/json; charset=utf-8').send(`${hit.head}${new Date().toISOString()}${hit.tail}`)
+      else reply.type('application/json; charset=utf-8').send(`${hit.head}${isoNow()}${hit.tail}`)
     })
   }
 

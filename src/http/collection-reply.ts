@@ -11,6 +11,7 @@ import { represent, type Representation, type Shown } from '../collections/embed
 import { pageMetaOf } from '../collections/page-meta.js'
 import { Timestamp } from '../core/schema-types.js'
 import { chargeEmbedding } from './representation.js'
+import { isoNow } from '../core/instant.js'
 
 const Pagination = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -38,7 +39,7 @@ export function readCollectionQuery(request: FastifyRequest, spec: CollectionSpe
 export function collectionBody<T>(request: FastifyRequest, reply: FastifyReply, page: CollectionPage<T>) {
   const links = linksFor(request, page)
   if (links !== '') reply.header('link', links)
-  return { data: page.items, meta: { timestamp: new Date().toISOString(), pagination: paginationOf(request, page) } }
+  return { data: page.items, meta: { timestamp: isoNow(), pagination: paginationOf(request, page) } }
 }
 
 /** collectionBody, the items represented as asked (readRepresentation; its embeddings charged first); without a representation, at once. */

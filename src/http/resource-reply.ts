@@ -6,13 +6,14 @@ import { type TSchema, Type } from 'typebox'
 import { type Representation, representOne, type Shown } from '../collections/embedding.js'
 import { Timestamp } from '../core/schema-types.js'
 import { chargeEmbedding } from './representation.js'
+import { isoNow } from '../core/instant.js'
 
 /** The schema of an answer that holds one resource, `data` its item's schema. */
 export const ResourceEnvelope = <T extends TSchema>(data: T) => Type.Object({ data, meta: Type.Object({ timestamp: Timestamp }) })
 
 /** The body of an answer that holds one resource. */
 export function resourceBody<T>(data: T) {
-  return { data, meta: { timestamp: new Date().toISOString() } }
+  return { data, meta: { timestamp: isoNow() } }
 }
 
 /** resourceBody(item), the item represented as asked (readRepresentation; its embeddings charged first); without a representation, at once. */

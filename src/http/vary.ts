@@ -6,19 +6,34 @@ import type { FastifyReply } from 'fastify'
 /** Vary gains the names it lacks (compared case-insensitively), each once, after those it holds; `*` holds all. */
 export function addVary(reply: FastifyReply, ...names: readonly string[]): void {
   const vary = reply.getHeader('vary')
+  // A handful of headers meet a handful of name lists: each merge is worked out once.
+  const key = Array.isArray(vary) ? undefined : `${vary === undefined ? '' : String(vary)}\n${names.join('\n')}`
+  let merged = key === undefined ? undefined : merges.get(key)
+  if (merged === undefined) {
+    merged = merge(vary, names)
+    if (key !== undefined && merges.size < MAX_MERGES) merges.set(key, merged)
+  }
+  if (merged !== null) reply.header('vary', merged)
+}
+
+/** Merges worked out, by the header held and the names added; null: the header stays as it is. */
+const merges = new Map<string, string | null>()
+const MAX_MERGES = 256
+
+function merge(vary: ReturnType<FastifyReply['getHeader']>, names: readonly string[]): string | null {
   const held = (Array.isArray(vary) ? vary : vary === undefined ? [] : [String(vary)])
     .flatMap((value) => value.split(','))
     .map((name) => name.trim())
     .filter((name) => name !== '')
   const seen = new Set(held.map((name) => name.toLowerCase()))
-  if (seen.has('*')) return
+  if (seen.has('*')) return null
   const added: string[] = []
   for (const name of names) {
-    const key = name.toLowerCase()
-    if (seen.has(key)) continue
-    seen.add(key)
+    const lower = name.toLowerCase()
+    if (seen.has(lower)) continue
+    seen.add(lower)
     added.push(name)
   }
-  if (added.length === 0) return
-  reply.header('vary', seen.has('*') ? '*' : [...held, ...added].join(', '))
+  if (added.length === 0) return null
+  return seen.has('*') ? '*' : [...held, ...added].join(', ')
 }
