@@ -2,7 +2,7 @@
 // `logController` option): route, status, latency and the caller.
 import { hostname } from 'node:os'
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
-import type { Bindings, ChildLoggerOptions } from 'pino'
+import type { Bindings, ChildLoggerOptions, LogFn } from 'pino'
 
 /** Where the line of a request that went well is written, and from which level on it is. */
 export interface RequestLines {
@@ -81,8 +81,6 @@ export function lazyChildLogger(this: unknown, logger: FastifyBaseLogger, bindin
   return new LazyChildLogger(logger, bindings, options)
 }
 
-type Write = (...args: unknown[]) => void
-
 class LazyChildLogger implements FastifyBaseLogger {
   #child: FastifyBaseLogger | undefined
 
@@ -105,31 +103,31 @@ class LazyChildLogger implements FastifyBaseLogger {
   }
 
   fatal(...args: unknown[]): void {
-    ;(this.made().fatal as Write)(...args)
+    this.made().fatal(...(args as Parameters<LogFn>))
   }
 
   error(...args: unknown[]): void {
-    ;(this.made().error as Write)(...args)
+    this.made().error(...(args as Parameters<LogFn>))
   }
 
   warn(...args: unknown[]): void {
-    ;(this.made().warn as Write)(...args)
+    this.made().warn(...(args as Parameters<LogFn>))
   }
 
   info(...args: unknown[]): void {
-    ;(this.made().info as Write)(...args)
+    this.made().info(...(args as Parameters<LogFn>))
   }
 
   debug(...args: unknown[]): void {
-    ;(this.made().debug as Write)(...args)
+    this.made().debug(...(args as Parameters<LogFn>))
   }
 
   trace(...args: unknown[]): void {
-    ;(this.made().trace as Write)(...args)
+    this.made().trace(...(args as Parameters<LogFn>))
   }
 
   silent(...args: unknown[]): void {
-    ;(this.made().silent as Write)(...args)
+    this.made().silent(...(args as Parameters<LogFn>))
   }
 
   child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
