@@ -73,6 +73,14 @@ export function benchDatabase(name: string): { url: string; create(): Promise<vo
   }
 }
 
+/** Makes `database` anew and seeds it with the benches' data set (users and posts only), as the SQLite file is seeded. */
+export async function seedBenchDatabase(database: ReturnType<typeof benchDatabase>, users: string, posts: string): Promise<void> {
+  await database.create()
+  const env = { DATABASE_URL: database.url }
+  threadline(['migrate'], env)
+  threadline(['seed', '--users', users, '--posts', posts, '--comments', '0', '--todos', '0', '--batch-size', '4000'], env)
+}
+
 /** Runs a `threadline` command to completion; returns its stdout. */
 export function threadline(args: string[], env: Record<string, string>): string {
   return execFileSync(process.execPath, ['dist/main.js', ...args], { env: { PATH: process.env.PATH, ...env }, encoding: 'utf8' })

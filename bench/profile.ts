@@ -17,7 +17,7 @@
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { parseArgs } from 'node:util'
-import { BENCH_REDIS_URL, benchDatabase, build, type Load, machine, measure, pinServersApart, startServe, threadline } from './lib.js'
+import { BENCH_REDIS_URL, benchDatabase, build, type Load, machine, measure, pinServersApart, seedBenchDatabase, startServe, threadline } from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -159,11 +159,8 @@ const postgres = benchDatabase('threadline_profile')
 
 /** The profile's own PostgreSQL database, seeded as the suite seeds its own. */
 async function seededPostgres(): Promise<string> {
-  await postgres.create()
   console.log('Seeding PostgreSQL ...')
-  const env = { DATABASE_URL: postgres.url }
-  threadline(['migrate'], env)
-  threadline(['seed', '--users', args.users, '--posts', args.posts, '--comments', '0', '--todos', '0', '--batch-size', '4000'], env)
+  await seedBenchDatabase(postgres, args.users, args.posts)
   return postgres.url
 }
 

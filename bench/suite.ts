@@ -57,6 +57,7 @@ import {
   measure,
   pinServersApart,
   quiet,
+  seedBenchDatabase,
   type Round,
   rssOf,
   type RunningServer,
@@ -378,12 +379,9 @@ function postgresEnv(): Record<string, string> {
 
 /** The bench's own PostgreSQL database, made anew and seeded as the SQLite file is; returns a token of user 1 there. */
 async function seedPostgres(): Promise<string> {
-  await postgres.create()
   console.log('Seeding the same users and posts into PostgreSQL ...')
-  const env = { DATABASE_URL: postgres.url }
-  threadline(['migrate'], env)
-  threadline(['seed', '--users', args.users, '--posts', args.posts, '--comments', '0', '--todos', '0', '--batch-size', '4000'], env)
-  return threadline(['tokens', 'create', '--user', '1'], env).trim()
+  await seedBenchDatabase(postgres, args.users, args.posts)
+  return threadline(['tokens', 'create', '--user', '1'], { DATABASE_URL: postgres.url }).trim()
 }
 
 async function startAll(runDb: string, unscheduledDb: string, peersDb: string, jsonFile: string): Promise<Record<Target, RunningServer>> {
