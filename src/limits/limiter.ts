@@ -159,11 +159,13 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
     lease === undefined
       ? 0
       : Math.max(0, Math.min(leaseUpTo - lease.left - lease.pending, Math.max(FIRST_LEASE, lease.size * 2), Math.floor(lease.remaining / 2)))
-  /** Keeps what a take brought: added to the key's lease in the same window, or a lease of its own. */
-  const keep = (key: string, ahead: number, res: RateLimiterRes): Lease => {
-    const now = clock()
-    const endsAt = now + res.msBeforeNext
-    const lease = leaseOf(key, now)
+  /**
+   * Keeps what a take brought: added to the key's lease in the same window, or a lease of its own.
+   * The window is taken to end `msBeforeNext` after the take was sent, no later than Redis ends it.
+   */
+  const keep = (key: string, ahead: number, res: RateLimiterRes, sentAt: number): Lease => {
+    const endsAt = sentAt + res.msBeforeNext
+    const lease = leaseOf(key, clock())
     // Answers of one window end within a second of each other; a later window starts afresh.
     if (lease !== undefined && Math.abs(lease.endsAt - endsAt) < 1000) {
       lease.left += ahead
@@ -195,16 +197,20 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
         if (leased !== undefined) return leased
       }
       requirePoints(name, points)
-      const taking = leaseUpTo > 0 ? leaseOf(key, clock()) : undefined
+      const sentAt = clock()
+      const taking = leaseUpTo > 0 ? leaseOf(key, sentAt) : undefined
       const ahead = aheadFor(taking)
       if (taking !== undefined) taking.pending += ahead
       try {
-        const res = await (await store).consume(key, points + ahead).finally(() => {
+        let res: RateLimiterRes
+        try {
+          res = await (await store).consume(key, points + ahead)
+        } finally {
           if (taking !== undefined) taking.pending -= ahead
-        })
+        }
         failures.succeeded()
         if (leaseUpTo === 0) return { allowed: true, ...stateOf(res) }
-        const lease = keep(key, ahead, res)
+        const lease = keep(key, ahead, res, sentAt)
         return { allowed: true, ...stateOf(res), remaining: lease.remaining + lease.left }
       } catch (error) {
         if (loaded !== undefined && error instanceof loaded.RateLimiterRes) {
