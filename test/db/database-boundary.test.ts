@@ -153,6 +153,8 @@ describe.each(STORES)('the database boundary (%s)', (kind) => {
       })
     const [one, two] = ids as [number, number]
     expect(await Promise.all([write(one, two), write(two, one)])).toEqual(['written', 'written'])
-    expect(attempts).toBe(3)
+    // At least the one run again; on a busy machine the retry may take the row back before the
+    // survivor does and lose a second deadlock, and is run again once more.
+    expect(attempts).toBeGreaterThanOrEqual(3)
   })
 })
