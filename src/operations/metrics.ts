@@ -2,10 +2,11 @@
 // route template, method and status, their latency, rate-limit refusals, subscription connections
 // and subscriptions, events published and delivered, the PostgreSQL pool, the failures the service
 // rode out, and the process (CPU, memory, event-loop lag, GC). With METRICS_TOKEN set, it asks for
-// that bearer token.
+// that bearer token. prom-client (and @opentelemetry/api, which it loads) is loaded by the first
+// scrape: until then everything is counted in the app's own records, which the registry reads.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { type Aggregator, collectDefaultMetrics, Counter, Gauge, type Metric, Registry } from 'prom-client'
+import type { Aggregator, Metric, Registry } from 'prom-client'
 import type { Database } from '../db/create-database.js'
 import { AppError } from '../errors.js'
 import type { Events } from '../events/events.js'
@@ -15,8 +16,14 @@ export const METRICS_PATH = '/metrics'
 
 /** The counters other parts of the app move. */
 export interface Metrics {
-  readonly registry: Registry
+  /** The app's registry, made (and prom-client loaded) on the first call. */
+  registry(): Promise<Registry>
   rateLimitRejected: () => void
+}
+
+/** A counter by label values, as the events port counts publishes and deliveries. */
+export interface LabelledCounter<L extends string> {
+  inc(labels: Record<L, string>): void
 }
 
 export interface MetricsSources {
@@ -31,32 +38,50 @@ export interface MetricsSources {
  * stops, and tests build many apps in one process. Each app's registry is merged with it when
  * scraped.
  */
-let processRegistry: Registry | undefined
-function processMetrics(): Registry {
-  if (processRegistry === undefined) {
-    processRegistry = new Registry()
-    collectDefaultMetrics({ register: processRegistry })
-  }
+let processRegistry: Promise<Registry> | undefined
+function processMetrics(): Promise<Registry> {
+  processRegistry ??= import('prom-client').then(({ collectDefaultMetrics, Registry }) => {
+    const registry = new Registry()
+    collectDefaultMetrics({ register: registry })
+    return registry
+  })
   return processRegistry
 }
 
 /** A route label for requests no route matched: their URLs are the caller's to invent, so they are never a label. */
 const UNMATCHED = 'unmatched'
 
-export function createMetrics(sources: MetricsSources): Metrics & { events: Counter<'event' | 'outcome'>; observe(app: FastifyInstance): void } {
+export function createMetrics(sources: MetricsSources): Metrics & { events: LabelledCounter<'event' | 'outcome'>; observe(app: FastifyInstance): void } {
+  const http = httpSeries()
+  const rateLimited = counterSeries<never>('threadline_rate_limit_rejections_total', 'Requests and subscriptions refused by the rate limit.', [])
+  const events = counterSeries<'event' | 'outcome'>(
+    'threadline_events_total',
+    'Events this instance handed to the events port (published; those that failed are in threadline_faults), and delivered to its subscribers (once per listener).',
+    ['event', 'outcome'],
+  )
+  let registry: Promise<Registry> | undefined
+  return {
+    registry: () => (registry ??= scrapedRegistry(sources, [...http.metrics, rateLimited, events])),
+    events,
+    rateLimitRejected: () => rateLimited.inc({}),
+    observe(app) {
+      // prom-client's inc and observe (a label object hashed, its names sorted, on each
+      // call) in an async hook were 10% of GET one user's throughput. A callback hook counting into
+      // the series' own records costs a few map lookups; prom-client reads them when scraped.
+      app.addHook('onResponse', (request, reply, done) => {
+        http.record(request.routeOptions.url ?? UNMATCHED, request.method, reply.statusCode, reply.elapsedTime / 1000)
+        done()
+      })
+    },
+  }
+}
+
+/** The registry of one app: the records counted so far, in the order prom-client wrote them, then the gauges read when scraped. */
+async function scrapedRegistry(sources: MetricsSources, counted: readonly ScrapedMetric[]): Promise<Registry> {
+  const { Gauge, Registry } = await import('prom-client')
   const registry = new Registry()
-  const http = httpSeries(registry)
-  const rateLimited = new Counter({
-    name: 'threadline_rate_limit_rejections_total',
-    help: 'Requests and subscriptions refused by the rate limit.',
-    registers: [registry],
-  })
-  const events = new Counter({
-    name: 'threadline_events_total',
-    help: 'Events this instance handed to the events port (published; those that failed are in threadline_faults), and delivered to its subscribers (once per listener).',
-    labelNames: ['event', 'outcome'] as const,
-    registers: [registry],
-  })
+  // The registry's type names prom-client's classes, but it only reads name, type and get(), and calls reset().
+  for (const metric of counted) registry.registerMetric(metric as unknown as Metric)
   new Gauge({
     name: 'threadline_subscription_connections',
     help: 'Open WebSockets and event streams.',
@@ -115,20 +140,7 @@ export function createMetrics(sources: MetricsSources): Metrics & { events: Coun
     })
   }
 
-  return {
-    registry,
-    events,
-    rateLimitRejected: () => rateLimited.inc(),
-    observe(app) {
-      // prom-client's inc and observe (a label object hashed, its names sorted, on each
-      // call) in an async hook were 10% of GET one user's throughput. A callback hook counting into
-      // the series' own records costs a few map lookups; prom-client reads them when scraped.
-      app.addHook('onResponse', (request, reply, done) => {
-        http.record(request.routeOptions.url ?? UNMATCHED, request.method, reply.statusCode, reply.elapsedTime / 1000)
-        done()
-      })
-    },
-  }
+  return registry
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const
@@ -173,7 +185,7 @@ interface ScrapedMetric {
  * observe calls: series in the order first seen (again after a reset), labels in the same order,
  * cumulative buckets, then +Inf, _sum and _count.
  */
-function httpSeries(registry: Registry): { record(route: string, method: string, status: number, seconds: number): void } {
+function httpSeries(): { metrics: readonly ScrapedMetric[]; record(route: string, method: string, status: number, seconds: number): void } {
   const routes = new Map<string, Map<string, RouteSeries>>()
   // The series counted since the last reset, in the order they were first seen: prom-client's order.
   const requestOrder: StatusSeries[] = []
@@ -222,13 +234,9 @@ function httpSeries(registry: Registry): { record(route: string, method: string,
       latencyOrder.length = 0
     },
   }
-  // Registered where prom-client's own were, before the metrics created after them: the registry
-  // writes metrics in the order they were registered. The registry's type names prom-client's
-  // classes, but it only reads name, type and get(), and calls reset().
-  registry.registerMetric(requests as unknown as Metric)
-  registry.registerMetric(latency as unknown as Metric)
-
+  // Registered first, where prom-client's own were: the registry writes metrics in the order they were registered.
   return {
+    metrics: [requests, latency],
     record(route, method, status, seconds) {
       let methods = routes.get(route)
       if (methods === undefined) routes.set(route, (methods = new Map<string, RouteSeries>()))
@@ -253,8 +261,37 @@ function httpSeries(registry: Registry): { record(route: string, method: string,
   }
 }
 
+/**
+ * A counter read as prom-client's Counter would be after the same inc calls: without labels, one
+ * series from the start (0 until counted); with labels, a series per label values, in the order
+ * first counted, labels in the order named.
+ */
+function counterSeries<L extends string>(name: string, help: string, labelNames: readonly L[]): ScrapedMetric & LabelledCounter<L> {
+  const series = new Map<string, { labels: Record<L, string>; value: number }>()
+  return {
+    name,
+    help,
+    type: 'counter',
+    aggregator: 'sum',
+    inc(labels) {
+      const key = labelNames.map((label) => labels[label]).join('\u0000')
+      const known = series.get(key)
+      if (known !== undefined) known.value++
+      else series.set(key, { labels: Object.fromEntries(labelNames.map((label) => [label, labels[label]])) as Record<L, string>, value: 1 })
+    },
+    async get() {
+      const values =
+        labelNames.length === 0 && series.size === 0 ? [{ value: 0, labels: {} }] : [...series.values()].map(({ labels, value }) => ({ value, labels }))
+      return { name, help, type: 'counter' as const, values, aggregator: 'sum' as const }
+    },
+    reset() {
+      series.clear()
+    },
+  }
+}
+
 /** The events port with each publish and each delivery counted. */
-export function countedEvents<M extends object>(events: Events<M>, counter: Counter<'event' | 'outcome'>): Events<M> {
+export function countedEvents<M extends object>(events: Events<M>, counter: LabelledCounter<'event' | 'outcome'>): Events<M> {
   return {
     publish<N extends keyof M & string>(name: N, event: M[N]) {
       counter.inc({ event: name, outcome: 'published' })
@@ -289,7 +326,8 @@ export function metricsRoute(app: FastifyInstance, metrics: Metrics, token: stri
         throw new AppError('UNAUTHENTICATED', 'The metrics need the token set in METRICS_TOKEN')
       }
     }
-    const merged = Registry.merge([processMetrics(), metrics.registry])
+    const [{ Registry }, process, app] = await Promise.all([import('prom-client'), processMetrics(), metrics.registry()])
+    const merged = Registry.merge([process, app])
     reply.type(merged.contentType)
     return merged.metrics()
   })

@@ -96,10 +96,10 @@ describe('request metrics, counted per series', () => {
     const theirs = reference()
     const compare = async () => {
       for (const name of [REQUESTS, LATENCY]) {
-        expect(await ours.metrics.registry.getSingleMetricAsString(name)).toBe(await theirs.registry.getSingleMetricAsString(name))
+        expect(await (await ours.metrics.registry()).getSingleMetricAsString(name)).toBe(await theirs.registry.getSingleMetricAsString(name))
       }
       const json = async (registry: Registry) => (await registry.getMetricsAsJSON()).filter((metric) => metric.name === REQUESTS || metric.name === LATENCY)
-      expect(await json(ours.metrics.registry)).toEqual(await json(theirs.registry))
+      expect(await json(await ours.metrics.registry())).toEqual(await json(theirs.registry))
     }
     await compare()
     for (const answered of answers(3000, 7)) {
@@ -115,7 +115,7 @@ describe('request metrics, counted per series', () => {
     }
     await compare()
 
-    ours.metrics.registry.resetMetrics()
+    ;(await ours.metrics.registry()).resetMetrics()
     theirs.registry.resetMetrics()
     await compare()
     for (const answered of answers(700, 13)) {
@@ -125,9 +125,47 @@ describe('request metrics, counted per series', () => {
     await compare()
   })
 
+  it('count rate-limit refusals and events as prom-client Counters fed by inc would, before and after the registry is made', async () => {
+    const { metrics } = instrumented()
+    const registry = new Registry()
+    const rejections = new Counter({
+      name: 'threadline_rate_limit_rejections_total',
+      help: 'Requests and subscriptions refused by the rate limit.',
+      registers: [registry],
+    })
+    const events = new Counter({
+      name: 'threadline_events_total',
+      help: 'Events this instance handed to the events port (published; those that failed are in threadline_faults), and delivered to its subscribers (once per listener).',
+      labelNames: ['event', 'outcome'] as const,
+      registers: [registry],
+    })
+    const count = (times: number) => {
+      for (let i = 0; i < times; i++) {
+        const labels = { event: i % 3 === 0 ? 'commentAdded' : 'callerChanged', outcome: i % 2 === 0 ? 'published' : 'delivered' }
+        metrics.events.inc(labels)
+        events.inc(labels)
+        if (i % 5 === 0) {
+          metrics.rateLimitRejected()
+          rejections.inc()
+        }
+      }
+    }
+    const compare = async () => {
+      const ours = await metrics.registry()
+      for (const name of ['threadline_rate_limit_rejections_total', 'threadline_events_total']) {
+        expect(await ours.getSingleMetricAsString(name)).toBe(await registry.getSingleMetricAsString(name))
+      }
+    }
+    count(7)
+    await compare()
+    count(20)
+    await compare()
+  })
+
   it('are written where prom-client wrote them, first among the app metrics', async () => {
     const { metrics } = instrumented()
-    expect(metrics.registry.getMetricsAsArray().map((metric) => metric.name)).toEqual([
+    const registry = await metrics.registry()
+    expect(registry.getMetricsAsArray().map((metric) => metric.name)).toEqual([
       REQUESTS,
       LATENCY,
       'threadline_rate_limit_rejections_total',
@@ -137,7 +175,7 @@ describe('request metrics, counted per series', () => {
       'threadline_subscribers_dropped',
       'threadline_faults',
     ])
-    const text = await metrics.registry.metrics()
+    const text = await registry.metrics()
     expect(text).toContain(`# HELP ${REQUESTS} HTTP requests answered, by route template, method and status.\n# TYPE ${REQUESTS} counter\n`)
     expect(text).toContain(
       `# HELP ${LATENCY} Time from the request arriving to its answer being written, by route template and method.\n# TYPE ${LATENCY} histogram\n`,
