@@ -9,7 +9,8 @@ import { migrateToLatest } from '../db/migrate.js'
 import { createMemoryEvents } from '../events/memory-events.js'
 import { type AppTopics, createServices } from '../features.js'
 import { createProgressBar } from './progress.js'
-import { type SeedCounts, seedDatabase } from '../seed/seed-database.js'
+import { DEMO_COUNTS, type SeedCounts, seedDatabase } from '../seed/seed-database.js'
+import { listed } from './words.js'
 import { CreateUserBody, type CreateUserInput } from '../users/users.schemas.js'
 import { assertValid } from '../core/validation.js'
 
@@ -52,7 +53,8 @@ export async function seedCommand(config: Config, options: SeedCommandOptions) {
     await seedDatabase(db, { ...options, onProgress: (done, total) => bar.update(done, total) })
     bar.done()
     const seconds = ((performance.now() - started) / 1000).toFixed(1)
-    console.log(`Seeded ${options.users} users, ${options.posts} posts, ${options.comments} comments and ${options.todos} todos in ${seconds} s.`)
+    const seeded = listed((Object.keys(DEMO_COUNTS) as (keyof SeedCounts)[]).map((name) => `${options[name]} ${name}`))
+    console.log(`Seeded ${seeded} in ${seconds} s.`)
   })
 }
 

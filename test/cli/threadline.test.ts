@@ -9,6 +9,8 @@ import WebSocket from 'ws'
 import { BIN, type ServeProcess, startServe } from '../helpers/serve-process.js'
 import { freshDatabase, SECOND_STORE_RUN, type TestDatabase } from '../helpers/test-store.js'
 import { until } from '../helpers/until.js'
+import { listed } from '../../src/cli/words.js'
+import { DEMO_COUNTS } from '../../src/seed/seed-counts.js'
 
 const run = promisify(execFile)
 
@@ -138,8 +140,10 @@ describe('threadline', () => {
   })
 
   it.skipIf(SECOND_STORE_RUN)('seed adds the numbers asked for and reports them', async () => {
-    const { stdout } = await threadline(['seed', '--users', '30', '--posts', '60', '--comments', '90', '--todos', '12', '--batch-size', '7'])
-    expect(stdout).toMatch(/^Seeded 30 users, 60 posts, 90 comments and 12 todos in [\d.]+ s\.\n$/)
+    // Every resource the seed makes (DEMO_COUNTS names them), 30, 60, 90 … of each.
+    const asked = Object.keys(DEMO_COUNTS).map((name, i) => [name, 30 * (i + 1)] as const)
+    const { stdout } = await threadline(['seed', ...asked.flatMap(([name, n]) => [`--${name}`, String(n)]), '--batch-size', '7'])
+    expect(stdout).toMatch(new RegExp(`^Seeded ${listed(asked.map(([name, n]) => `${n} ${name}`))} in [\\d.]+ s\\.\\n$`))
     expect((await threadlineFails(['seed', '--users', 'many'])).stderr).toMatch(/whole number/)
     expect((await threadlineFails(['seed', '--batch-size', '5000'])).stderr).toMatch(/from 1 to 4000/)
     const nothingToComment = await threadlineFails(['seed', '--users', '1', '--posts', '0', '--comments', '5', '--todos', '0'])

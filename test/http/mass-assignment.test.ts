@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories } from '../helpers/factories.js'
 import { graphql } from '../helpers/graphql-client.js'
+import { DATA_SECTIONS } from '../../src/cli/data-sections.js'
+import type { Tables } from '../../src/db/tables.js'
 
 let t: TestApp
 let post: number
@@ -60,9 +62,9 @@ const WRITES: Record<string, Write> = {
   'PATCH /users/:userId/todos/:todoId': { method: 'PATCH', url: () => `/users/${t.bob.id}/todos/${todo}`, body: { text: 'T' } },
 }
 
-/** Every row of the four tables, to compare before and after. */
+/** Every row of every feature's table (the data sections name them), to compare before and after. */
 async function everything() {
-  const tables = ['users', 'posts', 'comments', 'todos'] as const
+  const tables = DATA_SECTIONS.map(({ name }) => name as keyof Tables)
   return Promise.all(tables.map((table) => t.database.db.selectFrom(table).selectAll().orderBy('id').execute()))
 }
 

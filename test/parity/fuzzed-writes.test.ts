@@ -25,8 +25,10 @@ import { FUZZ_RUNS_FACTOR, fuzzRuns } from '../helpers/fuzz.js'
 import { type BodyCase, brokenBodyOf, type JsonSchema } from '../helpers/schema-arbitrary.js'
 import { postgresUrl } from '../helpers/services.js'
 import type { TestStore } from '../helpers/test-store.js'
+import { DEMO_COUNTS, type SeedCounts } from '../../src/seed/seed-counts.js'
 
-type Table = 'users' | 'posts' | 'comments' | 'todos'
+/** The resources the seed makes (a new one fails to typecheck here until the model knows its fields). */
+type Table = keyof SeedCounts
 type Row = Record<string, unknown> & { id: number }
 type Model = Record<Table, Row[]>
 type Actor = 'admin' | 'alice' | 'bob' | 'anonymous'
@@ -231,7 +233,10 @@ afterAll(async () => {
   for (const side of sides) await side.t.close()
 })
 
-const baseModel = (t: TestApp): Model => ({ users: [t.admin, t.alice, t.bob], posts: [], comments: [], todos: [] })
+const baseModel = (t: TestApp): Model => ({
+  ...(Object.fromEntries(Object.keys(DEMO_COUNTS).map((table) => [table, []])) as unknown as Model),
+  users: [t.admin, t.alice, t.bob],
+})
 
 /**
  * Puts the world back as it was made, so each sequence starts alike and a failing one replays and
