@@ -80,7 +80,7 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
   // The callers of the tokens seen, by token hash, each valid while the data version has not moved
   // and the token has not expired: a revocation, a role changed, a user deleted are writes, by this
   // process or (on SQLite) another, so a right is still checked as it stands when it is used. The
-  // lookup was half of a signed-in GET one user served from the representation cache (docs/architecture.md).
+  // lookup was half of a signed-in GET one user served from the representation cache (docs/decisions/0052-representation-cache.md).
   const known = new RecentlyUsed<string, { caller: Caller; expiresAtMs: number; version: number }>(KNOWN_CALLERS_MAX)
 
   const issuer = oidc === undefined ? undefined : createOidcIssuer(oidc)
