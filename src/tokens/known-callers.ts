@@ -2,7 +2,7 @@
 // moved and the token has not expired: a revocation, a role changed, a user deleted are writes, by
 // this process or (on SQLite) another, so a right is still checked as it stands when it is used.
 // The lookup was half of a signed-in GET one user served from the representation cache
-// (docs/performance.md). Without a data version (PostgreSQL, the CLI) every call looks its token up.
+// (docs/decisions/0052-representation-cache.md). Without a data version (PostgreSQL, the CLI) every call looks its token up.
 import type { Caller } from '../core/caller.js'
 import type { Db } from '../db/create-database.js'
 import { RecentlyUsed } from '../recently-used.js'

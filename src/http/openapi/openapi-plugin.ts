@@ -4,7 +4,7 @@
 // language, who may call, the errors, the headers and examples. Built once, on the first request for
 // it, and served as bytes at /openapi.json and /openapi.yaml. Describes the versioned paths (/api/v1,
 // /api/v2); the unversioned ones are the same operations with the version taken from Accept (see
-// docs/architecture.md, "OpenAPI").
+// docs/decisions/0030-openapi-generated.md).
 import fastifySwagger from '@fastify/swagger'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { PACKAGE_VERSION } from '../../package-info.js'
