@@ -238,9 +238,10 @@ describe('a throwaway feature', () => {
 
     const document = JSON.parse(openapi!.body)
     expect(document.paths['/api/v1/users/{userId}/bookmarks'].get.operationId).toBe('listBookmarksV1')
-    expect(Object.keys(document.paths['/api/v1/users/{id}'].get.responses['200'].content['application/json'].schema.properties.data.properties)).toContain(
-      'bookmarks',
-    )
+    expect(document.paths['/api/v1/users/{id}'].get.responses['200'].content['application/json'].schema.properties.data).toEqual({
+      $ref: '#/components/schemas/UserRepresentation',
+    })
+    expect(document.components.schemas.UserRepresentation.properties.bookmarks.items).toEqual({ $ref: '#/components/schemas/Bookmark' })
 
     expect(landing?.status).toBe(200)
     expect(landing?.body).toMatch(/<dt>Bookmarks<\/dt><dd id="count-bookmarks" data-count="2">2<\/dd>/)
