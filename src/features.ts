@@ -6,7 +6,7 @@
 // (eslint.config.js) and the test projects (vitest.config.ts) read the
 // list of features from this file's imports, so a feature missing here is a lint error.
 import { CALLER_TOPICS, type CallerTopics } from './core/caller-changed.js'
-import type { Embedded, EmbeddedRelations, Feature } from './core/feature.js'
+import type { Embedded, EmbeddedRelations, Feature } from './feature.js'
 import { commentsFeature } from './comments/comments.feature.js'
 import type { CommentsTopics } from './comments/comments.events.js'
 import type { Database } from './db/create-database.js'

@@ -1,6 +1,6 @@
 // What import says: the problems of a file, listed with their JSON paths, and the summary of a
 // file loaded. The words come from the sections (their names and nouns, their unique fields').
-import type { DataSection, UniqueField } from '../core/data-section.js'
+import type { DataSection, UniqueField } from '../data-section.js'
 import { AppError } from '../errors.js'
 import type { Format } from './import-rows.js'
 import type { BadJsonError } from './json-sections.js'

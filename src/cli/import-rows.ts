@@ -1,9 +1,9 @@
 // The rules a data file's rows are checked by, in both of import's passes, compiled once from the
-// sections (src/core/data-section.ts). The rules are the API's: the features' item schemas, ids
+// sections (src/data-section.ts). The rules are the API's: the features' item schemas, ids
 // bounded as src/core/ids.ts bounds them (what both stores and every transport accept), and instants
 // read as src/core/instant.ts reads them (and stored as it writes them, so sorting and cursors work).
 import { type TSchema, Type } from 'typebox'
-import type { DataFormat, DataFormatName, DataSection, Fields, UniqueField } from '../core/data-section.js'
+import type { DataFormat, DataFormatName, DataSection, Fields, UniqueField } from '../data-section.js'
 import { INSTANT_DESCRIPTION, parseInstant } from '../core/instant.js'
 import { Timestamp } from '../core/schema-types.js'
 import { bodyAjv, toErrorDetails } from '../core/validation.js'

@@ -1,5 +1,5 @@
 // The comments feature: the comments on a post, and the commentAdded topic and subscription.
-import type { Feature } from '../core/feature.js'
+import type { Feature } from '../feature.js'
 import { countRows } from '../db/list-page.js'
 import { ANONYMOUS_VISIBILITY, postReference, type PostsService, visible } from '../posts/posts.public.js'
 import { userReference, type UsersService } from '../users/users.public.js'

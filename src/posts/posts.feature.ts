@@ -1,5 +1,5 @@
 // The posts feature: a user's posts; drafts are seen only by their owner and admins.
-import type { Feature } from '../core/feature.js'
+import type { Feature } from '../feature.js'
 import { countRows } from '../db/list-page.js'
 import { userReference, type UsersService } from '../users/users.public.js'
 import { postsOfUser } from './posts.embeds.js'

@@ -1,5 +1,5 @@
 // The todos feature: a user's todos.
-import type { Feature } from '../core/feature.js'
+import type { Feature } from '../feature.js'
 import { countRows } from '../db/list-page.js'
 import { userReference, type UsersService } from '../users/users.public.js'
 import { todosOfUser } from './todos.embeds.js'

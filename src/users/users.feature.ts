@@ -1,5 +1,5 @@
 // The users feature: people, and who may administer the service.
-import type { Feature } from '../core/feature.js'
+import type { Feature } from '../feature.js'
 import { countRows } from '../db/list-page.js'
 import { usersResolvers, usersTypeDefs } from './users.graphql.js'
 import { usersRoutes } from './users.routes.js'

@@ -68,7 +68,7 @@ export type BookmarksService = ReturnType<typeof createBookmarksService>
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { embedList } from '../collections/embedding.js'
-import type { Feature } from '../core/feature.js'
+import type { Feature } from '../feature.js'
 import { IdParam } from '../core/schema-types.js'
 import { countRows } from '../db/list-page.js'
 import type { ResourceOpenApi } from '../http/openapi/route-openapi.js'

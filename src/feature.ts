@@ -5,12 +5,14 @@
 // the count the landing page shows and its section of the data files. Its tables are declared in
 // its `<feature>.table.ts` (src/db/tables.ts says how). The composition root (src/features.ts,
 // src/app.ts) lists the features once and wires each into the shared layers, which never import a
-// feature themselves; the lint, the test projects and the CLI read the same list.
+// feature themselves; the lint, the test projects and the CLI read the same list. It sits beside
+// the composition root, above the shared layers whose types it names and below the features that
+// implement it (the lint's layers, .dependency-cruiser.mjs).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { TSchema } from 'typebox'
-import type { Relation } from '../collections/embedding.js'
-import type { Db } from '../db/create-database.js'
-import type { ResolverMap, SubscriptionField } from '../graphql/schema.js'
+import type { Relation } from './collections/embedding.js'
+import type { Db } from './db/create-database.js'
+import type { ResolverMap, SubscriptionField } from './graphql/schema.js'
 import type { DataSection } from './data-section.js'
 
 /** A relation another feature adds to this one's items, wired by the composition root. */
