@@ -78,6 +78,16 @@ export interface Faults {
   readonly eventInterruptions: number
 }
 
+/**
+ * Conventions a benchmark leaves out, one at a time, to price each (`npm run bench`'s table, through
+ * bench/serve-without.mjs): validators (ETag, Last-Modified, 304 and the representation cache),
+ * compression, headers (the request id and security headers). The others have settings of their
+ * own (RATE_LIMIT_MAX=0, LOG_LEVEL, METRICS, CORS_ORIGINS, HTTP_MAX_IN_FLIGHT=0). Without them the
+ * answers break what docs/rest.md documents: no configuration reaches this.
+ */
+export const MEASURABLE_CONVENTIONS = ['validators', 'compression', 'headers'] as const
+export type MeasurableConvention = (typeof MEASURABLE_CONVENTIONS)[number]
+
 export interface AppDependencies {
   /** An open store to serve from (the app closes it); by default the one config names is opened. */
   database?: Database
@@ -89,6 +99,8 @@ export interface AppDependencies {
   onRoute?: (route: RouteOptions & { prefix: string }) => void
   /** The clock of the windows counted in this process: allowances, delivery budgets (tests move it instead of waiting). @default Date.now */
   now?: () => number
+  /** Conventions left out, to measure what each costs (MEASURABLE_CONVENTIONS). @default none */
+  measureWithout?: ReadonlySet<MeasurableConvention>
 }
 
 /**
@@ -105,6 +117,7 @@ const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
 export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
   const database = dependencies.database ?? openDatabase(config.database, { pageCacheKib: SERVING_PAGE_CACHE_KIB })
   const { db } = database
+  const measureWithout = dependencies.measureWithout ?? new Set()
 
   let subscriptionStats: SubscriptionStats = { connections: 0, subscriptions: 0, droppedSlowConsumers: 0 }
   const logStream = dependencies.logStream ?? (config.logFormat === 'pretty' ? prettyLogStream() : stdoutLogStream())
@@ -221,7 +234,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   tracing?.traceRequests(app)
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
   registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
-  if (!config.measureWithout.has('headers')) {
+  if (!measureWithout.has('headers')) {
     echoRequestId(app)
     addSecurityHeaders(app)
   }
@@ -258,7 +271,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       : undefined
   app.decorate('scheduler', scheduler)
   if (scheduler !== undefined) limitRequestsInFlight(app, scheduler, { sendTimeoutMs: config.http.sendTimeoutMs })
-  if (!config.measureWithout.has('validators')) {
+  if (!measureWithout.has('validators')) {
     registerCaching(app, {
       maxAgeS: config.cacheMaxAgeS,
       representationCache: { budgetBytes: config.http.representationCacheMb * 2 ** 20, changes: database.changes },
@@ -266,7 +279,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   }
   // Every answer charged by its bytes and bounded (after caching's 304, before compression).
   registerAnswerBytes(app, { charge: rateLimit.chargeAnswer })
-  if (!config.measureWithout.has('compression')) await registerCompression(app)
+  if (!measureWithout.has('compression')) await registerCompression(app)
   app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
 
   // Operations: liveness, readiness (the database decides; Redis is reported), metrics.

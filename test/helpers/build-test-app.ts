@@ -2,7 +2,7 @@
 // SQLite file in a temp folder, or a PostgreSQL schema: test-store.ts), with three users and their
 // tokens: an admin, and two ordinary users, alice and bob.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse, RouteOptions } from 'fastify'
-import { buildApp } from '../../src/app.js'
+import { type AppDependencies, buildApp } from '../../src/app.js'
 import type { Events } from '../../src/events/events.js'
 import type { AppTopics } from '../../src/features.js'
 import { OPERATOR, type Scope } from '../../src/core/caller.js'
@@ -47,6 +47,8 @@ export interface TestAppOptions {
   store?: TestStore
   /** Changes the configuration read from `env` in what no variable sets (an issuer's key cooldown). */
   configure?: (config: Config) => Config
+  /** Conventions the app leaves out, as `npm run bench` has it do to price each. */
+  measureWithout?: AppDependencies['measureWithout']
 }
 
 export async function buildTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -77,7 +79,14 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   const served = openDatabase(config.database, { onQuery: options.onQuery })
   await prepareDatabase(served, config)
   const clock = createTestClock()
-  const app = await buildApp(config, { database: served, logStream: options.logStream, events: options.events, onRoute: options.onRoute, now: clock.now })
+  const app = await buildApp(config, {
+    database: served,
+    logStream: options.logStream,
+    events: options.events,
+    onRoute: options.onRoute,
+    now: clock.now,
+    measureWithout: options.measureWithout,
+  })
   // Fixtures are written on a connection of their own, their changes told to the app's handle at once.
   const database = openDatabase(config.database, { shareChangesOf: served })
   // Fixtures are written as another process would (the CLI): no open connection hears of them.
