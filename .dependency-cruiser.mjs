@@ -5,12 +5,13 @@
 /**
  * The layers of src/, from the bottom up: a module imports only from its own layer and the layers
  * below it, so the folders form a DAG (a cycle of folders needs an import upwards somewhere, even
- * where no two modules import each other). A layer holds one folder at most, the features' aside
- * (between them, ESLint's rules hold: one uses another only through its public module). A lower layer reaches a higher one only through a seam
+ * where no two modules import each other). A lower layer reaches a higher one only through a seam
  * it defines: a function type or interface it owns, which the composition root fills. An entry is a
- * folder of src/ or a file at its root; `FEATURES` stands for every folder the table does not
- * name: the features (src/users, src/posts, …), which src/features.ts lists. A new shared folder or
- * root file goes where it belongs in this table; until then, importing it is an error.
+ * folder of src/ or a file at its root, and a layer holds one folder at most, but for the features:
+ * `FEATURES` stands for every folder the table does not name (src/users, src/posts, …, which
+ * src/features.ts lists), and between features ESLint's rules hold (one uses another only through
+ * its public module or its feature module). A new shared folder or root file goes where it belongs
+ * in this table; until then, importing it is an error.
  */
 const FEATURES = Symbol('every folder of src/ not named here: the features')
 
@@ -48,7 +49,7 @@ const LAYERS = [
 const TEMPORARY_EXCEPTIONS = [
   // http ⇄ limits: the item's representation charges its embedded relations to the rate limit.
   { from: 'http/representation.ts', to: 'limits/rate-limit.ts' },
-  // http → idempotency → limits → http: the OpenAPI document describes the Idempotency-Key header.
+  // http → idempotency → limits → http: the OpenAPI document asks which writes take an Idempotency-Key.
   { from: 'http/openapi/openapi-plugin.ts', to: 'idempotency/idempotent-writes.ts' },
 ]
 
