@@ -2,7 +2,7 @@
 // from its `<feature>.feature.ts`, and everything the rest of the service needs to know about it is
 // here: its service factory, its REST routes (each carrying its own OpenAPI text), its part of the
 // GraphQL schema, the event topics it publishes, the relations it adds to other features' items,
-// the count the landing page shows and its section of the data files. Its tables are declared in
+// its addresses in the API's index, the count the landing page shows and its section of the data files. Its tables are declared in
 // its `<feature>.table.ts` (src/db/tables.ts says how). The composition root (src/features.ts,
 // src/app.ts) lists the features once and wires each into the shared layers, which never import a
 // feature themselves; the lint, the test projects and the CLI read the same list.
@@ -27,6 +27,17 @@ export type EmbeddedRelations = Readonly<Record<string, Embedded>>
 /** What a feature's routes are given besides the services: the relations others embed in its items. */
 export interface RoutesOptions {
   readonly embedded: EmbeddedRelations
+}
+
+/**
+ * One of a feature's addresses in the API's index (the landing page's JSON answer): a URL template
+ * (RFC 6570) under the API's prefix, its query expression added for a collection or an item.
+ */
+export interface IndexedAddress {
+  /** The path, its variables in braces: `/users/{user_id}/posts`. */
+  readonly path: string
+  /** `collection`: the collection query language's parameters; `item`: select and include. @default none */
+  readonly query?: 'collection' | 'item'
 }
 
 /** `S`: the services the feature's routes and resolvers need (its own, and others' it reads through). */
@@ -56,6 +67,8 @@ export interface Feature<S extends object> {
     readonly schema: TSchema
     readonly relation: (services: S) => Relation<{ readonly id: number }>
   }[]
+  /** Its addresses in the API's index, by their name there (`user_posts_url`), in the order they are listed. */
+  readonly apiIndex?: Readonly<Record<string, IndexedAddress>>
   /** The landing page's count of its resource: what an anonymous caller could list. */
   readonly landingCount?: {
     readonly label: string

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
 import { parseAccept, type MediaRange } from '../http/accept.js'
 import { matchesAny, weakTagOf } from '../http/caching.js'
+import type { IndexedAddress } from '../core/feature.js'
 import { addVary } from '../http/vary.js'
 import { assetElements, createPageAsset, CSS, escapeHtml, JS, PAGE_CSP, type PageAsset, servePageAssets } from './page-assets.js'
 
@@ -29,6 +30,8 @@ export interface LandingPageOptions {
   countCap: number
   /** The REST API's path prefix the index points to (`/api/v1`). */
   apiPrefix: string
+  /** The resources' addresses under `apiPrefix`, by their name in the index, in its order (the features'). */
+  resources: Readonly<Record<string, IndexedAddress>>
   /** Paths of the other endpoints on this service; a page that is turned off is left out. */
   paths: {
     graphql: string
@@ -42,29 +45,23 @@ export interface LandingPageOptions {
 }
 
 // The collection query language's parameters (docs/rest.md, "Collections"); field filters are open-ended.
-const LIST_QUERY = '{?page,limit,cursor,sort,q,fields,select,include}'
-const ITEM_QUERY = '{?select,include}'
+const QUERY_EXPRESSIONS: Record<NonNullable<IndexedAddress['query']>, string> = {
+  collection: '{?page,limit,cursor,sort,q,fields,select,include}',
+  item: '{?select,include}',
+}
 
 /** The API's index: every resource of the API version `apiPrefix` names, as URL templates on `origin`. */
-export function apiIndex(origin: string, options: Pick<LandingPageOptions, 'apiPrefix' | 'paths'>): Record<string, string> {
+export function apiIndex(origin: string, options: Pick<LandingPageOptions, 'apiPrefix' | 'resources' | 'paths'>): Record<string, string> {
   const api = `${origin}${options.apiPrefix}`
   const { paths } = options
   const ws = origin.replace(/^http/, 'ws')
-  const index: Record<string, string> = {
-    users_url: `${api}/users${LIST_QUERY}`,
-    user_url: `${api}/users/{user_id}${ITEM_QUERY}`,
-    user_posts_url: `${api}/users/{user_id}/posts${LIST_QUERY}`,
-    user_post_url: `${api}/users/{user_id}/posts/{post_id}${ITEM_QUERY}`,
-    post_comments_url: `${api}/users/{user_id}/posts/{post_id}/comments${LIST_QUERY}`,
-    post_comment_url: `${api}/users/{user_id}/posts/{post_id}/comments/{comment_id}${ITEM_QUERY}`,
-    user_todos_url: `${api}/users/{user_id}/todos${LIST_QUERY}`,
-    user_todo_url: `${api}/users/{user_id}/todos/{todo_id}${ITEM_QUERY}`,
-    tokens_url: `${api}/tokens`,
-    current_token_url: `${api}/tokens/current`,
+  const index: Record<string, string> = {}
+  for (const [name, { path, query }] of Object.entries(options.resources)) index[name] = `${api}${path}${query === undefined ? '' : QUERY_EXPRESSIONS[query]}`
+  Object.assign(index, {
     graphql_url: `${origin}${paths.graphql}`,
     graphql_ws_url: `${ws}${paths.graphql}`,
     graphql_stream_url: `${origin}${paths.graphqlStream}{?query,variables,operationName}`,
-  }
+  })
   if (paths.graphqlSchema !== undefined) index.graphql_schema_url = `${origin}${paths.graphqlSchema}`
   if (paths.openapi !== undefined) index.openapi_url = `${origin}${paths.openapi}`
   if (paths.docs !== undefined) index.docs_url = `${origin}${paths.docs}`
