@@ -3,6 +3,7 @@
 // the caller (drafts and comments on drafts only for their author and admins); embedded lists are the
 // newest 20, or `<relation>.limit` up to 100; each relation costs one statement per page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FEATURES } from '../../src/features.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories, type Factories, postPath } from '../helpers/factories.js'
 import type { Comment } from '../../src/comments/comments.schemas.js'
@@ -250,7 +251,13 @@ describe('include', () => {
       expect(posts.include).toMatchObject({ type: 'array', items: { enum: ['author', 'comments'] } })
       // No default: Swagger UI would fill it in, and a limit without its include is a 400.
       expect(posts['comments.limit']).toEqual({ type: 'integer', minimum: 1 })
-      expect(parameters('/api/v2/users/{id}')).toMatchObject({ include: { items: { enum: ['posts', 'todos'] } }, 'posts.limit': {}, 'todos.limit': {} })
+      // What the features offer a user (src/features.ts): posts and todos, and any other's.
+      const offeredToUsers = FEATURES.flatMap(({ embeds = [] }) => embeds.filter((offered) => offered.in === 'users').map(({ name }) => name))
+      expect(offeredToUsers).toEqual(expect.arrayContaining(['posts', 'todos']))
+      expect(parameters('/api/v2/users/{id}')).toMatchObject({
+        include: { items: { enum: offeredToUsers } },
+        ...Object.fromEntries(offeredToUsers.map((name) => [`${name}.limit`, {}])),
+      })
       expect(parameters('/api/v1/users/{userId}/posts/{postId}/comments/{commentId}').include).toMatchObject({ items: { enum: ['author', 'post'] } })
       const todo = parameters('/api/v1/users/{userId}/todos/{todoId}')
       expect(todo.select).toBeDefined()
