@@ -15,7 +15,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writ
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
-import { ESLint, Linter } from 'eslint'
+import { Linter } from 'eslint'
 import tseslint from 'typescript-eslint'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -251,23 +251,20 @@ it('saves a post over GraphQL, serves it over REST and GraphQL, embeds it in a u
   expect(index.user_bookmarks_url).toBe('http://localhost:80/api/v1/users/{user_id}/bookmarks')
 })
 `,
-  // What the copy's CLI exports: a store with a user, a post and two bookmarks.
-  'fill-store.ts': `
-import { loadConfig } from './src/config.js'
-import { openDatabase } from './src/db/create-database.js'
-import { prepareDatabase } from './src/server.js'
+  // The copy's typecheck and lint in one child process: ESLint's type-aware rules read the program
+  // the typecheck built, instead of building their own (half this test's time otherwise).
+  'check-copy.mjs': `
+import { ESLint } from 'eslint'
+import ts from 'typescript'
 
-const config = loadConfig({ DATABASE_URL: 'sqlite:' + process.argv[2], LOG_LEVEL: 'silent', SEED_DEMO_DATA: 'false' })
-const database = openDatabase(config.database)
-await prepareDatabase(database, config)
-const now = new Date().toISOString()
-await database.db.insertInto('users').values({ name: 'Ada', email: 'ada@example.com', role: 'user', created_at: now, updated_at: now }).execute()
-await database.db
-  .insertInto('posts')
-  .values({ user_id: 1, title: 'Kept', content: 'Twice', status: 'published', published_at: now, created_at: now, updated_at: now })
-  .execute()
-await database.db.insertInto('bookmarks').values([{ user_id: 1, post_id: 1 }, { user_id: 1, post_id: 1 }]).execute()
-await database.close()
+const { config } = ts.readConfigFile('tsconfig.build.json', ts.sys.readFile)
+const { fileNames, options } = ts.parseJsonConfigFileContent(config, ts.sys, process.cwd())
+const program = ts.createProgram(fileNames, { ...options, noEmit: true, incremental: false })
+const typeErrors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\\n'))
+const eslint = new ESLint({ overrideConfig: { languageOptions: { parserOptions: { programs: [program], projectService: false } } } })
+const results = await eslint.lintFiles(process.argv.slice(2))
+const lintErrors = results.flatMap(({ filePath, messages }) => messages.map(({ message }) => filePath + ': ' + message))
+console.log(JSON.stringify({ typeErrors, lintErrors }))
 `,
 }
 
@@ -343,15 +340,11 @@ describe('a throwaway feature', () => {
     )
   })
 
-  it('typechecks: its table is typed wherever the store is', async () => {
-    await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', join(dir, 'tsconfig.build.json')])
-  }, 120_000)
-
-  it('lints', async () => {
-    const eslint = new ESLint({ cwd: dir })
-    const results = await eslint.lintFiles(['src/bookmarks/*.ts', 'src/features.ts', 'src/db/migrate.ts', 'src/db/migrations/0008-bookmarks.ts'])
-    expect(results.flatMap(({ filePath, messages }) => messages.map(({ message }) => `${filePath}: ${message}`))).toEqual([])
-  }, 120_000)
+  it('typechecks (its table is typed wherever the store is) and lints', async () => {
+    const files = ['src/bookmarks/*.ts', 'src/features.ts', 'src/db/migrate.ts', 'src/db/migrations/0008-bookmarks.ts']
+    const { stdout } = await run(process.execPath, [join(dir, 'check-copy.mjs'), ...files], { cwd: dir, maxBuffer: 16 * 1024 * 1024 })
+    expect(JSON.parse(stdout)).toEqual({ typeErrors: [], lintErrors: [] })
+  }, 180_000)
 
   it('is served, embedded, described, counted and indexed, and the tests it could break pass, the authorization matrix asking for its mutation', async () => {
     const report = join(dir, 'report.json')
@@ -384,21 +377,25 @@ describe('a throwaway feature', () => {
     expect(failed[0]?.failureMessages.join('\n')).toMatch(/mutations without a row in GRAPHQL[^]*saveBookmark/)
   }, 180_000)
 
-  it('is exported by `threadline export` and loaded back by `threadline import`', async () => {
-    const [source, file, target] = ['source.db', 'export.json', 'target.db'].map((name) => join(dir, name)) as [string, string, string]
-    await run(process.execPath, ['--import', 'tsx', join(dir, 'fill-store.ts'), source], { cwd: dir })
-    await threadline(['--db', `sqlite:${source}`, 'export', '--output', file])
-    const exported = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown[]>
-    expect(Object.keys(exported)).toEqual(['threadline', 'users', 'posts', 'comments', 'todos', 'bookmarks'])
-    expect(exported.bookmarks).toEqual([
-      { id: 1, userId: 1, postId: 1 },
-      { id: 2, userId: 1, postId: 1 },
-    ])
-
-    const { stdout } = await threadline(['--db', `sqlite:${target}`, 'import', file])
+  it('is loaded by `threadline import` and written back by `threadline export`', async () => {
+    const at = '2026-01-02T03:04:05.006Z'
+    const data = {
+      threadline: { version: 1 },
+      users: [{ id: 1, name: 'Ada', email: 'ada@example.com', age: null, avatar: null, role: 'user', createdAt: at, updatedAt: at, passwordHash: null }],
+      posts: [{ id: 1, userId: 1, title: 'Kept', content: 'Twice', status: 'published', publishedAt: at, createdAt: at, updatedAt: at }],
+      bookmarks: [
+        { id: 1, userId: 1, postId: 1 },
+        { id: 2, userId: 1, postId: 1 },
+      ],
+    }
+    const [file, store, again] = ['import.json', 'store.db', 'export.json'].map((name) => join(dir, name)) as [string, string, string]
+    writeFileSync(file, JSON.stringify(data))
+    const { stdout } = await threadline(['--db', `sqlite:${store}`, 'import', file])
     expect(stdout).toMatch(/^Imported 1 user, 1 post, 0 comments, 0 todos and 2 bookmarks in /m)
-    await threadline(['--db', `sqlite:${target}`, 'export', '--output', join(dir, 'again.json')])
-    expect(JSON.parse(readFileSync(join(dir, 'again.json'), 'utf8')).bookmarks).toEqual(exported.bookmarks)
+    await threadline(['--db', `sqlite:${store}`, 'export', '--output', again])
+    const exported = JSON.parse(readFileSync(again, 'utf8')) as Record<string, unknown[]>
+    expect(Object.keys(exported)).toEqual(['threadline', 'users', 'posts', 'comments', 'todos', 'bookmarks'])
+    expect(exported.bookmarks).toEqual(data.bookmarks)
   }, 120_000)
 
   it("is under the lint's structure rules, and in the PostgreSQL test project", async () => {
