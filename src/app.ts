@@ -5,7 +5,7 @@ import fastifyCors from '@fastify/cors'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
 import type { Config } from './config.js'
-import { APP_TOPICS, type AppTopics, createServices, embeddedIn, FEATURE_TOPICS, FEATURES, graphqlParts, landingCounts } from './features.js'
+import { API_INDEX, APP_TOPICS, type AppTopics, createServices, embeddedIn, FEATURE_TOPICS, FEATURES, graphqlParts, landingCounts } from './features.js'
 import { type Database, openDatabase, SERVING_PAGE_CACHE_KIB } from './db/create-database.js'
 import { MAX_COUNTED_TOTAL } from './db/list-page.js'
 import type { Events } from './events/events.js'
@@ -308,6 +308,7 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     counts: () => landingCounts(db),
     countCap: MAX_COUNTED_TOTAL,
     apiPrefix: `/api/v${DEFAULT_API_VERSION}`,
+    resources: API_INDEX,
     paths: {
       graphql: '/graphql',
       graphqlStream: STREAM_PATH,

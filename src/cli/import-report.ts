@@ -53,7 +53,7 @@ export interface ImportSummary {
   dropped: { section: DataSection; fields: readonly string[]; count: number }[]
   /** Rows added to `section` for values of its `unique` field that rows of `by` named and no row had. */
   added: { section: DataSection; by: DataSection; unique: UniqueField; count: number }[]
-  /** Sections of resources Threadline has not (FOREIGN_SECTIONS), with their lengths, in file order. */
+  /** Sections of resources Threadline has not (foreignSections), with their lengths, in file order. */
   skipped: [string, number][]
 }
 

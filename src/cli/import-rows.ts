@@ -8,7 +8,7 @@ import { INSTANT_DESCRIPTION, parseInstant } from '../core/instant.js'
 import { Timestamp } from '../core/schema-types.js'
 import { bodyAjv, toErrorDetails } from '../core/validation.js'
 import { parentsFirst } from './data-sections.js'
-import { FOREIGN_SECTIONS, MARKER } from './json-sections.js'
+import { MARKER } from './json-sections.js'
 
 export type Format = DataFormatName
 export const FORMATS: readonly Format[] = ['threadline', 'jsonplaceholder']
@@ -95,8 +95,8 @@ function compile(given: readonly DataSection[]): ImportRules {
   const byName = new Map<string, SectionRules>()
   const sections: SectionRules[] = []
   for (const [position, section] of inFiles.entries()) {
-    if (section.name === MARKER || (FOREIGN_SECTIONS as readonly string[]).includes(section.name)) {
-      throw new Error(`data section ${section.name} has the name of a data file's other keys`)
+    if (section.name === MARKER) {
+      throw new Error(`data section ${section.name} has the name of a data file's marker`)
     }
     const target = (name: string) => {
       const found = byName.get(name)

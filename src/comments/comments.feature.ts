@@ -21,6 +21,10 @@ export const commentsFeature = {
   },
   topics: COMMENTS_TOPICS,
   embeds: [commentsOfPost],
+  apiIndex: {
+    post_comments_url: { path: '/users/{user_id}/posts/{post_id}/comments', query: 'collection' },
+    post_comment_url: { path: '/users/{user_id}/posts/{post_id}/comments/{comment_id}', query: 'item' },
+  },
   landingCount: {
     label: 'Comments',
     // The comments on the posts an anonymous caller may see.

@@ -15,6 +15,10 @@ export const postsFeature = {
   routes: postsRoutes,
   graphql: { typeDefs: postsTypeDefs, resolvers: ({ posts, users }) => postsResolvers(posts, userReference(users)) },
   embeds: [postsOfUser],
+  apiIndex: {
+    user_posts_url: { path: '/users/{user_id}/posts', query: 'collection' },
+    user_post_url: { path: '/users/{user_id}/posts/{post_id}', query: 'item' },
+  },
   landingCount: { label: 'Posts', count: (db) => countRows(db, db.selectFrom('posts').where(visible('posts', ANONYMOUS_VISIBILITY))) },
   data: postsData,
 } satisfies Feature<{ posts: PostsService; users: UsersService }>

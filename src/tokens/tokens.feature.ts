@@ -9,5 +9,9 @@ export const tokensFeature = {
   name: 'tokens',
   createService: createTokensService,
   routes: tokensRoutes,
+  apiIndex: {
+    tokens_url: { path: '/tokens' },
+    current_token_url: { path: '/tokens/current' },
+  },
   data: tokensData,
 } satisfies Feature<{ tokens: TokensService }>

@@ -11,6 +11,10 @@ export const usersFeature = {
   createService: createUsersService,
   routes: usersRoutes,
   graphql: { typeDefs: usersTypeDefs, resolvers: ({ users }) => usersResolvers(users) },
+  apiIndex: {
+    users_url: { path: '/users', query: 'collection' },
+    user_url: { path: '/users/{user_id}', query: 'item' },
+  },
   landingCount: { label: 'Users', count: (db) => countRows(db, db.selectFrom('users')) },
   data: usersData,
 } satisfies Feature<{ users: UsersService }>
