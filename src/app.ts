@@ -45,9 +45,10 @@ import { createPasswordAllowances } from './limits/password-allowances.js'
 import { logs, prettyLogStream, stdoutLogStream } from './operations/log-destination.js'
 import { createFairScheduler } from './limits/fair-scheduler.js'
 import { createLoopDelay } from './limits/loop-delay.js'
-import { limitRequestsInFlight } from './limits/in-flight.js'
-import { registerAnswerBytes } from './limits/answer-bytes.js'
-import { registerRateLimit } from './limits/rate-limit.js'
+import { limitRequestsInFlight } from './http/in-flight.js'
+import { registerAnswerBytes } from './http/answer-bytes.js'
+import { registerRateLimit } from './http/rate-limit-hooks.js'
+import { createRateLimit } from './limits/rate-limit.js'
 import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis/connection.js'
 import { bodyAjv, textAjv } from './core/validation.js'
 import { startTracing, type Tracing } from './tracing/start-tracing.js'
@@ -234,13 +235,13 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const { tokens } = services
   const authenticate = (authorization: string) => tokens.authenticate(authorization)
   resolveCaller(app, authenticate)
-  const rateLimit = await registerRateLimit(
-    app,
-    config.rateLimit,
-    rateLimitRedis && { redis: rateLimitRedis, keyPrefix },
-    metrics?.rateLimitRejected,
-    dependencies.now,
-  )
+  const rateLimit = createRateLimit(config.rateLimit, {
+    store: rateLimitRedis && { redis: rateLimitRedis, keyPrefix },
+    log: app.log,
+    onRefused: metrics?.rateLimitRejected,
+    now: dependencies.now,
+  })
+  registerRateLimit(app, rateLimit)
   registerUpgradeRequests(app)
   redirectTrailingSlash(app)
   enforceAccess(app)
