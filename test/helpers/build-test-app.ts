@@ -3,6 +3,7 @@
 // tokens: an admin, and two ordinary users, alice and bob.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse, RouteOptions } from 'fastify'
 import { buildApp } from '../../src/app.js'
+import type { PipelineObserver } from '../../src/http/pipeline-observer.js'
 import type { Events } from '../../src/events/events.js'
 import type { AppTopics } from '../../src/features.js'
 import { OPERATOR, type Scope } from '../../src/core/caller.js'
@@ -47,6 +48,8 @@ export interface TestAppOptions {
   store?: TestStore
   /** Changes the configuration read from `env` in what no variable sets (an issuer's key cooldown). */
   configure?: (config: Config) => Config
+  /** Told of each HTTP stage's hook as it runs (the pipeline's order). */
+  observePipeline?: PipelineObserver
 }
 
 export async function buildTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -77,7 +80,14 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   const served = openDatabase(config.database, { onQuery: options.onQuery })
   await prepareDatabase(served, config)
   const clock = createTestClock()
-  const app = await buildApp(config, { database: served, logStream: options.logStream, events: options.events, onRoute: options.onRoute, now: clock.now })
+  const app = await buildApp(config, {
+    database: served,
+    logStream: options.logStream,
+    events: options.events,
+    onRoute: options.onRoute,
+    now: clock.now,
+    observePipeline: options.observePipeline,
+  })
   // Fixtures are written on a connection of their own, their changes told to the app's handle at once.
   const database = openDatabase(config.database, { shareChangesOf: served })
   // Fixtures are written as another process would (the CLI): no open connection hears of them.
