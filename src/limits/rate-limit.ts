@@ -120,15 +120,28 @@ const OFF: RateLimit & { requests: undefined } = { consume: undefined, charge: u
  */
 export function createRateLimit(policy: RateLimitPolicy, options: RateLimitOptions): RateLimit & { requests: RequestCounting | undefined } {
   if (policy.max === 0) return OFF
-  const { store, log, onRefused = () => {}, now = Date.now } = options
-  /** The points a request took so far; a request absent here has not been counted yet. */
-  const charged = new WeakMap<FastifyRequest, number>()
-  /** Where the request's caller stands, as its answer reports it. */
-  const reportedAt = new WeakMap<FastifyRequest, LimitState>()
-  /** What the request took in all (GitHub's GraphQL calls it the query's cost). */
-  const reportCost = (reply: FastifyReply, request: FastifyRequest): void => {
-    reply.header('x-ratelimit-cost', charged.get(request) ?? 0)
+  const allowances = createAllowances(policy, options)
+  const ledger = createLedger(allowances)
+  return {
+    ...createCharges(allowances, ledger),
+    get storeErrors() {
+      return allowances.failures.failures
+    },
+    requests: countRequests(allowances, ledger),
   }
+}
+
+/** The two allowances (anonymous, signed in), one store's failure log, and the words of a refusal. */
+interface Allowances {
+  readonly limiterFor: (request: FastifyRequest) => CountedLimiter
+  readonly policyName: (request: FastifyRequest) => string
+  readonly windowS: number
+  readonly failures: ReturnType<typeof storeFailureLog>
+  readonly onRefused: () => void
+  readonly refusal: (verdict: LimitVerdict & { allowed: false }) => AppError
+}
+
+function createAllowances(policy: RateLimitPolicy, { store, log, onRefused = () => {}, now = Date.now }: RateLimitOptions): Allowances {
   const windowS = Math.ceil(policy.windowMs / 1000)
   // One allowance per kind of caller; one store, so one log of its failures for both.
   const failures = storeFailureLog(log, 'rate-limit', policy.onStoreError, 'requests')
@@ -146,15 +159,37 @@ export function createRateLimit(policy: RateLimitPolicy, options: RateLimitOptio
     })
   const anonymous = limiterOf(policy.max)
   const signedIn = limiterOf(policy.authenticatedMax)
-  const limiterFor = (request: FastifyRequest) => (request.caller ? signedIn : anonymous)
-  const policyName = (request: FastifyRequest) => (request.caller ? 'signed-in' : 'anonymous')
+  return {
+    limiterFor: (request) => (request.caller ? signedIn : anonymous),
+    policyName: (request) => (request.caller ? 'signed-in' : 'anonymous'),
+    windowS,
+    failures,
+    onRefused,
+    refusal: (verdict) =>
+      new AppError('RATE_LIMITED', `Too many requests: ${verdict.limit} per ${windowS} s. Retry in ${verdict.retryAfterS} s.`, undefined, {
+        retryAfterS: verdict.retryAfterS,
+      }),
+  }
+}
 
-  const refusal = (verdict: LimitVerdict & { allowed: false }) =>
-    new AppError('RATE_LIMITED', `Too many requests: ${verdict.limit} per ${windowS} s. Retry in ${verdict.retryAfterS} s.`, undefined, {
-      retryAfterS: verdict.retryAfterS,
-    })
-
+/** What each request took so far and where its caller stands, and the headers that say so. */
+interface Ledger {
+  /** The points a request took so far; a request absent here has not been counted yet. */
+  readonly charged: WeakMap<FastifyRequest, number>
+  /** Where the request's caller stands, as its answer reports it. */
+  readonly reportedAt: WeakMap<FastifyRequest, LimitState>
   /** Where the caller stands, on the answer; nothing when the store could not count. */
+  readonly report: (request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict) => void
+  /** What the request took in all (GitHub's GraphQL calls it the query's cost). */
+  readonly reportCost: (reply: FastifyReply, request: FastifyRequest) => void
+  /** Reports where the caller stands, and throws when it is over the allowance. */
+  readonly settle: (request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict) => void
+  readonly uncounted: (request: FastifyRequest) => boolean
+}
+
+function createLedger({ policyName, windowS, onRefused, refusal }: Allowances): Ledger {
+  const charged = new WeakMap<FastifyRequest, number>()
+  const reportedAt = new WeakMap<FastifyRequest, LimitState>()
   function report(request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict): void {
     if (verdict.allowed && verdict.uncounted === true) return
     const { limit, remaining, resetS } = verdict
@@ -168,18 +203,26 @@ export function createRateLimit(policy: RateLimitPolicy, options: RateLimitOptio
       ratelimit: `"${name}";r=${remaining};t=${resetS}`,
     })
   }
-
-  const uncounted = (request: FastifyRequest) => request.routeOptions.config?.unmetered === true || charged.has(request)
-
-  /** Reports where the caller stands, and throws when it is over the allowance. */
-  function settle(request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict): void {
-    report(request, reply, verdict)
-    if (!verdict.allowed) {
-      onRefused()
-      throw refusal(verdict)
-    }
+  return {
+    charged,
+    reportedAt,
+    report,
+    reportCost: (reply, request) => {
+      reply.header('x-ratelimit-cost', charged.get(request) ?? 0)
+    },
+    settle(request, reply, verdict) {
+      report(request, reply, verdict)
+      if (!verdict.allowed) {
+        onRefused()
+        throw refusal(verdict)
+      }
+    },
+    uncounted: (request) => request.routeOptions.config?.unmetered === true || charged.has(request),
   }
+}
 
+/** Every HTTP request's first point, taken as it arrives (or as it leaves, when it was answered first). */
+function countRequests({ limiterFor }: Allowances, { charged, settle, uncounted }: Ledger): RequestCounting {
   /** Takes the request's first point, reports it, and throws when the caller is over the allowance. */
   async function arrive(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (uncounted(request)) return
@@ -213,6 +256,13 @@ export function createRateLimit(policy: RateLimitPolicy, options: RateLimitOptio
     done()
   }
 
+  return { countArrival, arrive, isUncounted: uncounted }
+}
+
+/** The points taken beyond a request's first: a message's, a request's work, an answer's bytes. */
+function createCharges(allowances: Allowances, ledger: Ledger): Pick<RateLimit, 'consume' | 'charge' | 'chargeAnswer'> {
+  const { limiterFor, onRefused, refusal } = allowances
+  const { charged, report, reportCost } = ledger
   return {
     async consume(request, points = 1, options = {}) {
       const limiter = limiterFor(request)
@@ -238,13 +288,7 @@ export function createRateLimit(policy: RateLimitPolicy, options: RateLimitOptio
         await limiter.reward(keyOf(request), points)
         onRefused()
         reportCost(reply, request)
-        const total = (charged.get(request) ?? 0) + points
-        const left = reportedAt.get(request)?.remaining
-        const message =
-          total > verdict.limit
-            ? `This request costs ${total} points, more than the whole allowance of ${verdict.limit} per ${windowS} s: send less in one request.`
-            : `This request costs ${total} points${left === undefined ? '' : `; ${left} of ${verdict.limit}`} are left in this ${windowS} s window. Retry in ${verdict.retryAfterS} s.`
-        throw new AppError('RATE_LIMITED', message, undefined, { retryAfterS: verdict.retryAfterS })
+        throw chargeRefusal(allowances, ledger, request, points, verdict)
       }
       report(request, reply, verdict)
       charged.set(request, (charged.get(request) ?? 0) + points)
@@ -265,11 +309,24 @@ export function createRateLimit(policy: RateLimitPolicy, options: RateLimitOptio
       charged.set(request, (charged.get(request) ?? 0) + points)
       reportCost(reply, request)
     },
-    get storeErrors() {
-      return failures.failures
-    },
-    requests: { countArrival, arrive, isUncounted: uncounted },
   }
+}
+
+/** A charge refused: what the request would cost in all, and whether sending less or waiting helps. */
+function chargeRefusal(
+  { windowS }: Allowances,
+  { charged, reportedAt }: Ledger,
+  request: FastifyRequest,
+  points: number,
+  verdict: LimitVerdict & { allowed: false },
+): AppError {
+  const total = (charged.get(request) ?? 0) + points
+  const left = reportedAt.get(request)?.remaining
+  const message =
+    total > verdict.limit
+      ? `This request costs ${total} points, more than the whole allowance of ${verdict.limit} per ${windowS} s: send less in one request.`
+      : `This request costs ${total} points${left === undefined ? '' : `; ${left} of ${verdict.limit}`} are left in this ${windowS} s window. Retry in ${verdict.retryAfterS} s.`
+  return new AppError('RATE_LIMITED', message, undefined, { retryAfterS: verdict.retryAfterS })
 }
 
 /**
