@@ -26,9 +26,9 @@ const LAYERS = [
   { name: 'db', holds: ['db'], comment: 'the store port: runs the collection queries' },
   { name: 'redis', holds: ['redis'], comment: 'Redis connections' },
   { name: 'events', holds: ['events'], comment: 'the events port and its adapters' },
-  { name: 'http', holds: ['http'], comment: 'the HTTP transport: envelope, errors, caching, versioning, the OpenAPI document' },
-  { name: 'limits', holds: ['limits'], comment: 'allowances and the fair scheduler; they answer in the HTTP envelope' },
-  { name: 'idempotency', holds: ['idempotency'], comment: 'Idempotency-Key on writes, charged by the limits' },
+  { name: 'limits', holds: ['limits'], comment: 'allowances and the fair scheduler: the policy, counted in the process or in Redis' },
+  { name: 'idempotency', holds: ['idempotency'], comment: 'the kept answers of writes sent with an Idempotency-Key' },
+  { name: 'http', holds: ['http'], comment: 'the HTTP transport: the pipeline of stages, envelope, errors, caching, versioning, the OpenAPI document' },
   { name: 'pages', holds: ['pages'], comment: 'the landing page, the docs page, GraphiQL' },
   { name: 'graphql', holds: ['graphql'], comment: 'the GraphQL endpoint, over HTTP and its subscription transports' },
   { name: 'operations', holds: ['operations'], comment: 'health, metrics, the log destination' },
@@ -42,17 +42,6 @@ const LAYERS = [
   { name: 'entries', holds: ['server.ts', 'heap-settings.ts', 'main.ts'], comment: 'the process: serve and the threadline command' },
 ]
 
-/**
- * Imports against the layers that stay until the HTTP pipeline is regrouped into stages, which
- * removes them: each is allowed from that one module to that one module, and nothing else is.
- */
-const TEMPORARY_EXCEPTIONS = [
-  // http ⇄ limits: the item's representation charges its embedded relations to the rate limit.
-  { from: 'http/representation.ts', to: 'limits/rate-limit.ts' },
-  // http → idempotency → limits → http: the OpenAPI document asks which writes take an Idempotency-Key.
-  { from: 'http/openapi/openapi-plugin.ts', to: 'idempotency/idempotent-writes.ts' },
-]
-
 const escape = (text) => text.replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&')
 const namedFolders = LAYERS.flatMap(({ holds }) => holds.filter((entry) => typeof entry === 'string' && !entry.endsWith('.ts')))
 /** The path of an entry of the table, as a regular expression over paths from the project's root. */
@@ -60,25 +49,19 @@ const pathOf = (entry) => {
   if (entry === FEATURES) return `^src/(?!(?:${namedFolders.join('|')})/)[^/]+/`
   return entry.endsWith('.ts') ? `^src/${escape(entry)}$` : `^src/${escape(entry)}/`
 }
-const fileOf = (path) => `^src/${escape(path)}$`
 
 /** One rule per layer: from its modules, nothing in src/ but its own layer and those below. */
 const layerRules = LAYERS.map(({ name, holds, comment }, index) => {
   const allowed = LAYERS.slice(0, index + 1).flatMap((layer) => layer.holds.map(pathOf))
   const own = holds.map(pathOf)
-  const exceptions = TEMPORARY_EXCEPTIONS.filter(({ from }) => own.some((path) => new RegExp(path).test(`src/${from}`)))
-  const rule = (from, alsoAllowed = []) => ({
+  return {
     name: `layer-${name}`,
     comment: `The ${name} layer (${comment}) imports from a higher layer; see LAYERS in .dependency-cruiser.mjs for the order, and move what the lower one needs down, or have it define a seam the composition root fills.`,
     severity: 'error',
-    from,
-    to: { path: '^src/', pathNot: [...allowed, ...alsoAllowed] },
-  })
-  return [
-    rule({ path: own, pathNot: exceptions.map(({ from }) => fileOf(from)) }),
-    ...exceptions.map(({ from, to }) => rule({ path: fileOf(from) }, [fileOf(to)])),
-  ]
-}).flat()
+    from: { path: own },
+    to: { path: '^src/', pathNot: allowed },
+  }
+})
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {

@@ -3,6 +3,7 @@
 // tokens: an admin, and two ordinary users, alice and bob.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse, RouteOptions } from 'fastify'
 import { type AppDependencies, buildApp } from '../../src/app.js'
+import type { PipelineObserver } from '../../src/http/pipeline-observer.js'
 import type { Events } from '../../src/events/events.js'
 import type { AppTopics } from '../../src/features.js'
 import { OPERATOR, type Scope } from '../../src/core/caller.js'
@@ -49,6 +50,8 @@ export interface TestAppOptions {
   configure?: (config: Config) => Config
   /** Conventions the app leaves out, as `npm run bench` has it do to price each. */
   measureWithout?: AppDependencies['measureWithout']
+  /** Told of each HTTP stage's hook as it runs (the pipeline's order). */
+  observePipeline?: PipelineObserver
 }
 
 export async function buildTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -86,6 +89,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
     onRoute: options.onRoute,
     now: clock.now,
     measureWithout: options.measureWithout,
+    observePipeline: options.observePipeline,
   })
   // Fixtures are written on a connection of their own, their changes told to the app's handle at once.
   const database = openDatabase(config.database, { shareChangesOf: served })
