@@ -48,10 +48,10 @@ const CASES: LintCase[] = [
   {
     name: 'passes modules that import one another in one direction only',
     files: {
-      'src/http/planted-error-body.ts': 'export const errorBody = (code: string) => ({ error: { code } })\n',
-      'src/http/planted-handler.ts': "import { errorBody } from './planted-error-body.js'\nexport const handle = () => errorBody('BAD_REQUEST')\n",
-      'src/limits/planted-limit.ts':
-        "import { errorBody } from '../http/planted-error-body.js'\nimport { handle } from '../http/planted-handler.js'\nexport const refuse = () => [errorBody('RATE_LIMITED'), handle()]\n",
+      'src/limits/planted-allowance.ts': 'export const allowance = (max: number) => ({ max })\n',
+      'src/limits/planted-take.ts': "import { allowance } from './planted-allowance.js'\nexport const take = () => allowance(10).max - 1\n",
+      'src/http/planted-hook.ts':
+        "import { allowance } from '../limits/planted-allowance.js'\nimport { take } from '../limits/planted-take.js'\nexport const refuse = () => [allowance(10), take()]\n",
     },
     reports: [],
   },
