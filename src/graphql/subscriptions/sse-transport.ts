@@ -12,7 +12,7 @@
 // unbounded one inside graphql-sse; and a stream's connection slot is released when its socket
 // closes, whatever the handler does.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type ExecutionArgs, getOperationAST, type GraphQLError, type GraphQLSchema, OperationTypeNode } from 'graphql'
+import type { ExecutionArgs, GraphQLError, GraphQLSchema } from 'graphql'
 import { createHandler as createSseHandler, print as printStreamEvent } from 'graphql-sse'
 import type { GraphQLConfig } from '../../config.js'
 import type { EventStreamOptions } from '../../events/event-stream.js'
@@ -22,14 +22,23 @@ import { callerKey, type RateLimitCharger } from '../../limits/rate-limit.js'
 import type { ConnectionCaller, ConnectionRights } from '../connection-rights.js'
 import type { Reservation } from '../subscription-budget.js'
 import type { GraphQLContext } from '../context.js'
-import { type AdmittedOperation, isRefused, type OperationPipeline } from '../operation-pipeline.js'
+import {
+  EVERY_OPERATION,
+  isRefused,
+  type OperationPipeline,
+  paidOverHttp,
+  type PreparedOperation,
+  QUERIES_AND_SUBSCRIPTIONS,
+  STREAM_PATH,
+  type Transport,
+} from '../operation-pipeline.js'
 import { readRequestParams } from '../request-params.js'
 import type { ConnectionCounter } from './connection-counter.js'
 import { revokedError } from './formatted-error.js'
 import { connectionContext, formatResult, type OperationPreparation } from './operation-preparation.js'
 import type { SlowConsumers } from './slow-consumers.js'
 
-export const STREAM_PATH = '/graphql/stream'
+export { STREAM_PATH }
 
 /**
  * Retry-After on an event stream refused for the connections already open: a slot frees when one
@@ -59,8 +68,8 @@ interface SseRequestContext {
   reply: FastifyReply
   flow: Flow
   connectionCaller: ConnectionCaller
-  /** The operation the pipeline admitted (and charged) for this stream. */
-  operation: AdmittedOperation
+  /** The operation the pipeline prepared (and charged) for this stream. */
+  operation: PreparedOperation
   /** The stream's subscription budget reservation, released with the stream. */
   reserved: Set<Reservation>
   /** The id of each result handed to graphql-sse, in order (undefined: one without an id), for its `id:` line. */
@@ -73,6 +82,10 @@ interface SseRequestContext {
 export function sseTransport(app: FastifyInstance, options: SseTransportOptions): void {
   const { limits, counter, rights, operations, slowConsumers, pipeline } = options
   const openStreams = new Set<FastifyReply>()
+  const pay = paidOverHttp(options.chargeRateLimit)
+  /** Every operation type over POST; over GET, no mutation (405, as GET /graphql). */
+  const overPost: Transport<FastifyReply> = { carries: EVERY_OPERATION, pay }
+  const overGet: Transport<FastifyReply> = { carries: QUERIES_AND_SUBSCRIPTIONS, pay }
 
   const sseHandler = createSseHandler<FastifyRequest, SseRequestContext, SseContext>({
     schema: options.schema(),
@@ -91,7 +104,7 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
         resumeAfter: headerValue(request.headers['last-event-id']) ?? undefined,
         identify: (id) => (req.context.identified = id),
       }
-      const prepared = operations.prepare(request, operation, connectionContext(connectionCaller, stream), reserved)
+      const prepared = operations.start(request, operation, connectionContext(connectionCaller, stream), reserved)
       if (Array.isArray(prepared)) return jsonAnswer(400, { errors: prepared.map((error) => error.formatted) })
       return prepared as ExecutionArgs & { contextValue: SseContext }
     },
@@ -109,7 +122,7 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
   app.route({
     method: ['GET', 'POST'],
     url: STREAM_PATH,
-    // A mutation sent here needs the write scope: judged with the operation (operation-preparation.ts).
+    // A mutation sent here needs the write scope: judged with the operation (operation-pipeline.ts).
     config: { access: 'public', scope: 'read', errorBody: 'graphql', longLived: true },
     handler: async (request, reply) => {
       if (!acceptsEventStream(request.headers.accept)) {
@@ -117,23 +130,11 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
       }
       // Checked here, so a malformed request is answered in the service's words.
       const params = readRequestParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
-      // Admitted in a slot of the caller's (its execution acquires another: OperationPreparation.execute),
-      // validated there too: the stream's preparation finds the verdict the pipeline remembers.
-      const operation = await operations.inSlot(
-        request,
-        async () => {
-          const admitted = await pipeline.admit(request, params)
-          if (!isRefused(admitted)) pipeline.validate(admitted.document)
-          return admitted
-        },
-        'bounded',
-      )
+      // Prepared in a slot of the caller's, as over POST /graphql (its execution acquires another:
+      // OperationPreparation.execute).
+      const transport = request.method === 'GET' ? overGet : overPost
+      const operation = await operations.inSlot(request, async () => pipeline.prepare(request, reply, params, transport, request.caller), 'bounded')
       if (isRefused(operation)) return reply.code(400).type('application/json; charset=utf-8').send({ errors: operation.refused })
-      if (request.method === 'GET' && getOperationAST(operation.document, operation.operationName)?.operation === OperationTypeNode.MUTATION) {
-        reply.header('allow', 'POST')
-        throw new AppError('METHOD_NOT_ALLOWED', 'Mutations cannot be sent with GET; use POST')
-      }
-      await pipeline.charge([operation], async (points) => options.chargeRateLimit?.(request, reply, points - 1))
       const release = counter.acquire(callerKey(request, request.caller))
       if (release === 'caller') {
         // The answer's counters speak of the limit that refused it (the caller's open connections),
@@ -172,7 +173,7 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
   async function serveEventStream(
     request: FastifyRequest,
     reply: FastifyReply,
-    operation: AdmittedOperation,
+    operation: PreparedOperation,
     connectionCaller: ConnectionCaller,
   ): Promise<void> {
     const flow = new Flow(reply)

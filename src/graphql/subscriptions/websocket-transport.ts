@@ -18,7 +18,7 @@ import { AppError, isAppError } from '../../errors.js'
 import { callerKey, type RateLimitConsumer, type RateLimitVerdict } from '../../limits/rate-limit.js'
 import { type ConnectionCaller, type ConnectionRights, REVOKED_MESSAGE } from '../connection-rights.js'
 import type { Reservation } from '../subscription-budget.js'
-import { isRefused, type OperationPipeline } from '../operation-pipeline.js'
+import { EVERY_OPERATION, isRefused, type OperationPipeline, type Transport } from '../operation-pipeline.js'
 import { readRequestParams } from '../request-params.js'
 import type { ConnectionCounter } from './connection-counter.js'
 import { badRequest, FormattedError, revokedError } from './formatted-error.js'
@@ -75,6 +75,14 @@ const internalError = (requestId: string) => new FormattedError({ message: maske
  */
 export function webSocketTransport(app: FastifyInstance, options: WebSocketTransportOptions) {
   const { limits, counter, rights, operations, slowConsumers, pipeline } = options
+  /** A socket carries every operation type; an operation's points past its message's first are counted as its messages are. */
+  const overWebSocket: Transport<undefined> = {
+    carries: EVERY_OPERATION,
+    async pay(request, _reply, points) {
+      const rest = points > 1 ? await options.consumeRateLimit?.(request, points - 1, { refundRefused: true }) : undefined
+      if (rest !== undefined && !rest.allowed) throw new AppError(rest.error.code, rest.error.message, undefined, { retryAfterS: rest.retryAfterS })
+    },
+  }
 
   const wsServer = makeServer<Record<string, unknown> | undefined, SocketExtra>({
     schema: options.schema(),
@@ -164,19 +172,16 @@ export function webSocketTransport(app: FastifyInstance, options: WebSocketTrans
                 return [revokedError()]
               }
             }
-            const operation = await pipeline.admit(request, params)
-            if (isRefused(operation)) return operation.refused.map((error) => new FormattedError(error))
+            let operation
             try {
-              await pipeline.charge([operation], async (points) => {
-                const rest = points > 1 ? await options.consumeRateLimit?.(request, points - 1, { refundRefused: true }) : undefined
-                if (rest !== undefined && !rest.allowed) throw new AppError(rest.error.code, rest.error.message, undefined, { retryAfterS: rest.retryAfterS })
-              })
+              operation = await pipeline.prepare(request, undefined, params, overWebSocket, connectionCaller.caller)
             } catch (error) {
               if (isAppError(error) && error.retryAfterS !== undefined) return [rateLimited({ allowed: false, error, retryAfterS: error.retryAfterS })]
               throw error
             }
+            if (isRefused(operation)) return operation.refused.map((error) => new FormattedError(error))
             const drop = () => socket.close(CLOSE_TOO_SLOW, `Too slow: more than ${limits.maxPendingEvents} events undelivered`)
-            return operations.prepare(request, operation, connectionContext(connectionCaller, slowConsumers.streamOptions(request, drop)), ctx.extra.reserved)
+            return operations.start(request, operation, connectionContext(connectionCaller, slowConsumers.streamOptions(request, drop)), ctx.extra.reserved)
           },
           'unbounded',
         )
