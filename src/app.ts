@@ -43,7 +43,7 @@ import { registerUpgradeRequests } from './http/upgrade-requests.js'
 import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
 import { createPasswordAllowances } from './limits/password-allowances.js'
 import { logs, prettyLogStream, stdoutLogStream } from './operations/log-destination.js'
-import { createFairScheduler } from './limits/fair-scheduler.js'
+import { createFairScheduler, type FairScheduler } from './limits/fair-scheduler.js'
 import { createLoopDelay } from './limits/loop-delay.js'
 import { limitRequestsInFlight } from './limits/in-flight.js'
 import { registerAnswerBytes } from './limits/answer-bytes.js'
@@ -89,6 +89,8 @@ export interface AppDependencies {
   onRoute?: (route: RouteOptions & { prefix: string }) => void
   /** The clock of the windows counted in this process: allowances, delivery budgets (tests move it instead of waiting). @default Date.now */
   now?: () => number
+  /** Told of the scheduler requests acquire their slots from, when there is one (tests watch its load). */
+  onScheduler?: (scheduler: FairScheduler) => void
 }
 
 /**
@@ -256,8 +258,10 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
           shedLoopDelayMs: config.http.shedLoopDelayMs,
         })
       : undefined
-  app.decorate('scheduler', scheduler)
-  if (scheduler !== undefined) limitRequestsInFlight(app, scheduler, { sendTimeoutMs: config.http.sendTimeoutMs })
+  if (scheduler !== undefined) {
+    limitRequestsInFlight(app, scheduler, { sendTimeoutMs: config.http.sendTimeoutMs })
+    dependencies.onScheduler?.(scheduler)
+  }
   if (!config.measureWithout.has('validators')) {
     registerCaching(app, {
       maxAgeS: config.cacheMaxAgeS,
