@@ -7,7 +7,7 @@
 // vocabulary. Subscriptions (WebSocket on the same path, SSE on /graphql/stream) are in
 // subscriptions/subscription-server.ts.
 //
-// Every operation is prepared by the operation pipeline (operation-pipeline.ts), as those of the
+// Every operation is prepared by the operation pipeline (pipeline/operation-pipeline.ts), as those of the
 // WebSocket and the event stream are: its hash resolved (persisted queries, trusted documents), its
 // lexical and shape limits checked on a parse kept by text, its type one the method carries, its
 // points charged, then validated (once per document) and allowed to its caller; here it is run
@@ -49,9 +49,9 @@ import {
   type RefusedOperation,
   type StageTracer,
   type Transport,
-} from './operation-pipeline.js'
-import { createPersistedQueries, type PersistedQueries, type PersistedQueryStore } from './persisted-queries.js'
-import { readRequestParams, type RequestParams } from './request-params.js'
+} from './pipeline/operation-pipeline.js'
+import { createPersistedQueries, type PersistedQueries, type PersistedQueryStore } from './pipeline/persisted-queries.js'
+import { readRequestParams, type RequestParams } from './pipeline/request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLPart, typeDefsOf } from './schema.js'
 import type { OperationTracer } from './subscriptions/operation-preparation.js'
 import { subscriptionServer, type SubscriptionServerOptions, type SubscriptionStats } from './subscriptions/subscription-server.js'
@@ -76,7 +76,7 @@ export interface GraphQLRoutesOptions {
   /** The callers of open connections' tokens as they stand now (their rights follow them). */
   currentCallers: CurrentCallers
   consumeRateLimit: RateLimitConsumer | undefined
-  /** Charges a request the points of its operations past the 1 it took on arrival (src/graphql/metering.ts). */
+  /** Charges a request the points of its operations past the 1 it took on arrival (src/graphql/pipeline/metering.ts). */
   chargeRateLimit: RateLimitCharger | undefined
   /** Runs an operation over a WebSocket or an event stream in a slot of its caller's, as HTTP requests acquire theirs. */
   schedule: SubscriptionServerOptions['schedule']
@@ -163,7 +163,7 @@ export async function graphqlRoutes(app: FastifyInstance, options: GraphQLRoutes
 /**
  * What POST and GET carry, and how their operations are paid for. The rate limit counts the work a
  * request asks, all of it before any of it runs: its operations, their mutation fields and their
- * cost (src/graphql/metering.ts). The request took 1 point on arrival.
+ * cost (src/graphql/pipeline/metering.ts). The request took 1 point on arrival.
  */
 function httpTransports({ chargeRateLimit, idempotentWrites }: GraphQLRoutesOptions) {
   const pay = paidOverHttp(chargeRateLimit)

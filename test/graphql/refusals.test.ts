@@ -1,4 +1,4 @@
-// One preparation for every transport (src/graphql/operation-pipeline.ts): a bad operation meets
+// One preparation for every transport (src/graphql/pipeline/operation-pipeline.ts): a bad operation meets
 // the same refusal, the same code and the same words, whether it came by POST or GET /graphql,
 // over a WebSocket (graphql-transport-ws) or on an event stream (graphql-sse, by POST and by GET).
 // Each row names the transports that carry its operation; the refusal of a type a transport does

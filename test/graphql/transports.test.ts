@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { createClient } from 'graphql-ws'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import { sha256Hex } from '../../src/graphql/persisted-queries.js'
+import { sha256Hex } from '../../src/graphql/pipeline/persisted-queries.js'
 import { type Listening, listening } from '../helpers/subscription-clients.js'
 
 type Transport = 'POST' | 'GET' | 'WebSocket' | 'event stream'

@@ -9,13 +9,13 @@ import { type ExecutionArgs, type ExecutionResult, type GraphQLError, type Graph
 import type { AcquireOptions } from '../../limits/fair-scheduler.js'
 import { isReplayed } from '../../events/event-stream.js'
 import { callerKey, type RateLimitConsumer } from '../../limits/rate-limit.js'
-import { COST_PER_POINT } from '../metering.js'
-import type { ConnectionCaller } from '../connection-rights.js'
-import { isReservation, type Reservation, type SubscriptionBudget } from '../subscription-budget.js'
+import { COST_PER_POINT } from '../pipeline/metering.js'
+import type { ConnectionCaller } from './connection-rights.js'
+import { isReservation, type Reservation, type SubscriptionBudget } from './subscription-budget.js'
 import { type GraphQLContext, Loaders } from '../context.js'
 import { formatError } from '../errors.js'
 import { type ListSizes, operationCosts } from '../document-limits/cost-measure.js'
-import { boundAnswer, type OperationPipeline, type PreparedOperation } from '../operation-pipeline.js'
+import { boundAnswer, type OperationPipeline, type PreparedOperation } from '../pipeline/operation-pipeline.js'
 import { extraAnswerPoints } from '../../limits/answer-bytes.js'
 import { FormattedError } from './formatted-error.js'
 
@@ -182,7 +182,7 @@ export class OperationPreparation {
 }
 
 /**
- * Stage 9 on a connection (../operation-pipeline.ts): a result past MAX_ANSWER_BYTES is replaced by
+ * Stage 9 on a connection (../pipeline/operation-pipeline.ts): a result past MAX_ANSWER_BYTES is replaced by
  * PAYLOAD_TOO_LARGE before it is serialized, and its length past the first point is taken from the
  * caller once it goes (src/limits/answer-bytes.ts): never refused, as an HTTP answer's bytes are
  * not, so a caller past its allowance meets it at its next message or request.

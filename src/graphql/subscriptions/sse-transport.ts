@@ -19,8 +19,8 @@ import type { EventStreamOptions } from '../../events/event-stream.js'
 import { AppError } from '../../errors.js'
 import { isAcceptable, isMediaType, parseAccept } from '../../http/accept.js'
 import { callerKey, type RateLimitCharger } from '../../limits/rate-limit.js'
-import type { ConnectionCaller, ConnectionRights } from '../connection-rights.js'
-import type { Reservation } from '../subscription-budget.js'
+import type { ConnectionCaller, ConnectionRights } from './connection-rights.js'
+import type { Reservation } from './subscription-budget.js'
 import type { GraphQLContext } from '../context.js'
 import {
   EVERY_OPERATION,
@@ -31,8 +31,8 @@ import {
   QUERIES_AND_SUBSCRIPTIONS,
   STREAM_PATH,
   type Transport,
-} from '../operation-pipeline.js'
-import { readRequestParams } from '../request-params.js'
+} from '../pipeline/operation-pipeline.js'
+import { readRequestParams } from '../pipeline/request-params.js'
 import type { ConnectionCounter } from './connection-counter.js'
 import { revokedError } from './formatted-error.js'
 import { connectionContext, formatResult, type OperationPreparation } from './operation-preparation.js'
@@ -122,7 +122,7 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
   app.route({
     method: ['GET', 'POST'],
     url: STREAM_PATH,
-    // A mutation sent here needs the write scope: judged with the operation (operation-pipeline.ts).
+    // A mutation sent here needs the write scope: judged with the operation (../pipeline/operation-pipeline.ts).
     config: { access: 'public', scope: 'read', errorBody: 'graphql', longLived: true },
     handler: async (request, reply) => {
       if (!acceptsEventStream(request.headers.accept)) {

@@ -7,7 +7,7 @@
 //   1. read params           — by the transport (request-params.ts), which refuses a malformed request;
 //   2. persisted / trusted   — a hash resolved to its document; with GRAPHQL_TRUSTED_DOCUMENTS_ONLY,
 //                              any other document is refused (persisted-queries.ts);
-//   3. lexical limits        — tokens and bracket nesting, counted by the lexer alone (parser-guard.ts);
+//   3. lexical limits        — tokens and bracket nesting, counted by the lexer alone (../document-limits/parser-guard.ts);
 //   4. parse, once           — the document kept by its text, with the verdict of stage 5;
 //   5. shape limits          — fields per selection set, depth, aliases, directives, each linear in
 //                              the document, before any of graphql's own rules (some are quadratic);
@@ -22,7 +22,7 @@
 //   8. execute, in a slot    — (introspection alone answered from the answers kept per schema) of the caller's, from the scheduler every request acquires its slots
 //                              from (src/limits/fair-scheduler.ts): an HTTP request holds one from
 //                              before its route runs, an operation over a WebSocket or an event
-//                              stream acquires one around its execution (operation-preparation.ts).
+//                              stream acquires one around its execution (../subscriptions/operation-preparation.ts).
 //
 //   9. bound the answer      — an answer longer than MAX_ANSWER_BYTES is replaced, before it is
 //                              serialized, by PAYLOAD_TOO_LARGE (boundAnswer; src/limits/answer-bytes.ts),
@@ -31,7 +31,7 @@
 // Validation (7) and the execution of queries and mutations (8) are this module's for every
 // transport: a document's verdict is judged once, and its operations compiled by graphql-jit from
 // its second use (a compiled operation runs without the interpreter's walk of the document). A
-// subscription's source stream is graphql's subscribe (subscriptions/operation-preparation.ts).
+// subscription's source stream is graphql's subscribe (../subscriptions/operation-preparation.ts).
 // Whatever is refused up to stage 5 costs the caller the 1 point its request (or message) took on
 // arrival.
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -58,14 +58,14 @@ import {
   visit,
 } from 'graphql'
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit'
-import { type Caller, grants, insufficientScope } from '../core/caller.js'
-import { AppError } from '../errors.js'
-import { answerTooLargeMessage, jsonLengthWithin, MAX_ANSWER_BYTES } from '../limits/answer-bytes.js'
-import type { RateLimitCharger } from '../limits/rate-limit.js'
-import type { ListSizes } from './document-limits/cost-measure.js'
-import { parserLimitError } from './document-limits/parser-guard.js'
-import { type QueryLimits, shapeLimitRules } from './document-limits/query-limit-rules.js'
-import { formatError } from './errors.js'
+import { type Caller, grants, insufficientScope } from '../../core/caller.js'
+import { AppError } from '../../errors.js'
+import { answerTooLargeMessage, jsonLengthWithin, MAX_ANSWER_BYTES } from '../../limits/answer-bytes.js'
+import type { RateLimitCharger } from '../../limits/rate-limit.js'
+import type { ListSizes } from '../document-limits/cost-measure.js'
+import { parserLimitError } from '../document-limits/parser-guard.js'
+import { type QueryLimits, shapeLimitRules } from '../document-limits/query-limit-rules.js'
+import { formatError } from '../errors.js'
 import { createMetering } from './metering.js'
 import type { PersistedQueries, ResolvedOperation } from './persisted-queries.js'
 import { chooseOperation, type RequestParams } from './request-params.js'
