@@ -34,6 +34,7 @@ import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
 import { graphiqlRoutes } from '../pages/graphiql.js'
 import { MAX_TOKENS } from './document-limits/parser-guard.js'
+import type { ListSizes } from './document-limits/cost-measure.js'
 import { costLimitRules } from './document-limits/query-limit-rules.js'
 import {
   answerTooLarge,
@@ -110,17 +111,7 @@ export async function graphqlRoutes(app: FastifyInstance, options: GraphQLRoutes
     allowance: options.persistedQueryAllowance,
     log: app.log,
   })
-  const pipeline = createOperationPipeline({
-    schema: () => app.graphql.schema,
-    limits: config.limits,
-    listSizes,
-    maxTokens: MAX_TOKENS,
-    persisted,
-    // The shape limits (fields, depth, aliases, directives) are the pipeline's, checked before these.
-    validationRules: [...costLimitRules(config.limits, listSizes), ...(config.introspection ? [] : [NoSchemaIntrospectionCustomRule])],
-    jit: config.jit,
-    tracer: options.tracer,
-  })
+  const pipeline = pipelineOf(app, options, persisted, listSizes)
   const answers = httpAnswers(app, pipeline, persisted, options)
   app.post(GRAPHQL_PATH, answers.postRoute, answers.post)
 
@@ -158,6 +149,21 @@ export async function graphqlRoutes(app: FastifyInstance, options: GraphQLRoutes
     app.get(`${GRAPHQL_PATH}/schema.graphql`, { config: { access: 'public' } }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send(sdl))
   }
   if (config.graphiql) await app.register(graphiqlRoutes, { endpoint: GRAPHQL_PATH, subscriptionEndpoint: GRAPHQL_PATH })
+}
+
+/** The operation pipeline of the app's schema, by the GraphQL config. */
+function pipelineOf(app: FastifyInstance, { config, tracer }: GraphQLRoutesOptions, persisted: PersistedQueries, listSizes: ListSizes): OperationPipeline {
+  return createOperationPipeline({
+    schema: () => app.graphql.schema,
+    limits: config.limits,
+    listSizes,
+    maxTokens: MAX_TOKENS,
+    persisted,
+    // The shape limits (fields, depth, aliases, directives) are the pipeline's, checked before these.
+    validationRules: [...costLimitRules(config.limits, listSizes), ...(config.introspection ? [] : [NoSchemaIntrospectionCustomRule])],
+    jit: config.jit,
+    tracer,
+  })
 }
 
 /**
@@ -205,35 +211,7 @@ function httpAnswers(app: FastifyInstance, pipeline: OperationPipeline, persiste
     if (isRefused(operation)) return send(reply, media, refusalAnswer(operation))
     return send(reply, media, (await runBounded(request, operation)).answer)
   }
-
-  async function answerBatch(request: FastifyRequest, reply: FastifyReply, operations: unknown[]) {
-    const media = negotiate(request.headers.accept)
-    if (config.maxBatch === 0) throw new AppError('BAD_REQUEST', 'Batched operations are turned off: send one operation per request')
-    if (operations.length === 0 || operations.length > config.maxBatch) {
-      throw new AppError('BAD_REQUEST', `A batch holds from 1 to ${config.maxBatch} operations; this one holds ${operations.length}`)
-    }
-    const read = operations.map((operation, i) => readRequestParams(operation, `body[${i}]`))
-    const prepared = await pipeline.prepareBatch(request, reply, read, over.post, request.caller)
-    if (prepared === 'replayed') return reply
-    // One after the other: mutations in a batch apply in the order given. The answers share one
-    // bound: an operation whose answer would take the batch past it gets PAYLOAD_TOO_LARGE in its place.
-    const bodies = []
-    let left = MAX_ANSWER_BYTES - 2
-    for (const [at, operation] of prepared.entries()) {
-      // A loop turn between two operations: the sockets are read and other callers' slots handed
-      // out, so a batch holds the loop for one operation at a time, not ten.
-      if (at > 0) await new Promise((resolve) => setImmediate(resolve))
-      // Past the bound already, an operation is not run: no answer of it could be sent.
-      const { answer, length } = isRefused(operation)
-        ? { answer: refusalAnswer(operation), length: 0 }
-        : left <= 0
-          ? { answer: { outcome: 'too-large' as const, body: answerTooLarge() }, length: 0 }
-          : await runBounded(request, operation, left)
-      bodies.push(answer.body)
-      left -= length + 1
-    }
-    return reply.code(200).type(media).send(bodies)
-  }
+  const batching: Batching = { pipeline, maxBatch: config.maxBatch, transport: over.post, runBounded }
 
   return {
     // Errors raised before the resolvers run (bad JSON, a refused token, the rate limit) are
@@ -247,11 +225,49 @@ function httpAnswers(app: FastifyInstance, pipeline: OperationPipeline, persiste
     } as const,
     post: async (request: FastifyRequest, reply: FastifyReply) => {
       requireJsonBody(request)
-      if (Array.isArray(request.body)) return answerBatch(request, reply, request.body)
+      if (Array.isArray(request.body)) return answerBatch(batching, request, reply, request.body)
       return answerOne(request, reply, readRequestParams(request.body, 'body'), over.post)
     },
     get: async (request: FastifyRequest, reply: FastifyReply) => answerOne(request, reply, readRequestParams(request.query, 'query'), over.get),
   }
+}
+
+/** What a batch is answered with: the pipeline, its size bound, what POST carries, and how one operation is run. */
+interface Batching {
+  pipeline: OperationPipeline
+  maxBatch: number
+  transport: Transport<FastifyReply, 'replayed'>
+  runBounded: (request: FastifyRequest, operation: PreparedOperation, budget?: number) => Promise<{ answer: Answer; length: number }>
+}
+
+/** A POST of a JSON array: every operation prepared (and paid for) at once, then run one after the other. */
+async function answerBatch({ pipeline, maxBatch, transport, runBounded }: Batching, request: FastifyRequest, reply: FastifyReply, operations: unknown[]) {
+  const media = negotiate(request.headers.accept)
+  if (maxBatch === 0) throw new AppError('BAD_REQUEST', 'Batched operations are turned off: send one operation per request')
+  if (operations.length === 0 || operations.length > maxBatch) {
+    throw new AppError('BAD_REQUEST', `A batch holds from 1 to ${maxBatch} operations; this one holds ${operations.length}`)
+  }
+  const read = operations.map((operation, i) => readRequestParams(operation, `body[${i}]`))
+  const prepared = await pipeline.prepareBatch(request, reply, read, transport, request.caller)
+  if (prepared === 'replayed') return reply
+  // One after the other: mutations in a batch apply in the order given. The answers share one
+  // bound: an operation whose answer would take the batch past it gets PAYLOAD_TOO_LARGE in its place.
+  const bodies = []
+  let left = MAX_ANSWER_BYTES - 2
+  for (const [at, operation] of prepared.entries()) {
+    // A loop turn between two operations: the sockets are read and other callers' slots handed
+    // out, so a batch holds the loop for one operation at a time, not ten.
+    if (at > 0) await new Promise((resolve) => setImmediate(resolve))
+    // Past the bound already, an operation is not run: no answer of it could be sent.
+    const { answer, length } = isRefused(operation)
+      ? { answer: refusalAnswer(operation), length: 0 }
+      : left <= 0
+        ? { answer: { outcome: 'too-large' as const, body: answerTooLarge() }, length: 0 }
+        : await runBounded(request, operation, left)
+    bodies.push(answer.body)
+    left -= length + 1
+  }
+  return reply.code(200).type(media).send(bodies)
 }
 
 /** WebSockets on /graphql: graphql-transport-ws only; closed with 1001 when the server goes away. */
