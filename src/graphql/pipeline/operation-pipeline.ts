@@ -192,20 +192,14 @@ async function withVariablesJudgedByGraphql(args: ExecutionArgs, result: Promise
 /** A text's parse: its document, or why it is refused (the parser's error, or the shape limit it is past). */
 type Parsed = { document: DocumentNode } | { errors: readonly GraphQLError[] }
 
-export function createOperationPipeline(options: OperationPipelineOptions) {
-  const { maxTokens, persisted } = options
+/**
+ * Stages 3 to 5 as admit runs them, remembered by text (most recently used last: the oldest is the
+ * first to go); in a span when tracing is on (decided once, here).
+ */
+function createParseStage(options: Pick<OperationPipelineOptions, 'schema' | 'limits' | 'maxTokens' | 'tracer'>): (query: string) => Parsed {
+  const { maxTokens, tracer } = options
   const shapeRules = shapeLimitRules(options.limits)
-  const fullRules = [...specifiedRules, ...options.validationRules]
-  const metering = createMetering({ schema: options.schema, listSizes: options.listSizes, maxCost: options.limits.maxCost })
   const parsed = new Map<string, Parsed>()
-  /** Stage 7's verdicts, which go with their documents (a document depends on nothing else: variables are not read). */
-  const validated = new WeakMap<DocumentNode, { schema: GraphQLSchema; errors: readonly GraphQLError[] }>()
-  /** Stage 8's compiled operations, which go with their documents as the verdicts do. */
-  const compiled = new WeakMap<DocumentNode, Compiled>()
-  const { tracer } = options
-  const introspection = createIntrospectionAnswers()
-  /** Stages 3 to 5 as admit runs them: in a span when tracing is on (decided once, here). */
-  const parseStage = tracer === undefined ? parseOnce : (query: string) => tracer.parse(parsed.has(query), () => parseOnce(query))
 
   /** Stages 3 to 5, remembered by text (most recently used last: the oldest is the first to go). */
   function parseOnce(query: string): Parsed {
@@ -252,6 +246,21 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
     }
     return errors
   }
+
+  return tracer === undefined ? parseOnce : (query: string) => tracer.parse(parsed.has(query), () => parseOnce(query))
+}
+
+export function createOperationPipeline(options: OperationPipelineOptions) {
+  const { persisted } = options
+  const fullRules = [...specifiedRules, ...options.validationRules]
+  const metering = createMetering({ schema: options.schema, listSizes: options.listSizes, maxCost: options.limits.maxCost })
+  /** Stage 7's verdicts, which go with their documents (a document depends on nothing else: variables are not read). */
+  const validated = new WeakMap<DocumentNode, { schema: GraphQLSchema; errors: readonly GraphQLError[] }>()
+  /** Stage 8's compiled operations, which go with their documents as the verdicts do. */
+  const compiled = new WeakMap<DocumentNode, Compiled>()
+  const { tracer } = options
+  const introspection = createIntrospectionAnswers()
+  const parseStage = createParseStage(options)
 
   /** Stages 2 to 5: the operation ready to be charged, or its refusal. */
   async function admit(request: FastifyRequest, params: RequestParams): Promise<AdmittedOperation | RefusedOperation> {
