@@ -31,6 +31,18 @@ const ONE_STORE_FILES = readdirSync(`${import.meta.dirname}/test`, { recursive: 
   .map((path) => `test/${path}`)
   .filter(runsOnce)
 
+/**
+ * `npm run test:fast` (THREADLINE_TEST_FAST=1), the inner loop: the sqlite project without the
+ * tests that start processes or browsers (the CLI, the pages in Chromium, scale-out, faults), the
+ * long model-based parity runs, and those that need PostgreSQL or Redis. A project's own `exclude`
+ * replaces the command line's, so the list lives here.
+ */
+const FAST = process.env.THREADLINE_TEST_FAST === '1'
+const SLOW = [
+  'test/{cli,scale-out,faults,browser,parity}/**',
+  'test/{events/redis-events,limits/redis-rate-limit,db/lazy-drivers,db/postgres,tokens/sign-in-allowance}.test.ts',
+]
+
 // Outside CI, without a PostgreSQL server, the second run is left out with a word; under CI=true
 // postgresUrl() throws instead, and the run fails.
 const withPostgres = (await postgresUrl()) !== undefined
@@ -55,7 +67,12 @@ export default defineConfig({
     projects: [
       {
         extends: true as const,
-        test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: ['test/structure/**'], env: { THREADLINE_TEST_STORE: 'sqlite' } },
+        test: {
+          name: 'sqlite',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/structure/**', ...(FAST ? SLOW : [])],
+          env: { THREADLINE_TEST_STORE: 'sqlite' },
+        },
       },
       // The structure tests load the lint's configuration and a copy of the project: each file in a
       // fresh module graph (in a shared one, ESLint's Linter once saw no configuration for its files).

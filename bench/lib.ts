@@ -8,6 +8,7 @@ import { cpus, totalmem } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import pg from 'pg'
+import type { MeasurableConvention } from '../src/app.js'
 import { freePort } from '../test/helpers/private-redis.js'
 
 /** Compiles src/ to dist/, so the benchmark runs what `npm start` runs. */
@@ -110,12 +111,22 @@ const START_FLAGS: readonly string[] = (() => {
  * allowance in a second.
  */
 export async function startServe(env: Record<string, string>, nodeOptions: readonly string[] = [], checkout = '.'): Promise<RunningServer> {
+  return startListening([...START_FLAGS, ...nodeOptions, join(checkout, 'dist/main.js'), 'serve'], env)
+}
+
+/**
+ * Starts the server as startServe does, with `conventions` left out (bench/serve-without.mjs): the
+ * same sources, flags and settings, as tsc builds them into dist/ rather than as esbuild bundles
+ * them into dist/main.js.
+ */
+export async function startServeWithout(conventions: readonly MeasurableConvention[], env: Record<string, string>): Promise<RunningServer> {
+  return startListening([...START_FLAGS, 'bench/serve-without.mjs', ...conventions], env)
+}
+
+/** Runs node with `args` on a free port of 127.0.0.1, a new database left empty unless env says otherwise. */
+async function startListening(args: readonly string[], env: Record<string, string>): Promise<RunningServer> {
   const port = await freePort()
-  return startServer(
-    [...START_FLAGS, ...nodeOptions, join(checkout, 'dist/main.js'), 'serve'],
-    { SEED_DEMO_DATA: 'false', ...env, PORT: String(port), HOST: '127.0.0.1' },
-    `http://127.0.0.1:${port}/`,
-  )
+  return startServer(args, { SEED_DEMO_DATA: 'false', ...env, PORT: String(port), HOST: '127.0.0.1' }, `http://127.0.0.1:${port}/`)
 }
 
 /**

@@ -45,6 +45,7 @@ import { join } from 'node:path'
 import { isDeepStrictEqual, parseArgs } from 'node:util'
 import Database from 'better-sqlite3'
 import { freePort } from '../test/helpers/private-redis.js'
+import type { MeasurableConvention } from '../src/app.js'
 import { renderChart } from './chart.js'
 import { createPost, type Delivery, timeDeliveries } from './deliveries.js'
 import {
@@ -62,6 +63,7 @@ import {
   rssOf,
   type RunningServer,
   startServe,
+  startServeWithout,
   startServer,
   summarize,
   threadline,
@@ -450,6 +452,8 @@ interface Convention {
   name: string
   /** What its server changes in the main `threadline` target's settings. */
   env: Record<string, string>
+  /** A convention with no setting of its own: its server leaves it out (bench/serve-without.mjs). */
+  leftOut?: MeasurableConvention
   /** Off by default (CORS, tracing): the variant turns it on, and its cost is the variant's loss. */
   turnsOn?: boolean
   /** The load sends an Origin header, to the variant and to the baseline it is compared with (CORS). */
@@ -486,11 +490,12 @@ const CONVENTIONS: readonly Convention[] = [
   { name: 'request log', env: { LOG_LEVEL: 'warn' } },
   {
     name: 'ETag, Last-Modified, 304 and the representation cache',
-    env: { MEASURE_WITHOUT: 'validators' },
+    env: {},
+    leftOut: 'validators',
     shows: (h) => !h.has('etag') && !h.has('last-modified'),
   },
-  { name: 'compression', env: { MEASURE_WITHOUT: 'compression' } },
-  { name: 'request id and security headers', env: { MEASURE_WITHOUT: 'headers' }, shows: (h) => !h.has('x-request-id') },
+  { name: 'compression', env: {}, leftOut: 'compression' },
+  { name: 'request id and security headers', env: {}, leftOut: 'headers', shows: (h) => !h.has('x-request-id') },
   { name: 'metrics', env: { METRICS: 'false' } },
   { name: 'fair scheduler', env: { HTTP_MAX_IN_FLIGHT: '0' } },
   {
@@ -563,8 +568,10 @@ async function measureEach(
 ): Promise<Conventions> {
   // Copied before any server opens the run's database.
   const databases = conventions.map((c) => (c.checkout === undefined ? undefined : databaseFor(c.checkout, runDb)))
-  const serverOf = (c: Convention, i: number) =>
-    c.checkout === undefined ? startServe({ ...env, ...c.env }) : startServe({ ...env, DATABASE_URL: `sqlite:${databases[i]}`, ...c.env }, [], c.checkout)
+  const serverOf = (c: Convention, i: number) => {
+    if (c.checkout !== undefined) return startServe({ ...env, DATABASE_URL: `sqlite:${databases[i]}`, ...c.env }, [], c.checkout)
+    return c.leftOut === undefined ? startServe({ ...env, ...c.env }) : startServeWithout([c.leftOut], { ...env, ...c.env })
+  }
   const settled = await Promise.allSettled([startServe(env), ...conventions.map(serverOf)])
   for (const result of settled) if (result.status === 'fulfilled') started.push(result.value)
   const failed = settled.find((result) => result.status === 'rejected')

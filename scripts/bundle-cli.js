@@ -2,7 +2,7 @@
 // `npm run build`. Each command is a new process, and most of its start was Node loading modules
 // one by one: some 750 of them, 373 from typebox and 263 from kysely, for `tokens create`. Bundled
 // with those two libraries, the same command takes about half the CPU time (1.3 s to 0.7 s on this
-// machine), and `serve` is up in 1.1 s instead of 1.5 (docs/architecture.md). Every other
+// machine), and `serve` is up in 1.1 s instead of 1.5 (docs/decisions/0016-bundled-command.md). Every other
 // dependency stays a package of its own, loaded from node_modules as before: some read files
 // beside their own code, and graphql must be the one copy mercurius loads. dist/app.js and the rest
 // of tsc's output stay what the package exports, for an application that builds the app itself.

@@ -35,5 +35,5 @@ export function sharedLayers(root = process.cwd()) {
     .map((entry) => entry.name)
 }
 
-/** Folders that compose the features with everything else, like src/app.ts and src/features.ts: they may import anything. */
+/** Folders that compose the features with everything else, like src/app.ts and src/features.ts: they may import any feature (.dependency-cruiser.mjs places each in the layers). */
 export const COMPOSITION = ['cli', 'seed', 'client']

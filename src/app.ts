@@ -1,11 +1,23 @@
 // The composition root: opens the store, builds the services, and wires them into Fastify.
-// The list of registrations below is the table of contents of the service, in the order a
-// request meets them. Tests build the app with this same function.
-import fastifyCors from '@fastify/cors'
+// buildApp is the table of contents of the service: the infrastructure, the HTTP pipeline's stages
+// (their order: src/http/pipeline.ts), the operations and pages, the features' REST API, GraphQL.
+// Tests build the app with this same function.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify'
+import type { Redis } from 'ioredis'
 import type { Config } from './config.js'
-import { APP_TOPICS, type AppTopics, createServices, embeddedIn, FEATURE_TOPICS, FEATURES, graphqlParts, landingCounts } from './features.js'
+import {
+  API_INDEX,
+  APP_TOPICS,
+  type AppTopics,
+  createServices,
+  embeddedIn,
+  FEATURE_TOPICS,
+  FEATURES,
+  graphqlParts,
+  landingCounts,
+  type Services,
+} from './features.js'
 import { type Database, openDatabase, SERVING_PAGE_CACHE_KIB } from './db/create-database.js'
 import { MAX_COUNTED_TOTAL } from './db/list-page.js'
 import type { Events } from './events/events.js'
@@ -15,41 +27,29 @@ import { requestError } from './graphql/errors.js'
 import { graphqlRoutes } from './graphql/graphql-routes.js'
 import { createPersistedQueryStores } from './graphql/pipeline/persisted-query-stores.js'
 import type { SubscriptionStats } from './graphql/subscriptions/subscription-server.js'
-import { enforceAccess, requireRouteAccess, resolveCaller } from './http/access.js'
-import { markRepresentationCacheable, registerCaching } from './http/caching.js'
-import { MAX_BODY_BYTES, registerContentTypes } from './http/content-types.js'
-import { registerCompression } from './http/compression.js'
-import { corsOptions } from './http/cors.js'
 import { DOCS_PATH, docsPageRoutes } from './pages/docs-page.js'
 import { landingPageRoutes } from './pages/landing-page.js'
 import { HEALTH_PATH } from './operations/health.js'
 import { STREAM_PATH } from './graphql/subscriptions/subscription-server.js'
-import { onClientError, onFrameworkError, registerErrorHandling } from './http/error-handler.js'
-import { trackAllowedMethods } from './http/method-not-allowed.js'
+import { onClientError, onFrameworkError } from './http/error-handler.js'
 import { OPENAPI_JSON_PATH, registerOpenApi } from './http/openapi/openapi-plugin.js'
-import { honourReturnPreference } from './http/prefer.js'
-import { refuseUndeclaredQueryParameters } from './http/query-parameters.js'
 import { createIdempotencyStore, purgeExpiredKeys } from './idempotency/idempotency-store.js'
-import { createIdempotentWrites } from './idempotency/idempotent-writes.js'
+import { createIdempotentWrites, type IdempotentWrites } from './idempotency/idempotent-writes.js'
 import { healthRoutes } from './operations/health.js'
 import { countedEvents, createMetrics, metricsRoute } from './operations/metrics.js'
-import { echoRequestId, generateRequestId } from './http/request-id.js'
+import { generateRequestId } from './http/request-id.js'
 import { lazyChildLogger, OneLinePerRequest } from './http/request-log.js'
-import { addSecurityHeaders } from './http/security-headers.js'
 import { buildSharedSerializer } from './http/serializer-cache.js'
-import { redirectTrailingSlash } from './http/trailing-slash.js'
-import { refuseWhileClosing } from './http/closing.js'
-import { registerUpgradeRequests } from './http/upgrade-requests.js'
-import { API_MOUNTS, DEFAULT_API_VERSION, versionHook } from './http/versioning.js'
+import { API_MOUNTS, DEFAULT_API_VERSION } from './http/versioning.js'
+import { MAX_BODY_BYTES } from './http/content-types.js'
+import { type Pipeline, type PipelineOptions, registerPipeline } from './http/pipeline.js'
+import type { PipelineObserver } from './http/pipeline-observer.js'
 import { createPasswordAllowances } from './limits/password-allowances.js'
 import { logs, prettyLogStream, stdoutLogStream } from './operations/log-destination.js'
 import { createFairScheduler, type FairScheduler } from './limits/fair-scheduler.js'
-import { createLoopDelay } from './limits/loop-delay.js'
-import { limitRequestsInFlight } from './limits/in-flight.js'
-import { registerAnswerBytes } from './limits/answer-bytes.js'
-import { registerRateLimit } from './limits/rate-limit.js'
+import { createLoopDelay, type LoopDelay } from './limits/loop-delay.js'
+import { createRateLimit } from './limits/rate-limit.js'
 import { closeRedisConnection, createRedisConnection, firstAttempt } from './redis/connection.js'
-import { bodyAjv, textAjv } from './core/validation.js'
 import { startTracing, type Tracing } from './tracing/start-tracing.js'
 
 /** The topics subscriptions listen to: their listeners are the open subscriptions. */
@@ -78,6 +78,16 @@ export interface Faults {
   readonly eventInterruptions: number
 }
 
+/**
+ * Conventions a benchmark leaves out, one at a time, to price each (`npm run bench`'s table, through
+ * bench/serve-without.mjs): validators (ETag, Last-Modified, 304 and the representation cache),
+ * compression, headers (the request id and security headers). The others have settings of their
+ * own (RATE_LIMIT_MAX=0, LOG_LEVEL, METRICS, CORS_ORIGINS, HTTP_MAX_IN_FLIGHT=0). Without them the
+ * answers break what docs/rest.md documents: no configuration reaches this.
+ */
+export const MEASURABLE_CONVENTIONS = ['validators', 'compression', 'headers'] as const
+export type MeasurableConvention = (typeof MEASURABLE_CONVENTIONS)[number]
+
 export interface AppDependencies {
   /** An open store to serve from (the app closes it); by default the one config names is opened. */
   database?: Database
@@ -91,6 +101,10 @@ export interface AppDependencies {
   now?: () => number
   /** Told of the scheduler requests acquire their slots from, when there is one (tests watch its load). */
   onScheduler?: (scheduler: FairScheduler) => void
+  /** Told of each HTTP stage's hook as it runs (tests check the pipeline's order); the hooks are wrapped for it, so never in production. */
+  observePipeline?: PipelineObserver
+  /** Conventions left out, to measure what each costs (MEASURABLE_CONVENTIONS). @default none */
+  measureWithout?: ReadonlySet<MeasurableConvention>
 }
 
 /**
@@ -104,11 +118,42 @@ const IDEMPOTENCY_PURGE_INTERVAL_MS = 60_000
 /** How often the server looks for connections past their headers or request timeout. */
 const CONNECTIONS_CHECKING_INTERVAL_MS = 1000
 
-export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
-  const database = dependencies.database ?? openDatabase(config.database, { pageCacheKib: SERVING_PAGE_CACHE_KIB })
-  const { db } = database
+/** What the app is built from, opened once: the store, the shared connections, the services and the limits. */
+interface AppParts {
+  readonly database: Database
+  readonly redisUrl: string | undefined
+  /** The connection the rate limit and the password allowances count in (and persisted queries share), when Redis is on. */
+  readonly rateLimitRedis: Redis | undefined
+  readonly tracing: Tracing | undefined
+  readonly events: Events<AppTopics>
+  readonly metrics: ReturnType<typeof createMetrics> | undefined
+  readonly persistedQueries: ReturnType<typeof createPersistedQueryStores>
+  readonly passwordAllowances: ReturnType<typeof createPasswordAllowances>
+  readonly services: Services
+  readonly idempotentWrites: IdempotentWrites
+  readonly rateLimit: ReturnType<typeof createRateLimit>
+  /** The loop's delay, which the scheduler sheds load by and /health reports. */
+  readonly loopDelay: LoopDelay
+  readonly scheduler: FairScheduler | undefined
+  /** Open subscription connections, as the GraphQL plugin last told them. */
+  readonly live: { subscriptionStats: SubscriptionStats }
+}
 
-  let subscriptionStats: SubscriptionStats = { connections: 0, subscriptions: 0, droppedSlowConsumers: 0 }
+export async function buildApp(config: Config, dependencies: AppDependencies = {}): Promise<FastifyInstance> {
+  const app = createFastify(config, dependencies)
+  const parts = await openParts(app, config, dependencies)
+  const pipeline = await registerPipeline(app, pipelineOptions(config, parts, dependencies))
+  registerOperations(app, config, parts)
+  await registerPages(app, config, parts)
+  await registerRestApi(app, parts, pipeline)
+  await registerGraphql(app, config, parts, dependencies)
+  decorateApp(app, parts)
+  pipeline.complete()
+  return app
+}
+
+/** Fastify, with the log, the framework's errors and the server's limits of slow and greedy clients. */
+function createFastify(config: Config, dependencies: AppDependencies): FastifyInstance {
   const logStream = dependencies.logStream ?? (config.logFormat === 'pretty' ? prettyLogStream() : stdoutLogStream())
   const app = Fastify({
     logger: {
@@ -148,6 +193,16 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   }).withTypeProvider<TypeBoxTypeProvider>()
   if (config.http.maxConnections > 0) app.server.maxConnections = config.http.maxConnections
   if (dependencies.onRoute !== undefined) app.addHook('onRoute', dependencies.onRoute)
+  return app
+}
+
+/**
+ * The store, tracing, Redis, the events port and metrics, then what is built on them: the
+ * services, the kept answers of Idempotency-Keys, the limits. All closed with the app.
+ */
+async function openParts(app: FastifyInstance, config: Config, dependencies: AppDependencies): Promise<AppParts> {
+  const database = dependencies.database ?? openDatabase(config.database, { pageCacheKib: SERVING_PAGE_CACHE_KIB })
+  const live = { subscriptionStats: { connections: 0, subscriptions: 0, droppedSlowConsumers: 0 } as SubscriptionStats }
   // Shared through Redis when REDIS_URL is set (events across instances, one rate-limit allowance),
   // else in this process. A Redis that is away holds the start for at most a moment.
   const { url: redisUrl, keyPrefix } = config.redis
@@ -183,9 +238,29 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     rateLimitRedis && firstAttempt(rateLimitRedis),
     persistedQueries.ownRedis && firstAttempt(persistedQueries.ownRedis),
   ])
-  const metrics = config.operations.metrics ? createMetrics({ subscriptionStats: () => subscriptionStats, faults: () => app.faults, database }) : undefined
+  const metrics = config.operations.metrics ? createMetrics({ subscriptionStats: () => live.subscriptionStats, faults: () => app.faults, database }) : undefined
   const counted = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
   const events = tracing === undefined ? counted : tracing.traceEvents(counted)
+  const opened = { database, redisUrl, rateLimitRedis, tracing, events, metrics, persistedQueries, live }
+  return { ...opened, ...createServicesAndLimits(app, config, dependencies, opened) }
+}
+
+/** The services over the store and the events, the kept answers of Idempotency-Keys, the rate limit, the scheduler; and what closes them all. */
+function createServicesAndLimits(
+  app: FastifyInstance,
+  config: Config,
+  dependencies: AppDependencies,
+  {
+    database,
+    rateLimitRedis,
+    tracing,
+    events,
+    metrics,
+    persistedQueries,
+  }: Pick<AppParts, 'database' | 'rateLimitRedis' | 'tracing' | 'events' | 'metrics' | 'persistedQueries'>,
+): Pick<AppParts, 'passwordAllowances' | 'services' | 'idempotentWrites' | 'rateLimit' | 'loopDelay' | 'scheduler'> {
+  const { db } = database
+  const { keyPrefix } = config.redis
   const passwordAllowances = createPasswordAllowances(config, {
     redis: rateLimitRedis && { redis: rateLimitRedis, keyPrefix },
     log: app.log,
@@ -214,39 +289,12 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     // Last: the spans of everything above are exported before the process may end.
     await tracing?.close()
   })
-
-  // HTTP wiring, in the order a request meets it: its span (when tracing is on); validation and errors; request id and security
-  // headers; CORS (so even refusals can be read by the browser); who is calling; the rate limit
-  // (which counts redirects and refusals too); requests that ask to upgrade the connection;
-  // trailing-slash redirects; who may reach the route; caching and compression of the answer (and,
-  // on the API's write routes, their Idempotency-Key and Prefer: return=minimal, before compression).
-  tracing?.traceRequests(app)
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
-  registerErrorHandling(app, { graphql: (error) => ({ errors: [requestError(error)] }) })
-  if (!config.measureWithout.has('headers')) {
-    echoRequestId(app)
-    addSecurityHeaders(app)
-  }
-  refuseWhileClosing(app)
-  metrics?.observe(app)
-  registerContentTypes(app)
-  requireRouteAccess(app)
-  const answerUnservedMethods = trackAllowedMethods(app)
-  if (config.corsOrigins.length > 0) await app.register(fastifyCors, corsOptions(config.corsOrigins))
-  const { tokens } = services
-  const authenticate = (authorization: string) => tokens.authenticate(authorization)
-  resolveCaller(app, authenticate)
-  const rateLimit = await registerRateLimit(
-    app,
-    config.rateLimit,
-    rateLimitRedis && { redis: rateLimitRedis, keyPrefix },
-    metrics?.rateLimitRejected,
-    dependencies.now,
-  )
-  registerUpgradeRequests(app)
-  redirectTrailingSlash(app)
-  enforceAccess(app)
-  // The loop's delay, which the scheduler sheds load by and /health reports.
+  const rateLimit = createRateLimit(config.rateLimit, {
+    store: rateLimitRedis && { redis: rateLimitRedis, keyPrefix },
+    log: app.log,
+    onRefused: metrics?.rateLimitRejected,
+    now: dependencies.now,
+  })
   const loopDelay = createLoopDelay()
   app.addHook('onClose', async () => loopDelay.close())
   const scheduler =
@@ -258,24 +306,45 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
           shedLoopDelayMs: config.http.shedLoopDelayMs,
         })
       : undefined
-  if (scheduler !== undefined) {
-    limitRequestsInFlight(app, scheduler, { sendTimeoutMs: config.http.sendTimeoutMs })
-    dependencies.onScheduler?.(scheduler)
-  }
-  if (!config.measureWithout.has('validators')) {
-    registerCaching(app, {
-      maxAgeS: config.cacheMaxAgeS,
-      representationCache: { budgetBytes: config.http.representationCacheMb * 2 ** 20, changes: database.changes },
-    })
-  }
-  // Every answer charged by its bytes and bounded (after caching's 304, before compression).
-  registerAnswerBytes(app, { charge: rateLimit.chargeAnswer })
-  if (!config.measureWithout.has('compression')) await registerCompression(app)
-  app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
+  if (scheduler !== undefined) dependencies.onScheduler?.(scheduler)
+  return { passwordAllowances, services, idempotentWrites, rateLimit, loopDelay, scheduler }
+}
 
-  // Operations: liveness, readiness (the database decides; Redis is reported), metrics.
+/** What the HTTP stages are built from (src/http/pipeline.ts). */
+function pipelineOptions(config: Config, parts: AppParts, dependencies: AppDependencies): PipelineOptions {
+  const { tracing, metrics, services, rateLimit, scheduler, database, idempotentWrites } = parts
+  const { tokens } = services
+  const measureWithout = dependencies.measureWithout ?? new Set()
+  return {
+    traceRequests: tracing && ((app) => tracing.traceRequests(app)),
+    countAnswers: metrics && ((app) => metrics.observe(app)),
+    graphqlErrorBody: (error) => ({ errors: [requestError(error)] }),
+    headers: !measureWithout.has('headers'),
+    corsOrigins: config.corsOrigins,
+    authenticate: (authorization) => tokens.authenticate(authorization),
+    rateLimit,
+    scheduler,
+    sendTimeoutMs: config.http.sendTimeoutMs,
+    caching: measureWithout.has('validators')
+      ? undefined
+      : {
+          maxAgeS: config.cacheMaxAgeS,
+          representationCache: { budgetBytes: config.http.representationCacheMb * 2 ** 20, changes: database.changes },
+        },
+    compression: !measureWithout.has('compression'),
+    idempotentWrites,
+    observe: dependencies.observePipeline,
+  }
+}
+
+/** Operations: liveness, readiness (the database decides; Redis is reported), metrics. */
+function registerOperations(
+  app: FastifyInstance,
+  config: Config,
+  { database, redisUrl, rateLimitRedis, events, metrics, loopDelay, scheduler }: AppParts,
+): void {
   healthRoutes(app, {
-    db,
+    db: database.db,
     loop: () => ({ delayMs: Math.round(loopDelay.delayMs()), shedding: scheduler?.load().shedding ?? false }),
     timeoutMs: config.operations.readyTimeoutMs,
     redis: () => {
@@ -285,7 +354,10 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     },
   })
   if (metrics !== undefined) metricsRoute(app, metrics, config.operations.metricsToken)
+}
 
+/** The API description and its reference page, and the landing page. */
+async function registerPages(app: FastifyInstance, config: Config, { database }: AppParts): Promise<void> {
   // The API description, gathered from the routes below as they are registered (OpenAPI 3.1).
   // The interactive reference reads that document: without it (OPENAPI=false) there is no page.
   if (config.openapi) await registerOpenApi(app, { cacheMaxAgeS: config.cacheMaxAgeS })
@@ -296,9 +368,10 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     // Each counted as the lists' totals are, up to one past MAX_COUNTED_TOTAL (the page says
     // "10,000+"): a full count of a large table would hold SQLite's synchronous driver, and so the
     // event loop, for as long as the count takes, on every view of the page.
-    counts: () => landingCounts(db),
+    counts: () => landingCounts(database.db),
     countCap: MAX_COUNTED_TOTAL,
     apiPrefix: `/api/v${DEFAULT_API_VERSION}`,
+    resources: API_INDEX,
     paths: {
       graphql: '/graphql',
       graphqlStream: STREAM_PATH,
@@ -309,35 +382,38 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       health: HEALTH_PATH,
     },
   })
+}
 
-  // The REST API, once per version prefix and once unversioned (version from Accept); each
-  // feature's routes with the relations the others embed in its items.
+/**
+ * The REST API, once per version prefix and once unversioned (version from Accept): the API's own
+ * stages, then each feature's routes with the relations the others embed in its items.
+ */
+async function registerRestApi(app: FastifyInstance, { services }: AppParts, pipeline: Pipeline): Promise<void> {
   const embedded = embeddedIn(services)
   for (const mount of API_MOUNTS) {
     await app.register(
       async (api) => {
-        api.addHook('onRequest', versionHook(mount.version))
-        api.addHook('onRoute', markRepresentationCacheable)
-        api.addHook('onRoute', refuseUndeclaredQueryParameters)
-        api.addHook('onRoute', honourReturnPreference)
-        // After the return preference: the kept answer is the whole one, and a retry's own Prefer applies to it.
-        api.addHook('onRoute', idempotentWrites.onApiRoute)
+        pipeline.registerOnApi(api, mount.version)
         for (const feature of FEATURES) await api.register(feature.routes, { ...services, embedded: embedded.get(feature.name) ?? {} })
       },
       { prefix: mount.prefix },
     )
   }
+}
 
-  // GraphQL: one endpoint over the same services.
+/** GraphQL: one endpoint over the same services. */
+async function registerGraphql(app: FastifyInstance, config: Config, parts: AppParts, dependencies: AppDependencies): Promise<void> {
+  const { services, rateLimit, scheduler, events, persistedQueries, idempotentWrites, tracing, live } = parts
+  const { tokens } = services
   await app.register(graphqlRoutes, {
     config: config.graphql,
     parts: graphqlParts(services),
-    authenticate,
+    authenticate: (authorization) => tokens.authenticate(authorization),
     currentCallers: (tokenIds) => tokens.activeCallers(tokenIds),
     consumeRateLimit: rateLimit.consume,
     chargeRateLimit: rateLimit.charge,
     schedule: scheduler && ((key, work, options) => scheduler.run(key, work, options)),
-    exposeStats: (stats) => (subscriptionStats = stats),
+    exposeStats: (stats) => (live.subscriptionStats = stats),
     activeSubscriptions: () => FEATURE_TOPIC_NAMES.reduce((sum, topic) => sum + events.listenerCount(topic), 0),
     events,
     persistedQueryStore: persistedQueries.store,
@@ -346,7 +422,11 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
     now: dependencies.now,
     tracer: tracing?.graphql,
   })
-  app.decorate('subscriptionStats', { getter: () => subscriptionStats })
+}
+
+/** What tests and operators read off the app: subscriptions, traces, the faults ridden out. */
+function decorateApp(app: FastifyInstance, { live, tracing, rateLimit, passwordAllowances, events }: AppParts): void {
+  app.decorate('subscriptionStats', { getter: () => live.subscriptionStats })
   app.decorate('tracing', tracing)
   app.decorate('faults', {
     getter: (): Faults => ({
@@ -356,7 +436,4 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
       eventInterruptions: events.stats.interruptions,
     }),
   })
-
-  answerUnservedMethods()
-  return app
 }

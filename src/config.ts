@@ -20,15 +20,6 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 export const LOG_FORMATS = ['json', 'pretty'] as const
 export type LogFormat = (typeof LOG_FORMATS)[number]
 
-/**
- * Conventions `npm run bench` turns off one at a time to price each (its per-convention table);
- * the others have switches of their own (RATE_LIMIT_MAX=0, LOG_LEVEL, METRICS, CORS_ORIGINS,
- * HTTP_MAX_IN_FLIGHT=0). For measurement only: without them the answers break what docs/rest.md
- * documents.
- */
-export const MEASURABLE_CONVENTIONS = ['validators', 'compression', 'headers'] as const
-export type MeasurableConvention = (typeof MEASURABLE_CONVENTIONS)[number]
-
 export interface Config {
   /** Interface to listen on. @default '127.0.0.1' */
   readonly host: string
@@ -90,8 +81,6 @@ export interface Config {
   /** Traces sent by OTLP/HTTP, from the OTEL_* variables; undefined (the default): tracing is off and costs nothing. */
   readonly tracing: TracingConfig | undefined
   readonly http: HttpLimits
-  /** MEASURE_WITHOUT: conventions turned off to measure their cost (validators: ETag and Last-Modified; compression; headers: the request id and security headers). @default none */
-  readonly measureWithout: ReadonlySet<MeasurableConvention>
   /** Node's own options given in NODE_OPTIONS, one per item: a V8 flag set there stands over serve's heap settings. @default [] */
   readonly nodeOptions: readonly string[]
 }
@@ -163,20 +152,8 @@ function parseConfig(env: Env, stdoutIsTTY: boolean): Config {
     graphql: readGraphQLConfig(env, readHttpLimits(env).maxConnections),
     redis: readRedisConfig(env),
     tracing: readTracingConfig(env),
-    measureWithout: readMeasureWithout(env, 'MEASURE_WITHOUT'),
     nodeOptions: Object.freeze((raw(env, 'NODE_OPTIONS') ?? '').split(/\s+/).filter((option) => option !== '')),
   })
-}
-
-function readMeasureWithout(env: Env, name: string): ReadonlySet<MeasurableConvention> {
-  const value = raw(env, name)
-  const named = value === undefined ? [] : value.split(',').map((item) => item.trim())
-  for (const item of named) {
-    if (!(MEASURABLE_CONVENTIONS as readonly string[]).includes(item)) {
-      throw new ConfigError(name, `expected a comma-separated list of ${MEASURABLE_CONVENTIONS.join(', ')}, got "${item}"`)
-    }
-  }
-  return new Set(named as MeasurableConvention[])
 }
 
 function readOrigins(env: Env, name: string): string[] {

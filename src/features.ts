@@ -1,18 +1,18 @@
 // The features, in the order they are mounted, and what joins them: their services (built here,
 // each given what it depends on), their GraphQL parts, their event topics, the relations they embed
-// in each other's items and the landing page's counts. One line per feature in FEATURES;
-// src/app.ts registers each feature's routes under every API mount and hands the GraphQL parts to
+// in each other's items, the landing page's counts and the API index's addresses. One line per
+// feature in FEATURES; src/app.ts registers each feature's routes under every API mount and hands the GraphQL parts to
 // the endpoint. This file and app.ts are the only places features meet; the lint
 // (eslint.config.js) and the test projects (vitest.config.ts) read the
 // list of features from this file's imports, so a feature missing here is a lint error.
 import { CALLER_TOPICS, type CallerTopics } from './core/caller-changed.js'
-import type { Embedded, EmbeddedRelations, Feature } from './core/feature.js'
+import type { Embedded, EmbeddedRelations, Feature } from './feature.js'
 import { commentsFeature } from './comments/comments.feature.js'
 import type { CommentsTopics } from './comments/comments.events.js'
 import type { Database } from './db/create-database.js'
 import type { Events, TopicSchemas } from './events/events.js'
 import { type GraphQLPart, typeDefsOf } from './graphql/schema.js'
-import type { ResourceCount } from './pages/landing-page.js'
+import type { IndexedAddress, ResourceCount } from './pages/landing-page.js'
 import { postsFeature } from './posts/posts.feature.js'
 import { todosFeature } from './todos/todos.feature.js'
 import { tokensFeature } from './tokens/tokens.feature.js'
@@ -102,3 +102,9 @@ export const landingCounts = (db: Database['db']): Promise<ResourceCount[]> =>
       return landingCount === undefined ? [] : [landingCount.count(db).then((count) => ({ name: feature.name, label: landingCount.label, count }))]
     }),
   )
+
+/** The resources' addresses in the API's index (the landing page's JSON), in the order of FEATURES. */
+export const API_INDEX: Readonly<Record<string, IndexedAddress>> = Object.assign({}, ...FEATURES.map(({ apiIndex }) => apiIndex ?? {})) as Record<
+  string,
+  IndexedAddress
+>

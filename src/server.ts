@@ -1,7 +1,7 @@
 // Starting the service: migrate, fill a new database with demo data, listen, and close cleanly
 // on SIGINT/SIGTERM.
 import type { FastifyInstance } from 'fastify'
-import { buildApp } from './app.js'
+import { type AppDependencies, buildApp } from './app.js'
 import type { Config } from './config.js'
 import { type Database, openDatabase, SERVING_PAGE_CACHE_KIB } from './db/create-database.js'
 import { migrateToLatest } from './db/migrate.js'
@@ -68,7 +68,8 @@ function stopOnSignals(app: FastifyInstance, graceMs: number, listening: Promise
 /** How long closing may go on after the connections were cut, before the process exits regardless. */
 const HARD_STOP_AFTER_GRACE_MS = 5000
 
-export async function startServer(config: Config): Promise<FastifyInstance> {
+/** `dependencies`: what buildApp is given besides the database (a benchmark's conventions to leave out). */
+export async function startServer(config: Config, dependencies: Omit<AppDependencies, 'database'> = {}): Promise<FastifyInstance> {
   // One handle for preparing and serving: with sqlite::memory: a second one would be another, empty database.
   const database = openDatabase(config.database, { pageCacheKib: SERVING_PAGE_CACHE_KIB })
   let prepared: PreparedDatabase
@@ -78,7 +79,7 @@ export async function startServer(config: Config): Promise<FastifyInstance> {
     await database.close()
     throw error
   }
-  const app = await buildApp(config, { database })
+  const app = await buildApp(config, { ...dependencies, database })
   if (prepared.applied.length > 0) app.log.info({ migrations: prepared.applied }, 'database migrated')
   if (prepared.seeded) app.log.info('new database filled with demo data')
   if (config.http.retiredVariables.length > 0) {

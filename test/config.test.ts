@@ -9,7 +9,6 @@ describe('loadConfig', () => {
       database: { dialect: 'sqlite', path: 'data/threadline.db' },
       seedDemoData: true,
       logLevel: 'info',
-      measureWithout: new Set(),
       nodeOptions: [],
       logFormat: 'json',
       operations: { readyTimeoutMs: 1000, metrics: true, metricsToken: undefined, shutdownGraceMs: 10_000 },
@@ -367,10 +366,6 @@ describe('Redis settings', () => {
     expect(loadConfig({ RATE_LIMIT_ON_REDIS_ERROR: 'open' }).rateLimit.onStoreError).toBe('open')
   })
 
-  it('reads the conventions a benchmark turns off', () => {
-    expect([...loadConfig({ MEASURE_WITHOUT: 'validators, headers' }).measureWithout]).toEqual(['validators', 'headers'])
-  })
-
   it.each([
     ['REDIS_URL', 'http://cache.internal:6379'],
     ['REDIS_URL', '127.0.0.1:6379'],
@@ -380,7 +375,6 @@ describe('Redis settings', () => {
     ['REDIS_KEY_PREFIX', 'glob*:'],
     ['REDIS_KEY_PREFIX', 'x'.repeat(101)],
     ['RATE_LIMIT_ON_REDIS_ERROR', 'ignore'],
-    ['MEASURE_WITHOUT', 'validators,cors'],
   ])('names the variable when %s=%s is wrong', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid environment variable ${name}: `))
   })

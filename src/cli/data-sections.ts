@@ -1,7 +1,7 @@
 // The data files' sections: each feature's (src/features.ts), parents first. Export writes them in
 // this order, import writes a section only after those it references, and emptying goes the other
 // way, children first.
-import type { DataSection } from '../core/data-section.js'
+import type { DataSection } from '../data-section.js'
 import { FEATURES } from '../features.js'
 
 /**

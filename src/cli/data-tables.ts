@@ -1,9 +1,9 @@
 // What the data commands ask of a section's table, whichever it is: its rows in id order, how many
 // there are, which ids and unique values it holds, emptying it and moving its id sequence. The
-// tables are named by the sections (src/core/data-section.ts), so the queries are built over a
+// tables are named by the sections (src/data-section.ts), so the queries are built over a
 // table Kysely knows only by name.
 import { type Kysely, sql } from 'kysely'
-import type { DataSection, Fields, UniqueField } from '../core/data-section.js'
+import type { DataSection, Fields, UniqueField } from '../data-section.js'
 import type { Db } from '../db/create-database.js'
 import { dialectFactsOf } from '../db/dialect-facts.js'
 

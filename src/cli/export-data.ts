@@ -1,5 +1,5 @@
 // `threadline export`: the database out as one JSON document, a section per feature
-// (src/core/data-section.ts), in Threadline's own format (what `threadline import` loads back,
+// (src/data-section.ts), in Threadline's own format (what `threadline import` loads back,
 // password hashes included) or in JSONPlaceholder's. Streamed: each section's table is read in id order, a batch at a time, and each batch written before the next is read, so
 // memory stays flat whatever the size. All of it is read in one transaction, so the file is one
 // moment's data even while a server writes.
@@ -9,7 +9,7 @@ import { rename, unlink } from 'node:fs/promises'
 import { basename, dirname, join } from 'node:path'
 import type { Writable } from 'node:stream'
 import type { Config } from '../config.js'
-import type { DataSection } from '../core/data-section.js'
+import type { DataSection } from '../data-section.js'
 import { type Db, openDatabase } from '../db/create-database.js'
 import { migrateToLatest } from '../db/migrate.js'
 import { DATA_SECTIONS } from './data-sections.js'

@@ -3,8 +3,8 @@
 // the first checks every row and gathers the ids that references need (import-scan.ts), the
 // database is asked about them (import-checks.ts), and the second checks each row again as it
 // writes it (import-write.ts), in one transaction and batched inserts. A file with any problem
-// writes nothing. The sections are the features' (src/core/data-section.ts).
-import type { DataSection } from '../core/data-section.js'
+// writes nothing. The sections are the features' (src/data-section.ts).
+import type { DataSection } from '../data-section.js'
 import type { Db } from '../db/create-database.js'
 import { dialectFactsOf } from '../db/dialect-facts.js'
 import { AppError } from '../errors.js'

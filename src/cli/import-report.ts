@@ -1,6 +1,6 @@
 // What import says: the problems of a file, listed with their JSON paths, and the summary of a
 // file loaded. The words come from the sections (their names and nouns, their unique fields').
-import type { DataSection, UniqueField } from '../core/data-section.js'
+import type { DataSection, UniqueField } from '../data-section.js'
 import { AppError } from '../errors.js'
 import type { Format } from './import-rows.js'
 import type { BadJsonError } from './json-sections.js'
@@ -53,7 +53,7 @@ export interface ImportSummary {
   dropped: { section: DataSection; fields: readonly string[]; count: number }[]
   /** Rows added to `section` for values of its `unique` field that rows of `by` named and no row had. */
   added: { section: DataSection; by: DataSection; unique: UniqueField; count: number }[]
-  /** Sections of resources Threadline has not (FOREIGN_SECTIONS), with their lengths, in file order. */
+  /** Sections of resources Threadline has not (foreignSections), with their lengths, in file order. */
   skipped: [string, number][]
 }
 

@@ -1,14 +1,14 @@
 // The rules a data file's rows are checked by, in both of import's passes, compiled once from the
-// sections (src/core/data-section.ts). The rules are the API's: the features' item schemas, ids
+// sections (src/data-section.ts). The rules are the API's: the features' item schemas, ids
 // bounded as src/core/ids.ts bounds them (what both stores and every transport accept), and instants
 // read as src/core/instant.ts reads them (and stored as it writes them, so sorting and cursors work).
 import { type TSchema, Type } from 'typebox'
-import type { DataFormat, DataFormatName, DataSection, Fields, UniqueField } from '../core/data-section.js'
+import type { DataFormat, DataFormatName, DataSection, Fields, UniqueField } from '../data-section.js'
 import { INSTANT_DESCRIPTION, parseInstant } from '../core/instant.js'
 import { Timestamp } from '../core/schema-types.js'
 import { bodyAjv, toErrorDetails } from '../core/validation.js'
 import { parentsFirst } from './data-sections.js'
-import { FOREIGN_SECTIONS, MARKER } from './json-sections.js'
+import { MARKER } from './json-sections.js'
 
 export type Format = DataFormatName
 export const FORMATS: readonly Format[] = ['threadline', 'jsonplaceholder']
@@ -95,8 +95,8 @@ function compile(given: readonly DataSection[]): ImportRules {
   const byName = new Map<string, SectionRules>()
   const sections: SectionRules[] = []
   for (const [position, section] of inFiles.entries()) {
-    if (section.name === MARKER || (FOREIGN_SECTIONS as readonly string[]).includes(section.name)) {
-      throw new Error(`data section ${section.name} has the name of a data file's other keys`)
+    if (section.name === MARKER) {
+      throw new Error(`data section ${section.name} has the name of a data file's marker`)
     }
     const target = (name: string) => {
       const found = byName.get(name)

@@ -3,7 +3,7 @@
 // small: each row's id, its unique values and the rows it references. A JSON object's keys have no
 // order, so nothing can be decided about references before the whole file is read.
 import { parseId } from '../core/ids.js'
-import type { Fields } from '../core/data-section.js'
+import type { Fields } from '../data-section.js'
 import type { Progress } from './import-progress.js'
 import { Problems } from './import-report.js'
 import { FORMATS, type Format, type ImportRules, type SectionRules, checkMarker, checkRow, joinPath } from './import-rows.js'

@@ -3,7 +3,7 @@
 // again as it is written, and must be the row pass 1 saw there (its id, unique values and
 // references, which the database's constraints rely on): a file changed between the passes
 // throws FileChangedError, and the transaction it runs in writes nothing.
-import type { ColumnsContext, Fields } from '../core/data-section.js'
+import type { ColumnsContext, Fields } from '../data-section.js'
 import type { Db } from '../db/create-database.js'
 import { MAX_BATCH_SIZE } from '../seed/seed-counts.js'
 import { insertRows } from './data-tables.js'

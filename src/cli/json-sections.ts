@@ -12,8 +12,15 @@ import verifier from 'stream-json/utils/verifier.js'
 import { listed } from './words.js'
 
 export const MARKER = 'threadline'
-/** JSONPlaceholder's resources that Threadline has not: counted and skipped, never assembled. */
-export const FOREIGN_SECTIONS = ['albums', 'photos'] as const
+/** The resources of JSONPlaceholder's /db document, any of which a file in its format may hold. */
+const JSONPLACEHOLDER_RESOURCES = ['posts', 'comments', 'albums', 'photos', 'todos', 'users'] as const
+
+/**
+ * The keys of a data file that are JSONPlaceholder's resources and none of `sections` (the known
+ * ones, the features' data sections): counted and skipped, never assembled.
+ */
+export const foreignSections = (sections: readonly NamedSection[]): string[] =>
+  JSONPLACEHOLDER_RESOURCES.filter((name) => !sections.some((section) => section.name === name))
 
 /** Levels of nesting a file may have: a JSONPlaceholder user's `address.geo` is at 5. */
 const MAX_DEPTH = 16
@@ -44,7 +51,7 @@ export interface SectionVisitor<S extends NamedSection> {
   /** A section begins (in file order) and ends, after `rows` rows. */
   onSection?(section: S): void
   onSectionEnd?(section: S, rows: number): void | Promise<void>
-  /** A section of FOREIGN_SECTIONS, skipped: how many items it had. */
+  /** A foreign section (foreignSections), skipped: how many items it had. */
   onSkipped?(key: string, items: number): void
   /**
    * Something that is not a data file's: an unknown key, a section that is no array, a value too
@@ -129,6 +136,7 @@ class Walk<S extends NamedSection> {
   stopped = false
 
   private readonly byName: ReadonlyMap<string, S>
+  private readonly foreign: readonly string[]
 
   constructor(
     private readonly sections: readonly S[],
@@ -136,6 +144,7 @@ class Walk<S extends NamedSection> {
     private readonly limits: SectionLimits,
   ) {
     this.byName = new Map(sections.map((section) => [section.name, section]))
+    this.foreign = foreignSections(sections)
   }
 
   /**
@@ -268,11 +277,11 @@ class Walk<S extends NamedSection> {
       this.refused = undefined
       this.field = undefined
       this.assembler = new Assembler()
-    } else if (this.byName.has(key) || (FOREIGN_SECTIONS as readonly string[]).includes(key)) {
+    } else if (this.byName.has(key) || this.foreign.includes(key)) {
       if (name === 'startArray') {
         this.depth = 2
         this.index = 0
-        if ((FOREIGN_SECTIONS as readonly string[]).includes(key)) {
+        if (!this.byName.has(key)) {
           this.mode = 'foreign'
           return
         }
@@ -285,7 +294,8 @@ class Walk<S extends NamedSection> {
       this.visitor.onShapeProblem(key, 'must be an array')
     } else {
       const known = [MARKER, ...this.sections.map((section) => section.name)]
-      this.visitor.onShapeProblem(key, `is not a known key (expected ${known.join(', ')}; ${listed(FOREIGN_SECTIONS)} are skipped)`)
+      const skipped = this.foreign.length === 0 ? '' : `; ${listed(this.foreign)} are skipped`
+      this.visitor.onShapeProblem(key, `is not a known key (expected ${known.join(', ')}${skipped})`)
     }
     if (opens) {
       this.depth = 2
@@ -305,7 +315,7 @@ class Walk<S extends NamedSection> {
   }
 }
 
-/** Walks `file`'s top-level object, whose known keys are the marker, `sections` and FOREIGN_SECTIONS. */
+/** Walks `file`'s top-level object, whose known keys are the marker, `sections` and the foreign sections (foreignSections). */
 export async function walkSections<S extends NamedSection>(
   file: string,
   sections: readonly S[],

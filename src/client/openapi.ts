@@ -533,6 +533,454 @@ export interface components {
                 }[];
             };
         };
+        UserRepresentation: {
+            /** @description Assigned by the service; never reused. */
+            id: number;
+            /** @description The user's display name. Present unless `select` leaves it out. */
+            name?: string;
+            /**
+             * Format: email
+             * @description Unique, compared without regard to case. Present unless `select` leaves it out.
+             */
+            email?: string;
+            /** @description Present unless `select` leaves it out. */
+            age?: number | null;
+            /**
+             * Format: uri
+             * @description Present unless `select` leaves it out.
+             */
+            avatar?: string | null;
+            /**
+             * @description Only an admin may set it. Present unless `select` leaves it out.
+             * @enum {string}
+             */
+            role?: "user" | "admin";
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC. Present unless `select` leaves it out.
+             */
+            createdAt?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC. Present unless `select` leaves it out.
+             */
+            updatedAt?: string;
+            /** @description With `include=posts`: their newest posts, newest first (20, or `posts.limit` up to 100); drafts only for their author and admins. */
+            posts?: components["schemas"]["Post"][];
+            /** @description With `include=todos`: their newest todos, newest first (20, or `todos.limit` up to 100). */
+            todos?: components["schemas"]["Todo"][];
+        };
+        CollectionMeta: {
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            timestamp: string;
+            pagination: {
+                page?: number;
+                limit: number;
+                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
+                total?: number;
+                /**
+                 * @description v1, present when more items match than total says (counting stops at 10000).
+                 * @enum {boolean}
+                 */
+                totalCapped?: true;
+                /** @description v1, page mode only. */
+                pages?: number;
+                /** @description Pass as `cursor` for the next page; null on the last page. */
+                nextCursor: string | null;
+                /** @description v2 only. */
+                hasMore?: boolean;
+            };
+        };
+        UserCreate: {
+            /** @description The user's display name. */
+            name: string;
+            /**
+             * Format: email
+             * @description Unique, compared without regard to case.
+             */
+            email: string;
+            age?: number | null;
+            /** Format: uri */
+            avatar?: string | null;
+            /**
+             * @description Only an admin may set it.
+             * @enum {string}
+             */
+            role?: "user" | "admin";
+            /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
+            password?: string;
+        };
+        User: {
+            /** @description Assigned by the service; never reused. */
+            id: number;
+            /** @description The user's display name. */
+            name: string;
+            /**
+             * Format: email
+             * @description Unique, compared without regard to case.
+             */
+            email: string;
+            age: number | null;
+            /** Format: uri */
+            avatar: string | null;
+            /**
+             * @description Only an admin may set it.
+             * @enum {string}
+             */
+            role: "user" | "admin";
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            updatedAt: string;
+        };
+        ResourceMeta: {
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            timestamp: string;
+        };
+        UserReplace: {
+            /** @description The user's display name. */
+            name: string;
+            /**
+             * Format: email
+             * @description Unique, compared without regard to case.
+             */
+            email: string;
+            age?: number | null;
+            /** Format: uri */
+            avatar?: string | null;
+            /**
+             * @description Only an admin may set it.
+             * @enum {string}
+             */
+            role?: "user" | "admin";
+            /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
+            password?: string;
+        };
+        UserUpdate: {
+            /** @description The user's display name. */
+            name?: string;
+            /**
+             * Format: email
+             * @description Unique, compared without regard to case.
+             */
+            email?: string;
+            age?: number | null;
+            /** Format: uri */
+            avatar?: string | null;
+            /**
+             * @description Only an admin may set it.
+             * @enum {string}
+             */
+            role?: "user" | "admin";
+            /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
+            password?: string;
+        };
+        PostRepresentation: {
+            /** @description Assigned by the service; never reused. */
+            id: number;
+            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+            userId?: number;
+            /** @description Present unless `select` leaves it out. */
+            title?: string;
+            /** @description Present unless `select` leaves it out. */
+            content?: string;
+            /**
+             * @description Drafts are seen only by their owner and admins. Present unless `select` leaves it out.
+             * @enum {string}
+             */
+            status?: "draft" | "published";
+            /**
+             * Format: date-time
+             * @description Set when the post is published; null for drafts. Present unless `select` leaves it out.
+             */
+            publishedAt?: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC. Present unless `select` leaves it out.
+             */
+            createdAt?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC. Present unless `select` leaves it out.
+             */
+            updatedAt?: string;
+            /** @description With `include=author`: the user who wrote the post. */
+            author?: {
+                /** @description Assigned by the service; never reused. */
+                id: number;
+                /** @description The user's display name. */
+                name: string;
+                /**
+                 * Format: email
+                 * @description Unique, compared without regard to case.
+                 */
+                email: string;
+                age: number | null;
+                /** Format: uri */
+                avatar: string | null;
+                /**
+                 * @description Only an admin may set it.
+                 * @enum {string}
+                 */
+                role: "user" | "admin";
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                updatedAt: string;
+            };
+            /** @description With `include=comments`: its newest comments, newest first (20, or `comments.limit` up to 100); none on a draft the caller may not see. */
+            comments?: components["schemas"]["Comment"][];
+        };
+        PostCreate: {
+            title: string;
+            content: string;
+            /**
+             * @description Drafts are seen only by their owner and admins.
+             * @enum {string}
+             */
+            status?: "draft" | "published";
+        };
+        Post: {
+            /** @description Assigned by the service; never reused. */
+            id: number;
+            /** @description Assigned by the service; never reused. */
+            userId: number;
+            title: string;
+            content: string;
+            /**
+             * @description Drafts are seen only by their owner and admins.
+             * @enum {string}
+             */
+            status: "draft" | "published";
+            /**
+             * Format: date-time
+             * @description Set when the post is published; null for drafts.
+             */
+            publishedAt: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            updatedAt: string;
+        };
+        PostReplace: {
+            title: string;
+            content: string;
+            /**
+             * @description Drafts are seen only by their owner and admins.
+             * @enum {string}
+             */
+            status?: "draft" | "published";
+        };
+        PostUpdate: {
+            title?: string;
+            content?: string;
+            /**
+             * @description Drafts are seen only by their owner and admins.
+             * @enum {string}
+             */
+            status?: "draft" | "published";
+        };
+        CommentRepresentation: {
+            /** @description Assigned by the service; never reused. */
+            id: number;
+            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+            postId?: number;
+            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+            authorId?: number;
+            /** @description The author: `{id, name}`; with `include=author`, the whole user. */
+            author?: {
+                /** @description Assigned by the service; never reused. */
+                id: number;
+                /** @description The user's display name. */
+                name: string;
+                /**
+                 * Format: email
+                 * @description Unique, compared without regard to case.
+                 */
+                email?: string;
+                age?: number | null;
+                /** Format: uri */
+                avatar?: string | null;
+                /**
+                 * @description Only an admin may set it.
+                 * @enum {string}
+                 */
+                role?: "user" | "admin";
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                createdAt?: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                updatedAt?: string;
+            };
+            /** @description Present unless `select` leaves it out. */
+            content?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC. Present unless `select` leaves it out.
+             */
+            createdAt?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC. Present unless `select` leaves it out.
+             */
+            updatedAt?: string;
+            /** @description With `include=post`: the post it is on. */
+            post?: {
+                /** @description Assigned by the service; never reused. */
+                id: number;
+                /** @description Assigned by the service; never reused. */
+                userId: number;
+                title: string;
+                content: string;
+                /**
+                 * @description Drafts are seen only by their owner and admins.
+                 * @enum {string}
+                 */
+                status: "draft" | "published";
+                /**
+                 * Format: date-time
+                 * @description Set when the post is published; null for drafts.
+                 */
+                publishedAt: string | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                updatedAt: string;
+            };
+        };
+        CommentCreate: {
+            content: string;
+        };
+        Comment: {
+            /** @description Assigned by the service; never reused. */
+            id: number;
+            /** @description Assigned by the service; never reused. */
+            postId: number;
+            /** @description Assigned by the service; never reused. */
+            authorId: number;
+            author: {
+                /** @description Assigned by the service; never reused. */
+                id: number;
+                name: string;
+            };
+            content: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            updatedAt: string;
+        };
+        CommentUpdate: {
+            content: string;
+        };
+        TodoRepresentation: {
+            /** @description Assigned by the service; never reused. */
+            id: number;
+            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+            userId?: number;
+            /** @description Present unless `select` leaves it out. */
+            text?: string;
+            /** @description Present unless `select` leaves it out. */
+            completed?: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC. Present unless `select` leaves it out.
+             */
+            createdAt?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC. Present unless `select` leaves it out.
+             */
+            updatedAt?: string;
+        };
+        TodoCreate: {
+            text: string;
+        };
+        Todo: {
+            /** @description Assigned by the service; never reused. */
+            id: number;
+            /** @description Assigned by the service; never reused. */
+            userId: number;
+            text: string;
+            completed: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            updatedAt: string;
+        };
+        TodoUpdate: {
+            text?: string;
+            completed?: boolean;
+        };
+        TokenCreate: {
+            email: string;
+            password: string;
+            /**
+             * @description `read`: GET requests, queries and subscriptions. `write` (the default): all the user may do.
+             * @enum {string}
+             */
+            scope?: "read" | "write";
+        };
+        Token: {
+            /** @description Send it as `Authorization: Bearer <token>`. Shown once; only its hash is kept. */
+            token: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            expiresAt: string;
+            /**
+             * @description `read`: GET requests, queries and subscriptions. `write` (the default): all the user may do.
+             * @enum {string}
+             */
+            scope: "read" | "write";
+        };
     };
     responses: {
         /** @description Not modified: If-None-Match (or If-Modified-Since) matched; no body, the same validators. */
@@ -1175,111 +1623,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description The user's display name. Present unless `select` leaves it out. */
-                            name?: string;
-                            /**
-                             * Format: email
-                             * @description Unique, compared without regard to case. Present unless `select` leaves it out.
-                             */
-                            email?: string;
-                            /** @description Present unless `select` leaves it out. */
-                            age?: number | null;
-                            /**
-                             * Format: uri
-                             * @description Present unless `select` leaves it out.
-                             */
-                            avatar?: string | null;
-                            /**
-                             * @description Only an admin may set it. Present unless `select` leaves it out.
-                             * @enum {string}
-                             */
-                            role?: "user" | "admin";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                            /** @description With `include=posts`: their newest posts, newest first (20, or `posts.limit` up to 100); drafts only for their author and admins. */
-                            posts?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                userId: number;
-                                title: string;
-                                content: string;
-                                /**
-                                 * @description Drafts are seen only by their owner and admins.
-                                 * @enum {string}
-                                 */
-                                status: "draft" | "published";
-                                /**
-                                 * Format: date-time
-                                 * @description Set when the post is published; null for drafts.
-                                 */
-                                publishedAt: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            }[];
-                            /** @description With `include=todos`: their newest todos, newest first (20, or `todos.limit` up to 100). */
-                            todos?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                userId: number;
-                                text: string;
-                                completed: boolean;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            }[];
-                        }[];
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                            pagination: {
-                                page?: number;
-                                limit: number;
-                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
-                                total?: number;
-                                /**
-                                 * @description v1, present when more items match than total says (counting stops at 10000).
-                                 * @enum {boolean}
-                                 */
-                                totalCapped?: true;
-                                /** @description v1, page mode only. */
-                                pages?: number;
-                                /** @description Pass as `cursor` for the next page; null on the last page. */
-                                nextCursor: string | null;
-                                /** @description v2 only. */
-                                hasMore?: boolean;
-                            };
-                        };
+                        data: components["schemas"]["UserRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
                     };
                 };
             };
@@ -1320,25 +1665,7 @@ export interface operations {
                  *       "password": "cobol-forever"
                  *     }
                  */
-                "application/json": {
-                    /** @description The user's display name. */
-                    name: string;
-                    /**
-                     * Format: email
-                     * @description Unique, compared without regard to case.
-                     */
-                    email: string;
-                    age?: number | null;
-                    /** Format: uri */
-                    avatar?: string | null;
-                    /**
-                     * @description Only an admin may set it.
-                     * @enum {string}
-                     */
-                    role?: "user" | "admin";
-                    /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
-                    password?: string;
-                };
+                "application/json": components["schemas"]["UserCreate"];
             };
         };
         responses: {
@@ -1378,42 +1705,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description The user's display name. */
-                            name: string;
-                            /**
-                             * Format: email
-                             * @description Unique, compared without regard to case.
-                             */
-                            email: string;
-                            age: number | null;
-                            /** Format: uri */
-                            avatar: string | null;
-                            /**
-                             * @description Only an admin may set it.
-                             * @enum {string}
-                             */
-                            role: "user" | "admin";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["User"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -1502,94 +1795,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description The user's display name. Present unless `select` leaves it out. */
-                            name?: string;
-                            /**
-                             * Format: email
-                             * @description Unique, compared without regard to case. Present unless `select` leaves it out.
-                             */
-                            email?: string;
-                            /** @description Present unless `select` leaves it out. */
-                            age?: number | null;
-                            /**
-                             * Format: uri
-                             * @description Present unless `select` leaves it out.
-                             */
-                            avatar?: string | null;
-                            /**
-                             * @description Only an admin may set it. Present unless `select` leaves it out.
-                             * @enum {string}
-                             */
-                            role?: "user" | "admin";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                            /** @description With `include=posts`: their newest posts, newest first (20, or `posts.limit` up to 100); drafts only for their author and admins. */
-                            posts?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                userId: number;
-                                title: string;
-                                content: string;
-                                /**
-                                 * @description Drafts are seen only by their owner and admins.
-                                 * @enum {string}
-                                 */
-                                status: "draft" | "published";
-                                /**
-                                 * Format: date-time
-                                 * @description Set when the post is published; null for drafts.
-                                 */
-                                publishedAt: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            }[];
-                            /** @description With `include=todos`: their newest todos, newest first (20, or `todos.limit` up to 100). */
-                            todos?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                userId: number;
-                                text: string;
-                                completed: boolean;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            }[];
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["UserRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -1640,25 +1847,7 @@ export interface operations {
                  *       "email": "grace@example.com"
                  *     }
                  */
-                "application/json": {
-                    /** @description The user's display name. */
-                    name: string;
-                    /**
-                     * Format: email
-                     * @description Unique, compared without regard to case.
-                     */
-                    email: string;
-                    age?: number | null;
-                    /** Format: uri */
-                    avatar?: string | null;
-                    /**
-                     * @description Only an admin may set it.
-                     * @enum {string}
-                     */
-                    role?: "user" | "admin";
-                    /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
-                    password?: string;
-                };
+                "application/json": components["schemas"]["UserReplace"];
             };
         };
         responses: {
@@ -1697,42 +1886,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description The user's display name. */
-                            name: string;
-                            /**
-                             * Format: email
-                             * @description Unique, compared without regard to case.
-                             */
-                            email: string;
-                            age: number | null;
-                            /** Format: uri */
-                            avatar: string | null;
-                            /**
-                             * @description Only an admin may set it.
-                             * @enum {string}
-                             */
-                            role: "user" | "admin";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["User"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -1861,49 +2016,13 @@ export interface operations {
                  *       "age": 86
                  *     }
                  */
-                "application/json": {
-                    /** @description The user's display name. */
-                    name?: string;
-                    /**
-                     * Format: email
-                     * @description Unique, compared without regard to case.
-                     */
-                    email?: string;
-                    age?: number | null;
-                    /** Format: uri */
-                    avatar?: string | null;
-                    /**
-                     * @description Only an admin may set it.
-                     * @enum {string}
-                     */
-                    role?: "user" | "admin";
-                    /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
-                    password?: string;
-                };
+                "application/json": components["schemas"]["UserUpdate"];
                 /**
                  * @example {
                  *       "age": 86
                  *     }
                  */
-                "application/merge-patch+json": {
-                    /** @description The user's display name. */
-                    name?: string;
-                    /**
-                     * Format: email
-                     * @description Unique, compared without regard to case.
-                     */
-                    email?: string;
-                    age?: number | null;
-                    /** Format: uri */
-                    avatar?: string | null;
-                    /**
-                     * @description Only an admin may set it.
-                     * @enum {string}
-                     */
-                    role?: "user" | "admin";
-                    /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
-                    password?: string;
-                };
+                "application/merge-patch+json": components["schemas"]["UserUpdate"];
             };
         };
         responses: {
@@ -1942,42 +2061,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description The user's display name. */
-                            name: string;
-                            /**
-                             * Format: email
-                             * @description Unique, compared without regard to case.
-                             */
-                            email: string;
-                            age: number | null;
-                            /** Format: uri */
-                            avatar: string | null;
-                            /**
-                             * @description Only an admin may set it.
-                             * @enum {string}
-                             */
-                            role: "user" | "admin";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["User"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -2210,115 +2295,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            userId?: number;
-                            /** @description Present unless `select` leaves it out. */
-                            title?: string;
-                            /** @description Present unless `select` leaves it out. */
-                            content?: string;
-                            /**
-                             * @description Drafts are seen only by their owner and admins. Present unless `select` leaves it out.
-                             * @enum {string}
-                             */
-                            status?: "draft" | "published";
-                            /**
-                             * Format: date-time
-                             * @description Set when the post is published; null for drafts. Present unless `select` leaves it out.
-                             */
-                            publishedAt?: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                            /** @description With `include=author`: the user who wrote the post. */
-                            author?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description The user's display name. */
-                                name: string;
-                                /**
-                                 * Format: email
-                                 * @description Unique, compared without regard to case.
-                                 */
-                                email: string;
-                                age: number | null;
-                                /** Format: uri */
-                                avatar: string | null;
-                                /**
-                                 * @description Only an admin may set it.
-                                 * @enum {string}
-                                 */
-                                role: "user" | "admin";
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            };
-                            /** @description With `include=comments`: its newest comments, newest first (20, or `comments.limit` up to 100); none on a draft the caller may not see. */
-                            comments?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                postId: number;
-                                /** @description Assigned by the service; never reused. */
-                                authorId: number;
-                                author: {
-                                    /** @description Assigned by the service; never reused. */
-                                    id: number;
-                                    name: string;
-                                };
-                                content: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            }[];
-                        }[];
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                            pagination: {
-                                page?: number;
-                                limit: number;
-                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
-                                total?: number;
-                                /**
-                                 * @description v1, present when more items match than total says (counting stops at 10000).
-                                 * @enum {boolean}
-                                 */
-                                totalCapped?: true;
-                                /** @description v1, page mode only. */
-                                pages?: number;
-                                /** @description Pass as `cursor` for the next page; null on the last page. */
-                                nextCursor: string | null;
-                                /** @description v2 only. */
-                                hasMore?: boolean;
-                            };
-                        };
+                        data: components["schemas"]["PostRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
                     };
                 };
             };
@@ -2365,15 +2343,7 @@ export interface operations {
                  *       "status": "draft"
                  *     }
                  */
-                "application/json": {
-                    title: string;
-                    content: string;
-                    /**
-                     * @description Drafts are seen only by their owner and admins.
-                     * @enum {string}
-                     */
-                    status?: "draft" | "published";
-                };
+                "application/json": components["schemas"]["PostCreate"];
             };
         };
         responses: {
@@ -2413,41 +2383,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            title: string;
-                            content: string;
-                            /**
-                             * @description Drafts are seen only by their owner and admins.
-                             * @enum {string}
-                             */
-                            status: "draft" | "published";
-                            /**
-                             * Format: date-time
-                             * @description Set when the post is published; null for drafts.
-                             */
-                            publishedAt: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Post"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -2540,98 +2477,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            userId?: number;
-                            /** @description Present unless `select` leaves it out. */
-                            title?: string;
-                            /** @description Present unless `select` leaves it out. */
-                            content?: string;
-                            /**
-                             * @description Drafts are seen only by their owner and admins. Present unless `select` leaves it out.
-                             * @enum {string}
-                             */
-                            status?: "draft" | "published";
-                            /**
-                             * Format: date-time
-                             * @description Set when the post is published; null for drafts. Present unless `select` leaves it out.
-                             */
-                            publishedAt?: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                            /** @description With `include=author`: the user who wrote the post. */
-                            author?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description The user's display name. */
-                                name: string;
-                                /**
-                                 * Format: email
-                                 * @description Unique, compared without regard to case.
-                                 */
-                                email: string;
-                                age: number | null;
-                                /** Format: uri */
-                                avatar: string | null;
-                                /**
-                                 * @description Only an admin may set it.
-                                 * @enum {string}
-                                 */
-                                role: "user" | "admin";
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            };
-                            /** @description With `include=comments`: its newest comments, newest first (20, or `comments.limit` up to 100); none on a draft the caller may not see. */
-                            comments?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                postId: number;
-                                /** @description Assigned by the service; never reused. */
-                                authorId: number;
-                                author: {
-                                    /** @description Assigned by the service; never reused. */
-                                    id: number;
-                                    name: string;
-                                };
-                                content: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            }[];
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["PostRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -2687,15 +2534,7 @@ export interface operations {
                  *       "content": "A compiler translates programs into machine code."
                  *     }
                  */
-                "application/json": {
-                    title: string;
-                    content: string;
-                    /**
-                     * @description Drafts are seen only by their owner and admins.
-                     * @enum {string}
-                     */
-                    status?: "draft" | "published";
-                };
+                "application/json": components["schemas"]["PostReplace"];
             };
         };
         responses: {
@@ -2734,41 +2573,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            title: string;
-                            content: string;
-                            /**
-                             * @description Drafts are seen only by their owner and admins.
-                             * @enum {string}
-                             */
-                            status: "draft" | "published";
-                            /**
-                             * Format: date-time
-                             * @description Set when the post is published; null for drafts.
-                             */
-                            publishedAt: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Post"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -2907,29 +2713,13 @@ export interface operations {
                  *       "status": "published"
                  *     }
                  */
-                "application/json": {
-                    title?: string;
-                    content?: string;
-                    /**
-                     * @description Drafts are seen only by their owner and admins.
-                     * @enum {string}
-                     */
-                    status?: "draft" | "published";
-                };
+                "application/json": components["schemas"]["PostUpdate"];
                 /**
                  * @example {
                  *       "status": "published"
                  *     }
                  */
-                "application/merge-patch+json": {
-                    title?: string;
-                    content?: string;
-                    /**
-                     * @description Drafts are seen only by their owner and admins.
-                     * @enum {string}
-                     */
-                    status?: "draft" | "published";
-                };
+                "application/merge-patch+json": components["schemas"]["PostUpdate"];
             };
         };
         responses: {
@@ -2968,41 +2758,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            title: string;
-                            content: string;
-                            /**
-                             * @description Drafts are seen only by their owner and admins.
-                             * @enum {string}
-                             */
-                            status: "draft" | "published";
-                            /**
-                             * Format: date-time
-                             * @description Set when the post is published; null for drafts.
-                             */
-                            publishedAt: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Post"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -3214,109 +2971,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            postId?: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            authorId?: number;
-                            /** @description The author: `{id, name}`; with `include=author`, the whole user. */
-                            author?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description The user's display name. */
-                                name: string;
-                                /**
-                                 * Format: email
-                                 * @description Unique, compared without regard to case.
-                                 */
-                                email?: string;
-                                age?: number | null;
-                                /** Format: uri */
-                                avatar?: string | null;
-                                /**
-                                 * @description Only an admin may set it.
-                                 * @enum {string}
-                                 */
-                                role?: "user" | "admin";
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt?: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt?: string;
-                            };
-                            /** @description Present unless `select` leaves it out. */
-                            content?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                            /** @description With `include=post`: the post it is on. */
-                            post?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                userId: number;
-                                title: string;
-                                content: string;
-                                /**
-                                 * @description Drafts are seen only by their owner and admins.
-                                 * @enum {string}
-                                 */
-                                status: "draft" | "published";
-                                /**
-                                 * Format: date-time
-                                 * @description Set when the post is published; null for drafts.
-                                 */
-                                publishedAt: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            };
-                        }[];
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                            pagination: {
-                                page?: number;
-                                limit: number;
-                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
-                                total?: number;
-                                /**
-                                 * @description v1, present when more items match than total says (counting stops at 10000).
-                                 * @enum {boolean}
-                                 */
-                                totalCapped?: true;
-                                /** @description v1, page mode only. */
-                                pages?: number;
-                                /** @description Pass as `cursor` for the next page; null on the last page. */
-                                nextCursor: string | null;
-                                /** @description v2 only. */
-                                hasMore?: boolean;
-                            };
-                        };
+                        data: components["schemas"]["CommentRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
                     };
                 };
             };
@@ -3366,9 +3022,7 @@ export interface operations {
                  *       "content": "Nicely put."
                  *     }
                  */
-                "application/json": {
-                    content: string;
-                };
+                "application/json": components["schemas"]["CommentCreate"];
             };
         };
         responses: {
@@ -3410,37 +3064,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            postId: number;
-                            /** @description Assigned by the service; never reused. */
-                            authorId: number;
-                            author: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                name: string;
-                            };
-                            content: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Comment"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -3538,92 +3163,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            postId?: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            authorId?: number;
-                            /** @description The author: `{id, name}`; with `include=author`, the whole user. */
-                            author?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description The user's display name. */
-                                name: string;
-                                /**
-                                 * Format: email
-                                 * @description Unique, compared without regard to case.
-                                 */
-                                email?: string;
-                                age?: number | null;
-                                /** Format: uri */
-                                avatar?: string | null;
-                                /**
-                                 * @description Only an admin may set it.
-                                 * @enum {string}
-                                 */
-                                role?: "user" | "admin";
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt?: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt?: string;
-                            };
-                            /** @description Present unless `select` leaves it out. */
-                            content?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                            /** @description With `include=post`: the post it is on. */
-                            post?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                userId: number;
-                                title: string;
-                                content: string;
-                                /**
-                                 * @description Drafts are seen only by their owner and admins.
-                                 * @enum {string}
-                                 */
-                                status: "draft" | "published";
-                                /**
-                                 * Format: date-time
-                                 * @description Set when the post is published; null for drafts.
-                                 */
-                                publishedAt: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            };
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["CommentRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -3749,17 +3290,13 @@ export interface operations {
                  *       "content": "Nicely put, indeed."
                  *     }
                  */
-                "application/json": {
-                    content: string;
-                };
+                "application/json": components["schemas"]["CommentUpdate"];
                 /**
                  * @example {
                  *       "content": "Nicely put, indeed."
                  *     }
                  */
-                "application/merge-patch+json": {
-                    content: string;
-                };
+                "application/merge-patch+json": components["schemas"]["CommentUpdate"];
             };
         };
         responses: {
@@ -3800,37 +3337,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            postId: number;
-                            /** @description Assigned by the service; never reused. */
-                            authorId: number;
-                            author: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                name: string;
-                            };
-                            content: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Comment"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -4039,50 +3547,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            userId?: number;
-                            /** @description Present unless `select` leaves it out. */
-                            text?: string;
-                            /** @description Present unless `select` leaves it out. */
-                            completed?: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                        }[];
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                            pagination: {
-                                page?: number;
-                                limit: number;
-                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
-                                total?: number;
-                                /**
-                                 * @description v1, present when more items match than total says (counting stops at 10000).
-                                 * @enum {boolean}
-                                 */
-                                totalCapped?: true;
-                                /** @description v1, page mode only. */
-                                pages?: number;
-                                /** @description Pass as `cursor` for the next page; null on the last page. */
-                                nextCursor: string | null;
-                                /** @description v2 only. */
-                                hasMore?: boolean;
-                            };
-                        };
+                        data: components["schemas"]["TodoRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
                     };
                 };
             };
@@ -4127,9 +3593,7 @@ export interface operations {
                  *       "text": "Write the A-0 manual"
                  *     }
                  */
-                "application/json": {
-                    text: string;
-                };
+                "application/json": components["schemas"]["TodoCreate"];
             };
         };
         responses: {
@@ -4167,31 +3631,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            text: string;
-                            completed: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Todo"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -4278,33 +3719,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            userId?: number;
-                            /** @description Present unless `select` leaves it out. */
-                            text?: string;
-                            /** @description Present unless `select` leaves it out. */
-                            completed?: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["TodoRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -4420,19 +3836,13 @@ export interface operations {
                  *       "completed": true
                  *     }
                  */
-                "application/json": {
-                    text?: string;
-                    completed?: boolean;
-                };
+                "application/json": components["schemas"]["TodoUpdate"];
                 /**
                  * @example {
                  *       "completed": true
                  *     }
                  */
-                "application/merge-patch+json": {
-                    text?: string;
-                    completed?: boolean;
-                };
+                "application/merge-patch+json": components["schemas"]["TodoUpdate"];
             };
         };
         responses: {
@@ -4469,31 +3879,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            text: string;
-                            completed: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Todo"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -4551,15 +3938,7 @@ export interface operations {
                  *       "password": "cobol-forever"
                  *     }
                  */
-                "application/json": {
-                    email: string;
-                    password: string;
-                    /**
-                     * @description `read`: GET requests, queries and subscriptions. `write` (the default): all the user may do.
-                     * @enum {string}
-                     */
-                    scope?: "read" | "write";
-                };
+                "application/json": components["schemas"]["TokenCreate"];
             };
         };
         responses: {
@@ -4593,27 +3972,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Send it as `Authorization: Bearer <token>`. Shown once; only its hash is kept. */
-                            token: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            expiresAt: string;
-                            /**
-                             * @description `read`: GET requests, queries and subscriptions. `write` (the default): all the user may do.
-                             * @enum {string}
-                             */
-                            scope: "read" | "write";
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Token"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -4859,111 +4219,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description The user's display name. Present unless `select` leaves it out. */
-                            name?: string;
-                            /**
-                             * Format: email
-                             * @description Unique, compared without regard to case. Present unless `select` leaves it out.
-                             */
-                            email?: string;
-                            /** @description Present unless `select` leaves it out. */
-                            age?: number | null;
-                            /**
-                             * Format: uri
-                             * @description Present unless `select` leaves it out.
-                             */
-                            avatar?: string | null;
-                            /**
-                             * @description Only an admin may set it. Present unless `select` leaves it out.
-                             * @enum {string}
-                             */
-                            role?: "user" | "admin";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                            /** @description With `include=posts`: their newest posts, newest first (20, or `posts.limit` up to 100); drafts only for their author and admins. */
-                            posts?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                userId: number;
-                                title: string;
-                                content: string;
-                                /**
-                                 * @description Drafts are seen only by their owner and admins.
-                                 * @enum {string}
-                                 */
-                                status: "draft" | "published";
-                                /**
-                                 * Format: date-time
-                                 * @description Set when the post is published; null for drafts.
-                                 */
-                                publishedAt: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            }[];
-                            /** @description With `include=todos`: their newest todos, newest first (20, or `todos.limit` up to 100). */
-                            todos?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                userId: number;
-                                text: string;
-                                completed: boolean;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            }[];
-                        }[];
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                            pagination: {
-                                page?: number;
-                                limit: number;
-                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
-                                total?: number;
-                                /**
-                                 * @description v1, present when more items match than total says (counting stops at 10000).
-                                 * @enum {boolean}
-                                 */
-                                totalCapped?: true;
-                                /** @description v1, page mode only. */
-                                pages?: number;
-                                /** @description Pass as `cursor` for the next page; null on the last page. */
-                                nextCursor: string | null;
-                                /** @description v2 only. */
-                                hasMore?: boolean;
-                            };
-                        };
+                        data: components["schemas"]["UserRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
                     };
                 };
             };
@@ -5004,25 +4261,7 @@ export interface operations {
                  *       "password": "cobol-forever"
                  *     }
                  */
-                "application/json": {
-                    /** @description The user's display name. */
-                    name: string;
-                    /**
-                     * Format: email
-                     * @description Unique, compared without regard to case.
-                     */
-                    email: string;
-                    age?: number | null;
-                    /** Format: uri */
-                    avatar?: string | null;
-                    /**
-                     * @description Only an admin may set it.
-                     * @enum {string}
-                     */
-                    role?: "user" | "admin";
-                    /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
-                    password?: string;
-                };
+                "application/json": components["schemas"]["UserCreate"];
             };
         };
         responses: {
@@ -5062,42 +4301,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description The user's display name. */
-                            name: string;
-                            /**
-                             * Format: email
-                             * @description Unique, compared without regard to case.
-                             */
-                            email: string;
-                            age: number | null;
-                            /** Format: uri */
-                            avatar: string | null;
-                            /**
-                             * @description Only an admin may set it.
-                             * @enum {string}
-                             */
-                            role: "user" | "admin";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["User"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -5186,94 +4391,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description The user's display name. Present unless `select` leaves it out. */
-                            name?: string;
-                            /**
-                             * Format: email
-                             * @description Unique, compared without regard to case. Present unless `select` leaves it out.
-                             */
-                            email?: string;
-                            /** @description Present unless `select` leaves it out. */
-                            age?: number | null;
-                            /**
-                             * Format: uri
-                             * @description Present unless `select` leaves it out.
-                             */
-                            avatar?: string | null;
-                            /**
-                             * @description Only an admin may set it. Present unless `select` leaves it out.
-                             * @enum {string}
-                             */
-                            role?: "user" | "admin";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                            /** @description With `include=posts`: their newest posts, newest first (20, or `posts.limit` up to 100); drafts only for their author and admins. */
-                            posts?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                userId: number;
-                                title: string;
-                                content: string;
-                                /**
-                                 * @description Drafts are seen only by their owner and admins.
-                                 * @enum {string}
-                                 */
-                                status: "draft" | "published";
-                                /**
-                                 * Format: date-time
-                                 * @description Set when the post is published; null for drafts.
-                                 */
-                                publishedAt: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            }[];
-                            /** @description With `include=todos`: their newest todos, newest first (20, or `todos.limit` up to 100). */
-                            todos?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                userId: number;
-                                text: string;
-                                completed: boolean;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            }[];
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["UserRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -5324,25 +4443,7 @@ export interface operations {
                  *       "email": "grace@example.com"
                  *     }
                  */
-                "application/json": {
-                    /** @description The user's display name. */
-                    name: string;
-                    /**
-                     * Format: email
-                     * @description Unique, compared without regard to case.
-                     */
-                    email: string;
-                    age?: number | null;
-                    /** Format: uri */
-                    avatar?: string | null;
-                    /**
-                     * @description Only an admin may set it.
-                     * @enum {string}
-                     */
-                    role?: "user" | "admin";
-                    /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
-                    password?: string;
-                };
+                "application/json": components["schemas"]["UserReplace"];
             };
         };
         responses: {
@@ -5381,42 +4482,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description The user's display name. */
-                            name: string;
-                            /**
-                             * Format: email
-                             * @description Unique, compared without regard to case.
-                             */
-                            email: string;
-                            age: number | null;
-                            /** Format: uri */
-                            avatar: string | null;
-                            /**
-                             * @description Only an admin may set it.
-                             * @enum {string}
-                             */
-                            role: "user" | "admin";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["User"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -5545,49 +4612,13 @@ export interface operations {
                  *       "age": 86
                  *     }
                  */
-                "application/json": {
-                    /** @description The user's display name. */
-                    name?: string;
-                    /**
-                     * Format: email
-                     * @description Unique, compared without regard to case.
-                     */
-                    email?: string;
-                    age?: number | null;
-                    /** Format: uri */
-                    avatar?: string | null;
-                    /**
-                     * @description Only an admin may set it.
-                     * @enum {string}
-                     */
-                    role?: "user" | "admin";
-                    /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
-                    password?: string;
-                };
+                "application/json": components["schemas"]["UserUpdate"];
                 /**
                  * @example {
                  *       "age": 86
                  *     }
                  */
-                "application/merge-patch+json": {
-                    /** @description The user's display name. */
-                    name?: string;
-                    /**
-                     * Format: email
-                     * @description Unique, compared without regard to case.
-                     */
-                    email?: string;
-                    age?: number | null;
-                    /** Format: uri */
-                    avatar?: string | null;
-                    /**
-                     * @description Only an admin may set it.
-                     * @enum {string}
-                     */
-                    role?: "user" | "admin";
-                    /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
-                    password?: string;
-                };
+                "application/merge-patch+json": components["schemas"]["UserUpdate"];
             };
         };
         responses: {
@@ -5626,42 +4657,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description The user's display name. */
-                            name: string;
-                            /**
-                             * Format: email
-                             * @description Unique, compared without regard to case.
-                             */
-                            email: string;
-                            age: number | null;
-                            /** Format: uri */
-                            avatar: string | null;
-                            /**
-                             * @description Only an admin may set it.
-                             * @enum {string}
-                             */
-                            role: "user" | "admin";
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["User"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -5892,115 +4889,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            userId?: number;
-                            /** @description Present unless `select` leaves it out. */
-                            title?: string;
-                            /** @description Present unless `select` leaves it out. */
-                            content?: string;
-                            /**
-                             * @description Drafts are seen only by their owner and admins. Present unless `select` leaves it out.
-                             * @enum {string}
-                             */
-                            status?: "draft" | "published";
-                            /**
-                             * Format: date-time
-                             * @description Set when the post is published; null for drafts. Present unless `select` leaves it out.
-                             */
-                            publishedAt?: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                            /** @description With `include=author`: the user who wrote the post. */
-                            author?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description The user's display name. */
-                                name: string;
-                                /**
-                                 * Format: email
-                                 * @description Unique, compared without regard to case.
-                                 */
-                                email: string;
-                                age: number | null;
-                                /** Format: uri */
-                                avatar: string | null;
-                                /**
-                                 * @description Only an admin may set it.
-                                 * @enum {string}
-                                 */
-                                role: "user" | "admin";
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            };
-                            /** @description With `include=comments`: its newest comments, newest first (20, or `comments.limit` up to 100); none on a draft the caller may not see. */
-                            comments?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                postId: number;
-                                /** @description Assigned by the service; never reused. */
-                                authorId: number;
-                                author: {
-                                    /** @description Assigned by the service; never reused. */
-                                    id: number;
-                                    name: string;
-                                };
-                                content: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            }[];
-                        }[];
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                            pagination: {
-                                page?: number;
-                                limit: number;
-                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
-                                total?: number;
-                                /**
-                                 * @description v1, present when more items match than total says (counting stops at 10000).
-                                 * @enum {boolean}
-                                 */
-                                totalCapped?: true;
-                                /** @description v1, page mode only. */
-                                pages?: number;
-                                /** @description Pass as `cursor` for the next page; null on the last page. */
-                                nextCursor: string | null;
-                                /** @description v2 only. */
-                                hasMore?: boolean;
-                            };
-                        };
+                        data: components["schemas"]["PostRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
                     };
                 };
             };
@@ -6047,15 +4937,7 @@ export interface operations {
                  *       "status": "draft"
                  *     }
                  */
-                "application/json": {
-                    title: string;
-                    content: string;
-                    /**
-                     * @description Drafts are seen only by their owner and admins.
-                     * @enum {string}
-                     */
-                    status?: "draft" | "published";
-                };
+                "application/json": components["schemas"]["PostCreate"];
             };
         };
         responses: {
@@ -6095,41 +4977,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            title: string;
-                            content: string;
-                            /**
-                             * @description Drafts are seen only by their owner and admins.
-                             * @enum {string}
-                             */
-                            status: "draft" | "published";
-                            /**
-                             * Format: date-time
-                             * @description Set when the post is published; null for drafts.
-                             */
-                            publishedAt: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Post"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -6222,98 +5071,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            userId?: number;
-                            /** @description Present unless `select` leaves it out. */
-                            title?: string;
-                            /** @description Present unless `select` leaves it out. */
-                            content?: string;
-                            /**
-                             * @description Drafts are seen only by their owner and admins. Present unless `select` leaves it out.
-                             * @enum {string}
-                             */
-                            status?: "draft" | "published";
-                            /**
-                             * Format: date-time
-                             * @description Set when the post is published; null for drafts. Present unless `select` leaves it out.
-                             */
-                            publishedAt?: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                            /** @description With `include=author`: the user who wrote the post. */
-                            author?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description The user's display name. */
-                                name: string;
-                                /**
-                                 * Format: email
-                                 * @description Unique, compared without regard to case.
-                                 */
-                                email: string;
-                                age: number | null;
-                                /** Format: uri */
-                                avatar: string | null;
-                                /**
-                                 * @description Only an admin may set it.
-                                 * @enum {string}
-                                 */
-                                role: "user" | "admin";
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            };
-                            /** @description With `include=comments`: its newest comments, newest first (20, or `comments.limit` up to 100); none on a draft the caller may not see. */
-                            comments?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                postId: number;
-                                /** @description Assigned by the service; never reused. */
-                                authorId: number;
-                                author: {
-                                    /** @description Assigned by the service; never reused. */
-                                    id: number;
-                                    name: string;
-                                };
-                                content: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            }[];
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["PostRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -6369,15 +5128,7 @@ export interface operations {
                  *       "content": "A compiler translates programs into machine code."
                  *     }
                  */
-                "application/json": {
-                    title: string;
-                    content: string;
-                    /**
-                     * @description Drafts are seen only by their owner and admins.
-                     * @enum {string}
-                     */
-                    status?: "draft" | "published";
-                };
+                "application/json": components["schemas"]["PostReplace"];
             };
         };
         responses: {
@@ -6416,41 +5167,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            title: string;
-                            content: string;
-                            /**
-                             * @description Drafts are seen only by their owner and admins.
-                             * @enum {string}
-                             */
-                            status: "draft" | "published";
-                            /**
-                             * Format: date-time
-                             * @description Set when the post is published; null for drafts.
-                             */
-                            publishedAt: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Post"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -6589,29 +5307,13 @@ export interface operations {
                  *       "status": "published"
                  *     }
                  */
-                "application/json": {
-                    title?: string;
-                    content?: string;
-                    /**
-                     * @description Drafts are seen only by their owner and admins.
-                     * @enum {string}
-                     */
-                    status?: "draft" | "published";
-                };
+                "application/json": components["schemas"]["PostUpdate"];
                 /**
                  * @example {
                  *       "status": "published"
                  *     }
                  */
-                "application/merge-patch+json": {
-                    title?: string;
-                    content?: string;
-                    /**
-                     * @description Drafts are seen only by their owner and admins.
-                     * @enum {string}
-                     */
-                    status?: "draft" | "published";
-                };
+                "application/merge-patch+json": components["schemas"]["PostUpdate"];
             };
         };
         responses: {
@@ -6650,41 +5352,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            title: string;
-                            content: string;
-                            /**
-                             * @description Drafts are seen only by their owner and admins.
-                             * @enum {string}
-                             */
-                            status: "draft" | "published";
-                            /**
-                             * Format: date-time
-                             * @description Set when the post is published; null for drafts.
-                             */
-                            publishedAt: string | null;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Post"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -6894,109 +5563,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            postId?: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            authorId?: number;
-                            /** @description The author: `{id, name}`; with `include=author`, the whole user. */
-                            author?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description The user's display name. */
-                                name: string;
-                                /**
-                                 * Format: email
-                                 * @description Unique, compared without regard to case.
-                                 */
-                                email?: string;
-                                age?: number | null;
-                                /** Format: uri */
-                                avatar?: string | null;
-                                /**
-                                 * @description Only an admin may set it.
-                                 * @enum {string}
-                                 */
-                                role?: "user" | "admin";
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt?: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt?: string;
-                            };
-                            /** @description Present unless `select` leaves it out. */
-                            content?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                            /** @description With `include=post`: the post it is on. */
-                            post?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                userId: number;
-                                title: string;
-                                content: string;
-                                /**
-                                 * @description Drafts are seen only by their owner and admins.
-                                 * @enum {string}
-                                 */
-                                status: "draft" | "published";
-                                /**
-                                 * Format: date-time
-                                 * @description Set when the post is published; null for drafts.
-                                 */
-                                publishedAt: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            };
-                        }[];
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                            pagination: {
-                                page?: number;
-                                limit: number;
-                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
-                                total?: number;
-                                /**
-                                 * @description v1, present when more items match than total says (counting stops at 10000).
-                                 * @enum {boolean}
-                                 */
-                                totalCapped?: true;
-                                /** @description v1, page mode only. */
-                                pages?: number;
-                                /** @description Pass as `cursor` for the next page; null on the last page. */
-                                nextCursor: string | null;
-                                /** @description v2 only. */
-                                hasMore?: boolean;
-                            };
-                        };
+                        data: components["schemas"]["CommentRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
                     };
                 };
             };
@@ -7046,9 +5614,7 @@ export interface operations {
                  *       "content": "Nicely put."
                  *     }
                  */
-                "application/json": {
-                    content: string;
-                };
+                "application/json": components["schemas"]["CommentCreate"];
             };
         };
         responses: {
@@ -7090,37 +5656,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            postId: number;
-                            /** @description Assigned by the service; never reused. */
-                            authorId: number;
-                            author: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                name: string;
-                            };
-                            content: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Comment"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -7218,92 +5755,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            postId?: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            authorId?: number;
-                            /** @description The author: `{id, name}`; with `include=author`, the whole user. */
-                            author?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description The user's display name. */
-                                name: string;
-                                /**
-                                 * Format: email
-                                 * @description Unique, compared without regard to case.
-                                 */
-                                email?: string;
-                                age?: number | null;
-                                /** Format: uri */
-                                avatar?: string | null;
-                                /**
-                                 * @description Only an admin may set it.
-                                 * @enum {string}
-                                 */
-                                role?: "user" | "admin";
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt?: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt?: string;
-                            };
-                            /** @description Present unless `select` leaves it out. */
-                            content?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                            /** @description With `include=post`: the post it is on. */
-                            post?: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                /** @description Assigned by the service; never reused. */
-                                userId: number;
-                                title: string;
-                                content: string;
-                                /**
-                                 * @description Drafts are seen only by their owner and admins.
-                                 * @enum {string}
-                                 */
-                                status: "draft" | "published";
-                                /**
-                                 * Format: date-time
-                                 * @description Set when the post is published; null for drafts.
-                                 */
-                                publishedAt: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                createdAt: string;
-                                /**
-                                 * Format: date-time
-                                 * @description ISO 8601, UTC.
-                                 */
-                                updatedAt: string;
-                            };
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["CommentRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -7429,17 +5882,13 @@ export interface operations {
                  *       "content": "Nicely put, indeed."
                  *     }
                  */
-                "application/json": {
-                    content: string;
-                };
+                "application/json": components["schemas"]["CommentUpdate"];
                 /**
                  * @example {
                  *       "content": "Nicely put, indeed."
                  *     }
                  */
-                "application/merge-patch+json": {
-                    content: string;
-                };
+                "application/merge-patch+json": components["schemas"]["CommentUpdate"];
             };
         };
         responses: {
@@ -7480,37 +5929,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            postId: number;
-                            /** @description Assigned by the service; never reused. */
-                            authorId: number;
-                            author: {
-                                /** @description Assigned by the service; never reused. */
-                                id: number;
-                                name: string;
-                            };
-                            content: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Comment"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -7717,50 +6137,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            userId?: number;
-                            /** @description Present unless `select` leaves it out. */
-                            text?: string;
-                            /** @description Present unless `select` leaves it out. */
-                            completed?: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                        }[];
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                            pagination: {
-                                page?: number;
-                                limit: number;
-                                /** @description v1 only. Counted up to 10000: past that, 10000 and totalCapped. */
-                                total?: number;
-                                /**
-                                 * @description v1, present when more items match than total says (counting stops at 10000).
-                                 * @enum {boolean}
-                                 */
-                                totalCapped?: true;
-                                /** @description v1, page mode only. */
-                                pages?: number;
-                                /** @description Pass as `cursor` for the next page; null on the last page. */
-                                nextCursor: string | null;
-                                /** @description v2 only. */
-                                hasMore?: boolean;
-                            };
-                        };
+                        data: components["schemas"]["TodoRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
                     };
                 };
             };
@@ -7805,9 +6183,7 @@ export interface operations {
                  *       "text": "Write the A-0 manual"
                  *     }
                  */
-                "application/json": {
-                    text: string;
-                };
+                "application/json": components["schemas"]["TodoCreate"];
             };
         };
         responses: {
@@ -7845,31 +6221,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            text: string;
-                            completed: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Todo"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -7956,33 +6309,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-                            userId?: number;
-                            /** @description Present unless `select` leaves it out. */
-                            text?: string;
-                            /** @description Present unless `select` leaves it out. */
-                            completed?: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            createdAt?: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC. Present unless `select` leaves it out.
-                             */
-                            updatedAt?: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["TodoRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -8098,19 +6426,13 @@ export interface operations {
                  *       "completed": true
                  *     }
                  */
-                "application/json": {
-                    text?: string;
-                    completed?: boolean;
-                };
+                "application/json": components["schemas"]["TodoUpdate"];
                 /**
                  * @example {
                  *       "completed": true
                  *     }
                  */
-                "application/merge-patch+json": {
-                    text?: string;
-                    completed?: boolean;
-                };
+                "application/merge-patch+json": components["schemas"]["TodoUpdate"];
             };
         };
         responses: {
@@ -8147,31 +6469,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Assigned by the service; never reused. */
-                            id: number;
-                            /** @description Assigned by the service; never reused. */
-                            userId: number;
-                            text: string;
-                            completed: boolean;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            createdAt: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            updatedAt: string;
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Todo"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };
@@ -8229,15 +6528,7 @@ export interface operations {
                  *       "password": "cobol-forever"
                  *     }
                  */
-                "application/json": {
-                    email: string;
-                    password: string;
-                    /**
-                     * @description `read`: GET requests, queries and subscriptions. `write` (the default): all the user may do.
-                     * @enum {string}
-                     */
-                    scope?: "read" | "write";
-                };
+                "application/json": components["schemas"]["TokenCreate"];
             };
         };
         responses: {
@@ -8271,27 +6562,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        data: {
-                            /** @description Send it as `Authorization: Bearer <token>`. Shown once; only its hash is kept. */
-                            token: string;
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            expiresAt: string;
-                            /**
-                             * @description `read`: GET requests, queries and subscriptions. `write` (the default): all the user may do.
-                             * @enum {string}
-                             */
-                            scope: "read" | "write";
-                        };
-                        meta: {
-                            /**
-                             * Format: date-time
-                             * @description ISO 8601, UTC.
-                             */
-                            timestamp: string;
-                        };
+                        data: components["schemas"]["Token"];
+                        meta: components["schemas"]["ResourceMeta"];
                     };
                 };
             };

@@ -1,7 +1,21 @@
-// A page of a collection as services return it: the items, where they sit in the whole, and the
-// cursors to the pages around them.
-import type { RowPage } from '../db/list-page.js'
+// A page of a collection: its rows as the store reads them (src/db/list-page.ts), and as services
+// return it: the items, where they sit in the whole, and the cursors to the pages around them.
 import type { CollectionQuery } from './collection-query.js'
+
+/** A page of rows as the store reads them, before the service maps them to items. */
+export interface RowPage<Row> {
+  readonly rows: Row[]
+  /** More rows follow this page in the query's order. */
+  readonly hasMore: boolean
+  /** Rows come before this page. */
+  readonly hasPrevious: boolean
+  /** Rows matching the query, when asked for; at most MAX_COUNTED_TOTAL (src/db/list-page.ts). */
+  readonly total: number | undefined
+  /** More than MAX_COUNTED_TOTAL rows match: `total` says MAX_COUNTED_TOTAL, and counting stopped there. */
+  readonly totalCapped: boolean
+  readonly nextCursor: string | null
+  readonly prevCursor: string | null
+}
 
 export interface CollectionPage<T> {
   readonly items: T[]

@@ -4,7 +4,7 @@
 // against a CollectionSpec into a CollectionQuery, or refuses it with BAD_REQUEST naming each bad
 // parameter.
 //
-// Filters, as decided (docs/architecture.md, collections):
+// Filters, as decided (docs/decisions/0018-one-collection-query-language.md):
 // - Fastify's query parser hands keys over literally: `age[gte]` arrives as the key "age[gte]".
 //   FILTER_KEY reads `field[op]` strictly; any other key is a field name (an unknown one, brackets
 //   and all, "is not a field of this collection", named as given).

@@ -4,7 +4,7 @@
 // A name the body starts with is in the content already (an export writes a comment without such a
 // paragraph with its first 60 characters as its name), so it is not written twice; so an export
 // imports back to the same content. A column would carry the name too, at the cost of a field in
-// every comment of both APIs that only imported comments fill (docs/architecture.md, import).
+// every comment of both APIs that only imported comments fill (docs/decisions/0017-streaming-import.md).
 import { Comment } from './comments.schemas.js'
 import { Line } from '../core/schema-types.js'
 import { bodyAjv, toErrorDetails } from '../core/validation.js'

@@ -1,9 +1,9 @@
-// The comments' section of the data files (src/core/data-section.ts): in Threadline's format a
+// The comments' section of the data files (src/data-section.ts): in Threadline's format a
 // comment as the API shows it without the author it embeds (authorId says who); JSONPlaceholder's
 // names its author by e-mail (a user of the file or the database, or one added for it) and has a
 // subject line, kept as the content's first paragraph (comment-subject.ts).
 import { Type } from 'typebox'
-import { type DataSection, StoredId, storedInstant } from '../core/data-section.js'
+import { type DataSection, StoredId, storedInstant } from '../data-section.js'
 import { toIsoTimestamp } from '../db/tables.js'
 import { nameProblems, toContent, toNameAndBody } from './comment-subject.js'
 import { type CommentWithAuthorEmailRow, listCommentsAfterId } from './comments.repository.js'

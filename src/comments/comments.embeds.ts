@@ -3,7 +3,7 @@
 // schema those answers are written with. A post's comments are offered to posts' answers from here.
 import { Type } from 'typebox'
 import { type Embeddable, embedList, embedOne, newestOf } from '../collections/embedding.js'
-import { type EmbeddedRelations, embeddedRelations, embeddedSchemas } from '../core/feature.js'
+import { type EmbeddedRelations, embeddedRelations, embeddedSchemas } from '../feature.js'
 import { Represented } from '../http/representation.js'
 import { Post, type PostsService } from '../posts/posts.public.js'
 import { User, type UsersService } from '../users/users.public.js'

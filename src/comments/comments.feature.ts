@@ -1,5 +1,5 @@
 // The comments feature: the comments on a post, and the commentAdded topic and subscription.
-import type { Feature } from '../core/feature.js'
+import type { Feature } from '../feature.js'
 import { countRows } from '../db/list-page.js'
 import { ANONYMOUS_VISIBILITY, postReference, type PostsService, visible } from '../posts/posts.public.js'
 import { userReference, type UsersService } from '../users/users.public.js'
@@ -21,6 +21,10 @@ export const commentsFeature = {
   },
   topics: COMMENTS_TOPICS,
   embeds: [commentsOfPost],
+  apiIndex: {
+    post_comments_url: { path: '/users/{user_id}/posts/{post_id}/comments', query: 'collection' },
+    post_comment_url: { path: '/users/{user_id}/posts/{post_id}/comments/{comment_id}', query: 'item' },
+  },
   landingCount: {
     label: 'Comments',
     // The comments on the posts an anonymous caller may see.

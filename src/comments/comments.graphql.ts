@@ -11,7 +11,8 @@ import type { User } from '../users/users.public.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
 import { fieldDescription } from '../graphql/error-codes.js'
 import { type Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
-import type { AddedComment, CommentsService } from './comments.service.js'
+import type { CommentsService } from './comments.service.js'
+import type { AddedComment } from './comments.stream.js'
 
 export const commentsTypeDefs = /* GraphQL */ `
 "A comment on a post, by a signed-in user."

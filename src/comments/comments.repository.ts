@@ -1,13 +1,29 @@
 // SQL for comments, always with their author's name.
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
+import { toIsoTimestamp } from '../db/tables.js'
 import { lockForWrite } from '../db/write-transaction.js'
-import { countPerParent, listPage, listWindowPerParent, type RowPage } from '../db/list-page.js'
+import type { RowPage } from '../collections/collection-page.js'
+import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
+import type { Comment } from './comments.schemas.js'
 import type { CommentRow, NewCommentRow } from './comments.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { type DraftVisibility, visible } from '../posts/posts.public.js'
 
 export type CommentWithAuthorRow = CommentRow & { author_name: string }
+
+/** A comment as the API shows it, from its row. */
+export function toComment(row: CommentWithAuthorRow): Comment {
+  return {
+    id: row.id,
+    postId: row.post_id,
+    authorId: row.author_id,
+    author: { id: row.author_id, name: row.author_name },
+    content: row.content,
+    createdAt: toIsoTimestamp(row.created_at),
+    updatedAt: toIsoTimestamp(row.updated_at),
+  }
+}
 
 function selectWithAuthor(db: Db) {
   return db.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id').selectAll('comments').select('users.name as author_name')

@@ -9,7 +9,7 @@ import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http
 import { IdParam } from '../core/schema-types.js'
 import { Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
 import { commentRequestExamples, commentsOpenApi } from './comments.openapi.js'
-import type { RoutesOptions } from '../core/feature.js'
+import type { RoutesOptions } from '../feature.js'
 import type { PostsService } from '../posts/posts.public.js'
 import type { UsersService } from '../users/users.public.js'
 import { commentEmbeds, representedComment } from './comments.embeds.js'

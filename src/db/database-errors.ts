@@ -67,7 +67,7 @@ export function databaseAppError(error: unknown): AppError | undefined {
  * The database busy or out of reach: worth retrying shortly, so SERVICE_UNAVAILABLE (with
  * Retry-After). The database handle throws these already translated (translating-dialect.ts); a
  * refused foreign key it leaves as the driver's (the store's own tests read the driver's words),
- * and toAppError (src/core) translates it with the rest of databaseAppError.
+ * and toAppError (src/http/to-app-error.ts) translates it with the rest of databaseAppError.
  */
 function unavailable(error: unknown): AppError | undefined {
   const code = codeOf(error)

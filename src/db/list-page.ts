@@ -13,6 +13,7 @@
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
 import type { Db } from './create-database.js'
 import { type DialectFacts, dialectFactsOf, MIN_INDEXED_SEARCH, type WindowBuilder } from './dialect-facts.js'
+import type { RowPage } from '../collections/collection-page.js'
 import type { FieldSpec } from '../collections/collection-spec.js'
 import type { CollectionQuery, Filter, SortKey } from '../collections/collection-query.js'
 import { MAX_OFFSET_ITEMS, offsetOf } from '../collections/pagination.js'
@@ -34,20 +35,6 @@ export const MAX_COUNTED_TOTAL = MAX_OFFSET_ITEMS
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the list query's tables and joins vary by caller
 export type AnySelect = SelectQueryBuilder<any, any, any>
-
-export interface RowPage<Row> {
-  readonly rows: Row[]
-  /** More rows follow this page in the query's order. */
-  readonly hasMore: boolean
-  /** Rows come before this page. */
-  readonly hasPrevious: boolean
-  /** Rows matching the query, when asked for; at most MAX_COUNTED_TOTAL. */
-  readonly total: number | undefined
-  /** More than MAX_COUNTED_TOTAL rows match: `total` says MAX_COUNTED_TOTAL, and counting stopped there. */
-  readonly totalCapped: boolean
-  readonly nextCursor: string | null
-  readonly prevCursor: string | null
-}
 
 export interface ListPageOptions<Row> {
   /** FROM, joins and the WHERE of the path's scope, on the executor given; no selection, order or limit. */

@@ -3,6 +3,7 @@
 // transaction-scoped advisory lock held while the migrations run, each in its own transaction.
 import { type Migration, type MigrationResult, Migrator, sql } from 'kysely'
 import type { Database } from './create-database.js'
+import type { DialectFacts } from './dialect-facts.js'
 import { initialMigration } from './migrations/0001-initial.js'
 import { listIndexesMigration } from './migrations/0002-list-indexes.js'
 import { searchIndexesMigration } from './migrations/0003-search-indexes.js'
@@ -11,17 +12,22 @@ import { idempotencyKeysMigration } from './migrations/0005-idempotency-keys.js'
 import { scopesAndIdentitiesMigration } from './migrations/0006-scopes-and-identities.js'
 import { idempotencyBoundsMigration } from './migrations/0007-idempotency-bounds.js'
 
-function migrationsFor(database: Database): Record<string, Migration> {
-  return {
-    '0001-initial': initialMigration(database.facts),
-    '0002-list-indexes': listIndexesMigration(),
-    '0003-search-indexes': searchIndexesMigration(database.facts),
-    '0004-text-search': textSearchMigration(database.facts),
-    '0005-idempotency-keys': idempotencyKeysMigration(database.facts),
-    '0006-scopes-and-identities': scopesAndIdentitiesMigration(database.facts),
-    '0007-idempotency-bounds': idempotencyBoundsMigration(database.facts),
-  }
+/** The migrations by name (Kysely applies them in the order of their names), each made for the store's dialect. */
+const MIGRATIONS: Readonly<Record<string, (facts: DialectFacts) => Migration>> = {
+  '0001-initial': initialMigration,
+  '0002-list-indexes': listIndexesMigration,
+  '0003-search-indexes': searchIndexesMigration,
+  '0004-text-search': textSearchMigration,
+  '0005-idempotency-keys': idempotencyKeysMigration,
+  '0006-scopes-and-identities': scopesAndIdentitiesMigration,
+  '0007-idempotency-bounds': idempotencyBoundsMigration,
 }
+
+/** The migrations' names, in the order they apply. */
+export const MIGRATION_NAMES: readonly string[] = Object.keys(MIGRATIONS).sort()
+
+const migrationsFor = (database: Database): Record<string, Migration> =>
+  Object.fromEntries(Object.entries(MIGRATIONS).map(([name, migration]) => [name, migration(database.facts)]))
 
 export interface MigrationReport {
   /** Names of the migrations this call applied, in order; empty when the schema was current. */

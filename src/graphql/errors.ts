@@ -2,11 +2,11 @@
 // where they apply, and `extensions.code` from the same closed set as REST (src/errors.ts), with
 // `extensions.details` for invalid input. Errors of the request itself (syntax, validation,
 // variables, limits) are BAD_REQUEST in graphql-js's own words; anything thrown while executing
-// becomes an AppError as for REST (core/to-app-error.ts): an unexpected failure is masked as
+// becomes an AppError as for REST (http/to-app-error.ts): an unexpected failure is masked as
 // INTERNAL_ERROR and logged with the request id and the field's path.
 import type { FastifyBaseLogger } from 'fastify'
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
-import { toAppError } from '../core/to-app-error.js'
+import { toAppError } from '../http/to-app-error.js'
 import type { AppError, ErrorCode, ErrorDetail } from '../errors.js'
 
 export interface RequestScope {

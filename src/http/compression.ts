@@ -64,7 +64,7 @@ type Done = (error: Error | null, payload?: unknown) => void
 /**
  * Compresses an answer of at least COMPRESSION_THRESHOLD_BYTES, of a compressible type, in the
  * coding chosen by chooseContentCoding; any other answer passes through untouched. Our own hook,
- * not @fastify/compress: a profile (docs/architecture.md) measured compression at 6.5% of GET one user, a ~300-byte
+ * not @fastify/compress: a profile (docs/performance.md, "Benchmarks and the hot path") measured compression at 6.5% of GET one user, a ~300-byte
  * answer to a request without Accept-Encoding that was never compressed, spent in the plugin's
  * per-route onRequest and onSend hooks and in our async onRequest hook that rewrote the header.
  * Here a callback hook (no promise) gives the payload back before allocating anything when there

@@ -1,11 +1,11 @@
 // Every failure leaves as the service's error body (docs/rest.md, Envelopes and errors). Expected errors
 // (AppError, and the framework's own 4xx) are shown in our words; anything else is masked as
-// INTERNAL_ERROR with the request id, its detail only in the log (core/to-app-error.ts, as for
+// INTERNAL_ERROR with the request id, its detail only in the log (http/to-app-error.ts, as for
 // GraphQL). No Fastify message or FST_ code reaches the client as it is.
 import type { Socket } from 'node:net'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { AppError, ERROR_STATUS, type ErrorCode, isAppError } from '../errors.js'
-import { toAppError } from '../core/to-app-error.js'
+import { toAppError } from './to-app-error.js'
 import { toErrorDetails } from '../core/validation.js'
 import { errorBody } from './error-body.js'
 
@@ -78,7 +78,7 @@ export function onClientError(error: Error & { code?: string }, socket: Socket):
   socket.destroy(error)
 }
 
-/** The framework's own errors in our words; the rest as every transport turns them (core/to-app-error.ts). */
+/** The framework's own errors in our words; the rest as every transport turns them (http/to-app-error.ts). */
 function fromFastify(error: FastifyError, request: FastifyRequest): AppError {
   if (isAppError(error)) return toAppError(error, request)
   if (error.validation) return fromValidation(error, request)

@@ -1,7 +1,7 @@
 // The representation cache: the representations already sent, kept so that the next GET of the
 // same resource is answered without the database, the serializer or the hash: its body (with a
 // fresh meta.timestamp), ETag, Last-Modified, Cache-Control and Link, or its 304. The conventions
-// are paid once per representation, not once per request (docs/architecture.md); every hook
+// are paid once per representation, not once per request (docs/decisions/0052-representation-cache.md); every hook
 // before the handler (rate limit, access, the in-flight limit) still runs for every request.
 //
 // An entry is keyed by what the answer depends on besides the data: the URL (path and query), the
@@ -16,7 +16,7 @@
 // origin depends on every table. A change is told after its commit, and an entry is stored only
 // if nothing it depends on changed since the request began, so an answer read across a write is
 // never kept. On PostgreSQL the other instances' changes arrive over NOTIFY, a few milliseconds
-// after their commit (docs/architecture.md gives the staleness measured); while the listening
+// after their commit (docs/decisions/0052-representation-cache.md gives the staleness measured); while the listening
 // connection is down nothing is kept or answered from here. Bounded by a byte budget, the oldest
 // entry not used lately going first (RecentlyUsed: a hit never moves its entry in the map, and the
 // rows' clock below moves a row only once it is in the older half, for the reason given there).

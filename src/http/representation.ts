@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type TObject, type TOptional, type TProperties, type TSchema, Type } from 'typebox'
 import { type Embeddable, embeddingPoints, parseRepresentation, type Representation } from '../collections/embedding.js'
-import { chargeRateLimit } from '../limits/rate-limit.js'
+import { chargeRateLimit } from './rate-limit-hooks.js'
 import type { RepresentationShape } from './route-config.js'
 
 /** The names an Embeddable offers, for the route's `config.representation`. */

@@ -39,16 +39,16 @@ declare module 'fastify' {
     errorBody?: 'graphql'
     /**
      * Not counted against the rate limit, and acquires no slot of the scheduler: probes and scrapers,
-     * GET /health, /ready, /metrics (limits/rate-limit.ts, limits/in-flight.ts).
+     * GET /health, /ready, /metrics (limits/rate-limit.ts, rate-limit-hooks.ts, in-flight.ts).
      */
     unmetered?: boolean
     /**
      * The answer is a file of the package (a page's script or style): the same for every caller, held
      * once in memory, cached by browsers for a day. Charged its request's point, not its bytes
-     * (limits/answer-bytes.ts).
+     * (answer-bytes.ts).
      */
     packagedFile?: boolean
-    /** The route holds its connection open (an event stream): it acquires no slot of the scheduler (limits/in-flight.ts). */
+    /** The route holds its connection open (an event stream): it acquires no slot of the scheduler (in-flight.ts). */
     longLived?: boolean
     /**
      * false: an Idempotency-Key sent to this write is ignored and its answer never kept (sign-in:
@@ -60,7 +60,7 @@ declare module 'fastify' {
     quietLog?: boolean
     /**
      * Set as a route with a WebSocket handler is registered: an upgrade request there becomes a
-     * WebSocket session (set and read by upgrade-requests.ts; limits/in-flight.ts reads it too).
+     * WebSocket session (set and read by upgrade-requests.ts; in-flight.ts reads it too).
      */
     upgrades?: boolean
     /**

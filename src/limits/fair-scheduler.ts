@@ -16,7 +16,7 @@
 // - What a slot costs. Its wall time, less the loop time of others' slow work meanwhile (on SQLite
 //   a cheap request begun beside a deep page may answer after it; charged for that wait, a light
 //   caller would fall behind a greedy one, and with 64 greedy callers wait for a slot of each:
-//   docs/architecture.md). So the slot of a slow caller, or one expected slow, begins on a task of
+//   docs/decisions/0014-fair-scheduler.md). So the slot of a slow caller, or one expected slow, begins on a task of
 //   its own (setImmediate): its continuation and the microtasks it queues run before the next task,
 //   and the time until then, its first stretch of synchronous work (on SQLite, nearly all of it),
 //   is timed alone. Cheap slots begin together, at once. On PostgreSQL the wall time holds the waits

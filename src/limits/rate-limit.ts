@@ -9,24 +9,16 @@
 // RateLimit — answers given before routing (a malformed URL) or before the limit's own hook (a CORS
 // preflight) included; past the allowance, 429 RATE_LIMITED with Retry-After. When the store cannot
 // count (Redis away), the request is let through or refused with 503, by config; either way the
-// failure is logged (once per outage) and counted.
+// failure is logged (once per outage) and counted. This module is the policy; the hooks that count
+// every HTTP request by it are src/http/rate-limit-hooks.ts.
 import { isIPv6 } from 'node:net'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Caller } from '../core/caller.js'
 import type { RateLimitStoreFailure } from '../config.js'
 import { AppError } from '../errors.js'
-import { errorBody } from '../http/error-body.js'
-import { beforeFrameworkErrors } from '../http/error-handler.js'
 import type { AnswerCharger } from './answer-bytes.js'
 import { createLimiter, type CountedLimiter, type LimitState, type LimitVerdict, storeFailureLog } from './limiter.js'
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Charges a request more than its 1 point (chargeRateLimit); undefined when rate limiting is off. */
-    chargeRateLimit: RateLimitCharger | undefined
-  }
-}
 
 export interface RateLimitPolicy {
   /** Points per window for an anonymous client address; 0 turns rate limiting off. */
@@ -86,6 +78,30 @@ export interface RateLimit {
   readonly storeErrors: number
 }
 
+/** The rate limit as the HTTP hooks meet it (src/http/rate-limit-hooks.ts); absent when rate limiting is off. */
+export interface RequestCounting {
+  /**
+   * The onRequest hook: takes the request's first point and reports it; over the allowance, the
+   * request fails with RATE_LIMITED. A callback: a request answered at once gains no promise.
+   */
+  readonly countArrival: onRequestHookHandler
+  /** Takes the first point of a request that was answered before countArrival ran (nothing if it was counted); rejects with RATE_LIMITED past the allowance. */
+  readonly arrive: (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+  /** The request is not counted: its route is unmetered, or its point is taken already. */
+  readonly isUncounted: (request: FastifyRequest) => boolean
+}
+
+export interface RateLimitOptions {
+  /** Where the counters live when they are shared; in this process without it. */
+  store?: RedisRateLimitStore
+  /** Where the store's failures are logged. */
+  log: FastifyBaseLogger
+  /** Told of each request or subscription refused for being over the limit (metrics). */
+  onRefused?: () => void
+  /** The clock of the windows counted in this process. @default Date.now */
+  now?: () => number
+}
+
 /** Seconds a WebSocket client refused for a failed store is told to wait (HTTP's 503 says the same, from the error handler). */
 const STORE_RETRY_AFTER_S = 1
 
@@ -96,40 +112,39 @@ const STORE_RETRY_AFTER_S = 1
  */
 const leaseFor = (allowance: number): number => Math.min(64, Math.floor(allowance / 16))
 
-/** The points a request took so far; a request absent here has not been counted yet. */
-const charged = new WeakMap<FastifyRequest, number>()
-/** Where the request's caller stands, as its answer reports it. */
-const reportedAt = new WeakMap<FastifyRequest, LimitState>()
+const OFF: RateLimit & { requests: undefined } = { consume: undefined, charge: undefined, chargeAnswer: undefined, storeErrors: 0, requests: undefined }
 
 /**
- * Takes `points` more from the request's caller through its app's rate limit (the RateLimitCharger
- * registerRateLimit decorated the app with), before the work they pay for runs; nothing when rate
- * limiting is off.
+ * The rate limit of one app: counted in Redis when `store` is given, else in this process;
+ * RATE_LIMIT_MAX=0 counts nothing. `requests` is what the HTTP hooks count every request by.
  */
-export async function chargeRateLimit(request: FastifyRequest, reply: FastifyReply, points: number): Promise<void> {
-  await request.server.chargeRateLimit?.(request, reply, points)
+export function createRateLimit(policy: RateLimitPolicy, options: RateLimitOptions): RateLimit & { requests: RequestCounting | undefined } {
+  if (policy.max === 0) return OFF
+  const allowances = createAllowances(policy, options)
+  const ledger = createLedger(allowances)
+  return {
+    ...createCharges(allowances, ledger),
+    get storeErrors() {
+      return allowances.failures.failures
+    },
+    requests: countRequests(allowances, ledger),
+  }
 }
 
-/**
- * Counts every HTTP request (in Redis when `store` is given, else in this process), and decorates
- * the app with its `chargeRateLimit`; RATE_LIMIT_MAX=0 counts nothing.
- */
-export async function registerRateLimit(
-  app: FastifyInstance,
-  policy: RateLimitPolicy,
-  store?: RedisRateLimitStore,
-  /** Told of each request or subscription refused for being over the limit (metrics). */
-  onRefused: () => void = () => {},
-  /** The clock of the windows counted in this process. */
-  now: () => number = Date.now,
-): Promise<RateLimit> {
-  if (policy.max === 0) {
-    app.decorate('chargeRateLimit', undefined)
-    return { consume: undefined, charge: undefined, chargeAnswer: undefined, storeErrors: 0 }
-  }
+/** The two allowances (anonymous, signed in), one store's failure log, and the words of a refusal. */
+interface Allowances {
+  readonly limiterFor: (request: FastifyRequest) => CountedLimiter
+  readonly policyName: (request: FastifyRequest) => string
+  readonly windowS: number
+  readonly failures: ReturnType<typeof storeFailureLog>
+  readonly onRefused: () => void
+  readonly refusal: (verdict: LimitVerdict & { allowed: false }) => AppError
+}
+
+function createAllowances(policy: RateLimitPolicy, { store, log, onRefused = () => {}, now = Date.now }: RateLimitOptions): Allowances {
   const windowS = Math.ceil(policy.windowMs / 1000)
   // One allowance per kind of caller; one store, so one log of its failures for both.
-  const failures = storeFailureLog(app.log, 'rate-limit', policy.onStoreError, 'requests')
+  const failures = storeFailureLog(log, 'rate-limit', policy.onStoreError, 'requests')
   const limiterOf = (points: number): CountedLimiter =>
     createLimiter({
       name: 'rate-limit',
@@ -137,22 +152,44 @@ export async function registerRateLimit(
       windowMs: policy.windowMs,
       redis: store,
       onStoreError: policy.onStoreError,
-      log: app.log,
+      log,
       failures,
       now,
       leaseUpTo: leaseFor(points),
     })
   const anonymous = limiterOf(policy.max)
   const signedIn = limiterOf(policy.authenticatedMax)
-  const limiterFor = (request: FastifyRequest) => (request.caller ? signedIn : anonymous)
-  const policyName = (request: FastifyRequest) => (request.caller ? 'signed-in' : 'anonymous')
+  return {
+    limiterFor: (request) => (request.caller ? signedIn : anonymous),
+    policyName: (request) => (request.caller ? 'signed-in' : 'anonymous'),
+    windowS,
+    failures,
+    onRefused,
+    refusal: (verdict) =>
+      new AppError('RATE_LIMITED', `Too many requests: ${verdict.limit} per ${windowS} s. Retry in ${verdict.retryAfterS} s.`, undefined, {
+        retryAfterS: verdict.retryAfterS,
+      }),
+  }
+}
 
-  const refusal = (verdict: LimitVerdict & { allowed: false }) =>
-    new AppError('RATE_LIMITED', `Too many requests: ${verdict.limit} per ${windowS} s. Retry in ${verdict.retryAfterS} s.`, undefined, {
-      retryAfterS: verdict.retryAfterS,
-    })
-
+/** What each request took so far and where its caller stands, and the headers that say so. */
+interface Ledger {
+  /** The points a request took so far; a request absent here has not been counted yet. */
+  readonly charged: WeakMap<FastifyRequest, number>
+  /** Where the request's caller stands, as its answer reports it. */
+  readonly reportedAt: WeakMap<FastifyRequest, LimitState>
   /** Where the caller stands, on the answer; nothing when the store could not count. */
+  readonly report: (request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict) => void
+  /** What the request took in all (GitHub's GraphQL calls it the query's cost). */
+  readonly reportCost: (reply: FastifyReply, request: FastifyRequest) => void
+  /** Reports where the caller stands, and throws when it is over the allowance. */
+  readonly settle: (request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict) => void
+  readonly uncounted: (request: FastifyRequest) => boolean
+}
+
+function createLedger({ policyName, windowS, onRefused, refusal }: Allowances): Ledger {
+  const charged = new WeakMap<FastifyRequest, number>()
+  const reportedAt = new WeakMap<FastifyRequest, LimitState>()
   function report(request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict): void {
     if (verdict.allowed && verdict.uncounted === true) return
     const { limit, remaining, resetS } = verdict
@@ -166,18 +203,26 @@ export async function registerRateLimit(
       ratelimit: `"${name}";r=${remaining};t=${resetS}`,
     })
   }
-
-  const uncounted = (request: FastifyRequest) => request.routeOptions.config?.unmetered === true || charged.has(request)
-
-  /** Reports where the caller stands, and throws when it is over the allowance. */
-  function settle(request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict): void {
-    report(request, reply, verdict)
-    if (!verdict.allowed) {
-      onRefused()
-      throw refusal(verdict)
-    }
+  return {
+    charged,
+    reportedAt,
+    report,
+    reportCost: (reply, request) => {
+      reply.header('x-ratelimit-cost', charged.get(request) ?? 0)
+    },
+    settle(request, reply, verdict) {
+      report(request, reply, verdict)
+      if (!verdict.allowed) {
+        onRefused()
+        throw refusal(verdict)
+      }
+    },
+    uncounted: (request) => request.routeOptions.config?.unmetered === true || charged.has(request),
   }
+}
 
+/** Every HTTP request's first point, taken as it arrives (or as it leaves, when it was answered first). */
+function countRequests({ limiterFor }: Allowances, { charged, settle, uncounted }: Ledger): RequestCounting {
   /** Takes the request's first point, reports it, and throws when the caller is over the allowance. */
   async function arrive(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (uncounted(request)) return
@@ -188,7 +233,7 @@ export async function registerRateLimit(
   // A request answered at once (counted in this process, or from its caller's lease in Redis) is
   // counted without a promise (a callback hook): that, and the map of windows in limiter.ts, is what
   // brought the rate limit's cost down from 14% of GET one user.
-  app.addHook('onRequest', (request, reply, done) => {
+  const countArrival: onRequestHookHandler = (request, reply, done) => {
     if (uncounted(request)) return done()
     charged.set(request, 1)
     const limiter = limiterFor(request)
@@ -209,25 +254,16 @@ export async function registerRateLimit(
       return done(error as Error)
     }
     done()
-  })
-  // Answered before the hook above ran (a CORS preflight, answered by @fastify/cors's own hook):
-  // counted as it leaves; one that is past the allowance is refused all the same.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (uncounted(request)) return done(null, payload)
-    arrive(request, reply).then(
-      () => done(null, payload),
-      (error: unknown) => {
-        if (!(error instanceof AppError) || reply.statusCode >= 400) return done(null, payload)
-        reply.code(error.status).header('content-type', 'application/json; charset=utf-8')
-        if (error.retryAfterS !== undefined) reply.header('retry-after', error.retryAfterS)
-        done(null, JSON.stringify(errorBody(error.code, error.message, error.details)))
-      },
-    )
-  })
-  // Answered before routing (a malformed URL): no route's hooks run, so the error handler asks.
-  beforeFrameworkErrors(app, arrive)
+  }
 
-  const rateLimit: RateLimit = {
+  return { countArrival, arrive, isUncounted: uncounted }
+}
+
+/** The points taken beyond a request's first: a message's, a request's work, an answer's bytes. */
+function createCharges(allowances: Allowances, ledger: Ledger): Pick<RateLimit, 'consume' | 'charge' | 'chargeAnswer'> {
+  const { limiterFor, onRefused, refusal } = allowances
+  const { charged, report, reportCost } = ledger
+  return {
     async consume(request, points = 1, options = {}) {
       const limiter = limiterFor(request)
       let verdict
@@ -252,13 +288,7 @@ export async function registerRateLimit(
         await limiter.reward(keyOf(request), points)
         onRefused()
         reportCost(reply, request)
-        const total = (charged.get(request) ?? 0) + points
-        const left = reportedAt.get(request)?.remaining
-        const message =
-          total > verdict.limit
-            ? `This request costs ${total} points, more than the whole allowance of ${verdict.limit} per ${windowS} s: send less in one request.`
-            : `This request costs ${total} points${left === undefined ? '' : `; ${left} of ${verdict.limit}`} are left in this ${windowS} s window. Retry in ${verdict.retryAfterS} s.`
-        throw new AppError('RATE_LIMITED', message, undefined, { retryAfterS: verdict.retryAfterS })
+        throw chargeRefusal(allowances, ledger, request, points, verdict)
       }
       report(request, reply, verdict)
       charged.set(request, (charged.get(request) ?? 0) + points)
@@ -279,17 +309,24 @@ export async function registerRateLimit(
       charged.set(request, (charged.get(request) ?? 0) + points)
       reportCost(reply, request)
     },
-    get storeErrors() {
-      return failures.failures
-    },
   }
-  app.decorate('chargeRateLimit', rateLimit.charge)
-  return rateLimit
 }
 
-/** What the request took in all (GitHub's GraphQL calls it the query's cost). */
-function reportCost(reply: FastifyReply, request: FastifyRequest): void {
-  reply.header('x-ratelimit-cost', charged.get(request) ?? 0)
+/** A charge refused: what the request would cost in all, and whether sending less or waiting helps. */
+function chargeRefusal(
+  { windowS }: Allowances,
+  { charged, reportedAt }: Ledger,
+  request: FastifyRequest,
+  points: number,
+  verdict: LimitVerdict & { allowed: false },
+): AppError {
+  const total = (charged.get(request) ?? 0) + points
+  const left = reportedAt.get(request)?.remaining
+  const message =
+    total > verdict.limit
+      ? `This request costs ${total} points, more than the whole allowance of ${verdict.limit} per ${windowS} s: send less in one request.`
+      : `This request costs ${total} points${left === undefined ? '' : `; ${left} of ${verdict.limit}`} are left in this ${windowS} s window. Retry in ${verdict.retryAfterS} s.`
+  return new AppError('RATE_LIMITED', message, undefined, { retryAfterS: verdict.retryAfterS })
 }
 
 /**

@@ -14,12 +14,22 @@ export const LANDING_PAGE_PATH = '/'
 // The path the page's assets were first published at: an HTTP path, once published, does not change.
 const ASSETS_PATH = '/front-door/assets'
 
-/** What an anonymous caller can see of each resource. */
 /** One resource's count on the page: its name (the element's id), its label and the number. */
 export interface ResourceCount {
   readonly name: string
   readonly label: string
   readonly count: number
+}
+
+/**
+ * One of a feature's addresses in the API's index (the landing page's JSON answer): a URL template
+ * (RFC 6570) under the API's prefix, its query expression added for a collection or an item.
+ */
+export interface IndexedAddress {
+  /** The path, its variables in braces: `/users/{user_id}/posts`. */
+  readonly path: string
+  /** `collection`: the collection query language's parameters; `item`: select and include. @default none */
+  readonly query?: 'collection' | 'item'
 }
 
 export interface LandingPageOptions {
@@ -29,6 +39,8 @@ export interface LandingPageOptions {
   countCap: number
   /** The REST API's path prefix the index points to (`/api/v1`). */
   apiPrefix: string
+  /** The resources' addresses under `apiPrefix`, by their name in the index, in its order (the features'). */
+  resources: Readonly<Record<string, IndexedAddress>>
   /** Paths of the other endpoints on this service; a page that is turned off is left out. */
   paths: {
     graphql: string
@@ -42,29 +54,23 @@ export interface LandingPageOptions {
 }
 
 // The collection query language's parameters (docs/rest.md, "Collections"); field filters are open-ended.
-const LIST_QUERY = '{?page,limit,cursor,sort,q,fields,select,include}'
-const ITEM_QUERY = '{?select,include}'
+const QUERY_EXPRESSIONS: Record<NonNullable<IndexedAddress['query']>, string> = {
+  collection: '{?page,limit,cursor,sort,q,fields,select,include}',
+  item: '{?select,include}',
+}
 
 /** The API's index: every resource of the API version `apiPrefix` names, as URL templates on `origin`. */
-export function apiIndex(origin: string, options: Pick<LandingPageOptions, 'apiPrefix' | 'paths'>): Record<string, string> {
+export function apiIndex(origin: string, options: Pick<LandingPageOptions, 'apiPrefix' | 'resources' | 'paths'>): Record<string, string> {
   const api = `${origin}${options.apiPrefix}`
   const { paths } = options
   const ws = origin.replace(/^http/, 'ws')
-  const index: Record<string, string> = {
-    users_url: `${api}/users${LIST_QUERY}`,
-    user_url: `${api}/users/{user_id}${ITEM_QUERY}`,
-    user_posts_url: `${api}/users/{user_id}/posts${LIST_QUERY}`,
-    user_post_url: `${api}/users/{user_id}/posts/{post_id}${ITEM_QUERY}`,
-    post_comments_url: `${api}/users/{user_id}/posts/{post_id}/comments${LIST_QUERY}`,
-    post_comment_url: `${api}/users/{user_id}/posts/{post_id}/comments/{comment_id}${ITEM_QUERY}`,
-    user_todos_url: `${api}/users/{user_id}/todos${LIST_QUERY}`,
-    user_todo_url: `${api}/users/{user_id}/todos/{todo_id}${ITEM_QUERY}`,
-    tokens_url: `${api}/tokens`,
-    current_token_url: `${api}/tokens/current`,
+  const index: Record<string, string> = {}
+  for (const [name, { path, query }] of Object.entries(options.resources)) index[name] = `${api}${path}${query === undefined ? '' : QUERY_EXPRESSIONS[query]}`
+  Object.assign(index, {
     graphql_url: `${origin}${paths.graphql}`,
     graphql_ws_url: `${ws}${paths.graphql}`,
     graphql_stream_url: `${origin}${paths.graphqlStream}{?query,variables,operationName}`,
-  }
+  })
   if (paths.graphqlSchema !== undefined) index.graphql_schema_url = `${origin}${paths.graphqlSchema}`
   if (paths.openapi !== undefined) index.openapi_url = `${origin}${paths.openapi}`
   if (paths.docs !== undefined) index.docs_url = `${origin}${paths.docs}`

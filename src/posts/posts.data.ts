@@ -1,8 +1,8 @@
-// The posts' section of the data files (src/core/data-section.ts): in Threadline's format a post as
+// The posts' section of the data files (src/data-section.ts): in Threadline's format a post as
 // the API shows it, drafts included; JSONPlaceholder's has no status or times, so its posts are
 // published at the moment of the import.
 import { Type } from 'typebox'
-import { type DataSection, StoredId, storedInstant } from '../core/data-section.js'
+import { type DataSection, StoredId, storedInstant } from '../data-section.js'
 import type { PostRow } from './posts.table.js'
 import { Post } from './posts.schemas.js'
 import { toPost } from './posts.service.js'

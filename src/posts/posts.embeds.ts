@@ -3,7 +3,7 @@
 // with. A user's posts are offered to users' answers from here.
 import { Type } from 'typebox'
 import { type Embeddable, embedList, embedOne, newestOf } from '../collections/embedding.js'
-import { type EmbeddedRelations, embeddedRelations, embeddedSchemas } from '../core/feature.js'
+import { type EmbeddedRelations, embeddedRelations, embeddedSchemas } from '../feature.js'
 import { Represented } from '../http/representation.js'
 import { User, type UsersService } from '../users/users.public.js'
 import { Post } from './posts.schemas.js'

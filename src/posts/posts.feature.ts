@@ -1,5 +1,5 @@
 // The posts feature: a user's posts; drafts are seen only by their owner and admins.
-import type { Feature } from '../core/feature.js'
+import type { Feature } from '../feature.js'
 import { countRows } from '../db/list-page.js'
 import { userReference, type UsersService } from '../users/users.public.js'
 import { postsOfUser } from './posts.embeds.js'
@@ -15,6 +15,10 @@ export const postsFeature = {
   routes: postsRoutes,
   graphql: { typeDefs: postsTypeDefs, resolvers: ({ posts, users }) => postsResolvers(posts, userReference(users)) },
   embeds: [postsOfUser],
+  apiIndex: {
+    user_posts_url: { path: '/users/{user_id}/posts', query: 'collection' },
+    user_post_url: { path: '/users/{user_id}/posts/{post_id}', query: 'item' },
+  },
   landingCount: { label: 'Posts', count: (db) => countRows(db, db.selectFrom('posts').where(visible('posts', ANONYMOUS_VISIBILITY))) },
   data: postsData,
 } satisfies Feature<{ posts: PostsService; users: UsersService }>

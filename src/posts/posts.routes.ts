@@ -9,7 +9,7 @@ import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http
 import { IdParam } from '../core/schema-types.js'
 import { CreatePostBody, Post, PostsCollection, ReplacePostBody, UpdatePostBody } from './posts.schemas.js'
 import { postRequestExamples, postsOpenApi } from './posts.openapi.js'
-import type { RoutesOptions } from '../core/feature.js'
+import type { RoutesOptions } from '../feature.js'
 import type { UsersService } from '../users/users.public.js'
 import { postEmbeds, representedPost } from './posts.embeds.js'
 import { type PostsService, postFields } from './posts.service.js'

@@ -1,7 +1,7 @@
-// The todos' section of the data files (src/core/data-section.ts): in Threadline's format a todo as
+// The todos' section of the data files (src/data-section.ts): in Threadline's format a todo as
 // the API shows it; JSONPlaceholder's calls its text `title` and has no times.
 import { Type } from 'typebox'
-import { type DataSection, StoredId, storedInstant } from '../core/data-section.js'
+import { type DataSection, StoredId, storedInstant } from '../data-section.js'
 import type { TodoRow } from './todos.table.js'
 import { Todo } from './todos.schemas.js'
 import { toTodo } from './todos.service.js'

@@ -3,7 +3,7 @@
 // users' answers from here.
 import { Type } from 'typebox'
 import { type Embeddable, embedList, newestOf } from '../collections/embedding.js'
-import { type EmbeddedRelations, embeddedRelations, embeddedSchemas } from '../core/feature.js'
+import { type EmbeddedRelations, embeddedRelations, embeddedSchemas } from '../feature.js'
 import { Represented } from '../http/representation.js'
 import { Todo } from './todos.schemas.js'
 import type { TodosService } from './todos.service.js'

@@ -1,5 +1,5 @@
 // The todos feature: a user's todos.
-import type { Feature } from '../core/feature.js'
+import type { Feature } from '../feature.js'
 import { countRows } from '../db/list-page.js'
 import { userReference, type UsersService } from '../users/users.public.js'
 import { todosOfUser } from './todos.embeds.js'
@@ -14,6 +14,10 @@ export const todosFeature = {
   routes: todosRoutes,
   graphql: { typeDefs: todosTypeDefs, resolvers: ({ todos, users }) => todosResolvers(todos, userReference(users)) },
   embeds: [todosOfUser],
+  apiIndex: {
+    user_todos_url: { path: '/users/{user_id}/todos', query: 'collection' },
+    user_todo_url: { path: '/users/{user_id}/todos/{todo_id}', query: 'item' },
+  },
   landingCount: { label: 'Todos', count: (db) => countRows(db, db.selectFrom('todos')) },
   data: todosData,
 } satisfies Feature<{ todos: TodosService; users: UsersService }>

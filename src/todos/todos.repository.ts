@@ -2,7 +2,8 @@
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { lockForWrite } from '../db/write-transaction.js'
-import { countPerParent, listPage, listWindowPerParent, type RowPage } from '../db/list-page.js'
+import type { RowPage } from '../collections/collection-page.js'
+import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from './todos.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 

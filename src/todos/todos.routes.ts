@@ -9,7 +9,7 @@ import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http
 import { IdParam } from '../core/schema-types.js'
 import { CreateTodoBody, Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
 import { todoRequestExamples, todosOpenApi } from './todos.openapi.js'
-import type { RoutesOptions } from '../core/feature.js'
+import type { RoutesOptions } from '../feature.js'
 import { representedTodo, todoEmbeds } from './todos.embeds.js'
 import type { TodosService } from './todos.service.js'
 

@@ -1,8 +1,8 @@
-// The tokens' part in the data files (src/core/data-section.ts): none. A file never carries a
+// The tokens' part in the data files (src/data-section.ts): none. A file never carries a
 // token, not even its hash (an export is not a way to sign in elsewhere); the section is here so
 // that `import --replace` and `threadline reset` empty the table before its users' and start its
 // ids again.
-import type { DataSection } from '../core/data-section.js'
+import type { DataSection } from '../data-section.js'
 
 export const tokensData: DataSection = {
   name: 'tokens',

@@ -2,24 +2,21 @@
 // on every request, revoked on demand. A token is `tl_` and 256 random bits; the store keeps
 // only its SHA-256, so a leaked database holds no usable credential. Each has a scope: `read`, or
 // `write` (all its user may do).
-//
-// With an outside OpenID Connect issuer configured, its JWT access tokens sign callers in too. The
-// first token of a subject makes its user (from the `name` and `email` claims); later ones find it
-// by subject. A verified token is kept in the same table by its hash until it expires, so every
-// later request with it, the checks of open connections and a revocation treat it as an own token.
-import { createHash, randomBytes } from 'node:crypto'
-import { Type } from 'typebox'
+// With an outside OpenID Connect issuer configured, its JWT access tokens sign callers in too
+// (issued-callers.ts). The callers of tokens seen are kept in the process (known-callers.ts), and
+// failed sign-ins are counted before a password is checked (sign-in-attempts.ts).
+import { randomBytes } from 'node:crypto'
 import type { OidcConfig } from '../config/oidc-config.js'
-import { type Caller, OPERATOR, type Scope } from '../core/caller.js'
-import type { Db } from '../db/create-database.js'
+import type { Caller, Scope } from '../core/caller.js'
 import type { CallerTopics } from '../core/caller-changed.js'
-import { bodyAjv } from '../core/validation.js'
+import type { Db } from '../db/create-database.js'
 import type { Events } from '../events/events.js'
-import { AppError, isAppError, notFound, unauthenticated } from '../errors.js'
-import type { Limiter } from '../limits/limiter.js'
-import { User, type UsersService } from '../users/users.public.js'
-import { createOidcIssuer, type IssuedIdentity, type OidcIssuer } from './oidc-issuer.js'
-import { RecentlyUsed } from '../recently-used.js'
+import { AppError, notFound, unauthenticated } from '../errors.js'
+import type { UsersService } from '../users/users.public.js'
+import { issuedCallers } from './issued-callers.js'
+import { type SignInAllowance, takeSignInAttempt } from './sign-in-attempts.js'
+import { knownCallers } from './known-callers.js'
+import { hashToken } from './token-hash.js'
 import * as repo from './tokens.repository.js'
 import type { IssuedToken, SignInInput } from './tokens.schemas.js'
 
@@ -53,13 +50,6 @@ export interface TokensServiceDeps {
   dataVersion?: () => number
 }
 
-/** Failed sign-ins per client address, per account and address, and per account (the highest). */
-export interface SignInAllowance {
-  perAddress: Limiter
-  perAccountAndAddress: Limiter
-  perAccount: Limiter
-}
-
 /** Where a sign-in comes from. */
 export interface SignInClient {
   /** The client's address as the rate limit keys it (an IPv6 address by its /64). */
@@ -68,24 +58,9 @@ export interface SignInClient {
 
 export type TokensService = ReturnType<typeof createTokensService>
 
-/** A user's name is at most this long (the users feature's schema): a longer name claim is cut. */
-const MAX_NAME = 100
-/** Whether an issuer's claims make a user as the users feature's schema has one. */
-const userClaimsValid = bodyAjv.compile(Type.Pick(User, ['name', 'email']))
-
-/** Callers of tokens kept at most (one not seen lately goes first). */
-const KNOWN_CALLERS_MAX = 10_000
-
 export function createTokensService({ db, users, tokenTtlMs, events, signInAllowance, dataVersion, oidc }: TokensServiceDeps) {
-  // The callers of the tokens seen, by token hash, each valid while the data version has not moved
-  // and the token has not expired: a revocation, a role changed, a user deleted are writes, by this
-  // process or (on SQLite) another, so a right is still checked as it stands when it is used. The
-  // lookup was half of a signed-in GET one user served from the representation cache (docs/architecture.md).
-  const known = new RecentlyUsed<string, { caller: Caller; expiresAtMs: number; version: number }>(KNOWN_CALLERS_MAX)
-
-  const issuer = oidc === undefined ? undefined : createOidcIssuer(oidc)
-  /** Users being made for an issuer's subjects, by subject: concurrent first requests of one subject make one. */
-  const making = new Map<string, Promise<number>>()
+  const callerOf = knownCallers(db, dataVersion)
+  const issued = oidc === undefined ? undefined : issuedCallers({ db, oidc, users, tokenTtlMs, callerOf })
 
   async function issue(userId: number, ttlMs: number, scope: Scope): Promise<IssuedToken> {
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url')
@@ -100,94 +75,6 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
     })
     return { token, expiresAt, scope }
   }
-
-  /** The caller of the live token with this hash, if there is one. */
-  async function callerOf(hash: string): Promise<Caller | undefined> {
-    const version = dataVersion?.()
-    const seen = known.peek(hash)
-    if (seen !== undefined) {
-      if (seen.version === version && Date.now() < seen.expiresAtMs) return known.get(hash)?.caller
-      known.delete(hash)
-    }
-    const found = await repo.findActiveToken(db, hash, new Date().toISOString())
-    if (found === undefined) return undefined
-    const caller: Caller = { userId: found.user_id, role: found.role, tokenId: found.id, scope: found.scope }
-    // Kept only when nothing was written while it was read.
-    if (version !== undefined && dataVersion?.() === version) {
-      known.set(hash, { caller, expiresAtMs: new Date(found.expires_at).getTime(), version })
-    }
-    return caller
-  }
-
-  /** The caller of an access token of the outside issuer: verified the first time it is sent, then kept as a token. */
-  async function callerOfIssued(oidcIssuer: OidcIssuer, issuerUrl: string, token: string): Promise<Caller> {
-    const hash = hashToken(token)
-    const kept = await callerOf(hash)
-    if (kept !== undefined) return kept
-    const identity = await oidcIssuer.verify(token)
-    const userId = await userOf(issuerUrl, identity)
-    const now = new Date()
-    await repo.insertTokenOnce(db, {
-      user_id: userId,
-      token_hash: hash,
-      created_at: now.toISOString(),
-      // Never longer than a token of Threadline's own.
-      expires_at: new Date(Math.min(identity.expiresAt.getTime(), now.getTime() + tokenTtlMs)).toISOString(),
-      scope: identity.scope,
-    })
-    // Absent when the token was revoked (DELETE /tokens/current) before this request.
-    const caller = await callerOf(hash)
-    if (caller === undefined) throw unauthenticated('The token is invalid, expired or revoked')
-    return caller
-  }
-
-  /** The user an issuer's subject is: found by subject, or made by its first token; its role follows the admin claim when one is configured. */
-  async function userOf(issuerUrl: string, identity: IssuedIdentity): Promise<number> {
-    const found = await repo.findIdentity(db, issuerUrl, identity.subject)
-    if (found === undefined) {
-      let made = making.get(identity.subject)
-      if (made === undefined) {
-        made = makeUser(issuerUrl, identity).finally(() => making.delete(identity.subject))
-        making.set(identity.subject, made)
-      }
-      return made
-    }
-    if (identity.admin !== undefined) {
-      const role = identity.admin ? 'admin' : 'user'
-      // A changed role is a write like an admin's: it is published, and open connections follow it.
-      if ((await users.get(OPERATOR, found)).role !== role) await users.update(OPERATOR, found, { role })
-    }
-    return found
-  }
-
-  async function makeUser(issuerUrl: string, identity: IssuedIdentity): Promise<number> {
-    const { email } = identity
-    if (email === undefined) throw unauthenticated('The token has no email claim: the first token of a subject makes its user from its name and email claims')
-    const input = { name: (identity.name ?? email).slice(0, MAX_NAME), email, role: identity.admin === true ? ('admin' as const) : ('user' as const) }
-    if (!userClaimsValid(input)) throw unauthenticated("The token's name or email claim cannot make a user: one line of text and an e-mail address are needed")
-    let userId: number
-    try {
-      userId = (await users.create(OPERATOR, input)).id
-    } catch (error) {
-      if (!(isAppError(error) && error.code === 'CONFLICT')) throw error
-      // Made by another instance meanwhile, or the address is another user's: never linked by address alone.
-      const mapped = await repo.findIdentity(db, issuerUrl, identity.subject)
-      if (mapped !== undefined) return mapped
-      throw new AppError(
-        'CONFLICT',
-        "Another user has the token's e-mail address: a user of the identity provider is never joined to an existing one by address",
-      )
-    }
-    if (await repo.insertIdentity(db, { issuer: issuerUrl, subject: identity.subject, user_id: userId, created_at: new Date().toISOString() })) return userId
-    // Another instance mapped the subject first: its user is the one.
-    await users.remove(OPERATOR, userId)
-    const mapped = await repo.findIdentity(db, issuerUrl, identity.subject)
-    if (mapped === undefined) throw unauthenticated('The token is invalid, expired or revoked')
-    return mapped
-  }
-
-  const takeSignInAttempt = (email: string, address: string) =>
-    signInAllowance === 'unlimited' ? Promise.resolve(NOTHING_TAKEN) : takeAttempt(signInAllowance, email, address)
 
   return {
     /**
@@ -204,7 +91,7 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
         if (caller === undefined) throw unauthenticated('The token is invalid, expired or revoked')
         return caller
       }
-      if (issuer !== undefined && oidc !== undefined && issuer.isJwt(token)) return callerOfIssued(issuer, oidc.issuer, token)
+      if (issued?.isIssued(token) === true) return issued.callerOf(token)
       throw unauthenticated('The token is invalid, expired or revoked')
     },
 
@@ -214,7 +101,7 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
      * often; SERVICE_UNAVAILABLE when too many passwords are being checked already.
      */
     async signIn(input: SignInInput, client: SignInClient): Promise<IssuedToken> {
-      const attempt = await takeSignInAttempt(input.email, client.address)
+      const attempt = await takeSignInAttempt(signInAllowance, input.email, client.address)
       let userId: number | undefined
       try {
         userId = await users.verifyCredentials(input.email, input.password, client.address)
@@ -264,46 +151,4 @@ export function createTokensService({ db, users, tokenTtlMs, events, signInAllow
       await events.publish('callerChanged', { userId: revoked.user_id, change: 'token-revoked', tokenId: revoked.id })
     },
   }
-}
-
-interface SignInAttempt {
-  /** Returns the points the attempt took: it succeeded, or no password was checked. */
-  giveBack(): Promise<void>
-}
-
-const NOTHING_TAKEN: SignInAttempt = { giveBack: async () => {} }
-
-/**
- * Takes one attempt from each allowance, the client address's first: the first refusal stops
- * there, so an address past its allowance counts against no account, and one address adds at most
- * its account-and-address allowance to an account's. The points are taken before the password is
- * checked (so parallel attempts cannot all pass one check), and given back on success.
- */
-async function takeAttempt(allowance: SignInAllowance, email: string, address: string): Promise<SignInAttempt> {
-  // The account is the e-mail address given, whether or not a user has it (a refusal tells
-  // nothing about who exists), hashed so that no address is stored in Redis's keys.
-  const account = createHash('sha256').update(email.toLowerCase()).digest('base64url')
-  const steps: [Limiter, string][] = [
-    [allowance.perAddress, address],
-    [allowance.perAccountAndAddress, `${account}:${address}`],
-    [allowance.perAccount, account],
-  ]
-  const taken: [Limiter, string][] = []
-  for (const [limiter, key] of steps) {
-    const verdict = await limiter.consume(key)
-    if (!verdict.allowed) {
-      const { retryAfterS } = verdict
-      throw new AppError('RATE_LIMITED', `Too many failed sign-ins: retry in ${retryAfterS} s`, undefined, { retryAfterS })
-    }
-    taken.push([limiter, key])
-  }
-  return {
-    async giveBack() {
-      await Promise.all(taken.map(([limiter, key]) => limiter.reward(key)))
-    },
-  }
-}
-
-function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex')
 }

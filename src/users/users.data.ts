@@ -1,10 +1,10 @@
-// The users' section of the data files (src/core/data-section.ts): in Threadline's format a user
+// The users' section of the data files (src/data-section.ts): in Threadline's format a user
 // as the API shows it plus the stored password hash, so that an import signs the same people in;
 // JSONPlaceholder's has its id, name, username and e-mail, and never a password. E-mails are
 // unique whatever their case, and a JSONPlaceholder comment's author named by an e-mail no user
 // has is added as a user.
 import { Type } from 'typebox'
-import { type DataSection, StoredId, storedInstant } from '../core/data-section.js'
+import { type DataSection, StoredId, storedInstant } from '../data-section.js'
 import { Nullable } from '../core/schema-types.js'
 import type { UserRow } from './users.table.js'
 import { User } from './users.schemas.js'

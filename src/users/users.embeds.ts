@@ -1,7 +1,7 @@
 // What a user's GET answers may embed (`include`): what other features offer (their posts and
 // todos, src/features.ts wires them in); and the item schema those answers are written with.
 import type { Embeddable } from '../collections/embedding.js'
-import { type EmbeddedRelations, embeddedRelations, embeddedSchemas } from '../core/feature.js'
+import { type EmbeddedRelations, embeddedRelations, embeddedSchemas } from '../feature.js'
 import { Represented } from '../http/representation.js'
 import { User } from './users.schemas.js'
 

@@ -1,5 +1,5 @@
 // The users feature: people, and who may administer the service.
-import type { Feature } from '../core/feature.js'
+import type { Feature } from '../feature.js'
 import { countRows } from '../db/list-page.js'
 import { usersResolvers, usersTypeDefs } from './users.graphql.js'
 import { usersRoutes } from './users.routes.js'
@@ -11,6 +11,10 @@ export const usersFeature = {
   createService: createUsersService,
   routes: usersRoutes,
   graphql: { typeDefs: usersTypeDefs, resolvers: ({ users }) => usersResolvers(users) },
+  apiIndex: {
+    users_url: { path: '/users', query: 'collection' },
+    user_url: { path: '/users/{user_id}', query: 'item' },
+  },
   landingCount: { label: 'Users', count: (db) => countRows(db, db.selectFrom('users')) },
   data: usersData,
 } satisfies Feature<{ users: UsersService }>

@@ -9,7 +9,7 @@ import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http
 import { IdParam } from '../core/schema-types.js'
 import { CreateUserBody, ReplaceUserBody, UpdateUserBody, User, UsersCollection } from './users.schemas.js'
 import { userRequestExamples, usersOpenApi } from './users.openapi.js'
-import type { RoutesOptions } from '../core/feature.js'
+import type { RoutesOptions } from '../feature.js'
 import { representedUser, userEmbeds } from './users.embeds.js'
 import { type UsersService, userFields } from './users.service.js'
 

@@ -6,14 +6,18 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFile
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DATA_SECTIONS } from '../../src/cli/data-sections.js'
 import { loadConfig } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
-import { toIsoTimestamp } from '../../src/db/tables.js'
+import { type Tables, toIsoTimestamp } from '../../src/db/tables.js'
 import { freshDatabase, SECOND_STORE_RUN, type TestDatabase } from '../helpers/test-store.js'
 import { AWKWARD_TEXT, type EdgeRows, seedWithEdgeRows, threadline } from './export-fixture.js'
 
 type Row = Record<string, unknown>
 type Document = Record<string, unknown> & { users: Row[]; posts: Row[]; comments: Row[]; todos: Row[] }
+
+/** The sections a format writes: every data section that has it (src/features.ts), parents first. */
+const sectionsIn = (format: 'threadline' | 'jsonplaceholder') => DATA_SECTIONS.filter(({ formats }) => formats?.[format] !== undefined).map(({ name }) => name)
 
 let store: TestDatabase
 let database: Database
@@ -38,20 +42,20 @@ const byId = (rows: Row[], id: number) => rows.find((row) => row.id === id)
 const iso = (value: string | Date | null) => (value === null ? null : toIsoTimestamp(value))
 
 describe('threadline export (threadline format)', () => {
-  it('is one JSON document: the marker, then users, posts, comments and todos, one row per line', () => {
+  it('is one JSON document: the marker, then each data section (users, posts, comments, todos), one row per line', () => {
     const document = JSON.parse(threadlineText) as Document
-    expect(Object.keys(document)).toEqual(['threadline', 'users', 'posts', 'comments', 'todos'])
+    expect(Object.keys(document)).toEqual(['threadline', ...sectionsIn('threadline')])
     expect(document.threadline).toEqual({ version: 1, exportedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) })
     const rowLines = threadlineText.split('\n').filter((line) => line.startsWith('  {'))
-    expect(rowLines).toHaveLength(document.users.length + document.posts.length + document.comments.length + document.todos.length)
+    expect(rowLines).toHaveLength(sectionsIn('threadline').reduce((rows, name) => rows + (document[name] as Row[]).length, 0))
   })
 
   it('holds every row of every table, in id order', async () => {
     const document = JSON.parse(threadlineText) as Document
-    for (const table of ['users', 'posts', 'comments', 'todos'] as const) {
+    for (const table of sectionsIn('threadline') as (keyof Tables)[]) {
       const ids = (await database.db.selectFrom(table).select('id').orderBy('id').execute()).map((row) => row.id)
       expect(
-        document[table].map((row) => row.id),
+        (document[table] as Row[]).map((row) => row.id),
         table,
       ).toEqual(ids)
     }
@@ -131,7 +135,7 @@ describe('threadline export (threadline format)', () => {
 describe('threadline export --format jsonplaceholder', () => {
   it("maps each table to JSONPlaceholder's fields, drafts included, no password", async () => {
     const document = JSON.parse(placeholderText) as Document
-    expect(Object.keys(document)).toEqual(['users', 'posts', 'comments', 'todos'])
+    expect(Object.keys(document)).toEqual(sectionsIn('jsonplaceholder'))
     expect(byId(document.users, edge.user.id)).toStrictEqual({ id: edge.user.id, name: 'Zoë Ünïcode 🧵', username: 'zoe', email: 'zoe@example.com' })
     expect(byId(document.posts, edge.draftPostId)).toStrictEqual({
       userId: edge.user.id,

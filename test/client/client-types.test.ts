@@ -4,13 +4,20 @@
 import { readFile } from 'node:fs/promises'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { CLIENT_TYPES_FILE, generateClientTypes } from '../../scripts/generate-client-types.js'
-import type { Comment, Post, ThreadlineClient, Todo, User } from '../../src/client/index.js'
+import { type Comment, createClient, type Post, type ThreadlineClient, type Todo, type User } from '../../src/client/index.js'
+import { FEATURES } from '../../src/features.js'
 
 it('has committed client types that match the OpenAPI document the server serves', async () => {
   const committed = await readFile(CLIENT_TYPES_FILE, 'utf8')
   const generated = await generateClientTypes()
   // Compared as a whole; on failure, run `npm run client:types` and commit src/client/openapi.ts.
   expect(committed === generated, 'src/client/openapi.ts is stale: run `npm run client:types`').toBe(true)
+})
+
+it('has helpers for every feature (src/features.ts), written by hand in src/client/create-client.ts', () => {
+  const client = createClient({ baseUrl: 'http://127.0.0.1:1' })
+  const missing = FEATURES.map(({ name }) => name).filter((name) => !(name in client))
+  expect(missing, 'features the client has no helpers for: add them to src/client/create-client.ts').toEqual([])
 })
 
 /** Calls the types are read from; never run. */

@@ -3,11 +3,15 @@
 // the caller (drafts and comments on drafts only for their author and admins); embedded lists are the
 // newest 20, or `<relation>.limit` up to 100; each relation costs one statement per page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FEATURES } from '../../src/features.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories, type Factories, postPath } from '../helpers/factories.js'
 import type { Comment } from '../../src/comments/comments.schemas.js'
 import type { Post } from '../../src/posts/posts.schemas.js'
 import type { User } from '../../src/users/users.schemas.js'
+
+/** What the features offer a user's answers (src/features.ts): posts and todos, and any other's. */
+const OFFERED_TO_USERS = FEATURES.flatMap(({ embeds = [] }) => embeds.filter((offered) => offered.in === 'users').map(({ name }) => name))
 
 const ids = (items: { id: number }[]) => items.map((item) => item.id)
 const newestFirst = (items: { id: number }[]) => ids(items).sort((a, b) => b - a)
@@ -188,7 +192,7 @@ describe('include', () => {
     it('refuses on single routes too', async () => {
       const res = await t.request({ method: 'GET', url: `/api/v1/users/${t.alice.id}?include=comments` })
       expect(res.statusCode).toBe(400)
-      expect(res.json().error.details).toEqual([{ field: 'include', message: '`comments` is unknown: the relations are posts, todos' }])
+      expect(res.json().error.details).toEqual([{ field: 'include', message: `\`comments\` is unknown: the relations are ${OFFERED_TO_USERS.join(', ')}` }])
     })
   })
 
@@ -250,7 +254,11 @@ describe('include', () => {
       expect(posts.include).toMatchObject({ type: 'array', items: { enum: ['author', 'comments'] } })
       // No default: Swagger UI would fill it in, and a limit without its include is a 400.
       expect(posts['comments.limit']).toEqual({ type: 'integer', minimum: 1 })
-      expect(parameters('/api/v2/users/{id}')).toMatchObject({ include: { items: { enum: ['posts', 'todos'] } }, 'posts.limit': {}, 'todos.limit': {} })
+      expect(OFFERED_TO_USERS).toEqual(expect.arrayContaining(['posts', 'todos']))
+      expect(parameters('/api/v2/users/{id}')).toMatchObject({
+        include: { items: { enum: OFFERED_TO_USERS } },
+        ...Object.fromEntries(OFFERED_TO_USERS.map((name) => [`${name}.limit`, {}])),
+      })
       expect(parameters('/api/v1/users/{userId}/posts/{postId}/comments/{commentId}').include).toMatchObject({ items: { enum: ['author', 'post'] } })
       const todo = parameters('/api/v1/users/{userId}/todos/{todoId}')
       expect(todo.select).toBeDefined()

@@ -2,7 +2,8 @@
 // SQLite file in a temp folder, or a PostgreSQL schema: test-store.ts), with three users and their
 // tokens: an admin, and two ordinary users, alice and bob.
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse, RouteOptions } from 'fastify'
-import { buildApp } from '../../src/app.js'
+import { type AppDependencies, buildApp } from '../../src/app.js'
+import type { PipelineObserver } from '../../src/http/pipeline-observer.js'
 import type { Events } from '../../src/events/events.js'
 import type { AppTopics } from '../../src/features.js'
 import { OPERATOR, type Scope } from '../../src/core/caller.js'
@@ -50,6 +51,10 @@ export interface TestAppOptions {
   store?: TestStore
   /** Changes the configuration read from `env` in what no variable sets (an issuer's key cooldown). */
   configure?: (config: Config) => Config
+  /** Conventions the app leaves out, as `npm run bench` has it do to price each. */
+  measureWithout?: AppDependencies['measureWithout']
+  /** Told of each HTTP stage's hook as it runs (the pipeline's order). */
+  observePipeline?: PipelineObserver
 }
 
 export async function buildTestApp(env: Record<string, string> = {}, options: TestAppOptions = {}): Promise<TestApp> {
@@ -88,6 +93,8 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
     onRoute: options.onRoute,
     now: clock.now,
     onScheduler: (created) => (scheduler = created),
+    measureWithout: options.measureWithout,
+    observePipeline: options.observePipeline,
   })
   // Fixtures are written on a connection of their own, their changes told to the app's handle at once.
   const database = openDatabase(config.database, { shareChangesOf: served })

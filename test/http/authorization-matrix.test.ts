@@ -157,13 +157,28 @@ async function tokenOf(actor: Actor, world: World): Promise<string | undefined> 
 describe('the authorization matrix', () => {
   it('has an entry for every REST write route, and none for a route that is gone', () => {
     expect(restRoutes.length).toBeGreaterThan(0)
-    expect([...new Set(restRoutes)].sort()).toEqual(Object.keys(REST).sort())
+    const routes = new Set(restRoutes)
+    expect(
+      [...routes].filter((route) => !(route in REST)),
+      'write routes without a row in REST: say who may call each (a new feature adds its own)',
+    ).toEqual([])
+    expect(
+      Object.keys(REST).filter((route) => !routes.has(route)),
+      'rows of REST for routes that are gone',
+    ).toEqual([])
   })
 
   it('has an entry for every GraphQL mutation, and none for a mutation that is gone', async () => {
     const res = await t.request({ method: 'POST', url: '/graphql', json: { query: '{ __type(name: "Mutation") { fields { name } } }' } })
     const names = (res.json().data.__type.fields as { name: string }[]).map((field) => field.name)
-    expect(names.sort()).toEqual(Object.keys(GRAPHQL).sort())
+    expect(
+      names.filter((name) => !(name in GRAPHQL)),
+      'mutations without a row in GRAPHQL: say who may call each (a new feature adds its own)',
+    ).toEqual([])
+    expect(
+      Object.keys(GRAPHQL).filter((name) => !names.includes(name)),
+      'rows of GRAPHQL for mutations that are gone',
+    ).toEqual([])
   })
 
   for (const [route, spec] of Object.entries(REST)) {

@@ -26,7 +26,10 @@ interface Operation {
 interface Document {
   openapi: string
   paths: Record<string, Record<string, Operation>>
-  components: { responses: Record<string, { content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }> }
+  components: {
+    schemas: Record<string, unknown>
+    responses: Record<string, { content?: Record<string, { schema: unknown }>; headers?: Record<string, unknown> }>
+  }
 }
 
 let t: TestApp
@@ -57,6 +60,17 @@ const operations = () =>
   )
 
 const versioned = API_MOUNTS.filter((mount) => mount.version !== 'negotiated')
+
+const SCHEMAS = '#/components/schemas/'
+
+/** The schema with each `$ref` to a shared schema replaced by that schema, as a reader of the document resolves it. */
+function dereferenced(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(dereferenced)
+  if (typeof schema !== 'object' || schema === null) return schema
+  const { $ref } = schema as { $ref?: unknown }
+  if (typeof $ref === 'string' && $ref.startsWith(SCHEMAS)) return dereferenced(document.components.schemas[$ref.slice(SCHEMAS.length)])
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, dereferenced(value)]))
+}
 
 describe('the API description', () => {
   it('is an OpenAPI 3.1 document that a validator accepts', async () => {
@@ -220,14 +234,47 @@ describe('the API description', () => {
   })
 
   it("uses the routes' own schemas", () => {
-    const answer = document.paths['/api/v1/users/{id}']?.get?.responses['200']?.content?.['application/json']?.schema as {
-      properties: { data: unknown }
-    }
+    const answer = document.paths['/api/v1/users/{id}']?.get?.responses['200']?.content?.['application/json']?.schema
     // A user embeds what the posts and todos features offer it, in the order of the features.
     const RepresentedUser = Represented(User, { posts: postsOfUser.schema, todos: todosOfUser.schema })
-    expect(answer.properties.data).toEqual(JSON.parse(JSON.stringify(RepresentedUser)))
-    const created = document.paths['/api/v1/users']?.post?.responses['201']?.content?.['application/json']?.schema as { properties: { data: unknown } }
-    expect(created.properties.data).toEqual(JSON.parse(JSON.stringify(User)))
+    expect(dereferenced(answer)).toMatchObject({ properties: { data: JSON.parse(JSON.stringify(RepresentedUser)) } })
+    const created = document.paths['/api/v1/users']?.post?.responses['201']?.content?.['application/json']?.schema
+    expect(dereferenced(created)).toMatchObject({ properties: { data: JSON.parse(JSON.stringify(User)) } })
+  })
+
+  it("shares each resource's schemas as components named after it, which every operation points at", () => {
+    const isShared = (schema: unknown) => {
+      const { $ref } = (schema ?? {}) as { $ref?: string }
+      return $ref?.startsWith(SCHEMAS) === true && document.components.schemas[$ref.slice(SCHEMAS.length)] !== undefined
+    }
+    for (const { path, method, operation } of operations()) {
+      const where = `${method} ${path}`
+      for (const media of Object.values(operation.requestBody?.content ?? {}) as { schema?: unknown }[]) expect(isShared(media.schema), where).toBe(true)
+      for (const [status, response] of Object.entries(operation.responses)) {
+        const answer = response.content?.['application/json']?.schema as { properties: { data: { items?: unknown }; meta: unknown } } | undefined
+        if (answer === undefined) continue
+        const { data, meta } = answer.properties
+        expect(isShared(data.items ?? data), `${where} ${status}`).toBe(true)
+        expect(isShared(meta), `${where} ${status}`).toBe(true)
+      }
+    }
+    const schemaOf = (path: string, method: string, status: string) =>
+      (document.paths[path]?.[method]?.responses[status]?.content?.['application/json']?.schema as { properties: Record<string, unknown> }).properties
+    for (const mount of versioned) {
+      expect(schemaOf(`${mount.prefix}/users`, 'get', '200')).toEqual({
+        data: { type: 'array', items: { $ref: `${SCHEMAS}UserRepresentation` } },
+        meta: { $ref: `${SCHEMAS}CollectionMeta` },
+      })
+      expect(schemaOf(`${mount.prefix}/users/{id}`, 'put', '200')).toEqual({ data: { $ref: `${SCHEMAS}User` }, meta: { $ref: `${SCHEMAS}ResourceMeta` } })
+      const update = document.paths[`${mount.prefix}/users/{id}`]?.patch?.requestBody?.content as Record<string, { schema: unknown }>
+      expect(update['application/json']?.schema).toEqual({ $ref: `${SCHEMAS}UserUpdate` })
+      expect(update['application/merge-patch+json']?.schema).toEqual({ $ref: `${SCHEMAS}UserUpdate` })
+    }
+    // An item embedded whole in another points at its own schema.
+    expect(document.components.schemas.UserRepresentation).toMatchObject({ properties: { posts: { items: { $ref: `${SCHEMAS}Post` } } } })
+    expect(Object.keys(document.components.schemas)).toEqual(
+      expect.arrayContaining(['Error', 'User', 'UserRepresentation', 'UserCreate', 'UserReplace', 'UserUpdate', 'ResourceMeta', 'CollectionMeta']),
+    )
   })
 
   it('serves the same document as YAML', async () => {

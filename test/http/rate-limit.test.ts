@@ -1,7 +1,8 @@
 // Runs once, on SQLite: the allowance is counted in memory or Redis, never in the database.
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { registerRateLimit } from '../../src/limits/rate-limit.js'
+import { registerRateLimit } from '../../src/http/rate-limit-hooks.js'
+import { createRateLimit } from '../../src/limits/rate-limit.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
 let t: TestApp
@@ -149,7 +150,8 @@ describe('answers given before the rate limit could look at them', () => {
 describe('points outside an HTTP request', () => {
   it('takes the points a WebSocket message asks (consume(request, points)) from the same allowance, and refuses past it with the seconds to wait', async () => {
     const app = Fastify()
-    const limit = await registerRateLimit(app, { max: 10, authenticatedMax: 10, windowMs: 60_000, onStoreError: 'open' })
+    const limit = createRateLimit({ max: 10, authenticatedMax: 10, windowMs: 60_000, onStoreError: 'open' }, { log: app.log })
+    registerRateLimit(app, limit)
     app.get('/message', async (request) => limit.consume?.(request, Number((request.query as { points: string }).points)))
     try {
       const send = (points: number) => app.inject({ url: `/message?points=${points}`, remoteAddress: '10.6.0.1' })

@@ -29,30 +29,77 @@ interface LintCase {
 
 const CASES: LintCase[] = [
   {
-    name: 'fails on two shared modules that import each other (no-circular)',
+    name: 'fails on two modules that import each other (no-circular)',
     files: {
-      'src/http/planted-reply.ts': "import { charge } from '../limits/planted-limit.js'\nexport const reply = () => charge()\n",
-      'src/limits/planted-limit.ts': "import { reply } from '../http/planted-reply.js'\nexport const charge = () => typeof reply\n",
+      'src/http/planted-reply.ts': "import { charge } from './planted-limit.js'\nexport const reply = () => charge()\n",
+      'src/http/planted-limit.ts': "import { reply } from './planted-reply.js'\nexport const charge = () => typeof reply\n",
     },
-    reports: [{ rule: 'no-circular', from: 'src/http/planted-reply.ts', to: 'src/limits/planted-limit.ts' }],
+    reports: [{ rule: 'no-circular', from: 'src/http/planted-limit.ts', to: 'src/http/planted-reply.ts' }],
   },
   {
     name: 'fails on a cycle of three modules closed by a type-only import (no-circular)',
     files: {
-      'src/http/planted-envelope.ts': "import type { Charger } from '../limits/planted-rate-limit.js'\nexport const body = (charge: Charger) => charge\n",
-      'src/limits/planted-rate-limit.ts':
-        "import { handle } from '../http/planted-handler.js'\nexport type Charger = () => void\nexport const limit = handle\n",
-      'src/http/planted-handler.ts': "import { body } from './planted-envelope.js'\nexport const handle = () => body(() => {})\n",
+      'src/limits/planted-envelope.ts': "import type { Charger } from './planted-rate-limit.js'\nexport const body = (charge: Charger) => charge\n",
+      'src/limits/planted-rate-limit.ts': "import { handle } from './planted-handler.js'\nexport type Charger = () => void\nexport const limit = handle\n",
+      'src/limits/planted-handler.ts': "import { body } from './planted-envelope.js'\nexport const handle = () => body(() => {})\n",
     },
-    reports: [{ rule: 'no-circular', from: 'src/http/planted-envelope.ts', to: 'src/limits/planted-rate-limit.ts' }],
+    reports: [{ rule: 'no-circular', from: 'src/limits/planted-envelope.ts', to: 'src/limits/planted-rate-limit.ts' }],
   },
   {
     name: 'passes modules that import one another in one direction only',
     files: {
-      'src/http/planted-error-body.ts': 'export const errorBody = (code: string) => ({ error: { code } })\n',
-      'src/http/planted-handler.ts': "import { errorBody } from './planted-error-body.js'\nexport const handle = () => errorBody('BAD_REQUEST')\n",
-      'src/limits/planted-limit.ts':
-        "import { errorBody } from '../http/planted-error-body.js'\nimport { handle } from '../http/planted-handler.js'\nexport const refuse = () => [errorBody('RATE_LIMITED'), handle()]\n",
+      'src/limits/planted-allowance.ts': 'export const allowance = (max: number) => ({ max })\n',
+      'src/limits/planted-take.ts': "import { allowance } from './planted-allowance.js'\nexport const take = () => allowance(10).max - 1\n",
+      'src/http/planted-hook.ts':
+        "import { allowance } from '../limits/planted-allowance.js'\nimport { take } from '../limits/planted-take.js'\nexport const refuse = () => [allowance(10), take()]\n",
+    },
+    reports: [],
+  },
+  {
+    name: 'fails on a cycle of folders that no cycle of modules closes (layer-collections)',
+    files: {
+      'src/collections/planted-query.ts': 'export interface PlantedQuery { readonly limit: number }\n',
+      'src/db/planted-list.ts':
+        "import type { PlantedQuery } from '../collections/planted-query.js'\nexport const list = (query: PlantedQuery) => query.limit\n",
+      'src/db/planted-rows.ts': 'export interface PlantedRows { readonly rows: unknown[] }\n',
+      'src/collections/planted-page.ts': "import type { PlantedRows } from '../db/planted-rows.js'\nexport const itemsOf = (page: PlantedRows) => page.rows\n",
+    },
+    reports: [{ rule: 'layer-collections', from: 'src/collections/planted-page.ts', to: 'src/db/planted-rows.ts' }],
+  },
+  {
+    name: 'fails on core, the bottom layer, naming a type of a higher one (layer-core)',
+    files: {
+      'src/graphql/planted-schema.ts': 'export type PlantedResolvers = Record<string, unknown>\n',
+      'src/core/planted-shape.ts':
+        "import type { PlantedResolvers } from '../graphql/planted-schema.js'\nexport type Shape = { resolvers: PlantedResolvers }\n",
+    },
+    reports: [{ rule: 'layer-core', from: 'src/core/planted-shape.ts', to: 'src/graphql/planted-schema.ts' }],
+  },
+  {
+    name: 'fails on a shared layer that imports a feature, a folder the layers do not name (layer-graphql)',
+    files: {
+      'src/bookmarks/planted-service.ts': 'export const listBookmarks = () => []\n',
+      'src/graphql/planted-resolvers.ts':
+        "import { listBookmarks } from '../bookmarks/planted-service.js'\nexport const resolvers = { bookmarks: listBookmarks }\n",
+    },
+    reports: [{ rule: 'layer-graphql', from: 'src/graphql/planted-resolvers.ts', to: 'src/bookmarks/planted-service.ts' }],
+  },
+  {
+    name: 'fails on an import of a file at the root of src/ that the layers do not place (layer-http)',
+    files: {
+      'src/planted-root.ts': 'export const ROOT = 1\n',
+      'src/http/planted-reply.ts': "import { ROOT } from '../planted-root.js'\nexport const reply = () => ROOT\n",
+    },
+    reports: [{ rule: 'layer-http', from: 'src/http/planted-reply.ts', to: 'src/planted-root.ts' }],
+  },
+  {
+    name: 'passes imports down the layers: a feature of the shared layers and of what a feature is, the composition root of a feature',
+    files: {
+      'src/db/planted-db.ts': 'export type PlantedDb = object\n',
+      'src/feature.ts': 'export interface Feature { readonly name: string }\n',
+      'src/bookmarks/bookmarks.feature.ts':
+        "import type { PlantedDb } from '../db/planted-db.js'\nimport type { Feature } from '../feature.js'\nexport const bookmarksFeature: Feature & { db?: PlantedDb } = { name: 'bookmarks' }\n",
+      'src/features.ts': "import { bookmarksFeature } from './bookmarks/bookmarks.feature.js'\nexport const FEATURES = [bookmarksFeature]\n",
     },
     reports: [],
   },

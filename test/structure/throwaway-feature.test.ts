@@ -1,14 +1,17 @@
 // Adding a resource takes what docs/architecture.md says it takes, and nothing else: in a copy of
-// the project, a throwaway `bookmarks` feature is added as a newcomer would — its folder (table,
-// service, routes, its relation in a user's answers, its landing-page count), three lines of
-// src/features.ts (the import, its entry in FEATURES, its service in createServices) and a
+// the project, a throwaway `bookmarks` feature (a user's saved posts) is added as a newcomer would —
+// its folder (table, service, routes, GraphQL type with a field on User and a mutation, its
+// relation in a user's answers, its landing-page count and index address, its data section), three
+// lines of src/features.ts (the import, its entry in FEATURES, its service in createServices) and a
 // migration (its file and its line in src/db/migrate.ts). Then, with no other file touched: the
-// project typechecks (its table is typed where the store is), the app serves the bookmarks, embeds
-// them in a user (`include=bookmarks`), describes them in the OpenAPI document and counts them on
-// the landing page; the lint's structure rules cover the new folder; the PostgreSQL test project
-// takes its tests.
+// project typechecks (its table is typed where the store is) and lints; the app serves the
+// bookmarks over REST and GraphQL, embeds them in a user, describes them in the OpenAPI document,
+// counts and indexes them on the landing page (a test of its own, in the copy), and the existing
+// tests a new resource could break pass in the copy, the authorization matrix failing only where it
+// must (it asks who may call the new mutation, by name); `threadline export` writes the bookmarks
+// and `threadline import` loads them back; the lint's structure rules cover the new folder.
 import { execFile } from 'node:child_process'
-import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, mkdirSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { promisify } from 'node:util'
@@ -21,12 +24,13 @@ const ROOT = resolve(import.meta.dirname, '../..')
 
 const FILES: Record<string, string> = {
   'src/bookmarks/bookmarks.table.ts': `
+// The bookmarks table as Kysely sees it, added to the store's Tables (src/db/tables.ts) from here.
 import type { Generated, Selectable } from 'kysely'
 
 export interface BookmarksTable {
   id: Generated<number>
   user_id: number
-  url: string
+  post_id: number
 }
 
 declare module '../db/tables.js' {
@@ -38,12 +42,13 @@ declare module '../db/tables.js' {
 export type BookmarkRow = Selectable<BookmarksTable>
 `,
   'src/bookmarks/bookmarks.service.ts': `
-import type { Caller } from '../core/caller.js'
+// The bookmarks: the posts a user saved.
 import type { ListWindow } from '../collections/pagination.js'
+import { type Caller, requireSignedIn } from '../core/caller.js'
 import type { Db } from '../db/create-database.js'
 import type { BookmarkRow } from './bookmarks.table.js'
 
-const toBookmark = (row: BookmarkRow) => ({ id: row.id, userId: row.user_id, url: row.url })
+export const toBookmark = (row: BookmarkRow) => ({ id: row.id, userId: row.user_id, postId: row.post_id })
 export type Bookmark = ReturnType<typeof toBookmark>
 
 export function createBookmarksService({ db }: { db: Db }) {
@@ -60,25 +65,93 @@ export function createBookmarksService({ db }: { db: Db }) {
       }
       return byUser
     },
+    async save(caller: Caller | null, postId: number): Promise<Bookmark> {
+      const { userId } = requireSignedIn(caller)
+      return toBookmark(await db.insertInto('bookmarks').values({ user_id: userId, post_id: postId }).returningAll().executeTakeFirstOrThrow())
+    },
   }
 }
 export type BookmarksService = ReturnType<typeof createBookmarksService>
 `,
+  'src/bookmarks/bookmarks.graphql.ts': `
+// GraphQL adapter for bookmarks: the Bookmark type, a user's bookmarks and saveBookmark.
+import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
+import type { GraphQLContext, WindowArgs } from '../graphql/context.js'
+import { fieldDescription } from '../graphql/error-codes.js'
+import { mutationWithoutInput } from '../graphql/validated.js'
+import type { BookmarksService } from './bookmarks.service.js'
+
+export const bookmarksTypeDefs = /* GraphQL */ \`
+"A post a user saved."
+type Bookmark {
+  id: ID!
+  userId: ID!
+  postId: ID!
+}
+
+extend type User {
+  \${fieldDescription('Their bookmarks, newest first.', { BAD_REQUEST: 'limit below 1, or a page past the offset window' })}
+  bookmarks\${WINDOW_ARGS_SDL}: [Bookmark!]!
+}
+
+extend type Mutation {
+  \${fieldDescription('Saves a post for the caller.', { UNAUTHENTICATED: 'anonymous caller' })}
+  saveBookmark(postId: ID!): Bookmark!
+}
+\`
+
+export const bookmarksResolvers = (bookmarks: BookmarksService) => ({
+  User: {
+    bookmarks: (user: { id: number }, args: WindowArgs, context: GraphQLContext) =>
+      context.loaders.list('User.bookmarks', args, user.id, (caller, ids, window) => bookmarks.listOfUsers(caller, ids, window)),
+  },
+  Mutation: {
+    saveBookmark: mutationWithoutInput((args: { postId: string }, context) => bookmarks.save(context.caller, Number(args.postId))),
+  },
+})
+`,
+  'src/bookmarks/bookmarks.data.ts': `
+// The bookmarks' section of the data files (src/data-section.ts), in Threadline's format.
+import { Type } from 'typebox'
+import { type DataSection, StoredId } from '../data-section.js'
+import { toBookmark } from './bookmarks.service.js'
+import type { BookmarkRow } from './bookmarks.table.js'
+
+export const bookmarksData: DataSection<BookmarkRow> = {
+  name: 'bookmarks',
+  noun: 'bookmark',
+  references: ['users', 'posts'],
+  formats: {
+    threadline: {
+      write: toBookmark,
+      schema: Type.Object({ id: StoredId, userId: StoredId, postId: StoredId }, { additionalProperties: false }),
+      references: [
+        { field: 'userId', section: 'users' },
+        { field: 'postId', section: 'posts' },
+      ],
+      toColumns: (row) => ({ id: row.id, user_id: row.userId, post_id: row.postId }),
+    },
+  },
+}
+`,
   'src/bookmarks/bookmarks.feature.ts': `
+// The bookmarks feature: the posts a user saved.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { embedList } from '../collections/embedding.js'
-import type { Feature } from '../core/feature.js'
+import type { Feature } from '../feature.js'
 import { IdParam } from '../core/schema-types.js'
 import { countRows } from '../db/list-page.js'
 import type { ResourceOpenApi } from '../http/openapi/route-openapi.js'
+import { bookmarksData } from './bookmarks.data.js'
+import { bookmarksResolvers, bookmarksTypeDefs } from './bookmarks.graphql.js'
 import { createBookmarksService, type BookmarksService } from './bookmarks.service.js'
 
-const Bookmark = Type.Object({ id: Type.Integer(), userId: Type.Integer(), url: Type.String() })
+const Bookmark = Type.Object({ id: Type.Integer(), userId: Type.Integer(), postId: Type.Integer() })
 const bookmarksOpenApi: ResourceOpenApi = {
   tag: { name: 'Bookmarks', description: "A user's bookmarks." },
   noun: 'bookmark',
-  example: { id: 1, userId: 1, url: 'https://example.com/a' },
+  example: { id: 1, userId: 1, postId: 1 },
 }
 
 const bookmarksRoutes: FastifyPluginAsyncTypebox<{ bookmarks: BookmarksService }> = async (app, { bookmarks }) => {
@@ -103,6 +176,7 @@ export const bookmarksFeature = {
   name: 'bookmarks',
   createService: createBookmarksService,
   routes: bookmarksRoutes,
+  graphql: { typeDefs: bookmarksTypeDefs, resolvers: ({ bookmarks }) => bookmarksResolvers(bookmarks) },
   embeds: [
     {
       in: 'users',
@@ -115,52 +189,95 @@ export const bookmarksFeature = {
         ),
     },
   ],
+  apiIndex: { user_bookmarks_url: { path: '/users/{user_id}/bookmarks' } },
   landingCount: { label: 'Bookmarks', count: (db) => countRows(db, db.selectFrom('bookmarks')) },
+  data: bookmarksData,
 } satisfies Feature<{ bookmarks: BookmarksService }>
 `,
-  'src/db/migrations/0007-bookmarks.ts': `
+  'src/db/migrations/0008-bookmarks.ts': `
+// The bookmarks table: a user's saved posts, gone with the user or the post.
 import type { Kysely, Migration } from 'kysely'
 import type { DialectFacts } from '../dialect-facts.js'
 
-export const bookmarksMigration = (facts: DialectFacts): Migration => ({
-  async up(db: Kysely<unknown>) {
-    await db.schema
-      .createTable('bookmarks')
-      .addColumn('id', 'integer', (c) => facts.autoIncrementPrimaryKey(c))
-      .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
-      .addColumn('url', facts.textType, (c) => c.notNull())
-      .execute()
-  },
+export function bookmarksMigration(facts: DialectFacts): Migration {
+  return {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('bookmarks')
+        .addColumn('id', 'integer', (c) => facts.autoIncrementPrimaryKey(c))
+        .addColumn('user_id', 'integer', (c) => c.notNull().references('users.id').onDelete('cascade'))
+        .addColumn('post_id', 'integer', (c) => c.notNull().references('posts.id').onDelete('cascade'))
+        .execute()
+    },
+  }
+}
+`,
+  // The feature's own test, as its author would write it, run in the copy beside the existing ones.
+  'test/bookmarks/bookmarks.test.ts': `
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+
+let t: TestApp
+beforeAll(async () => {
+  t = await buildTestApp()
+})
+afterAll(() => t.close())
+
+const graphql = (query: string, token?: string) => t.request({ method: 'POST', url: '/graphql', json: { query }, ...(token === undefined ? {} : { token }) })
+
+it('saves a post over GraphQL, serves it over REST and GraphQL, embeds it in a user, describes, counts and indexes it', async () => {
+  const post = await t.request({ method: 'POST', url: \`/api/v1/users/\${t.alice.id}/posts\`, token: t.tokens.alice, json: { title: 'Keep', content: 'this' } })
+  const postId = String(post.json().data.id)
+  const save = \`mutation { saveBookmark(postId: "\${postId}") { postId userId } }\`
+  expect((await graphql(save)).json().errors[0].extensions.code).toBe('UNAUTHENTICATED')
+  expect((await graphql(save, t.tokens.bob)).json()).toEqual({ data: { saveBookmark: { postId, userId: String(t.bob.id) } } })
+
+  const list = await t.request({ method: 'GET', url: \`/api/v1/users/\${t.bob.id}/bookmarks\` })
+  expect(list.json().data.map((bookmark: { postId: number }) => String(bookmark.postId))).toEqual([postId])
+  const embedded = await t.request({ method: 'GET', url: \`/api/v1/users/\${t.bob.id}?include=bookmarks\` })
+  expect(embedded.json().data.bookmarks.map((bookmark: { postId: number }) => String(bookmark.postId))).toEqual([postId])
+  const field = await graphql(\`{ user(id: "\${t.bob.id}") { bookmarks { postId } } }\`)
+  expect(field.json()).toEqual({ data: { user: { bookmarks: [{ postId }] } } })
+
+  const document = (await t.request({ method: 'GET', url: '/openapi.json' })).json()
+  expect(document.paths['/api/v1/users/{userId}/bookmarks'].get.operationId).toBe('listBookmarksV1')
+  expect(document.paths['/api/v1/users/{id}'].get.responses['200'].content['application/json'].schema.properties.data).toEqual({
+    $ref: '#/components/schemas/UserRepresentation',
+  })
+  expect(document.components.schemas.UserRepresentation.properties.bookmarks.items).toEqual({ $ref: '#/components/schemas/Bookmark' })
+  const page = await t.request({ method: 'GET', url: '/', headers: { accept: 'text/html' } })
+  expect(page.body).toMatch(/<dt>Bookmarks<\\/dt><dd id="count-bookmarks" data-count="1">1<\\/dd>/)
+  const index = (await t.request({ method: 'GET', url: '/' })).json()
+  expect(index.user_bookmarks_url).toBe('http://localhost:80/api/v1/users/{user_id}/bookmarks')
 })
 `,
-  // What the test runs in the copy, with tsx: the app over a fresh SQLite file, answering as JSON.
-  'try-bookmarks.ts': `
-import { buildApp } from './src/app.js'
-import { loadConfig } from './src/config.js'
-import { openDatabase } from './src/db/create-database.js'
-import { prepareDatabase } from './src/server.js'
+  // The copy's typecheck and lint in one child process: ESLint's type-aware rules read the program
+  // the typecheck built, instead of building their own (half this test's time otherwise).
+  'check-copy.mjs': `
+import { ESLint } from 'eslint'
+import ts from 'typescript'
 
-const config = loadConfig({ DATABASE_URL: 'sqlite:' + process.argv[2], LOG_LEVEL: 'silent', SEED_DEMO_DATA: 'false' })
-const database = openDatabase(config.database)
-await prepareDatabase(database, config)
-const now = new Date().toISOString()
-await database.db.insertInto('users').values({ name: 'Ada', email: 'ada@example.com', role: 'user', created_at: now, updated_at: now }).execute()
-await database.db.insertInto('bookmarks').values([{ user_id: 1, url: 'https://example.com/a' }, { user_id: 1, url: 'https://example.com/b' }]).execute()
-const app = await buildApp(config, { database })
-const get = async (url: string, accept = 'application/json') => {
-  const response = await app.inject({ url, headers: { accept } })
-  return { status: response.statusCode, body: response.body }
-}
-const answers = {
-  list: await get('/api/v1/users/1/bookmarks'),
-  embedded: await get('/api/v1/users/1?include=bookmarks'),
-  openapi: await get('/openapi.json'),
-  landing: await get('/', 'text/html'),
-}
-await app.close()
-console.log(JSON.stringify(answers))
+const { config } = ts.readConfigFile('tsconfig.build.json', ts.sys.readFile)
+const { fileNames, options } = ts.parseJsonConfigFileContent(config, ts.sys, process.cwd())
+const program = ts.createProgram(fileNames, { ...options, noEmit: true, incremental: false })
+const typeErrors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\\n'))
+const eslint = new ESLint({ overrideConfig: { languageOptions: { parserOptions: { programs: [program], projectService: false } } } })
+const results = await eslint.lintFiles(process.argv.slice(2))
+const lintErrors = results.flatMap(({ filePath, messages }) => messages.map(({ message }) => filePath + ': ' + message))
+console.log(JSON.stringify({ typeErrors, lintErrors }))
 `,
 }
+
+/**
+ * The existing tests a new resource could break (they read the registry, the schema or the
+ * landing page), run in the copy; a small part of the suite, so that this test stays short.
+ */
+const EXISTING_TESTS = [
+  'test/pages/landing-page.test.ts',
+  'test/collections/embedding.test.ts',
+  'test/http/mass-assignment.test.ts',
+  'test/http/authorization-matrix.test.ts',
+]
 
 /** Adds `line` after the first line of `path` (in the copy) that contains `after`. */
 function insertAfter(dir: string, path: string, after: string, line: string): void {
@@ -171,14 +288,18 @@ function insertAfter(dir: string, path: string, after: string, line: string): vo
 }
 
 let dir: string
+/** The copy's `threadline` command, run from its sources. */
+const threadline = (args: string[]) =>
+  run(process.execPath, ['--import', 'tsx', join(dir, 'src/main.ts'), ...args], { cwd: dir, env: { PATH: process.env.PATH, LOG_LEVEL: 'silent' } })
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'threadline-feature-'))
-  for (const entry of ['src', 'scripts', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'eslint.config.js']) {
+  for (const entry of ['src', 'scripts', 'test', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'eslint.config.js', 'vitest.config.ts']) {
     cpSync(join(ROOT, entry), join(dir, entry), { recursive: true })
   }
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
   mkdirSync(join(dir, 'src/bookmarks'))
+  mkdirSync(join(dir, 'test/bookmarks'))
   for (const [path, text] of Object.entries(FILES)) writeFileSync(join(dir, path), text.trimStart())
 
   // The three lines of src/features.ts, and the migration's line.
@@ -190,13 +311,8 @@ beforeAll(() => {
       .replace(/(export const FEATURES[^=]*= \[[^\]]*)\]/, '$1, bookmarksFeature]')
       .replace(/(\n\s+tokens: tokensFeature\.createService)/, '\n    bookmarks: bookmarksFeature.createService({ db }),$1'),
   )
-  insertAfter(
-    dir,
-    'src/db/migrate.ts',
-    "from './migrations/0006-scopes-and-identities.js'",
-    "import { bookmarksMigration } from './migrations/0007-bookmarks.js'",
-  )
-  insertAfter(dir, 'src/db/migrate.ts', "'0006-scopes-and-identities': ", "    '0007-bookmarks': bookmarksMigration(database.facts),")
+  insertAfter(dir, 'src/db/migrate.ts', "from './migrations/0007-idempotency-bounds.js'", "import { bookmarksMigration } from './migrations/0008-bookmarks.js'")
+  insertAfter(dir, 'src/db/migrate.ts', "'0007-idempotency-bounds': ", "  '0008-bookmarks': bookmarksMigration,")
 })
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -212,39 +328,75 @@ describe('a throwaway feature', () => {
       .map((line) => line.replace(`${ROOT}/`, '').replace(`${dir}/`, '').replace(/\s+/g, ' '))
     expect(changed.sort()).toEqual(
       [
+        'A src/bookmarks/bookmarks.data.ts',
         'A src/bookmarks/bookmarks.feature.ts',
+        'A src/bookmarks/bookmarks.graphql.ts',
         'A src/bookmarks/bookmarks.service.ts',
         'A src/bookmarks/bookmarks.table.ts',
-        'A src/db/migrations/0007-bookmarks.ts',
+        'A src/db/migrations/0008-bookmarks.ts',
         'M src/db/migrate.ts',
         'M src/features.ts',
       ].sort(),
     )
   })
 
-  it('typechecks: its table is typed wherever the store is', async () => {
-    await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', join(dir, 'tsconfig.build.json')])
+  it('typechecks (its table is typed wherever the store is) and lints', async () => {
+    const files = ['src/bookmarks/*.ts', 'src/features.ts', 'src/db/migrate.ts', 'src/db/migrations/0008-bookmarks.ts']
+    const { stdout } = await run(process.execPath, [join(dir, 'check-copy.mjs'), ...files], { cwd: dir, maxBuffer: 16 * 1024 * 1024 })
+    expect(JSON.parse(stdout)).toEqual({ typeErrors: [], lintErrors: [] })
+  }, 180_000)
+
+  it('is served, embedded, described, counted and indexed, and the tests it could break pass, the authorization matrix asking for its mutation', async () => {
+    const report = join(dir, 'report.json')
+    await run(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules/vitest/vitest.mjs'),
+        'run',
+        '--project',
+        'sqlite',
+        '--reporter=json',
+        `--outputFile=${report}`,
+        'test/bookmarks',
+        ...EXISTING_TESTS,
+      ],
+      // The parent's run set up its databases already; its workers' variables stay out.
+      { cwd: dir, env: { PATH: process.env.PATH, THREADLINE_GLOBAL_SETUP_DONE: '1' } },
+    ).catch((error: unknown) => error)
+    const { testResults } = JSON.parse(readFileSync(report, 'utf8')) as {
+      testResults: { name: string; assertionResults: { fullName: string; status: string; failureMessages: string[] }[] }[]
+    }
+    const files = testResults.map(({ name }) => name.replace(`${dir}/`, '')).sort()
+    expect(files).toEqual(['test/bookmarks/bookmarks.test.ts', ...EXISTING_TESTS].sort())
+    const failed = testResults.flatMap(({ assertionResults }) => assertionResults.filter(({ status }) => status === 'failed'))
+    expect(
+      failed.map(({ fullName, failureMessages }) =>
+        fullName.startsWith('the authorization matrix') ? fullName : `${fullName}: ${failureMessages.join('\n')}`,
+      ),
+    ).toEqual(['the authorization matrix has an entry for every GraphQL mutation, and none for a mutation that is gone'])
+    expect(failed[0]?.failureMessages.join('\n')).toMatch(/mutations without a row in GRAPHQL[^]*saveBookmark/)
+  }, 180_000)
+
+  it('is loaded by `threadline import` and written back by `threadline export`', async () => {
+    const at = '2026-01-02T03:04:05.006Z'
+    const data = {
+      threadline: { version: 1 },
+      users: [{ id: 1, name: 'Ada', email: 'ada@example.com', age: null, avatar: null, role: 'user', createdAt: at, updatedAt: at, passwordHash: null }],
+      posts: [{ id: 1, userId: 1, title: 'Kept', content: 'Twice', status: 'published', publishedAt: at, createdAt: at, updatedAt: at }],
+      bookmarks: [
+        { id: 1, userId: 1, postId: 1 },
+        { id: 2, userId: 1, postId: 1 },
+      ],
+    }
+    const [file, store, again] = ['import.json', 'store.db', 'export.json'].map((name) => join(dir, name)) as [string, string, string]
+    writeFileSync(file, JSON.stringify(data))
+    const { stdout } = await threadline(['--db', `sqlite:${store}`, 'import', file])
+    expect(stdout).toMatch(/^Imported 1 user, 1 post, 0 comments, 0 todos and 2 bookmarks in /m)
+    await threadline(['--db', `sqlite:${store}`, 'export', '--output', again])
+    const exported = JSON.parse(readFileSync(again, 'utf8')) as Record<string, unknown[]>
+    expect(Object.keys(exported)).toEqual(['threadline', 'users', 'posts', 'comments', 'todos', 'bookmarks'])
+    expect(exported.bookmarks).toEqual(data.bookmarks)
   }, 120_000)
-
-  it('is served, embedded in a user, described and counted', async () => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', join(dir, 'try-bookmarks.ts'), join(dir, 'store.db')], { cwd: dir })
-    const { list, embedded, openapi, landing } = JSON.parse(stdout) as Record<string, { status: number; body: string }>
-
-    expect(list?.status).toBe(200)
-    expect(JSON.parse(list!.body).data.map((b: { url: string }) => b.url)).toEqual(['https://example.com/a', 'https://example.com/b'])
-
-    expect(embedded?.status).toBe(200)
-    expect(JSON.parse(embedded!.body).data.bookmarks.map((b: { url: string }) => b.url)).toEqual(['https://example.com/b', 'https://example.com/a'])
-
-    const document = JSON.parse(openapi!.body)
-    expect(document.paths['/api/v1/users/{userId}/bookmarks'].get.operationId).toBe('listBookmarksV1')
-    expect(Object.keys(document.paths['/api/v1/users/{id}'].get.responses['200'].content['application/json'].schema.properties.data.properties)).toContain(
-      'bookmarks',
-    )
-
-    expect(landing?.status).toBe(200)
-    expect(landing?.body).toMatch(/<dt>Bookmarks<\/dt><dd id="count-bookmarks" data-count="2">2<\/dd>/)
-  }, 60_000)
 
   it("is under the lint's structure rules, and in the PostgreSQL test project", async () => {
     const { boundaries } = (await import(join(dir, 'eslint.config.js'))) as { boundaries: Linter.Config[] }
@@ -253,7 +405,6 @@ describe('a throwaway feature', () => {
     const config = [{ files: ['**/*.ts'], languageOptions: { parser: tseslint.parser } }, ...boundaries]
     const errorsOf = (filename: string, code: string) => linter.verify(code, config, { filename: join(dir, filename) }).map(({ message }) => message)
 
-    expect(errorsOf('src/bookmarks/bookmarks.feature.ts', readFileSync(join(dir, 'src/bookmarks/bookmarks.feature.ts'), 'utf8'))).toEqual([])
     expect(errorsOf('src/bookmarks/planted.ts', "import { loadUser } from '../users/users.service.js'")).toEqual([expect.stringContaining('public module')])
     expect(errorsOf('src/http/planted.ts', "import { bookmarksFeature } from '../bookmarks/bookmarks.feature.js'")).toEqual([
       expect.stringContaining('shared layer'),

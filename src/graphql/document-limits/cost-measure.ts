@@ -63,7 +63,7 @@ export interface Cost {
 }
 
 /**
- * Rows a read may touch beyond the items it returns, as the bounds on reads make them (docs/security.md, API4;
+ * Rows a read may touch beyond the items it returns, as the bounds on reads make them (docs/decisions/0056-bounded-reads.md;
  * src/db/list-page.ts and src/collections/pagination.ts): a search reads the trigram index's candidates, or
  * the newest 10,000 rows for a term too short for the index; a count is bounded the same way; an
  * offset page reads and throws away the rows before it, up to the window of page × limit ≤ 10,000

@@ -24,7 +24,7 @@ export const MAX_NESTING = 500
  * graphql's parser has a `maxTokens` of its own, but stops only after building the tree of
  * everything before: under a flood of 4,200-token documents those trees outlived the young
  * generation and filled the old one, and refusals took up to 80 ms (npm run bench:graphql-abuse,
- * docs/architecture.md). A document of at most MAX_NESTING characters can hold neither too many
+ * docs/decisions/0033-graphql-routes.md). A document of at most MAX_NESTING characters can hold neither too many
  * tokens nor too deep a nesting, so short ones are not counted at all.
  */
 export function parserLimitError(query: string, maxTokens: number): GraphQLError | undefined {

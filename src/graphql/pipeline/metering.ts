@@ -1,6 +1,6 @@
 // What a GraphQL request takes from the rate limit: points for the work it asks, computed from
 // its documents before any of them runs, so that a batch or a document of many fields cannot
-// spend more than one request's allowance (docs/security.md, API4: a batch of 10 × 15 aliased searches was
+// spend more than one request's allowance (docs/decisions/0026-rate-limit-in-points.md: a batch of 10 × 15 aliased searches was
 // one request, and held the event loop 25 s).
 //
 // An operation's points: 1, plus 1 for each top-level mutation field past the first (aliases

@@ -2,13 +2,15 @@
 // operation once the document is generated (its whole-document transform). The route transform
 // leaves notes on each operation (the version, the method, who may call, the route's declarations);
 // from them come the conditional, collection, representation, Prefer and Idempotency-Key parameters, the answers'
-// descriptions, headers and examples, the error answers, and the tags of the features whose routes are described.
+// descriptions, headers and examples, the error answers, the tags of the features whose routes are described,
+// and the names of the schemas shared as components (schema-hoisting.ts).
 import type { CollectionSpec } from '../../collections/collection-spec.js'
 import { PREFERENCE_METHODS } from '../prefer.js'
 import type { RepresentationShape } from '../route-config.js'
 import type { ApiVersion } from '../versioning.js'
 import { collectionParameters } from './collection-parameters.js'
 import { representationParameters } from './representation-parameters.js'
+import { type HoistedOperation, hoistSchemas } from './schema-hoisting.js'
 import { errorResponseRef, errorStatusesOf } from './error-responses.js'
 import { type AnswerHeader, COMMON_HEADERS, READ_HEADERS, headerRefs, type Condition } from './headers.js'
 import { EXAMPLE_TIMESTAMP, type ResourceOpenApi, type RouteOpenApi } from './route-openapi.js'
@@ -51,17 +53,20 @@ const PAGING: Record<ApiVersion, string> = {
   2: 'v2 pages by `cursor` and skips the count: `meta.pagination` is `{limit, nextCursor, hasMore}` (`{page, limit, nextCursor, hasMore}` given a `page`).',
 }
 
-/** @fastify/swagger's whole-document transform: parameters, answers, headers and examples per operation; the tags. */
+/** @fastify/swagger's whole-document transform: parameters, answers, headers and examples per operation; the tags; the shared schemas. */
 export function completeDocument(document: OpenApiDocument, tags: readonly ResourceOpenApi['tag'][]): OpenApiDocument {
+  const described: HoistedOperation[] = []
   for (const [path, item] of Object.entries(document.paths)) {
     for (const operation of Object.values(item)) {
       const notes = operation[NOTES]
       if (notes === undefined) continue
       delete operation[NOTES]
       completeOperation(operation, notes, path.includes('{'))
+      described.push({ path, method: notes.method, noun: notes.openapi.resource.noun, represented: notes.representation !== undefined })
     }
   }
   document.tags = [...tags]
+  hoistSchemas(document, described)
   return document
 }
 

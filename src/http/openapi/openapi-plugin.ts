@@ -1,10 +1,10 @@
 // The API description's plugin: an OpenAPI 3.1 document that @fastify/swagger generates from the routes'
 // own schemas (paths, parameters, bodies, answers, and each operation's summary, description, tag and
 // id), completed with what those schemas do not say (document-completion.ts): the collection query
-// language, who may call, the errors, the headers and examples. Built once, on the first request for
-// it, and served as bytes at /openapi.json and /openapi.yaml. Describes the versioned paths (/api/v1,
-// /api/v2); the unversioned ones are the same operations with the version taken from Accept (see
-// docs/architecture.md, "OpenAPI").
+// language, who may call, the errors, the headers and examples; each resource's schemas shared as
+// components. Built once, on the first request for it, and served as bytes at /openapi.json and
+// /openapi.yaml. Describes the versioned paths (/api/v1, /api/v2); the unversioned ones are the same
+// operations with the version taken from Accept (see docs/decisions/0030-openapi-generated.md).
 import fastifySwagger from '@fastify/swagger'
 import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify'
 import { PACKAGE_VERSION } from '../../package-info.js'

@@ -2,7 +2,8 @@
 // the subscription transports: an AppError stays as it is (its words are meant for the client); a
 // database error the service expects is put in its words (src/db's one translation: the database
 // handle throws most already translated); anything else is a bug, masked as INTERNAL_ERROR with one
-// message that quotes the request id, its detail only in the log.
+// message that quotes the request id, its detail only in the log. In http/, the transport layer the
+// GraphQL endpoint and its subscription transports are built on.
 import { databaseAppError } from '../db/database-errors.js'
 import { AppError, isAppError } from '../errors.js'
 

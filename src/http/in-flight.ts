@@ -2,7 +2,7 @@
 // limit counts requests over a window, so it lets a caller send its whole allowance at once;
 // better-sqlite3 then runs their statements one after another on the event loop while every other
 // client waits behind all of them (docs/security.md has the measurement). So a request's handler
-// runs in a slot of the fair scheduler (fair-scheduler.ts), keyed by caller (the user when signed
+// runs in a slot of the fair scheduler (src/limits/fair-scheduler.ts), keyed by caller (the user when signed
 // in, else the client address, as the rate limit keys them): a caller alone may hold every slot;
 // callers that contend share the slots by the handler time each has used, a newcomer going ahead
 // of a greedy caller's backlog; after a slow request the next slot is handed out a loop turn
@@ -20,9 +20,9 @@
 // sixteen such clients every slot. An answer too large for the socket's buffers waits on its client
 // at most `sendTimeoutMs` without progress; then the connection is closed and the answer dropped.
 import type { FastifyInstance, FastifyReply } from 'fastify'
-import { isUpgradeRequest } from '../http/upgrade-requests.js'
-import type { FairScheduler, ReleaseSlot } from './fair-scheduler.js'
-import { callerKey } from './rate-limit.js'
+import { isUpgradeRequest } from './upgrade-requests.js'
+import type { FairScheduler, ReleaseSlot } from '../limits/fair-scheduler.js'
+import { callerKey } from '../limits/rate-limit.js'
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -2,7 +2,7 @@
 // expected database error in our words, anything else masked as INTERNAL_ERROR with one message
 // that quotes the request id, its detail only in the log.
 import { describe, expect, it } from 'vitest'
-import { maskedMessage, toAppError } from '../../src/core/to-app-error.js'
+import { maskedMessage, toAppError } from '../../src/http/to-app-error.js'
 import { AppError, ERROR_CATALOGUE, ERROR_STATUS } from '../../src/errors.js'
 
 function recordingScope(id = 'req-42') {

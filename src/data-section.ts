@@ -6,10 +6,10 @@
 // sections it references (parents are written first and emptied last), and the fields no two of its
 // rows share.
 import { type TSchema, Type } from 'typebox'
-import type { Db } from '../db/create-database.js'
-import { MAX_ID } from './ids.js'
-import { parseInstant } from './instant.js'
-import { Id } from './schema-types.js'
+import type { Db } from './db/create-database.js'
+import { MAX_ID } from './core/ids.js'
+import { parseInstant } from './core/instant.js'
+import { Id } from './core/schema-types.js'
 
 /** A row as a data file holds it, or as its table's columns: field → value. */
 export type Fields = Record<string, unknown>

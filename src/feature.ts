@@ -2,16 +2,19 @@
 // from its `<feature>.feature.ts`, and everything the rest of the service needs to know about it is
 // here: its service factory, its REST routes (each carrying its own OpenAPI text), its part of the
 // GraphQL schema, the event topics it publishes, the relations it adds to other features' items,
-// the count the landing page shows and its section of the data files. Its tables are declared in
+// its addresses in the API's index, the count the landing page shows and its section of the data files. Its tables are declared in
 // its `<feature>.table.ts` (src/db/tables.ts says how). The composition root (src/features.ts,
 // src/app.ts) lists the features once and wires each into the shared layers, which never import a
-// feature themselves; the lint, the test projects and the CLI read the same list.
+// feature themselves; the lint, the test projects and the CLI read the same list. It sits beside
+// the composition root, above the shared layers whose types it names and below the features that
+// implement it (the lint's layers, .dependency-cruiser.mjs).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { TSchema } from 'typebox'
-import type { Relation } from '../collections/embedding.js'
-import type { Db } from '../db/create-database.js'
-import type { ResolverMap, SubscriptionField } from '../graphql/schema.js'
+import type { Relation } from './collections/embedding.js'
+import type { Db } from './db/create-database.js'
+import type { ResolverMap, SubscriptionField } from './graphql/schema.js'
 import type { DataSection } from './data-section.js'
+import type { IndexedAddress } from './pages/landing-page.js'
 
 /** A relation another feature adds to this one's items, wired by the composition root. */
 export interface Embedded {
@@ -56,6 +59,8 @@ export interface Feature<S extends object> {
     readonly schema: TSchema
     readonly relation: (services: S) => Relation<{ readonly id: number }>
   }[]
+  /** Its addresses in the API's index, by their name there (`user_posts_url`), in the order they are listed. */
+  readonly apiIndex?: Readonly<Record<string, IndexedAddress>>
   /** The landing page's count of its resource: what an anonymous caller could list. */
   readonly landingCount?: {
     readonly label: string
