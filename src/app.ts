@@ -25,7 +25,7 @@ import { createMemoryEvents } from './events/memory-events.js'
 import { createRedisEvents } from './events/redis-events.js'
 import { requestError } from './graphql/errors.js'
 import { graphqlRoutes } from './graphql/graphql-routes.js'
-import { createPersistedQueryStores } from './graphql/persisted-query-stores.js'
+import { createPersistedQueryStores } from './graphql/pipeline/persisted-query-stores.js'
 import type { SubscriptionStats } from './graphql/subscriptions/subscription-server.js'
 import { DOCS_PATH, docsPageRoutes } from './pages/docs-page.js'
 import { landingPageRoutes } from './pages/landing-page.js'
@@ -99,6 +99,8 @@ export interface AppDependencies {
   onRoute?: (route: RouteOptions & { prefix: string }) => void
   /** The clock of the windows counted in this process: allowances, delivery budgets (tests move it instead of waiting). @default Date.now */
   now?: () => number
+  /** Told of the scheduler requests acquire their slots from, when there is one (tests watch its load). */
+  onScheduler?: (scheduler: FairScheduler) => void
   /** Told of each HTTP stage's hook as it runs (tests check the pipeline's order); the hooks are wrapped for it, so never in production. */
   observePipeline?: PipelineObserver
   /** Conventions left out, to measure what each costs (MEASURABLE_CONVENTIONS). @default none */
@@ -304,6 +306,7 @@ function createServicesAndLimits(
           shedLoopDelayMs: config.http.shedLoopDelayMs,
         })
       : undefined
+  if (scheduler !== undefined) dependencies.onScheduler?.(scheduler)
   return { passwordAllowances, services, idempotentWrites, rateLimit, loopDelay, scheduler }
 }
 

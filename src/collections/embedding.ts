@@ -112,7 +112,7 @@ export function parseRepresentation<T>(embeddable: Embeddable<T>, query: RawQuer
 
 /**
  * Rows an embedding may read per rate-limit point past its request's first: GraphQL's rate
- * (src/graphql/metering.ts, COST_PER_POINT: a list multiplies what is under it by its page size),
+ * (src/graphql/pipeline/metering.ts, COST_PER_POINT: a list multiplies what is under it by its page size),
  * so a page of 100 users with 100 posts each costs the same over REST and GraphQL.
  */
 export const EMBEDDED_ROWS_PER_POINT = 1_000

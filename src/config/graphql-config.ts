@@ -1,6 +1,6 @@
 // The GraphQL endpoint's settings (GRAPHIQL, GRAPHQL_*): what it serves, its subscriptions' bounds,
 // the document limits src/graphql/document-limits/ enforces, and the persisted queries
-// (src/graphql/persisted-queries.ts), with their defaults and why.
+// (src/graphql/pipeline/persisted-queries.ts), with their defaults and why.
 import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { ConfigError, type Env, raw, readBoolean, readDuration, readInteger } from './read-env.js'

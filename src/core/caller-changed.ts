@@ -1,5 +1,5 @@
 // The one topic the core declares: what a user may do changed. The tokens and users features
-// publish it; long-lived connections (src/graphql/connection-rights.ts) close or narrow on hearing
+// publish it; long-lived connections (src/graphql/subscriptions/connection-rights.ts) close or narrow on hearing
 // it, on every instance — so it lives below both, beside the Caller it is about.
 import { Type } from 'typebox'
 import { ROLES, type Role } from './caller.js'

@@ -6,7 +6,7 @@
 // A code outside the catalogue (src/errors.ts) fails at start-up, when the SDL is built.
 import { ERROR_CATALOGUE, type ErrorCode } from '../errors.js'
 
-/** Request-level codes of the GraphQL protocol itself (persisted-queries.ts), outside the catalogue on purpose. */
+/** Request-level codes of the GraphQL protocol itself (pipeline/persisted-queries.ts), outside the catalogue on purpose. */
 export const GRAPHQL_REQUEST_CODES = ['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED', 'PERSISTED_QUERY_NOT_ALLOWED'] as const
 
 export type DocumentedCode = ErrorCode | (typeof GRAPHQL_REQUEST_CODES)[number]

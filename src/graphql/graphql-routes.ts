@@ -7,15 +7,16 @@
 // vocabulary. Subscriptions (WebSocket on the same path, SSE on /graphql/stream) are in
 // subscriptions/subscription-server.ts.
 //
-// Every operation goes through the operation pipeline (operation-pipeline.ts), as those of the
-// WebSocket and the event stream do: its hash resolved (persisted queries, trusted documents), its
-// lexical and shape limits checked on a parse kept by text, its points charged, then validated
-// (once per document) and run (compiled by graphql-jit from its second use). A document sent with
-// its hash is registered only once its operation has run (it parsed and validated).
+// Every operation is prepared by the operation pipeline (pipeline/operation-pipeline.ts), as those of the
+// WebSocket and the event stream are: its hash resolved (persisted queries, trusted documents), its
+// lexical and shape limits checked on a parse kept by text, its type one the method carries, its
+// points charged, then validated (once per document) and allowed to its caller; here it is run
+// (compiled by graphql-jit from its second use) and its answer framed. A document sent with its
+// hash is registered only once its operation has run (it parsed and validated).
 // An answer that carries errors is never cached: no-store, and no ETag.
 import fastifyWebsocket from '@fastify/websocket'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { GraphQLError, type GraphQLFormattedError, type GraphQLSchema, NoSchemaIntrospectionCustomRule, OperationTypeNode, printSchema } from 'graphql'
+import { type GraphQLFormattedError, type GraphQLSchema, NoSchemaIntrospectionCustomRule, printSchema } from 'graphql'
 import { handleProtocols } from 'graphql-ws'
 import mercurius from 'mercurius'
 import type { Authenticate, CurrentCallers } from '../core/caller.js'
@@ -33,25 +34,28 @@ import { type GraphQLContext, Loaders } from './context.js'
 import { formatError } from './errors.js'
 import { graphiqlRoutes } from '../pages/graphiql.js'
 import { MAX_TOKENS } from './document-limits/parser-guard.js'
+import type { ListSizes } from './document-limits/cost-measure.js'
 import { costLimitRules } from './document-limits/query-limit-rules.js'
 import {
-  type AdmittedOperation,
-  createOperationPipeline,
   answerTooLarge,
   boundAnswer,
+  createOperationPipeline,
+  GRAPHQL_PATH,
   isRefused,
   type OperationPipeline,
-  type Payer,
+  paidOverHttp,
+  type PreparedOperation,
+  QUERIES,
+  QUERIES_AND_MUTATIONS,
   type RefusedOperation,
   type StageTracer,
-} from './operation-pipeline.js'
-import { createPersistedQueries, type PersistedQueryStore } from './persisted-queries.js'
-import { chooseOperation, readRequestParams } from './request-params.js'
+  type Transport,
+} from './pipeline/operation-pipeline.js'
+import { createPersistedQueries, type PersistedQueries, type PersistedQueryStore } from './pipeline/persisted-queries.js'
+import { readRequestParams, type RequestParams } from './pipeline/request-params.js'
 import { attachSubscriptions, buildResolvers, type GraphQLPart, typeDefsOf } from './schema.js'
 import type { OperationTracer } from './subscriptions/operation-preparation.js'
-import { STREAM_PATH, subscriptionServer, type SubscriptionServerOptions, type SubscriptionStats } from './subscriptions/subscription-server.js'
-
-const GRAPHQL_PATH = '/graphql'
+import { subscriptionServer, type SubscriptionServerOptions, type SubscriptionStats } from './subscriptions/subscription-server.js'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 const GRAPHQL_RESPONSE_TYPE = 'application/graphql-response+json; charset=utf-8'
@@ -73,7 +77,7 @@ export interface GraphQLRoutesOptions {
   /** The callers of open connections' tokens as they stand now (their rights follow them). */
   currentCallers: CurrentCallers
   consumeRateLimit: RateLimitConsumer | undefined
-  /** Charges a request the points of its operations past the 1 it took on arrival (src/graphql/metering.ts). */
+  /** Charges a request the points of its operations past the 1 it took on arrival (src/graphql/pipeline/metering.ts). */
   chargeRateLimit: RateLimitCharger | undefined
   /** Runs an operation over a WebSocket or an event stream in a slot of its caller's, as HTTP requests acquire theirs. */
   schedule: SubscriptionServerOptions['schedule']
@@ -94,85 +98,22 @@ export interface GraphQLRoutesOptions {
   tracer?: StageTracer & OperationTracer
 }
 
-export async function graphqlRoutes(
-  app: FastifyInstance,
-  {
-    config,
-    parts,
-    authenticate,
-    currentCallers,
-    consumeRateLimit,
-    chargeRateLimit,
-    schedule,
-    exposeStats,
-    activeSubscriptions,
-    events,
-    persistedQueryStore,
-    persistedQueryAllowance,
-    idempotentWrites,
-    now,
-    tracer,
-  }: GraphQLRoutesOptions,
-): Promise<void> {
+export async function graphqlRoutes(app: FastifyInstance, options: GraphQLRoutesOptions): Promise<void> {
+  const { config, parts } = options
   const listSizes = { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }
-  // The shape limits (fields, depth, aliases, directives) are the pipeline's, checked before these.
-  const validationRules = [...costLimitRules(config.limits, listSizes), ...(config.introspection ? [] : [NoSchemaIntrospectionCustomRule])]
   // Without introspection, refusals keep their names of the schema to themselves (formatError).
   app.decorateRequest('graphqlSuggestions', config.introspection)
   // Mercurius builds the executable schema (app.graphql.schema); every transport's operations are
   // parsed, validated and run by the operation pipeline, so mercurius keeps no documents of its own.
   await app.register(mercurius, { schema: typeDefsOf(parts), resolvers: buildResolvers(parts), routes: false, graphiql: false, jit: 0, cache: false })
 
-  const persisted = createPersistedQueries(config.persistedQueries, persistedQueryStore, { allowance: persistedQueryAllowance, log: app.log })
-  const pipeline = createOperationPipeline({
-    schema: () => app.graphql.schema,
-    limits: config.limits,
-    listSizes,
-    maxTokens: MAX_TOKENS,
-    persisted,
-    validationRules,
-    jit: config.jit,
-    tracer,
+  const persisted = createPersistedQueries(config.persistedQueries, options.persistedQueryStore, {
+    allowance: options.persistedQueryAllowance,
+    log: app.log,
   })
-  // The rate limit counts the work a request asks, all of it before any of it runs: its
-  // operations, their mutation fields and their cost (src/graphql/metering.ts). The request took 1 point on arrival.
-  const payer =
-    (request: FastifyRequest, reply: FastifyReply): Payer =>
-    async (points) =>
-      chargeRateLimit?.(request, reply, points - 1)
-  /** Runs the operation, then registers its document if it was sent with its hash and ran: one refused before execution is not kept. */
-  const runAndRegister = async (request: FastifyRequest, operation: AdmittedOperation) => {
-    const answer = await run(pipeline, app.graphql.schema, request, operation)
-    if (answer.outcome === 'executed') await persisted.register(operation, callerKey(request, request.caller ?? null))
-    return answer
-  }
-  /** Runs the operation, its answer bounded (stage 9): PAYLOAD_TOO_LARGE in its place past `budget`. */
-  const runBounded = async (request: FastifyRequest, operation: AdmittedOperation, budget?: number): Promise<{ answer: Answer; length: number }> => {
-    const answer = await runAndRegister(request, operation)
-    const bounded = boundAnswer(answer.body, budget)
-    return 'refused' in bounded ? { answer: { outcome: 'too-large', body: bounded.refused }, length: bounded.length } : { answer, length: bounded.length }
-  }
-
-  // Errors raised before the resolvers run (bad JSON, a refused token, the rate limit) are
-  // GraphQL responses too (`errorBody: 'graphql'`), with the status that says what happened.
-  // A mutation's Idempotency-Key is checked once its document is known, before it is charged: a
-  // replayed answer costs nothing. Its answer is kept first of the route's onSend hooks.
-  // Its writes mark the key they run under done, in their own transactions (watchWrites).
-  const route = {
-    config: { access: 'public', scope: 'read', errorBody: 'graphql' },
-    preHandler: idempotentWrites.watchWrites,
-    onSend: idempotentWrites.keepAnswer,
-  } as const
-  app.post(GRAPHQL_PATH, route, async (request, reply) => {
-    requireJsonBody(request)
-    const media = negotiate(request.headers.accept)
-    if (Array.isArray(request.body)) return sendBatch(request, reply, media, request.body)
-    const operation = await pipeline.admit(request, readRequestParams(request.body, 'body'))
-    if (isRefused(operation)) return send(reply, media, refusalAnswer(operation))
-    if (isMutation(operation) && (acceptWrites(request, reply), await idempotentWrites.begin(request, reply)) === 'replayed') return reply
-    await pipeline.charge([operation], payer(request, reply))
-    return send(reply, media, (await runBounded(request, operation)).answer)
-  })
+  const pipeline = pipelineOf(app, options, persisted, listSizes)
+  const answers = httpAnswers(app, pipeline, persisted, options)
+  app.post(GRAPHQL_PATH, answers.postRoute, answers.post)
 
   attachSubscriptions(app.graphql.schema, parts)
   const subscriptions = subscriptionServer(app, {
@@ -180,16 +121,157 @@ export async function graphqlRoutes(
     limits: config.subscriptions,
     pipeline,
     listSizes,
-    chargeRateLimit,
-    authenticate,
-    currentCallers,
-    consumeRateLimit,
-    activeSubscriptions,
-    events,
-    schedule,
-    now,
+    chargeRateLimit: options.chargeRateLimit,
+    authenticate: options.authenticate,
+    currentCallers: options.currentCallers,
+    consumeRateLimit: options.consumeRateLimit,
+    activeSubscriptions: options.activeSubscriptions,
+    events: options.events,
+    schedule: options.schedule,
+    now: options.now,
+    tracer: options.tracer,
+  })
+  await registerWebSockets(app, config, subscriptions.closeSockets)
+  options.exposeStats(subscriptions.stats)
+
+  // GET: queries over HTTP, and the WebSocket upgrade for subscriptions (graphql-transport-ws).
+  app.route({
+    method: 'GET',
+    url: GRAPHQL_PATH,
+    config: { access: 'public', errorBody: 'graphql', refusesTokensInProtocol: true },
+    wsHandler: subscriptions.wsHandler,
+    onSend: neverCacheErrors,
+    handler: answers.get,
+  })
+
+  if (config.introspection) {
+    const sdl = `${printSchema(app.graphql.schema)}\n`
+    app.get(`${GRAPHQL_PATH}/schema.graphql`, { config: { access: 'public' } }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send(sdl))
+  }
+  if (config.graphiql) await app.register(graphiqlRoutes, { endpoint: GRAPHQL_PATH, subscriptionEndpoint: GRAPHQL_PATH })
+}
+
+/** The operation pipeline of the app's schema, by the GraphQL config. */
+function pipelineOf(app: FastifyInstance, { config, tracer }: GraphQLRoutesOptions, persisted: PersistedQueries, listSizes: ListSizes): OperationPipeline {
+  return createOperationPipeline({
+    schema: () => app.graphql.schema,
+    limits: config.limits,
+    listSizes,
+    maxTokens: MAX_TOKENS,
+    persisted,
+    // The shape limits (fields, depth, aliases, directives) are the pipeline's, checked before these.
+    validationRules: [...costLimitRules(config.limits, listSizes), ...(config.introspection ? [] : [NoSchemaIntrospectionCustomRule])],
+    jit: config.jit,
     tracer,
   })
+}
+
+/**
+ * What POST and GET carry, and how their operations are paid for. The rate limit counts the work a
+ * request asks, all of it before any of it runs: its operations, their mutation fields and their
+ * cost (src/graphql/pipeline/metering.ts). The request took 1 point on arrival.
+ */
+function httpTransports({ chargeRateLimit, idempotentWrites }: GraphQLRoutesOptions) {
+  const pay = paidOverHttp(chargeRateLimit)
+  /** Queries and mutations: a mutation's Idempotency-Key is checked once its document is known, before it is charged (a replayed answer costs nothing). */
+  const post: Transport<FastifyReply, 'replayed'> = {
+    carries: QUERIES_AND_MUTATIONS,
+    pay,
+    async beforeMutation(request, reply) {
+      // A request that runs a mutation accepts write tokens only: its answer says so (access.ts sets the header for the route).
+      if (request.caller !== null) reply.header('x-accepted-oauth-scopes', 'write')
+      return (await idempotentWrites.begin(request, reply)) === 'replayed' ? 'replayed' : undefined
+    },
+  }
+  /** Queries only: a mutation must not run from a link or an <img>. */
+  const get: Transport<FastifyReply> = { carries: QUERIES, pay }
+  return { post, get }
+}
+
+/** The handlers of POST and GET /graphql: each operation prepared by the pipeline, then run, bounded and sent. */
+function httpAnswers(app: FastifyInstance, pipeline: OperationPipeline, persisted: PersistedQueries, options: GraphQLRoutesOptions) {
+  const { config, idempotentWrites } = options
+  const over = httpTransports(options)
+  /** Runs the operation, then registers its document if it was sent with its hash and ran: one refused before execution is not kept. */
+  const runAndRegister = async (request: FastifyRequest, operation: PreparedOperation) => {
+    const answer = await run(pipeline, app.graphql.schema, request, operation)
+    if (answer.outcome === 'executed') await persisted.register(operation, callerKey(request, request.caller ?? null))
+    return answer
+  }
+  /** Runs the operation, its answer bounded (stage 9): PAYLOAD_TOO_LARGE in its place past `budget`. */
+  const runBounded = async (request: FastifyRequest, operation: PreparedOperation, budget?: number): Promise<{ answer: Answer; length: number }> => {
+    const answer = await runAndRegister(request, operation)
+    const bounded = boundAnswer(answer.body, budget)
+    return 'refused' in bounded ? { answer: { outcome: 'too-large', body: bounded.refused }, length: bounded.length } : { answer, length: bounded.length }
+  }
+  const answerOne = async (request: FastifyRequest, reply: FastifyReply, params: RequestParams, transport: Transport<FastifyReply, 'replayed'>) => {
+    const media = negotiate(request.headers.accept)
+    const operation = await pipeline.prepare(request, reply, params, transport, request.caller)
+    if (operation === 'replayed') return reply
+    if (isRefused(operation)) return send(reply, media, refusalAnswer(operation))
+    return send(reply, media, (await runBounded(request, operation)).answer)
+  }
+  const batching: Batching = { pipeline, maxBatch: config.maxBatch, transport: over.post, runBounded }
+
+  return {
+    // Errors raised before the resolvers run (bad JSON, a refused token, the rate limit) are
+    // GraphQL responses too (`errorBody: 'graphql'`), with the status that says what happened.
+    // A mutation's answer is kept first of the route's onSend hooks; its writes mark the key they
+    // run under done, in their own transactions (watchWrites).
+    postRoute: {
+      config: { access: 'public', scope: 'read', errorBody: 'graphql' },
+      preHandler: idempotentWrites.watchWrites,
+      onSend: idempotentWrites.keepAnswer,
+    } as const,
+    post: async (request: FastifyRequest, reply: FastifyReply) => {
+      requireJsonBody(request)
+      if (Array.isArray(request.body)) return answerBatch(batching, request, reply, request.body)
+      return answerOne(request, reply, readRequestParams(request.body, 'body'), over.post)
+    },
+    get: async (request: FastifyRequest, reply: FastifyReply) => answerOne(request, reply, readRequestParams(request.query, 'query'), over.get),
+  }
+}
+
+/** What a batch is answered with: the pipeline, its size bound, what POST carries, and how one operation is run. */
+interface Batching {
+  pipeline: OperationPipeline
+  maxBatch: number
+  transport: Transport<FastifyReply, 'replayed'>
+  runBounded: (request: FastifyRequest, operation: PreparedOperation, budget?: number) => Promise<{ answer: Answer; length: number }>
+}
+
+/** A POST of a JSON array: every operation prepared (and paid for) at once, then run one after the other. */
+async function answerBatch({ pipeline, maxBatch, transport, runBounded }: Batching, request: FastifyRequest, reply: FastifyReply, operations: unknown[]) {
+  const media = negotiate(request.headers.accept)
+  if (maxBatch === 0) throw new AppError('BAD_REQUEST', 'Batched operations are turned off: send one operation per request')
+  if (operations.length === 0 || operations.length > maxBatch) {
+    throw new AppError('BAD_REQUEST', `A batch holds from 1 to ${maxBatch} operations; this one holds ${operations.length}`)
+  }
+  const read = operations.map((operation, i) => readRequestParams(operation, `body[${i}]`))
+  const prepared = await pipeline.prepareBatch(request, reply, read, transport, request.caller)
+  if (prepared === 'replayed') return reply
+  // One after the other: mutations in a batch apply in the order given. The answers share one
+  // bound: an operation whose answer would take the batch past it gets PAYLOAD_TOO_LARGE in its place.
+  const bodies = []
+  let left = MAX_ANSWER_BYTES - 2
+  for (const [at, operation] of prepared.entries()) {
+    // A loop turn between two operations: the sockets are read and other callers' slots handed
+    // out, so a batch holds the loop for one operation at a time, not ten.
+    if (at > 0) await new Promise((resolve) => setImmediate(resolve))
+    // Past the bound already, an operation is not run: no answer of it could be sent.
+    const { answer, length } = isRefused(operation)
+      ? { answer: refusalAnswer(operation), length: 0 }
+      : left <= 0
+        ? { answer: { outcome: 'too-large' as const, body: answerTooLarge() }, length: 0 }
+        : await runBounded(request, operation, left)
+    bodies.push(answer.body)
+    left -= length + 1
+  }
+  return reply.code(200).type(media).send(bodies)
+}
+
+/** WebSockets on /graphql: graphql-transport-ws only; closed with 1001 when the server goes away. */
+async function registerWebSockets(app: FastifyInstance, config: GraphQLConfig, closeSockets: () => void): Promise<void> {
   // WebSockets close with 1001 when the server goes away, after what was queued for them is sent
   // (cut a second later if they do not close).
   await app.register(fastifyWebsocket, {
@@ -204,95 +286,15 @@ export async function graphqlRoutes(
       socket.terminate()
     },
     preClose(done) {
-      subscriptions.closeSockets()
+      closeSockets()
       done()
     },
   })
-  exposeStats(subscriptions.stats)
-
-  // GET: queries over HTTP, and the WebSocket upgrade for subscriptions (graphql-transport-ws).
-  app.route({
-    method: 'GET',
-    url: GRAPHQL_PATH,
-    config: { access: 'public', errorBody: 'graphql', refusesTokensInProtocol: true },
-    wsHandler: subscriptions.wsHandler,
-    onSend: neverCacheErrors,
-    handler: async (request, reply) => {
-      const media = negotiate(request.headers.accept)
-      const operation = await pipeline.admit(request, readRequestParams(request.query, 'query'))
-      if (isRefused(operation)) return send(reply, media, refusalAnswer(operation))
-      // Only queries travel by GET: a mutation must not run from a link or an <img>.
-      const refusal = refuseOutsideQuery(operation)
-      if (refusal === OperationTypeNode.MUTATION) {
-        reply.header('allow', 'POST')
-        throw new AppError('METHOD_NOT_ALLOWED', 'Only queries may be sent with GET; send mutations with POST')
-      }
-      if (refusal !== undefined) {
-        const error = refusal === OperationTypeNode.SUBSCRIPTION ? new GraphQLError(SUBSCRIPTIONS_ELSEWHERE) : refusal
-        return send(reply, media, { outcome: 'request-error', body: { errors: [formatError(error, request)] } })
-      }
-      await pipeline.charge([operation], payer(request, reply))
-      return send(reply, media, (await runBounded(request, operation)).answer)
-    },
-  })
-
-  if (config.introspection) {
-    const sdl = `${printSchema(app.graphql.schema)}\n`
-    app.get(`${GRAPHQL_PATH}/schema.graphql`, { config: { access: 'public' } }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send(sdl))
-  }
-
-  if (config.graphiql) await app.register(graphiqlRoutes, { endpoint: GRAPHQL_PATH, subscriptionEndpoint: GRAPHQL_PATH })
-
-  async function sendBatch(request: FastifyRequest, reply: FastifyReply, media: MediaType, operations: unknown[]) {
-    if (config.maxBatch === 0) throw new AppError('BAD_REQUEST', 'Batched operations are turned off: send one operation per request')
-    if (operations.length === 0 || operations.length > config.maxBatch) {
-      throw new AppError('BAD_REQUEST', `A batch holds from 1 to ${config.maxBatch} operations; this one holds ${operations.length}`)
-    }
-    const read = operations.map((operation, i) => readRequestParams(operation, `body[${i}]`))
-    const admitted = []
-    for (const operation of read) admitted.push(await pipeline.admit(request, operation))
-    if (
-      admitted.some((operation) => !isRefused(operation) && isMutation(operation)) &&
-      (acceptWrites(request, reply), await idempotentWrites.begin(request, reply)) === 'replayed'
-    )
-      return reply
-    await pipeline.charge(admitted, payer(request, reply))
-    // One after the other: mutations in a batch apply in the order given. The answers share one
-    // bound: an operation whose answer would take the batch past it gets PAYLOAD_TOO_LARGE in its place.
-    const bodies = []
-    let left = MAX_ANSWER_BYTES - 2
-    for (const [at, operation] of admitted.entries()) {
-      // A loop turn between two operations: the sockets are read and other callers' slots handed
-      // out, so a batch holds the loop for one operation at a time, not ten.
-      if (at > 0) await new Promise((resolve) => setImmediate(resolve))
-      // Past the bound already, an operation is not run: no answer of it could be sent.
-      const { answer, length } = isRefused(operation)
-        ? { answer: refusalAnswer(operation), length: 0 }
-        : left <= 0
-          ? { answer: { outcome: 'too-large' as const, body: answerTooLarge() }, length: 0 }
-          : await runBounded(request, operation, left)
-      bodies.push(answer.body)
-      left -= length + 1
-    }
-    return reply.code(200).type(media).send(bodies)
-  }
 }
 
-/**
- * Validation (with the refusal of subscriptions, which HTTP cannot carry) and execution of an
- * operation the pipeline has admitted and charged: the stages every transport shares.
- */
-async function run(pipeline: OperationPipeline, schema: GraphQLSchema, request: FastifyRequest, operation: AdmittedOperation): Promise<Answer> {
+/** Execution (stage 8) of an operation the pipeline has prepared, and its result in the service's shape. */
+async function run(pipeline: OperationPipeline, schema: GraphQLSchema, request: FastifyRequest, operation: PreparedOperation): Promise<Answer> {
   const { document, operationName } = operation
-  const refused = pipeline.validate(document)
-  if (refused.length > 0) return { outcome: 'request-error', body: { errors: refused.map((error) => formatError(error, request)) } }
-  const chosen = chooseOperation(document, operationName)
-  if (chosen instanceof GraphQLError) return { outcome: 'request-error', body: { errors: [formatError(chosen, request)] } }
-  if (chosen.operation === OperationTypeNode.SUBSCRIPTION) {
-    return { outcome: 'request-error', body: { errors: [formatError(new GraphQLError(SUBSCRIPTIONS_ELSEWHERE, { nodes: chosen }), request)] } }
-  }
-  const forbidden = pipeline.authorize(chosen, request.caller)
-  if (forbidden !== undefined) return { outcome: 'request-error', body: { errors: [formatError(forbidden, request)] } }
   const context: GraphQLContext = { caller: request.caller, loaders: new Loaders(() => request.caller) }
   const result = await pipeline.execute({ schema, document, contextValue: context, variableValues: operation.variables, operationName })
   const errors = result.errors?.map((error) => formatError(error, request))
@@ -335,26 +337,6 @@ function neverCacheErrors(request: FastifyRequest, reply: FastifyReply, payload:
 
 /** An operation the pipeline refused: a request error (PersistedQueryNotFound keeps its message, as the client's link expects). */
 const refusalAnswer = (operation: RefusedOperation): Answer => ({ outcome: 'request-error', body: { errors: [...operation.refused] } })
-
-/** A request that runs a mutation accepts write tokens only: its answer says so (access.ts sets the header for the route). */
-function acceptWrites(request: FastifyRequest, reply: FastifyReply): void {
-  if (request.caller !== null) reply.header('x-accepted-oauth-scopes', 'write')
-}
-
-/** Whether the operation the request runs is a mutation (one that cannot be chosen is not: it runs nothing). */
-function isMutation(operation: AdmittedOperation): boolean {
-  const chosen = chooseOperation(operation.document, operation.operationName)
-  return !(chosen instanceof GraphQLError) && chosen.operation === OperationTypeNode.MUTATION
-}
-
-/** For GET: the operation's type when it is not a query; a GraphQLError when the operation cannot be chosen; undefined for a query. */
-function refuseOutsideQuery(operation: AdmittedOperation): OperationTypeNode.MUTATION | OperationTypeNode.SUBSCRIPTION | GraphQLError | undefined {
-  const chosen = chooseOperation(operation.document, operation.operationName)
-  if (chosen instanceof GraphQLError) return chosen
-  return chosen.operation === OperationTypeNode.QUERY ? undefined : chosen.operation
-}
-
-const SUBSCRIPTIONS_ELSEWHERE = `Subscriptions are served over WebSocket at ${GRAPHQL_PATH} (graphql-transport-ws) or Server-Sent Events at ${STREAM_PATH} (graphql-sse)`
 
 /** POST bodies are application/json only: what a cross-site form can send (and merge-patch) is refused. */
 function requireJsonBody(request: FastifyRequest): void {

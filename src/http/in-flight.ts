@@ -25,13 +25,6 @@ import type { FairScheduler, ReleaseSlot } from '../limits/fair-scheduler.js'
 import { callerKey } from '../limits/rate-limit.js'
 
 declare module 'fastify' {
-  interface FastifyInstance {
-    /**
-     * The scheduler requests acquire their slots from, for other work to acquire its slots from
-     * too (`scheduler.run(callerKey, work)`); undefined when HTTP_MAX_IN_FLIGHT=0.
-     */
-    scheduler: FairScheduler | undefined
-  }
   interface FastifyRequest {
     /** Releases the request's slot of the scheduler, once its handler's work has ended; undefined when it holds none. */
     releaseSlot: ReleaseSlot | undefined

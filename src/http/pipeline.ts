@@ -165,7 +165,6 @@ const identityAndLimits: PipelineStage = {
     registerUpgradeRequests(app)
     redirectTrailingSlash(app)
     enforceAccess(app)
-    app.decorate('scheduler', options.scheduler)
     if (options.scheduler !== undefined) limitRequestsInFlight(app, options.scheduler, { sendTimeoutMs: options.sendTimeoutMs })
   },
 }

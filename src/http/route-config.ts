@@ -25,7 +25,7 @@ declare module 'fastify' {
     /**
      * The scope a token needs here (access.ts): `read` for GET and HEAD, `write` for the other
      * methods unless the route says otherwise. POST /graphql says `read`: its mutations need
-     * `write`, judged with the operation (graphql/operation-pipeline.ts).
+     * `write`, judged with the operation (graphql/pipeline/operation-pipeline.ts).
      */
     scope?: Scope
     /** A WebSocket upgrade here with a refused token is let through, to be refused by its protocol with close 4401 (access.ts). */

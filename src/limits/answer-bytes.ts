@@ -8,7 +8,7 @@
 //
 // No answer may exceed MAX_ANSWER_BYTES: past it, PAYLOAD_TOO_LARGE (413) in the error envelope,
 // saying the bound and how to ask for less. GraphQL measures a result before it is serialized
-// (jsonLengthWithin, src/graphql/operation-pipeline.ts), so its text is never built, and bounds a
+// (jsonLengthWithin, src/graphql/pipeline/operation-pipeline.ts), so its text is never built, and bounds a
 // batch together (src/graphql/graphql-routes.ts); the hook here is the backstop for every HTTP
 // answer (src/http/answer-bytes.ts). A file of the package (a page's script) is charged its
 // request's point alone: it is held once for everyone and cached by browsers.

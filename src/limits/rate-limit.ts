@@ -2,7 +2,7 @@
 // per client address otherwise — counted by the points limiter (src/limits/limiter.ts): in this
 // process, or in Redis so every instance shares one allowance. An HTTP request takes 1 point when
 // it arrives; work that costs more takes more before it runs (GraphQL: each operation of a batch,
-// each mutation field, and its cost — src/graphql/metering.ts; REST: the relations `include`
+// each mutation field, and its cost — src/graphql/pipeline/metering.ts; REST: the relations `include`
 // embeds, through chargeRateLimit), as does a WebSocket subscribe message; an answer past its first
 // 64 KiB takes more once it is made (chargeAnswer, src/limits/answer-bytes.ts). Every answer says where
 // the caller stands, in the X-RateLimit-* headers and in the IETF draft's RateLimit-Policy and

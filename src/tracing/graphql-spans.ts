@@ -7,7 +7,7 @@
 import { type Context, type Link, SpanKind, trace } from '@opentelemetry/api'
 import type { FastifyRequest } from 'fastify'
 import { type DocumentNode, getOperationAST } from 'graphql'
-import type { StageTracer } from '../graphql/operation-pipeline.js'
+import type { StageTracer } from '../graphql/pipeline/operation-pipeline.js'
 import type { OperationTracer } from '../graphql/subscriptions/operation-preparation.js'
 import type { EventSpans } from './event-spans.js'
 import type { RequestContexts } from './request-spans.js'

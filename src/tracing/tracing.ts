@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import type { DatabaseLocation } from '../config.js'
 import type { Database } from '../db/create-database.js'
 import type { EventHeaders, Events } from '../events/events.js'
-import type { StageTracer } from '../graphql/operation-pipeline.js'
+import type { StageTracer } from '../graphql/pipeline/operation-pipeline.js'
 import type { OperationTracer } from '../graphql/subscriptions/operation-preparation.js'
 import type { CommandObserver } from '../redis/connection.js'
 

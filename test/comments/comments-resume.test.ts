@@ -204,7 +204,7 @@ describe('commentAdded resumed', () => {
   it('delivers what a resumed stream missed in its caller’s turns of the scheduler, as other work takes its turns', async () => {
     const before = await comment('before the turns')
     await insertComments(s, published.id, 300, 'in turns')
-    const scheduler = s.t.app.scheduler!
+    const scheduler = s.t.scheduler!
     // Sampled on every turn of the loop once the first missed comment has arrived: the replay's
     // deliveries hold slots, or wait for them, as they go.
     let seen = 0

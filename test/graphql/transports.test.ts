@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { createClient } from 'graphql-ws'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import WebSocket from 'ws'
-import { sha256Hex } from '../../src/graphql/persisted-queries.js'
+import { sha256Hex } from '../../src/graphql/pipeline/persisted-queries.js'
 import { type Listening, listening } from '../helpers/subscription-clients.js'
 
 type Transport = 'POST' | 'GET' | 'WebSocket' | 'event stream'
@@ -204,7 +204,7 @@ describe.each(TRANSPORTS)('in the scheduler, over %s', (transport) => {
   afterAll(() => s?.t.close())
 
   it('waits for a slot as an HTTP request does, and runs once another caller releases its own', async () => {
-    const scheduler = s.t.app.scheduler!
+    const scheduler = s.t.scheduler!
     const user = await s.t.createUser({ name: 'Waiting', email: `waiting-${transport.replace(' ', '-')}@example.com` })
     const token = await s.t.tokenFor(user.id)
     const releaseOthersSlot = await scheduler.acquire('another caller')
@@ -249,7 +249,7 @@ describe("a caller's queue", () => {
   afterAll(() => s?.t.close())
 
   it("bounds a caller's HTTP requests, not a WebSocket's operations, which its connection bounds", async () => {
-    const scheduler = s.t.app.scheduler!
+    const scheduler = s.t.scheduler!
     const user = await s.t.createUser({ name: 'Queued', email: 'queued@example.com' })
     const token = await s.t.tokenFor(user.id)
     const releaseOthersSlot = await scheduler.acquire('another caller')

@@ -10,6 +10,7 @@ import { OPERATOR, type Scope } from '../../src/core/caller.js'
 import { type Config, loadConfig } from '../../src/config.js'
 import { openDatabase, type Database } from '../../src/db/create-database.js'
 import { createMemoryEvents } from '../../src/events/memory-events.js'
+import type { FairScheduler } from '../../src/limits/fair-scheduler.js'
 import { prepareDatabase } from '../../src/server.js'
 import { createTokensService } from '../../src/tokens/tokens.service.js'
 import type { CreateUserInput, User } from '../../src/users/users.schemas.js'
@@ -24,6 +25,8 @@ export interface TestApp {
   database: Database
   /** The clock of the app's windows (rate limit, allowances, delivery budgets): `advance` moves it. */
   clock: TestClock
+  /** The scheduler the app's requests acquire their slots from; undefined when HTTP_MAX_IN_FLIGHT=0. */
+  scheduler: FairScheduler | undefined
   admin: User
   alice: User
   bob: User
@@ -82,12 +85,14 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
   const served = openDatabase(config.database, { onQuery: options.onQuery })
   await prepareDatabase(served, config)
   const clock = createTestClock()
+  let scheduler: FairScheduler | undefined
   const app = await buildApp(config, {
     database: served,
     logStream: options.logStream,
     events: options.events,
     onRoute: options.onRoute,
     now: clock.now,
+    onScheduler: (created) => (scheduler = created),
     measureWithout: options.measureWithout,
     observePipeline: options.observePipeline,
   })
@@ -111,6 +116,7 @@ export async function buildTestApp(env: Record<string, string> = {}, options: Te
     config,
     database,
     clock,
+    scheduler,
     admin,
     alice,
     bob,

@@ -3,7 +3,7 @@
 // instance registered is PersistedQueryNotFound on both. In process (buildApp) for speed: what is
 // shared is Redis alone.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sha256Hex } from '../../src/graphql/persisted-queries.js'
+import { sha256Hex } from '../../src/graphql/pipeline/persisted-queries.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { uniquePrefix } from '../helpers/private-redis.js'
 import { redisUrl } from '../helpers/services.js'

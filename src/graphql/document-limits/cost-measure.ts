@@ -1,11 +1,11 @@
 // The cost model: what an operation costs, the figure the cost rule bounds (GRAPHQL_MAX_COST),
-// subscriptions are bounded by, and the rate limit charges (src/graphql/metering.ts).
+// subscriptions are bounded by, and the rate limit charges (src/graphql/pipeline/metering.ts).
 //
 // Cost counts each field as 1 and multiplies a list field's subtree by its page size: its literal
 // `limit` (capped at maxLimit), maxLimit when `limit` is a variable (results are cached per
 // document text), defaultLimit when `limit` is left out. Introspection's lists take no `limit`:
 // for the cost rule's bound they count as the longest list introspection can return for the
-// schema; for the charge (src/graphql/metering.ts), as the average length of that list in the
+// schema; for the charge (src/graphql/pipeline/metering.ts), as the average length of that list in the
 // schema (the schema's types, a type's fields, a field's arguments...), so that the full
 // introspection query is charged about the fields of its answer. A data list without
 // `limit` is a page's items (`usersPage(limit: 50) { items }`): it takes the page size of the
@@ -238,7 +238,7 @@ function introspectionListSizes(schema: GraphQLSchema): ReadonlyMap<GraphQLField
   return sizes
 }
 
-/** What an operation costs outside introspection: the figure maxCost bounds, and the rate limit charges (src/graphql/metering.ts). */
+/** What an operation costs outside introspection: the figure maxCost bounds, and the rate limit charges (src/graphql/pipeline/metering.ts). */
 export const mainCost = (cost: Cost, listSizes: ListSizes): number => cost.main + listSizes.maxLimit * cost.perItem
 
 /** Each operation of a parsed document with its cost outside introspection (what costRule checks against maxCost). */

@@ -8,7 +8,7 @@
 // what getIntrospectionQuery() with every option costs on the schema at hand (2,191,526 here),
 // computed once per schema, so GraphiQL keeps working as the schema grows while
 // `types { fields { type { fields { ...` is refused. What introspection is charged counts its lists
-// by their average length instead (src/graphql/metering.ts): about the fields it answers.
+// by their average length instead (src/graphql/pipeline/metering.ts): about the fields it answers.
 import { getIntrospectionQuery, parse, type GraphQLSchema, type ValidationRule } from 'graphql'
 import { costMeasure, type ListSizes, mainCost } from './cost-measure.js'
 import { limitError, nameOf, sentence } from './limit-error.js'

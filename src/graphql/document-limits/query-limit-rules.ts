@@ -7,7 +7,7 @@
 // (cost-measure.ts); a document too long or too nested to parse safely is refused before them,
 // by the parser guard (parser-guard.ts). The limits of the document's shape (fields, aliases,
 // depth, directives) run before graphql's own validation, in a pass of their own
-// (src/graphql/operation-pipeline.ts): some of graphql's rules cost more than linear time.
+// (src/graphql/pipeline/operation-pipeline.ts): some of graphql's rules cost more than linear time.
 import type { ValidationRule } from 'graphql'
 import type { GraphQLConfig } from '../../config.js'
 import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT } from '../../collections/pagination.js'

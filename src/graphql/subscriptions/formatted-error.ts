@@ -2,7 +2,7 @@
 // extensions.code), because graphql-ws passes a GraphQLError's toJSON() to the client and
 // graphql-sse's answers are written by us. The refusals both transports share are made here.
 import { GraphQLError, type GraphQLFormattedError } from 'graphql'
-import { REVOKED_MESSAGE } from '../connection-rights.js'
+import { REVOKED_MESSAGE } from './connection-rights.js'
 
 /** An error already in the service's shape, sent as it is by graphql-ws. */
 export class FormattedError extends GraphQLError {

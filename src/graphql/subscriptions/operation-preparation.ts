@@ -1,30 +1,28 @@
 // One operation on a subscription connection, whichever the transport, once the operation
-// pipeline has admitted and charged it: validated as the HTTP endpoint validates, picked out of
-// its document, its cost reserved from the
-// caller's subscription budget, and run by graphql's subscribe with each event admitted by that
-// budget; a query or mutation run by the pipeline's execute in a slot acquired for its caller from
-// the scheduler HTTP requests acquire theirs from (src/limits/fair-scheduler.ts); its results'
-// errors formatted as the HTTP endpoint's are.
+// pipeline has prepared it (admitted, charged, validated, chosen and allowed, as over HTTP): a
+// subscription's cost reserved from the caller's subscription budget, and run by graphql's
+// subscribe with each event admitted by that budget; a query or mutation run by the pipeline's
+// execute in a slot acquired for its caller from the scheduler HTTP requests acquire theirs from
+// (src/limits/fair-scheduler.ts); its results' errors formatted as the HTTP endpoint's are.
 import type { FastifyRequest } from 'fastify'
-import { type ExecutionArgs, type ExecutionResult, GraphQLError, type GraphQLSchema, OperationTypeNode, subscribe } from 'graphql'
+import { type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLSchema, OperationTypeNode, subscribe } from 'graphql'
 import type { AcquireOptions } from '../../limits/fair-scheduler.js'
 import { isReplayed } from '../../events/event-stream.js'
 import { callerKey, type RateLimitConsumer } from '../../limits/rate-limit.js'
-import { COST_PER_POINT } from '../metering.js'
-import type { ConnectionCaller } from '../connection-rights.js'
-import { isReservation, type Reservation, type SubscriptionBudget } from '../subscription-budget.js'
+import { COST_PER_POINT } from '../pipeline/metering.js'
+import type { ConnectionCaller } from './connection-rights.js'
+import { isReservation, type Reservation, type SubscriptionBudget } from './subscription-budget.js'
 import { type GraphQLContext, Loaders } from '../context.js'
 import { formatError } from '../errors.js'
 import { type ListSizes, operationCosts } from '../document-limits/cost-measure.js'
-import { type AdmittedOperation, boundAnswer, type OperationPipeline } from '../operation-pipeline.js'
+import { boundAnswer, type OperationPipeline, type PreparedOperation } from '../pipeline/operation-pipeline.js'
 import { extraAnswerPoints } from '../../limits/answer-bytes.js'
-import { chooseOperation } from '../request-params.js'
-import { badRequest, FormattedError } from './formatted-error.js'
+import { FormattedError } from './formatted-error.js'
 
 export interface OperationPreparationOptions {
   schema: () => GraphQLSchema
-  /** Where the operation was admitted; its validation and execution are the pipeline's too. */
-  pipeline: Pick<OperationPipeline, 'validate' | 'authorize' | 'execute'>
+  /** Where the operation was prepared; its execution is the pipeline's too. */
+  pipeline: Pick<OperationPipeline, 'execute'>
   /** The page sizes the cost model counts a list by (as the HTTP endpoint's). */
   listSizes: ListSizes
   /** Where a subscription's cost is claimed from while it runs. */
@@ -98,7 +96,7 @@ export class OperationPreparation {
   }
 
   /**
-   * Runs `work` (an operation's admission: parse, limits, charge, validation) in a slot acquired
+   * Runs `work` (an operation's preparation: parse, limits, charge, validation) in a slot acquired
    * for the request's caller, as an HTTP request's route runs in one; at once without a scheduler.
    * `queued`: 'bounded' refuses it RATE_LIMITED past the caller's queue (an event stream, an HTTP
    * request like any other); 'unbounded' for a WebSocket's operations, bounded per connection.
@@ -131,18 +129,13 @@ export class OperationPreparation {
   }
 
   /**
-   * Validates an admitted operation as the HTTP endpoint would, and picks it out of its document;
-   * the execution arguments, or the errors in the service's shape.
+   * Starts an operation the pipeline prepared on a connection: a query's or mutation's slot caller
+   * noted, a subscription's cost reserved from its caller's budget (refused BAD_REQUEST past it).
+   * The execution arguments, or the refusal in the service's shape.
    */
-  prepare(request: FastifyRequest, params: AdmittedOperation, context: GraphQLContext, reserved: Set<Reservation>): ExecutionArgs | FormattedError[] {
+  start(request: FastifyRequest, prepared: PreparedOperation, context: GraphQLContext, reserved: Set<Reservation>): ExecutionArgs | FormattedError[] {
     const { options } = this
-    const { document } = params
-    const errors = options.pipeline.validate(document)
-    if (errors.length > 0) return errors.map((error) => new FormattedError(formatError(error, request)))
-    const operation = chooseOperation(document, params.operationName)
-    if (operation instanceof GraphQLError) return [badRequest(operation.message)]
-    const forbidden = options.pipeline.authorize(operation, context.caller)
-    if (forbidden !== undefined) return [new FormattedError(formatError(forbidden, request))]
+    const { document, chosen: operation } = prepared
     if (operation.operation !== OperationTypeNode.SUBSCRIPTION) {
       this.slotCallers.set(context, callerKey(request, request.caller))
     } else {
@@ -184,12 +177,12 @@ export class OperationPreparation {
       }
     }
     options.tracer?.prepared(context)
-    return { schema: options.schema(), document, variableValues: params.variables, operationName: params.operationName, contextValue: context }
+    return { schema: options.schema(), document, variableValues: prepared.variables, operationName: prepared.operationName, contextValue: context }
   }
 }
 
 /**
- * Stage 9 on a connection (../operation-pipeline.ts): a result past MAX_ANSWER_BYTES is replaced by
+ * Stage 9 on a connection (../pipeline/operation-pipeline.ts): a result past MAX_ANSWER_BYTES is replaced by
  * PAYLOAD_TOO_LARGE before it is serialized, and its length past the first point is taken from the
  * caller once it goes (src/limits/answer-bytes.ts): never refused, as an HTTP answer's bytes are
  * not, so a caller past its allowance meets it at its next message or request.

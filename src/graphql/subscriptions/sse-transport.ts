@@ -12,24 +12,33 @@
 // unbounded one inside graphql-sse; and a stream's connection slot is released when its socket
 // closes, whatever the handler does.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type ExecutionArgs, getOperationAST, type GraphQLError, type GraphQLSchema, OperationTypeNode } from 'graphql'
+import type { ExecutionArgs, GraphQLError, GraphQLSchema } from 'graphql'
 import { createHandler as createSseHandler, print as printStreamEvent } from 'graphql-sse'
 import type { GraphQLConfig } from '../../config.js'
 import type { EventStreamOptions } from '../../events/event-stream.js'
 import { AppError } from '../../errors.js'
 import { isAcceptable, isMediaType, parseAccept } from '../../http/accept.js'
 import { callerKey, type RateLimitCharger } from '../../limits/rate-limit.js'
-import type { ConnectionCaller, ConnectionRights } from '../connection-rights.js'
-import type { Reservation } from '../subscription-budget.js'
+import type { ConnectionCaller, ConnectionRights } from './connection-rights.js'
+import type { Reservation } from './subscription-budget.js'
 import type { GraphQLContext } from '../context.js'
-import { type AdmittedOperation, isRefused, type OperationPipeline } from '../operation-pipeline.js'
-import { readRequestParams } from '../request-params.js'
+import {
+  EVERY_OPERATION,
+  isRefused,
+  type OperationPipeline,
+  paidOverHttp,
+  type PreparedOperation,
+  QUERIES_AND_SUBSCRIPTIONS,
+  STREAM_PATH,
+  type Transport,
+} from '../pipeline/operation-pipeline.js'
+import { readRequestParams } from '../pipeline/request-params.js'
 import type { ConnectionCounter } from './connection-counter.js'
 import { revokedError } from './formatted-error.js'
 import { connectionContext, formatResult, type OperationPreparation } from './operation-preparation.js'
 import type { SlowConsumers } from './slow-consumers.js'
 
-export const STREAM_PATH = '/graphql/stream'
+export { STREAM_PATH }
 
 /**
  * Retry-After on an event stream refused for the connections already open: a slot frees when one
@@ -59,8 +68,8 @@ interface SseRequestContext {
   reply: FastifyReply
   flow: Flow
   connectionCaller: ConnectionCaller
-  /** The operation the pipeline admitted (and charged) for this stream. */
-  operation: AdmittedOperation
+  /** The operation the pipeline prepared (and charged) for this stream. */
+  operation: PreparedOperation
   /** The stream's subscription budget reservation, released with the stream. */
   reserved: Set<Reservation>
   /** The id of each result handed to graphql-sse, in order (undefined: one without an id), for its `id:` line. */
@@ -69,13 +78,68 @@ interface SseRequestContext {
   identified: string | undefined
 }
 
+/** graphql-sse's handler, run for one request: the body of its answer and how it begins. */
+type StreamHandler = ReturnType<typeof createSseHandler<FastifyRequest, SseRequestContext, SseContext>>
+
 /** Registers the event-stream route, and the end of every open stream when the server goes away. */
 export function sseTransport(app: FastifyInstance, options: SseTransportOptions): void {
-  const { limits, counter, rights, operations, slowConsumers, pipeline } = options
   const openStreams = new Set<FastifyReply>()
+  const pay = paidOverHttp(options.chargeRateLimit)
+  /** Every operation type over POST; over GET, no mutation (405, as GET /graphql). */
+  const overPost: Transport<FastifyReply> = { carries: EVERY_OPERATION, pay }
+  const overGet: Transport<FastifyReply> = { carries: QUERIES_AND_SUBSCRIPTIONS, pay }
+  const sseHandler = streamHandler(options)
 
-  const sseHandler = createSseHandler<FastifyRequest, SseRequestContext, SseContext>({
-    schema: options.schema(),
+  app.route({
+    method: ['GET', 'POST'],
+    url: STREAM_PATH,
+    // A mutation sent here needs the write scope: judged with the operation (../pipeline/operation-pipeline.ts).
+    config: { access: 'public', scope: 'read', errorBody: 'graphql', longLived: true },
+    handler: async (request, reply) => {
+      if (!acceptsEventStream(request.headers.accept)) {
+        throw new AppError('NOT_ACCEPTABLE', 'This endpoint streams text/event-stream (graphql-sse, distinct connections mode)')
+      }
+      // Checked here, so a malformed request is answered in the service's words.
+      const params = readRequestParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
+      // Prepared in a slot of the caller's, as over POST /graphql (its execution acquires another:
+      // OperationPreparation.execute).
+      const transport = request.method === 'GET' ? overGet : overPost
+      const operation = await options.operations.inSlot(
+        request,
+        async () => options.pipeline.prepare(request, reply, params, transport, request.caller),
+        'bounded',
+      )
+      if (isRefused(operation)) return reply.code(400).type('application/json; charset=utf-8').send({ errors: operation.refused })
+      const release = acquireConnection(options, request, reply)
+      // The client may have gone while its token was looked up: its 'close' has fired already.
+      if (request.raw.socket.destroyed) {
+        release()
+        reply.hijack()
+        return
+      }
+      reply.hijack()
+      openStreams.add(reply)
+      // The stream's caller is followed: when they lose the right, the stream ends with an error.
+      const connectionCaller = options.rights.follow(request.caller, () => endRevokedStream(reply))
+      reply.raw.once('close', () => {
+        openStreams.delete(reply)
+        release()
+        connectionCaller.release()
+      })
+      await serveEventStream(sseHandler, request, reply, operation, connectionCaller)
+    },
+  })
+
+  // Going away: event streams end (their clients reconnect elsewhere).
+  app.addHook('preClose', async () => {
+    for (const reply of openStreams) reply.raw.end()
+  })
+}
+
+/** graphql-sse's handler: the operation prepared already, started on the stream, its events sent as the client takes them. */
+function streamHandler({ schema, operations, slowConsumers, pipeline }: SseTransportOptions): StreamHandler {
+  return createSseHandler<FastifyRequest, SseRequestContext, SseContext>({
+    schema: schema(),
     subscribe: (args) => operations.subscribe(args),
     execute: (args) => operations.execute(args),
     // Validated by the pipeline already (once per document); graphql-sse would run every rule again for each stream.
@@ -91,7 +155,7 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
         resumeAfter: headerValue(request.headers['last-event-id']) ?? undefined,
         identify: (id) => (req.context.identified = id),
       }
-      const prepared = operations.prepare(request, operation, connectionContext(connectionCaller, stream), reserved)
+      const prepared = operations.start(request, operation, connectionContext(connectionCaller, stream), reserved)
       if (Array.isArray(prepared)) return jsonAnswer(400, { errors: prepared.map((error) => error.formatted) })
       return prepared as ExecutionArgs & { contextValue: SseContext }
     },
@@ -105,136 +169,99 @@ export function sseTransport(app: FastifyInstance, options: SseTransportOptions)
       return (await operations.bound(req.raw, formatResult(req.raw, result as { errors?: readonly GraphQLError[] }) ?? result)) as typeof result
     },
   })
+}
 
-  app.route({
-    method: ['GET', 'POST'],
-    url: STREAM_PATH,
-    // A mutation sent here needs the write scope: judged with the operation (operation-preparation.ts).
-    config: { access: 'public', scope: 'read', errorBody: 'graphql', longLived: true },
-    handler: async (request, reply) => {
-      if (!acceptsEventStream(request.headers.accept)) {
-        throw new AppError('NOT_ACCEPTABLE', 'This endpoint streams text/event-stream (graphql-sse, distinct connections mode)')
-      }
-      // Checked here, so a malformed request is answered in the service's words.
-      const params = readRequestParams(request.method === 'GET' ? request.query : request.body, request.method === 'GET' ? 'query' : 'body')
-      // Admitted in a slot of the caller's (its execution acquires another: OperationPreparation.execute),
-      // validated there too: the stream's preparation finds the verdict the pipeline remembers.
-      const operation = await operations.inSlot(
-        request,
-        async () => {
-          const admitted = await pipeline.admit(request, params)
-          if (!isRefused(admitted)) pipeline.validate(admitted.document)
-          return admitted
-        },
-        'bounded',
-      )
-      if (isRefused(operation)) return reply.code(400).type('application/json; charset=utf-8').send({ errors: operation.refused })
-      if (request.method === 'GET' && getOperationAST(operation.document, operation.operationName)?.operation === OperationTypeNode.MUTATION) {
-        reply.header('allow', 'POST')
-        throw new AppError('METHOD_NOT_ALLOWED', 'Mutations cannot be sent with GET; use POST')
-      }
-      await pipeline.charge([operation], async (points) => options.chargeRateLimit?.(request, reply, points - 1))
-      const release = counter.acquire(callerKey(request, request.caller))
-      if (release === 'caller') {
-        // The answer's counters speak of the limit that refused it (the caller's open connections),
-        // not of the request allowance it is still inside.
-        const max = limits.maxConnectionsPerCaller
-        reply.headers({
-          'x-ratelimit-limit': max,
-          'x-ratelimit-remaining': 0,
-          'x-ratelimit-reset': CONNECTION_RETRY_AFTER_S,
-          'ratelimit-policy': `"connections";q=${max}`,
-          ratelimit: `"connections";r=0;t=${CONNECTION_RETRY_AFTER_S}`,
-        })
-        throw new AppError('RATE_LIMITED', counter.refusal(release), undefined, { retryAfterS: CONNECTION_RETRY_AFTER_S })
-      }
-      if (release === 'instance') throw new AppError('SERVICE_UNAVAILABLE', counter.refusal(release), undefined, { retryAfterS: CONNECTION_RETRY_AFTER_S })
-      // The client may have gone while its token was looked up: its 'close' has fired already.
-      if (request.raw.socket.destroyed) {
-        release()
-        reply.hijack()
-        return
-      }
-      reply.hijack()
-      openStreams.add(reply)
-      // The stream's caller is followed: when they lose the right, the stream ends with an error.
-      const connectionCaller = rights.follow(request.caller, () => endRevokedStream(reply))
-      reply.raw.once('close', () => {
-        openStreams.delete(reply)
-        release()
-        connectionCaller.release()
-      })
-      await serveEventStream(request, reply, operation, connectionCaller)
-    },
-  })
-
-  /** Runs graphql-sse's handler for one request and writes its answer, one event at a time. */
-  async function serveEventStream(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    operation: AdmittedOperation,
-    connectionCaller: ConnectionCaller,
-  ): Promise<void> {
-    const flow = new Flow(reply)
-    const reserved = new Set<Reservation>()
-    const ids: (string | undefined)[] = []
-    reply.raw.once('close', () => {
-      for (const reservation of reserved) reservation.release()
+/**
+ * A connection slot for the stream, or its refusal: 429 past the caller's open connections (the
+ * answer's counters speak of that limit, not of the request allowance it is still inside), 503
+ * past the instance's; both with Retry-After.
+ */
+function acquireConnection({ counter, limits }: SseTransportOptions, request: FastifyRequest, reply: FastifyReply): () => void {
+  const release = counter.acquire(callerKey(request, request.caller))
+  if (release === 'caller') {
+    const max = limits.maxConnectionsPerCaller
+    reply.headers({
+      'x-ratelimit-limit': max,
+      'x-ratelimit-remaining': 0,
+      'x-ratelimit-reset': CONNECTION_RETRY_AFTER_S,
+      'ratelimit-policy': `"connections";q=${max}`,
+      ratelimit: `"connections";r=0;t=${CONNECTION_RETRY_AFTER_S}`,
     })
-    const [body, init] = await sseHandler({
-      method: request.method,
-      url: request.url,
-      // graphql-sse compares Accept to exactly text/event-stream; the route has negotiated it.
-      headers: { get: (key) => (key.toLowerCase() === 'accept' ? 'text/event-stream' : headerValue(request.headers[key.toLowerCase()])) },
-      body: () => Promise.resolve({ query: operation.query, variables: operation.variables, operationName: operation.operationName }),
-      raw: request,
-      context: { reply, flow, connectionCaller, reserved, operation, ids, identified: undefined },
-    })
-    const response = reply.raw
-    if (response.destroyed) return
-    const headers: Record<string, string> = {}
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value)
-    response.writeHead(init.status, init.statusText, { ...headers, ...init.headers })
-    if (typeof body !== 'object' || body === null) {
-      response.end(body ?? undefined)
-      return
-    }
-    const stop = () => void body.return(undefined)
-    response.once('close', stop)
-    // Revoked while the operation was being prepared: told now that the stream is open.
-    if (connectionCaller.revoked) endRevokedStream(reply)
-    // The events of one turn of the event loop leave in one write to the socket (a resumed stream's
-    // missed events come many at once); past the socket's buffer, the next waits for it to drain.
-    let corked = false
-    const uncork = () => {
-      corked = false
-      response.uncork()
-    }
-    try {
-      for await (const chunk of body) {
-        if (!response.writable) break
-        const next = chunk.startsWith('event: next')
-        // The event's id, for the client's Last-Event-ID when it reconnects.
-        const id = next ? ids.shift() : undefined
-        if (!corked) {
-          corked = true
-          response.cork()
-          setImmediate(uncork)
-        }
-        if (!response.write(id === undefined ? chunk : `id: ${id}\n${chunk}`)) await drained(response)
-        if (next) flow.delivered()
-      }
-    } finally {
-      response.off('close', stop)
-      if (response.writable) response.end()
-      flow.close()
-    }
+    throw new AppError('RATE_LIMITED', counter.refusal(release), undefined, { retryAfterS: CONNECTION_RETRY_AFTER_S })
   }
+  if (release === 'instance') throw new AppError('SERVICE_UNAVAILABLE', counter.refusal(release), undefined, { retryAfterS: CONNECTION_RETRY_AFTER_S })
+  return release
+}
 
-  // Going away: event streams end (their clients reconnect elsewhere).
-  app.addHook('preClose', async () => {
-    for (const reply of openStreams) reply.raw.end()
+/** Runs graphql-sse's handler for one request and writes its answer, one event at a time. */
+async function serveEventStream(
+  sseHandler: StreamHandler,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  operation: PreparedOperation,
+  connectionCaller: ConnectionCaller,
+): Promise<void> {
+  const flow = new Flow(reply)
+  const reserved = new Set<Reservation>()
+  const ids: (string | undefined)[] = []
+  reply.raw.once('close', () => {
+    for (const reservation of reserved) reservation.release()
   })
+  const [body, init] = await sseHandler({
+    method: request.method,
+    url: request.url,
+    // graphql-sse compares Accept to exactly text/event-stream; the route has negotiated it.
+    headers: { get: (key) => (key.toLowerCase() === 'accept' ? 'text/event-stream' : headerValue(request.headers[key.toLowerCase()])) },
+    body: () => Promise.resolve({ query: operation.query, variables: operation.variables, operationName: operation.operationName }),
+    raw: request,
+    context: { reply, flow, connectionCaller, reserved, operation, ids, identified: undefined },
+  })
+  const response = reply.raw
+  if (response.destroyed) return
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = String(value)
+  response.writeHead(init.status, init.statusText, { ...headers, ...init.headers })
+  if (typeof body !== 'object' || body === null) {
+    response.end(body ?? undefined)
+    return
+  }
+  // Revoked while the operation was being prepared: told now that the stream is open.
+  if (connectionCaller.revoked) endRevokedStream(reply)
+  await writeEvents(body, response, ids, flow)
+}
+
+/**
+ * Writes the stream's events as graphql-sse makes them, each next event with its id. The events of
+ * one turn of the event loop leave in one write to the socket (a resumed stream's missed events
+ * come many at once); past the socket's buffer, the next waits for it to drain.
+ */
+async function writeEvents(body: AsyncGenerator<string>, response: FastifyReply['raw'], ids: (string | undefined)[], flow: Flow): Promise<void> {
+  const stop = () => void body.return(undefined)
+  response.once('close', stop)
+  let corked = false
+  const uncork = () => {
+    corked = false
+    response.uncork()
+  }
+  try {
+    for await (const chunk of body) {
+      if (!response.writable) break
+      const next = chunk.startsWith('event: next')
+      // The event's id, for the client's Last-Event-ID when it reconnects.
+      const id = next ? ids.shift() : undefined
+      if (!corked) {
+        corked = true
+        response.cork()
+        setImmediate(uncork)
+      }
+      if (!response.write(id === undefined ? chunk : `id: ${id}\n${chunk}`)) await drained(response)
+      if (next) flow.delivered()
+    }
+  } finally {
+    response.off('close', stop)
+    if (response.writable) response.end()
+    flow.close()
+  }
 }
 
 /**

@@ -3,7 +3,7 @@
 //   - Server-Sent Events on /graphql/stream, the graphql-sse protocol's distinct connections
 //     mode (sse-transport.ts).
 // Both take each operation through the operation pipeline the HTTP endpoint uses (trusted
-// documents, limits, the rate limit's points: ../operation-pipeline.ts), run the same resolvers
+// documents, limits, the rate limit's points: ../pipeline/operation-pipeline.ts), run the same resolvers
 // with the same context, and format errors the same way (operation-preparation.ts). This module wires
 // what they share: how many connections a caller holds (connection-counter.ts), whose rights each
 // connection follows (ConnectionRights), the subscription budget, and the count of subscribers
@@ -16,9 +16,9 @@ import type { GraphQLConfig } from '../../config.js'
 import type { Events } from '../../events/events.js'
 import type { RateLimitCharger, RateLimitConsumer } from '../../limits/rate-limit.js'
 import type { ListSizes } from '../document-limits/cost-measure.js'
-import type { OperationPipeline } from '../operation-pipeline.js'
-import { ConnectionRights } from '../connection-rights.js'
-import { SubscriptionBudget } from '../subscription-budget.js'
+import type { OperationPipeline } from '../pipeline/operation-pipeline.js'
+import { ConnectionRights } from './connection-rights.js'
+import { SubscriptionBudget } from './subscription-budget.js'
 import { ConnectionCounter } from './connection-counter.js'
 import { OperationPreparation, type OperationPreparationOptions, type OperationTracer } from './operation-preparation.js'
 import { SlowConsumers } from './slow-consumers.js'

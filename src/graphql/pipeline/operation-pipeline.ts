@@ -1,23 +1,28 @@
-// The one path of a GraphQL operation, whichever transport brings it: POST and GET /graphql, a
-// WebSocket's subscribe message (graphql-transport-ws) and an event stream (graphql-sse) all call
-// these stages, in this order, and only frame what they answer:
+// The one path of a GraphQL operation, whichever transport brings it: POST and GET /graphql (and
+// each operation of a batch), a WebSocket's subscribe message (graphql-transport-ws) and an event
+// stream (graphql-sse) all call `prepare` (a batch, `prepareBatch`), which runs stages 2 to 7 in
+// this order, given what the transport carries and how its caller pays (Transport); the transports
+// run what it prepared and frame what they answer:
 //
 //   1. read params           — by the transport (request-params.ts), which refuses a malformed request;
 //   2. persisted / trusted   — a hash resolved to its document; with GRAPHQL_TRUSTED_DOCUMENTS_ONLY,
 //                              any other document is refused (persisted-queries.ts);
-//   3. lexical limits        — tokens and bracket nesting, counted by the lexer alone (parser-guard.ts);
+//   3. lexical limits        — tokens and bracket nesting, counted by the lexer alone (../document-limits/parser-guard.ts);
 //   4. parse, once           — the document kept by its text, with the verdict of stage 5;
 //   5. shape limits          — fields per selection set, depth, aliases, directives, each linear in
 //                              the document, before any of graphql's own rules (some are quadratic);
+//                              then the operation the request names is looked up, and one of a type
+//                              the transport does not carry refused (a mutation sent with GET: 405;
+//                              a subscription over plain HTTP);
 //   6. charge                — the operation's points (metering.ts: cost and mutation fields) taken
 //                              from the caller's allowance, or refused RATE_LIMITED, before it runs;
 //   7. validate              — graphql's rules, the cost limit and introspection's refusal; then the
-//                              operation chosen, and the caller's token judged for it (a mutation
-//                              needs the write scope);
+//                              operation chosen (or refused when none can be), and the caller's
+//                              token judged for it (a mutation needs the write scope);
 //   8. execute, in a slot    — (introspection alone answered from the answers kept per schema) of the caller's, from the scheduler every request acquires its slots
 //                              from (src/limits/fair-scheduler.ts): an HTTP request holds one from
 //                              before its route runs, an operation over a WebSocket or an event
-//                              stream acquires one around its execution (operation-preparation.ts).
+//                              stream acquires one around its execution (../subscriptions/operation-preparation.ts).
 //
 //   9. bound the answer      — an answer longer than MAX_ANSWER_BYTES is replaced, before it is
 //                              serialized, by PAYLOAD_TOO_LARGE (boundAnswer; src/limits/answer-bytes.ts),
@@ -26,10 +31,10 @@
 // Validation (7) and the execution of queries and mutations (8) are this module's for every
 // transport: a document's verdict is judged once, and its operations compiled by graphql-jit from
 // its second use (a compiled operation runs without the interpreter's walk of the document). A
-// subscription's source stream is graphql's subscribe (subscriptions/operation-preparation.ts).
+// subscription's source stream is graphql's subscribe (../subscriptions/operation-preparation.ts).
 // Whatever is refused up to stage 5 costs the caller the 1 point its request (or message) took on
 // arrival.
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import {
   type DocumentNode,
   execute,
@@ -53,15 +58,17 @@ import {
   visit,
 } from 'graphql'
 import { type CompiledQuery, compileQuery, isCompiledQuery } from 'graphql-jit'
-import { type Caller, grants, insufficientScope } from '../core/caller.js'
-import { answerTooLargeMessage, jsonLengthWithin, MAX_ANSWER_BYTES } from '../limits/answer-bytes.js'
-import type { ListSizes } from './document-limits/cost-measure.js'
-import { parserLimitError } from './document-limits/parser-guard.js'
-import { type QueryLimits, shapeLimitRules } from './document-limits/query-limit-rules.js'
-import { formatError } from './errors.js'
+import { type Caller, grants, insufficientScope } from '../../core/caller.js'
+import { AppError } from '../../errors.js'
+import { answerTooLargeMessage, jsonLengthWithin, MAX_ANSWER_BYTES } from '../../limits/answer-bytes.js'
+import type { RateLimitCharger } from '../../limits/rate-limit.js'
+import type { ListSizes } from '../document-limits/cost-measure.js'
+import { parserLimitError } from '../document-limits/parser-guard.js'
+import { type QueryLimits, shapeLimitRules } from '../document-limits/query-limit-rules.js'
+import { formatError } from '../errors.js'
 import { createMetering } from './metering.js'
 import type { PersistedQueries, ResolvedOperation } from './persisted-queries.js'
-import type { RequestParams } from './request-params.js'
+import { chooseOperation, type RequestParams } from './request-params.js'
 
 /** Parsed documents kept, by text: a document of 4,000 tokens can hold most of a megabyte of AST, so few. */
 const CACHED_DOCUMENTS = 128
@@ -90,21 +97,71 @@ export interface StageTracer {
   execute<T>(args: ExecutionArgs, run: () => T): T
 }
 
-/** An operation past the stages before the charge: its parameters (the document resolved from a hash) and its parsed document. */
+/** The paths GraphQL is served on: over HTTP, and as an event stream. */
+export const GRAPHQL_PATH = '/graphql'
+export const STREAM_PATH = '/graphql/stream'
+
+/** The refusal of a mutation sent with GET (405, Allow: POST): it must not run from a link or an <img>. */
+export const MUTATION_OVER_GET = 'Mutations cannot be sent with GET; send them with POST'
+
+/** The refusal of a subscription sent where no stream can carry its events (POST and GET /graphql). */
+export const SUBSCRIPTIONS_ELSEWHERE = `Subscriptions are served over WebSocket at ${GRAPHQL_PATH} (graphql-transport-ws) or Server-Sent Events at ${STREAM_PATH} (graphql-sse)`
+
+/**
+ * An operation past admission (stages 2 to 5): its parameters (the document resolved from a hash),
+ * its parsed document, and the operation the request names in it, or why none can be chosen.
+ */
 export interface AdmittedOperation extends ResolvedOperation {
   readonly document: DocumentNode
+  readonly chosen: OperationDefinitionNode | GraphQLError
 }
 
-/** An operation refused before the charge: its errors, in the service's shape; nothing of it ran. */
+/** An operation past every stage before its execution (stage 8): charged, validated, its operation chosen and allowed to its caller. */
+export interface PreparedOperation extends AdmittedOperation {
+  readonly chosen: OperationDefinitionNode
+}
+
+/** An operation refused before it ran: its errors, in the service's shape; nothing of it ran. */
 export interface RefusedOperation {
   readonly refused: readonly GraphQLFormattedError[]
 }
 
 /**
- * Takes `points` from the caller, all of a request's (the point it took on arrival included), or
- * throws the AppError to answer (RATE_LIMITED with retryAfterS): each transport says how.
+ * What a transport carries and how its caller pays, given once per transport (not per request):
+ * `prepare` refuses any other operation type before it is charged (a mutation sent with GET
+ * METHOD_NOT_ALLOWED, with Allow: POST; a subscription over plain HTTP, SUBSCRIPTIONS_ELSEWHERE).
  */
-export type Payer = (points: number) => Promise<void>
+export interface Transport<Reply extends FastifyReply | undefined, Answered = never> {
+  /** The operation types it runs. */
+  readonly carries: ReadonlySet<OperationTypeNode>
+  /**
+   * Takes `points` from the caller, all of a request's (the point it took on arrival included), or
+   * throws the AppError to answer (RATE_LIMITED with retryAfterS): each transport says how.
+   */
+  pay(request: FastifyRequest, reply: Reply, points: number): Promise<void>
+  /**
+   * Called before the charge when one of the operations is a mutation: a value when the request is
+   * answered already (an Idempotency-Key's kept answer, replayed), which `prepare` returns as it is;
+   * then nothing of it is charged or run.
+   */
+  beforeMutation?(request: FastifyRequest, reply: Reply): Promise<Answered | undefined>
+}
+
+const PAID = Promise.resolve()
+
+/**
+ * How an HTTP request pays for its operations: through the rate limit's charge, past the 1 point
+ * it took on arrival; nothing to pay when rate limiting is off.
+ */
+export function paidOverHttp(charge: RateLimitCharger | undefined): Transport<FastifyReply>['pay'] {
+  return charge === undefined ? () => PAID : (request, reply, points) => charge(request, reply, points - 1)
+}
+
+/** Operation types, as transports carry them. */
+export const QUERIES: ReadonlySet<OperationTypeNode> = new Set([OperationTypeNode.QUERY])
+export const QUERIES_AND_MUTATIONS: ReadonlySet<OperationTypeNode> = new Set([OperationTypeNode.QUERY, OperationTypeNode.MUTATION])
+export const QUERIES_AND_SUBSCRIPTIONS: ReadonlySet<OperationTypeNode> = new Set([OperationTypeNode.QUERY, OperationTypeNode.SUBSCRIPTION])
+export const EVERY_OPERATION: ReadonlySet<OperationTypeNode> = new Set([OperationTypeNode.QUERY, OperationTypeNode.MUTATION, OperationTypeNode.SUBSCRIPTION])
 
 /** The uses of a document, and its operations compiled from the second one (by operation name; '' for the only one). */
 interface Compiled {
@@ -135,20 +192,14 @@ async function withVariablesJudgedByGraphql(args: ExecutionArgs, result: Promise
 /** A text's parse: its document, or why it is refused (the parser's error, or the shape limit it is past). */
 type Parsed = { document: DocumentNode } | { errors: readonly GraphQLError[] }
 
-export function createOperationPipeline(options: OperationPipelineOptions) {
-  const { maxTokens, persisted } = options
+/**
+ * Stages 3 to 5 as admit runs them, remembered by text (most recently used last: the oldest is the
+ * first to go); in a span when tracing is on (decided once, here).
+ */
+function createParseStage(options: Pick<OperationPipelineOptions, 'schema' | 'limits' | 'maxTokens' | 'tracer'>): (query: string) => Parsed {
+  const { maxTokens, tracer } = options
   const shapeRules = shapeLimitRules(options.limits)
-  const fullRules = [...specifiedRules, ...options.validationRules]
-  const metering = createMetering({ schema: options.schema, listSizes: options.listSizes, maxCost: options.limits.maxCost })
   const parsed = new Map<string, Parsed>()
-  /** Stage 7's verdicts, which go with their documents (a document depends on nothing else: variables are not read). */
-  const validated = new WeakMap<DocumentNode, { schema: GraphQLSchema; errors: readonly GraphQLError[] }>()
-  /** Stage 8's compiled operations, which go with their documents as the verdicts do. */
-  const compiled = new WeakMap<DocumentNode, Compiled>()
-  const { tracer } = options
-  const introspection = createIntrospectionAnswers()
-  /** Stages 3 to 5 as admit runs them: in a span when tracing is on (decided once, here). */
-  const parseStage = tracer === undefined ? parseOnce : (query: string) => tracer.parse(parsed.has(query), () => parseOnce(query))
 
   /** Stages 3 to 5, remembered by text (most recently used last: the oldest is the first to go). */
   function parseOnce(query: string): Parsed {
@@ -196,46 +247,126 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
     return errors
   }
 
+  return tracer === undefined ? parseOnce : (query: string) => tracer.parse(parsed.has(query), () => parseOnce(query))
+}
+
+export function createOperationPipeline(options: OperationPipelineOptions) {
+  const { persisted } = options
+  const fullRules = [...specifiedRules, ...options.validationRules]
+  const metering = createMetering({ schema: options.schema, listSizes: options.listSizes, maxCost: options.limits.maxCost })
+  /** Stage 7's verdicts, which go with their documents (a document depends on nothing else: variables are not read). */
+  const validated = new WeakMap<DocumentNode, { schema: GraphQLSchema; errors: readonly GraphQLError[] }>()
+  /** Stage 8's compiled operations, which go with their documents as the verdicts do. */
+  const compiled = new WeakMap<DocumentNode, Compiled>()
+  const { tracer } = options
+  const introspection = createIntrospectionAnswers()
+  const parseStage = createParseStage(options)
+
+  /** Stages 2 to 5: the operation ready to be charged, or its refusal. */
+  async function admit(request: FastifyRequest, params: RequestParams): Promise<AdmittedOperation | RefusedOperation> {
+    const resolved = await persisted.resolve(params)
+    if ('code' in resolved) return { refused: [{ message: resolved.message, extensions: { code: resolved.code } }] }
+    const result = parseStage(resolved.query)
+    if ('errors' in result) return { refused: result.errors.map((error) => formatError(error, request)) }
+    return { ...resolved, document: result.document, chosen: chooseOperation(result.document, resolved.operationName) }
+  }
+
+  /**
+   * After admission, before the charge: an operation type the transport does not carry. Only a GET
+   * leaves mutations out (405, Allow: POST); HTTP leaves subscriptions out (no stream for their events).
+   */
+  function refuseUncarried(request: FastifyRequest, reply: FastifyReply | undefined, operation: AdmittedOperation, carries: ReadonlySet<OperationTypeNode>) {
+    const { chosen } = operation
+    if (chosen instanceof GraphQLError || carries.has(chosen.operation)) return undefined
+    if (chosen.operation === OperationTypeNode.MUTATION) {
+      reply?.header('allow', 'POST')
+      throw new AppError('METHOD_NOT_ALLOWED', MUTATION_OVER_GET)
+    }
+    return { refused: [formatError(new GraphQLError(SUBSCRIPTIONS_ELSEWHERE, { nodes: chosen }), request)] }
+  }
+
+  /** Stage 7: validated, its operation chosen, and allowed to the caller; or the first of these refusals. */
+  function judge(request: FastifyRequest, operation: AdmittedOperation, caller: Caller | null): PreparedOperation | RefusedOperation {
+    const errors = validateStage(operation.document)
+    if (errors.length > 0) return { refused: errors.map((error) => formatError(error, request)) }
+    const { chosen } = operation
+    if (chosen instanceof GraphQLError) return { refused: [formatError(chosen, request)] }
+    const forbidden = authorize(chosen, caller)
+    if (forbidden !== undefined) return { refused: [formatError(forbidden, request)] }
+    return operation as PreparedOperation
+  }
+
+  /**
+   * Stage 7: graphql's rules and the cost limit, judged once per document (the parse cache gives a
+   * text sent again the same document).
+   */
+  function validateOnce(document: DocumentNode): readonly GraphQLError[] {
+    const schema = options.schema()
+    const known = validated.get(document)
+    if (known?.schema === schema) return known.errors
+    const errors = validate(schema, document, fullRules)
+    validated.set(document, { schema, errors })
+    return errors
+  }
+  /** Stage 7's validation as judge runs it: in a span when tracing is on (decided once, here). */
+  const validateStage = tracer === undefined ? validateOnce : (document: DocumentNode) => tracer.validate(validated.has(document), () => validateOnce(document))
+
   const stages = {
-    /** Stages 2 to 5: the operation ready to be charged, or its refusal. */
-    async admit(request: FastifyRequest, params: RequestParams): Promise<AdmittedOperation | RefusedOperation> {
-      const resolved = await persisted.resolve(params)
-      if ('code' in resolved) return { refused: [{ message: resolved.message, extensions: { code: resolved.code } }] }
-      const result = parseStage(resolved.query)
-      if ('errors' in result) return { refused: result.errors.map((error) => formatError(error, request)) }
-      return { ...resolved, document: result.document }
-    },
-
-    /** Stage 6: the points of the operations (1 for each refused one) paid at once, before any of them runs. */
-    async charge(operations: ReadonlyArray<AdmittedOperation | RefusedOperation>, pay: Payer): Promise<void> {
-      const points = operations.reduce((sum, operation) => sum + (isRefused(operation) ? 1 : metering.pointsOf(operation)), 0)
-      await pay(points)
+    /**
+     * Stages 2 to 7 for one operation, whatever the transport: admitted (2 to 5); refused if the
+     * transport does not carry its type; charged its points (6); validated, its operation chosen
+     * and allowed to `caller` (7). The operation ready to execute, its refusal, or what the
+     * transport answered before the charge (Transport.beforeMutation). A refused charge throws.
+     */
+    async prepare<Reply extends FastifyReply | undefined, Answered>(
+      request: FastifyRequest,
+      reply: Reply,
+      params: RequestParams,
+      transport: Transport<Reply, Answered>,
+      caller: Caller | null,
+    ): Promise<PreparedOperation | RefusedOperation | Answered> {
+      const operation = await admit(request, params)
+      if (isRefused(operation)) return operation
+      const uncarried = refuseUncarried(request, reply, operation, transport.carries)
+      if (uncarried !== undefined) return uncarried
+      if (transport.beforeMutation !== undefined && isMutation(operation)) {
+        const answered = await transport.beforeMutation(request, reply)
+        if (answered !== undefined) return answered
+      }
+      await transport.pay(request, reply, metering.pointsOf(operation))
+      return judge(request, operation, caller)
     },
 
     /**
-     * Stage 7: graphql's rules and the cost limit, judged once per document (the parse cache gives a
-     * text sent again the same document).
+     * As prepare, for a batch: every operation admitted, then the points of all of them (1 for
+     * each refused one) paid at once, before any of them runs; each then judged.
      */
-    validate(document: DocumentNode): readonly GraphQLError[] {
-      const schema = options.schema()
-      const known = validated.get(document)
-      if (known?.schema === schema) return known.errors
-      const errors = validate(schema, document, fullRules)
-      validated.set(document, { schema, errors })
-      return errors
+    async prepareBatch<Reply extends FastifyReply | undefined, Answered>(
+      request: FastifyRequest,
+      reply: Reply,
+      params: readonly RequestParams[],
+      transport: Transport<Reply, Answered>,
+      caller: Caller | null,
+    ): Promise<(PreparedOperation | RefusedOperation)[] | Answered> {
+      const operations: (AdmittedOperation | RefusedOperation)[] = []
+      for (const one of params) {
+        const admitted = await admit(request, one)
+        operations.push(isRefused(admitted) ? admitted : (refuseUncarried(request, reply, admitted, transport.carries) ?? admitted))
+      }
+      if (transport.beforeMutation !== undefined && operations.some((operation) => !isRefused(operation) && isMutation(operation))) {
+        const answered = await transport.beforeMutation(request, reply)
+        if (answered !== undefined) return answered
+      }
+      await transport.pay(
+        request,
+        reply,
+        operations.reduce((sum, operation) => sum + (isRefused(operation) ? 1 : metering.pointsOf(operation)), 0),
+      )
+      return operations.map((operation) => (isRefused(operation) ? operation : judge(request, operation, caller)))
     },
 
-    /**
-     * Stage 7, for the operation chosen to run: the caller's token must grant what it does (a
-     * mutation needs the write scope; a query or a subscription, read). FORBIDDEN otherwise, on
-     * every transport, before anything of it runs.
-     */
-    authorize(operation: OperationDefinitionNode, caller: Caller | null): GraphQLError | undefined {
-      const needed = operation.operation === OperationTypeNode.MUTATION ? 'write' : 'read'
-      if (caller === null || grants(caller, needed)) return undefined
-      const refusal = insufficientScope(needed)
-      return new GraphQLError(refusal.message, { nodes: operation, originalError: refusal })
-    },
+    /** Stage 7's validation alone, for a protocol handler that asks for it again (its verdict is remembered). */
+    validate: validateStage,
 
     /**
      * Stage 8 for a query or a mutation of a validated document: a query of introspection alone
@@ -262,12 +393,24 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
     },
   }
   if (tracer === undefined) return stages
-  return {
-    ...stages,
-    validate: (document: DocumentNode) => tracer.validate(validated.has(document), () => stages.validate(document)),
-    execute: (args: ExecutionArgs) => tracer.execute(args, () => stages.execute(args)),
-  }
+  return { ...stages, execute: (args: ExecutionArgs) => tracer.execute(args, () => stages.execute(args)) }
 }
+
+/**
+ * Stage 7, for the operation chosen to run: the caller's token must grant what it does (a mutation
+ * needs the write scope; a query or a subscription, read). FORBIDDEN otherwise, on every transport,
+ * before anything of it runs.
+ */
+function authorize(operation: OperationDefinitionNode, caller: Caller | null): GraphQLError | undefined {
+  const needed = operation.operation === OperationTypeNode.MUTATION ? 'write' : 'read'
+  if (caller === null || grants(caller, needed)) return undefined
+  const refusal = insufficientScope(needed)
+  return new GraphQLError(refusal.message, { nodes: operation, originalError: refusal })
+}
+
+/** Whether the operation the request names is a mutation (one that cannot be chosen is not: it runs nothing). */
+const isMutation = (operation: AdmittedOperation): boolean =>
+  !(operation.chosen instanceof GraphQLError) && operation.chosen.operation === OperationTypeNode.MUTATION
 
 export type OperationPipeline = ReturnType<typeof createOperationPipeline>
 
@@ -372,7 +515,7 @@ function createIntrospectionAnswers() {
 
 const INTROSPECTION_FIELDS: ReadonlySet<string> = new Set(['__schema', '__type', '__typename'])
 
-export const isRefused = (operation: AdmittedOperation | RefusedOperation): operation is RefusedOperation => 'refused' in operation
+export const isRefused = (operation: object): operation is RefusedOperation => 'refused' in operation
 
 /** How to ask for a smaller answer, as the refusal says it. */
 const SMALLER_ANSWER = 'ask for fewer items (limit, first), fewer aliases or fewer fields; in a batch, the answers count together: send the operations apart'

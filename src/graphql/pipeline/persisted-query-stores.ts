@@ -4,9 +4,9 @@
 // when there is none; every instance keeps an LRU of them in front. Without it, the LRU alone.
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
-import type { PersistedQueriesConfig } from '../config/graphql-config.js'
-import { createLimiter } from '../limits/limiter.js'
-import { type CommandObserver, createRedisConnection } from '../redis/connection.js'
+import type { PersistedQueriesConfig } from '../../config/graphql-config.js'
+import { createLimiter } from '../../limits/limiter.js'
+import { type CommandObserver, createRedisConnection } from '../../redis/connection.js'
 import { createLruStore, createRedisStore } from './persisted-queries.js'
 
 export interface PersistedQueryStoresOptions {

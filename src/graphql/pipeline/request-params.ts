@@ -3,7 +3,7 @@
 // transport that takes them over HTTP (POST and GET /graphql, and /graphql/stream). POST and GET
 // /graphql also take a persisted query's hash in place of the query (persisted-queries.ts).
 import { type DocumentNode, getOperationAST, GraphQLError, type OperationDefinitionNode } from 'graphql'
-import { AppError, type ErrorDetail } from '../errors.js'
+import { AppError, type ErrorDetail } from '../../errors.js'
 
 export interface OperationParams {
   query: string

@@ -12,9 +12,9 @@
 // An event may narrow a connection's caller (revoke, delete, demote) but never widen it: a wider role is taken
 // from the database only, so an event forged on Redis can at worst close connections.
 import type { FastifyBaseLogger } from 'fastify'
-import { type Caller, type CurrentCallers, ROLES } from '../core/caller.js'
-import type { CallerChanged, CallerTopics } from '../core/caller-changed.js'
-import type { Events } from '../events/events.js'
+import { type Caller, type CurrentCallers, ROLES } from '../../core/caller.js'
+import type { CallerChanged, CallerTopics } from '../../core/caller-changed.js'
+import type { Events } from '../../events/events.js'
 
 /** How often the tokens of open signed-in connections are checked again. */
 export const RIGHTS_SWEEP_INTERVAL_MS = 1000

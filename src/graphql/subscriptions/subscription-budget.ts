@@ -13,8 +13,8 @@
 //     was not delivered (SERVICE_UNAVAILABLE), and stay open.
 // The caller is who the connection counts against (callerKey: the user, or the client address).
 import { type ExecutionArgs, type ExecutionResult, createSourceEventStream, GraphQLError } from 'graphql'
-import { AppError } from '../errors.js'
-import { isEventsInterrupted } from '../events/event-stream.js'
+import { AppError } from '../../errors.js'
+import { isEventsInterrupted } from '../../events/event-stream.js'
 
 export interface SubscriptionBudgetOptions {
   /** Largest cost of one subscription's selection. */

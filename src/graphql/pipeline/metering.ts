@@ -13,11 +13,11 @@
 //
 // An operation the document cannot give (it does not parse, is past the parser's limits, or is
 // not found), or whose cost (or introspection's) is past its limit, is refused without running: 1 point. Every
-// transport charges these points, through the operation pipeline (src/graphql/operation-pipeline.ts).
+// transport charges these points, through the operation pipeline (src/graphql/pipeline/operation-pipeline.ts).
 import { Kind, OperationTypeNode, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql'
-import { costMeasure, type ListSizes, mainCost } from './document-limits/cost-measure.js'
-import { introspectionCostBound } from './document-limits/cost-rule.js'
-import { measureOperations } from './document-limits/measure.js'
+import { costMeasure, type ListSizes, mainCost } from '../document-limits/cost-measure.js'
+import { introspectionCostBound } from '../document-limits/cost-rule.js'
+import { measureOperations } from '../document-limits/measure.js'
 
 /** Cost per point: an operation costing up to 1,000 (a page of 20 users with their 5 latest posts is 161) takes 1 point. */
 export const COST_PER_POINT = 1_000

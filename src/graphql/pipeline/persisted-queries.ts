@@ -22,9 +22,9 @@
 import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
-import type { PersistedQueriesConfig } from '../config/graphql-config.js'
-import type { Limiter } from '../limits/limiter.js'
-import { RecentlyUsed } from '../recently-used.js'
+import type { PersistedQueriesConfig } from '../../config/graphql-config.js'
+import type { Limiter } from '../../limits/limiter.js'
+import { RecentlyUsed } from '../../recently-used.js'
 import type { OperationParams, RequestParams } from './request-params.js'
 
 /** A refusal of the protocol, answered as a GraphQL error of the request with this code. */
