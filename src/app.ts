@@ -386,15 +386,17 @@ async function registerPages(app: FastifyInstance, config: Config, { database }:
 
 /**
  * The REST API, once per version prefix and once unversioned (version from Accept): the API's own
- * stages, then each feature's routes with the relations the others embed in its items.
+ * stages, then each feature's routes with the relations the others embed in its items and the
+ * rate limit's charge for reading them.
  */
-async function registerRestApi(app: FastifyInstance, { services }: AppParts, pipeline: Pipeline): Promise<void> {
+async function registerRestApi(app: FastifyInstance, { services, rateLimit }: AppParts, pipeline: Pipeline): Promise<void> {
   const embedded = embeddedIn(services)
   for (const mount of API_MOUNTS) {
     await app.register(
       async (api) => {
         pipeline.registerOnApi(api, mount.version)
-        for (const feature of FEATURES) await api.register(feature.routes, { ...services, embedded: embedded.get(feature.name) ?? {} })
+        for (const feature of FEATURES)
+          await api.register(feature.routes, { ...services, embedded: embedded.get(feature.name) ?? {}, chargeRateLimit: rateLimit.charge })
       },
       { prefix: mount.prefix },
     )

@@ -14,6 +14,7 @@ import type { Relation } from './collections/embedding.js'
 import type { Db } from './db/create-database.js'
 import type { ResolverMap, SubscriptionField } from './graphql/schema.js'
 import type { DataSection } from './data-section.js'
+import type { RateLimitCharger } from './limits/rate-limit.js'
 import type { IndexedAddress } from './pages/landing-page.js'
 
 /** A relation another feature adds to this one's items, wired by the composition root. */
@@ -27,9 +28,13 @@ export interface Embedded {
 /** The relations other features add to a feature's items, by name, in the order of the features. */
 export type EmbeddedRelations = Readonly<Record<string, Embedded>>
 
-/** What a feature's routes are given besides the services: the relations others embed in its items. */
+/**
+ * What a feature's routes are given besides the services: the relations others embed in its items,
+ * and the charge their reading takes from the caller's rate limit (undefined when it is off).
+ */
 export interface RoutesOptions {
   readonly embedded: EmbeddedRelations
+  readonly chargeRateLimit: RateLimitCharger | undefined
 }
 
 /** `S`: the services the feature's routes and resolvers need (its own, and others' it reads through). */

@@ -22,7 +22,7 @@ const OneComment = ResourceEnvelope(Comment)
 /** `users` and `posts` are read for what a comment embeds, with what other features offer (`embedded`). */
 export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsService; users: UsersService; posts: PostsService } & RoutesOptions> = async (
   app,
-  { comments, users, posts, embedded },
+  { comments, users, posts, embedded, chargeRateLimit },
 ) => {
   const embeds = commentEmbeds({ users, posts }, embedded)
   const RepresentedComment = representedComment(embedded)
@@ -51,7 +51,7 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
       const { params } = request
       const query = readCollectionQuery(request, CommentsCollection, `user:${params.userId}/post:${params.postId}`)
       const shown = readRepresentation(request, embeds)
-      return representedCollectionBody(request, reply, await comments.list(request.caller, params, query), shown)
+      return representedCollectionBody(request, reply, await comments.list(request.caller, params, query), shown, chargeRateLimit)
     },
   )
 
@@ -71,7 +71,7 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
     },
     async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedResourceBody(request, reply, shown, await comments.get(request.caller, request.params, request.params.commentId))
+      return representedResourceBody(request, reply, shown, await comments.get(request.caller, request.params, request.params.commentId), chargeRateLimit)
     },
   )
 

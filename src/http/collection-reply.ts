@@ -10,6 +10,7 @@ import type { CollectionSpec } from '../collections/collection-spec.js'
 import { represent, type Representation, type Shown } from '../collections/embedding.js'
 import { pageMetaOf } from '../collections/page-meta.js'
 import { Timestamp } from '../core/schema-types.js'
+import type { RateLimitCharger } from '../limits/rate-limit.js'
 import { chargeEmbedding } from './representation.js'
 import { isoNow } from '../core/instant.js'
 
@@ -48,9 +49,10 @@ export function representedCollectionBody<T extends { id: number }>(
   reply: FastifyReply,
   page: CollectionPage<T>,
   representation: Representation<T> | undefined,
+  charge: RateLimitCharger | undefined,
 ) {
   if (representation === undefined) return collectionBody<Shown<T>>(request, reply, page)
-  return chargeEmbedding(request, reply, representation, page.items.length)
+  return chargeEmbedding(charge, request, reply, representation, page.items.length)
     .then(() => represent(representation, request.caller, page.items))
     .then((items) => collectionBody(request, reply, { ...page, items }))
 }

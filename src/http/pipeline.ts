@@ -11,7 +11,7 @@ import type { Authenticate } from '../core/caller.js'
 import { bodyAjv, textAjv } from '../core/validation.js'
 import type { FairScheduler } from '../limits/fair-scheduler.js'
 import type { AnswerCharger } from '../limits/answer-bytes.js'
-import type { RateLimitCharger, RequestCounting } from '../limits/rate-limit.js'
+import type { RequestCounting } from '../limits/rate-limit.js'
 import { enforceAccess, requireRouteAccess, resolveCaller } from './access.js'
 import { registerAnswerBytes } from './answer-bytes.js'
 import { type CachingOptions, markRepresentationCacheable, registerCaching } from './caching.js'
@@ -46,9 +46,8 @@ export interface PipelineOptions {
   readonly corsOrigins: readonly string[]
   /** Who a bearer token names. */
   readonly authenticate: Authenticate
-  /** The rate limit: its charges, and how every request is counted (`requests` undefined when it is off). */
+  /** The rate limit: the charge of an answer's bytes, and how every request is counted (`requests` undefined when it is off). */
   readonly rateLimit: {
-    readonly charge: RateLimitCharger | undefined
     readonly chargeAnswer: AnswerCharger | undefined
     readonly requests: RequestCounting | undefined
   }

@@ -1,32 +1,15 @@
 // The rate limit on HTTP (its policy: src/limits/rate-limit.ts): every request counted as it arrives,
 // one answered before that hook ran (a CORS preflight) counted as it leaves, one answered before
-// routing (a malformed URL) counted by the error handler, and the app decorated with the charge a
-// route takes more by (chargeRateLimit).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+// routing (a malformed URL) counted by the error handler. The charge a route takes more by
+// (RateLimitCharger) is handed by the composition root to what uses it: the features' routes, GraphQL.
+import type { FastifyInstance } from 'fastify'
 import { AppError } from '../errors.js'
-import type { RateLimitCharger, RequestCounting } from '../limits/rate-limit.js'
+import type { RequestCounting } from '../limits/rate-limit.js'
 import { errorBody } from './error-body.js'
 import { beforeFrameworkErrors } from './error-handler.js'
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    /** Charges a request more than its 1 point (chargeRateLimit); undefined when rate limiting is off. */
-    chargeRateLimit: RateLimitCharger | undefined
-  }
-}
-
-/**
- * Takes `points` more from the request's caller through its app's rate limit (the RateLimitCharger
- * registerRateLimit decorated the app with), before the work they pay for runs; nothing when rate
- * limiting is off.
- */
-export async function chargeRateLimit(request: FastifyRequest, reply: FastifyReply, points: number): Promise<void> {
-  await request.server.chargeRateLimit?.(request, reply, points)
-}
-
 /** Counts every HTTP request by the rate limit (nothing when it is off: `requests` undefined). */
-export function registerRateLimit(app: FastifyInstance, rateLimit: { charge: RateLimitCharger | undefined; requests: RequestCounting | undefined }): void {
-  app.decorate('chargeRateLimit', rateLimit.charge)
+export function registerRateLimit(app: FastifyInstance, rateLimit: { requests: RequestCounting | undefined }): void {
   const { requests } = rateLimit
   if (requests === undefined) return
   const { countArrival, arrive, isUncounted } = requests

@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type TObject, type TOptional, type TProperties, type TSchema, Type } from 'typebox'
 import { type Embeddable, embeddingPoints, parseRepresentation, type Representation } from '../collections/embedding.js'
-import { chargeRateLimit } from './rate-limit-hooks.js'
+import type { RateLimitCharger } from '../limits/rate-limit.js'
 import type { RepresentationShape } from './route-config.js'
 
 /** The names an Embeddable offers, for the route's `config.representation`. */
@@ -46,8 +46,15 @@ export function readRepresentation<T>(request: FastifyRequest, embeddable: Embed
 
 /**
  * Takes from the caller's rate limit what the representation's relations may read for `items`
- * items (embeddingPoints), before they run: RATE_LIMITED, with nothing read, when it is short.
+ * items (embeddingPoints), before they run: RATE_LIMITED, with nothing read, when it is short;
+ * nothing when rate limiting is off (`charge` undefined).
  */
-export async function chargeEmbedding<T>(request: FastifyRequest, reply: FastifyReply, representation: Representation<T>, items: number): Promise<void> {
-  await chargeRateLimit(request, reply, embeddingPoints(representation, items))
+export async function chargeEmbedding<T>(
+  charge: RateLimitCharger | undefined,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  representation: Representation<T>,
+  items: number,
+): Promise<void> {
+  await charge?.(request, reply, embeddingPoints(representation, items))
 }

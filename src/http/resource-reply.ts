@@ -5,6 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type TSchema, Type } from 'typebox'
 import { type Representation, representOne, type Shown } from '../collections/embedding.js'
 import { Timestamp } from '../core/schema-types.js'
+import type { RateLimitCharger } from '../limits/rate-limit.js'
 import { chargeEmbedding } from './representation.js'
 import { isoNow } from '../core/instant.js'
 
@@ -22,9 +23,10 @@ export function representedResourceBody<T extends { id: number }>(
   reply: FastifyReply,
   representation: Representation<T> | undefined,
   item: T,
+  charge: RateLimitCharger | undefined,
 ) {
   if (representation === undefined) return resourceBody<Shown<T>>(item)
-  return chargeEmbedding(request, reply, representation, 1)
+  return chargeEmbedding(charge, request, reply, representation, 1)
     .then(() => representOne(representation, request.caller, item))
     .then((shown) => resourceBody(shown))
 }

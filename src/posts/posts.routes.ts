@@ -23,7 +23,10 @@ const columnsOf = (shown: { readonly select: ReadonlySet<string> | undefined } |
   shown?.select === undefined ? undefined : postFields.columnsFor(shown.select)
 
 /** `users` is read for a post's author; `embedded`: what other features offer a post's answers (its comments). */
-export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users: UsersService } & RoutesOptions> = async (app, { posts, users, embedded }) => {
+export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users: UsersService } & RoutesOptions> = async (
+  app,
+  { posts, users, embedded, chargeRateLimit },
+) => {
   const embeds = postEmbeds(users, embedded)
   const RepresentedPost = representedPost(embedded)
   const representation = representationShapeOf(embeds)
@@ -45,7 +48,7 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
       const { userId } = request.params
       const query = readCollectionQuery(request, PostsCollection, `user:${userId}`)
       const shown = readRepresentation(request, embeds)
-      return representedCollectionBody(request, reply, await posts.list(request.caller, userId, query, columnsOf(shown)), shown)
+      return representedCollectionBody(request, reply, await posts.list(request.caller, userId, query, columnsOf(shown)), shown, chargeRateLimit)
     },
   )
 
@@ -64,7 +67,13 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
     },
     async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedResourceBody(request, reply, shown, await posts.get(request.caller, request.params.userId, request.params.postId, columnsOf(shown)))
+      return representedResourceBody(
+        request,
+        reply,
+        shown,
+        await posts.get(request.caller, request.params.userId, request.params.postId, columnsOf(shown)),
+        chargeRateLimit,
+      )
     },
   )
 

@@ -18,7 +18,7 @@ const TodoParams = Type.Object({ userId: IdParam, todoId: IdParam })
 const OneTodo = ResourceEnvelope(Todo)
 
 /** `embedded`: what other features offer a todo's answers (nothing yet). */
-export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & RoutesOptions> = async (app, { todos, embedded }) => {
+export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & RoutesOptions> = async (app, { todos, embedded, chargeRateLimit }) => {
   const embeds = todoEmbeds(embedded)
   const representation = representationShapeOf(embeds)
   const RepresentedTodo = representedTodo(embedded)
@@ -39,7 +39,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & Ro
       const { userId } = request.params
       const query = readCollectionQuery(request, TodosCollection, `user:${userId}`)
       const shown = readRepresentation(request, embeds)
-      return representedCollectionBody(request, reply, await todos.list(request.caller, userId, query), shown)
+      return representedCollectionBody(request, reply, await todos.list(request.caller, userId, query), shown, chargeRateLimit)
     },
   )
 
@@ -58,7 +58,7 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & Ro
     },
     async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedResourceBody(request, reply, shown, await todos.get(request.caller, request.params.userId, request.params.todoId))
+      return representedResourceBody(request, reply, shown, await todos.get(request.caller, request.params.userId, request.params.todoId), chargeRateLimit)
     },
   )
 

@@ -21,7 +21,7 @@ const columnsOf = (shown: { readonly select: ReadonlySet<string> | undefined } |
   shown?.select === undefined ? undefined : userFields.columnsFor(shown.select)
 
 /** `embedded`: what other features offer a user's answers (their posts, their todos). */
-export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & RoutesOptions> = async (app, { users, embedded }) => {
+export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & RoutesOptions> = async (app, { users, embedded, chargeRateLimit }) => {
   const embeds = userEmbeds(embedded)
   const RepresentedUser = representedUser(embedded)
   const representation = representationShapeOf(embeds)
@@ -41,7 +41,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
     async (request, reply) => {
       const query = readCollectionQuery(request, UsersCollection)
       const shown = readRepresentation(request, embeds)
-      return representedCollectionBody(request, reply, await users.list(request.caller, query, columnsOf(shown)), shown)
+      return representedCollectionBody(request, reply, await users.list(request.caller, query, columnsOf(shown)), shown, chargeRateLimit)
     },
   )
 
@@ -60,7 +60,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
     },
     async (request, reply) => {
       const shown = readRepresentation(request, embeds)
-      return representedResourceBody(request, reply, shown, await users.get(request.caller, request.params.id, columnsOf(shown)))
+      return representedResourceBody(request, reply, shown, await users.get(request.caller, request.params.id, columnsOf(shown)), chargeRateLimit)
     },
   )
 
