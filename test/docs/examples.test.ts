@@ -32,13 +32,12 @@
 // - A block that cannot run is marked `<!-- not an example: why -->` on the line before its fence,
 //   and is listed below as a skipped test with that reason.
 //
-// Beside the examples: every relative link of those documents resolves (a file of the repository,
-// and a heading of it for a #fragment into Markdown), docs/configuration.md names exactly the
+// Beside the examples (their links: links.test.ts): docs/configuration.md names exactly the
 // variables loadConfig reads, docs/development.md explains every script of package.json, and no
 // document points outside the repository.
 import { execFileSync, spawn } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
-import { dirname, join, relative, resolve } from 'node:path'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { FastifyInstance } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -47,7 +46,7 @@ import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/create-database.js'
 import { prepareDatabase } from '../../src/server.js'
 import { BashSession, type CurlCall, waitFor } from '../helpers/bash-session.js'
-import { anchorsOf, bodyOf, commandsOf, type DocumentPlan, jsonDifferences, linksOf, planDocument, type Step } from '../helpers/doc-examples.js'
+import { bodyOf, commandsOf, type DocumentPlan, jsonDifferences, planDocument, type Step } from '../helpers/doc-examples.js'
 import { freshSqliteFile, type TestDatabase } from '../helpers/test-store.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
@@ -361,23 +360,6 @@ describe("the documentation's examples", () => {
 })
 
 describe('the documents', () => {
-  it('link only to files of the repository, and to headings that exist', () => {
-    const broken = DOCUMENTS.flatMap((file) =>
-      linksOf(read(file)).flatMap(({ line, target }) => {
-        if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return []
-        const where = `${file}:${line}: ${target}`
-        const [path = '', fragment] = target.split('#')
-        const resolved = path === '' ? join(ROOT, file) : resolve(dirname(join(ROOT, file)), decodeURI(path))
-        if (relative(ROOT, resolved).startsWith('..')) return [`${where}: outside the repository`]
-        if (!existsSync(resolved)) return [`${where}: no such file`]
-        if (fragment === undefined) return []
-        if (!resolved.endsWith('.md')) return [`${where}: a fragment into a file that is not Markdown`]
-        return anchorsOf(readFileSync(resolved, 'utf8')).has(fragment) ? [] : [`${where}: no such heading`]
-      }),
-    )
-    expect(broken).toEqual([])
-  })
-
   it('speak only of this repository: no issue numbers, design sections or files outside it', () => {
     const outside = [/\.\.\/shared/, /DESIGN\.md/, /\bspec\//, /§/, /(^|[\s(])#\d/, /\bissue \d/i]
     const found = DOCUMENTS.flatMap((file) =>
