@@ -8,8 +8,10 @@
 // bookmarks over REST and GraphQL, embeds them in a user, describes them in the OpenAPI document,
 // counts and indexes them on the landing page (a test of its own, in the copy), and the existing
 // tests a new resource could break pass in the copy, the authorization matrix failing only where it
-// must (it asks who may call the new mutation, by name); `threadline export` writes the bookmarks
-// and `threadline import` loads them back; the lint's structure rules cover the new folder.
+// must (it asks who may call the new mutation, by name); the export writes the bookmarks and the
+// import loads them back (the functions `threadline export` and `import` run, in the copy's test
+// run: two more processes would each compile the whole command); the lint's structure rules cover
+// the new folder.
 import { execFile } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -214,8 +216,17 @@ export function bookmarksMigration(facts: DialectFacts): Migration {
 `,
   // The feature's own test, as its author would write it, run in the copy beside the existing ones.
   'test/bookmarks/bookmarks.test.ts': `
+import { once } from 'node:events'
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { writeExport } from '../../src/cli/export-data.js'
+import { describeImport, importFile } from '../../src/cli/import-data.js'
+import { loadConfig } from '../../src/config.js'
+import { openDatabase } from '../../src/db/create-database.js'
+import { migrateToLatest } from '../../src/db/migrate.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { freshSqliteFile } from '../helpers/test-store.js'
 
 let t: TestApp
 beforeAll(async () => {
@@ -249,6 +260,37 @@ it('saves a post over GraphQL, serves it over REST and GraphQL, embeds it in a u
   expect(page.body).toMatch(/<dt>Bookmarks<\\/dt><dd id="count-bookmarks" data-count="1">1<\\/dd>/)
   const index = (await t.request({ method: 'GET', url: '/' })).json()
   expect(index.user_bookmarks_url).toBe('http://localhost:80/api/v1/users/{user_id}/bookmarks')
+})
+
+it('is loaded by import and written back by export, as threadline import and export do', async () => {
+  const at = '2026-01-02T03:04:05.006Z'
+  const data = {
+    threadline: { version: 1 },
+    users: [{ id: 1, name: 'Ada', email: 'ada@example.com', age: null, avatar: null, role: 'user', createdAt: at, updatedAt: at, passwordHash: null }],
+    posts: [{ id: 1, userId: 1, title: 'Kept', content: 'Twice', status: 'published', publishedAt: at, createdAt: at, updatedAt: at }],
+    bookmarks: [
+      { id: 1, userId: 1, postId: 1 },
+      { id: 2, userId: 1, postId: 1 },
+    ],
+  }
+  const store = freshSqliteFile()
+  const database = openDatabase(loadConfig({ DATABASE_URL: store.url }).database)
+  try {
+    await migrateToLatest(database)
+    const [file, again] = ['import.json', 'export.json'].map((name) => join(store.url.slice('sqlite:'.length), '..', name)) as [string, string]
+    writeFileSync(file, JSON.stringify(data))
+    expect(describeImport(await importFile(database.db, file, { replace: false }), 0)).toMatch(/^Imported 1 user, 1 post, 0 comments, 0 todos and 2 bookmarks in /)
+    const stream = createWriteStream(again)
+    await writeExport(database.db, stream, 'threadline')
+    stream.end()
+    await once(stream, 'close')
+    const exported = JSON.parse(readFileSync(again, 'utf8')) as Record<string, unknown[]>
+    expect(Object.keys(exported)).toEqual(['threadline', 'users', 'posts', 'comments', 'todos', 'bookmarks'])
+    expect(exported.bookmarks).toEqual(data.bookmarks)
+  } finally {
+    await database.close()
+    await store.drop()
+  }
 })
 `,
   // The copy's typecheck and lint in one child process: ESLint's type-aware rules read the program
@@ -288,10 +330,6 @@ function insertAfter(dir: string, path: string, after: string, line: string): vo
 }
 
 let dir: string
-/** The copy's `threadline` command, run from its sources. */
-const threadline = (args: string[]) =>
-  run(process.execPath, ['--import', 'tsx', join(dir, 'src/main.ts'), ...args], { cwd: dir, env: { PATH: process.env.PATH, LOG_LEVEL: 'silent' } })
-
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'threadline-feature-'))
   for (const entry of ['src', 'scripts', 'test', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'eslint.config.js', 'vitest.config.ts']) {
@@ -346,7 +384,7 @@ describe('a throwaway feature', () => {
     expect(JSON.parse(stdout)).toEqual({ typeErrors: [], lintErrors: [] })
   }, 180_000)
 
-  it('is served, embedded, described, counted and indexed, and the tests it could break pass, the authorization matrix asking for its mutation', async () => {
+  it('is served, embedded, described, counted, indexed, imported and exported, and the tests it could break pass, the authorization matrix asking for its mutation', async () => {
     const report = join(dir, 'report.json')
     await run(
       process.execPath,
@@ -376,27 +414,6 @@ describe('a throwaway feature', () => {
     ).toEqual(['the authorization matrix has an entry for every GraphQL mutation, and none for a mutation that is gone'])
     expect(failed[0]?.failureMessages.join('\n')).toMatch(/mutations without a row in GRAPHQL[^]*saveBookmark/)
   }, 180_000)
-
-  it('is loaded by `threadline import` and written back by `threadline export`', async () => {
-    const at = '2026-01-02T03:04:05.006Z'
-    const data = {
-      threadline: { version: 1 },
-      users: [{ id: 1, name: 'Ada', email: 'ada@example.com', age: null, avatar: null, role: 'user', createdAt: at, updatedAt: at, passwordHash: null }],
-      posts: [{ id: 1, userId: 1, title: 'Kept', content: 'Twice', status: 'published', publishedAt: at, createdAt: at, updatedAt: at }],
-      bookmarks: [
-        { id: 1, userId: 1, postId: 1 },
-        { id: 2, userId: 1, postId: 1 },
-      ],
-    }
-    const [file, store, again] = ['import.json', 'store.db', 'export.json'].map((name) => join(dir, name)) as [string, string, string]
-    writeFileSync(file, JSON.stringify(data))
-    const { stdout } = await threadline(['--db', `sqlite:${store}`, 'import', file])
-    expect(stdout).toMatch(/^Imported 1 user, 1 post, 0 comments, 0 todos and 2 bookmarks in /m)
-    await threadline(['--db', `sqlite:${store}`, 'export', '--output', again])
-    const exported = JSON.parse(readFileSync(again, 'utf8')) as Record<string, unknown[]>
-    expect(Object.keys(exported)).toEqual(['threadline', 'users', 'posts', 'comments', 'todos', 'bookmarks'])
-    expect(exported.bookmarks).toEqual(data.bookmarks)
-  }, 120_000)
 
   it("is under the lint's structure rules, and in the PostgreSQL test project", async () => {
     const { boundaries } = (await import(join(dir, 'eslint.config.js'))) as { boundaries: Linter.Config[] }
