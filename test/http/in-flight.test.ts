@@ -1,6 +1,7 @@
 // The in-flight limit, scheduled fairly: a caller alone takes every slot the global limit allows and
 // is never paced; a newcomer is served ahead of a greedy caller's backlog; a caller's requests past
 // its queue are refused with 429 and Retry-After; probes take no slot.
+// Runs once, on SQLite: its subject is the scheduler's slots, sockets and timers, not the store.
 import { connect, type Socket } from 'node:net'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
