@@ -3,9 +3,14 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { sql } from 'kysely'
 import { afterAll } from 'vitest'
 import { buildApp } from '../../src/app.js'
+import { DATA_SECTIONS } from '../../src/cli/data-sections.js'
+import type { ExportFormat } from '../../src/cli/export-format.js'
+import { count, listed } from '../../src/cli/words.js'
 import { loadConfig } from '../../src/config.js'
+import { openDatabase } from '../../src/db/create-database.js'
 import { threadline } from './export-fixture.js'
 
 export { threadline }
@@ -28,6 +33,27 @@ export async function threadlineFails(url: string, args: string[]) {
     return error as { code: number; stdout: string; stderr: string }
   }
   throw new Error(`threadline ${args.join(' ')} succeeded`)
+}
+
+/**
+ * What an import of a file in `format` reports it loaded, as a pattern: every section that format
+ * carries, in the registry's order, with its count from `counts` (0 for those not named).
+ */
+export function importedCounts(format: ExportFormat, counts: Readonly<Record<string, number>>): string {
+  const sections = DATA_SECTIONS.filter(({ formats }) => formats?.[format] !== undefined)
+  return listed(sections.map(({ name, noun }) => count(counts[name] ?? 0, noun, name)))
+}
+
+/** Every row of every table a data section holds, by table, in id order: what "unchanged" compares. */
+export async function everyRow(url: string): Promise<Record<string, unknown[]>> {
+  const database = openDatabase(loadConfig({ DATABASE_URL: url }).database)
+  try {
+    const tables: Record<string, unknown[]> = {}
+    for (const { name } of DATA_SECTIONS) tables[name] = (await sql`select * from ${sql.table(name)} order by id`.execute(database.db)).rows
+    return tables
+  } finally {
+    await database.close()
+  }
 }
 
 type App = Awaited<ReturnType<typeof buildApp>>

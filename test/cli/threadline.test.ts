@@ -145,7 +145,9 @@ describe('threadline', () => {
     expect(stdout).toMatch(new RegExp(`^Seeded ${listed(asked.map(([name, n]) => `${n} ${name}`))} in [\\d.]+ s\\.\\n$`))
     expect((await threadlineFails(['seed', '--users', 'many'])).stderr).toMatch(/whole number/)
     expect((await threadlineFails(['seed', '--batch-size', '5000'])).stderr).toMatch(/from 1 to 4000/)
-    const nothingToComment = await threadlineFails(['seed', '--users', '1', '--posts', '0', '--comments', '5', '--todos', '0'])
+    // One user, five comments asked for, nothing else: no post to comment on.
+    const onlyComments = Object.keys(DEMO_COUNTS).flatMap((name) => [`--${name}`, name === 'users' ? '1' : name === 'comments' ? '5' : '0'])
+    const nothingToComment = await threadlineFails(['seed', ...onlyComments])
     expect(nothingToComment.stderr).toBe('threadline: There are no new posts to comment on\n')
   })
 
