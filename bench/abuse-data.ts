@@ -19,7 +19,7 @@ import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
-import { createRandom, type Random, sentence, words } from '../src/seed/fake-data.js'
+import { createRandom, type Random, sentence, words } from '../src/fake-data.js'
 import { hashPassword } from '../src/users/passwords.js'
 
 export interface Account {

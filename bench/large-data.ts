@@ -17,7 +17,7 @@ import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/create-database.js'
 import { migrateToLatest } from '../src/db/migrate.js'
-import { createRandom, fakeEmail, fakeName, sentence, words } from '../src/seed/fake-data.js'
+import { createRandom, fakeEmail, fakeName, sentence, words } from '../src/fake-data.js'
 
 export interface LargeCounts {
   users: number

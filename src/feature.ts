@@ -2,7 +2,7 @@
 // from its `<feature>.feature.ts`, and everything the rest of the service needs to know about it is
 // here: its service factory, its REST routes (each carrying its own OpenAPI text), its part of the
 // GraphQL schema, the event topics it publishes, the relations it adds to other features' items,
-// its addresses in the API's index, the count the landing page shows and its section of the data files. Its tables are declared in
+// its addresses in the API's index, the count the landing page shows, its section of the data files and its generated rows. Its tables are declared in
 // its `<feature>.table.ts` (src/db/tables.ts says how). The composition root (src/features.ts,
 // src/app.ts) lists the features once and wires each into the shared layers, which never import a
 // feature themselves; the lint, the test projects and the CLI read the same list. It sits beside
@@ -16,6 +16,7 @@ import type { ResolverMap, SubscriptionField } from './graphql/schema.js'
 import type { DataSection } from './data-section.js'
 import type { RateLimitCharger } from './limits/rate-limit.js'
 import type { IndexedAddress } from './pages/landing-page.js'
+import type { SeedSection } from './seed-section.js'
 
 /** A relation another feature adds to this one's items, wired by the composition root. */
 export interface Embedded {
@@ -73,6 +74,8 @@ export interface Feature<S extends object> {
   }
   /** Its section of the data files `threadline export` writes and `threadline import` reads. */
   readonly data?: DataSection
+  /** Its generated rows: the demo data, and `threadline seed`. */
+  readonly seed?: SeedSection
 }
 
 /** The embedded relations' schemas, by name, for the item schema (Represented). */

@@ -8,7 +8,8 @@ import { type Config, ConfigError, type ConfigFlags, loadConfig } from './config
 import { SCOPES, type Scope } from './core/caller.js'
 import { parseDuration } from './core/duration.js'
 import { AppError } from './errors.js'
-import { DEMO_COUNTS, MAX_BATCH_SIZE } from './seed/seed-counts.js'
+import { MAX_BATCH_SIZE } from './seed-section.js'
+import { SEED_FLAGS } from './seed/seed-flags.js'
 import { withServerHeapSettings } from './heap-settings.js'
 import { PACKAGE_VERSION } from './package-info.js'
 
@@ -79,13 +80,9 @@ program
   .description('Bring the database schema up to date')
   .action(withConfig(async (config) => (await commands()).migrateCommand(config)))
 
-program
-  .command('seed')
-  .description('Add generated users, posts, comments and todos, in batched inserts (the demo data by default)')
-  .option('--users <n>', 'users to add', count, DEMO_COUNTS.users)
-  .option('--posts <n>', 'posts to add, spread over the new users', count, DEMO_COUNTS.posts)
-  .option('--comments <n>', 'comments to add, spread over the new posts', count, DEMO_COUNTS.comments)
-  .option('--todos <n>', 'todos to add, spread over the new users', count, DEMO_COUNTS.todos)
+const seed = program.command('seed').description('Add generated users, posts, comments and todos, in batched inserts (the demo data by default)')
+for (const { name, demo, help } of SEED_FLAGS) seed.option(`--${name} <n>`, help, count, demo)
+seed
   .option('--batch-size <n>', `rows per INSERT statement, at most ${MAX_BATCH_SIZE}`, batchSize, 500)
   .option('--seed <n>', 'random seed: the same seed on an empty database gives the same data', count, 1)
   .action(withConfig(async (config, options: SeedCommandOptions) => (await commands()).seedCommand(config, options)))

@@ -9,7 +9,7 @@ import { migrateToLatest } from '../db/migrate.js'
 import { createMemoryEvents } from '../events/memory-events.js'
 import { type AppTopics, createServices } from '../features.js'
 import { createProgressBar } from './progress.js'
-import { DEMO_COUNTS, type SeedCounts, seedDatabase } from '../seed/seed-database.js'
+import { type SeedCounts, seedDatabase } from '../seed/seed-database.js'
 import { listed } from './words.js'
 import { CreateUserBody, type CreateUserInput } from '../users/users.schemas.js'
 import { assertValid } from '../core/validation.js'
@@ -44,17 +44,17 @@ export async function migrateCommand(config: Config): Promise<void> {
   }
 }
 
+/** The seed command's flags: the rows of each feature (`users`, …), the batch size and the PRNG's seed. */
 export type SeedCommandOptions = SeedCounts & { batchSize: number; seed: number }
 
-export async function seedCommand(config: Config, options: SeedCommandOptions) {
+export async function seedCommand(config: Config, { batchSize, seed, ...counts }: SeedCommandOptions) {
   await withDatabase(config, async ({ db }) => {
     const started = performance.now()
     const bar = createProgressBar(process.stdout, 'seeding')
-    await seedDatabase(db, { ...options, onProgress: (done, total) => bar.update(done, total) })
+    const seeded = await seedDatabase(db, counts, { batchSize, seed, onProgress: (done, total) => bar.update(done, total) })
     bar.done()
     const seconds = ((performance.now() - started) / 1000).toFixed(1)
-    const seeded = listed((Object.keys(DEMO_COUNTS) as (keyof SeedCounts)[]).map((name) => `${options[name]} ${name}`))
-    console.log(`Seeded ${seeded} in ${seconds} s.`)
+    console.log(`Seeded ${listed(Object.entries(seeded).map(([name, n]) => `${n} ${name}`))} in ${seconds} s.`)
   })
 }
 

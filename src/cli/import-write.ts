@@ -5,7 +5,7 @@
 // throws FileChangedError, and the transaction it runs in writes nothing.
 import type { ColumnsContext, Fields } from '../data-section.js'
 import type { Db } from '../db/create-database.js'
-import { MAX_BATCH_SIZE } from '../seed/seed-counts.js'
+import { MAX_BATCH_SIZE } from '../seed-section.js'
 import { insertRows } from './data-tables.js'
 import type { Plan } from './import-checks.js'
 import type { Progress } from './import-progress.js'

@@ -9,6 +9,7 @@ import { commentsResolvers, commentsSubscriptions, commentsTypeDefs } from './co
 import { commentsRoutes } from './comments.routes.js'
 import { type CommentsService, createCommentsService } from './comments.service.js'
 import { commentsData } from './comments.data.js'
+import { commentsSeed } from './comments.seed.js'
 
 export const commentsFeature = {
   name: 'comments',
@@ -31,4 +32,5 @@ export const commentsFeature = {
     count: (db) => countRows(db, db.selectFrom('comments').innerJoin('posts', 'posts.id', 'comments.post_id').where(visible('posts', ANONYMOUS_VISIBILITY))),
   },
   data: commentsData,
+  seed: commentsSeed,
 } satisfies Feature<{ comments: CommentsService; users: UsersService; posts: PostsService }>

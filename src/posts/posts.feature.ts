@@ -8,6 +8,7 @@ import { postsRoutes } from './posts.routes.js'
 import { ANONYMOUS_VISIBILITY, visible } from './post-visibility.js'
 import { createPostsService, type PostsService } from './posts.service.js'
 import { postsData } from './posts.data.js'
+import { postsSeed } from './posts.seed.js'
 
 export const postsFeature = {
   name: 'posts',
@@ -21,4 +22,5 @@ export const postsFeature = {
   },
   landingCount: { label: 'Posts', count: (db) => countRows(db, db.selectFrom('posts').where(visible('posts', ANONYMOUS_VISIBILITY))) },
   data: postsData,
+  seed: postsSeed,
 } satisfies Feature<{ posts: PostsService; users: UsersService }>

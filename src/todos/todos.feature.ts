@@ -7,6 +7,7 @@ import { todosResolvers, todosTypeDefs } from './todos.graphql.js'
 import { todosRoutes } from './todos.routes.js'
 import { createTodosService, type TodosService } from './todos.service.js'
 import { todosData } from './todos.data.js'
+import { todosSeed } from './todos.seed.js'
 
 export const todosFeature = {
   name: 'todos',
@@ -20,4 +21,5 @@ export const todosFeature = {
   },
   landingCount: { label: 'Todos', count: (db) => countRows(db, db.selectFrom('todos')) },
   data: todosData,
+  seed: todosSeed,
 } satisfies Feature<{ todos: TodosService; users: UsersService }>

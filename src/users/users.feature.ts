@@ -5,6 +5,7 @@ import { usersResolvers, usersTypeDefs } from './users.graphql.js'
 import { usersRoutes } from './users.routes.js'
 import { createUsersService, type UsersService } from './users.service.js'
 import { usersData } from './users.data.js'
+import { usersSeed } from './users.seed.js'
 
 export const usersFeature = {
   name: 'users',
@@ -17,4 +18,5 @@ export const usersFeature = {
   },
   landingCount: { label: 'Users', count: (db) => countRows(db, db.selectFrom('users')) },
   data: usersData,
+  seed: usersSeed,
 } satisfies Feature<{ users: UsersService }>

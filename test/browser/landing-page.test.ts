@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { chromiumOrSkip, launchChromium } from '../helpers/browser.js'
+import { chromiumOrSkip, LAUNCH_HOOK_MS, launchChromium } from '../helpers/browser.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
 const SCREENSHOTS = 'test-results'
@@ -49,7 +49,7 @@ describe.skipIf(!hasChromium)('the landing page in a browser', () => {
     })
     page.on('pageerror', (error) => consoleErrors.push(error.message))
     await page.goto(`${origin}/`)
-  })
+  }, LAUNCH_HOOK_MS)
 
   afterAll(async () => {
     await browser?.close()

@@ -6,7 +6,7 @@ import { mkdirSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { chromiumOrSkip, launchChromium } from '../helpers/browser.js'
+import { chromiumOrSkip, LAUNCH_HOOK_MS, launchChromium } from '../helpers/browser.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { startTestIssuer, type TestIssuer } from '../helpers/oidc-issuer.js'
 
@@ -41,7 +41,7 @@ describe.skipIf(!hasChromium)('the browser pages', () => {
       foreign.push(url.href)
       return route.abort('blockedbyclient')
     })
-  })
+  }, LAUNCH_HOOK_MS)
 
   afterAll(async () => {
     await browser?.close()

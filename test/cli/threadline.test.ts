@@ -10,7 +10,7 @@ import { BIN, type ServeProcess, startServe } from '../helpers/serve-process.js'
 import { freshDatabase, SECOND_STORE_RUN, type TestDatabase } from '../helpers/test-store.js'
 import { until } from '../helpers/until.js'
 import { listed } from '../../src/cli/words.js'
-import { DEMO_COUNTS } from '../../src/seed/seed-counts.js'
+import { DEMO_COUNTS } from '../../src/seed/seed-database.js'
 import { MIGRATION_NAMES } from '../../src/db/migrate.js'
 
 const run = promisify(execFile)

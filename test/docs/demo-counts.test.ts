@@ -1,5 +1,5 @@
 // Runs once, on SQLite: the demo data is the same on both stores, and this reads the README against it.
-// The demo data as the README tells it: what the seed makes (src/seed/seed-counts.ts), and what
+// The demo data as the README tells it: what the seed makes (each feature's seed section), and what
 // anyone may read of it, which is what the landing page counts (drafts and their comments are
 // their authors' and admins'). A new database served as `npm start` serves it.
 import { readFileSync } from 'node:fs'
@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/create-database.js'
-import { DEMO_COUNTS } from '../../src/seed/seed-counts.js'
+import { DEMO_COUNTS } from '../../src/seed/seed-database.js'
 import { prepareDatabase } from '../../src/server.js'
 import { freshSqliteFile, type TestDatabase } from '../helpers/test-store.js'
 

@@ -21,6 +21,12 @@ export function chromiumOrSkip(): boolean {
   return false
 }
 
+/** How long Chromium may take to start: seconds on this 2-core machine while the suite runs, far more once. */
+const LAUNCH_TIMEOUT_MS = 60_000
+
+/** The timeout of a hook that starts Chromium (and a server beside it). */
+export const LAUNCH_HOOK_MS = 90_000
+
 /** A headless Chromium on a fresh profile; close() also removes the profile. */
 export async function launchChromium(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const userDataDir = mkdtempSync(join(tmpdir(), 'threadline-chromium-'))
@@ -29,6 +35,9 @@ export async function launchChromium(): Promise<{ context: BrowserContext; close
     headless: true,
     args: CHROMIUM_ARGS,
     viewport: { width: 1280, height: 900 },
+    // Within LAUNCH_HOOK_MS: a start that hangs fails with Playwright's account of it (the browser's
+    // own log), not the test's hook timeout.
+    timeout: LAUNCH_TIMEOUT_MS,
   })
   return {
     context,

@@ -25,7 +25,7 @@ import { FUZZ_RUNS_FACTOR, fuzzRuns } from '../helpers/fuzz.js'
 import { type BodyCase, brokenBodyOf, type JsonSchema } from '../helpers/schema-arbitrary.js'
 import { postgresUrl } from '../helpers/services.js'
 import type { TestStore } from '../helpers/test-store.js'
-import { DEMO_COUNTS, type SeedCounts } from '../../src/seed/seed-counts.js'
+import { DEMO_COUNTS, type SeedCounts } from '../../src/seed/seed-database.js'
 
 /** The resources the seed makes (a new one fails to typecheck here until the model knows its fields). */
 type Table = keyof SeedCounts

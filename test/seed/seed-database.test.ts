@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
+import { renderSeedFlags, SEED_FLAGS_PATH } from '../../scripts/seed-flags.js'
 import { loadConfig } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
@@ -101,7 +103,7 @@ describe('seedDatabase', () => {
     await seedDatabase(database.db, DEMO_COUNTS)
     // A quarter of the demo again, in batches that do not divide it.
     const added = eachTable((_table, demo) => Math.ceil(demo / 4))
-    await seedDatabase(database.db, { ...added, batchSize: 7 })
+    await seedDatabase(database.db, added, { batchSize: 7 })
     expect(await countRows(database)).toEqual(eachTable((table, demo) => demo + added[table]))
     const admins = await database.db.selectFrom('users').select('id').where('role', '=', 'admin').execute()
     expect(admins).toHaveLength(1)
@@ -110,7 +112,7 @@ describe('seedDatabase', () => {
   it('reports progress after every batch, ending at the total', async () => {
     const database = await emptyDatabase()
     const seen: [number, number][] = []
-    await seedDatabase(database.db, { ...NONE, users: 5, posts: 10, batchSize: 4, onProgress: (d, t) => seen.push([d, t]) })
+    await seedDatabase(database.db, { ...NONE, users: 5, posts: 10 }, { batchSize: 4, onProgress: (d, t) => seen.push([d, t]) })
     expect(seen).toEqual([
       [4, 15],
       [5, 15],
@@ -126,5 +128,11 @@ describe('seedDatabase', () => {
     await seedDatabase(database.db, { ...NONE, users: 3 })
     await expect(seedDatabase(database.db, { ...NONE, users: 2, comments: 5 })).rejects.toThrow(/no new posts/)
     expect(await countRows(database)).toEqual({ ...NONE, users: 3 })
+  })
+})
+
+describe('the seed command flags (src/seed/seed-flags.ts)', () => {
+  it("are the features' seed sections, in their order (npm run generate writes them)", () => {
+    expect(readFileSync(SEED_FLAGS_PATH, 'utf8')).toBe(renderSeedFlags())
   })
 })

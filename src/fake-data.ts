@@ -1,5 +1,15 @@
 // Deterministic fake data in the shape of the well-known fake APIs (JSONPlaceholder): the same
-// seed gives the same users, posts, comments and todos on every machine. No download.
+// seed gives the same users, posts, comments and todos on every machine. No download. The
+// features' seed sections (src/<feature>/<feature>.seed.ts) draw from it.
+
+/**
+ * Fake timestamps lie in the two years before this instant, so the data is the same every day:
+ * users join in the first month (from SEED_START), what they write follows (from SEED_ACTIVITY).
+ */
+export const SEED_EPOCH = Date.parse('2026-01-01T00:00:00.000Z')
+export const DAY_MS = 86_400_000
+export const SEED_START = SEED_EPOCH - 2 * 365 * DAY_MS
+export const SEED_ACTIVITY = SEED_START + 31 * DAY_MS
 
 /** mulberry32: a tiny, fast PRNG; plenty for fake data, never for secrets. */
 export function createRandom(seed: number) {
