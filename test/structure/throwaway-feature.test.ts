@@ -1,17 +1,17 @@
 // Adding a resource takes what docs/architecture.md says it takes, and nothing else: in a copy of
 // the project, a throwaway `bookmarks` feature (a user's saved posts) is added as a newcomer would —
 // its folder (table, service, routes, GraphQL type with a field on User and a mutation, its
-// relation in a user's answers, its landing-page count and index address, its data section), three
-// lines of src/features.ts (the import, its entry in FEATURES, its service in createServices) and a
-// migration (its file and its line in src/db/migrate.ts). Then, with no other file touched: the
-// project typechecks (its table is typed where the store is) and lints; the app serves the
-// bookmarks over REST and GraphQL, embeds them in a user, describes them in the OpenAPI document,
-// counts and indexes them on the landing page (a test of its own, in the copy), and the existing
-// tests a new resource could break pass in the copy, the authorization matrix failing only where it
-// must (it asks who may call the new mutation, by name); the export writes the bookmarks and the
-// import loads them back (the functions `threadline export` and `import` run, in the copy's test
-// run: two more processes would each compile the whole command); the lint's structure rules cover
-// the new folder.
+// relation in a user's answers, its landing-page count and index address, its data section, its
+// seed section), three lines of src/features.ts (the import, its entry in FEATURES, its service in
+// createServices), a migration (its file and its line in src/db/migrate.ts), and the files
+// `npm run generate` writes. Then, with no other file touched: the project typechecks (its table is
+// typed where the store is) and lints; the app serves the bookmarks over REST and GraphQL, embeds
+// them in a user, describes them in the OpenAPI document, counts and indexes them on the landing
+// page (a test of its own, in the copy), seeds them, and the existing tests a new resource could
+// break pass in the copy, the authorization matrix failing only where it must (it asks who may call
+// the new mutation, by name); the export writes the bookmarks and the import loads them back (the
+// functions `threadline export` and `import` run, in the copy's test run: two more processes would
+// each compile the whole command); the lint's structure rules cover the new folder.
 import { execFile } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -136,6 +136,26 @@ export const bookmarksData: DataSection<BookmarkRow> = {
   },
 }
 `,
+  'src/bookmarks/bookmarks.seed.ts': `
+// The generated bookmarks: each a new user's saved post, among the new posts.
+import type { SeedSection } from '../seed-section.js'
+
+export const bookmarksSeed: SeedSection = {
+  demo: 30,
+  help: 'bookmarks to add, of the new posts by the new users',
+  async write(count, { db, random, inBatches, written }) {
+    const [users, posts] = [written('users'), written('posts')]
+    await inBatches(
+      count,
+      () => ({ user_id: random.pick(users), post_id: random.pick(posts) }),
+      async (rows) => {
+        await db.insertInto('bookmarks').values(rows).execute()
+      },
+    )
+    return []
+  },
+}
+`,
   'src/bookmarks/bookmarks.feature.ts': `
 // The bookmarks feature: the posts a user saved.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
@@ -146,6 +166,7 @@ import { IdParam } from '../core/schema-types.js'
 import { countRows } from '../db/list-page.js'
 import type { ResourceOpenApi } from '../http/openapi/route-openapi.js'
 import { bookmarksData } from './bookmarks.data.js'
+import { bookmarksSeed } from './bookmarks.seed.js'
 import { bookmarksResolvers, bookmarksTypeDefs } from './bookmarks.graphql.js'
 import { createBookmarksService, type BookmarksService } from './bookmarks.service.js'
 
@@ -194,6 +215,7 @@ export const bookmarksFeature = {
   apiIndex: { user_bookmarks_url: { path: '/users/{user_id}/bookmarks' } },
   landingCount: { label: 'Bookmarks', count: (db) => countRows(db, db.selectFrom('bookmarks')) },
   data: bookmarksData,
+  seed: bookmarksSeed,
 } satisfies Feature<{ bookmarks: BookmarksService }>
 `,
   'src/db/migrations/0008-bookmarks.ts': `
@@ -323,6 +345,7 @@ const EXISTING_TESTS = [
   'test/collections/embedding.test.ts',
   'test/http/mass-assignment.test.ts',
   'test/http/authorization-matrix.test.ts',
+  'test/seed/seed-database.test.ts',
 ]
 
 /** Adds `line` after the first line of `path` (in the copy) that contains `after`. */
@@ -334,9 +357,9 @@ function insertAfter(dir: string, path: string, after: string, line: string): vo
 }
 
 let dir: string
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'threadline-feature-'))
-  for (const entry of ['src', 'scripts', 'test', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'eslint.config.js', 'vitest.config.ts']) {
+  for (const entry of ['src', 'scripts', 'test', 'docs', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'eslint.config.js', 'vitest.config.ts']) {
     cpSync(join(ROOT, entry), join(dir, entry), { recursive: true })
   }
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
@@ -355,12 +378,14 @@ beforeAll(() => {
   )
   insertAfter(dir, 'src/db/migrate.ts', "from './migrations/0007-idempotency-bounds.js'", "import { bookmarksMigration } from './migrations/0008-bookmarks.js'")
   insertAfter(dir, 'src/db/migrate.ts', "'0007-idempotency-bounds': ", "  '0008-bookmarks': bookmarksMigration,")
-})
+  // And the generated files, as the tests that check them say to.
+  await run('npm', ['run', '--silent', 'generate'], { cwd: dir })
+}, 120_000)
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 describe('a throwaway feature', () => {
-  it('changed only its folder, src/features.ts and the migration', async () => {
+  it('changed only its folder, src/features.ts, the migration and generated files', async () => {
     const { stdout } = await run('git', ['diff', '--no-index', '--name-status', join(ROOT, 'src'), join(dir, 'src')]).catch(
       (error: { stdout: string }) => error,
     )
@@ -373,11 +398,14 @@ describe('a throwaway feature', () => {
         'A src/bookmarks/bookmarks.data.ts',
         'A src/bookmarks/bookmarks.feature.ts',
         'A src/bookmarks/bookmarks.graphql.ts',
+        'A src/bookmarks/bookmarks.seed.ts',
         'A src/bookmarks/bookmarks.service.ts',
         'A src/bookmarks/bookmarks.table.ts',
         'A src/db/migrations/0008-bookmarks.ts',
         'M src/db/migrate.ts',
         'M src/features.ts',
+        'M src/client/openapi.ts',
+        'M src/seed/seed-flags.ts',
       ].sort(),
     )
   })
