@@ -13,6 +13,8 @@
  * its public module or its feature module). A new shared folder or root file goes where it belongs
  * in this table; until then, importing it is an error.
  */
+import { registeredFeatures } from './scripts/features.js'
+
 const FEATURES = Symbol('every folder of src/ not named here: the features')
 
 const LAYERS = [
@@ -67,6 +69,27 @@ const layerRules = LAYERS.map(({ name, holds, comment }, index) => {
   }
 })
 
+/**
+ * Between features, the order of src/features.ts's FEATURES: a feature imports only features
+ * registered before it (posts know users; users know no other), so the features form a DAG too.
+ * Where an earlier feature's items embed a later one's (a user's posts), the later one offers the
+ * relation (`embeds`) and the composition root wires it.
+ */
+const REGISTERED = registeredFeatures(import.meta.dirname)
+const featureRules = REGISTERED.flatMap((name, index) => {
+  const later = REGISTERED.slice(index + 1)
+  if (later.length === 0) return []
+  return [
+    {
+      name: `feature-${name}`,
+      comment: `The ${name} feature imports a feature registered after it in src/features.ts: a feature uses only those before it. Have the later one offer what the earlier needs (\`embeds\`), or move the feature in FEATURES if it comes first by nature.`,
+      severity: 'error',
+      from: { path: `^src/${name}/` },
+      to: { path: `^src/(?:${later.map(escape).join('|')})/` },
+    },
+  ]
+})
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
   forbidden: [
@@ -80,6 +103,7 @@ export default {
       to: { circular: true },
     },
     ...layerRules,
+    ...featureRules,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -93,6 +93,15 @@ const CASES: LintCase[] = [
     reports: [{ rule: 'layer-http', from: 'src/http/planted-reply.ts', to: 'src/planted-root.ts' }],
   },
   {
+    name: 'fails on a feature that imports one registered after it in src/features.ts, and passes the other way (feature-users)',
+    files: {
+      'src/posts/planted-posts.ts': "import { plantedUser } from '../users/planted-users.js'\nexport const plantedPost = () => plantedUser\n",
+      'src/users/planted-users.ts': 'export const plantedUser = 1\n',
+      'src/users/planted-profile.ts': "import { plantedPost } from '../posts/planted-posts.js'\nexport const profile = () => plantedPost()\n",
+    },
+    reports: [{ rule: 'feature-users', from: 'src/users/planted-profile.ts', to: 'src/posts/planted-posts.ts' }],
+  },
+  {
     name: 'passes imports down the layers: a feature of the shared layers and of what a feature is, the composition root of a feature',
     files: {
       'src/db/planted-db.ts': 'export type PlantedDb = object\n',
