@@ -166,223 +166,41 @@ interface HeldSlot {
   ownMs: number
 }
 
-export function createFairScheduler(options: FairSchedulerOptions): FairScheduler {
-  const { concurrency, maxQueuedPerCaller, loopDelayMs, shedLoopDelayMs = 0 } = options
-  const now = options.now ?? (() => performance.now())
-  const flows = new Map<string, Flow>()
+/** What the parts of one scheduler share: its callers, the work waiting and running, its virtual time. */
+interface SchedulerState {
+  readonly flows: Map<string, Flow>
   /** Flows with work waiting. */
-  const backlogged = new Set<Flow>()
-  let running = 0
-  let waiting = 0
-  let virtualTime = 0
-  let handOutScheduled = false
-  /** Loop milliseconds taken by the slow slots' first stretches of synchronous work, in all (see HeldSlot.othersAtStart). */
-  let measuredMs = 0
-  /** The slow slot whose first stretch of synchronous work is running, and since when. */
-  let stretch: { slot: HeldSlot; since: number } | undefined
-  /** What each kind of work has cost lately (a running mean), whoever asked. */
-  const kinds = new Map<string, number>()
+  readonly backlogged: Set<Flow>
+  /** Slots held. */
+  running: number
+  /** Work waiting, across all flows. */
+  waiting: number
+  /** The largest tag handed out: where a caller that comes (back) with nothing running starts. */
+  virtualTime: number
+}
 
-  /**
-   * What the next slot of `flow` is expected to cost: its own running mean once it is measured;
-   * before, what the kind of work it waits with has cost lately (for a kind not measured yet, or
-   * none, UNKNOWN_COST_MS: it might be slow).
-   */
-  const expectedOf = (flow: Flow, kind: string | undefined): number =>
-    flow.measured ? flow.estimateMs : ((kind === undefined ? undefined : kinds.get(kind)) ?? UNKNOWN_COST_MS)
-
-  const scheduleHandOut = () => {
-    if (handOutScheduled || waiting === 0 || running >= concurrency) return
-    handOutScheduled = true
-    setImmediate(handOut)
-  }
-
-  /**
-   * The waiting flow whose next slot would end first on the virtual clock: its tag (where its next
-   * slot starts) plus what that slot is expected to cost (expectedOf). The shares are those of
-   * ordering by start tags; a light caller goes ahead of heavy ones that started no later, instead
-   * of waiting for one slot of each.
-   */
-  const nextFlow = (): Flow | undefined => {
-    let next: Flow | undefined
-    let nextEnd = Number.POSITIVE_INFINITY
-    for (const flow of backlogged) {
-      const end = flow.tag + expectedOf(flow, flow.waiting[0]!.kind)
-      // Of two that would end together, the one that started earlier.
-      if (end < nextEnd || (end === nextEnd && flow.tag < next!.tag)) {
-        next = flow
-        nextEnd = end
-      }
-    }
-    return next
-  }
-
-  /** Past REMEMBERED_IDLE callers, those with nothing running or waiting are forgotten. */
-  const forgetIdle = () => {
-    if (flows.size <= REMEMBERED_IDLE) return
-    for (const flow of flows.values()) if (flow.running === 0 && flow.waiting.length === 0) flows.delete(flow.key)
-  }
-
-  /** Ends the running stretch: what ran since it began was its slot's synchronous work. */
-  const closeStretch = () => {
-    if (stretch === undefined) return
-    const ms = now() - stretch.since
-    measuredMs += ms
-    stretch.slot.ownMs += ms
-    stretch = undefined
-  }
-
-  /** Begins a slot's work: its continuation runs once the current task's callback returns. */
-  const begin = (slot: HeldSlot, start: (release: ReleaseSlot) => void) => {
-    slot.startedAt = now()
-    slot.othersAtStart = measuredMs
-    start(releaser(slot))
-  }
-
-  /**
-   * Begins a slow slot's work on a task of its own: its continuation (and the microtasks it
-   * queues) runs before the next task, so the time until then is its first stretch of synchronous
-   * work (on SQLite, nearly all of it), timed alone.
-   */
-  const beginAlone = (slot: HeldSlot, start: (release: ReleaseSlot) => void) => {
-    closeStretch()
-    begin(slot, start)
-    stretch = { slot, since: slot.startedAt }
-  }
-
-  /**
-   * One loop turn's slots, begun at once, in the order chosen; a slot of a slow caller, or one
-   * expected slow, ends the turn and is begun alone on the next loop turn, then the next hand-out
-   * (which ends its stretch).
-   */
-  function handOut() {
-    closeStretch()
-    /** The loop time the slots handed out in this turn are expected to take. */
-    let expectedMs = 0
-    while (running < concurrency) {
-      const flow = nextFlow()
-      if (flow === undefined) break
-      const waiter = flow.waiting.shift()!
-      const expected = expectedOf(flow, waiter.kind)
-      if (waiter.bounded) flow.boundedWaiting--
-      waiting--
-      if (flow.waiting.length === 0) backlogged.delete(flow)
-      virtualTime = Math.max(virtualTime, flow.tag)
-      const slot: HeldSlot = { flow, startedAt: 0, charged: expected, kind: waiter.kind, othersAtStart: 0, ownMs: 0 }
-      flow.tag += slot.charged
-      flow.running++
-      running++
-      if (flow.slow || expected > SLOW_HOLD_MS) {
-        // The sockets are read before it, and between any two slow statements; callers not
-        // measured yet whose work is expected slow get one slot per turn between them.
-        setImmediate(beginAlone, slot, waiter.start)
-        setImmediate(handOut)
-        return
-      }
-      begin(slot, waiter.start)
-      expectedMs += expected
-      // A caller alone is not held to the budget: nobody else waits on its turns.
-      if (expectedMs >= TURN_BUDGET_MS && (backlogged.size > 1 || (backlogged.size === 1 && !backlogged.has(flow)))) break
-    }
-    handOutScheduled = false
-    scheduleHandOut()
-  }
-
-  const releaser = (slot: HeldSlot): ReleaseSlot => {
-    let released = false
-    return (unused = false) => {
-      if (released) return
-      released = true
-      // Released within its first stretch (a request answered in one synchronous run, as on
-      // SQLite): the stretch ends here.
-      if (stretch?.slot === slot) closeStretch()
-      const { flow } = slot
-      // Wall time, less the loop time of others' work meanwhile: on SQLite a cheap request begun
-      // beside a slow one may end after it, and would be charged for it.
-      const costMs = Math.max(0, now() - slot.startedAt - (measuredMs - slot.othersAtStart - slot.ownMs))
-      flow.tag += costMs - slot.charged
-      if (!unused) {
-        if (slot.kind !== undefined) {
-          const kindMs = kinds.get(slot.kind)
-          if (kindMs === undefined && kinds.size >= REMEMBERED_KINDS) kinds.clear()
-          kinds.set(slot.kind, kindMs === undefined ? costMs : kindMs + (costMs - kindMs) / KIND_WEIGHT)
-        }
-        // A caller's first cost replaces the estimate it was given before (its kind's, or none).
-        flow.estimateMs = flow.measured ? (flow.estimateMs + costMs) / 2 : costMs
-        // By the running mean, not the last slot alone: one slot measured short let a caller of
-        // deep pages start several in one loop turn.
-        flow.slow = flow.estimateMs > SLOW_HOLD_MS
-        flow.floorMs = flow.measured ? Math.min(costMs, Math.max(flow.floorMs * 2, FIRST_ESTIMATE_MS)) : costMs
-        flow.measured = true
-      }
-      flow.running--
-      running--
-      flow.endedAt = now()
-      scheduleHandOut()
-    }
-  }
-
-  /** The loop is behind: while work waits, slow and new callers' work is refused until it catches up. */
-  const isShedding = () => shedLoopDelayMs > 0 && loopDelayMs !== undefined && loopDelayMs() > shedLoopDelayMs
+/**
+ * The scheduler, composed of its parts: the callers' queues (flowOf, enqueue, dequeue), the
+ * admission decision (createAdmission, with createLoadShed), the hand-out of slots in loop turns
+ * (createHandOut, createSlotStarts) and the accounting of what slots cost (charge and settle on the
+ * virtual clock, createSlotTimer for loop time, createCostEstimates for what is expected).
+ */
+export function createFairScheduler(options: FairSchedulerOptions): FairScheduler {
+  const now = options.now ?? (() => performance.now())
+  const state: SchedulerState = { flows: new Map(), backlogged: new Set(), running: 0, waiting: 0, virtualTime: 0 }
+  const costs = createCostEstimates()
+  const timer = createSlotTimer(now)
+  const isShedding = createLoadShed(options)
+  const refusalOf = createAdmission(state, options, costs, isShedding)
+  const scheduleHandOut = createHandOut(state, options.concurrency, costs, timer, now)
 
   const acquire = (callerKey: string, { queued: queueing = 'bounded', kind }: AcquireOptions = {}): Promise<ReleaseSlot> => {
-    let flow = flows.get(callerKey)
-    if (flow === undefined) {
-      forgetIdle()
-      flow = {
-        key: callerKey,
-        waiting: [],
-        boundedWaiting: 0,
-        running: 0,
-        tag: virtualTime,
-        estimateMs: FIRST_ESTIMATE_MS,
-        slow: false,
-        measured: false,
-        floorMs: FIRST_ESTIMATE_MS,
-        endedAt: 0,
-      }
-      flows.set(callerKey, flow)
-    } else if (flow.running === 0 && flow.waiting.length === 0) {
-      if (now() - flow.endedAt > REMEMBERED_FOR_MS) {
-        // Away long enough to start afresh.
-        flow.tag = virtualTime
-        flow.estimateMs = FIRST_ESTIMATE_MS
-        flow.slow = false
-        flow.measured = false
-      } else {
-        // Back from idle: time it did not use is not banked.
-        flow.tag = Math.max(flow.tag, virtualTime)
-      }
-    }
-    // Those the next hand-out will start anyway (free slots nobody else waits for) are not queued.
-    const free = Math.max(0, concurrency - running - (waiting - flow.waiting.length))
+    const flow = flowOf(state, callerKey, now)
     const bounded = queueing === 'bounded'
-    // Slow: even its cheapest slot lately was (a light caller is now and then measured long), or,
-    // not measured yet, its kind of work is.
-    const slow = flow.measured ? flow.floorMs > SLOW_HOLD_MS : expectedOf(flow, kind) > SLOW_HOLD_MS
-    if (slow && waiting > 0 && isShedding()) {
-      return Promise.reject(
-        new AppError('SERVICE_UNAVAILABLE', `The server is behind on its work: retry in ${SHED_RETRY_AFTER_S} s.`, undefined, {
-          retryAfterS: SHED_RETRY_AFTER_S,
-        }),
-      )
-    }
-    if (bounded && flow.boundedWaiting - free >= maxQueuedPerCaller) {
-      return Promise.reject(
-        new AppError(
-          'RATE_LIMITED',
-          `Too many requests at once: ${maxQueuedPerCaller} of a caller may wait for a turn. Retry in ${QUEUE_FULL_RETRY_AFTER_S} s.`,
-          undefined,
-          { retryAfterS: QUEUE_FULL_RETRY_AFTER_S },
-        ),
-      )
-    }
-    const queued = flow
+    const refusal = refusalOf(flow, kind, bounded)
+    if (refusal !== undefined) return Promise.reject(refusal)
     return new Promise((resolve) => {
-      queued.waiting.push({ start: resolve, bounded, kind })
-      if (bounded) queued.boundedWaiting++
-      waiting++
-      backlogged.add(queued)
+      enqueue(state, flow, { start: resolve, bounded, kind })
       scheduleHandOut()
     })
   }
@@ -397,6 +215,311 @@ export function createFairScheduler(options: FairSchedulerOptions): FairSchedule
         release()
       }
     },
-    load: () => ({ running, waiting, callers: flows.size, shedding: isShedding() }),
+    load: () => ({ running: state.running, waiting: state.waiting, callers: state.flows.size, shedding: isShedding() }),
+  }
+}
+
+/**
+ * The flow of `callerKey`: a new one, starting at the virtual time, or the one remembered, brought
+ * back to the virtual time if it was idle (or started afresh, if it was away long).
+ */
+function flowOf(state: SchedulerState, callerKey: string, now: () => number): Flow {
+  const { flows, virtualTime } = state
+  const flow = flows.get(callerKey)
+  if (flow === undefined) {
+    forgetIdle(flows)
+    const created: Flow = {
+      key: callerKey,
+      waiting: [],
+      boundedWaiting: 0,
+      running: 0,
+      tag: virtualTime,
+      estimateMs: FIRST_ESTIMATE_MS,
+      slow: false,
+      measured: false,
+      floorMs: FIRST_ESTIMATE_MS,
+      endedAt: 0,
+    }
+    flows.set(callerKey, created)
+    return created
+  }
+  if (flow.running === 0 && flow.waiting.length === 0) {
+    if (now() - flow.endedAt > REMEMBERED_FOR_MS) {
+      // Away long enough to start afresh.
+      flow.tag = virtualTime
+      flow.estimateMs = FIRST_ESTIMATE_MS
+      flow.slow = false
+      flow.measured = false
+    } else {
+      // Back from idle: time it did not use is not banked.
+      flow.tag = Math.max(flow.tag, virtualTime)
+    }
+  }
+  return flow
+}
+
+/** Past REMEMBERED_IDLE callers, those with nothing running or waiting are forgotten. */
+function forgetIdle(flows: Map<string, Flow>): void {
+  if (flows.size <= REMEMBERED_IDLE) return
+  for (const flow of flows.values()) if (flow.running === 0 && flow.waiting.length === 0) flows.delete(flow.key)
+}
+
+/** Puts work in its caller's queue. */
+function enqueue(state: SchedulerState, flow: Flow, waiter: Waiter): void {
+  flow.waiting.push(waiter)
+  if (waiter.bounded) flow.boundedWaiting++
+  state.waiting++
+  state.backlogged.add(flow)
+}
+
+/** Takes the first work out of its caller's queue. */
+function dequeue(state: SchedulerState, flow: Flow): Waiter {
+  const waiter = flow.waiting.shift()!
+  if (waiter.bounded) flow.boundedWaiting--
+  state.waiting--
+  if (flow.waiting.length === 0) state.backlogged.delete(flow)
+  return waiter
+}
+
+/**
+ * The waiting flow whose next slot would end first on the virtual clock: its tag (where its next
+ * slot starts) plus what that slot is expected to cost (expectedOf). The shares are those of
+ * ordering by start tags; a light caller goes ahead of heavy ones that started no later, instead
+ * of waiting for one slot of each.
+ */
+function nextFlow(backlogged: ReadonlySet<Flow>, expectedOf: CostEstimates['expectedOf']): Flow | undefined {
+  let next: Flow | undefined
+  let nextEnd = Number.POSITIVE_INFINITY
+  for (const flow of backlogged) {
+    const end = flow.tag + expectedOf(flow, flow.waiting[0]!.kind)
+    // Of two that would end together, the one that started earlier.
+    if (end < nextEnd || (end === nextEnd && flow.tag < next!.tag)) {
+      next = flow
+      nextEnd = end
+    }
+  }
+  return next
+}
+
+/** The loop is behind: while work waits, slow and new callers' work is refused until it catches up. */
+function createLoadShed({ loopDelayMs, shedLoopDelayMs = 0 }: FairSchedulerOptions): () => boolean {
+  return () => shedLoopDelayMs > 0 && loopDelayMs !== undefined && loopDelayMs() > shedLoopDelayMs
+}
+
+/**
+ * The admission decision for work about to queue: SERVICE_UNAVAILABLE when it is slow work and the
+ * loop is behind (load shed), RATE_LIMITED when its caller's queue is full; undefined, it queues.
+ */
+function createAdmission(
+  state: SchedulerState,
+  { concurrency, maxQueuedPerCaller }: FairSchedulerOptions,
+  costs: CostEstimates,
+  isShedding: () => boolean,
+): (flow: Flow, kind: string | undefined, bounded: boolean) => AppError | undefined {
+  return (flow, kind, bounded) => {
+    // Those the next hand-out will start anyway (free slots nobody else waits for) are not queued.
+    const free = Math.max(0, concurrency - state.running - (state.waiting - flow.waiting.length))
+    // Slow: even its cheapest slot lately was (a light caller is now and then measured long), or,
+    // not measured yet, its kind of work is.
+    const slow = flow.measured ? flow.floorMs > SLOW_HOLD_MS : costs.expectedOf(flow, kind) > SLOW_HOLD_MS
+    if (slow && state.waiting > 0 && isShedding()) {
+      return new AppError('SERVICE_UNAVAILABLE', `The server is behind on its work: retry in ${SHED_RETRY_AFTER_S} s.`, undefined, {
+        retryAfterS: SHED_RETRY_AFTER_S,
+      })
+    }
+    if (bounded && flow.boundedWaiting - free >= maxQueuedPerCaller) {
+      return new AppError(
+        'RATE_LIMITED',
+        `Too many requests at once: ${maxQueuedPerCaller} of a caller may wait for a turn. Retry in ${QUEUE_FULL_RETRY_AFTER_S} s.`,
+        undefined,
+        { retryAfterS: QUEUE_FULL_RETRY_AFTER_S },
+      )
+    }
+    return undefined
+  }
+}
+
+/**
+ * Hands out slots: returns the function that schedules a hand-out on a later loop turn (when work
+ * waits and a slot is free). Each slot is charged its expected cost when it is handed out, and its
+ * measured one when it is released.
+ */
+function createHandOut(state: SchedulerState, concurrency: number, costs: CostEstimates, timer: SlotTimer, now: () => number): () => void {
+  let handOutScheduled = false
+
+  const scheduleHandOut = () => {
+    if (handOutScheduled || state.waiting === 0 || state.running >= concurrency) return
+    handOutScheduled = true
+    setImmediate(handOut)
+  }
+  const { begin, beginAlone } = createSlotStarts(state, costs, timer, now, scheduleHandOut)
+
+  /**
+   * One loop turn's slots, begun at once, in the order chosen; a slot of a slow caller, or one
+   * expected slow, ends the turn and is begun alone on the next loop turn, then the next hand-out
+   * (which ends its stretch).
+   */
+  function handOut() {
+    timer.closeStretch()
+    /** The loop time the slots handed out in this turn are expected to take. */
+    let expectedMs = 0
+    while (state.running < concurrency) {
+      const flow = nextFlow(state.backlogged, costs.expectedOf)
+      if (flow === undefined) break
+      const waiter = dequeue(state, flow)
+      const expected = costs.expectedOf(flow, waiter.kind)
+      const slot = charge(state, flow, waiter.kind, expected)
+      if (flow.slow || expected > SLOW_HOLD_MS) {
+        // The sockets are read before it, and between any two slow statements; callers not
+        // measured yet whose work is expected slow get one slot per turn between them.
+        setImmediate(beginAlone, slot, waiter.start)
+        setImmediate(handOut)
+        return
+      }
+      begin(slot, waiter.start)
+      expectedMs += expected
+      // A caller alone is not held to the budget: nobody else waits on its turns.
+      const { backlogged } = state
+      if (expectedMs >= TURN_BUDGET_MS && (backlogged.size > 1 || (backlogged.size === 1 && !backlogged.has(flow)))) break
+    }
+    handOutScheduled = false
+    scheduleHandOut()
+  }
+
+  return scheduleHandOut
+}
+
+/** How a slot handed out begins its work, and what its release does: settle it, learn its cost, hand out again. */
+function createSlotStarts(state: SchedulerState, costs: CostEstimates, timer: SlotTimer, now: () => number, scheduleHandOut: () => void) {
+  const releaser = (slot: HeldSlot): ReleaseSlot => {
+    let released = false
+    return (unused = false) => {
+      if (released) return
+      released = true
+      const costMs = timer.costOf(slot)
+      settle(state, slot, costMs, now)
+      // A slot whose client had gone says nothing of what its caller's work costs.
+      if (!unused) costs.record(slot.flow, slot.kind, costMs)
+      scheduleHandOut()
+    }
+  }
+
+  /** Begins a slot's work: its continuation runs once the current task's callback returns. */
+  const begin = (slot: HeldSlot, start: (release: ReleaseSlot) => void) => {
+    timer.begin(slot)
+    start(releaser(slot))
+  }
+
+  /** Begins a slow slot's work on a task of its own, its first stretch timed alone (SlotTimer). */
+  const beginAlone = (slot: HeldSlot, start: (release: ReleaseSlot) => void) => {
+    timer.closeStretch()
+    begin(slot, start)
+    timer.openStretch(slot)
+  }
+
+  return { begin, beginAlone }
+}
+
+/** Hands `flow` a slot: its tag is charged what the slot is expected to cost, corrected by settle. */
+function charge(state: SchedulerState, flow: Flow, kind: string | undefined, expected: number): HeldSlot {
+  state.virtualTime = Math.max(state.virtualTime, flow.tag)
+  const slot: HeldSlot = { flow, startedAt: 0, charged: expected, kind, othersAtStart: 0, ownMs: 0 }
+  flow.tag += slot.charged
+  flow.running++
+  state.running++
+  return slot
+}
+
+/** Takes a slot back: its flow's tag is corrected from the cost it was charged to the one measured. */
+function settle(state: SchedulerState, slot: HeldSlot, costMs: number, now: () => number): void {
+  const { flow } = slot
+  flow.tag += costMs - slot.charged
+  flow.running--
+  state.running--
+  flow.endedAt = now()
+}
+
+/** What slots are expected to cost, learnt from what they measured. */
+interface CostEstimates {
+  /**
+   * What the next slot of `flow` is expected to cost: its own running mean once it is measured;
+   * before, what the kind of work it waits with has cost lately (for a kind not measured yet, or
+   * none, UNKNOWN_COST_MS: it might be slow).
+   */
+  readonly expectedOf: (flow: Flow, kind: string | undefined) => number
+  /** Learns from a slot's measured cost: its kind's running mean, its flow's estimate, slowness and floor. */
+  readonly record: (flow: Flow, kind: string | undefined, costMs: number) => void
+}
+
+function createCostEstimates(): CostEstimates {
+  /** What each kind of work has cost lately (a running mean), whoever asked. */
+  const kinds = new Map<string, number>()
+  return {
+    expectedOf: (flow, kind) => (flow.measured ? flow.estimateMs : ((kind === undefined ? undefined : kinds.get(kind)) ?? UNKNOWN_COST_MS)),
+    record: (flow, kind, costMs) => {
+      if (kind !== undefined) {
+        const kindMs = kinds.get(kind)
+        if (kindMs === undefined && kinds.size >= REMEMBERED_KINDS) kinds.clear()
+        kinds.set(kind, kindMs === undefined ? costMs : kindMs + (costMs - kindMs) / KIND_WEIGHT)
+      }
+      // A caller's first cost replaces the estimate it was given before (its kind's, or none).
+      flow.estimateMs = flow.measured ? (flow.estimateMs + costMs) / 2 : costMs
+      // By the running mean, not the last slot alone: one slot measured short let a caller of
+      // deep pages start several in one loop turn.
+      flow.slow = flow.estimateMs > SLOW_HOLD_MS
+      flow.floorMs = flow.measured ? Math.min(costMs, Math.max(flow.floorMs * 2, FIRST_ESTIMATE_MS)) : costMs
+      flow.measured = true
+    },
+  }
+}
+
+/**
+ * What a slot cost in loop time. A slow slot begins on a task of its own: its continuation (and the
+ * microtasks it queues) runs before the next task, so the time until then is its first stretch of
+ * synchronous work (on SQLite, nearly all of it), timed alone; a slot is charged its wall time less
+ * the stretches of others while it ran.
+ */
+interface SlotTimer {
+  /** Ends the running stretch: what ran since it began was its slot's synchronous work. */
+  readonly closeStretch: () => void
+  /** Marks the start of a slot's work. */
+  readonly begin: (slot: HeldSlot) => void
+  /** Times the first stretch of a slot's work, begun just now, as its own. */
+  readonly openStretch: (slot: HeldSlot) => void
+  /** What a slot being released cost: its wall time, less the loop time of others' stretches meanwhile. */
+  readonly costOf: (slot: HeldSlot) => number
+}
+
+function createSlotTimer(now: () => number): SlotTimer {
+  /** Loop milliseconds taken by the slow slots' first stretches of synchronous work, in all (see HeldSlot.othersAtStart). */
+  let measuredMs = 0
+  /** The slow slot whose first stretch of synchronous work is running, and since when. */
+  let stretch: { slot: HeldSlot; since: number } | undefined
+
+  const closeStretch = () => {
+    if (stretch === undefined) return
+    const ms = now() - stretch.since
+    measuredMs += ms
+    stretch.slot.ownMs += ms
+    stretch = undefined
+  }
+
+  return {
+    closeStretch,
+    begin: (slot) => {
+      slot.startedAt = now()
+      slot.othersAtStart = measuredMs
+    },
+    openStretch: (slot) => {
+      stretch = { slot, since: slot.startedAt }
+    },
+    costOf: (slot) => {
+      // Released within its first stretch (a request answered in one synchronous run, as on
+      // SQLite): the stretch ends here.
+      if (stretch?.slot === slot) closeStretch()
+      // Wall time, less the loop time of others' work meanwhile: on SQLite a cheap request begun
+      // beside a slow one may end after it, and would be charged for it.
+      return Math.max(0, now() - slot.startedAt - (measuredMs - slot.othersAtStart - slot.ownMs))
+    },
   }
 }

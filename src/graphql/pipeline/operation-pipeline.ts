@@ -66,7 +66,7 @@ import type { ListSizes } from '../document-limits/cost-measure.js'
 import { parserLimitError } from '../document-limits/parser-guard.js'
 import { type QueryLimits, shapeLimitRules } from '../document-limits/query-limit-rules.js'
 import { formatError } from '../errors.js'
-import { createMetering } from './metering.js'
+import { createMetering, type Metering } from './metering.js'
 import type { PersistedQueries, ResolvedOperation } from './persisted-queries.js'
 import { chooseOperation, type RequestParams } from './request-params.js'
 
@@ -250,68 +250,19 @@ function createParseStage(options: Pick<OperationPipelineOptions, 'schema' | 'li
   return tracer === undefined ? parseOnce : (query: string) => tracer.parse(parsed.has(query), () => parseOnce(query))
 }
 
+/**
+ * The pipeline of the app's schema: `prepare` (for a batch, `prepareBatch`) runs its stages in
+ * order (admit, charge, judge: validate, choose, authorize), and `execute` runs what it prepared.
+ * Each stage and its state (the parse cache, the validation verdicts, the compiled operations) is
+ * made once, here, not per operation.
+ */
 export function createOperationPipeline(options: OperationPipelineOptions) {
-  const { persisted } = options
-  const fullRules = [...specifiedRules, ...options.validationRules]
+  const admit = createAdmitStage(options)
   const metering = createMetering({ schema: options.schema, listSizes: options.listSizes, maxCost: options.limits.maxCost })
-  /** Stage 7's verdicts, which go with their documents (a document depends on nothing else: variables are not read). */
-  const validated = new WeakMap<DocumentNode, { schema: GraphQLSchema; errors: readonly GraphQLError[] }>()
-  /** Stage 8's compiled operations, which go with their documents as the verdicts do. */
-  const compiled = new WeakMap<DocumentNode, Compiled>()
-  const { tracer } = options
-  const introspection = createIntrospectionAnswers()
-  const parseStage = createParseStage(options)
+  const validateStage = createValidateStage(options)
+  const executeStage = createExecuteStage(options)
 
-  /** Stages 2 to 5: the operation ready to be charged, or its refusal. */
-  async function admit(request: FastifyRequest, params: RequestParams): Promise<AdmittedOperation | RefusedOperation> {
-    const resolved = await persisted.resolve(params)
-    if ('code' in resolved) return { refused: [{ message: resolved.message, extensions: { code: resolved.code } }] }
-    const result = parseStage(resolved.query)
-    if ('errors' in result) return { refused: result.errors.map((error) => formatError(error, request)) }
-    return { ...resolved, document: result.document, chosen: chooseOperation(result.document, resolved.operationName) }
-  }
-
-  /**
-   * After admission, before the charge: an operation type the transport does not carry. Only a GET
-   * leaves mutations out (405, Allow: POST); HTTP leaves subscriptions out (no stream for their events).
-   */
-  function refuseUncarried(request: FastifyRequest, reply: FastifyReply | undefined, operation: AdmittedOperation, carries: ReadonlySet<OperationTypeNode>) {
-    const { chosen } = operation
-    if (chosen instanceof GraphQLError || carries.has(chosen.operation)) return undefined
-    if (chosen.operation === OperationTypeNode.MUTATION) {
-      reply?.header('allow', 'POST')
-      throw new AppError('METHOD_NOT_ALLOWED', MUTATION_OVER_GET)
-    }
-    return { refused: [formatError(new GraphQLError(SUBSCRIPTIONS_ELSEWHERE, { nodes: chosen }), request)] }
-  }
-
-  /** Stage 7: validated, its operation chosen, and allowed to the caller; or the first of these refusals. */
-  function judge(request: FastifyRequest, operation: AdmittedOperation, caller: Caller | null): PreparedOperation | RefusedOperation {
-    const errors = validateStage(operation.document)
-    if (errors.length > 0) return { refused: errors.map((error) => formatError(error, request)) }
-    const { chosen } = operation
-    if (chosen instanceof GraphQLError) return { refused: [formatError(chosen, request)] }
-    const forbidden = authorize(chosen, caller)
-    if (forbidden !== undefined) return { refused: [formatError(forbidden, request)] }
-    return operation as PreparedOperation
-  }
-
-  /**
-   * Stage 7: graphql's rules and the cost limit, judged once per document (the parse cache gives a
-   * text sent again the same document).
-   */
-  function validateOnce(document: DocumentNode): readonly GraphQLError[] {
-    const schema = options.schema()
-    const known = validated.get(document)
-    if (known?.schema === schema) return known.errors
-    const errors = validate(schema, document, fullRules)
-    validated.set(document, { schema, errors })
-    return errors
-  }
-  /** Stage 7's validation as judge runs it: in a span when tracing is on (decided once, here). */
-  const validateStage = tracer === undefined ? validateOnce : (document: DocumentNode) => tracer.validate(validated.has(document), () => validateOnce(document))
-
-  const stages = {
+  return {
     /**
      * Stages 2 to 7 for one operation, whatever the transport: admitted (2 to 5); refused if the
      * transport does not carry its type; charged its points (6); validated, its operation chosen
@@ -325,16 +276,14 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
       transport: Transport<Reply, Answered>,
       caller: Caller | null,
     ): Promise<PreparedOperation | RefusedOperation | Answered> {
-      const operation = await admit(request, params)
+      const operation = await admit(request, reply, params, transport.carries)
       if (isRefused(operation)) return operation
-      const uncarried = refuseUncarried(request, reply, operation, transport.carries)
-      if (uncarried !== undefined) return uncarried
       if (transport.beforeMutation !== undefined && isMutation(operation)) {
         const answered = await transport.beforeMutation(request, reply)
         if (answered !== undefined) return answered
       }
       await transport.pay(request, reply, metering.pointsOf(operation))
-      return judge(request, operation, caller)
+      return judge(request, operation, caller, validateStage)
     },
 
     /**
@@ -349,51 +298,147 @@ export function createOperationPipeline(options: OperationPipelineOptions) {
       caller: Caller | null,
     ): Promise<(PreparedOperation | RefusedOperation)[] | Answered> {
       const operations: (AdmittedOperation | RefusedOperation)[] = []
-      for (const one of params) {
-        const admitted = await admit(request, one)
-        operations.push(isRefused(admitted) ? admitted : (refuseUncarried(request, reply, admitted, transport.carries) ?? admitted))
-      }
+      for (const one of params) operations.push(await admit(request, reply, one, transport.carries))
       if (transport.beforeMutation !== undefined && operations.some((operation) => !isRefused(operation) && isMutation(operation))) {
         const answered = await transport.beforeMutation(request, reply)
         if (answered !== undefined) return answered
       }
-      await transport.pay(
-        request,
-        reply,
-        operations.reduce((sum, operation) => sum + (isRefused(operation) ? 1 : metering.pointsOf(operation)), 0),
-      )
-      return operations.map((operation) => (isRefused(operation) ? operation : judge(request, operation, caller)))
+      await transport.pay(request, reply, pointsOfBatch(operations, metering))
+      return operations.map((operation) => (isRefused(operation) ? operation : judge(request, operation, caller, validateStage)))
     },
 
     /** Stage 7's validation alone, for a protocol handler that asks for it again (its verdict is remembered). */
     validate: validateStage,
 
     /**
-     * Stage 8 for a query or a mutation of a validated document: a query of introspection alone
-     * from the answers kept per schema (createIntrospectionAnswers); else by graphql-jit from the document's
-     * second use (graphql's interpreter took 60 ms of the loop at once for 9 aliased pages of 100
-     * users with their posts, where the compiled form took 28), else, and for what graphql-jit
-     * refuses to compile, by graphql's execute.
+     * Stage 8 for a query or a mutation of a validated document (createExecuteStage): introspection
+     * alone from the answers kept, else graphql-jit from the document's second use, else graphql's.
      */
     execute(args: ExecutionArgs): Promise<ExecutionResult> | ExecutionResult {
-      const introspected = introspection.answer(args)
-      if (introspected !== undefined) return introspected
-      if (!options.jit) return execute(args)
-      let known = compiled.get(args.document)
-      if (known === undefined) {
-        known = { uses: 0, byOperation: new Map() }
-        compiled.set(args.document, known)
-      }
-      if (++known.uses < 2) return execute(args)
-      const name = args.operationName ?? ''
-      if (!known.byOperation.has(name)) known.byOperation.set(name, compile(args))
-      const query = known.byOperation.get(name)
-      if (query === undefined) return execute(args)
-      return withVariablesJudgedByGraphql(args, query.query(args.rootValue, args.contextValue, args.variableValues ?? {}))
+      return executeStage(args)
     },
   }
-  if (tracer === undefined) return stages
-  return { ...stages, execute: (args: ExecutionArgs) => tracer.execute(args, () => stages.execute(args)) }
+}
+
+/**
+ * Stages 2 to 5: the operation ready to be charged, or its refusal; last, one of a type the
+ * transport does not carry is refused (refuseUncarried).
+ */
+function createAdmitStage(
+  options: Pick<OperationPipelineOptions, 'schema' | 'limits' | 'maxTokens' | 'persisted' | 'tracer'>,
+): (
+  request: FastifyRequest,
+  reply: FastifyReply | undefined,
+  params: RequestParams,
+  carries: ReadonlySet<OperationTypeNode>,
+) => Promise<AdmittedOperation | RefusedOperation> {
+  const { persisted } = options
+  const parseStage = createParseStage(options)
+  return async (request, reply, params, carries) => {
+    const resolved = await persisted.resolve(params)
+    if ('code' in resolved) return { refused: [{ message: resolved.message, extensions: { code: resolved.code } }] }
+    const result = parseStage(resolved.query)
+    if ('errors' in result) return { refused: result.errors.map((error) => formatError(error, request)) }
+    const operation = { ...resolved, document: result.document, chosen: chooseOperation(result.document, resolved.operationName) }
+    return refuseUncarried(request, reply, operation, carries) ?? operation
+  }
+}
+
+/**
+ * After admission, before the charge: an operation type the transport does not carry. Only a GET
+ * leaves mutations out (405, Allow: POST); HTTP leaves subscriptions out (no stream for their events).
+ */
+function refuseUncarried(
+  request: FastifyRequest,
+  reply: FastifyReply | undefined,
+  operation: AdmittedOperation,
+  carries: ReadonlySet<OperationTypeNode>,
+): RefusedOperation | undefined {
+  const { chosen } = operation
+  if (chosen instanceof GraphQLError || carries.has(chosen.operation)) return undefined
+  if (chosen.operation === OperationTypeNode.MUTATION) {
+    reply?.header('allow', 'POST')
+    throw new AppError('METHOD_NOT_ALLOWED', MUTATION_OVER_GET)
+  }
+  return { refused: [formatError(new GraphQLError(SUBSCRIPTIONS_ELSEWHERE, { nodes: chosen }), request)] }
+}
+
+/** Stage 6 for a batch: the points of every operation, 1 for each refused one (its request's point on arrival). */
+function pointsOfBatch(operations: readonly (AdmittedOperation | RefusedOperation)[], metering: Metering): number {
+  return operations.reduce((sum, operation) => sum + (isRefused(operation) ? 1 : metering.pointsOf(operation)), 0)
+}
+
+/** Stage 7: validated, its operation chosen, and allowed to the caller; or the first of these refusals. */
+function judge(
+  request: FastifyRequest,
+  operation: AdmittedOperation,
+  caller: Caller | null,
+  validateStage: (document: DocumentNode) => readonly GraphQLError[],
+): PreparedOperation | RefusedOperation {
+  const errors = validateStage(operation.document)
+  if (errors.length > 0) return { refused: errors.map((error) => formatError(error, request)) }
+  const { chosen } = operation
+  if (chosen instanceof GraphQLError) return { refused: [formatError(chosen, request)] }
+  const forbidden = authorize(chosen, caller)
+  if (forbidden !== undefined) return { refused: [formatError(forbidden, request)] }
+  return operation as PreparedOperation
+}
+
+/**
+ * Stage 7's validation: graphql's rules and the cost limit, judged once per document (the parse
+ * cache gives a text sent again the same document); in a span when tracing is on (decided once, here).
+ */
+function createValidateStage(
+  options: Pick<OperationPipelineOptions, 'schema' | 'validationRules' | 'tracer'>,
+): (document: DocumentNode) => readonly GraphQLError[] {
+  const { tracer } = options
+  const fullRules = [...specifiedRules, ...options.validationRules]
+  /** The verdicts, which go with their documents (a document depends on nothing else: variables are not read). */
+  const validated = new WeakMap<DocumentNode, { schema: GraphQLSchema; errors: readonly GraphQLError[] }>()
+
+  function validateOnce(document: DocumentNode): readonly GraphQLError[] {
+    const schema = options.schema()
+    const known = validated.get(document)
+    if (known?.schema === schema) return known.errors
+    const errors = validate(schema, document, fullRules)
+    validated.set(document, { schema, errors })
+    return errors
+  }
+
+  return tracer === undefined ? validateOnce : (document: DocumentNode) => tracer.validate(validated.has(document), () => validateOnce(document))
+}
+
+/**
+ * Stage 8 for a query or a mutation of a validated document: a query of introspection alone
+ * from the answers kept per schema (createIntrospectionAnswers); else by graphql-jit from the document's
+ * second use (graphql's interpreter took 60 ms of the loop at once for 9 aliased pages of 100
+ * users with their posts, where the compiled form took 28), else, and for what graphql-jit
+ * refuses to compile, by graphql's execute. In a span when tracing is on (decided once, here).
+ */
+function createExecuteStage(options: Pick<OperationPipelineOptions, 'jit' | 'tracer'>): (args: ExecutionArgs) => Promise<ExecutionResult> | ExecutionResult {
+  const { tracer } = options
+  /** The compiled operations, which go with their documents as the validation verdicts do. */
+  const compiled = new WeakMap<DocumentNode, Compiled>()
+  const introspection = createIntrospectionAnswers()
+
+  function executeOnce(args: ExecutionArgs): Promise<ExecutionResult> | ExecutionResult {
+    const introspected = introspection.answer(args)
+    if (introspected !== undefined) return introspected
+    if (!options.jit) return execute(args)
+    let known = compiled.get(args.document)
+    if (known === undefined) {
+      known = { uses: 0, byOperation: new Map() }
+      compiled.set(args.document, known)
+    }
+    if (++known.uses < 2) return execute(args)
+    const name = args.operationName ?? ''
+    if (!known.byOperation.has(name)) known.byOperation.set(name, compile(args))
+    const query = known.byOperation.get(name)
+    if (query === undefined) return execute(args)
+    return withVariablesJudgedByGraphql(args, query.query(args.rootValue, args.contextValue, args.variableValues ?? {}))
+  }
+
+  return tracer === undefined ? executeOnce : (args: ExecutionArgs) => tracer.execute(args, () => executeOnce(args))
 }
 
 /**
