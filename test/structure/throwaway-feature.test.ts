@@ -20,9 +20,14 @@ import { promisify } from 'node:util'
 import { Linter } from 'eslint'
 import tseslint from 'typescript-eslint'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MIGRATION_NAMES } from '../../src/db/migrate.js'
 
 const run = promisify(execFile)
 const ROOT = resolve(import.meta.dirname, '../..')
+
+/** The bookmarks' migration: the next after the last there is. */
+const LAST_MIGRATION = MIGRATION_NAMES.at(-1) as string
+const MIGRATION = `${String(Number(LAST_MIGRATION.slice(0, 4)) + 1).padStart(4, '0')}-bookmarks`
 
 const FILES: Record<string, string> = {
   'src/bookmarks/bookmarks.table.ts': `
@@ -218,7 +223,7 @@ export const bookmarksFeature = {
   seed: bookmarksSeed,
 } satisfies Feature<{ bookmarks: BookmarksService }>
 `,
-  'src/db/migrations/0008-bookmarks.ts': `
+  [`src/db/migrations/${MIGRATION}.ts`]: `
 // The bookmarks table: a user's saved posts, gone with the user or the post.
 import type { Kysely, Migration } from 'kysely'
 import type { DialectFacts } from '../dialect-facts.js'
@@ -376,8 +381,8 @@ beforeAll(async () => {
       .replace(/(export const FEATURES[^=]*= \[[^\]]*)\]/, '$1, bookmarksFeature]')
       .replace(/(\n\s+tokens: tokensFeature\.createService)/, '\n    bookmarks: bookmarksFeature.createService({ db }),$1'),
   )
-  insertAfter(dir, 'src/db/migrate.ts', "from './migrations/0007-idempotency-bounds.js'", "import { bookmarksMigration } from './migrations/0008-bookmarks.js'")
-  insertAfter(dir, 'src/db/migrate.ts', "'0007-idempotency-bounds': ", "  '0008-bookmarks': bookmarksMigration,")
+  insertAfter(dir, 'src/db/migrate.ts', `from './migrations/${LAST_MIGRATION}.js'`, `import { bookmarksMigration } from './migrations/${MIGRATION}.js'`)
+  insertAfter(dir, 'src/db/migrate.ts', `'${LAST_MIGRATION}': `, `  '${MIGRATION}': bookmarksMigration,`)
   // And the generated files, as the tests that check them say to.
   await run('npm', ['run', '--silent', 'generate'], { cwd: dir })
 }, 120_000)
@@ -401,7 +406,7 @@ describe('a throwaway feature', () => {
         'A src/bookmarks/bookmarks.seed.ts',
         'A src/bookmarks/bookmarks.service.ts',
         'A src/bookmarks/bookmarks.table.ts',
-        'A src/db/migrations/0008-bookmarks.ts',
+        `A src/db/migrations/${MIGRATION}.ts`,
         'M src/db/migrate.ts',
         'M src/features.ts',
         'M src/client/openapi.ts',
@@ -411,7 +416,7 @@ describe('a throwaway feature', () => {
   })
 
   it('typechecks (its table is typed wherever the store is) and lints', async () => {
-    const files = ['src/bookmarks/*.ts', 'src/features.ts', 'src/db/migrate.ts', 'src/db/migrations/0008-bookmarks.ts']
+    const files = ['src/bookmarks/*.ts', 'src/features.ts', 'src/db/migrate.ts', `src/db/migrations/${MIGRATION}.ts`]
     const { stdout } = await run(process.execPath, [join(dir, 'check-copy.mjs'), ...files], { cwd: dir, maxBuffer: 16 * 1024 * 1024 })
     expect(JSON.parse(stdout)).toEqual({ typeErrors: [], lintErrors: [] })
   }, 180_000)
