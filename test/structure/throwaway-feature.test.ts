@@ -196,7 +196,7 @@ export const bookmarksFeature = {
   data: bookmarksData,
 } satisfies Feature<{ bookmarks: BookmarksService }>
 `,
-  'src/db/migrations/0008-bookmarks.ts': `
+  'src/db/migrations/0009-bookmarks.ts': `
 // The bookmarks table: a user's saved posts, gone with the user or the post.
 import type { Kysely, Migration } from 'kysely'
 import type { DialectFacts } from '../dialect-facts.js'
@@ -353,8 +353,13 @@ beforeAll(() => {
       .replace(/(export const FEATURES[^=]*= \[[^\]]*)\]/, '$1, bookmarksFeature]')
       .replace(/(\n\s+tokens: tokensFeature\.createService)/, '\n    bookmarks: bookmarksFeature.createService({ db }),$1'),
   )
-  insertAfter(dir, 'src/db/migrate.ts', "from './migrations/0007-idempotency-bounds.js'", "import { bookmarksMigration } from './migrations/0008-bookmarks.js'")
-  insertAfter(dir, 'src/db/migrate.ts', "'0007-idempotency-bounds': ", "  '0008-bookmarks': bookmarksMigration,")
+  insertAfter(
+    dir,
+    'src/db/migrate.ts',
+    "from './migrations/0008-whole-collection-indexes.js'",
+    "import { bookmarksMigration } from './migrations/0009-bookmarks.js'",
+  )
+  insertAfter(dir, 'src/db/migrate.ts', "'0008-whole-collection-indexes': ", "  '0009-bookmarks': bookmarksMigration,")
 })
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
@@ -375,7 +380,7 @@ describe('a throwaway feature', () => {
         'A src/bookmarks/bookmarks.graphql.ts',
         'A src/bookmarks/bookmarks.service.ts',
         'A src/bookmarks/bookmarks.table.ts',
-        'A src/db/migrations/0008-bookmarks.ts',
+        'A src/db/migrations/0009-bookmarks.ts',
         'M src/db/migrate.ts',
         'M src/features.ts',
       ].sort(),
@@ -383,7 +388,7 @@ describe('a throwaway feature', () => {
   })
 
   it('typechecks (its table is typed wherever the store is) and lints', async () => {
-    const files = ['src/bookmarks/*.ts', 'src/features.ts', 'src/db/migrate.ts', 'src/db/migrations/0008-bookmarks.ts']
+    const files = ['src/bookmarks/*.ts', 'src/features.ts', 'src/db/migrate.ts', 'src/db/migrations/0009-bookmarks.ts']
     const { stdout } = await run(process.execPath, [join(dir, 'check-copy.mjs'), ...files], { cwd: dir, maxBuffer: 16 * 1024 * 1024 })
     expect(JSON.parse(stdout)).toEqual({ typeErrors: [], lintErrors: [] })
   }, 180_000)
