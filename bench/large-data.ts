@@ -96,6 +96,11 @@ const READS: readonly [name: string, method: 'GET' | 'POST', url: string, body?:
   ['deep page at the window (page=100, limit=100, sort=-age,name)', 'GET', '/api/v1/users?sort=-age,name&page=100&limit=100'],
   ['unindexed sort, first page (sort=-age,name)', 'GET', '/api/v2/users?sort=-age,name&limit=100'],
   ['indexed sort, first page (sort=name)', 'GET', '/api/v2/users?sort=name&limit=100'],
+  ['GraphQL every post, sort=-publishedAt (anonymous)', 'POST', '/graphql', { query: '{ posts(sort: "-publishedAt", limit: 20) { id } }' }],
+  ['GraphQL every post, sort=title (anonymous)', 'POST', '/graphql', { query: '{ posts(sort: "title", limit: 20) { id } }' }],
+  ['GraphQL every post, status=draft (anonymous: none)', 'POST', '/graphql', { query: '{ posts(where: {status: {eq: draft}}, limit: 20) { id } }' }],
+  ["GraphQL every post, one user's (userId=7)", 'POST', '/graphql', { query: '{ posts(where: {userId: {eq: "7"}}, limit: 20) { id } }' }],
+  ['GraphQL every post, counted', 'POST', '/graphql', { query: '{ postsPage(limit: 1) { pageInfo { total } } }' }],
   [
     'GraphQL usersPage(q: nomatch) { total } x15',
     'POST',

@@ -1,10 +1,32 @@
-// GraphQL adapter for comments: the Comment type, the comments of a post and of a user, and the
-// comment mutations (the author is always the caller), each one service call.
+// GraphQL adapter for comments: the Comment type, one comment and every comment (a list, a page and
+// a connection, as users have them), the comments of a post and of a user, and the comment
+// mutations (the author is always the caller), each one service call.
 import type { GraphQLResolveInfo } from 'graphql'
 import { AppError } from '../errors.js'
-import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
-import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
-import { type ConnectionArgs, connectionTypesSdl, NESTED_CONNECTION_ARGS_SDL, nestedConnection } from '../graphql/connections.js'
+import {
+  COLLECTION_ARGS_REFUSAL,
+  collectionArgsSdl,
+  type CollectionArgs,
+  filterInputSdl,
+  toCollectionQuery,
+  toPageResult,
+  WINDOW_ARGS_SDL,
+  whereInputSdl,
+} from '../graphql/collection-args.js'
+import { type GraphQLContext, type Reference, selectsPageTotal, type WindowArgs } from '../graphql/context.js'
+import {
+  CONNECTION_ARGS_REFUSAL,
+  type CollectionConnectionArgs,
+  type ConnectionArgs,
+  connectionArgsSdl,
+  connectionTypesSdl,
+  NESTED_CONNECTION_ARGS_SDL,
+  nestedConnection,
+  selectsTotalCount,
+  toConnection,
+  toConnectionPlan,
+} from '../graphql/connections.js'
+import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
 import { parseId } from '../core/ids.js'
 import type { Post } from '../posts/posts.public.js'
 import type { User } from '../users/users.public.js'
@@ -27,6 +49,16 @@ type Comment {
 
 ${connectionTypesSdl('Comment')}
 
+${filterInputSdl('CommentFilter', CommentsCollection)}
+
+${whereInputSdl('CommentWhere', CommentsCollection)}
+
+"A page of comments and where it sits."
+type CommentPage {
+  items: [Comment!]!
+  pageInfo: PageInfo!
+}
+
 "A comment by the caller on a post they may see."
 input AddCommentInput {
   postId: ID!
@@ -47,6 +79,19 @@ extend type Post {
 extend type User {
   ${fieldDescription('Their comments in id order, on posts the caller may see.', { BAD_REQUEST: 'limit below 1, or a page past the offset window' })}
   comments${WINDOW_ARGS_SDL}: [Comment!]!
+}
+
+extend type Query {
+  ${fieldDescription('The comment with this id; null, with a NOT_FOUND error, when there is none or it is on a draft the caller may not see.', {
+    NOT_FOUND: 'no comment with this id, or on a draft the caller may not see',
+  })}
+  comment(id: ID!): Comment
+  ${fieldDescription(`Every comment the caller may see, on every post (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): those on published posts, and on drafts when the caller is the post's author or an admin; the REST collection query language as arguments (where: {postId: {eq: "3"}} for one post's, authorId for one author's).`, { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
+  comments${collectionArgsSdl('CommentFilter', 'CommentWhere')}: [Comment!]!
+  ${fieldDescription('The same page as comments, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
+  commentsPage${collectionArgsSdl('CommentFilter', 'CommentWhere')}: CommentPage!
+  ${fieldDescription("The same comments as a Relay cursor connection (first/after, last/before), on the same keyset as commentsPage's cursor; totalCount only when selected.", { BAD_REQUEST: CONNECTION_ARGS_REFUSAL })}
+  commentsConnection${connectionArgsSdl('CommentFilter', 'CommentWhere')}: CommentConnection!
 }
 
 extend type Subscription {
@@ -90,6 +135,17 @@ type CommentSource = Comment & { authorUser?: User; postObject?: Post }
 
 export function commentsResolvers(comments: CommentsService, userById: Reference<User>, postById: Reference<Post>) {
   return {
+    Query: {
+      comment: (_: unknown, args: { id: string }, context: GraphQLContext) => comments.get(context.caller, undefined, args.id),
+      comments: async (_: unknown, args: CollectionArgs, context: GraphQLContext) =>
+        (await comments.listAll(context.caller, toCollectionQuery(CommentsCollection, args, { withTotal: false }))).items,
+      commentsPage: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        toPageResult(await comments.listAll(context.caller, toCollectionQuery(CommentsCollection, args, { withTotal: selectsPageTotal(info) }))),
+      commentsConnection: async (_: unknown, args: CollectionConnectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
+        const plan = toConnectionPlan(CommentsCollection, args, { withTotal: selectsTotalCount(info) })
+        return toConnection(plan, await comments.listAll(context.caller, plan.query))
+      },
+    },
     Post: {
       comments: (post: Post, args: WindowArgs, context: GraphQLContext) =>
         context.loaders.list('Post.comments', args, post.id, (caller, ids, window) => comments.listOfPosts(caller, ids, window)),

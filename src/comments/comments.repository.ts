@@ -42,6 +42,23 @@ export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuer
 }
 
 /**
+ * Every comment on a post the reader sees, across posts, in the query's order; the query's filters
+ * narrow it (`postId` to one post's, `authorId` to one author's, each by its (…, id) index).
+ */
+export function listComments(db: Db, query: CollectionQuery, visibility: DraftVisibility): Promise<RowPage<CommentWithAuthorRow>> {
+  return listPage<CommentWithAuthorRow>(db, {
+    from: (executor) =>
+      executor
+        .selectFrom('comments')
+        .innerJoin('users', 'users.id', 'comments.author_id')
+        .innerJoin('posts', 'posts.id', 'comments.post_id')
+        .where(visible('posts', visibility)),
+    select: (q) => q.selectAll('comments').select('users.name as author_name'),
+    query,
+  })
+}
+
+/**
  * The same window of comments on each post the reader may see, in the window's id order, in one statement:
  * per post, the window's ids by the (post_id, id) index, then those comments by key.
  */

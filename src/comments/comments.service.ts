@@ -46,7 +46,17 @@ export function createCommentsService({ db, events, dataVersion }: CommentsServi
       return toCollectionPage(query, await repo.listCommentsOfPost(db, post.id, query), repo.toComment)
     },
 
-    async get(caller: Caller | null, path: PostPath, commentId: IdInput): Promise<Comment> {
+    /**
+     * Every comment the caller may see, across posts: those on published posts, and on drafts the
+     * caller may see (their own; all, to an admin). The query's filters narrow it (`postId` to one
+     * post's, `authorId` to one author's; a post the caller may not see has none).
+     */
+    async listAll(caller: Caller | null, query: CollectionQuery): Promise<CollectionPage<Comment>> {
+      return toCollectionPage(query, await repo.listComments(db, query, draftVisibility(caller)), repo.toComment)
+    },
+
+    /** `path` undefined: the comment is found by its id alone. */
+    async get(caller: Caller | null, path: PostPath | undefined, commentId: IdInput): Promise<Comment> {
       return repo.toComment((await loadVisibleComment(db, caller, path, commentId)).comment)
     },
 

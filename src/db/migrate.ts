@@ -11,6 +11,7 @@ import { textSearchMigration } from './migrations/0004-text-search.js'
 import { idempotencyKeysMigration } from './migrations/0005-idempotency-keys.js'
 import { scopesAndIdentitiesMigration } from './migrations/0006-scopes-and-identities.js'
 import { idempotencyBoundsMigration } from './migrations/0007-idempotency-bounds.js'
+import { wholeCollectionIndexesMigration } from './migrations/0008-whole-collection-indexes.js'
 
 /** The migrations by name (Kysely applies them in the order of their names), each made for the store's dialect. */
 const MIGRATIONS: Readonly<Record<string, (facts: DialectFacts) => Migration>> = {
@@ -21,6 +22,7 @@ const MIGRATIONS: Readonly<Record<string, (facts: DialectFacts) => Migration>> =
   '0005-idempotency-keys': idempotencyKeysMigration,
   '0006-scopes-and-identities': scopesAndIdentitiesMigration,
   '0007-idempotency-bounds': idempotencyBoundsMigration,
+  '0008-whole-collection-indexes': wholeCollectionIndexesMigration,
 }
 
 /** The migrations' names, in the order they apply. */

@@ -34,6 +34,9 @@ export const collectionArgsSdl = (filterType: string, whereType: string): string
     cursor: String
   )`
 
+/** When a top-level collection field (`users`, `usersPage`) answers BAD_REQUEST: its Errors line's words. */
+export const COLLECTION_ARGS_REFUSAL = 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor, one detail each'
+
 /** Arguments of a nested list field. */
 export const WINDOW_ARGS_SDL = `(
     "Items per parent (default ${DEFAULT_PAGE_LIMIT}, at most ${MAX_PAGE_LIMIT})."

@@ -53,6 +53,10 @@ export const connectionArgsSdl = (
 ): string => `(${queryLanguageArgsSdl(filterType, whereType)}${CONNECTION_PAGING_ARGS_SDL}
   )`
 
+/** When a top-level connection field (`usersConnection`) answers BAD_REQUEST: its Errors line's words. */
+export const CONNECTION_ARGS_REFUSAL =
+  'an argument is not valid: filter, where, sort, q, fields, first, last, after or before, or a pair that reads both ways, one detail each'
+
 /** Arguments of a nested connection (a user's posts): paging only, in id order. */
 export const NESTED_CONNECTION_ARGS_SDL = `(${CONNECTION_PAGING_ARGS_SDL}
   )`
@@ -108,12 +112,11 @@ export interface Connection<T> {
   totalCountCapped: boolean | null
 }
 
+/** A top-level connection's arguments (`usersConnection`): the list's query language, and paging. */
+export type CollectionConnectionArgs = Omit<CollectionArgs, 'limit' | 'page' | 'cursor'> & ConnectionArgs
+
 /** A top-level connection's arguments as a plan, refused (BAD_REQUEST, one detail per problem) as the list's would be. */
-export function toConnectionPlan(
-  spec: CollectionSpec,
-  args: Omit<CollectionArgs, 'limit' | 'page' | 'cursor'> & ConnectionArgs,
-  options: { withTotal: boolean },
-): ConnectionPlan {
+export function toConnectionPlan(spec: CollectionSpec, args: CollectionConnectionArgs, options: { withTotal: boolean }): ConnectionPlan {
   const { first, after, last, before, ...collection } = args
   const paging = checkedPaging({ first, after, last, before })
   return planOf(toCollectionQuery(spec, { ...collection, limit: paging.limit, cursor: paging.cursor }, options), paging.backward)

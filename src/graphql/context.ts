@@ -80,6 +80,9 @@ export class Loaders {
   }
 }
 
+/** Whether a page field's selection (`usersPage`) asks for its count: pageInfo's total, totalCapped or pages; counted only then. */
+export const selectsPageTotal = (info: GraphQLResolveInfo): boolean => ['total', 'totalCapped', 'pages'].some((field) => selects(info, ['pageInfo', field]))
+
 /** Whether the field's selection asks for `path` (through fragments), e.g. ['pageInfo', 'total']. */
 export function selects(info: GraphQLResolveInfo, path: readonly string[]): boolean {
   // Fragment cycles are a validation error: by execution time there are none.

@@ -1,11 +1,33 @@
-// GraphQL adapter for posts: the Post type, a user's posts (a list and a connection), and the
-// post mutations (the author is always the caller), each one service call; lists and references
-// read in batches.
+// GraphQL adapter for posts: the Post type, every post (a list, a page and a connection, as users
+// have them), a user's posts (a list and a connection), and the post mutations (the author is
+// always the caller), each one service call; nested lists and references read in batches.
 import type { GraphQLResolveInfo } from 'graphql'
 import { requireSignedIn } from '../core/caller.js'
-import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
-import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
-import { type ConnectionArgs, connectionTypesSdl, NESTED_CONNECTION_ARGS_SDL, nestedConnection } from '../graphql/connections.js'
+import {
+  COLLECTION_ARGS_REFUSAL,
+  collectionArgsSdl,
+  type CollectionArgs,
+  enumFilterSdl,
+  filterInputSdl,
+  toCollectionQuery,
+  toPageResult,
+  WINDOW_ARGS_SDL,
+  whereInputSdl,
+} from '../graphql/collection-args.js'
+import { type GraphQLContext, type Reference, selectsPageTotal, type WindowArgs } from '../graphql/context.js'
+import {
+  CONNECTION_ARGS_REFUSAL,
+  type CollectionConnectionArgs,
+  type ConnectionArgs,
+  connectionArgsSdl,
+  connectionTypesSdl,
+  NESTED_CONNECTION_ARGS_SDL,
+  nestedConnection,
+  selectsTotalCount,
+  toConnection,
+  toConnectionPlan,
+} from '../graphql/connections.js'
+import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
 import { notFound } from '../errors.js'
 import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.public.js'
@@ -38,6 +60,18 @@ enum PostStatus {
   published
 }
 
+${enumFilterSdl('PostStatus')}
+
+${filterInputSdl('PostFilter', PostsCollection, { status: 'PostStatus' })}
+
+${whereInputSdl('PostWhere', PostsCollection, { status: 'PostStatus' })}
+
+"A page of posts and where it sits."
+type PostPage {
+  items: [Post!]!
+  pageInfo: PageInfo!
+}
+
 "A new post by the caller; status defaults to published."
 input CreatePostInput {
   title: String!
@@ -64,6 +98,12 @@ extend type Query {
     NOT_FOUND: 'no post with this id, or a draft the caller may not see',
   })}
   post(id: ID!): Post
+  ${fieldDescription(`Every post the caller may see, of every user (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the published ones, and drafts when the caller is their author or an admin; the REST collection query language as arguments (where: {userId: {eq: "3"}} for one user's).`, { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
+  posts${collectionArgsSdl('PostFilter', 'PostWhere')}: [Post!]!
+  ${fieldDescription('The same page as posts, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
+  postsPage${collectionArgsSdl('PostFilter', 'PostWhere')}: PostPage!
+  ${fieldDescription("The same posts as a Relay cursor connection (first/after, last/before), on the same keyset as postsPage's cursor; totalCount only when selected.", { BAD_REQUEST: CONNECTION_ARGS_REFUSAL })}
+  postsConnection${connectionArgsSdl('PostFilter', 'PostWhere')}: PostConnection!
 }
 
 extend type Mutation {
@@ -89,8 +129,9 @@ extend type Mutation {
 }
 `
 
-/** The columns of the fields a Post field selects. */
+/** The columns of the fields a Post field selects, and of a page's items. */
 const selected: Selector<Columns<PostRow>> = { path: [], select: (fields) => postFields.columnsFor(fields) }
+const selectedItems: Selector<Columns<PostRow>> = { path: ['items'], select: (fields) => postFields.columnsFor(fields) }
 
 /** A Post by id, in the operation's batch (of the same columns), if the caller may see it; else NOT_FOUND at its field. */
 export const postReference =
@@ -110,6 +151,20 @@ export function postsResolvers(posts: PostsService, userById: Reference<User>) {
     Query: {
       post: (_: unknown, args: { id: string }, context: GraphQLContext, info: GraphQLResolveInfo) =>
         posts.get(context.caller, undefined, args.id, selectionOf(info, selected)),
+      posts: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        (await posts.listAll(context.caller, toCollectionQuery(PostsCollection, args, { withTotal: false }), selectionOf(info, selected))).items,
+      postsPage: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        toPageResult(
+          await posts.listAll(
+            context.caller,
+            toCollectionQuery(PostsCollection, args, { withTotal: selectsPageTotal(info) }),
+            selectionOf(info, selectedItems),
+          ),
+        ),
+      postsConnection: async (_: unknown, args: CollectionConnectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
+        const plan = toConnectionPlan(PostsCollection, args, { withTotal: selectsTotalCount(info) })
+        return toConnection(plan, await posts.listAll(context.caller, plan.query))
+      },
     },
     User: {
       posts: (user: User, args: WindowArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {

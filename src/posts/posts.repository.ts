@@ -100,6 +100,18 @@ export function listPostsOfUser(
   })
 }
 
+/**
+ * Every post the reader sees, across users, in the query's order; the query's filters narrow it
+ * (`userId` to one author's, by the (user_id, id) index).
+ */
+export function listPosts(db: Db, query: CollectionQuery, visibility: DraftVisibility, columns?: Columns<PostRow>): Promise<RowPage<PostRow>> {
+  return listPage<PostRow>(db, {
+    from: (executor) => executor.selectFrom('posts').where(visible('posts', visibility)),
+    select: selecting(columns),
+    query,
+  })
+}
+
 export function insertPost(db: Db, row: NewPostRow): Promise<PostRow> {
   return db.insertInto('posts').values(row).returningAll().executeTakeFirstOrThrow()
 }

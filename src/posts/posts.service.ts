@@ -30,6 +30,17 @@ export function createPostsService({ db }: { db: Db }) {
       return toCollectionPage(query, page, (row) => postFields.read(row, read))
     },
 
+    /**
+     * Every post the caller may see, across users: the published ones, and the drafts that are
+     * theirs (all of them, to an admin). The query's filters narrow it (`userId` to one author's,
+     * an author who does not exist having none). `columns`: as list's.
+     */
+    async listAll(caller: Caller | null, query: CollectionQuery, columns: Columns<PostRow> = postFields.all): Promise<CollectionPage<Post>> {
+      const read = postFields.plus(columns, sortColumns(query))
+      const page = await repo.listPosts(db, query, draftVisibility(caller), read)
+      return toCollectionPage(query, page, (row) => postFields.read(row, read))
+    },
+
     /** `userId` undefined: the post is found by its id alone. `columns`: only those are read, and only their fields set. */
     async get(caller: Caller | null, userId: IdInput | undefined, postId: IdInput, columns: Columns<PostRow> = postFields.all): Promise<Post> {
       return postFields.read(await loadVisiblePost(db, caller, userId, postId, columns), columns)

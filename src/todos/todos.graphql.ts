@@ -1,10 +1,32 @@
-// GraphQL adapter for todos: the Todo type, a user's todos, and the todo mutations (a new todo
-// is the caller's), each one service call.
+// GraphQL adapter for todos: the Todo type, one todo and every todo (a list, a page and a
+// connection, as users have them), a user's todos, and the todo mutations (a new todo is the
+// caller's), each one service call.
 import type { GraphQLResolveInfo } from 'graphql'
 import { requireSignedIn } from '../core/caller.js'
-import { WINDOW_ARGS_SDL } from '../graphql/collection-args.js'
-import type { GraphQLContext, Reference, WindowArgs } from '../graphql/context.js'
-import { type ConnectionArgs, connectionTypesSdl, NESTED_CONNECTION_ARGS_SDL, nestedConnection } from '../graphql/connections.js'
+import {
+  COLLECTION_ARGS_REFUSAL,
+  collectionArgsSdl,
+  type CollectionArgs,
+  filterInputSdl,
+  toCollectionQuery,
+  toPageResult,
+  WINDOW_ARGS_SDL,
+  whereInputSdl,
+} from '../graphql/collection-args.js'
+import { type GraphQLContext, type Reference, selectsPageTotal, type WindowArgs } from '../graphql/context.js'
+import {
+  CONNECTION_ARGS_REFUSAL,
+  type CollectionConnectionArgs,
+  type ConnectionArgs,
+  connectionArgsSdl,
+  connectionTypesSdl,
+  NESTED_CONNECTION_ARGS_SDL,
+  nestedConnection,
+  selectsTotalCount,
+  toConnection,
+  toConnectionPlan,
+} from '../graphql/connections.js'
+import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
 import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.public.js'
 import { mutation, mutationWithoutInput } from '../graphql/validated.js'
@@ -25,6 +47,16 @@ type Todo {
 
 ${connectionTypesSdl('Todo')}
 
+${filterInputSdl('TodoFilter', TodosCollection)}
+
+${whereInputSdl('TodoWhere', TodosCollection)}
+
+"A page of todos and where it sits."
+type TodoPage {
+  items: [Todo!]!
+  pageInfo: PageInfo!
+}
+
 "Only the fields given change."
 input UpdateTodoInput {
   text: String
@@ -36,6 +68,17 @@ extend type User {
   todos${WINDOW_ARGS_SDL}: [Todo!]!
   ${fieldDescription("The same todos as a cursor connection, in id order; the first page (and totalCount) of every user is read in one batch; after, last and before page one user's todos at a time.", { BAD_REQUEST: 'first, last, after or before is not valid, or a pair reads both ways, one detail each' })}
   todosConnection${NESTED_CONNECTION_ARGS_SDL}: TodoConnection!
+}
+
+extend type Query {
+  ${fieldDescription('The todo with this id; null, with a NOT_FOUND error, when there is none.', { NOT_FOUND: 'no todo with this id' })}
+  todo(id: ID!): Todo
+  ${fieldDescription(`Every todo, of every user (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments (where: {userId: {eq: "3"}} for one user's).`, { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
+  todos${collectionArgsSdl('TodoFilter', 'TodoWhere')}: [Todo!]!
+  ${fieldDescription('The same page as todos, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
+  todosPage${collectionArgsSdl('TodoFilter', 'TodoWhere')}: TodoPage!
+  ${fieldDescription("The same todos as a Relay cursor connection (first/after, last/before), on the same keyset as todosPage's cursor; totalCount only when selected.", { BAD_REQUEST: CONNECTION_ARGS_REFUSAL })}
+  todosConnection${connectionArgsSdl('TodoFilter', 'TodoWhere')}: TodoConnection!
 }
 
 extend type Mutation {
@@ -63,6 +106,17 @@ extend type Mutation {
 
 export function todosResolvers(todos: TodosService, userById: Reference<User>) {
   return {
+    Query: {
+      todo: (_: unknown, args: { id: string }, context: GraphQLContext) => todos.get(context.caller, undefined, args.id),
+      todos: async (_: unknown, args: CollectionArgs, context: GraphQLContext) =>
+        (await todos.listAll(context.caller, toCollectionQuery(TodosCollection, args, { withTotal: false }))).items,
+      todosPage: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        toPageResult(await todos.listAll(context.caller, toCollectionQuery(TodosCollection, args, { withTotal: selectsPageTotal(info) }))),
+      todosConnection: async (_: unknown, args: CollectionConnectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
+        const plan = toConnectionPlan(TodosCollection, args, { withTotal: selectsTotalCount(info) })
+        return toConnection(plan, await todos.listAll(context.caller, plan.query))
+      },
+    },
     User: {
       todos: (user: User, args: WindowArgs, context: GraphQLContext) =>
         context.loaders.list('User.todos', args, user.id, (caller, ids, window) => todos.listOfUsers(caller, ids, window)),

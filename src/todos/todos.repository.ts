@@ -19,6 +19,15 @@ export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery):
   })
 }
 
+/** Every todo, across users, in the query's order; the query's filters narrow it (`userId` to one user's, by the (user_id, id) index). */
+export function listTodos(db: Db, query: CollectionQuery): Promise<RowPage<TodoRow>> {
+  return listPage<TodoRow>(db, {
+    from: (executor) => executor.selectFrom('todos'),
+    select: (q) => q.selectAll(),
+    query,
+  })
+}
+
 /** How many todos each user has, by user id, each counted up to `atMost` (by the (user_id, id) index), in one statement. */
 export function countTodosOfUsers(db: Db, userIds: readonly number[], atMost: number): Promise<Map<number, number>> {
   if (userIds.length === 0) return Promise.resolve(new Map<number, number>())

@@ -23,7 +23,13 @@ export function createTodosService({ db }: { db: Db }) {
       return toCollectionPage(query, await repo.listTodosOfUser(db, owner.id, query), toTodo)
     },
 
-    async get(_caller: Caller | null, userId: IdInput, todoId: IdInput): Promise<Todo> {
+    /** Every todo, across users (anyone reads todos). The query's filters narrow it (`userId` to one user's). */
+    async listAll(_caller: Caller | null, query: CollectionQuery): Promise<CollectionPage<Todo>> {
+      return toCollectionPage(query, await repo.listTodos(db, query), toTodo)
+    },
+
+    /** `userId` undefined: the todo is found by its id alone. */
+    async get(_caller: Caller | null, userId: IdInput | undefined, todoId: IdInput): Promise<Todo> {
       return toTodo(await loadTodo(db, userId, todoId))
     },
 

@@ -2,6 +2,7 @@
 // The input is checked with the same schemas as the REST bodies.
 import type { GraphQLResolveInfo } from 'graphql'
 import {
+  COLLECTION_ARGS_REFUSAL,
   collectionArgsSdl,
   type CollectionArgs,
   enumFilterSdl,
@@ -10,8 +11,16 @@ import {
   toPageResult,
   whereInputSdl,
 } from '../graphql/collection-args.js'
-import { type ConnectionArgs, connectionArgsSdl, connectionTypesSdl, selectsTotalCount, toConnection, toConnectionPlan } from '../graphql/connections.js'
-import { type GraphQLContext, type Reference, selects } from '../graphql/context.js'
+import {
+  CONNECTION_ARGS_REFUSAL,
+  type CollectionConnectionArgs,
+  connectionArgsSdl,
+  connectionTypesSdl,
+  selectsTotalCount,
+  toConnection,
+  toConnectionPlan,
+} from '../graphql/connections.js'
+import { type GraphQLContext, type Reference, selectsPageTotal } from '../graphql/context.js'
 import { notFound } from '../errors.js'
 import { parseId } from '../core/ids.js'
 import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
@@ -81,11 +90,11 @@ input UpdateUserInput {
 extend type Query {
   ${fieldDescription('The user with this id; null, with a NOT_FOUND error, when there is none.', { NOT_FOUND: 'no user with this id' })}
   user(id: ID!): User
-  ${fieldDescription(`A page of users (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments.`, { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor, one detail each' })}
+  ${fieldDescription(`A page of users (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments.`, { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   users${collectionArgsSdl('UserFilter', 'UserWhere')}: [User!]!
-  ${fieldDescription('The same page as users, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, limit, page or cursor, one detail each' })}
+  ${fieldDescription('The same page as users, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   usersPage${collectionArgsSdl('UserFilter', 'UserWhere')}: UserPage!
-  ${fieldDescription("The same users as a Relay cursor connection (first/after, last/before), on the same keyset as usersPage's cursor; totalCount only when selected.", { BAD_REQUEST: 'an argument is not valid: filter, where, sort, q, fields, first, last, after or before, or a pair that reads both ways, one detail each' })}
+  ${fieldDescription("The same users as a Relay cursor connection (first/after, last/before), on the same keyset as usersPage's cursor; totalCount only when selected.", { BAD_REQUEST: CONNECTION_ARGS_REFUSAL })}
   usersConnection${connectionArgsSdl('UserFilter', 'UserWhere')}: UserConnection!
   ${fieldDescription('The signed-in caller, or null when anonymous.', { NOT_FOUND: 'the caller was deleted while the operation ran' })}
   viewer: User
@@ -143,16 +152,11 @@ export function usersResolvers(users: UsersService) {
         users.get(context.caller, args.id, selectionOf(info, selected)),
       users: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>
         (await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal: false }), selectionOf(info, selected))).items,
-      usersPage: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
-        const withTotal = ['total', 'totalCapped', 'pages'].some((field) => selects(info, ['pageInfo', field]))
-        return toPageResult(await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal }), selectionOf(info, selectedItems)))
-      },
-      usersConnection: async (
-        _: unknown,
-        args: Omit<CollectionArgs, 'limit' | 'page' | 'cursor'> & ConnectionArgs,
-        context: GraphQLContext,
-        info: GraphQLResolveInfo,
-      ) => {
+      usersPage: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>
+        toPageResult(
+          await users.list(context.caller, toCollectionQuery(UsersCollection, args, { withTotal: selectsPageTotal(info) }), selectionOf(info, selectedItems)),
+        ),
+      usersConnection: async (_: unknown, args: CollectionConnectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) => {
         const plan = toConnectionPlan(UsersCollection, args, { withTotal: selectsTotalCount(info) })
         return toConnection(plan, await users.list(context.caller, plan.query))
       },

@@ -155,6 +155,26 @@ describe('the cost of reads', () => {
     expect(costOf('{ users(limit: 10) { posts(limit: 100, page: 3) { id } } }')).toBe(1 + 10 * (1 + 300 + 100))
   })
 
+  it('costs every collection on Query as users: its list, page and connection, searched, counted, by offset, and each alias again', () => {
+    const queryFields = Object.keys(schema.getQueryType()?.getFields() ?? {})
+    const collections = queryFields.filter((name) => queryFields.includes(`${name}Page`) && queryFields.includes(`${name}Connection`))
+    expect(collections).toEqual(expect.arrayContaining(['users', 'posts', 'comments', 'todos']))
+    const documents = [
+      (name: string) => `{ ${name}(limit: 100) { id } }`,
+      (name: string) => `{ ${name} { id } }`,
+      (name: string) => `{ ${name}(page: 50, limit: 100) { id } }`,
+      (name: string) => `{ ${name}(q: "zz", limit: 1) { id } }`,
+      (name: string) => `{ ${name}Page(q: "zz", limit: 1) { items { id } pageInfo { total } } }`,
+      (name: string) => `{ ${name}Connection(first: 10) { totalCount edges { cursor node { id } } } }`,
+      (name: string) => `{ a: ${name}(limit: 100) { id } b: ${name}(limit: 100) { id } c: ${name}Page { items { id } } }`,
+    ]
+    for (const name of collections) {
+      for (const document of documents) expect(costOf(document(name)), document(name)).toBe(costOf(document('users')))
+    }
+    expect(costOf('{ posts(limit: 100) { id } comments(limit: 100) { id } todos(limit: 100) { id } }')).toBe(3 * 101)
+    expect(costOf('{ postsPage(q: "zz", limit: 1) { pageInfo { total } } }')).toBe(3 + 10_000 + 10_000)
+  })
+
   it('leaves ordinary queries as they were', () => {
     expect(costOf('{ users { id name posts(limit: 5) { title } } }')).toBe(1 + 20 * (2 + 1 + 5))
     expect(costOf('{ usersPage { items { id } pageInfo { nextCursor hasMore } } }')).toBe(1 + 1 + 20 + 3)

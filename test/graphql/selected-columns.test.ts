@@ -93,6 +93,20 @@ describe('GraphQL reads only the selected columns', () => {
     expect(await titles(t.tokens.bob)).toEqual(['First', 'Second'])
   })
 
+  it("reads every post's titles without their content, a draft only for its author, in posts and postsPage alike", async () => {
+    const query = '{ posts { title } postsPage(sort: "-updatedAt") { items { title } } }'
+    const titles = async (token?: string) => {
+      const { data, statements } = await read(query, { token })
+      const posts = reading(statements, 'posts')
+      expect(posts).toHaveLength(2)
+      for (const sql of posts) expect(sql).not.toMatch(/"content"|\*/)
+      const page = (data.postsPage as { items: { title: string }[] }).items.map((post) => post.title)
+      return { list: (data.posts as { title: string }[]).map((post) => post.title), page }
+    }
+    expect(await titles()).toEqual({ list: ['First', 'Second', "Bob's"], page: ["Bob's", 'Second', 'First'] })
+    expect(await titles(t.tokens.alice)).toEqual({ list: ['First', 'Second', 'Unfinished', "Bob's"], page: ["Bob's", 'Unfinished', 'Second', 'First'] })
+  })
+
   it('pages by a cursor on a sort key the selection does not name', async () => {
     const page = (cursor?: string) =>
       graphql(t, 'query($cursor: String) { usersPage(sort: "-email", limit: 2, cursor: $cursor) { items { id } pageInfo { nextCursor } } }', {

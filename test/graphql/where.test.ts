@@ -6,9 +6,20 @@ import { buildSchema, type GraphQLInputObjectType, type GraphQLSchema, getNamedT
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { operatorsOf } from '../../src/collections/collection-query.js'
 import type { FieldSpec } from '../../src/collections/collection-spec.js'
+import { CommentsCollection } from '../../src/comments/comments.schemas.js'
+import { PostsCollection } from '../../src/posts/posts.schemas.js'
+import { TodosCollection } from '../../src/todos/todos.schemas.js'
 import { UsersCollection } from '../../src/users/users.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { codesOf, graphql, type GraphQLAnswer } from '../helpers/graphql-client.js'
+
+/** The collections with lists on Query, in the schema's order, and the GraphQL type of their items. */
+const COLLECTIONS = [
+  { type: 'User', spec: UsersCollection },
+  { type: 'Post', spec: PostsCollection },
+  { type: 'Comment', spec: CommentsCollection },
+  { type: 'Todo', spec: TodosCollection },
+]
 
 /** The users made here besides admin (no age), alice (no age) and bob (41), with the instants they were created at. */
 const PEOPLE = [
@@ -213,17 +224,29 @@ describe('the where inputs in the schema', () => {
   }
   const operatorFieldsOf = (name: string) => Object.keys(input(name).getFields())
 
-  it('gives every list field that takes filter a where, described', () => {
+  it('gives every list field that takes filter a where of its type, described', () => {
     const query = schema.getQueryType()
     if (!isObjectType(query)) throw new Error('no Query type')
     const lists = Object.values(query.getFields()).filter((field) => field.args.some((arg) => arg.name === 'filter'))
-    expect(lists.map((field) => field.name)).toEqual(['users', 'usersPage', 'usersConnection'])
+    expect(lists.map((field) => field.name)).toEqual(COLLECTIONS.flatMap(({ spec }) => [spec.name, `${spec.name}Page`, `${spec.name}Connection`]))
     for (const field of lists) {
+      const { type } = COLLECTIONS.find(({ spec }) => field.name.startsWith(spec.name)) ?? {}
       const where = field.args.find((arg) => arg.name === 'where')
-      expect(getNamedType(where?.type)?.name).toBe('UserWhere')
+      expect(getNamedType(where?.type)?.name).toBe(`${type}Where`)
+      expect(getNamedType(field.args.find((arg) => arg.name === 'filter')?.type)?.name).toBe(`${type}Filter`)
       expect(where?.description).toMatch(/field\[op\]/)
     }
   })
+
+  it.each(COLLECTIONS)(
+    'gives the Where input of $type every filterable field of its collection, each with the operators the parser takes on it',
+    ({ type, spec }) => {
+      const fields = input(`${type}Where`).getFields()
+      const filterable = [...spec.fields.values()].filter((field) => field.filterable)
+      expect(Object.keys(fields)).toEqual(filterable.map((field) => field.name))
+      for (const field of filterable) expect(operatorFieldsOf(getNamedType(fields[field.name]?.type)?.name ?? ''), field.name).toEqual(operatorsOf(field))
+    },
+  )
 
   it('gives each filterable field of users the operator input of its type: the operators the parser takes on it, null where it may be missing', () => {
     const fields = input('UserWhere').getFields()
