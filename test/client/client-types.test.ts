@@ -1,17 +1,20 @@
-// The client's committed types are what openapi-typescript makes of the document the server serves
-// now: a route or schema change without `npm run client:types` fails here. And the items it answers
-// are typed by the query's `select` and `include` (checked by the compiler: `npx tsc --noEmit`).
+// The client's generated files (its types, its table of resources) are what the generator makes of
+// the document the server serves now: a route or schema change without `npm run client:types` fails
+// here. And the items it answers are typed by the query's `select` and `include` (checked by the
+// compiler: `npx tsc --noEmit`).
 import { readFile } from 'node:fs/promises'
+import { relative } from 'node:path'
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import { CLIENT_TYPES_FILE, generateClientTypes } from '../../scripts/generate-client-types.js'
+import { generateClientFiles } from '../../scripts/generate-client-types.js'
 import { type Comment, createClient, type Post, type ThreadlineClient, type Todo, type User } from '../../src/client/index.js'
 import { FEATURES } from '../../src/features.js'
 
-it('has committed client types that match the OpenAPI document the server serves', async () => {
-  const committed = await readFile(CLIENT_TYPES_FILE, 'utf8')
-  const generated = await generateClientTypes()
-  // Compared as a whole; on failure, run `npm run client:types` and commit src/client/openapi.ts.
-  expect(committed === generated, 'src/client/openapi.ts is stale: run `npm run client:types`').toBe(true)
+it('has committed generated files (openapi.ts, resources.ts) that match the OpenAPI document the server serves', async () => {
+  for (const [file, generated] of await generateClientFiles()) {
+    const committed = await readFile(file, 'utf8')
+    // Compared as a whole; on failure, run `npm run client:types` and commit src/client/.
+    expect(committed === generated, `${relative(process.cwd(), file)} is stale: run \`npm run client:types\``).toBe(true)
+  }
 })
 
 it('has helpers for every feature (src/features.ts), written by hand in src/client/create-client.ts', () => {
