@@ -1,56 +1,104 @@
-// The resources and bodies the client speaks, named after the generated operation types (v1's;
-// v2's are the same but for what meta.pagination carries, which these types cover as optional).
-import type { operations } from './openapi.js'
+// The resources and bodies the client speaks, read from the generated files: each resource's paths
+// from its row of RESOURCES (resources.ts), its item, bodies and query from those paths' operations
+// in `paths` (v1's; v2's are the same but for what meta.pagination carries, which these types cover
+// as optional). A new resource has them all, by name (`Item<'albums'>`), with no line here.
+import type { components, paths } from './openapi.js'
+import type { RESOURCES } from './resources.js'
+
+type Resources = typeof RESOURCES
+/** A resource of the client: a property of the client object, a row of RESOURCES. */
+export type ResourceName = keyof Resources
+/** The HTTP methods a resource's helpers send. */
+export type ResourceMethod = 'get' | 'post' | 'put' | 'patch' | 'delete'
+
+/** The path of a resource's collection (`/api/v1/users/{userId}/posts`). */
+export type CollectionPath<R extends ResourceName> = Resources[R]['collection']['path']
+/** The path of one of its items (`/api/v1/users/{userId}/posts/{postId}`); never for a resource without items. */
+export type ItemPath<R extends ResourceName> = Resources[R] extends { item: { path: infer P extends string } } ? P : never
 
 type JsonOf<T> = T extends { content: { 'application/json': infer Body } } ? Body : never
-type DataOf<K extends keyof operations> =
-  JsonOf<operations[K]['responses'] extends { 200: infer R } ? R : operations[K]['responses'] extends { 201: infer R } ? R : never> extends { data: infer D }
-    ? D
-    : never
-type BodyOf<K extends keyof operations> = operations[K] extends { requestBody: infer B } ? JsonOf<NonNullable<B>> : never
-type QueryOf<K extends keyof operations> = operations[K]['parameters'] extends { query?: infer Q } ? NonNullable<Q> : never
+/** The operation at a path, for a method (never where the path does not answer it). */
+type OperationAt<P, M extends ResourceMethod> = P extends keyof paths ? NonNullable<paths[P][M]> : never
+type DataOf<O> = O extends { responses: { 200: infer R } } ? AnswerData<R> : O extends { responses: { 201: infer R } } ? AnswerData<R> : never
+type AnswerData<R> = JsonOf<R> extends { data: infer D } ? D : never
+type BodyOf<O> = O extends { requestBody?: infer B } ? JsonOf<NonNullable<B>> : never
+type QueryOf<O> = O extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never
+type ElementOf<T> = T extends readonly (infer E)[] ? E : never
+/** The first type of the list that is not never. */
+type FirstOf<T extends unknown[]> = T extends [infer Head, ...infer Rest] ? ([Head] extends [never] ? FirstOf<Rest> : Head) : never
 
-// Read from the answers to writes: a GET's item has every field but `id` optional (`select`).
-export type User = DataOf<'createUserV1'>
-export type Post = DataOf<'createPostV1'>
-export type Comment = DataOf<'createCommentV1'>
-export type Todo = DataOf<'createTodoV1'>
-export type IssuedToken = DataOf<'signInV1'>
+/**
+ * A resource's item, every field there: what its writes answer with (a GET's has every field but
+ * `id` optional, for `select`); for a resource without writes, what its GETs answer with.
+ * scripts/client-resources.ts reads the same schema to match embedded relations with resources.
+ */
+export type Item<R extends ResourceName> = FirstOf<
+  [
+    DataOf<OperationAt<CollectionPath<R>, 'post'>>,
+    DataOf<OperationAt<ItemPath<R>, 'put'>>,
+    DataOf<OperationAt<ItemPath<R>, 'patch'>>,
+    DataOf<OperationAt<ItemPath<R>, 'get'>>,
+    ElementOf<DataOf<OperationAt<CollectionPath<R>, 'get'>>>,
+  ]
+>
+/** The body of a POST to the collection. */
+export type NewItem<R extends ResourceName> = BodyOf<OperationAt<CollectionPath<R>, 'post'>>
+/** The body of a PUT to an item. */
+export type ItemReplacement<R extends ResourceName> = BodyOf<OperationAt<ItemPath<R>, 'put'>>
+/** The body of a PATCH to an item. */
+export type ItemChanges<R extends ResourceName> = BodyOf<OperationAt<ItemPath<R>, 'patch'>>
+/** Filters, sort, search and paging of the collection; `all()` takes the same without page and cursor. */
+export type ListQuery<R extends ResourceName> = QueryOf<OperationAt<CollectionPath<R>, 'get'>>
 
-export type NewUser = BodyOf<'createUserV1'>
-export type UserReplacement = BodyOf<'replaceUserV1'>
-export type UserChanges = BodyOf<'updateUserV1'>
-export type NewPost = BodyOf<'createPostV1'>
-export type PostReplacement = BodyOf<'replacePostV1'>
-export type PostChanges = BodyOf<'updatePostV1'>
-export type NewComment = BodyOf<'createCommentV1'>
-export type CommentChanges = BodyOf<'updateCommentV1'>
-export type NewTodo = BodyOf<'createTodoV1'>
-export type TodoChanges = BodyOf<'updateTodoV1'>
-export type Credentials = BodyOf<'signInV1'>
+export type User = Item<'users'>
+export type Post = Item<'posts'>
+export type Comment = Item<'comments'>
+export type Todo = Item<'todos'>
+export type IssuedToken = Item<'tokens'>
 
-/** Filters, sort, search and paging of a collection; `all()` takes the same without page and cursor. */
-export type UsersQuery = QueryOf<'listUsersV1'>
-export type PostsQuery = QueryOf<'listPostsV1'>
-export type CommentsQuery = QueryOf<'listCommentsV1'>
-export type TodosQuery = QueryOf<'listTodosV1'>
+export type NewUser = NewItem<'users'>
+export type UserReplacement = ItemReplacement<'users'>
+export type UserChanges = ItemChanges<'users'>
+export type NewPost = NewItem<'posts'>
+export type PostReplacement = ItemReplacement<'posts'>
+export type PostChanges = ItemChanges<'posts'>
+export type NewComment = NewItem<'comments'>
+export type CommentChanges = ItemChanges<'comments'>
+export type NewTodo = NewItem<'todos'>
+export type TodoChanges = ItemChanges<'todos'>
+export type Credentials = NewItem<'tokens'>
+
+export type UsersQuery = ListQuery<'users'>
+export type PostsQuery = ListQuery<'posts'>
+export type CommentsQuery = ListQuery<'comments'>
+export type TodosQuery = ListQuery<'todos'>
+
+/** What a GET of one item shows (every field but `id` optional), where the table names no resource for a relation. */
+type Shown<R extends ResourceName> = FirstOf<[DataOf<OperationAt<ItemPath<R>, 'get'>>, ElementOf<DataOf<OperationAt<CollectionPath<R>, 'get'>>>]>
+/** A relation as the table describes it: the items of a resource, one or a list; else as the GET's schema has it. */
+type Embedded<R extends ResourceName, K extends keyof Resources[R]['embeds']> = Resources[R]['embeds'][K] extends {
+  resource: infer Of extends ResourceName
+  list: infer List
+}
+  ? List extends true
+    ? Item<Of>[]
+    : Item<Of>
+  : NonNullable<Shown<R>[K & keyof Shown<R>]>
 
 /** What `include` may embed in each resource's items, and as what. */
-export interface Embeds {
-  users: { posts: Post[]; todos: Todo[] }
-  posts: { author: User; comments: Comment[] }
-  comments: { author: User; post: Post }
-  todos: Record<never, never>
-}
+export type Embeds = { [R in ResourceName]: { -readonly [K in keyof Resources[R]['embeds']]: Embedded<R, K> } }
 
 /** The embedded lists of a resource: `<relation>.limit` sizes them. */
 type ListsOf<E> = { [K in keyof E]: E[K] extends unknown[] ? K : never }[keyof E]
+
+/** `<relation>.limit` for each embedded list; nothing (not `{}`, which a number would satisfy) without lists. */
+type Limits<E> = [ListsOf<E>] extends [never] ? unknown : { [K in ListsOf<E> & string as `${K}.limit`]?: number }
 
 /** `select` (fields of T), `include` (relations of E) and the embedded lists' limits, as a query takes them. */
 export type Representation<T, E, S extends keyof T, I extends keyof E> = {
   select?: readonly S[]
   include?: readonly I[]
-} & { [K in ListsOf<E> & string as `${K}.limit`]?: number }
+} & Limits<E>
 
 type Selected<T, S extends keyof T> = [S] extends [never] ? T : Pick<T, S | ('id' & keyof T)>
 
@@ -60,7 +108,7 @@ type Selected<T, S extends keyof T> = [S] extends [never] ? T : Pick<T, S | ('id
  */
 export type Shaped<T, E, S extends keyof T = never, I extends keyof E = never> = [I] extends [never] ? Selected<T, S> : Omit<Selected<T, S>, I> & Pick<E, I>
 
-export type Pagination = JsonOf<operations['listUsersV1']['responses'][200]>['meta']['pagination']
+export type Pagination = components['schemas']['CollectionMeta']['pagination']
 
 /** One page of a collection, as the service sends it. */
 export interface Page<T> {

@@ -1,39 +1,16 @@
 // createClient: Threadline's REST resources, GraphQL and commentAdded-style subscriptions behind
-// one typed object. REST goes through openapi-fetch over the generated types; every request goes
+// one typed object. REST goes through openapi-fetch over the generated types, each resource's
+// helpers made from its row of the generated table (resource-helpers.ts); every request goes
 // through client-fetch.ts (retries on 429/503, the ETag cache). No Node-only imports: it runs in
 // browsers and in Node 20 (give Node a WebSocket implementation for subscriptions).
 import { type Client as WsClient, createClient as createWsClient } from 'graphql-ws'
 import createFetchClient from 'openapi-fetch'
 import { createClientFetch } from './client-fetch.js'
-import type {
-  Comment,
-  CommentChanges,
-  CommentsQuery,
-  Credentials,
-  Embeds,
-  GraphQLResult,
-  IssuedToken,
-  NewComment,
-  NewPost,
-  NewTodo,
-  NewUser,
-  Page,
-  Post,
-  PostChanges,
-  PostReplacement,
-  PostsQuery,
-  Representation,
-  Shaped,
-  Todo,
-  TodoChanges,
-  TodosQuery,
-  User,
-  UserChanges,
-  UserReplacement,
-  UsersQuery,
-} from './client-types.js'
+import type { GraphQLResult, ResourceName } from './client-types.js'
 import type { paths } from './openapi.js'
 import { createDocumentHasher, isReadOnly, type PersistedQueryOptions, persistedQueryError } from './persisted-queries.js'
+import { createResourceHelpers, type ResourceHelpers, type Send } from './resource-helpers.js'
+import { RESOURCES } from './resources.js'
 import { ThreadlineError } from './threadline-error.js'
 
 export interface ClientOptions {
@@ -67,17 +44,6 @@ export interface ClientOptions {
   persistedQueries?: boolean | PersistedQueryOptions
 }
 
-/** Without page and cursor: all() follows nextCursor itself. */
-type AllQuery<Q> = Omit<Q, 'page' | 'cursor'>
-type Id = number | string
-
-type V1Path = keyof paths
-
-/** `select`, `include` and limits for a resource R (a key of Embeds) whose items are T. */
-type ShapeOf<T, R extends keyof Embeds, S extends keyof T, I extends keyof Embeds[R]> = Representation<T, Embeds[R], S, I>
-/** Its items as they come back. */
-type ShapedAs<T, R extends keyof Embeds, S extends keyof T, I extends keyof Embeds[R]> = Shaped<T, Embeds[R], S, I>
-
 export type ThreadlineClient = ReturnType<typeof createClient>
 
 export function createClient(options: ClientOptions) {
@@ -99,7 +65,9 @@ export function createClient(options: ClientOptions) {
   })
 
   /** A path of the chosen version: v1 and v2 serve the same operations, so v1's types stand for both. */
-  const at = <P extends V1Path>(path: P): P => path.replace('/api/v1/', `/api/${version}/`) as P
+  const at = <P extends string>(path: P): P => path.replace('/api/v1/', `/api/${version}/`) as P
+  /** openapi-fetch's `request` without its types: the resources' helpers are typed from `paths` themselves (resource-helpers.ts). */
+  const untyped = api as unknown as { request(method: string, url: string, init: object): Promise<{ data?: unknown; error?: unknown; response: Response }> }
 
   function failure(status: number, body: unknown): ThreadlineError {
     const error = ThreadlineError.fromBody(status, body)
@@ -114,157 +82,17 @@ export function createClient(options: ClientOptions) {
     return data as T
   }
 
-  /** unwrap, the items typed as the query's `select` and `include` shape them (the document has every field but id optional). */
-  const unwrapShaped = <T>(call: Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<T> => unwrap(call) as Promise<T>
-
-  /** A single GET's parameters with its `select` and `include` (the document describes them on that route). */
-  const withQuery = <P>(path: P, query: object): { path: P } => {
-    const params = { path, query }
-    return params
+  /** Each resource of the document, by name (RESOURCES, generated): the helpers its paths answer. */
+  const send: Send = (method, path, init) => unwrap(untyped.request(method.toUpperCase(), at(path), init))
+  const resources = Object.fromEntries(Object.entries(RESOURCES).map(([name, row]) => [name, createResourceHelpers(row, send)])) as {
+    [R in ResourceName]: ResourceHelpers<R>
   }
 
-  async function* paginate<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>): AsyncGenerator<T, void, undefined> {
-    let cursor: string | undefined
-    do {
-      const page = await fetchPage(cursor)
-      yield* page.data
-      cursor = page.meta.pagination.nextCursor ?? undefined
-    } while (cursor !== undefined)
-  }
-
-  const path = (...ids: Id[]) => ids.map(String)
-
-  const users = {
-    list: <S extends keyof User = never, I extends keyof Embeds['users'] = never>(
-      query: UsersQuery & ShapeOf<User, 'users', S, I> = {},
-    ): Promise<Page<ShapedAs<User, 'users', S, I>>> => unwrapShaped(api.GET(at('/api/v1/users'), { params: { query } })),
-    all: <S extends keyof User = never, I extends keyof Embeds['users'] = never>(
-      query: AllQuery<UsersQuery> & ShapeOf<User, 'users', S, I> = {},
-    ): AsyncGenerator<ShapedAs<User, 'users', S, I>, void, undefined> => paginate((cursor) => users.list<S, I>({ ...query, cursor })),
-    get: async <S extends keyof User = never, I extends keyof Embeds['users'] = never>(
-      id: Id,
-      query: ShapeOf<User, 'users', S, I> = {},
-    ): Promise<ShapedAs<User, 'users', S, I>> =>
-      (await unwrapShaped<{ data: ShapedAs<User, 'users', S, I> }>(api.GET(at('/api/v1/users/{id}'), { params: withQuery({ id: String(id) }, query) }))).data,
-    create: async (body: NewUser): Promise<User> => (await unwrap(api.POST(at('/api/v1/users'), { body }))).data,
-    replace: async (id: Id, body: UserReplacement): Promise<User> =>
-      (await unwrap(api.PUT(at('/api/v1/users/{id}'), { params: { path: { id: String(id) } }, body }))).data,
-    update: async (id: Id, body: UserChanges): Promise<User> =>
-      (await unwrap(api.PATCH(at('/api/v1/users/{id}'), { params: { path: { id: String(id) } }, body }))).data,
-    remove: async (id: Id): Promise<void> => {
-      await unwrap(api.DELETE(at('/api/v1/users/{id}'), { params: { path: { id: String(id) } } }))
-    },
-  }
-
-  const posts = {
-    list: <S extends keyof Post = never, I extends keyof Embeds['posts'] = never>(
-      userId: Id,
-      query: PostsQuery & ShapeOf<Post, 'posts', S, I> = {},
-    ): Promise<Page<ShapedAs<Post, 'posts', S, I>>> =>
-      unwrapShaped(api.GET(at('/api/v1/users/{userId}/posts'), { params: { path: { userId: String(userId) }, query } })),
-    all: <S extends keyof Post = never, I extends keyof Embeds['posts'] = never>(
-      userId: Id,
-      query: AllQuery<PostsQuery> & ShapeOf<Post, 'posts', S, I> = {},
-    ): AsyncGenerator<ShapedAs<Post, 'posts', S, I>, void, undefined> => paginate((cursor) => posts.list<S, I>(userId, { ...query, cursor })),
-    get: async <S extends keyof Post = never, I extends keyof Embeds['posts'] = never>(
-      userId: Id,
-      postId: Id,
-      query: ShapeOf<Post, 'posts', S, I> = {},
-    ): Promise<ShapedAs<Post, 'posts', S, I>> => {
-      const [u, p] = path(userId, postId) as [string, string]
-      const route = at('/api/v1/users/{userId}/posts/{postId}')
-      return (await unwrapShaped<{ data: ShapedAs<Post, 'posts', S, I> }>(api.GET(route, { params: withQuery({ userId: u, postId: p }, query) }))).data
-    },
-    create: async (userId: Id, body: NewPost): Promise<Post> =>
-      (await unwrap(api.POST(at('/api/v1/users/{userId}/posts'), { params: { path: { userId: String(userId) } }, body }))).data,
-    replace: async (userId: Id, postId: Id, body: PostReplacement): Promise<Post> => {
-      const [u, p] = path(userId, postId) as [string, string]
-      return (await unwrap(api.PUT(at('/api/v1/users/{userId}/posts/{postId}'), { params: { path: { userId: u, postId: p } }, body }))).data
-    },
-    update: async (userId: Id, postId: Id, body: PostChanges): Promise<Post> => {
-      const [u, p] = path(userId, postId) as [string, string]
-      return (await unwrap(api.PATCH(at('/api/v1/users/{userId}/posts/{postId}'), { params: { path: { userId: u, postId: p } }, body }))).data
-    },
-    remove: async (userId: Id, postId: Id): Promise<void> => {
-      const [u, p] = path(userId, postId) as [string, string]
-      await unwrap(api.DELETE(at('/api/v1/users/{userId}/posts/{postId}'), { params: { path: { userId: u, postId: p } } }))
-    },
-  }
-
-  const comments = {
-    list: <S extends keyof Comment = never, I extends keyof Embeds['comments'] = never>(
-      userId: Id,
-      postId: Id,
-      query: CommentsQuery & ShapeOf<Comment, 'comments', S, I> = {},
-    ): Promise<Page<ShapedAs<Comment, 'comments', S, I>>> => {
-      const [u, p] = path(userId, postId) as [string, string]
-      return unwrapShaped(api.GET(at('/api/v1/users/{userId}/posts/{postId}/comments'), { params: { path: { userId: u, postId: p }, query } }))
-    },
-    all: <S extends keyof Comment = never, I extends keyof Embeds['comments'] = never>(
-      userId: Id,
-      postId: Id,
-      query: AllQuery<CommentsQuery> & ShapeOf<Comment, 'comments', S, I> = {},
-    ): AsyncGenerator<ShapedAs<Comment, 'comments', S, I>, void, undefined> => paginate((cursor) => comments.list<S, I>(userId, postId, { ...query, cursor })),
-    get: async <S extends keyof Comment = never, I extends keyof Embeds['comments'] = never>(
-      userId: Id,
-      postId: Id,
-      commentId: Id,
-      query: ShapeOf<Comment, 'comments', S, I> = {},
-    ): Promise<ShapedAs<Comment, 'comments', S, I>> => {
-      const [u, p, c] = path(userId, postId, commentId) as [string, string, string]
-      const route = at('/api/v1/users/{userId}/posts/{postId}/comments/{commentId}')
-      const params = withQuery({ userId: u, postId: p, commentId: c }, query)
-      return (await unwrapShaped<{ data: ShapedAs<Comment, 'comments', S, I> }>(api.GET(route, { params }))).data
-    },
-    create: async (userId: Id, postId: Id, body: NewComment): Promise<Comment> => {
-      const [u, p] = path(userId, postId) as [string, string]
-      return (await unwrap(api.POST(at('/api/v1/users/{userId}/posts/{postId}/comments'), { params: { path: { userId: u, postId: p } }, body }))).data
-    },
-    update: async (userId: Id, postId: Id, commentId: Id, body: CommentChanges): Promise<Comment> => {
-      const [u, p, c] = path(userId, postId, commentId) as [string, string, string]
-      const route = at('/api/v1/users/{userId}/posts/{postId}/comments/{commentId}')
-      return (await unwrap(api.PATCH(route, { params: { path: { userId: u, postId: p, commentId: c } }, body }))).data
-    },
-    remove: async (userId: Id, postId: Id, commentId: Id): Promise<void> => {
-      const [u, p, c] = path(userId, postId, commentId) as [string, string, string]
-      await unwrap(api.DELETE(at('/api/v1/users/{userId}/posts/{postId}/comments/{commentId}'), { params: { path: { userId: u, postId: p, commentId: c } } }))
-    },
-  }
-
-  const todos = {
-    list: <S extends keyof Todo = never>(
-      userId: Id,
-      query: TodosQuery & ShapeOf<Todo, 'todos', S, never> = {},
-    ): Promise<Page<ShapedAs<Todo, 'todos', S, never>>> =>
-      unwrapShaped(api.GET(at('/api/v1/users/{userId}/todos'), { params: { path: { userId: String(userId) }, query } })),
-    all: <S extends keyof Todo = never>(
-      userId: Id,
-      query: AllQuery<TodosQuery> & ShapeOf<Todo, 'todos', S, never> = {},
-    ): AsyncGenerator<ShapedAs<Todo, 'todos', S, never>, void, undefined> => paginate((cursor) => todos.list<S>(userId, { ...query, cursor })),
-    get: async <S extends keyof Todo = never>(
-      userId: Id,
-      todoId: Id,
-      query: ShapeOf<Todo, 'todos', S, never> = {},
-    ): Promise<ShapedAs<Todo, 'todos', S, never>> => {
-      const [u, t] = path(userId, todoId) as [string, string]
-      const route = at('/api/v1/users/{userId}/todos/{todoId}')
-      return (await unwrapShaped<{ data: ShapedAs<Todo, 'todos', S, never> }>(api.GET(route, { params: withQuery({ userId: u, todoId: t }, query) }))).data
-    },
-    create: async (userId: Id, body: NewTodo): Promise<Todo> =>
-      (await unwrap(api.POST(at('/api/v1/users/{userId}/todos'), { params: { path: { userId: String(userId) } }, body }))).data,
-    update: async (userId: Id, todoId: Id, body: TodoChanges): Promise<Todo> => {
-      const [u, t] = path(userId, todoId) as [string, string]
-      return (await unwrap(api.PATCH(at('/api/v1/users/{userId}/todos/{todoId}'), { params: { path: { userId: u, todoId: t } }, body }))).data
-    },
-    remove: async (userId: Id, todoId: Id): Promise<void> => {
-      const [u, t] = path(userId, todoId) as [string, string]
-      await unwrap(api.DELETE(at('/api/v1/users/{userId}/todos/{todoId}'), { params: { path: { userId: u, todoId: t } } }))
-    },
-  }
-
+  // DELETE /tokens/current is neither a collection nor an item: the table leaves it out, and its helper is written here.
   const tokens = {
-    /** Signs in; the client does not start using the token by itself (see setToken). */
-    create: async (credentials: Credentials): Promise<IssuedToken> => (await unwrap(api.POST(at('/api/v1/tokens'), { body: credentials }))).data,
+    ...resources.tokens,
+    /** Signs in (POST /tokens); the client does not start using the token by itself (see setToken). */
+    create: resources.tokens.create,
     /** Revokes the token this client sends. */
     revokeCurrent: async (): Promise<void> => {
       await unwrap(api.DELETE(at('/api/v1/tokens/current')))
@@ -368,10 +196,7 @@ export function createClient(options: ClientOptions) {
   }
 
   return {
-    users,
-    posts,
-    comments,
-    todos,
+    ...resources,
     tokens,
     graphql,
     subscribe,
