@@ -7,7 +7,8 @@
 // `npm run generate` writes. Then, with no other file touched: the project typechecks (its table is
 // typed where the store is) and lints; the app serves the bookmarks over REST and GraphQL, embeds
 // them in a user, describes them in the OpenAPI document, counts and indexes them on the landing
-// page (a test of its own, in the copy), seeds them, and the existing tests a new resource could
+// page, and the client lists them, typed, from its regenerated files (a test of its own, in the
+// copy, typechecked too), seeds them, and the existing tests a new resource could
 // break pass in the copy, the authorization matrix failing only where it must (it asks who may call
 // the new mutation, by name); the export writes the bookmarks and the import loads them back (the
 // functions `threadline export` and `import` run, in the copy's test run: two more processes would
@@ -246,10 +247,11 @@ export function bookmarksMigration(facts: DialectFacts): Migration {
 import { once } from 'node:events'
 import { createWriteStream, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, expectTypeOf, it } from 'vitest'
 import { DATA_SECTIONS } from '../../src/cli/data-sections.js'
 import { writeExport } from '../../src/cli/export-data.js'
 import { describeImport, importFile } from '../../src/cli/import-data.js'
+import { createClient } from '../../src/client/index.js'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
@@ -288,6 +290,23 @@ it('saves a post over GraphQL, serves it over REST and GraphQL, embeds it in a u
   expect(page.body).toMatch(/<dt>Bookmarks<\\/dt><dd id="count-bookmarks" data-count="1">1<\\/dd>/)
   const index = (await t.request({ method: 'GET', url: '/' })).json()
   expect(index.user_bookmarks_url).toBe('http://localhost:80/api/v1/users/{user_id}/bookmarks')
+})
+
+it('has client helpers, made from the regenerated table: list and all, typed, and its place in a user', async () => {
+  const post = await t.request({ method: 'POST', url: \`/api/v1/users/\${t.alice.id}/posts\`, token: t.tokens.alice, json: { title: 'Also', content: 'this' } })
+  const postId = post.json().data.id as number
+  await graphql(\`mutation { saveBookmark(postId: "\${postId}") { postId } }\`, t.tokens.alice)
+  const client = createClient({ baseUrl: await t.app.listen({ host: '127.0.0.1', port: 0 }) })
+
+  expect(Object.keys(client.bookmarks)).toEqual(['list', 'all'])
+  const page = await client.bookmarks.list(t.alice.id)
+  expectTypeOf<(typeof page.data)[number]['postId']>().toEqualTypeOf<number>()
+  expect(page.data.map((bookmark) => bookmark.postId)).toEqual([postId])
+  const alice = await client.users.get(t.alice.id, { include: ['bookmarks'] })
+  expectTypeOf<(typeof alice.bookmarks)[number]['postId']>().toEqualTypeOf<number>()
+  expect(alice.bookmarks.map((bookmark) => bookmark.postId)).toEqual([postId])
+  // @ts-expect-error: bookmarks are only listed
+  expect(client.bookmarks.get).toBeUndefined()
 })
 
 it('is loaded by import and written back by export, as threadline import and export do', async () => {
@@ -332,7 +351,9 @@ import ts from 'typescript'
 
 const { config } = ts.readConfigFile('tsconfig.build.json', ts.sys.readFile)
 const { fileNames, options } = ts.parseJsonConfigFileContent(config, ts.sys, process.cwd())
-const program = ts.createProgram(fileNames, { ...options, noEmit: true, incremental: false })
+// The feature's own test too: it uses the client, whose types the regenerated files give.
+const roots = [...fileNames, 'test/bookmarks/bookmarks.test.ts']
+const program = ts.createProgram(roots, { ...options, rootDir: '.', noEmit: true, incremental: false })
 const typeErrors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\\n'))
 const eslint = new ESLint({ overrideConfig: { languageOptions: { parserOptions: { programs: [program], projectService: false } } } })
 const results = await eslint.lintFiles(process.argv.slice(2))
@@ -364,7 +385,18 @@ function insertAfter(dir: string, path: string, after: string, line: string): vo
 let dir: string
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'threadline-feature-'))
-  for (const entry of ['src', 'scripts', 'test', 'docs', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'eslint.config.js', 'vitest.config.ts']) {
+  for (const entry of [
+    'src',
+    'scripts',
+    'test',
+    'docs',
+    'package.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'eslint.config.js',
+    'vitest.config.ts',
+    '.prettierrc.json',
+  ]) {
     cpSync(join(ROOT, entry), join(dir, entry), { recursive: true })
   }
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'))
@@ -410,13 +442,14 @@ describe('a throwaway feature', () => {
         'M src/db/migrate.ts',
         'M src/features.ts',
         'M src/client/openapi.ts',
+        'M src/client/resources.ts',
         'M src/seed/seed-flags.ts',
       ].sort(),
     )
   })
 
   it('typechecks (its table is typed wherever the store is) and lints', async () => {
-    const files = ['src/bookmarks/*.ts', 'src/features.ts', 'src/db/migrate.ts', `src/db/migrations/${MIGRATION}.ts`]
+    const files = ['src/bookmarks/*.ts', 'src/features.ts', 'src/db/migrate.ts', `src/db/migrations/${MIGRATION}.ts`, 'src/client/resources.ts']
     const { stdout } = await run(process.execPath, [join(dir, 'check-copy.mjs'), ...files], { cwd: dir, maxBuffer: 16 * 1024 * 1024 })
     expect(JSON.parse(stdout)).toEqual({ typeErrors: [], lintErrors: [] })
   }, 180_000)
