@@ -10,9 +10,13 @@ import type { RepresentationShape } from './route-config.js'
 
 /** The names an Embeddable offers, for the route's `config.representation`. */
 export function representationShapeOf<T>(embeddable: Embeddable<T>): RepresentationShape {
+  const relations = Object.entries(embeddable.relations)
   return {
     fields: embeddable.fields,
-    relations: Object.fromEntries(Object.entries(embeddable.relations).map(([name, relation]) => [name, relation.kind])),
+    relations: Object.fromEntries(relations.map(([name, relation]) => [name, relation.kind])),
+    references: Object.fromEntries(
+      relations.flatMap(([name, relation]) => (relation.kind === 'one' ? [[name, { foreignKey: relation.foreignKey, resource: relation.resource }]] : [])),
+    ),
   }
 }
 
