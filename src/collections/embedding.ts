@@ -15,13 +15,30 @@ export const DEFAULT_EMBEDDED_LIMIT = DEFAULT_PAGE_LIMIT
 type ReadMany = (caller: Caller | null, ids: readonly number[]) => Promise<ReadonlyMap<number, unknown>>
 type ReadWindow = (caller: Caller | null, parentIds: readonly number[], window: ListWindow) => Promise<ReadonlyMap<number, readonly unknown[]>>
 
+/** Where a `one` relation's object comes from: the item's field that holds its id, and the collection that id names. */
+export interface Reference {
+  /** `userId`. */
+  readonly foreignKey: string
+  /** `users`: the related collection's name (its CollectionSpec's). */
+  readonly resource: string
+}
+
 /** A related resource an item may embed: one object by id, or a capped list under the item. */
 export type Relation<T> =
-  | { readonly kind: 'one'; readonly keyOf: (item: T) => number; readonly read: ReadMany }
+  | ({ readonly kind: 'one'; readonly keyOf: (item: T) => number; readonly read: ReadMany } & Reference)
   | { readonly kind: 'list'; readonly keyOf: (item: T) => number; readonly read: ReadWindow }
 
-/** The object `keyOf(item)` names, read for the page by `read` (a service's getMany). */
-export const embedOne = <T>(keyOf: (item: T) => number, read: ReadMany): Relation<T> => ({ kind: 'one', keyOf, read })
+/** The fields of T that hold a number: those a `one` relation may read its id from. */
+type NumberFields<T> = { [K in keyof T]-?: T[K] extends number ? K : never }[keyof T] & string
+
+/** The object of `resource` that the item's `foreignKey` names, read for the page by `read` (a service's getMany). */
+export const embedOne = <T>(foreignKey: NumberFields<T>, resource: string, read: ReadMany): Relation<T> => ({
+  kind: 'one',
+  keyOf: (item) => item[foreignKey] as number,
+  foreignKey,
+  resource,
+  read,
+})
 
 /** The newest items under `keyOf(item)`, read for the page by `read` (a service's listOf…). */
 export const embedList = <T>(keyOf: (item: T) => number, read: ReadWindow): Relation<T> => ({ kind: 'list', keyOf, read })

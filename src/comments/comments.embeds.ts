@@ -30,14 +30,8 @@ export const representedComment = (embedded: EmbeddedRelations) =>
 export const commentEmbeds = ({ users, posts }: { users: UsersService; posts: PostsService }, embedded: EmbeddedRelations): Embeddable<Comment> => ({
   fields: Object.keys(Comment.properties),
   relations: {
-    author: embedOne(
-      (comment) => comment.authorId,
-      (caller, ids) => users.getMany(caller, ids),
-    ),
-    post: embedOne(
-      (comment) => comment.postId,
-      (caller, ids) => posts.getMany(caller, ids),
-    ),
+    author: embedOne<Comment>('authorId', 'users', (caller, ids) => users.getMany(caller, ids)),
+    post: embedOne<Comment>('postId', 'posts', (caller, ids) => posts.getMany(caller, ids)),
     ...embeddedRelations(embedded),
   },
 })

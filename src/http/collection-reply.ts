@@ -11,6 +11,7 @@ import { represent, type Representation, type Shown } from '../collections/embed
 import { pageMetaOf } from '../collections/page-meta.js'
 import { Timestamp } from '../core/schema-types.js'
 import type { RateLimitCharger } from '../limits/rate-limit.js'
+import { namingWordsGiven, searchOf } from './query-parameters.js'
 import { chargeEmbedding } from './representation.js'
 import { isoNow } from '../core/instant.js'
 
@@ -30,11 +31,11 @@ export const CollectionEnvelope = <T extends TSchema>(item: T) =>
 /** The query string as a CollectionQuery; `scope` names the slice the path selects. */
 export function readCollectionQuery(request: FastifyRequest, spec: CollectionSpec, scope = ''): CollectionQuery {
   const v2 = request.apiVersion === 2
-  return parseCollectionQuery(spec, request.query as Record<string, unknown>, {
-    defaultMode: v2 ? 'cursor' : 'page',
-    withTotal: !v2,
-    scope,
-  })
+  try {
+    return parseCollectionQuery(spec, request.query as Record<string, unknown>, { defaultMode: v2 ? 'cursor' : 'page', withTotal: !v2, scope })
+  } catch (error) {
+    throw namingWordsGiven(request, error)
+  }
 }
 
 export function collectionBody<T>(request: FastifyRequest, reply: FastifyReply, page: CollectionPage<T>) {
@@ -71,9 +72,10 @@ function paginationOf<T>(request: FastifyRequest, page: CollectionPage<T>) {
     : { limit: meta.limit, total, ...capped, nextCursor: meta.nextCursor }
 }
 
-/** rel="next", "prev" and "first", as paths with the request's own query, only page or cursor changed. */
+/** rel="next", "prev" and "first", as paths with the request's own query (in Threadline's words), only page or cursor changed. */
 function linksFor<T>(request: FastifyRequest, page: CollectionPage<T>): string {
-  const [path = '', search = ''] = request.url.split('?', 2)
+  const path = request.url.split('?', 1)[0] ?? ''
+  const search = searchOf(request)
   const link = (rel: string, change: { page?: number; cursor?: string }) => {
     const params = new URLSearchParams(search)
     params.delete('page')

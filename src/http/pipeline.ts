@@ -24,7 +24,7 @@ import { limitRequestsInFlight } from './in-flight.js'
 import { trackAllowedMethods } from './method-not-allowed.js'
 import { observeHooks, type PipelineObserver } from './pipeline-observer.js'
 import { honourReturnPreference } from './prefer.js'
-import { refuseUndeclaredQueryParameters } from './query-parameters.js'
+import { judgeQueryParameters } from './query-parameters.js'
 import { registerRateLimit } from './rate-limit-hooks.js'
 import { echoRequestId } from './request-id.js'
 import { addSecurityHeaders } from './security-headers.js'
@@ -190,7 +190,12 @@ const api: PipelineStage = {
   steps: [
     { hook: 'onRequest', name: 'version', does: 'Accept admits no JSON, or names an unknown version → 406' },
     { hook: 'onRoute', name: 'representation cache', does: "the API's GETs marked cacheable" },
-    { hook: 'preValidation', perRoute: true, name: 'query parameters', does: 'a query parameter the route does not declare → 400' },
+    {
+      hook: 'preValidation',
+      perRoute: true,
+      name: 'query parameters',
+      does: "a GET's json-server words (`_page`, `_sort`, `x_gte` …) read as Threadline's, or → 400 naming the form to use; a query parameter a route that is not a list does not declare → 400",
+    },
     {
       hook: 'preHandler',
       perRoute: true,
@@ -202,11 +207,12 @@ const api: PipelineStage = {
   ],
   register(app) {
     app.decorateRequest('apiVersion', DEFAULT_API_VERSION)
+    app.decorateRequest('queryWords', null)
   },
   registerOnApi(api, options, version) {
     api.addHook('onRequest', versionHook(version))
     api.addHook('onRoute', markRepresentationCacheable)
-    api.addHook('onRoute', refuseUndeclaredQueryParameters)
+    api.addHook('onRoute', judgeQueryParameters)
     api.addHook('onRoute', honourReturnPreference)
     // After the return preference: the kept answer is the whole one, and a retry's own Prefer applies to it.
     api.addHook('onRoute', options.idempotentWrites.onApiRoute)

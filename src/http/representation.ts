@@ -6,13 +6,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type TObject, type TOptional, type TProperties, type TSchema, Type } from 'typebox'
 import { type Embeddable, embeddingPoints, parseRepresentation, type Representation } from '../collections/embedding.js'
 import type { RateLimitCharger } from '../limits/rate-limit.js'
+import { namingWordsGiven } from './query-parameters.js'
 import type { RepresentationShape } from './route-config.js'
 
 /** The names an Embeddable offers, for the route's `config.representation`. */
 export function representationShapeOf<T>(embeddable: Embeddable<T>): RepresentationShape {
+  const relations = Object.entries(embeddable.relations)
   return {
     fields: embeddable.fields,
-    relations: Object.fromEntries(Object.entries(embeddable.relations).map(([name, relation]) => [name, relation.kind])),
+    relations: Object.fromEntries(relations.map(([name, relation]) => [name, relation.kind])),
+    references: Object.fromEntries(
+      relations.flatMap(([name, relation]) => (relation.kind === 'one' ? [[name, { foreignKey: relation.foreignKey, resource: relation.resource }]] : [])),
+    ),
   }
 }
 
@@ -41,7 +46,11 @@ export function Represented<P extends TProperties, R extends TProperties>(item: 
 
 /** The request's `select`, `include` and `<relation>.limit`, checked; undefined when it names none (the whole item). */
 export function readRepresentation<T>(request: FastifyRequest, embeddable: Embeddable<T>): Representation<T> | undefined {
-  return parseRepresentation(embeddable, request.query as Record<string, unknown>)
+  try {
+    return parseRepresentation(embeddable, request.query as Record<string, unknown>)
+  } catch (error) {
+    throw namingWordsGiven(request, error)
+  }
 }
 
 /**

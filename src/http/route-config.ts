@@ -3,6 +3,7 @@
 // are set by an onRoute hook as the route is registered. The modules that read a flag read it from
 // `request.routeOptions.config` (or the route's options, as it is registered) and declare nothing.
 import type { CollectionSpec } from '../collections/collection-spec.js'
+import type { Reference } from '../collections/embedding.js'
 import type { Scope } from '../core/caller.js'
 import type { RouteOpenApi } from './openapi/route-openapi.js'
 
@@ -13,6 +14,8 @@ export type RouteAccess = 'public' | 'signed-in'
 export interface RepresentationShape {
   readonly fields: readonly string[]
   readonly relations: Readonly<Record<string, 'one' | 'list'>>
+  /** Of each `one` relation, where its object comes from (json-server's `_expand` reads it: query-parameters.ts). */
+  readonly references: Readonly<Record<string, Reference>>
 }
 
 declare module 'fastify' {

@@ -20,10 +20,7 @@ export const representedPost = (embedded: EmbeddedRelations) =>
 export const postEmbeds = (users: UsersService, embedded: EmbeddedRelations): Embeddable<Post> => ({
   fields: Object.keys(Post.properties),
   relations: {
-    author: embedOne(
-      (post) => post.userId,
-      (caller, ids) => users.getMany(caller, ids),
-    ),
+    author: embedOne<Post>('userId', 'users', (caller, ids) => users.getMany(caller, ids)),
     ...embeddedRelations(embedded),
   },
 })

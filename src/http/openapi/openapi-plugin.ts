@@ -47,7 +47,9 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
           "Users, their posts, the comments on posts and users' todos. Every path is served at `/api/v1`, `/api/v2` and " +
           'unversioned (`/users`, the version named by `Accept: application/vnd.threadline+json; version=N`, else v1); ' +
           'this document describes the versioned paths. v1 and v2 differ only in how collections page. ' +
-          'Reads are public; writes need `Authorization: Bearer <token>` (POST /api/v1/tokens). A token that is sent must be valid.',
+          'Reads are public; writes need `Authorization: Bearer <token>` (POST /api/v1/tokens). A token that is sent must be valid. ' +
+          "GETs also read json-server 0.17's query words (`_page`, `_limit`, `_sort` and `_order`, `_start` and `_end`, `x_gte`, `x_lte`, " +
+          '`x_ne`, `_expand`) as the parameters given here that mean exactly the same; a word that has none is refused with a 400 naming it.',
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/', description: 'This service' }],
