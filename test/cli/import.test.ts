@@ -3,11 +3,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATA_SECTIONS } from '../../src/cli/data-sections.js'
 import { freshDatabase, SECOND_STORE_RUN, type TestDatabase } from '../helpers/test-store.js'
-import { dataFiles, everyRow, importedCounts, readers, threadline, threadlineFails } from './import-fixture.js'
+import { dataFiles, everyRow, importedCounts, readers, rowsOf, threadline, threadlineFails } from './import-fixture.js'
 
 const fileOf = dataFiles('threadline-import-')
 
-/** JSONPlaceholder's /db shape, small: 3 users, 5 posts, 6 comments (one by an unknown e-mail), 4 todos. */
+/** JSONPlaceholder's /db shape, small: a few rows of each section, one comment by an unknown e-mail. */
 const placeholder = {
   users: [
     {
@@ -80,7 +80,7 @@ const { get, withApp } = readers()
 describe('threadline import', { timeout: 120_000 }, () => {
   it('imports a JSONPlaceholder file: ids kept, fields mapped, an author made for an unknown e-mail, and a new post gets max+1', async () => {
     const { stdout } = await threadline(db.url, ['import', fileOf('placeholder.json', placeholder)])
-    const counts = importedCounts('jsonplaceholder', { users: 3, posts: 5, comments: 6, todos: 4 })
+    const counts = importedCounts('jsonplaceholder', rowsOf(placeholder))
     expect(stdout).toMatch(
       new RegExp(
         `Imported ${counts} in [\\d.]+ s \\(jsonplaceholder: dropped username, address, phone, website and company of 3 users; added 1 user for comment e-mails no user had\\)\\n$`,
@@ -139,15 +139,16 @@ describe('threadline import', { timeout: 120_000 }, () => {
 
   it('--replace empties the tables first and loads a Threadline file, keys in any order', async () => {
     // Posts before users, the marker last: the object's keys have no order.
-    const file = fileOf('threadline.json', {
+    const data = {
       posts: [threadlinePost(40, 7), { ...threadlinePost(41, 8), status: 'draft', publishedAt: null }],
       comments: [{ id: 9, postId: 40, authorId: 8, content: 'Nice', createdAt: at, updatedAt: at }],
       users: [threadlineUser(7, 'seven@example.com'), { ...threadlineUser(8, 'eight@example.com'), role: 'admin' }],
       todos: [{ id: 3, userId: 7, text: 'Write', completed: true, createdAt: at, updatedAt: at }],
       threadline: { version: 1, exportedAt: at },
-    })
+    }
+    const file = fileOf('threadline.json', data)
     const { stdout } = await threadline(db.url, ['import', '--replace', file])
-    expect(stdout).toMatch(new RegExp(`Imported ${importedCounts('threadline', { users: 2, posts: 2, comments: 1, todos: 1 })} in [\\d.]+ s\\n$`))
+    expect(stdout).toMatch(new RegExp(`Imported ${importedCounts('threadline', rowsOf(data))} in [\\d.]+ s\\n$`))
     expect((await get(db.url, '/api/v1/users')).data.map((u: { id: number }) => u.id)).toEqual([7, 8])
     expect((await get(db.url, '/api/v1/users/7')).data).toEqual({
       id: 7,
