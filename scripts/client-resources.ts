@@ -18,6 +18,12 @@ export interface ClientResource {
   item?: { path: string; methods: ResourceMethod[] }
   /** What `include` may embed: each relation as the resource whose items it holds (null: none has its fields), one or a list. */
   embeds: Record<string, { resource: string | null; list: boolean }>
+  /**
+   * The other addresses of the same items (`/api/v1/posts` beside `/api/v1/users/{userId}/posts`,
+   * `/api/v1/posts/{postId}/comments`): each collection path of the tag that ends in the resource's
+   * name, with its item path where it has one. The client's `at(path)` gives their helpers.
+   */
+  also?: { collection: { path: string; methods: ResourceMethod[] }; item?: { path: string; methods: ResourceMethod[] } }[]
 }
 
 type Schema = Record<string, unknown>
@@ -39,14 +45,18 @@ const VERSION_PREFIX = '/api/v1/'
 const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value)
 const segmentsOf = (path: string) => path.slice(VERSION_PREFIX.length).split('/')
 const endsInLiteral = (path: string) => !(segmentsOf(path).at(-1) ?? '{').startsWith('{')
+/** How many parents a path names (`/users/{userId}/posts`: one). */
+const parametersOf = (path: string) => segmentsOf(path).filter((segment) => segment.startsWith('{')).length
 const camelCase = (segment: string) => segment.replace(/[^A-Za-z0-9]+([A-Za-z0-9])/g, (_, letter: string) => letter.toUpperCase())
 /** The names of a schema's fields, as one string to compare. */
 const fieldsOf = (schema: unknown) => (isSchema(schema) && isSchema(schema.properties) ? Object.keys(schema.properties).sort().join() : undefined)
 
 /**
- * The document's resources, in the order of its tags. A tag's collection is the shortest of its paths
- * that ends in a literal segment, and names the resource; its item, that path and one parameter. A
- * tag's other paths (`/tokens/current`) are not in the table: the client writes their helpers by hand.
+ * The document's resources, in the order of its tags. A tag's collection is the one of its paths
+ * that ends in a literal segment under the most parents (a post under its author, not the top-level
+ * `/posts` that serves the same items), the shortest among those, and names the resource; its item,
+ * that path and one parameter. A tag's other paths (`/tokens/current`, the top-level addresses) are
+ * not in the table: the client writes by hand what it offers of them.
  */
 export function clientResources(document: ResourceDocument): ClientResource[] {
   const paths = (document.paths ?? {}) as Record<string, Record<string, unknown>>
@@ -67,13 +77,19 @@ export function clientResources(document: ResourceDocument): ClientResource[] {
   const elementOf = (list: unknown) => (isSchema(list) && list.type === 'array' ? resolve(list.items) : undefined)
 
   const resources = [...pathsByTag(paths, document.tags ?? [])].map(([tag, tagged]) => {
-    const collection = tagged.filter(endsInLiteral).sort((a, b) => segmentsOf(a).length - segmentsOf(b).length)[0]
+    const collection = tagged.filter(endsInLiteral).sort((a, b) => parametersOf(b) - parametersOf(a) || segmentsOf(a).length - segmentsOf(b).length)[0]
     if (collection === undefined) throw new Error(`the tag ${tag} has no path that ends in a literal segment: no collection to name the resource after`)
-    const item = tagged.find((path) => path.startsWith(`${collection}/`) && /^\{[^/{}]+\}$/.test(path.slice(collection.length + 1)))
+    const itemOf = (list: string) => tagged.find((path) => path.startsWith(`${list}/`) && /^\{[^/{}]+\}$/.test(path.slice(list.length + 1)))
+    const item = itemOf(collection)
+    const named = segmentsOf(collection).at(-1)
+    const also = tagged
+      .filter((path) => path !== collection && endsInLiteral(path) && segmentsOf(path).at(-1) === named)
+      .map((path) => ({ collection: path, item: itemOf(path) }))
     return {
-      name: camelCase(segmentsOf(collection).at(-1) ?? ''),
+      name: camelCase(named ?? ''),
       collection,
       item,
+      also,
       // A whole item: what the writes answer with; for a resource without writes, what its GETs do
       // (Item in src/client/client-types.ts reads the same).
       itemSchema:
@@ -119,11 +135,15 @@ export function clientResources(document: ResourceDocument): ClientResource[] {
     )
   }
 
-  return resources.map(({ name, collection, item, represented }) => ({
-    name,
+  const place = (collection: string, item: string | undefined) => ({
     collection: { path: collection, methods: methodsOf(collection) },
     ...(item === undefined ? {} : { item: { path: item, methods: methodsOf(item) } }),
+  })
+  return resources.map(({ name, collection, item, also, represented }) => ({
+    name,
+    ...place(collection, item),
     embeds: embedsOf(name, represented),
+    ...(also.length === 0 ? {} : { also: also.map((other) => place(other.collection, other.item)) }),
   }))
 }
 

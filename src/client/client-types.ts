@@ -41,14 +41,28 @@ export type Item<R extends ResourceName> = FirstOf<
     ElementOf<DataOf<OperationAt<CollectionPath<R>, 'get'>>>,
   ]
 >
+/** The body of a POST to a collection path, a PUT and a PATCH to an item path; a list's query. */
+export type NewItemAt<C> = BodyOf<OperationAt<C, 'post'>>
+export type ReplacementAt<P> = BodyOf<OperationAt<P, 'put'>>
+export type ChangesAt<P> = BodyOf<OperationAt<P, 'patch'>>
+export type ListQueryAt<C> = QueryOf<OperationAt<C, 'get'>>
 /** The body of a POST to the collection. */
-export type NewItem<R extends ResourceName> = BodyOf<OperationAt<CollectionPath<R>, 'post'>>
+export type NewItem<R extends ResourceName> = NewItemAt<CollectionPath<R>>
 /** The body of a PUT to an item. */
-export type ItemReplacement<R extends ResourceName> = BodyOf<OperationAt<ItemPath<R>, 'put'>>
+export type ItemReplacement<R extends ResourceName> = ReplacementAt<ItemPath<R>>
 /** The body of a PATCH to an item. */
-export type ItemChanges<R extends ResourceName> = BodyOf<OperationAt<ItemPath<R>, 'patch'>>
+export type ItemChanges<R extends ResourceName> = ChangesAt<ItemPath<R>>
 /** Filters, sort, search and paging of the collection; `all()` takes the same without page and cursor. */
-export type ListQuery<R extends ResourceName> = QueryOf<OperationAt<CollectionPath<R>, 'get'>>
+export type ListQuery<R extends ResourceName> = ListQueryAt<CollectionPath<R>>
+
+/** The resource's other addresses (`/api/v1/posts` beside `/api/v1/users/{userId}/posts`): their rows. */
+export type OtherPlaces<R extends ResourceName> = Resources[R] extends { also: readonly (infer Row)[] } ? Row : never
+/** The collection paths of its other addresses, which `at(path)` takes. */
+export type OtherPath<R extends ResourceName> = CollectionPathOf<OtherPlaces<R>>
+/** Distributes over the rows (and is never for none). */
+type CollectionPathOf<Row> = Row extends { collection: { path: infer P extends string } } ? P : never
+/** The row of the other address whose collection path is C. */
+export type OtherPlace<R extends ResourceName, C extends string> = Extract<OtherPlaces<R>, { collection: { path: C } }>
 
 export type User = Item<'users'>
 export type Post = Item<'posts'>

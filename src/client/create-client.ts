@@ -84,7 +84,9 @@ export function createClient(options: ClientOptions) {
 
   /** Each resource of the document, by name (RESOURCES, generated): the helpers its paths answer. */
   const send: Send = (method, path, init) => unwrap(untyped.request(method.toUpperCase(), at(path), init))
-  const resources = Object.fromEntries(Object.entries(RESOURCES).map(([name, row]) => [name, createResourceHelpers(row, send)])) as {
+  // Typed as a whole below: inferring each row's helpers from the union of every row is more than TypeScript can represent.
+  const helpersOf = createResourceHelpers as (row: (typeof RESOURCES)[ResourceName], send: Send) => unknown
+  const resources = Object.fromEntries(Object.entries(RESOURCES).map(([name, row]) => [name, helpersOf(row, send)])) as {
     [R in ResourceName]: ResourceHelpers<R>
   }
 

@@ -112,6 +112,82 @@ export interface paths {
         patch: operations["updatePostV1"];
         trace?: never;
     };
+    "/api/v1/posts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every user's posts (`userId` filters by author)
+         * @description Anyone; drafts only for their owner and admins. v1 pages by `page` and reports the total: `meta.pagination` is `{page, limit, total, pages, nextCursor}` (`{limit, total, nextCursor}` given a `cursor`).
+         */
+        get: operations["listAllPostsV1"];
+        put?: never;
+        /**
+         * Create a post
+         * @description The author (`userId`, the caller when left out), or an admin. `status` defaults to `published`. A `userId` no user has is a 422.
+         */
+        post: operations["createPostForUserV1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/posts/{postId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a post
+         * @description Anyone; a draft only for its owner and admins (404 for everyone else).
+         */
+        get: operations["getPostByIdV1"];
+        /**
+         * Replace a post
+         * @description The owner, or an admin. `title` and `content` are required; `status` left out is `published`.
+         */
+        put: operations["replacePostByIdV1"];
+        post?: never;
+        /**
+         * Delete a post
+         * @description The owner, or an admin. Its comments go too.
+         */
+        delete: operations["deletePostByIdV1"];
+        options?: never;
+        head?: never;
+        /**
+         * Change part of a post
+         * @description The owner, or an admin. Only the fields sent change (a JSON merge patch).
+         */
+        patch: operations["updatePostByIdV1"];
+        trace?: never;
+    };
+    "/api/v1/posts/{postId}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a post's comments
+         * @description Anyone who may see the post. v1 pages by `page` and reports the total: `meta.pagination` is `{page, limit, total, pages, nextCursor}` (`{limit, total, nextCursor}` given a `cursor`).
+         */
+        get: operations["listCommentsOfPostV1"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/{userId}/posts/{postId}/comments": {
         parameters: {
             query?: never;
@@ -164,6 +240,58 @@ export interface paths {
         patch: operations["updateCommentV1"];
         trace?: never;
     };
+    "/api/v1/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the comments on every post you may see (`postId` filters by post, `authorId` by author)
+         * @description Anyone who may see the post. v1 pages by `page` and reports the total: `meta.pagination` is `{page, limit, total, pages, nextCursor}` (`{limit, total, nextCursor}` given a `cursor`).
+         */
+        get: operations["listAllCommentsV1"];
+        put?: never;
+        /**
+         * Comment on a post
+         * @description Signed in; the author is the caller. A `postId` no post you may see has is a 422.
+         */
+        post: operations["createCommentOnPostV1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/comments/{commentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a comment
+         * @description Anyone who may see the post.
+         */
+        get: operations["getCommentByIdV1"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a comment
+         * @description The author, the post's owner, or an admin.
+         */
+        delete: operations["deleteCommentByIdV1"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a comment
+         * @description The author, or an admin.
+         */
+        patch: operations["updateCommentByIdV1"];
+        trace?: never;
+    };
     "/api/v1/users/{userId}/todos": {
         parameters: {
             query?: never;
@@ -214,6 +342,58 @@ export interface paths {
          * @description The owner, or an admin. Only the fields sent change (a JSON merge patch).
          */
         patch: operations["updateTodoV1"];
+        trace?: never;
+    };
+    "/api/v1/todos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every user's todos (`userId` filters by owner)
+         * @description Anyone. v1 pages by `page` and reports the total: `meta.pagination` is `{page, limit, total, pages, nextCursor}` (`{limit, total, nextCursor}` given a `cursor`).
+         */
+        get: operations["listAllTodosV1"];
+        put?: never;
+        /**
+         * Create a todo
+         * @description The owner (`userId`, the caller when left out), or an admin. A new todo is not completed. A `userId` no user has is a 422.
+         */
+        post: operations["createTodoForUserV1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/todos/{todoId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a todo
+         * @description Anyone.
+         */
+        get: operations["getTodoByIdV1"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a todo
+         * @description The owner, or an admin.
+         */
+        delete: operations["deleteTodoByIdV1"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a todo
+         * @description The owner, or an admin. Only the fields sent change (a JSON merge patch).
+         */
+        patch: operations["updateTodoByIdV1"];
         trace?: never;
     };
     "/api/v1/tokens": {
@@ -368,6 +548,82 @@ export interface paths {
         patch: operations["updatePostV2"];
         trace?: never;
     };
+    "/api/v2/posts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every user's posts (`userId` filters by author)
+         * @description Anyone; drafts only for their owner and admins. v2 pages by `cursor` and skips the count: `meta.pagination` is `{limit, nextCursor, hasMore}` (`{page, limit, nextCursor, hasMore}` given a `page`).
+         */
+        get: operations["listAllPostsV2"];
+        put?: never;
+        /**
+         * Create a post
+         * @description The author (`userId`, the caller when left out), or an admin. `status` defaults to `published`. A `userId` no user has is a 422.
+         */
+        post: operations["createPostForUserV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/posts/{postId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a post
+         * @description Anyone; a draft only for its owner and admins (404 for everyone else).
+         */
+        get: operations["getPostByIdV2"];
+        /**
+         * Replace a post
+         * @description The owner, or an admin. `title` and `content` are required; `status` left out is `published`.
+         */
+        put: operations["replacePostByIdV2"];
+        post?: never;
+        /**
+         * Delete a post
+         * @description The owner, or an admin. Its comments go too.
+         */
+        delete: operations["deletePostByIdV2"];
+        options?: never;
+        head?: never;
+        /**
+         * Change part of a post
+         * @description The owner, or an admin. Only the fields sent change (a JSON merge patch).
+         */
+        patch: operations["updatePostByIdV2"];
+        trace?: never;
+    };
+    "/api/v2/posts/{postId}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a post's comments
+         * @description Anyone who may see the post. v2 pages by `cursor` and skips the count: `meta.pagination` is `{limit, nextCursor, hasMore}` (`{page, limit, nextCursor, hasMore}` given a `page`).
+         */
+        get: operations["listCommentsOfPostV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/users/{userId}/posts/{postId}/comments": {
         parameters: {
             query?: never;
@@ -420,6 +676,58 @@ export interface paths {
         patch: operations["updateCommentV2"];
         trace?: never;
     };
+    "/api/v2/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the comments on every post you may see (`postId` filters by post, `authorId` by author)
+         * @description Anyone who may see the post. v2 pages by `cursor` and skips the count: `meta.pagination` is `{limit, nextCursor, hasMore}` (`{page, limit, nextCursor, hasMore}` given a `page`).
+         */
+        get: operations["listAllCommentsV2"];
+        put?: never;
+        /**
+         * Comment on a post
+         * @description Signed in; the author is the caller. A `postId` no post you may see has is a 422.
+         */
+        post: operations["createCommentOnPostV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/comments/{commentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a comment
+         * @description Anyone who may see the post.
+         */
+        get: operations["getCommentByIdV2"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a comment
+         * @description The author, the post's owner, or an admin.
+         */
+        delete: operations["deleteCommentByIdV2"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a comment
+         * @description The author, or an admin.
+         */
+        patch: operations["updateCommentByIdV2"];
+        trace?: never;
+    };
     "/api/v2/users/{userId}/todos": {
         parameters: {
             query?: never;
@@ -470,6 +778,58 @@ export interface paths {
          * @description The owner, or an admin. Only the fields sent change (a JSON merge patch).
          */
         patch: operations["updateTodoV2"];
+        trace?: never;
+    };
+    "/api/v2/todos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every user's todos (`userId` filters by owner)
+         * @description Anyone. v2 pages by `cursor` and skips the count: `meta.pagination` is `{limit, nextCursor, hasMore}` (`{page, limit, nextCursor, hasMore}` given a `page`).
+         */
+        get: operations["listAllTodosV2"];
+        put?: never;
+        /**
+         * Create a todo
+         * @description The owner (`userId`, the caller when left out), or an admin. A new todo is not completed. A `userId` no user has is a 422.
+         */
+        post: operations["createTodoForUserV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/todos/{todoId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a todo
+         * @description Anyone.
+         */
+        get: operations["getTodoByIdV2"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a todo
+         * @description The owner, or an admin.
+         */
+        delete: operations["deleteTodoByIdV2"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a todo
+         * @description The owner, or an admin. Only the fields sent change (a JSON merge patch).
+         */
+        patch: operations["updateTodoByIdV2"];
         trace?: never;
     };
     "/api/v2/tokens": {
@@ -804,6 +1164,17 @@ export interface components {
              */
             status?: "draft" | "published";
         };
+        PostCreateForUser: {
+            title: string;
+            content: string;
+            /**
+             * @description Drafts are seen only by their owner and admins.
+             * @enum {string}
+             */
+            status?: "draft" | "published";
+            /** @description The author; left out, the caller. */
+            userId?: number;
+        };
         CommentRepresentation: {
             /** @description Assigned by the service; never reused. */
             id: number;
@@ -913,6 +1284,11 @@ export interface components {
         CommentUpdate: {
             content: string;
         };
+        CommentCreateOnPost: {
+            content: string;
+            /** @description The post commented on. */
+            postId: number;
+        };
         TodoRepresentation: {
             /** @description Assigned by the service; never reused. */
             id: number;
@@ -957,6 +1333,11 @@ export interface components {
         TodoUpdate: {
             text?: string;
             completed?: boolean;
+        };
+        TodoCreateForUser: {
+            text: string;
+            /** @description The owner; left out, the caller. */
+            userId?: number;
         };
         TokenCreate: {
             email: string;
@@ -2796,6 +3177,855 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listAllPostsV1: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `userId` equals the value; repeated, any of the values. */
+                userId?: number[];
+                /** @description As `userId`: only items whose `userId` equals the value; repeated, any of the values. */
+                "userId[eq]"?: number[];
+                /** @description Only items whose `userId` differs from the value; repeated, from every value. */
+                "userId[ne]"?: number[];
+                /** @description Only items whose `userId` is greater than the value; a missing value never is. */
+                "userId[gt]"?: number;
+                /** @description Only items whose `userId` is greater than or equal to the value; a missing value never is. */
+                "userId[gte]"?: number;
+                /** @description Only items whose `userId` is less than the value; a missing value never is. */
+                "userId[lt]"?: number;
+                /** @description Only items whose `userId` is less than or equal to the value; a missing value never is. */
+                "userId[lte]"?: number;
+                /** @description Only items whose `userId` is one of these comma-separated values, at most 100 (a value holding a comma takes `userId` repeated). */
+                "userId[in]"?: string;
+                /** @description Only items whose `title` equals the value; repeated, any of the values. */
+                title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
+                /** @description Only items whose `status` equals the value; repeated, any of the values. */
+                status?: ("draft" | "published")[];
+                /** @description As `status`: only items whose `status` equals the value; repeated, any of the values. */
+                "status[eq]"?: ("draft" | "published")[];
+                /** @description Only items whose `status` differs from the value; repeated, from every value. */
+                "status[ne]"?: ("draft" | "published")[];
+                /** @description Only items whose `status` is one of these comma-separated values, at most 100 (a value holding a comma takes `status` repeated). */
+                "status[in]"?: string;
+                /** @description Only items whose `publishedAt` equals the value; repeated, any of the values. `null` matches a missing value. */
+                publishedAt?: (string | "null")[];
+                /** @description As `publishedAt`: only items whose `publishedAt` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "publishedAt[eq]"?: (string | "null")[];
+                /** @description Only items whose `publishedAt` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "publishedAt[ne]"?: (string | "null")[];
+                /** @description Only items whose `publishedAt` is greater than the value; a missing value never is. */
+                "publishedAt[gt]"?: string;
+                /** @description Only items whose `publishedAt` is greater than or equal to the value; a missing value never is. */
+                "publishedAt[gte]"?: string;
+                /** @description Only items whose `publishedAt` is less than the value; a missing value never is. */
+                "publishedAt[lt]"?: string;
+                /** @description Only items whose `publishedAt` is less than or equal to the value; a missing value never is. */
+                "publishedAt[lte]"?: string;
+                /** @description Only items whose `publishedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `publishedAt` repeated). `null` matches a missing value. */
+                "publishedAt[in]"?: string;
+                /** @description `true`: only items without `publishedAt`; `false`: only items with one. */
+                "publishedAt[null]"?: boolean;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, title, status, publishedAt, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default title, content. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,comments`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "comments")[];
+                /** @description With `include=comments` only: how many of the newest comments each item embeds (default 20; above 100 capped). */
+                "comments.limit"?: number;
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of posts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 101,
+                     *           "userId": 11,
+                     *           "title": "On compilers",
+                     *           "content": "A compiler translates programs.",
+                     *           "status": "published",
+                     *           "publishedAt": "2026-11-25T22:27:04.243Z",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "limit": 20,
+                     *           "total": 1,
+                     *           "pages": 1,
+                     *           "nextCursor": null
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PostRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPostForUserV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "On compilers",
+                 *       "content": "A compiler translates programs.",
+                 *       "status": "draft",
+                 *       "userId": 11
+                 *     }
+                 */
+                "application/json": components["schemas"]["PostCreateForUser"];
+            };
+        };
+        responses: {
+            /** @description Created: the post. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 101,
+                     *         "userId": 11,
+                     *         "title": "On compilers",
+                     *         "content": "A compiler translates programs.",
+                     *         "status": "published",
+                     *         "publishedAt": "2026-11-25T22:27:04.243Z",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Post"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPostByIdV1: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,comments`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "comments")[];
+                /** @description With `include=comments` only: how many of the newest comments each item embeds (default 20; above 100 capped). */
+                "comments.limit"?: number;
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The post. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 101,
+                     *         "userId": 11,
+                     *         "title": "On compilers",
+                     *         "content": "A compiler translates programs.",
+                     *         "status": "published",
+                     *         "publishedAt": "2026-11-25T22:27:04.243Z",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PostRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replacePostByIdV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "On compilers",
+                 *       "content": "A compiler translates programs into machine code."
+                 *     }
+                 */
+                "application/json": components["schemas"]["PostReplace"];
+            };
+        };
+        responses: {
+            /** @description The post, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 101,
+                     *         "userId": 11,
+                     *         "title": "On compilers",
+                     *         "content": "A compiler translates programs.",
+                     *         "status": "published",
+                     *         "publishedAt": "2026-11-25T22:27:04.243Z",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Post"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePostByIdV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePostByIdV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "published"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PostUpdate"];
+                /**
+                 * @example {
+                 *       "status": "published"
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["PostUpdate"];
+            };
+        };
+        responses: {
+            /** @description The post, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 101,
+                     *         "userId": 11,
+                     *         "title": "On compilers",
+                     *         "content": "A compiler translates programs.",
+                     *         "status": "published",
+                     *         "publishedAt": "2026-11-25T22:27:04.243Z",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Post"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCommentsOfPostV1: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `postId` equals the value; repeated, any of the values. */
+                postId?: number[];
+                /** @description As `postId`: only items whose `postId` equals the value; repeated, any of the values. */
+                "postId[eq]"?: number[];
+                /** @description Only items whose `postId` differs from the value; repeated, from every value. */
+                "postId[ne]"?: number[];
+                /** @description Only items whose `postId` is greater than the value; a missing value never is. */
+                "postId[gt]"?: number;
+                /** @description Only items whose `postId` is greater than or equal to the value; a missing value never is. */
+                "postId[gte]"?: number;
+                /** @description Only items whose `postId` is less than the value; a missing value never is. */
+                "postId[lt]"?: number;
+                /** @description Only items whose `postId` is less than or equal to the value; a missing value never is. */
+                "postId[lte]"?: number;
+                /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
+                "postId[in]"?: string;
+                /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
+                authorId?: number[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
+                "authorId[eq]"?: number[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
+                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
+                "authorId[gt]"?: number;
+                /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
+                "authorId[gte]"?: number;
+                /** @description Only items whose `authorId` is less than the value; a missing value never is. */
+                "authorId[lt]"?: number;
+                /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
+                "authorId[lte]"?: number;
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                "authorId[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, authorId, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default content. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "post")[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of comments. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 501,
+                     *           "postId": 101,
+                     *           "authorId": 1,
+                     *           "author": {
+                     *             "id": 1,
+                     *             "name": "Leanne Graham"
+                     *           },
+                     *           "content": "Nicely put.",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "limit": 20,
+                     *           "total": 1,
+                     *           "pages": 1,
+                     *           "nextCursor": null
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CommentRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listCommentsV1: {
         parameters: {
             query?: {
@@ -3375,6 +4605,532 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listAllCommentsV1: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `postId` equals the value; repeated, any of the values. */
+                postId?: number[];
+                /** @description As `postId`: only items whose `postId` equals the value; repeated, any of the values. */
+                "postId[eq]"?: number[];
+                /** @description Only items whose `postId` differs from the value; repeated, from every value. */
+                "postId[ne]"?: number[];
+                /** @description Only items whose `postId` is greater than the value; a missing value never is. */
+                "postId[gt]"?: number;
+                /** @description Only items whose `postId` is greater than or equal to the value; a missing value never is. */
+                "postId[gte]"?: number;
+                /** @description Only items whose `postId` is less than the value; a missing value never is. */
+                "postId[lt]"?: number;
+                /** @description Only items whose `postId` is less than or equal to the value; a missing value never is. */
+                "postId[lte]"?: number;
+                /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
+                "postId[in]"?: string;
+                /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
+                authorId?: number[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
+                "authorId[eq]"?: number[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
+                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
+                "authorId[gt]"?: number;
+                /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
+                "authorId[gte]"?: number;
+                /** @description Only items whose `authorId` is less than the value; a missing value never is. */
+                "authorId[lt]"?: number;
+                /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
+                "authorId[lte]"?: number;
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                "authorId[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, authorId, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default content. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "post")[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of comments. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 501,
+                     *           "postId": 101,
+                     *           "authorId": 1,
+                     *           "author": {
+                     *             "id": 1,
+                     *             "name": "Leanne Graham"
+                     *           },
+                     *           "content": "Nicely put.",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "limit": 20,
+                     *           "total": 1,
+                     *           "pages": 1,
+                     *           "nextCursor": null
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CommentRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCommentOnPostV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "Nicely put.",
+                 *       "postId": 101
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommentCreateOnPost"];
+            };
+        };
+        responses: {
+            /** @description Created: the comment. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "postId": 101,
+                     *         "authorId": 1,
+                     *         "author": {
+                     *           "id": 1,
+                     *           "name": "Leanne Graham"
+                     *         },
+                     *         "content": "Nicely put.",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Comment"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCommentByIdV1: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "post")[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comment. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "postId": 101,
+                     *         "authorId": 1,
+                     *         "author": {
+                     *           "id": 1,
+                     *           "name": "Leanne Graham"
+                     *         },
+                     *         "content": "Nicely put.",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CommentRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteCommentByIdV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateCommentByIdV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "Nicely put, indeed."
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommentUpdate"];
+                /**
+                 * @example {
+                 *       "content": "Nicely put, indeed."
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["CommentUpdate"];
+            };
+        };
+        responses: {
+            /** @description The comment, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "postId": 101,
+                     *         "authorId": 1,
+                     *         "author": {
+                     *           "id": 1,
+                     *           "name": "Leanne Graham"
+                     *         },
+                     *         "content": "Nicely put.",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Comment"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listTodosV1: {
         parameters: {
             query?: {
@@ -3821,6 +5577,520 @@ export interface operations {
                  * @example 1
                  */
                 userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                todoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "completed": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["TodoUpdate"];
+                /**
+                 * @example {
+                 *       "completed": true
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["TodoUpdate"];
+            };
+        };
+        responses: {
+            /** @description The todo, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 201,
+                     *         "userId": 11,
+                     *         "text": "Write the A-0 manual",
+                     *         "completed": false,
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Todo"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAllTodosV1: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `userId` equals the value; repeated, any of the values. */
+                userId?: number[];
+                /** @description As `userId`: only items whose `userId` equals the value; repeated, any of the values. */
+                "userId[eq]"?: number[];
+                /** @description Only items whose `userId` differs from the value; repeated, from every value. */
+                "userId[ne]"?: number[];
+                /** @description Only items whose `userId` is greater than the value; a missing value never is. */
+                "userId[gt]"?: number;
+                /** @description Only items whose `userId` is greater than or equal to the value; a missing value never is. */
+                "userId[gte]"?: number;
+                /** @description Only items whose `userId` is less than the value; a missing value never is. */
+                "userId[lt]"?: number;
+                /** @description Only items whose `userId` is less than or equal to the value; a missing value never is. */
+                "userId[lte]"?: number;
+                /** @description Only items whose `userId` is one of these comma-separated values, at most 100 (a value holding a comma takes `userId` repeated). */
+                "userId[in]"?: string;
+                /** @description Only items whose `text` equals the value; repeated, any of the values. */
+                text?: string[];
+                /** @description As `text`: only items whose `text` equals the value; repeated, any of the values. */
+                "text[eq]"?: string[];
+                /** @description Only items whose `text` differs from the value; repeated, from every value. */
+                "text[ne]"?: string[];
+                /** @description Only items whose `text` is greater than the value (text in code-point order); a missing value never is. */
+                "text[gt]"?: string;
+                /** @description Only items whose `text` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "text[gte]"?: string;
+                /** @description Only items whose `text` is less than the value (text in code-point order); a missing value never is. */
+                "text[lt]"?: string;
+                /** @description Only items whose `text` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "text[lte]"?: string;
+                /** @description Only items whose `text` is one of these comma-separated values, at most 100 (a value holding a comma takes `text` repeated). */
+                "text[in]"?: string;
+                /** @description Only items whose `completed` equals the value; repeated, any of the values. */
+                completed?: boolean[];
+                /** @description As `completed`: only items whose `completed` equals the value; repeated, any of the values. */
+                "completed[eq]"?: boolean[];
+                /** @description Only items whose `completed` differs from the value; repeated, from every value. */
+                "completed[ne]"?: boolean[];
+                /** @description Only items whose `completed` is one of these comma-separated values, at most 100 (a value holding a comma takes `completed` repeated). */
+                "completed[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, text, completed, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default text. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt")[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of todos. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 201,
+                     *           "userId": 11,
+                     *           "text": "Write the A-0 manual",
+                     *           "completed": false,
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "limit": 20,
+                     *           "total": 1,
+                     *           "pages": 1,
+                     *           "nextCursor": null
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TodoRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTodoForUserV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Write the A-0 manual",
+                 *       "userId": 11
+                 *     }
+                 */
+                "application/json": components["schemas"]["TodoCreateForUser"];
+            };
+        };
+        responses: {
+            /** @description Created: the todo. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 201,
+                     *         "userId": 11,
+                     *         "text": "Write the A-0 manual",
+                     *         "completed": false,
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Todo"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTodoByIdV1: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt")[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                todoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The todo. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 201,
+                     *         "userId": 11,
+                     *         "text": "Write the A-0 manual",
+                     *         "completed": false,
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TodoRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteTodoByIdV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                todoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateTodoByIdV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
                 /**
                  * @description A positive integer id.
                  * @example 1
@@ -5390,6 +7660,851 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listAllPostsV2: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `userId` equals the value; repeated, any of the values. */
+                userId?: number[];
+                /** @description As `userId`: only items whose `userId` equals the value; repeated, any of the values. */
+                "userId[eq]"?: number[];
+                /** @description Only items whose `userId` differs from the value; repeated, from every value. */
+                "userId[ne]"?: number[];
+                /** @description Only items whose `userId` is greater than the value; a missing value never is. */
+                "userId[gt]"?: number;
+                /** @description Only items whose `userId` is greater than or equal to the value; a missing value never is. */
+                "userId[gte]"?: number;
+                /** @description Only items whose `userId` is less than the value; a missing value never is. */
+                "userId[lt]"?: number;
+                /** @description Only items whose `userId` is less than or equal to the value; a missing value never is. */
+                "userId[lte]"?: number;
+                /** @description Only items whose `userId` is one of these comma-separated values, at most 100 (a value holding a comma takes `userId` repeated). */
+                "userId[in]"?: string;
+                /** @description Only items whose `title` equals the value; repeated, any of the values. */
+                title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
+                /** @description Only items whose `status` equals the value; repeated, any of the values. */
+                status?: ("draft" | "published")[];
+                /** @description As `status`: only items whose `status` equals the value; repeated, any of the values. */
+                "status[eq]"?: ("draft" | "published")[];
+                /** @description Only items whose `status` differs from the value; repeated, from every value. */
+                "status[ne]"?: ("draft" | "published")[];
+                /** @description Only items whose `status` is one of these comma-separated values, at most 100 (a value holding a comma takes `status` repeated). */
+                "status[in]"?: string;
+                /** @description Only items whose `publishedAt` equals the value; repeated, any of the values. `null` matches a missing value. */
+                publishedAt?: (string | "null")[];
+                /** @description As `publishedAt`: only items whose `publishedAt` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "publishedAt[eq]"?: (string | "null")[];
+                /** @description Only items whose `publishedAt` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "publishedAt[ne]"?: (string | "null")[];
+                /** @description Only items whose `publishedAt` is greater than the value; a missing value never is. */
+                "publishedAt[gt]"?: string;
+                /** @description Only items whose `publishedAt` is greater than or equal to the value; a missing value never is. */
+                "publishedAt[gte]"?: string;
+                /** @description Only items whose `publishedAt` is less than the value; a missing value never is. */
+                "publishedAt[lt]"?: string;
+                /** @description Only items whose `publishedAt` is less than or equal to the value; a missing value never is. */
+                "publishedAt[lte]"?: string;
+                /** @description Only items whose `publishedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `publishedAt` repeated). `null` matches a missing value. */
+                "publishedAt[in]"?: string;
+                /** @description `true`: only items without `publishedAt`; `false`: only items with one. */
+                "publishedAt[null]"?: boolean;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, title, status, publishedAt, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default title, content. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,comments`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "comments")[];
+                /** @description With `include=comments` only: how many of the newest comments each item embeds (default 20; above 100 capped). */
+                "comments.limit"?: number;
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of posts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 101,
+                     *           "userId": 11,
+                     *           "title": "On compilers",
+                     *           "content": "A compiler translates programs.",
+                     *           "status": "published",
+                     *           "publishedAt": "2026-11-25T22:27:04.243Z",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "limit": 20,
+                     *           "nextCursor": null,
+                     *           "hasMore": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PostRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPostForUserV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "On compilers",
+                 *       "content": "A compiler translates programs.",
+                 *       "status": "draft",
+                 *       "userId": 11
+                 *     }
+                 */
+                "application/json": components["schemas"]["PostCreateForUser"];
+            };
+        };
+        responses: {
+            /** @description Created: the post. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 101,
+                     *         "userId": 11,
+                     *         "title": "On compilers",
+                     *         "content": "A compiler translates programs.",
+                     *         "status": "published",
+                     *         "publishedAt": "2026-11-25T22:27:04.243Z",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Post"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPostByIdV2: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,comments`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "comments")[];
+                /** @description With `include=comments` only: how many of the newest comments each item embeds (default 20; above 100 capped). */
+                "comments.limit"?: number;
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The post. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 101,
+                     *         "userId": 11,
+                     *         "title": "On compilers",
+                     *         "content": "A compiler translates programs.",
+                     *         "status": "published",
+                     *         "publishedAt": "2026-11-25T22:27:04.243Z",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PostRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replacePostByIdV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "On compilers",
+                 *       "content": "A compiler translates programs into machine code."
+                 *     }
+                 */
+                "application/json": components["schemas"]["PostReplace"];
+            };
+        };
+        responses: {
+            /** @description The post, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 101,
+                     *         "userId": 11,
+                     *         "title": "On compilers",
+                     *         "content": "A compiler translates programs.",
+                     *         "status": "published",
+                     *         "publishedAt": "2026-11-25T22:27:04.243Z",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Post"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePostByIdV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePostByIdV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "published"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PostUpdate"];
+                /**
+                 * @example {
+                 *       "status": "published"
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["PostUpdate"];
+            };
+        };
+        responses: {
+            /** @description The post, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 101,
+                     *         "userId": 11,
+                     *         "title": "On compilers",
+                     *         "content": "A compiler translates programs.",
+                     *         "status": "published",
+                     *         "publishedAt": "2026-11-25T22:27:04.243Z",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Post"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCommentsOfPostV2: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `postId` equals the value; repeated, any of the values. */
+                postId?: number[];
+                /** @description As `postId`: only items whose `postId` equals the value; repeated, any of the values. */
+                "postId[eq]"?: number[];
+                /** @description Only items whose `postId` differs from the value; repeated, from every value. */
+                "postId[ne]"?: number[];
+                /** @description Only items whose `postId` is greater than the value; a missing value never is. */
+                "postId[gt]"?: number;
+                /** @description Only items whose `postId` is greater than or equal to the value; a missing value never is. */
+                "postId[gte]"?: number;
+                /** @description Only items whose `postId` is less than the value; a missing value never is. */
+                "postId[lt]"?: number;
+                /** @description Only items whose `postId` is less than or equal to the value; a missing value never is. */
+                "postId[lte]"?: number;
+                /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
+                "postId[in]"?: string;
+                /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
+                authorId?: number[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
+                "authorId[eq]"?: number[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
+                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
+                "authorId[gt]"?: number;
+                /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
+                "authorId[gte]"?: number;
+                /** @description Only items whose `authorId` is less than the value; a missing value never is. */
+                "authorId[lt]"?: number;
+                /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
+                "authorId[lte]"?: number;
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                "authorId[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, authorId, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default content. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "post")[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                postId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of comments. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 501,
+                     *           "postId": 101,
+                     *           "authorId": 1,
+                     *           "author": {
+                     *             "id": 1,
+                     *             "name": "Leanne Graham"
+                     *           },
+                     *           "content": "Nicely put.",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "limit": 20,
+                     *           "nextCursor": null,
+                     *           "hasMore": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CommentRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listCommentsV2: {
         parameters: {
             query?: {
@@ -5967,6 +9082,530 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listAllCommentsV2: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `postId` equals the value; repeated, any of the values. */
+                postId?: number[];
+                /** @description As `postId`: only items whose `postId` equals the value; repeated, any of the values. */
+                "postId[eq]"?: number[];
+                /** @description Only items whose `postId` differs from the value; repeated, from every value. */
+                "postId[ne]"?: number[];
+                /** @description Only items whose `postId` is greater than the value; a missing value never is. */
+                "postId[gt]"?: number;
+                /** @description Only items whose `postId` is greater than or equal to the value; a missing value never is. */
+                "postId[gte]"?: number;
+                /** @description Only items whose `postId` is less than the value; a missing value never is. */
+                "postId[lt]"?: number;
+                /** @description Only items whose `postId` is less than or equal to the value; a missing value never is. */
+                "postId[lte]"?: number;
+                /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
+                "postId[in]"?: string;
+                /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
+                authorId?: number[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
+                "authorId[eq]"?: number[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
+                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
+                "authorId[gt]"?: number;
+                /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
+                "authorId[gte]"?: number;
+                /** @description Only items whose `authorId` is less than the value; a missing value never is. */
+                "authorId[lt]"?: number;
+                /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
+                "authorId[lte]"?: number;
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                "authorId[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, authorId, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default content. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "post")[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of comments. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 501,
+                     *           "postId": 101,
+                     *           "authorId": 1,
+                     *           "author": {
+                     *             "id": 1,
+                     *             "name": "Leanne Graham"
+                     *           },
+                     *           "content": "Nicely put.",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "limit": 20,
+                     *           "nextCursor": null,
+                     *           "hasMore": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CommentRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCommentOnPostV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "Nicely put.",
+                 *       "postId": 101
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommentCreateOnPost"];
+            };
+        };
+        responses: {
+            /** @description Created: the comment. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "postId": 101,
+                     *         "authorId": 1,
+                     *         "author": {
+                     *           "id": 1,
+                     *           "name": "Leanne Graham"
+                     *         },
+                     *         "content": "Nicely put.",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Comment"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCommentByIdV2: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("author" | "post")[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The comment. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "postId": 101,
+                     *         "authorId": 1,
+                     *         "author": {
+                     *           "id": 1,
+                     *           "name": "Leanne Graham"
+                     *         },
+                     *         "content": "Nicely put.",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CommentRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteCommentByIdV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateCommentByIdV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                commentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "content": "Nicely put, indeed."
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommentUpdate"];
+                /**
+                 * @example {
+                 *       "content": "Nicely put, indeed."
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["CommentUpdate"];
+            };
+        };
+        responses: {
+            /** @description The comment, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "postId": 101,
+                     *         "authorId": 1,
+                     *         "author": {
+                     *           "id": 1,
+                     *           "name": "Leanne Graham"
+                     *         },
+                     *         "content": "Nicely put.",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Comment"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listTodosV2: {
         parameters: {
             query?: {
@@ -6411,6 +10050,518 @@ export interface operations {
                  * @example 1
                  */
                 userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                todoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "completed": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["TodoUpdate"];
+                /**
+                 * @example {
+                 *       "completed": true
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["TodoUpdate"];
+            };
+        };
+        responses: {
+            /** @description The todo, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 201,
+                     *         "userId": 11,
+                     *         "text": "Write the A-0 manual",
+                     *         "completed": false,
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Todo"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAllTodosV2: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `userId` equals the value; repeated, any of the values. */
+                userId?: number[];
+                /** @description As `userId`: only items whose `userId` equals the value; repeated, any of the values. */
+                "userId[eq]"?: number[];
+                /** @description Only items whose `userId` differs from the value; repeated, from every value. */
+                "userId[ne]"?: number[];
+                /** @description Only items whose `userId` is greater than the value; a missing value never is. */
+                "userId[gt]"?: number;
+                /** @description Only items whose `userId` is greater than or equal to the value; a missing value never is. */
+                "userId[gte]"?: number;
+                /** @description Only items whose `userId` is less than the value; a missing value never is. */
+                "userId[lt]"?: number;
+                /** @description Only items whose `userId` is less than or equal to the value; a missing value never is. */
+                "userId[lte]"?: number;
+                /** @description Only items whose `userId` is one of these comma-separated values, at most 100 (a value holding a comma takes `userId` repeated). */
+                "userId[in]"?: string;
+                /** @description Only items whose `text` equals the value; repeated, any of the values. */
+                text?: string[];
+                /** @description As `text`: only items whose `text` equals the value; repeated, any of the values. */
+                "text[eq]"?: string[];
+                /** @description Only items whose `text` differs from the value; repeated, from every value. */
+                "text[ne]"?: string[];
+                /** @description Only items whose `text` is greater than the value (text in code-point order); a missing value never is. */
+                "text[gt]"?: string;
+                /** @description Only items whose `text` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "text[gte]"?: string;
+                /** @description Only items whose `text` is less than the value (text in code-point order); a missing value never is. */
+                "text[lt]"?: string;
+                /** @description Only items whose `text` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "text[lte]"?: string;
+                /** @description Only items whose `text` is one of these comma-separated values, at most 100 (a value holding a comma takes `text` repeated). */
+                "text[in]"?: string;
+                /** @description Only items whose `completed` equals the value; repeated, any of the values. */
+                completed?: boolean[];
+                /** @description As `completed`: only items whose `completed` equals the value; repeated, any of the values. */
+                "completed[eq]"?: boolean[];
+                /** @description Only items whose `completed` differs from the value; repeated, from every value. */
+                "completed[ne]"?: boolean[];
+                /** @description Only items whose `completed` is one of these comma-separated values, at most 100 (a value holding a comma takes `completed` repeated). */
+                "completed[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, text, completed, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default text. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt")[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of todos. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 201,
+                     *           "userId": 11,
+                     *           "text": "Write the A-0 manual",
+                     *           "completed": false,
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "limit": 20,
+                     *           "nextCursor": null,
+                     *           "hasMore": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TodoRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTodoForUserV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Write the A-0 manual",
+                 *       "userId": 11
+                 *     }
+                 */
+                "application/json": components["schemas"]["TodoCreateForUser"];
+            };
+        };
+        responses: {
+            /** @description Created: the todo. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 201,
+                     *         "userId": 11,
+                     *         "text": "Write the A-0 manual",
+                     *         "completed": false,
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Todo"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTodoByIdV2: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt")[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                todoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The todo. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 201,
+                     *         "userId": 11,
+                     *         "text": "Write the A-0 manual",
+                     *         "completed": false,
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["TodoRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteTodoByIdV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                todoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateTodoByIdV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
                 /**
                  * @description A positive integer id.
                  * @example 1

@@ -4,15 +4,17 @@
 // its operations. A helper exists, in the types as at run time, only where its path answers the
 // method (comments have no `replace`).
 import type {
+  ChangesAt,
   CollectionPath,
   Embeds,
   Item,
-  ItemChanges,
   ItemPath,
-  ItemReplacement,
-  ListQuery,
-  NewItem,
+  ListQueryAt,
+  NewItemAt,
+  OtherPath,
+  OtherPlace,
   Page,
+  ReplacementAt,
   Representation,
   ResourceMethod,
   ResourceName,
@@ -40,20 +42,20 @@ type ShapedAs<R extends ResourceName, S extends keyof Item<R>, I extends keyof E
 interface Helpers<R extends ResourceName, C extends string = CollectionPath<R>, P extends string = ItemPath<R>> {
   /** One page of the collection, its items shaped by `select` and `include`. */
   list: <S extends keyof Item<R> = never, I extends keyof Embeds[R] = never>(
-    ...ids: [...Ids<C>, query?: ListQuery<R> & ShapeOf<R, S, I>]
+    ...ids: [...Ids<C>, query?: ListQueryAt<C> & ShapeOf<R, S, I>]
   ) => Promise<Page<ShapedAs<R, S, I>>>
   /** Every item of the collection, page after page (it follows nextCursor). */
   all: <S extends keyof Item<R> = never, I extends keyof Embeds[R] = never>(
-    ...ids: [...Ids<C>, query?: AllQuery<ListQuery<R>> & ShapeOf<R, S, I>]
+    ...ids: [...Ids<C>, query?: AllQuery<ListQueryAt<C>> & ShapeOf<R, S, I>]
   ) => AsyncGenerator<ShapedAs<R, S, I>, void, undefined>
   /** One item, shaped by `select` and `include`. */
   get: <S extends keyof Item<R> = never, I extends keyof Embeds[R] = never>(...ids: [...Ids<P>, query?: ShapeOf<R, S, I>]) => Promise<ShapedAs<R, S, I>>
   /** Creates an item in the collection. */
-  create: (...ids: [...Ids<C>, body: NewItem<R>]) => Promise<Item<R>>
+  create: (...ids: [...Ids<C>, body: NewItemAt<C>]) => Promise<Item<R>>
   /** Replaces an item (PUT). */
-  replace: (...ids: [...Ids<P>, body: ItemReplacement<R>]) => Promise<Item<R>>
+  replace: (...ids: [...Ids<P>, body: ReplacementAt<P>]) => Promise<Item<R>>
   /** Changes part of an item (PATCH, a JSON merge patch). */
-  update: (...ids: [...Ids<P>, body: ItemChanges<R>]) => Promise<Item<R>>
+  update: (...ids: [...Ids<P>, body: ChangesAt<P>]) => Promise<Item<R>>
   /** Deletes an item. */
   remove: (...ids: Ids<P>) => Promise<void>
 }
@@ -65,18 +67,26 @@ export const RESOURCE_HELPERS = {
 } as const satisfies Record<'collection' | 'item', Partial<Record<ResourceMethod, readonly (keyof Helpers<ResourceName>)[]>>>
 type Place = keyof typeof RESOURCE_HELPERS
 
-/** The methods a resource's collection or item answers. */
-type MethodsAt<R extends ResourceName, W extends Place> = Resources[R] extends { [K in W]: { methods: readonly (infer M)[] } } ? M : never
+/** The methods a row's collection or item answers. */
+type MethodsAt<Row, W extends Place> = Row extends { [K in W]: { methods: readonly (infer M)[] } } ? M : never
 /** The helpers the methods M make at W (none for a method no helper sends). */
 type NamesFor<W extends Place, M> = M extends keyof (typeof RESOURCE_HELPERS)[W]
   ? (typeof RESOURCE_HELPERS)[W][M] extends readonly (infer Name)[]
     ? Name
     : never
   : never
-type HelperNames<R extends ResourceName> = { [W in Place]: NamesFor<W, MethodsAt<R, W>> }[Place]
+type HelperNames<Row> = { [W in Place]: NamesFor<W, MethodsAt<Row, W>> }[Place]
+type ItemPathOf<Row> = Row extends { item: { path: infer P extends string } } ? P : never
 
-/** The helpers of resource R: those of its paths' methods, e.g. `posts.get(userId, postId, query)`. */
-export type ResourceHelpers<R extends ResourceName> = Pick<Helpers<R>, HelperNames<R> & keyof Helpers<R>>
+/** The helpers of one address of resource R's items (a row: its collection and item paths). */
+type HelpersAt<R extends ResourceName, Row, C extends string> = Pick<Helpers<R, C, ItemPathOf<Row>>, HelperNames<Row> & keyof Helpers<R>>
+
+/**
+ * The helpers of resource R: those of its paths' methods, e.g. `posts.get(userId, postId, query)`;
+ * where its items have other addresses, `at(path)` gives theirs (`posts.at('/api/v1/posts').get(postId)`).
+ */
+export type ResourceHelpers<R extends ResourceName> = Pick<Helpers<R>, HelperNames<Resources[R]> & keyof Helpers<R>> &
+  ([OtherPath<R>] extends [never] ? unknown : { at: <C extends OtherPath<R>>(path: C) => HelpersAt<R, OtherPlace<R, C>, C> })
 
 /** Sends one request (path: v1's, with `{parameters}`) and answers the body of a success; throws a ThreadlineError otherwise. */
 export type Send = (
@@ -100,9 +110,29 @@ async function* paginate<T>(fetchPage: (cursor: string | undefined) => Promise<P
   } while (cursor !== undefined)
 }
 
+interface Row {
+  readonly collection: { readonly path: string; readonly methods: readonly ResourceMethod[] }
+  readonly item?: { readonly path: string; readonly methods: readonly ResourceMethod[] }
+  readonly also?: readonly Row[]
+}
+
 /** Resource R's helpers, from its row of RESOURCES; each request goes through `send`. */
 export function createResourceHelpers<R extends ResourceName>(resource: Resources[R], send: Send): ResourceHelpers<R> {
-  const places = { collection: resource.collection, item: 'item' in resource ? resource.item : undefined }
+  const row: Row = resource
+  const helpers = helpersAt(row, send)
+  if (row.also === undefined) return helpers as unknown as ResourceHelpers<R>
+  const others = new Map(row.also.map((other) => [other.collection.path, helpersAt(other, send)]))
+  const at = (path: string) => {
+    const found = others.get(path)
+    if (found === undefined) throw new TypeError(`${path} is not an address of these items: ${[...others.keys()].join(', ')}`)
+    return found
+  }
+  return { ...helpers, at } as unknown as ResourceHelpers<R>
+}
+
+/** The helpers of one address (a collection path and its item path), those its methods answer. */
+function helpersAt(row: Row, send: Send): Record<string, unknown> {
+  const places = { collection: row.collection, item: row.item }
   /** The path's parameters from the leading arguments, and the argument after them (the query or the body). */
   const read = (place: Place, args: unknown[]) => {
     const path = places[place]?.path ?? ''
@@ -148,5 +178,5 @@ export function createResourceHelpers<R extends ResourceName>(resource: Resource
     const helpers: Partial<Record<ResourceMethod, readonly string[]>> = RESOURCE_HELPERS[place]
     for (const method of places[place]?.methods ?? []) for (const name of helpers[method] ?? []) present.add(name)
   }
-  return Object.fromEntries(Object.entries(made).filter(([name]) => present.has(name))) as unknown as ResourceHelpers<R>
+  return Object.fromEntries(Object.entries(made).filter(([name]) => present.has(name)))
 }

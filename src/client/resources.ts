@@ -12,16 +12,27 @@ export const RESOURCES = {
     collection: { path: '/api/v1/users/{userId}/posts', methods: ['get', 'post'] },
     item: { path: '/api/v1/users/{userId}/posts/{postId}', methods: ['get', 'put', 'patch', 'delete'] },
     embeds: { author: { resource: 'users', list: false }, comments: { resource: 'comments', list: true } },
+    also: [
+      { collection: { path: '/api/v1/posts', methods: ['get', 'post'] }, item: { path: '/api/v1/posts/{postId}', methods: ['get', 'put', 'patch', 'delete'] } },
+    ],
   },
   comments: {
     collection: { path: '/api/v1/users/{userId}/posts/{postId}/comments', methods: ['get', 'post'] },
     item: { path: '/api/v1/users/{userId}/posts/{postId}/comments/{commentId}', methods: ['get', 'patch', 'delete'] },
     embeds: { author: { resource: 'users', list: false }, post: { resource: 'posts', list: false } },
+    also: [
+      { collection: { path: '/api/v1/posts/{postId}/comments', methods: ['get'] } },
+      {
+        collection: { path: '/api/v1/comments', methods: ['get', 'post'] },
+        item: { path: '/api/v1/comments/{commentId}', methods: ['get', 'patch', 'delete'] },
+      },
+    ],
   },
   todos: {
     collection: { path: '/api/v1/users/{userId}/todos', methods: ['get', 'post'] },
     item: { path: '/api/v1/users/{userId}/todos/{todoId}', methods: ['get', 'patch', 'delete'] },
     embeds: {},
+    also: [{ collection: { path: '/api/v1/todos', methods: ['get', 'post'] }, item: { path: '/api/v1/todos/{todoId}', methods: ['get', 'patch', 'delete'] } }],
   },
   tokens: { collection: { path: '/api/v1/tokens', methods: ['post'] }, embeds: {} },
 } as const

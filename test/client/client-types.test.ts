@@ -56,20 +56,44 @@ const filled = (path: string, version: string) => {
 }
 const idsFor = (path: string) => Array.from(path.match(/\{[^{}]+\}/g) ?? [], (_, index) => 11 + index)
 
-/** Every helper the table could give each resource, the path it would send to, and whether that path answers its method. */
-const helperCalls = Object.entries(RESOURCES).flatMap(([resource, row]) =>
-  (['collection', 'item'] as const).flatMap((place) => {
-    const target = place === 'item' ? ('item' in row ? row.item : undefined) : row.collection
-    const byMethod: Partial<Record<string, readonly string[]>> = RESOURCE_HELPERS[place]
-    return Object.entries(byMethod).flatMap(([method, helpers]) =>
-      (helpers ?? []).map((helper) => ({ resource, helper, method, path: target?.path ?? '', answers: target?.methods.some((m) => m === method) ?? false })),
-    )
-  }),
-)
+interface Address {
+  readonly collection: { readonly path: string; readonly methods: readonly string[] }
+  readonly item?: { readonly path: string; readonly methods: readonly string[] }
+}
+
+/**
+ * Every helper the table could give each resource, at each of its items' addresses (`at` the other
+ * addresses' collection paths), the path it would send to, and whether that path answers its method.
+ */
+const helperCalls = Object.entries(RESOURCES).flatMap(([resource, row]) => {
+  const addresses: [string | undefined, Address][] = [
+    [undefined, row],
+    ...('also' in row ? row.also : []).map((other) => [other.collection.path, other] as [string, Address]),
+  ]
+  return addresses.flatMap(([at, address]) =>
+    (['collection', 'item'] as const).flatMap((place) => {
+      const target = place === 'item' ? address.item : address.collection
+      const byMethod: Partial<Record<string, readonly string[]>> = RESOURCE_HELPERS[place]
+      return Object.entries(byMethod).flatMap(([method, helpers]) =>
+        (helpers ?? []).map((helper) => ({
+          resource,
+          at,
+          helper,
+          method,
+          path: target?.path ?? '',
+          answers: target?.methods.some((m) => m === method) ?? false,
+        })),
+      )
+    }),
+  )
+})
 
 type AnyHelper = (...args: unknown[]) => Promise<unknown> | AsyncIterable<unknown>
-const helperOf = (client: ThreadlineClient, resource: string, helper: string) =>
-  (client[resource as keyof typeof RESOURCES] as unknown as Partial<Record<string, AnyHelper>>)[helper]
+type AnyHelpers = Partial<Record<string, AnyHelper>> & { at?: (path: string) => Partial<Record<string, AnyHelper>> }
+const helperOf = (client: ThreadlineClient, resource: string, helper: string, at?: string) => {
+  const helpers = client[resource as keyof typeof RESOURCES] as unknown as AnyHelpers
+  return (at === undefined ? helpers : helpers.at?.(at))?.[helper]
+}
 
 /** Awaits a helper's answer, or reads its iterator to the end. */
 async function settle(answer: Promise<unknown> | AsyncIterable<unknown>): Promise<void> {
@@ -80,14 +104,15 @@ async function settle(answer: Promise<unknown> | AsyncIterable<unknown>): Promis
 describe.each(['v1', 'v2'] as const)('the client speaking %s', (version) => {
   it('makes every resource of the table the helpers its paths answer, and no other, each sending its method to its path, the ids in order', async () => {
     const { client, requests } = recordingClient(version)
-    for (const { resource, helper, method, path, answers } of helperCalls) {
-      const call = helperOf(client, resource, helper)
-      expect(typeof call, `${resource}.${helper}`).toBe(answers ? 'function' : 'undefined')
+    for (const { resource, at, helper, method, path, answers } of helperCalls) {
+      const call = helperOf(client, resource, helper, at)
+      const name = at === undefined ? `${resource}.${helper}` : `${resource}.at('${at}').${helper}`
+      expect(typeof call, name).toBe(answers ? 'function' : 'undefined')
       if (call === undefined) continue
       const last = method === 'get' ? { select: ['id'] } : method === 'delete' ? undefined : { field: 'value' }
       requests.length = 0
       await settle(call(...idsFor(path), ...(last === undefined ? [] : [last])))
-      expect(requests, `${resource}.${helper}`).toEqual([
+      expect(requests, name).toEqual([
         {
           method: method.toUpperCase(),
           path: filled(path, version),
@@ -100,8 +125,8 @@ describe.each(['v1', 'v2'] as const)('the client speaking %s', (version) => {
 
   it('sends every operation of the document through some helper (those the table has not, written by hand)', async () => {
     const { client, requests } = recordingClient(version)
-    for (const { resource, helper, method, path } of helperCalls) {
-      const call = helperOf(client, resource, helper)
+    for (const { resource, at, helper, method, path } of helperCalls) {
+      const call = helperOf(client, resource, helper, at)
       if (call !== undefined) await settle(call(...idsFor(path), ...(method === 'delete' ? [] : [{}])))
     }
     // The helpers written by hand in create-client.ts.
@@ -204,6 +229,10 @@ function calls(client: ThreadlineClient) {
     todoChanged: client.todos.update(1, 2, { completed: true }),
     userRemoved: client.users.remove(1),
     signedIn: client.tokens.create({ email: 'grace@example.com', password: 'secret' }),
+    postAnywhere: client.posts.at('/api/v1/posts').get(2, { select: ['title'] }),
+    postsOfUser: client.posts.at('/api/v1/posts').list({ userId: [1], include: ['author'] }),
+    postCreatedForUser: client.posts.at('/api/v1/posts').create({ userId: 1, title: 'Hello', content: '' }),
+    commentsOfPost: client.comments.at('/api/v1/posts/{postId}/comments').list(2),
   }
 }
 type Answers = { [K in keyof ReturnType<typeof calls>]: Awaited<ReturnType<typeof calls>[K]> }
@@ -231,6 +260,25 @@ describe('the typed client', () => {
     expectTypeOf<Answers['userRemoved']>().toEqualTypeOf<void>()
     expectTypeOf<Answers['signedIn']>().toEqualTypeOf<IssuedToken>()
     expectTypeOf<Item<'users'>>().toEqualTypeOf<User>()
+  })
+
+  it('types the other addresses of the same items (`at`) by their own paths: their ids, query and body, the same items', () => {
+    expectTypeOf<Answers['postAnywhere']>().toEqualTypeOf<Pick<Post, 'id' | 'title'>>()
+    expectTypeOf<ItemOf<Answers['postsOfUser']>>().toEqualTypeOf<Post & { author: User }>()
+    expectTypeOf<Answers['postCreatedForUser']>().toEqualTypeOf<Post>()
+    expectTypeOf<ItemOf<Answers['commentsOfPost']>>().toEqualTypeOf<Comment>()
+    expectTypeOf((client: ThreadlineClient) => client.todos.at('/api/v1/todos').remove).returns.parameters.toEqualTypeOf<[number | string]>()
+    const refused = (client: ThreadlineClient) => {
+      // @ts-expect-error: a post's own address takes its id alone
+      void client.posts.at('/api/v1/posts').get(1, 2)
+      // @ts-expect-error: the users' list has no other address
+      void client.users.at
+      // @ts-expect-error: an address of other items
+      void client.posts.at('/api/v1/comments')
+      // @ts-expect-error: the shortcut to a post's comments only lists them
+      void client.comments.at('/api/v1/posts/{postId}/comments').create(1, { content: 'x' })
+    }
+    void refused
   })
 
   it('takes an id for each parameter of the path, in order, and has no helper its paths do not answer', () => {

@@ -70,6 +70,17 @@ const REST: Record<string, RestCase> = {
   'POST /users/:userId/todos': { path: (w) => `/users/${w.ownerId}/todos`, body: () => ({ text: 'Do' }), expect: ownerOrAdmin(201) },
   'PATCH /users/:userId/todos/:todoId': { path: (w) => `/users/${w.ownerId}/todos/${w.todoId}`, body: () => ({ completed: true }), expect: ownerOrAdmin(200) },
   'DELETE /users/:userId/todos/:todoId': { path: (w) => `/users/${w.ownerId}/todos/${w.todoId}`, expect: ownerOrAdmin(204) },
+  // The top-level addresses: the parent named in the body, the same rights.
+  'POST /posts': { path: () => '/posts', body: (w) => ({ userId: w.ownerId, title: 'T', content: 'C' }), expect: ownerOrAdmin(201) },
+  'PUT /posts/:postId': { path: (w) => `/posts/${w.postId}`, body: () => ({ title: 'T2', content: 'C2' }), expect: ownerOrAdmin(200) },
+  'PATCH /posts/:postId': { path: (w) => `/posts/${w.postId}`, body: () => ({ title: 'T3' }), expect: ownerOrAdmin(200) },
+  'DELETE /posts/:postId': { path: (w) => `/posts/${w.postId}`, expect: ownerOrAdmin(204) },
+  'POST /comments': { path: () => '/comments', body: (w) => ({ postId: w.postId, content: 'Hi' }), expect: anySignedIn(201) },
+  'PATCH /comments/:commentId': { path: (w) => `/comments/${w.commentId}`, body: () => ({ content: 'Edited' }), expect: ownerOrAdmin(200) },
+  'DELETE /comments/:commentId': { path: (w) => `/comments/${w.commentId}`, expect: ownerOrAdmin(204) },
+  'POST /todos': { path: () => '/todos', body: (w) => ({ userId: w.ownerId, text: 'Do' }), expect: ownerOrAdmin(201) },
+  'PATCH /todos/:todoId': { path: (w) => `/todos/${w.todoId}`, body: () => ({ completed: true }), expect: ownerOrAdmin(200) },
+  'DELETE /todos/:todoId': { path: (w) => `/todos/${w.todoId}`, expect: ownerOrAdmin(204) },
   // Signing in needs the credentials, not a token: whoever holds them gets a token.
   'POST /tokens': {
     path: () => '/tokens',

@@ -62,7 +62,14 @@ export function completeDocument(document: OpenApiDocument, tags: readonly Resou
       if (notes === undefined) continue
       delete operation[NOTES]
       completeOperation(operation, notes, path.includes('{'))
-      described.push({ path, method: notes.method, noun: notes.openapi.resource.noun, represented: notes.representation !== undefined })
+      const { resource, body } = notes.openapi
+      described.push({
+        path,
+        method: notes.method,
+        noun: resource.noun,
+        represented: notes.representation !== undefined,
+        ...(body === undefined ? {} : { body }),
+      })
     }
   }
   document.tags = [...tags]

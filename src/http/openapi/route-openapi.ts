@@ -22,6 +22,11 @@ export interface RouteOpenApi {
   resource: ResourceOpenApi
   /** A request body that passes the route's body schema. */
   requestExample?: Record<string, unknown>
+  /**
+   * Its request body's component, where the body is not the resource's for the method (`PostCreate`
+   * for a POST): a create at the top level names the parent its nested twin reads from the path.
+   */
+  body?: string
   /** Error statuses beyond those read from the route's method, access, path and body (409 where the data can conflict). */
   errors?: readonly number[]
   /** A 201 that is not a resource at a new `Location`: what it is, and the headers it carries instead. */

@@ -14,6 +14,8 @@ export interface HoistedOperation {
   noun: string
   /** A GET answer shows the item as `select` and `include` ask: its `UserRepresentation`. */
   represented: boolean
+  /** Its request body's component, where not `<Resource><Role>` (RouteOpenApi.body). */
+  body?: string
 }
 
 type Schema = Record<string, unknown>
@@ -72,13 +74,13 @@ export function hoistSchemas(document: HoistableDocument, operations: readonly H
     return refTo(name)
   }
 
-  for (const { path, method, noun, represented } of operations) {
+  for (const { path, method, noun, represented, body } of operations) {
     const operation = document.paths[path]?.[method.toLowerCase()] as OperationSchemas | undefined
     if (operation === undefined) continue
     const resource = pascalCase(noun)
     const bodyRole = BODY_ROLES[method]
     for (const media of Object.values(operation.requestBody?.content ?? {})) {
-      if (bodyRole !== undefined) media.schema = hoist(`${resource}${bodyRole}`, media.schema)
+      if (bodyRole !== undefined) media.schema = hoist(body ?? `${resource}${bodyRole}`, media.schema)
     }
     const item = method === 'GET' && represented ? `${resource}Representation` : resource
     for (const response of Object.values(operation.responses ?? {})) {
