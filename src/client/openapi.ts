@@ -38,7 +38,7 @@ export interface paths {
         get: operations["getUserV1"];
         /**
          * Replace a user
-         * @description The user, or an admin. `name` and `email` are required; `age` and `avatar` left out become null; `role` (only an admin sets it) and `password` left out stay. The last admin cannot be demoted (409).
+         * @description The user, or an admin. `name` and `email` are required; `age`, `avatar` and the profile (`username`, `phone`, `website`, `address`, `company`) left out become null; `role` (only an admin sets it) and `password` left out stay. The last admin cannot be demoted (409).
          */
         put: operations["replaceUserV1"];
         post?: never;
@@ -51,7 +51,7 @@ export interface paths {
         head?: never;
         /**
          * Change part of a user
-         * @description The user, or an admin. Only the fields sent change (a JSON merge patch); null clears an optional field.
+         * @description The user, or an admin. Only the fields sent change (a JSON merge patch); null clears an optional field. `address` and `company` are written whole: one sent replaces the one there.
          */
         patch: operations["updateUserV1"];
         trace?: never;
@@ -294,7 +294,7 @@ export interface paths {
         get: operations["getUserV2"];
         /**
          * Replace a user
-         * @description The user, or an admin. `name` and `email` are required; `age` and `avatar` left out become null; `role` (only an admin sets it) and `password` left out stay. The last admin cannot be demoted (409).
+         * @description The user, or an admin. `name` and `email` are required; `age`, `avatar` and the profile (`username`, `phone`, `website`, `address`, `company`) left out become null; `role` (only an admin sets it) and `password` left out stay. The last admin cannot be demoted (409).
          */
         put: operations["replaceUserV2"];
         post?: never;
@@ -307,7 +307,7 @@ export interface paths {
         head?: never;
         /**
          * Change part of a user
-         * @description The user, or an admin. Only the fields sent change (a JSON merge patch); null clears an optional field.
+         * @description The user, or an admin. Only the fields sent change (a JSON merge patch); null clears an optional field. `address` and `company` are written whole: one sent replaces the one there.
          */
         patch: operations["updateUserV2"];
         trace?: never;
@@ -555,6 +555,29 @@ export interface components {
              * @enum {string}
              */
             role?: "user" | "admin";
+            /** @description A handle; not unique. Present unless `select` leaves it out. */
+            username?: string | null;
+            /** @description Present unless `select` leaves it out. */
+            phone?: string | null;
+            /** @description As the user wrote it: a host name or a URL. Present unless `select` leaves it out. */
+            website?: string | null;
+            /** @description A postal address; written whole (a PATCH replaces it, null clears it). Present unless `select` leaves it out. */
+            address?: {
+                street: string;
+                suite: string;
+                city: string;
+                zipcode: string;
+                geo: {
+                    lat: string;
+                    lng: string;
+                };
+            } | null;
+            /** @description Where the user works; written whole (a PATCH replaces it, null clears it). Present unless `select` leaves it out. */
+            company?: {
+                name: string;
+                catchPhrase: string;
+                bs: string;
+            } | null;
             /**
              * Format: date-time
              * @description ISO 8601, UTC. Present unless `select` leaves it out.
@@ -612,6 +635,28 @@ export interface components {
             role?: "user" | "admin";
             /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
             password?: string;
+            /** @description A handle; not unique. */
+            username?: string | null;
+            phone?: string | null;
+            /** @description As the user wrote it: a host name or a URL. */
+            website?: string | null;
+            /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+            address?: {
+                street: string;
+                suite: string;
+                city: string;
+                zipcode: string;
+                geo: {
+                    lat: string;
+                    lng: string;
+                };
+            } | null;
+            /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+            company?: {
+                name: string;
+                catchPhrase: string;
+                bs: string;
+            } | null;
         };
         User: {
             /** @description Assigned by the service; never reused. */
@@ -631,6 +676,28 @@ export interface components {
              * @enum {string}
              */
             role: "user" | "admin";
+            /** @description A handle; not unique. */
+            username: string | null;
+            phone: string | null;
+            /** @description As the user wrote it: a host name or a URL. */
+            website: string | null;
+            /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+            address: {
+                street: string;
+                suite: string;
+                city: string;
+                zipcode: string;
+                geo: {
+                    lat: string;
+                    lng: string;
+                };
+            } | null;
+            /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+            company: {
+                name: string;
+                catchPhrase: string;
+                bs: string;
+            } | null;
             /**
              * Format: date-time
              * @description ISO 8601, UTC.
@@ -667,6 +734,28 @@ export interface components {
             role?: "user" | "admin";
             /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
             password?: string;
+            /** @description A handle; not unique. */
+            username?: string | null;
+            phone?: string | null;
+            /** @description As the user wrote it: a host name or a URL. */
+            website?: string | null;
+            /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+            address?: {
+                street: string;
+                suite: string;
+                city: string;
+                zipcode: string;
+                geo: {
+                    lat: string;
+                    lng: string;
+                };
+            } | null;
+            /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+            company?: {
+                name: string;
+                catchPhrase: string;
+                bs: string;
+            } | null;
         };
         UserUpdate: {
             /** @description The user's display name. */
@@ -686,6 +775,28 @@ export interface components {
             role?: "user" | "admin";
             /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
             password?: string;
+            /** @description A handle; not unique. */
+            username?: string | null;
+            phone?: string | null;
+            /** @description As the user wrote it: a host name or a URL. */
+            website?: string | null;
+            /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+            address?: {
+                street: string;
+                suite: string;
+                city: string;
+                zipcode: string;
+                geo: {
+                    lat: string;
+                    lng: string;
+                };
+            } | null;
+            /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+            company?: {
+                name: string;
+                catchPhrase: string;
+                bs: string;
+            } | null;
         };
         PostRepresentation: {
             /** @description Assigned by the service; never reused. */
@@ -735,6 +846,28 @@ export interface components {
                  * @enum {string}
                  */
                 role: "user" | "admin";
+                /** @description A handle; not unique. */
+                username: string | null;
+                phone: string | null;
+                /** @description As the user wrote it: a host name or a URL. */
+                website: string | null;
+                /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+                address: {
+                    street: string;
+                    suite: string;
+                    city: string;
+                    zipcode: string;
+                    geo: {
+                        lat: string;
+                        lng: string;
+                    };
+                } | null;
+                /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+                company: {
+                    name: string;
+                    catchPhrase: string;
+                    bs: string;
+                } | null;
                 /**
                  * Format: date-time
                  * @description ISO 8601, UTC.
@@ -809,9 +942,9 @@ export interface components {
             id: number;
             /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
             postId?: number;
-            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-            authorId?: number;
-            /** @description The author: `{id, name}`; with `include=author`, the whole user. */
+            /** @description The user who wrote it; null for a guest comment. Present unless `select` leaves it out. */
+            authorId?: number | null;
+            /** @description The author: `{id, name}`; with `include=author`, the whole user; null for a guest comment (it has none). */
             author?: {
                 /** @description Assigned by the service; never reused. */
                 id: number;
@@ -830,6 +963,28 @@ export interface components {
                  * @enum {string}
                  */
                 role?: "user" | "admin";
+                /** @description A handle; not unique. */
+                username?: string | null;
+                phone?: string | null;
+                /** @description As the user wrote it: a host name or a URL. */
+                website?: string | null;
+                /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+                address?: {
+                    street: string;
+                    suite: string;
+                    city: string;
+                    zipcode: string;
+                    geo: {
+                        lat: string;
+                        lng: string;
+                    };
+                } | null;
+                /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+                company?: {
+                    name: string;
+                    catchPhrase: string;
+                    bs: string;
+                } | null;
                 /**
                  * Format: date-time
                  * @description ISO 8601, UTC.
@@ -840,7 +995,12 @@ export interface components {
                  * @description ISO 8601, UTC.
                  */
                 updatedAt?: string;
-            };
+            } | null;
+            /**
+             * Format: email
+             * @description A guest comment's commenter's e-mail, as JSONPlaceholder shows it; null for a user's comment. Present unless `select` leaves it out.
+             */
+            email?: string | null;
             /** @description Present unless `select` leaves it out. */
             content?: string;
             /**
@@ -891,13 +1051,19 @@ export interface components {
             id: number;
             /** @description Assigned by the service; never reused. */
             postId: number;
-            /** @description Assigned by the service; never reused. */
-            authorId: number;
+            /** @description The user who wrote it; null for a guest comment. */
+            authorId: number | null;
+            /** @description The author: `{id, name}`; null for a guest comment. */
             author: {
                 /** @description Assigned by the service; never reused. */
                 id: number;
                 name: string;
-            };
+            } | null;
+            /**
+             * Format: email
+             * @description A guest comment's commenter's e-mail, as JSONPlaceholder shows it; null for a user's comment.
+             */
+            email: string | null;
             content: string;
             /**
              * Format: date-time
@@ -1508,6 +1674,24 @@ export interface operations {
                 "role[ne]"?: ("user" | "admin")[];
                 /** @description Only items whose `role` is one of these comma-separated values, at most 100 (a value holding a comma takes `role` repeated). */
                 "role[in]"?: string;
+                /** @description Only items whose `username` equals the value; repeated, any of the values. `null` matches a missing value. */
+                username?: (string | "null")[];
+                /** @description As `username`: only items whose `username` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "username[eq]"?: (string | "null")[];
+                /** @description Only items whose `username` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "username[ne]"?: (string | "null")[];
+                /** @description Only items whose `username` is greater than the value (text in code-point order); a missing value never is. */
+                "username[gt]"?: string;
+                /** @description Only items whose `username` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "username[gte]"?: string;
+                /** @description Only items whose `username` is less than the value (text in code-point order); a missing value never is. */
+                "username[lt]"?: string;
+                /** @description Only items whose `username` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "username[lte]"?: string;
+                /** @description Only items whose `username` is one of these comma-separated values, at most 100 (a value holding a comma takes `username` repeated). `null` matches a missing value. */
+                "username[in]"?: string;
+                /** @description `true`: only items without `username`; `false`: only items with one. */
+                "username[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
                 /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
@@ -1541,7 +1725,7 @@ export interface operations {
                 /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
                 "updatedAt[in]"?: string;
                 /**
-                 * @description Comma-separated fields, `-` for descending: id, name, email, age, role, createdAt, updatedAt. `id` always breaks ties.
+                 * @description Comma-separated fields, `-` for descending: id, name, email, age, role, username, createdAt, updatedAt. `id` always breaks ties.
                  * @example -createdAt
                  */
                 sort?: string;
@@ -1556,7 +1740,7 @@ export interface operations {
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("posts" | "todos")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
@@ -1606,6 +1790,24 @@ export interface operations {
                      *           "age": 85,
                      *           "avatar": null,
                      *           "role": "user",
+                     *           "username": "amazing-grace",
+                     *           "phone": "+1-202-555-0143",
+                     *           "website": "https://grace.example.com",
+                     *           "address": {
+                     *             "street": "1 Navy Yard",
+                     *             "suite": "Room 3",
+                     *             "city": "Arlington",
+                     *             "zipcode": "22202",
+                     *             "geo": {
+                     *               "lat": "38.8719",
+                     *               "lng": "-77.0563"
+                     *             }
+                     *           },
+                     *           "company": {
+                     *             "name": "Remington Rand",
+                     *             "catchPhrase": "It is easier to ask forgiveness",
+                     *             "bs": "compile business logic"
+                     *           },
                      *           "createdAt": "2026-11-25T22:27:04.243Z",
                      *           "updatedAt": "2026-11-25T22:27:04.243Z"
                      *         }
@@ -1662,7 +1864,8 @@ export interface operations {
                  *       "name": "Grace Hopper",
                  *       "email": "grace@example.com",
                  *       "age": 85,
-                 *       "password": "cobol-forever"
+                 *       "password": "cobol-forever",
+                 *       "username": "amazing-grace"
                  *     }
                  */
                 "application/json": components["schemas"]["UserCreate"];
@@ -1696,6 +1899,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -1727,7 +1948,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("posts" | "todos")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
@@ -1786,6 +2007,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -1844,7 +2083,9 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "Grace B. Hopper",
-                 *       "email": "grace@example.com"
+                 *       "email": "grace@example.com",
+                 *       "username": "amazing-grace",
+                 *       "phone": "+1-202-555-0143"
                  *     }
                  */
                 "application/json": components["schemas"]["UserReplace"];
@@ -1877,6 +2118,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -2013,13 +2272,21 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "age": 86
+                 *       "company": {
+                 *         "name": "Remington Rand",
+                 *         "catchPhrase": "It is easier to ask forgiveness",
+                 *         "bs": "compile business logic"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["UserUpdate"];
                 /**
                  * @example {
-                 *       "age": 86
+                 *       "company": {
+                 *         "name": "Remington Rand",
+                 *         "catchPhrase": "It is easier to ask forgiveness",
+                 *         "bs": "compile business logic"
+                 *       }
                  *     }
                  */
                 "application/merge-patch+json": components["schemas"]["UserUpdate"];
@@ -2052,6 +2319,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -2831,12 +3116,12 @@ export interface operations {
                 "postId[lte]"?: number;
                 /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
                 "postId[in]"?: string;
-                /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
-                authorId?: number[];
-                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
-                "authorId[eq]"?: number[];
-                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
-                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                authorId?: (number | "null")[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "authorId[eq]"?: (number | "null")[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "authorId[ne]"?: (number | "null")[];
                 /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
                 "authorId[gt]"?: number;
                 /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
@@ -2845,8 +3130,10 @@ export interface operations {
                 "authorId[lt]"?: number;
                 /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
                 "authorId[lte]"?: number;
-                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). `null` matches a missing value. */
                 "authorId[in]"?: string;
+                /** @description `true`: only items without `authorId`; `false`: only items with one. */
+                "authorId[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
                 /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
@@ -2895,7 +3182,7 @@ export interface operations {
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -3087,7 +3374,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -4106,6 +4393,24 @@ export interface operations {
                 "role[ne]"?: ("user" | "admin")[];
                 /** @description Only items whose `role` is one of these comma-separated values, at most 100 (a value holding a comma takes `role` repeated). */
                 "role[in]"?: string;
+                /** @description Only items whose `username` equals the value; repeated, any of the values. `null` matches a missing value. */
+                username?: (string | "null")[];
+                /** @description As `username`: only items whose `username` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "username[eq]"?: (string | "null")[];
+                /** @description Only items whose `username` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "username[ne]"?: (string | "null")[];
+                /** @description Only items whose `username` is greater than the value (text in code-point order); a missing value never is. */
+                "username[gt]"?: string;
+                /** @description Only items whose `username` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "username[gte]"?: string;
+                /** @description Only items whose `username` is less than the value (text in code-point order); a missing value never is. */
+                "username[lt]"?: string;
+                /** @description Only items whose `username` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "username[lte]"?: string;
+                /** @description Only items whose `username` is one of these comma-separated values, at most 100 (a value holding a comma takes `username` repeated). `null` matches a missing value. */
+                "username[in]"?: string;
+                /** @description `true`: only items without `username`; `false`: only items with one. */
+                "username[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
                 /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
@@ -4139,7 +4444,7 @@ export interface operations {
                 /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
                 "updatedAt[in]"?: string;
                 /**
-                 * @description Comma-separated fields, `-` for descending: id, name, email, age, role, createdAt, updatedAt. `id` always breaks ties.
+                 * @description Comma-separated fields, `-` for descending: id, name, email, age, role, username, createdAt, updatedAt. `id` always breaks ties.
                  * @example -createdAt
                  */
                 sort?: string;
@@ -4154,7 +4459,7 @@ export interface operations {
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("posts" | "todos")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
@@ -4204,6 +4509,24 @@ export interface operations {
                      *           "age": 85,
                      *           "avatar": null,
                      *           "role": "user",
+                     *           "username": "amazing-grace",
+                     *           "phone": "+1-202-555-0143",
+                     *           "website": "https://grace.example.com",
+                     *           "address": {
+                     *             "street": "1 Navy Yard",
+                     *             "suite": "Room 3",
+                     *             "city": "Arlington",
+                     *             "zipcode": "22202",
+                     *             "geo": {
+                     *               "lat": "38.8719",
+                     *               "lng": "-77.0563"
+                     *             }
+                     *           },
+                     *           "company": {
+                     *             "name": "Remington Rand",
+                     *             "catchPhrase": "It is easier to ask forgiveness",
+                     *             "bs": "compile business logic"
+                     *           },
                      *           "createdAt": "2026-11-25T22:27:04.243Z",
                      *           "updatedAt": "2026-11-25T22:27:04.243Z"
                      *         }
@@ -4258,7 +4581,8 @@ export interface operations {
                  *       "name": "Grace Hopper",
                  *       "email": "grace@example.com",
                  *       "age": 85,
-                 *       "password": "cobol-forever"
+                 *       "password": "cobol-forever",
+                 *       "username": "amazing-grace"
                  *     }
                  */
                 "application/json": components["schemas"]["UserCreate"];
@@ -4292,6 +4616,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -4323,7 +4665,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("posts" | "todos")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
@@ -4382,6 +4724,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -4440,7 +4800,9 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "Grace B. Hopper",
-                 *       "email": "grace@example.com"
+                 *       "email": "grace@example.com",
+                 *       "username": "amazing-grace",
+                 *       "phone": "+1-202-555-0143"
                  *     }
                  */
                 "application/json": components["schemas"]["UserReplace"];
@@ -4473,6 +4835,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -4609,13 +4989,21 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "age": 86
+                 *       "company": {
+                 *         "name": "Remington Rand",
+                 *         "catchPhrase": "It is easier to ask forgiveness",
+                 *         "bs": "compile business logic"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["UserUpdate"];
                 /**
                  * @example {
-                 *       "age": 86
+                 *       "company": {
+                 *         "name": "Remington Rand",
+                 *         "catchPhrase": "It is easier to ask forgiveness",
+                 *         "bs": "compile business logic"
+                 *       }
                  *     }
                  */
                 "application/merge-patch+json": components["schemas"]["UserUpdate"];
@@ -4648,6 +5036,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -5425,12 +5831,12 @@ export interface operations {
                 "postId[lte]"?: number;
                 /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
                 "postId[in]"?: string;
-                /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
-                authorId?: number[];
-                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
-                "authorId[eq]"?: number[];
-                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
-                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                authorId?: (number | "null")[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "authorId[eq]"?: (number | "null")[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "authorId[ne]"?: (number | "null")[];
                 /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
                 "authorId[gt]"?: number;
                 /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
@@ -5439,8 +5845,10 @@ export interface operations {
                 "authorId[lt]"?: number;
                 /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
                 "authorId[lte]"?: number;
-                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). `null` matches a missing value. */
                 "authorId[in]"?: string;
+                /** @description `true`: only items without `authorId`; `false`: only items with one. */
+                "authorId[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
                 /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
@@ -5489,7 +5897,7 @@ export interface operations {
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -5679,7 +6087,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
