@@ -3240,6 +3240,7 @@ export interface operations {
                      *             "id": 1,
                      *             "name": "Leanne Graham"
                      *           },
+                     *           "email": null,
                      *           "content": "Nicely put.",
                      *           "createdAt": "2026-11-25T22:27:04.243Z",
                      *           "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -3341,6 +3342,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -3440,6 +3442,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -3614,6 +3617,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -5955,6 +5959,7 @@ export interface operations {
                      *             "id": 1,
                      *             "name": "Leanne Graham"
                      *           },
+                     *           "email": null,
                      *           "content": "Nicely put.",
                      *           "createdAt": "2026-11-25T22:27:04.243Z",
                      *           "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -6054,6 +6059,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -6153,6 +6159,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -6327,6 +6334,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
