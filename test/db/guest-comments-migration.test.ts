@@ -106,6 +106,15 @@ describe.each(stores)('migration 0009 (guest comments) on %s, with comments ther
       .returning('id')
       .executeTakeFirstOrThrow()
     expect(guest.id).toBe(before.at(-1)!.id + 2)
+    // A comment is a user's or a guest's: never both, never neither.
+    for (const [author_id, email] of [
+      [before[0]!.author_id, 'both@example.com'],
+      [null, null],
+    ] as const) {
+      await expect(
+        db.insertInto('comments').values({ post_id: before[0]!.post_id, author_id, email, content: 'x', created_at: at, updated_at: at }).execute(),
+      ).rejects.toThrow()
+    }
     // The references hold: a comment on no post is refused, and deleting its author takes a user's comments along.
     await expect(
       db.insertInto('comments').values({ post_id: 999, author_id: null, email: 'x@example.com', content: 'x', created_at: at, updated_at: at }).execute(),

@@ -3,7 +3,7 @@
 // - a user's profile: `username`, `phone` and `website` (lines), `address` and `company` (objects,
 //   as JSON text: they are read and written whole, never filtered), all nullable;
 // - a guest comment, written by someone who is no user: `author_id` becomes nullable, and
-//   `email` keeps the commenter's e-mail.
+//   `email` keeps the commenter's e-mail; a comment has one or the other, never both or neither.
 // PostgreSQL drops the NOT NULL in place. SQLite cannot (ALTER TABLE has no such form): the comments
 // table is rebuilt — a new table, the rows copied, the old one dropped, the new one renamed — in one
 // transaction, and everything that belongs to the table (its indexes, and the triggers that keep the
@@ -13,6 +13,10 @@ import { type Kysely, type Migration, sql } from 'kysely'
 import type { DialectFacts } from '../dialect-facts.js'
 
 const PROFILE_COLUMNS = ['username', 'phone', 'website', 'address', 'company'] as const
+
+/** A comment is a user's (author_id) or a guest's (email). */
+const AUTHOR_OR_GUEST = 'comments_author_or_guest'
+const authorOrGuest = sql`(author_id is null) = (email is not null)`
 
 export function userProfilesAndGuestCommentsMigration(facts: DialectFacts): Migration {
   const text = facts.textType
@@ -24,6 +28,7 @@ export function userProfilesAndGuestCommentsMigration(facts: DialectFacts): Migr
       if (facts.dialect === 'postgres') {
         await db.schema.alterTable('comments').addColumn('email', text).execute()
         await sql`alter table comments alter column author_id drop not null`.execute(db)
+        await sql`alter table comments add constraint ${sql.id(AUTHOR_OR_GUEST)} check (${authorOrGuest})`.execute(db)
       } else {
         await rebuildComments(db, facts, { guests: true })
       }
@@ -32,6 +37,7 @@ export function userProfilesAndGuestCommentsMigration(facts: DialectFacts): Migr
       // A guest comment has no author to go back to.
       await sql`delete from comments where author_id is null`.execute(db)
       if (facts.dialect === 'postgres') {
+        await sql`alter table comments drop constraint ${sql.id(AUTHOR_OR_GUEST)}`.execute(db)
         await sql`alter table comments alter column author_id set not null`.execute(db)
         await db.schema.alterTable('comments').dropColumn('email').execute()
       } else {
@@ -70,7 +76,7 @@ async function rebuildComments(db: Kysely<unknown>, facts: DialectFacts, { guest
       .addColumn('content', text, (c) => c.notNull())
       .addColumn('created_at', ts, (c) => c.notNull())
       .addColumn('updated_at', ts, (c) => c.notNull())
-    if (guests) table = table.addColumn('email', text)
+    if (guests) table = table.addColumn('email', text).addCheckConstraint(AUTHOR_OR_GUEST, authorOrGuest)
     await table.execute()
     await sql`
       insert into comments_rebuilt (id, post_id, author_id, content, created_at, updated_at)
