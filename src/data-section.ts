@@ -23,16 +23,11 @@ export const StoredId = Type.Integer({ ...Id, maximum: MAX_ID })
  */
 export const storedInstant = (text: unknown): string | null => (text === null ? null : (parseInstant(text as string) as string))
 
-/** A field of a row that names a row of a section (its parent). */
+/** A field of a row that names a row of a section (its parent) by id; null names none. */
 export interface Reference {
   readonly field: string
   /** The section whose row it names; one of the section's `references`. */
   readonly section: string
-  /**
-   * The unique field (its `field`) of that section whose value names the row, instead of its id: a
-   * JSONPlaceholder comment names its author by e-mail. The row may be in the file or the database.
-   */
-  readonly by?: string
 }
 
 /** A field no two rows of a section share, in a file or in the database. */
@@ -44,19 +39,12 @@ export interface UniqueField {
   readonly noun: string
   /** Whether values that differ in case only are the same value (e-mails are). */
   readonly ignoreCase: boolean
-  /**
-   * The row added to the section for a value a reference `by` this field names and no row has (its
-   * id the next after the section's highest); without it, such a reference is a problem.
-   */
-  rowFor?(this: void, value: string, id: number, now: string): Fields
 }
 
 /** What import hands `toColumns` besides the row. */
 export interface ColumnsContext {
   /** When the import started (ISO 8601): the time of rows whose format carries none. */
   readonly now: string
-  /** The id of the row each reference `by` a unique field names, by the reference's field. */
-  readonly ids: Readonly<Record<string, number>>
 }
 
 /** A section's rows in one format. `R` is a row as the section's `read` gives it. */
@@ -69,8 +57,6 @@ export interface DataFormat<R> {
   problems?(this: void, row: Fields): Iterable<readonly [string, string]>
   /** Import: the fields that name other rows, each checked against the file and the database. */
   readonly references?: readonly Reference[]
-  /** Import: fields the format has and Threadline keeps nowhere; the summary counts the rows that had any. */
-  readonly dropped?: readonly string[]
   /** Import: a checked row as its table's columns. */
   toColumns(this: void, row: Fields, context: ColumnsContext): Fields
 }

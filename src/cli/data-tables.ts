@@ -32,14 +32,6 @@ export async function countRows(db: Db, table: string): Promise<number> {
   return Number(n)
 }
 
-export async function highestId(db: Db, table: string): Promise<number> {
-  const row = await byName(db)
-    .selectFrom(table)
-    .select((eb) => eb.fn.max<number | null>('id').as('max'))
-    .executeTakeFirst()
-  return Number(row?.max ?? 0)
-}
-
 export async function insertRows(db: Db, table: string, rows: Fields[]): Promise<void> {
   await byName(db).insertInto(table).values(rows).execute()
 }

@@ -67,17 +67,6 @@ export async function importFile(db: Db, file: string, options: ImportOptions): 
       return {
         format,
         rows: inFormat.map(({ rules, ids }) => ({ section: rules.section, count: ids.size })),
-        // Only the fields some row had, in the order the format declares them.
-        dropped: inFormat.flatMap(({ rules, dropped, droppedFields }) => {
-          const fields = rules.formats[format]!.dropped.filter((field) => droppedFields[format].has(field))
-          return fields.length === 0 ? [] : [{ section: rules.section, fields, count: dropped[format] }]
-        }),
-        added: plan.additions.map(({ section, by, reference, rows }) => ({
-          section: section.rules.section,
-          by: by.rules.section,
-          unique: section.rules.unique[reference.unique]!,
-          count: rows.length,
-        })),
         skipped: found.skipped,
       }
     })

@@ -1,6 +1,6 @@
 // What import says: the problems of a file, listed with their JSON paths, and the summary of a
 // file loaded. The words come from the sections (their names and nouns, their unique fields').
-import type { DataSection, UniqueField } from '../data-section.js'
+import type { DataSection } from '../data-section.js'
 import { AppError } from '../errors.js'
 import type { Format } from './import-rows.js'
 import type { BadJsonError } from './json-sections.js'
@@ -49,10 +49,6 @@ export interface ImportSummary {
   format: Format
   /** Rows loaded per section the format has, parents first. */
   rows: { section: DataSection; count: number }[]
-  /** Rows that came with fields the format has and Threadline keeps nowhere (`fields`: those the rows had), per section. */
-  dropped: { section: DataSection; fields: readonly string[]; count: number }[]
-  /** Rows added to `section` for values of its `unique` field that rows of `by` named and no row had. */
-  added: { section: DataSection; by: DataSection; unique: UniqueField; count: number }[]
   /** Sections of resources Threadline has not (foreignSections), with their lengths, in file order. */
   skipped: [string, number][]
 }
@@ -61,12 +57,6 @@ export interface ImportSummary {
 export function describeImport(summary: ImportSummary, seconds: number): string {
   const counts = listed(summary.rows.map(({ section, count: n }) => count(n, section.noun, section.name)))
   const notes: string[] = []
-  for (const { section, fields, count: n } of summary.dropped) {
-    if (n > 0) notes.push(`dropped ${listed(fields)} of ${count(n, section.noun, section.name)}`)
-  }
-  for (const { section, by, unique, count: n } of summary.added) {
-    if (n > 0) notes.push(`added ${count(n, section.noun, section.name)} for ${by.noun} ${unique.noun}s no ${section.noun} had`)
-  }
   if (summary.skipped.length > 0) {
     const sections = summary.skipped.map(([key, items]) => `${key} (${items.toLocaleString('en-US')})`).join(', ')
     notes.push(`skipped ${sections}: Threadline has no such resources`)

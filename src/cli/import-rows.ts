@@ -27,24 +27,13 @@ export interface IdReference {
   readonly target: SectionRules
 }
 
-/** A reference by a unique field: pass 1 keeps each row's value, as written. */
-export interface ValueReference {
-  readonly field: string
-  readonly target: SectionRules
-  /** Its place in the target's `unique`. */
-  readonly unique: number
-  /** Whether a format the file may still turn out to be has it (Threadline's always may). */
-  readonly inThreadline: boolean
-}
-
 /** A section's rows in one format, compiled. */
 export interface FormatRules {
   readonly rule: RowRule
   readonly problems: DataFormat<unknown>['problems']
-  readonly dropped: readonly string[]
   readonly toColumns: DataFormat<unknown>['toColumns']
-  /** Its references, as the places in the section's idReferences and valueReferences, in the order declared. */
-  readonly references: readonly { readonly by: 'id' | 'value'; readonly at: number }[]
+  /** Its references, as their places in the section's idReferences, in the order declared. */
+  readonly references: readonly number[]
 }
 
 /** A section a file may have, compiled; `position` is its place in ImportRules.sections. */
@@ -58,7 +47,6 @@ export interface SectionRules {
   readonly formats: Readonly<Partial<Record<Format, FormatRules>>>
   /** Every format's references by id, one per field. */
   readonly idReferences: readonly IdReference[]
-  readonly valueReferences: readonly ValueReference[]
 }
 
 export interface ImportRules {
@@ -106,23 +94,15 @@ function compile(given: readonly DataSection[]): ImportRules {
       return found
     }
     const idReferences: IdReference[] = []
-    const valueReferences: ValueReference[] = []
     const formats: Partial<Record<Format, FormatRules>> = {}
     for (const format of FORMATS) {
       const rows = section.formats?.[format]
       if (rows === undefined) continue
-      const references = (rows.references ?? []).map(({ field, section: name, by }) => {
-        if (by === undefined) {
-          let at = idReferences.findIndex((reference) => reference.field === field)
-          if (at < 0) at = idReferences.push({ field, target: target(name) }) - 1
-          return { by: 'id' as const, at }
-        }
-        const referred = target(name)
-        const unique = referred.unique.findIndex((candidate) => candidate.field === by)
-        if (unique < 0) throw new Error(`data section ${section.name} refers to ${name} by ${by}, which is not unique there`)
-        return { by: 'value' as const, at: valueReferences.push({ field, target: referred, unique, inThreadline: format === 'threadline' }) - 1 }
+      const references = (rows.references ?? []).map(({ field, section: name }) => {
+        const at = idReferences.findIndex((reference) => reference.field === field)
+        return at >= 0 ? at : idReferences.push({ field, target: target(name) }) - 1
       })
-      formats[format] = { rule: ruleOf(rows.schema), problems: rows.problems, dropped: rows.dropped ?? [], toColumns: rows.toColumns, references }
+      formats[format] = { rule: ruleOf(rows.schema), problems: rows.problems, toColumns: rows.toColumns, references }
     }
     const rules: SectionRules = {
       section,
@@ -132,7 +112,6 @@ function compile(given: readonly DataSection[]): ImportRules {
       unique: section.unique ?? [],
       formats,
       idReferences,
-      valueReferences,
     }
     byName.set(section.name, rules)
     sections.push(rules)

@@ -1,7 +1,7 @@
 // Import's first pass: every row checked by its section's rules, in each format the file may be in
 // (either, until the marker says Threadline's), and what the later stages need of it kept, which is
-// small: each row's id, its unique values and the rows it references. A JSON object's keys have no
-// order, so nothing can be decided about references before the whole file is read.
+// small: each row's id, its unique values and the ids of the rows it references. A JSON object's
+// keys have no order, so nothing can be decided about references before the whole file is read.
 import { parseId } from '../core/ids.js'
 import type { Fields } from '../data-section.js'
 import type { Progress } from './import-progress.js'
@@ -20,17 +20,11 @@ export class SectionScan {
   readonly unique: Map<string, number>[]
   /** Per reference by id (rules.idReferences), by row index: the id it names, 0 when it names none. */
   readonly idReferences: number[][]
-  /** Per reference by value (rules.valueReferences): row index → the value, as written. */
-  readonly valueReferences: Map<number, string>[]
-  /** Per format: the rows that had fields it drops, and which of those fields any row had. */
-  readonly dropped: Record<Format, number> = { threadline: 0, jsonplaceholder: 0 }
-  readonly droppedFields: Record<Format, Set<string>> = { threadline: new Set(), jsonplaceholder: new Set() }
 
   constructor(readonly rules: SectionRules) {
     this.name = rules.name
     this.unique = rules.unique.map(() => new Map<string, number>())
     this.idReferences = rules.idReferences.map(() => [])
-    this.valueReferences = rules.valueReferences.map(() => new Map<number, string>())
   }
 }
 
@@ -110,17 +104,7 @@ export async function scan(file: string, rules: ImportRules, progress: Progress)
         if (taken !== undefined) both(`${path}.${field}`, `taken by ${section.name}[${taken}]`)
         else section.unique[i]!.set(key, index)
       }
-      for (const format of FORMATS) {
-        const had = rules.formats[format]?.dropped.filter((field) => field in row) ?? []
-        if (had.length === 0) continue
-        section.dropped[format]++
-        for (const field of had) section.droppedFields[format].add(field)
-      }
       for (const [i, { field }] of rules.idReferences.entries()) section.idReferences[i]![index] = idOr0(row[field])
-      for (const [i, { field, inThreadline }] of rules.valueReferences.entries()) {
-        const named = row[field]
-        if ((inThreadline || possible('jsonplaceholder')) && typeof named === 'string') section.valueReferences[i]!.set(index, named)
-      }
     },
   })
   return result

@@ -26,8 +26,6 @@ class SectionWriter {
   readonly name: string
   readonly rules: SectionRules
   readonly format: FormatRules
-  /** The id each reference by value names, filled for each row before toColumns reads it. */
-  readonly ids: Record<string, number> = {}
   readonly context: ColumnsContext
   /** The row being written, for the paths of its problems. */
   index = 0
@@ -35,7 +33,6 @@ class SectionWriter {
 
   constructor(
     readonly scan: SectionScan,
-    readonly named: Map<string, number>[],
     plan: Plan,
     now: string,
   ) {
@@ -43,7 +40,7 @@ class SectionWriter {
     this.rules = scan.rules
     // A section the file's format has not is a problem of pass 1: it is never written.
     this.format = scan.rules.formats[plan.format]!
-    this.context = { now, ids: this.ids }
+    this.context = { now }
   }
 
   private same(field: string, seen: unknown, now: unknown) {
@@ -61,20 +58,10 @@ class SectionWriter {
       const { field, ignoreCase } = rules.unique[i]!
       this.same(field, index, scan.unique[i]!.get(uniqueKey(ignoreCase, row[field])))
     }
-    const { references } = this.format
-    for (let i = 0; i < references.length; i++) {
-      const { by, at } = references[i]!
-      if (by === 'id') {
-        const { field } = rules.idReferences[at]!
-        this.same(field, scan.idReferences[at]![index], row[field])
-      } else {
-        const { field, target, unique } = rules.valueReferences[at]!
-        const { ignoreCase } = target.unique[unique]!
-        const seen = scan.valueReferences[at]!.get(index)
-        const key = uniqueKey(ignoreCase, row[field])
-        this.same(field, seen === undefined ? undefined : uniqueKey(ignoreCase, seen), key)
-        this.ids[field] = this.named[at]!.get(key)!
-      }
+    for (const at of this.format.references) {
+      const { field } = rules.idReferences[at]!
+      // A reference to none (null) was seen as 0.
+      this.same(field, scan.idReferences[at]![index], row[field] ?? 0)
     }
     return this.format.toColumns(row, this.context)
   }
@@ -82,17 +69,7 @@ class SectionWriter {
 
 /** Writes the file's rows: in dependency order, walking the file again for a section it met too early. */
 export async function writeRows(db: Db, file: string, rules: ImportRules, found: Scan, plan: Plan, progress: Progress, now: string): Promise<void> {
-  for (const { section, reference, rows } of plan.additions) {
-    const { rowFor } = section.rules.unique[reference.unique]!
-    for (let i = 0; i < rows.length; i += BATCH_SIZE) {
-      await insertRows(
-        db,
-        section.name,
-        rows.slice(i, i + BATCH_SIZE).map(({ id, value }) => rowFor!(value, id, now)),
-      )
-    }
-  }
-  const writers = found.sections.map((scan) => new SectionWriter(scan, plan.named[scan.rules.position]!, plan, now))
+  const writers = found.sections.map((scan) => new SectionWriter(scan, plan, now))
   const present = new Set(found.order.map((scan) => writers[scan.rules.position]!))
   const written = new Set<SectionWriter>()
   while (written.size < present.size) {

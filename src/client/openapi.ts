@@ -38,7 +38,7 @@ export interface paths {
         get: operations["getUserV1"];
         /**
          * Replace a user
-         * @description The user, or an admin. `name` and `email` are required; `age` and `avatar` left out become null; `role` (only an admin sets it) and `password` left out stay. The last admin cannot be demoted (409).
+         * @description The user, or an admin. `name` and `email` are required; `age`, `avatar` and the profile (`username`, `phone`, `website`, `address`, `company`) left out become null; `role` (only an admin sets it) and `password` left out stay. The last admin cannot be demoted (409).
          */
         put: operations["replaceUserV1"];
         post?: never;
@@ -51,7 +51,7 @@ export interface paths {
         head?: never;
         /**
          * Change part of a user
-         * @description The user, or an admin. Only the fields sent change (a JSON merge patch); null clears an optional field.
+         * @description The user, or an admin. Only the fields sent change (a JSON merge patch); null clears an optional field. `address` and `company` are written whole: one sent replaces the one there.
          */
         patch: operations["updateUserV1"];
         trace?: never;
@@ -474,7 +474,7 @@ export interface paths {
         get: operations["getUserV2"];
         /**
          * Replace a user
-         * @description The user, or an admin. `name` and `email` are required; `age` and `avatar` left out become null; `role` (only an admin sets it) and `password` left out stay. The last admin cannot be demoted (409).
+         * @description The user, or an admin. `name` and `email` are required; `age`, `avatar` and the profile (`username`, `phone`, `website`, `address`, `company`) left out become null; `role` (only an admin sets it) and `password` left out stay. The last admin cannot be demoted (409).
          */
         put: operations["replaceUserV2"];
         post?: never;
@@ -487,7 +487,7 @@ export interface paths {
         head?: never;
         /**
          * Change part of a user
-         * @description The user, or an admin. Only the fields sent change (a JSON merge patch); null clears an optional field.
+         * @description The user, or an admin. Only the fields sent change (a JSON merge patch); null clears an optional field. `address` and `company` are written whole: one sent replaces the one there.
          */
         patch: operations["updateUserV2"];
         trace?: never;
@@ -915,6 +915,29 @@ export interface components {
              * @enum {string}
              */
             role?: "user" | "admin";
+            /** @description A handle; not unique. Present unless `select` leaves it out. */
+            username?: string | null;
+            /** @description Present unless `select` leaves it out. */
+            phone?: string | null;
+            /** @description As the user wrote it: a host name or a URL. Present unless `select` leaves it out. */
+            website?: string | null;
+            /** @description A postal address; written whole (a PATCH replaces it, null clears it). Present unless `select` leaves it out. */
+            address?: {
+                street: string;
+                suite: string;
+                city: string;
+                zipcode: string;
+                geo: {
+                    lat: string;
+                    lng: string;
+                };
+            } | null;
+            /** @description Where the user works; written whole (a PATCH replaces it, null clears it). Present unless `select` leaves it out. */
+            company?: {
+                name: string;
+                catchPhrase: string;
+                bs: string;
+            } | null;
             /**
              * Format: date-time
              * @description ISO 8601, UTC. Present unless `select` leaves it out.
@@ -972,6 +995,28 @@ export interface components {
             role?: "user" | "admin";
             /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
             password?: string;
+            /** @description A handle; not unique. */
+            username?: string | null;
+            phone?: string | null;
+            /** @description As the user wrote it: a host name or a URL. */
+            website?: string | null;
+            /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+            address?: {
+                street: string;
+                suite: string;
+                city: string;
+                zipcode: string;
+                geo: {
+                    lat: string;
+                    lng: string;
+                };
+            } | null;
+            /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+            company?: {
+                name: string;
+                catchPhrase: string;
+                bs: string;
+            } | null;
         };
         User: {
             /** @description Assigned by the service; never reused. */
@@ -991,6 +1036,28 @@ export interface components {
              * @enum {string}
              */
             role: "user" | "admin";
+            /** @description A handle; not unique. */
+            username: string | null;
+            phone: string | null;
+            /** @description As the user wrote it: a host name or a URL. */
+            website: string | null;
+            /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+            address: {
+                street: string;
+                suite: string;
+                city: string;
+                zipcode: string;
+                geo: {
+                    lat: string;
+                    lng: string;
+                };
+            } | null;
+            /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+            company: {
+                name: string;
+                catchPhrase: string;
+                bs: string;
+            } | null;
             /**
              * Format: date-time
              * @description ISO 8601, UTC.
@@ -1027,6 +1094,28 @@ export interface components {
             role?: "user" | "admin";
             /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
             password?: string;
+            /** @description A handle; not unique. */
+            username?: string | null;
+            phone?: string | null;
+            /** @description As the user wrote it: a host name or a URL. */
+            website?: string | null;
+            /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+            address?: {
+                street: string;
+                suite: string;
+                city: string;
+                zipcode: string;
+                geo: {
+                    lat: string;
+                    lng: string;
+                };
+            } | null;
+            /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+            company?: {
+                name: string;
+                catchPhrase: string;
+                bs: string;
+            } | null;
         };
         UserUpdate: {
             /** @description The user's display name. */
@@ -1046,6 +1135,28 @@ export interface components {
             role?: "user" | "admin";
             /** @description Write-only: never returned. Lets the user sign in with POST /tokens. */
             password?: string;
+            /** @description A handle; not unique. */
+            username?: string | null;
+            phone?: string | null;
+            /** @description As the user wrote it: a host name or a URL. */
+            website?: string | null;
+            /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+            address?: {
+                street: string;
+                suite: string;
+                city: string;
+                zipcode: string;
+                geo: {
+                    lat: string;
+                    lng: string;
+                };
+            } | null;
+            /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+            company?: {
+                name: string;
+                catchPhrase: string;
+                bs: string;
+            } | null;
         };
         PostRepresentation: {
             /** @description Assigned by the service; never reused. */
@@ -1095,6 +1206,28 @@ export interface components {
                  * @enum {string}
                  */
                 role: "user" | "admin";
+                /** @description A handle; not unique. */
+                username: string | null;
+                phone: string | null;
+                /** @description As the user wrote it: a host name or a URL. */
+                website: string | null;
+                /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+                address: {
+                    street: string;
+                    suite: string;
+                    city: string;
+                    zipcode: string;
+                    geo: {
+                        lat: string;
+                        lng: string;
+                    };
+                } | null;
+                /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+                company: {
+                    name: string;
+                    catchPhrase: string;
+                    bs: string;
+                } | null;
                 /**
                  * Format: date-time
                  * @description ISO 8601, UTC.
@@ -1180,9 +1313,9 @@ export interface components {
             id: number;
             /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
             postId?: number;
-            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
-            authorId?: number;
-            /** @description The author: `{id, name}`; with `include=author`, the whole user. */
+            /** @description The user who wrote it; null for a guest comment. Present unless `select` leaves it out. */
+            authorId?: number | null;
+            /** @description The author: `{id, name}`; with `include=author`, the whole user; null for a guest comment (it has none). */
             author?: {
                 /** @description Assigned by the service; never reused. */
                 id: number;
@@ -1201,6 +1334,28 @@ export interface components {
                  * @enum {string}
                  */
                 role?: "user" | "admin";
+                /** @description A handle; not unique. */
+                username?: string | null;
+                phone?: string | null;
+                /** @description As the user wrote it: a host name or a URL. */
+                website?: string | null;
+                /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+                address?: {
+                    street: string;
+                    suite: string;
+                    city: string;
+                    zipcode: string;
+                    geo: {
+                        lat: string;
+                        lng: string;
+                    };
+                } | null;
+                /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+                company?: {
+                    name: string;
+                    catchPhrase: string;
+                    bs: string;
+                } | null;
                 /**
                  * Format: date-time
                  * @description ISO 8601, UTC.
@@ -1211,7 +1366,12 @@ export interface components {
                  * @description ISO 8601, UTC.
                  */
                 updatedAt?: string;
-            };
+            } | null;
+            /**
+             * Format: email
+             * @description A guest comment's commenter's e-mail, as JSONPlaceholder shows it; null for a user's comment. Present unless `select` leaves it out.
+             */
+            email?: string | null;
             /** @description Present unless `select` leaves it out. */
             content?: string;
             /**
@@ -1262,13 +1422,19 @@ export interface components {
             id: number;
             /** @description Assigned by the service; never reused. */
             postId: number;
-            /** @description Assigned by the service; never reused. */
-            authorId: number;
+            /** @description The user who wrote it; null for a guest comment. */
+            authorId: number | null;
+            /** @description The author: `{id, name}`; null for a guest comment. */
             author: {
                 /** @description Assigned by the service; never reused. */
                 id: number;
                 name: string;
-            };
+            } | null;
+            /**
+             * Format: email
+             * @description A guest comment's commenter's e-mail, as JSONPlaceholder shows it; null for a user's comment.
+             */
+            email: string | null;
             content: string;
             /**
              * Format: date-time
@@ -1889,6 +2055,24 @@ export interface operations {
                 "role[ne]"?: ("user" | "admin")[];
                 /** @description Only items whose `role` is one of these comma-separated values, at most 100 (a value holding a comma takes `role` repeated). */
                 "role[in]"?: string;
+                /** @description Only items whose `username` equals the value; repeated, any of the values. `null` matches a missing value. */
+                username?: (string | "null")[];
+                /** @description As `username`: only items whose `username` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "username[eq]"?: (string | "null")[];
+                /** @description Only items whose `username` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "username[ne]"?: (string | "null")[];
+                /** @description Only items whose `username` is greater than the value (text in code-point order); a missing value never is. */
+                "username[gt]"?: string;
+                /** @description Only items whose `username` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "username[gte]"?: string;
+                /** @description Only items whose `username` is less than the value (text in code-point order); a missing value never is. */
+                "username[lt]"?: string;
+                /** @description Only items whose `username` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "username[lte]"?: string;
+                /** @description Only items whose `username` is one of these comma-separated values, at most 100 (a value holding a comma takes `username` repeated). `null` matches a missing value. */
+                "username[in]"?: string;
+                /** @description `true`: only items without `username`; `false`: only items with one. */
+                "username[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
                 /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
@@ -1922,7 +2106,7 @@ export interface operations {
                 /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
                 "updatedAt[in]"?: string;
                 /**
-                 * @description Comma-separated fields, `-` for descending: id, name, email, age, role, createdAt, updatedAt. `id` always breaks ties.
+                 * @description Comma-separated fields, `-` for descending: id, name, email, age, role, username, createdAt, updatedAt. `id` always breaks ties.
                  * @example -createdAt
                  */
                 sort?: string;
@@ -1937,7 +2121,7 @@ export interface operations {
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("posts" | "todos")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
@@ -1987,6 +2171,24 @@ export interface operations {
                      *           "age": 85,
                      *           "avatar": null,
                      *           "role": "user",
+                     *           "username": "amazing-grace",
+                     *           "phone": "+1-202-555-0143",
+                     *           "website": "https://grace.example.com",
+                     *           "address": {
+                     *             "street": "1 Navy Yard",
+                     *             "suite": "Room 3",
+                     *             "city": "Arlington",
+                     *             "zipcode": "22202",
+                     *             "geo": {
+                     *               "lat": "38.8719",
+                     *               "lng": "-77.0563"
+                     *             }
+                     *           },
+                     *           "company": {
+                     *             "name": "Remington Rand",
+                     *             "catchPhrase": "It is easier to ask forgiveness",
+                     *             "bs": "compile business logic"
+                     *           },
                      *           "createdAt": "2026-11-25T22:27:04.243Z",
                      *           "updatedAt": "2026-11-25T22:27:04.243Z"
                      *         }
@@ -2043,7 +2245,8 @@ export interface operations {
                  *       "name": "Grace Hopper",
                  *       "email": "grace@example.com",
                  *       "age": 85,
-                 *       "password": "cobol-forever"
+                 *       "password": "cobol-forever",
+                 *       "username": "amazing-grace"
                  *     }
                  */
                 "application/json": components["schemas"]["UserCreate"];
@@ -2077,6 +2280,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -2108,7 +2329,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("posts" | "todos")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
@@ -2167,6 +2388,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -2225,7 +2464,9 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "Grace B. Hopper",
-                 *       "email": "grace@example.com"
+                 *       "email": "grace@example.com",
+                 *       "username": "amazing-grace",
+                 *       "phone": "+1-202-555-0143"
                  *     }
                  */
                 "application/json": components["schemas"]["UserReplace"];
@@ -2258,6 +2499,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -2394,13 +2653,21 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "age": 86
+                 *       "company": {
+                 *         "name": "Remington Rand",
+                 *         "catchPhrase": "It is easier to ask forgiveness",
+                 *         "bs": "compile business logic"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["UserUpdate"];
                 /**
                  * @example {
-                 *       "age": 86
+                 *       "company": {
+                 *         "name": "Remington Rand",
+                 *         "catchPhrase": "It is easier to ask forgiveness",
+                 *         "bs": "compile business logic"
+                 *       }
                  *     }
                  */
                 "application/merge-patch+json": components["schemas"]["UserUpdate"];
@@ -2433,6 +2700,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -4061,12 +4346,12 @@ export interface operations {
                 "postId[lte]"?: number;
                 /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
                 "postId[in]"?: string;
-                /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
-                authorId?: number[];
-                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
-                "authorId[eq]"?: number[];
-                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
-                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                authorId?: (number | "null")[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "authorId[eq]"?: (number | "null")[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "authorId[ne]"?: (number | "null")[];
                 /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
                 "authorId[gt]"?: number;
                 /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
@@ -4075,8 +4360,10 @@ export interface operations {
                 "authorId[lt]"?: number;
                 /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
                 "authorId[lte]"?: number;
-                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). `null` matches a missing value. */
                 "authorId[in]"?: string;
+                /** @description `true`: only items without `authorId`; `false`: only items with one. */
+                "authorId[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
                 /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
@@ -4125,7 +4412,7 @@ export interface operations {
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -4183,6 +4470,7 @@ export interface operations {
                      *             "id": 1,
                      *             "name": "Leanne Graham"
                      *           },
+                     *           "email": null,
                      *           "content": "Nicely put.",
                      *           "createdAt": "2026-11-25T22:27:04.243Z",
                      *           "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -4284,6 +4572,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -4317,7 +4606,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -4383,6 +4672,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -4557,6 +4847,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -6376,6 +6667,24 @@ export interface operations {
                 "role[ne]"?: ("user" | "admin")[];
                 /** @description Only items whose `role` is one of these comma-separated values, at most 100 (a value holding a comma takes `role` repeated). */
                 "role[in]"?: string;
+                /** @description Only items whose `username` equals the value; repeated, any of the values. `null` matches a missing value. */
+                username?: (string | "null")[];
+                /** @description As `username`: only items whose `username` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "username[eq]"?: (string | "null")[];
+                /** @description Only items whose `username` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "username[ne]"?: (string | "null")[];
+                /** @description Only items whose `username` is greater than the value (text in code-point order); a missing value never is. */
+                "username[gt]"?: string;
+                /** @description Only items whose `username` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "username[gte]"?: string;
+                /** @description Only items whose `username` is less than the value (text in code-point order); a missing value never is. */
+                "username[lt]"?: string;
+                /** @description Only items whose `username` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "username[lte]"?: string;
+                /** @description Only items whose `username` is one of these comma-separated values, at most 100 (a value holding a comma takes `username` repeated). `null` matches a missing value. */
+                "username[in]"?: string;
+                /** @description `true`: only items without `username`; `false`: only items with one. */
+                "username[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
                 /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
@@ -6409,7 +6718,7 @@ export interface operations {
                 /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
                 "updatedAt[in]"?: string;
                 /**
-                 * @description Comma-separated fields, `-` for descending: id, name, email, age, role, createdAt, updatedAt. `id` always breaks ties.
+                 * @description Comma-separated fields, `-` for descending: id, name, email, age, role, username, createdAt, updatedAt. `id` always breaks ties.
                  * @example -createdAt
                  */
                 sort?: string;
@@ -6424,7 +6733,7 @@ export interface operations {
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("posts" | "todos")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
@@ -6474,6 +6783,24 @@ export interface operations {
                      *           "age": 85,
                      *           "avatar": null,
                      *           "role": "user",
+                     *           "username": "amazing-grace",
+                     *           "phone": "+1-202-555-0143",
+                     *           "website": "https://grace.example.com",
+                     *           "address": {
+                     *             "street": "1 Navy Yard",
+                     *             "suite": "Room 3",
+                     *             "city": "Arlington",
+                     *             "zipcode": "22202",
+                     *             "geo": {
+                     *               "lat": "38.8719",
+                     *               "lng": "-77.0563"
+                     *             }
+                     *           },
+                     *           "company": {
+                     *             "name": "Remington Rand",
+                     *             "catchPhrase": "It is easier to ask forgiveness",
+                     *             "bs": "compile business logic"
+                     *           },
                      *           "createdAt": "2026-11-25T22:27:04.243Z",
                      *           "updatedAt": "2026-11-25T22:27:04.243Z"
                      *         }
@@ -6528,7 +6855,8 @@ export interface operations {
                  *       "name": "Grace Hopper",
                  *       "email": "grace@example.com",
                  *       "age": 85,
-                 *       "password": "cobol-forever"
+                 *       "password": "cobol-forever",
+                 *       "username": "amazing-grace"
                  *     }
                  */
                 "application/json": components["schemas"]["UserCreate"];
@@ -6562,6 +6890,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -6593,7 +6939,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("posts" | "todos")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
@@ -6652,6 +6998,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -6710,7 +7074,9 @@ export interface operations {
                 /**
                  * @example {
                  *       "name": "Grace B. Hopper",
-                 *       "email": "grace@example.com"
+                 *       "email": "grace@example.com",
+                 *       "username": "amazing-grace",
+                 *       "phone": "+1-202-555-0143"
                  *     }
                  */
                 "application/json": components["schemas"]["UserReplace"];
@@ -6743,6 +7109,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -6879,13 +7263,21 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "age": 86
+                 *       "company": {
+                 *         "name": "Remington Rand",
+                 *         "catchPhrase": "It is easier to ask forgiveness",
+                 *         "bs": "compile business logic"
+                 *       }
                  *     }
                  */
                 "application/json": components["schemas"]["UserUpdate"];
                 /**
                  * @example {
-                 *       "age": 86
+                 *       "company": {
+                 *         "name": "Remington Rand",
+                 *         "catchPhrase": "It is easier to ask forgiveness",
+                 *         "bs": "compile business logic"
+                 *       }
                  *     }
                  */
                 "application/merge-patch+json": components["schemas"]["UserUpdate"];
@@ -6918,6 +7310,24 @@ export interface operations {
                      *         "age": 85,
                      *         "avatar": null,
                      *         "role": "user",
+                     *         "username": "amazing-grace",
+                     *         "phone": "+1-202-555-0143",
+                     *         "website": "https://grace.example.com",
+                     *         "address": {
+                     *           "street": "1 Navy Yard",
+                     *           "suite": "Room 3",
+                     *           "city": "Arlington",
+                     *           "zipcode": "22202",
+                     *           "geo": {
+                     *             "lat": "38.8719",
+                     *             "lng": "-77.0563"
+                     *           }
+                     *         },
+                     *         "company": {
+                     *           "name": "Remington Rand",
+                     *           "catchPhrase": "It is easier to ask forgiveness",
+                     *           "bs": "compile business logic"
+                     *         },
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
                      *       },
@@ -8540,12 +8950,12 @@ export interface operations {
                 "postId[lte]"?: number;
                 /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
                 "postId[in]"?: string;
-                /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
-                authorId?: number[];
-                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
-                "authorId[eq]"?: number[];
-                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
-                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                authorId?: (number | "null")[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "authorId[eq]"?: (number | "null")[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "authorId[ne]"?: (number | "null")[];
                 /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
                 "authorId[gt]"?: number;
                 /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
@@ -8554,8 +8964,10 @@ export interface operations {
                 "authorId[lt]"?: number;
                 /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
                 "authorId[lte]"?: number;
-                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). `null` matches a missing value. */
                 "authorId[in]"?: string;
+                /** @description `true`: only items without `authorId`; `false`: only items with one. */
+                "authorId[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
                 /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
@@ -8604,7 +9016,7 @@ export interface operations {
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -8662,6 +9074,7 @@ export interface operations {
                      *             "id": 1,
                      *             "name": "Leanne Graham"
                      *           },
+                     *           "email": null,
                      *           "content": "Nicely put.",
                      *           "createdAt": "2026-11-25T22:27:04.243Z",
                      *           "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -8761,6 +9174,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -8794,7 +9208,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -8860,6 +9274,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -9034,6 +9449,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"

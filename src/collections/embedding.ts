@@ -25,16 +25,19 @@ export interface Reference {
 
 /** A related resource an item may embed: one object by id, or a capped list under the item. */
 export type Relation<T> =
-  | ({ readonly kind: 'one'; readonly keyOf: (item: T) => number; readonly read: ReadMany } & Reference)
+  | ({ readonly kind: 'one'; readonly keyOf: (item: T) => number | null; readonly read: ReadMany } & Reference)
   | { readonly kind: 'list'; readonly keyOf: (item: T) => number; readonly read: ReadWindow }
 
-/** The fields of T that hold a number: those a `one` relation may read its id from. */
-type NumberFields<T> = { [K in keyof T]-?: T[K] extends number ? K : never }[keyof T] & string
+/** The fields of T that hold a number, or null for none: those a `one` relation may read its id from. */
+type NumberFields<T> = { [K in keyof T]-?: T[K] extends number | null ? K : never }[keyof T] & string
 
-/** The object of `resource` that the item's `foreignKey` names, read for the page by `read` (a service's getMany). */
+/**
+ * The object of `resource` that the item's `foreignKey` names, read for the page by `read` (a
+ * service's getMany). An item whose key is null (a guest comment's author) names none: its field stays as it is.
+ */
 export const embedOne = <T>(foreignKey: NumberFields<T>, resource: string, read: ReadMany): Relation<T> => ({
   kind: 'one',
-  keyOf: (item) => item[foreignKey] as number,
+  keyOf: (item) => item[foreignKey] as number | null,
   foreignKey,
   resource,
   read,
@@ -158,7 +161,8 @@ export async function represent<T extends { id: number }>(representation: Repres
     const shown: Record<string, unknown> = {}
     for (const [field, value] of Object.entries(item)) if (select === undefined || select.has(field)) shown[field] = value
     representation.include.forEach(({ name, relation }, at) => {
-      const value = embedded[at]?.get(relation.keyOf(item))
+      const key = relation.keyOf(item)
+      const value = key === null ? undefined : embedded[at]?.get(key)
       if (value !== undefined) shown[name] = value
       else if (relation.kind === 'list') shown[name] = []
     })
@@ -173,7 +177,7 @@ export async function representOne<T extends { id: number }>(representation: Rep
 }
 
 async function readRelation<T>({ relation, limit }: Inclusion<T>, caller: Caller | null, items: readonly T[]): Promise<ReadonlyMap<number, unknown>> {
-  const keys = [...new Set(items.map(relation.keyOf))]
+  const keys = [...new Set(items.flatMap((item) => relation.keyOf(item) ?? []))]
   if (keys.length === 0) return new Map()
   return relation.kind === 'one' ? relation.read(caller, keys) : relation.read(caller, keys, { limit, offset: 0, order: 'desc' })
 }

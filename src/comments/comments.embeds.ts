@@ -10,13 +10,14 @@ import { User, type UsersService } from '../users/users.public.js'
 import { Comment } from './comments.schemas.js'
 import type { CommentsService } from './comments.service.js'
 
-/** `{id, name}`, or with `include=author` the whole user: one schema both fit (the rest optional). */
-const Author = Type.Unsafe<Comment['author'] & Partial<User>>(
-  Type.Object(
+/** `{id, name}`, or with `include=author` the whole user: one schema both fit (the rest optional); null for a guest comment. */
+const Author = Type.Unsafe<(NonNullable<Comment['author']> & Partial<User>) | null>({
+  ...Type.Object(
     Object.fromEntries(Object.entries(User.properties).map(([name, schema]) => [name, name === 'id' || name === 'name' ? schema : Type.Optional(schema)])),
-    { description: 'The author: `{id, name}`; with `include=author`, the whole user.' },
+    { description: 'The author: `{id, name}`; with `include=author`, the whole user; null for a guest comment (it has none).' },
   ),
-)
+  type: ['object', 'null'],
+})
 
 /** A comment in a GET answer: the fields `select` keeps, the whole `author`, the `post` and each embedded relation when included. */
 export const representedComment = (embedded: EmbeddedRelations) =>

@@ -6,7 +6,11 @@ import { Post } from '../posts/posts.public.js'
 import { User } from '../users/users.public.js'
 import { Comment } from './comments.schemas.js'
 
-/** A comment was created: the comment, its post and its author, as they were at that moment. */
+/**
+ * A comment was created: the comment, its post and its author, as they were at that moment. A
+ * comment created through the API always has an author (the caller); a guest comment is only ever
+ * imported, and an import publishes nothing.
+ */
 export interface CommentAdded {
   comment: Comment
   post: Post

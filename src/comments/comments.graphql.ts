@@ -37,13 +37,16 @@ import type { CommentsService } from './comments.service.js'
 import type { AddedComment } from './comments.stream.js'
 
 export const commentsTypeDefs = /* GraphQL */ `
-"A comment on a post, by a signed-in user."
+"A comment on a post, by a signed-in user; or a guest comment, imported, by someone who is no user (author null, email set)."
 type Comment {
   id: ID!
   content: String!
   createdAt: DateTime!
   updatedAt: DateTime!
-  author: User!
+  "The user who wrote it; null for a guest comment."
+  author: User
+  "A guest comment's commenter's e-mail; null for a user's comment."
+  email: String
   post: Post!
 }
 
@@ -114,7 +117,7 @@ extend type Mutation {
     NOT_FOUND: 'no post postId, or a draft the caller may not see',
   })}
   addComment(input: AddCommentInput!): Comment!
-  ${fieldDescription('The author or an admin edits a comment.', {
+  ${fieldDescription('The author or an admin edits a comment; only an admin edits a guest comment.', {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the content breaks the rules of a comment, one detail',
     NOT_FOUND: 'no comment with this id, or on a draft the caller may not see',
@@ -170,9 +173,10 @@ export function commentsResolvers(comments: CommentsService, userById: Reference
         context.loaders.list('User.comments', args, user.id, (caller, ids, window) => comments.listOfAuthors(caller, ids, window)),
     },
     Comment: {
-      // A comment delivered by a subscription carries its author and post, read when it was made.
+      // A comment delivered by a subscription carries its author and post, read when it was made;
+      // a guest comment has no author.
       author: (comment: CommentSource, _args: unknown, context: GraphQLContext, info: GraphQLResolveInfo) =>
-        comment.authorUser ?? userById(context, comment.authorId, info),
+        comment.authorUser ?? (comment.authorId === null ? null : userById(context, comment.authorId, info)),
       post: (comment: CommentSource, _args: unknown, context: GraphQLContext, info: GraphQLResolveInfo) =>
         comment.postObject ?? postById(context, comment.postId, info),
     },

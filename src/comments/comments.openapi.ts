@@ -5,7 +5,7 @@ import { EXAMPLE_TIMESTAMP as AT, type ResourceOpenApi } from '../http/openapi/r
 export const commentsOpenApi: ResourceOpenApi = {
   tag: { name: 'Comments', description: 'The comments on a post; the author is whoever is signed in.' },
   noun: 'comment',
-  example: { id: 501, postId: 101, authorId: 1, author: { id: 1, name: 'Leanne Graham' }, content: 'Nicely put.', createdAt: AT, updatedAt: AT },
+  example: { id: 501, postId: 101, authorId: 1, author: { id: 1, name: 'Leanne Graham' }, email: null, content: 'Nicely put.', createdAt: AT, updatedAt: AT },
 }
 
 export const commentRequestExamples = {

@@ -1,4 +1,4 @@
-// SQL for comments, always with their author's name.
+// SQL for comments, always with their author's name (none for a guest comment).
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { toIsoTimestamp } from '../db/tables.js'
@@ -10,7 +10,8 @@ import type { CommentRow, NewCommentRow } from './comments.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { type DraftVisibility, visible } from '../posts/posts.public.js'
 
-export type CommentWithAuthorRow = CommentRow & { author_name: string }
+/** `author_name` is null for a guest comment (author_id null). */
+export type CommentWithAuthorRow = CommentRow & { author_name: string | null }
 
 /** A comment as the API shows it, from its row. */
 export function toComment(row: CommentWithAuthorRow): Comment {
@@ -18,7 +19,8 @@ export function toComment(row: CommentWithAuthorRow): Comment {
     id: row.id,
     postId: row.post_id,
     authorId: row.author_id,
-    author: { id: row.author_id, name: row.author_name },
+    author: row.author_id === null ? null : { id: row.author_id, name: row.author_name as string },
+    email: row.email,
     content: row.content,
     createdAt: toIsoTimestamp(row.created_at),
     updatedAt: toIsoTimestamp(row.updated_at),
@@ -26,7 +28,7 @@ export function toComment(row: CommentWithAuthorRow): Comment {
 }
 
 function selectWithAuthor(db: Db) {
-  return db.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id').selectAll('comments').select('users.name as author_name')
+  return db.selectFrom('comments').leftJoin('users', 'users.id', 'comments.author_id').selectAll('comments').select('users.name as author_name')
 }
 
 export function findCommentById(db: Db, id: number): Promise<CommentWithAuthorRow | undefined> {
@@ -35,7 +37,7 @@ export function findCommentById(db: Db, id: number): Promise<CommentWithAuthorRo
 
 export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuery): Promise<RowPage<CommentWithAuthorRow>> {
   return listPage<CommentWithAuthorRow>(db, {
-    from: (executor) => executor.selectFrom('comments').innerJoin('users', 'users.id', 'comments.author_id').where('comments.post_id', '=', postId),
+    from: (executor) => executor.selectFrom('comments').leftJoin('users', 'users.id', 'comments.author_id').where('comments.post_id', '=', postId),
     select: (q) => q.selectAll('comments').select('users.name as author_name'),
     query,
   })
@@ -50,7 +52,7 @@ export function listComments(db: Db, query: CollectionQuery, visibility: DraftVi
     from: (executor) =>
       executor
         .selectFrom('comments')
-        .innerJoin('users', 'users.id', 'comments.author_id')
+        .leftJoin('users', 'users.id', 'comments.author_id')
         .innerJoin('posts', 'posts.id', 'comments.post_id')
         .where(visible('posts', visibility)),
     select: (q) => q.selectAll('comments').select('users.name as author_name'),
@@ -65,7 +67,7 @@ export function listComments(db: Db, query: CollectionQuery, visibility: DraftVi
 export function listCommentsOfPosts(db: Db, postIds: readonly number[], window: ListWindow, visibility: DraftVisibility): Promise<CommentWithAuthorRow[]> {
   if (postIds.length === 0) return Promise.resolve([])
   return listWindowPerParent(db, db.selectFrom('posts as parent'), { table: 'comments', parentColumn: 'post_id', ...window })
-    .innerJoin('users', 'users.id', 'comments.author_id')
+    .leftJoin('users', 'users.id', 'comments.author_id')
     .selectAll('comments')
     .select('users.name as author_name')
     .where('parent.id', 'in', postIds)
@@ -128,17 +130,18 @@ export async function deleteComment(db: Db, id: number): Promise<void> {
   await db.deleteFrom('comments').where('id', '=', id).execute()
 }
 
-export type CommentWithAuthorEmailRow = CommentRow & { author_email: string }
+/** `author_email` is null for a guest comment, whose `email` is its commenter's. */
+export type CommentWithAuthorEmailRow = CommentRow & { author_email: string | null }
 
 /**
  * At most `limit` comments with ids above `afterId`, in id order, each with its author's e-mail (a
- * JSONPlaceholder comment names its author by it): a batch of a data file. `id > afterId` in id
+ * JSONPlaceholder comment carries its commenter's): a batch of a data file. `id > afterId` in id
  * order uses the primary key, so the thousandth batch costs what the first does.
  */
 export function listCommentsAfterId(db: Db, afterId: number, limit: number): Promise<CommentWithAuthorEmailRow[]> {
   return db
     .selectFrom('comments')
-    .innerJoin('users', 'users.id', 'comments.author_id')
+    .leftJoin('users', 'users.id', 'comments.author_id')
     .select([
       'comments.id',
       'comments.post_id',
@@ -146,6 +149,7 @@ export function listCommentsAfterId(db: Db, afterId: number, limit: number): Pro
       'comments.content',
       'comments.created_at',
       'comments.updated_at',
+      'comments.email',
       'users.email as author_email',
     ])
     .where('comments.id', '>', afterId)

@@ -1,7 +1,8 @@
 // The rules for comments: anyone who may see a post reads its comments; any signed-in user who
 // may see it comments on it, as themself; the author or an admin edits; the author, the post's
-// owner or an admin deletes.
-import { type Caller, isAdmin, requireOwnerOrAdmin, requireSignedIn } from '../core/caller.js'
+// owner or an admin deletes. A guest comment (imported, by someone who is no user) has no author:
+// only an admin edits it, and the post's owner or an admin deletes it.
+import { type Caller, isAdmin, requireAdmin, requireOwnerOrAdmin, requireSignedIn } from '../core/caller.js'
 import { type CollectionPage, groupByParent, toCollectionPage } from '../collections/collection-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
@@ -74,7 +75,8 @@ export function createCommentsService({ db, events, dataVersion }: CommentsServi
     /** The same window of each user's comments on posts the caller may see, by author id, in one read. */
     async listOfAuthors(caller: Caller | null, authorIds: readonly number[], window: ListWindow): Promise<Map<number, Comment[]>> {
       const rows = await repo.listCommentsOfAuthors(db, authorIds, window, draftVisibility(caller))
-      return groupByParent(rows, (row) => row.author_id, repo.toComment)
+      // Each is a comment of one of these authors: never a guest's.
+      return groupByParent(rows, (row) => row.author_id as number, repo.toComment)
     },
 
     /** The author is the caller, never anyone named in the input. */
@@ -112,7 +114,9 @@ export function createCommentsService({ db, events, dataVersion }: CommentsServi
     ): Promise<Comment> {
       return writeTransaction(db, async (trx) => {
         const { post, comment } = await loadVisibleComment(trx, caller, path, commentId)
-        requireOwnerOrAdmin(caller, comment.author_id, 'edit this comment')
+        // A guest comment's words are no user's: an admin's alone to change.
+        if (comment.author_id === null) requireAdmin(caller, 'edit a guest comment')
+        else requireOwnerOrAdmin(caller, comment.author_id, 'edit this comment')
         checkPrecondition(options, () => repo.toComment(comment))
         if (input.content === comment.content) return repo.toComment(comment)
         await repo.updateCommentContent(trx, comment.id, input.content, new Date().toISOString())

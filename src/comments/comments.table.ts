@@ -5,10 +5,13 @@ import type { Timestamp } from '../db/tables.js'
 export interface CommentsTable {
   id: Generated<number>
   post_id: number
-  author_id: number
+  /** Null for a guest comment: one written by someone who is no user (an imported JSONPlaceholder comment). */
+  author_id: number | null
   content: string
   created_at: Timestamp
   updated_at: Timestamp
+  /** A guest comment's commenter's e-mail; null for a user's comment. */
+  email: string | null
 }
 
 declare module '../db/tables.js' {

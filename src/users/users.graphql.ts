@@ -43,8 +43,58 @@ type User {
   avatar: String
   age: Int
   role: Role!
+  "A handle; not unique."
+  username: String
+  phone: String
+  "As the user wrote it: a host name or a URL."
+  website: String
+  address: Address
+  company: Company
   createdAt: DateTime!
   updatedAt: DateTime!
+}
+
+"A postal address."
+type Address {
+  street: String!
+  suite: String!
+  city: String!
+  zipcode: String!
+  geo: Geo!
+}
+
+"A place on the map, as the user wrote it."
+type Geo {
+  lat: String!
+  lng: String!
+}
+
+"Where a user works."
+type Company {
+  name: String!
+  catchPhrase: String!
+  bs: String!
+}
+
+"A postal address, written whole."
+input AddressInput {
+  street: String!
+  suite: String!
+  city: String!
+  zipcode: String!
+  geo: GeoInput!
+}
+
+input GeoInput {
+  lat: String!
+  lng: String!
+}
+
+"Where a user works, written whole."
+input CompanyInput {
+  name: String!
+  catchPhrase: String!
+  bs: String!
 }
 
 enum Role {
@@ -75,9 +125,14 @@ input CreateUserInput {
   role: Role
   "Write-only: lets the user sign in with POST /tokens."
   password: String
+  username: String
+  phone: String
+  website: String
+  address: AddressInput
+  company: CompanyInput
 }
 
-"Only the fields given change; null clears age or avatar."
+"Only the fields given change; null clears age, avatar or a field of the profile. An address or company given replaces the one there."
 input UpdateUserInput {
   name: String
   email: String
@@ -85,6 +140,11 @@ input UpdateUserInput {
   avatar: String
   role: Role
   password: String
+  username: String
+  phone: String
+  website: String
+  address: AddressInput
+  company: CompanyInput
 }
 
 extend type Query {

@@ -91,7 +91,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
         operationId: 'replaceUser',
         summary: 'Replace a user',
         description:
-          'The user, or an admin. `name` and `email` are required; `age` and `avatar` left out become null; ' +
+          'The user, or an admin. `name` and `email` are required; `age`, `avatar` and the profile (`username`, `phone`, `website`, `address`, `company`) left out become null; ' +
           '`role` (only an admin sets it) and `password` left out stay. The last admin cannot be demoted (409).',
         tags: [usersOpenApi.tag.name],
         params: UserParams,
@@ -110,7 +110,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
       schema: {
         operationId: 'updateUser',
         summary: 'Change part of a user',
-        description: 'The user, or an admin. Only the fields sent change (a JSON merge patch); null clears an optional field.',
+        description:
+          'The user, or an admin. Only the fields sent change (a JSON merge patch); null clears an optional field. `address` and `company` are written whole: one sent replaces the one there.',
         tags: [usersOpenApi.tag.name],
         params: UserParams,
         body: UpdateUserBody,

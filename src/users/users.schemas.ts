@@ -19,6 +19,29 @@ const Avatar = Type.String({
   [MESSAGE_KEYWORD]: 'must be an https URL',
 })
 const Role = StringEnum(ROLES, { description: 'Only an admin may set it.' })
+// The profile JSONPlaceholder's users have: lines and two small objects of lines, shown to anyone
+// as the name is, written by the user or an admin.
+const Username = Line({ maxLength: 100, description: 'A handle; not unique.' })
+const Phone = Line({ maxLength: 100 })
+const Website = Line({ maxLength: 2048, description: 'As the user wrote it: a host name or a URL.' })
+const ProfileLine = Line({ maxLength: 200 })
+export const Address = Type.Object(
+  {
+    street: ProfileLine,
+    suite: ProfileLine,
+    city: ProfileLine,
+    zipcode: ProfileLine,
+    geo: Type.Object({ lat: ProfileLine, lng: ProfileLine }, { additionalProperties: false }),
+  },
+  { additionalProperties: false, description: 'A postal address; written whole (a PATCH replaces it, null clears it).' },
+)
+export type Address = Static<typeof Address>
+export const Company = Type.Object(
+  { name: ProfileLine, catchPhrase: ProfileLine, bs: ProfileLine },
+  { additionalProperties: false, description: 'Where the user works; written whole (a PATCH replaces it, null clears it).' },
+)
+export type Company = Static<typeof Company>
+
 const Password = Type.String({
   minLength: 8,
   maxLength: 200,
@@ -34,6 +57,11 @@ export const User = Type.Object({
   age: Nullable(Age),
   avatar: Nullable(Avatar),
   role: Role,
+  username: Nullable(Username),
+  phone: Nullable(Phone),
+  website: Nullable(Website),
+  address: Nullable(Address),
+  company: Nullable(Company),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 })
@@ -47,12 +75,17 @@ export const CreateUserBody = Type.Object(
     avatar: Type.Optional(Nullable(Avatar)),
     role: Type.Optional(Role),
     password: Type.Optional(Password),
+    username: Type.Optional(Nullable(Username)),
+    phone: Type.Optional(Nullable(Phone)),
+    website: Type.Optional(Nullable(Website)),
+    address: Type.Optional(Nullable(Address)),
+    company: Type.Optional(Nullable(Company)),
   },
   { additionalProperties: false },
 )
 export type CreateUserInput = Static<typeof CreateUserBody>
 
-/** PUT: the whole representation. Optional fields left out become null; role and password, when left out, stay. */
+/** PUT: the whole representation. Optional fields left out become null (the profile's too); role and password, when left out, stay. */
 export const ReplaceUserBody = CreateUserBody
 export type ReplaceUserInput = Static<typeof ReplaceUserBody>
 
@@ -68,6 +101,9 @@ export const UsersCollection = defineCollection('users', {
   age: { column: 'age', type: 'integer', nullable: true },
   avatar: { column: 'avatar', type: 'string', nullable: true, filterable: false, sortable: false },
   role: { column: 'role', type: 'string', values: ROLES },
+  username: { column: 'username', type: 'string', nullable: true },
+  phone: { column: 'phone', type: 'string', nullable: true, filterable: false, sortable: false },
+  website: { column: 'website', type: 'string', nullable: true, filterable: false, sortable: false },
   createdAt: { column: 'created_at', type: 'timestamp' },
   updatedAt: { column: 'updated_at', type: 'timestamp' },
 })

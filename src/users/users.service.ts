@@ -16,7 +16,7 @@ import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
 import type { Limiter } from '../limits/limiter.js'
 import { DEFAULT_SCRYPT_N, hashPassword, verifyAgainstDecoy, verifyPassword } from './passwords.js'
 import * as repo from './users.repository.js'
-import type { CreateUserInput, ReplaceUserInput, UpdateUserInput, User } from './users.schemas.js'
+import type { Address, Company, CreateUserInput, ReplaceUserInput, UpdateUserInput, User } from './users.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
 import { type Columns, Projection, sortColumns } from '../db/projection.js'
 
@@ -106,6 +106,7 @@ export function createUsersService({ db, events, passwordChanges, scryptN = DEFA
             avatar: input.avatar ?? null,
             role: input.role ?? 'user',
             password_hash: passwordHash,
+            ...profileColumns(input),
             created_at: now,
             updated_at: now,
           }),
@@ -116,7 +117,21 @@ export function createUsersService({ db, events, passwordChanges, scryptN = DEFA
 
     /** PUT: optional fields not given become null; role and password not given stay as they are. */
     replace(caller: Caller | null, id: IdInput, input: ReplaceUserInput, options?: WriteOptions<User>): Promise<User> {
-      return change(caller, id, { ...input, age: input.age ?? null, avatar: input.avatar ?? null }, options)
+      return change(
+        caller,
+        id,
+        {
+          ...input,
+          age: input.age ?? null,
+          avatar: input.avatar ?? null,
+          username: input.username ?? null,
+          phone: input.phone ?? null,
+          website: input.website ?? null,
+          address: input.address ?? null,
+          company: input.company ?? null,
+        },
+        options,
+      )
     },
 
     /** PATCH: only the fields given change. */
@@ -194,8 +209,43 @@ function changedColumns(current: UserRow, input: UpdateUserInput): UserRowChange
   if (input.age !== undefined && input.age !== current.age) changes.age = input.age
   if (input.avatar !== undefined && input.avatar !== current.avatar) changes.avatar = input.avatar
   if (input.role !== undefined && input.role !== current.role) changes.role = input.role
+  // The profile's objects are compared as stored: an object given whole replaces the one there.
+  const profile = profileColumns(input)
+  for (const column of PROFILE_COLUMNS) {
+    const value = profile[column]
+    if (value !== undefined && value !== current[column]) changes[column] = value
+  }
   return changes
 }
+
+const PROFILE_COLUMNS = ['username', 'phone', 'website', 'address', 'company'] as const
+type ProfileColumns = Pick<UserRow, (typeof PROFILE_COLUMNS)[number]>
+
+/**
+ * The profile's columns for the fields an input gives (undefined: not given): the lines as they
+ * are, the objects as JSON text with their keys in the schema's order, so that the same object is
+ * always the same text, and always shown in the same order.
+ */
+export function profileColumns(input: {
+  username?: string | null
+  phone?: string | null
+  website?: string | null
+  address?: Address | null
+  company?: Company | null
+}): { [K in keyof ProfileColumns]: ProfileColumns[K] | undefined } {
+  const json = <T>(value: T | null | undefined, ordered: (value: T) => unknown) =>
+    value === undefined ? undefined : value === null ? null : JSON.stringify(ordered(value))
+  return {
+    username: input.username,
+    phone: input.phone,
+    website: input.website,
+    address: json(input.address, ({ street, suite, city, zipcode, geo }) => ({ street, suite, city, zipcode, geo: { lat: geo.lat, lng: geo.lng } })),
+    company: json(input.company, ({ name, catchPhrase, bs }) => ({ name, catchPhrase, bs })),
+  }
+}
+
+/** An object of the profile from its column (written by profileColumns). */
+const parsed = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T))
 
 async function translateConflicts<T>(write: () => Promise<T>): Promise<T> {
   try {
@@ -217,6 +267,11 @@ export const userFields = new Projection<UserRow, User>(
     age: { column: 'age' },
     avatar: { column: 'avatar' },
     role: { column: 'role' },
+    username: { column: 'username' },
+    phone: { column: 'phone' },
+    website: { column: 'website' },
+    address: { column: 'address', read: parsed<Address> },
+    company: { column: 'company', read: parsed<Company> },
     createdAt: { column: 'created_at', read: toIsoTimestamp },
     updatedAt: { column: 'updated_at', read: toIsoTimestamp },
   },
@@ -232,6 +287,11 @@ export function toUser(row: UserRow): User {
     age: row.age,
     avatar: row.avatar,
     role: row.role,
+    username: row.username,
+    phone: row.phone,
+    website: row.website,
+    address: parsed<Address>(row.address),
+    company: parsed<Company>(row.company),
     createdAt: toIsoTimestamp(row.created_at),
     updatedAt: toIsoTimestamp(row.updated_at),
   }

@@ -10,6 +10,13 @@ export interface UsersTable {
   avatar: string | null
   role: 'user' | 'admin'
   password_hash: string | null
+  username: string | null
+  phone: string | null
+  website: string | null
+  /** An Address as JSON text (users.profile.ts). */
+  address: string | null
+  /** A Company as JSON text (users.profile.ts). */
+  company: string | null
   created_at: Timestamp
   updated_at: Timestamp
 }

@@ -1,6 +1,7 @@
 // A database worth exporting: the demo data of `threadline seed`, plus the rows an export could get
 // wrong — a user with a password (and a live token, which must never leave), a null age, a draft
-// post, text in several scripts with quotes, backslashes, newlines and U+2028, a completed todo.
+// post, text in several scripts with quotes, backslashes, newlines and U+2028, a completed todo, a
+// user with a whole profile (its objects kept as JSON text) and a guest comment (no author, an e-mail).
 // Written as an operator would: the `threadline` command, then plain inserts on the store itself.
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
@@ -25,6 +26,19 @@ export interface EdgeRows {
   draftPostId: number
   commentId: number
   todoId: number
+  /** A user with every field of the profile. */
+  profiledUserId: number
+  /** A comment by no user: author_id null, its commenter's e-mail. */
+  guestCommentId: number
+}
+
+/** The profile of the user with one: JSONPlaceholder's first user's. */
+export const PROFILE = {
+  username: 'Bret',
+  phone: '1-770-736-8031 x56442',
+  website: 'hildegard.org',
+  address: { street: 'Kulas Light', suite: 'Apt. 556', city: 'Gwenborough', zipcode: '92998-3874', geo: { lat: '-37.3159', lng: '81.1496' } },
+  company: { name: 'Romaguera-Crona', catchPhrase: 'Multi-layered client-server neural-net', bs: 'harness real-time e-markets' },
 }
 
 export async function seedWithEdgeRows(url: string): Promise<EdgeRows> {
@@ -57,7 +71,33 @@ export async function seedWithEdgeRows(url: string): Promise<EdgeRows> {
       .values({ user_id: user.id, text: 'Ship the export ✅', completed: 1, created_at: at, updated_at: at })
       .returning('id')
       .executeTakeFirstOrThrow()
-    return { user, token, draftPostId: draft.id, commentId: comment.id, todoId: todo.id }
+    const profiled = await db
+      .insertInto('users')
+      .values({
+        name: 'Leanne Profile',
+        email: 'sincere@april.example',
+        role: 'user',
+        ...PROFILE,
+        address: JSON.stringify(PROFILE.address),
+        company: JSON.stringify(PROFILE.company),
+        created_at: at,
+        updated_at: at,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    const guest = await db
+      .insertInto('comments')
+      .values({
+        post_id: 1,
+        author_id: null,
+        email: 'Eliseo@gardner.example',
+        content: 'id labore ex et quam laborum\n\nlaudantium enim',
+        created_at: at,
+        updated_at: at,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    return { user, token, draftPostId: draft.id, commentId: comment.id, todoId: todo.id, profiledUserId: profiled.id, guestCommentId: guest.id }
   } finally {
     await database.close()
   }

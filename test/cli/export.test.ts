@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
 import { type Tables, toIsoTimestamp } from '../../src/db/tables.js'
 import { freshDatabase, SECOND_STORE_RUN, type TestDatabase } from '../helpers/test-store.js'
-import { AWKWARD_TEXT, type EdgeRows, seedWithEdgeRows, threadline } from './export-fixture.js'
+import { AWKWARD_TEXT, type EdgeRows, PROFILE, seedWithEdgeRows, threadline } from './export-fixture.js'
 
 type Row = Record<string, unknown>
 type Document = Record<string, unknown> & { users: Row[]; posts: Row[]; comments: Row[]; todos: Row[] }
@@ -75,12 +75,19 @@ describe('threadline export (threadline format)', () => {
       age: null,
       avatar: null,
       role: 'user',
+      username: null,
+      phone: null,
+      website: null,
+      address: null,
+      company: null,
       passwordHash: stored.password_hash,
       createdAt: iso(stored.created_at),
       updatedAt: iso(stored.updated_at),
     })
     // A user without one has null.
     expect(users.find((user) => user.id !== edge.user.id)).toHaveProperty('passwordHash', null)
+    // A profile as the API shows it.
+    expect(byId(users, edge.profiledUserId)).toMatchObject(PROFILE)
   })
 
   it('writes a draft post, a comment and a completed todo field by field', async () => {
@@ -104,10 +111,12 @@ describe('threadline export (threadline format)', () => {
       id: comment.id,
       postId: 1,
       authorId: edge.user.id,
+      email: null,
       content: comment.content,
       createdAt: '2026-11-01T10:20:30.456Z',
       updatedAt: '2026-11-01T10:20:30.456Z',
     })
+    expect(byId(comments, edge.guestCommentId)).toMatchObject({ authorId: null, email: 'Eliseo@gardner.example' })
     expect(byId(todos, edge.todoId)).toStrictEqual({
       id: edge.todoId,
       userId: edge.user.id,
@@ -155,6 +164,17 @@ describe('threadline export --format jsonplaceholder', () => {
     })
     expect(Array.from(comment?.name as string)).toHaveLength(60)
     expect(byId(document.todos, edge.todoId)).toStrictEqual({ userId: edge.user.id, id: edge.todoId, title: 'Ship the export ✅', completed: true })
+    // A whole profile, in JSONPlaceholder's order; a guest comment's own e-mail, its name split off.
+    const profiled = byId(document.users, edge.profiledUserId)
+    expect(profiled).toStrictEqual({ id: edge.profiledUserId, name: 'Leanne Profile', email: 'sincere@april.example', ...PROFILE })
+    expect(Object.keys(profiled ?? {})).toEqual(['id', 'name', 'username', 'email', 'address', 'phone', 'website', 'company'])
+    expect(byId(document.comments, edge.guestCommentId)).toStrictEqual({
+      postId: 1,
+      id: edge.guestCommentId,
+      name: 'id labore ex et quam laborum',
+      email: 'Eliseo@gardner.example',
+      body: 'laudantium enim',
+    })
     // Another author's e-mail, from the users table.
     const other = await database.db
       .selectFrom('comments')

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Post } from '../../src/posts/posts.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { commentPath, createFactories, type Factories } from '../helpers/factories.js'
+import { graphql } from '../helpers/graphql-client.js'
 
 let t: TestApp
 let make: Factories
@@ -93,5 +94,60 @@ describe('comments', () => {
       expect((await t.request({ method: 'DELETE', url, token: t.tokens.admin })).statusCode, url).toBe(404)
     }
     expect((await t.request({ method: 'GET', url: `/users/${t.bob.id}/posts/${postId}/comments` })).statusCode).toBe(404)
+  })
+})
+
+describe('guest comments (imported: by someone who is no user)', () => {
+  /** A guest comment on the post, written to the store as an import writes one. */
+  async function guestComment(content = 'From a guest'): Promise<{ id: number; url: string }> {
+    const now = new Date().toISOString()
+    const { id } = await t.database.db
+      .insertInto('comments')
+      .values({ post_id: post.id, author_id: null, email: 'Guest@example.biz', content, created_at: now, updated_at: now })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    return { id, url: `${postUrl}/comments/${id}` }
+  }
+
+  it('shows no author and the commenter’s e-mail, over REST (include=author too) and GraphQL', async () => {
+    const { id, url } = await guestComment()
+    const shown = (await t.request({ method: 'GET', url })).json().data
+    expect(shown).toMatchObject({ id, authorId: null, author: null, email: 'Guest@example.biz', content: 'From a guest' })
+    expect((await t.request({ method: 'GET', url: `${url}?include=author` })).json().data).toMatchObject({ author: null, email: 'Guest@example.biz' })
+    const listed = (await t.request({ method: 'GET', url: `${postUrl}/comments?include=author,post` })).json().data
+    expect(listed.find((c: { id: number }) => c.id === id)).toMatchObject({ author: null, post: { id: post.id } })
+    // A user's comment has an author and no e-mail.
+    expect(listed.find((c: { authorId: number | null }) => c.authorId !== null)).toMatchObject({ email: null, author: { id: expect.any(Number) } })
+    const answer = await graphql(t, `{ comment(id: "${id}") { id email author { id name } post { id } } }`)
+    expect(answer.body).toEqual({ data: { comment: { id: String(id), email: 'Guest@example.biz', author: null, post: { id: String(post.id) } } } })
+    const all = await graphql(
+      t,
+      `
+        {
+          comments(limit: 100) {
+            id
+            author {
+              id
+            }
+          }
+        }
+      `,
+    )
+    expect(all.body.errors).toBeUndefined()
+  })
+
+  it("only an admin edits one; the post's owner or an admin deletes one", async () => {
+    const { url } = await guestComment('Edit me')
+    for (const token of [t.tokens.alice, t.tokens.bob]) {
+      expect((await t.request({ method: 'PATCH', url, token, json: { content: 'Mine now' } })).statusCode).toBe(403)
+    }
+    const edited = await t.request({ method: 'PATCH', url, token: t.tokens.admin, json: { content: 'Moderated' } })
+    expect(edited.statusCode, edited.body).toBe(200)
+    expect(edited.json().data).toMatchObject({ authorId: null, email: 'Guest@example.biz', content: 'Moderated' })
+    expect((await t.request({ method: 'DELETE', url, token: t.tokens.bob })).statusCode).toBe(403)
+    // Alice owns the post.
+    expect((await t.request({ method: 'DELETE', url, token: t.tokens.alice })).statusCode).toBe(204)
+    const other = await guestComment('Delete me')
+    expect((await t.request({ method: 'DELETE', url: other.url, token: t.tokens.admin })).statusCode).toBe(204)
   })
 })

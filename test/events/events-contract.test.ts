@@ -28,9 +28,23 @@ const adapters: [string, () => Promise<Events<AppTopics>>][] = [
 
 const at = '2025-06-01T12:00:00.000Z'
 const event = (id: number, content = `comment ${id}`): CommentAdded => ({
-  comment: { id, postId: 7, authorId: 3, author: { id: 3, name: 'Bob' }, content, createdAt: at, updatedAt: at },
+  comment: { id, postId: 7, authorId: 3, author: { id: 3, name: 'Bob' }, email: null, content, createdAt: at, updatedAt: at },
   post: { id: 7, userId: 2, title: 'A post', content: '.', status: 'published', publishedAt: at, createdAt: at, updatedAt: at },
-  author: { id: 3, name: 'Bob', email: 'bob@example.com', age: null, avatar: null, role: 'user', createdAt: at, updatedAt: at },
+  author: {
+    id: 3,
+    name: 'Bob',
+    email: 'bob@example.com',
+    age: null,
+    avatar: null,
+    role: 'user',
+    username: null,
+    phone: null,
+    website: null,
+    address: null,
+    company: null,
+    createdAt: at,
+    updatedAt: at,
+  },
 })
 
 const opened: Events<AppTopics>[] = []

@@ -137,6 +137,7 @@ describe.skipIf(sharedUrl === undefined)('events on Redis', () => {
           postId: a.postId,
           authorId: a.t.bob.id,
           author: { id: a.t.bob.id, name: 'Bob' },
+          email: null,
           content: 'forged',
           createdAt: real.createdAt,
           updatedAt: real.updatedAt,

@@ -24,7 +24,7 @@ import { Comment, CreateCommentBody, UpdateCommentBody } from '../../src/comment
 import { Id } from '../../src/core/schema-types.js'
 import { CreatePostBody, Post, UpdatePostBody } from '../../src/posts/posts.schemas.js'
 import { CreateTodoBody, Todo, UpdateTodoBody } from '../../src/todos/todos.schemas.js'
-import { CreateUserBody, UpdateUserBody, User } from '../../src/users/users.schemas.js'
+import { Address, Company, CreateUserBody, UpdateUserBody, User } from '../../src/users/users.schemas.js'
 import { buildTestApp } from '../helpers/build-test-app.js'
 
 /** One field as each side describes it: its kind of value and whether it may be absent or null. */
@@ -42,13 +42,29 @@ interface Pairing {
 }
 
 const RELATION = 'GraphQL resolves the related object where REST gives its id or a link'
+/** An object a field holds is a type of its own in GraphQL: paired on its own below. */
+const EMBEDDED = (type: string) => `an embedded object: GraphQL's ${type}, paired below`
+const PROFILE = (suffix = '') => ({ address: EMBEDDED(`Address${suffix}`), company: EMBEDDED(`Company${suffix}`) })
 
 const PAIRINGS: Record<string, Pairing> = {
   User: {
     graphql: 'User',
     typebox: User,
-    exceptions: { posts: RELATION, comments: RELATION, todos: RELATION, postsConnection: RELATION, todosConnection: RELATION },
+    exceptions: {
+      posts: RELATION,
+      comments: RELATION,
+      todos: RELATION,
+      postsConnection: RELATION,
+      todosConnection: RELATION,
+      ...PROFILE(),
+    },
   },
+  Address: { graphql: 'Address', typebox: Address, exceptions: { geo: EMBEDDED('Geo') } },
+  Geo: { graphql: 'Geo', typebox: Address.properties.geo, exceptions: {} },
+  Company: { graphql: 'Company', typebox: Company, exceptions: {} },
+  AddressInput: { graphql: 'AddressInput', typebox: Address, exceptions: { geo: EMBEDDED('GeoInput') } },
+  GeoInput: { graphql: 'GeoInput', typebox: Address.properties.geo, exceptions: {} },
+  CompanyInput: { graphql: 'CompanyInput', typebox: Company, exceptions: {} },
   Post: {
     graphql: 'Post',
     typebox: Post,
@@ -64,7 +80,7 @@ const PAIRINGS: Record<string, Pairing> = {
     typebox: Comment,
     exceptions: {
       postId: 'REST-only: GraphQL gives the post as post: Post!',
-      authorId: 'REST-only: GraphQL gives the author as author: User!',
+      authorId: 'REST-only: GraphQL gives the author as author: User (null for a guest comment)',
       author: 'REST embeds a summary ({ id, name }); GraphQL resolves the whole User',
       post: RELATION,
     },
@@ -74,8 +90,8 @@ const PAIRINGS: Record<string, Pairing> = {
     typebox: Todo,
     exceptions: { userId: 'REST-only: GraphQL gives the owner as user: User!', user: RELATION },
   },
-  CreateUserInput: { graphql: 'CreateUserInput', typebox: CreateUserBody, exceptions: {} },
-  UpdateUserInput: { graphql: 'UpdateUserInput', typebox: UpdateUserBody, exceptions: {} },
+  CreateUserInput: { graphql: 'CreateUserInput', typebox: CreateUserBody, exceptions: PROFILE('Input') },
+  UpdateUserInput: { graphql: 'UpdateUserInput', typebox: UpdateUserBody, exceptions: PROFILE('Input') },
   CreatePostInput: { graphql: 'CreatePostInput', typebox: CreatePostBody, exceptions: {} },
   UpdatePostInput: { graphql: 'UpdatePostInput', typebox: UpdatePostBody, exceptions: {} },
   AddCommentInput: {

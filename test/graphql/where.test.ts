@@ -258,6 +258,7 @@ describe('the where inputs in the schema', () => {
       email: 'StringFilter',
       age: 'NullableIntFilter',
       role: 'RoleFilter',
+      username: 'NullableStringFilter',
       createdAt: 'DateTimeFilter',
       updatedAt: 'DateTimeFilter',
     })

@@ -42,11 +42,14 @@ interface Side {
   baseUsers: Record<string, unknown>[]
 }
 
+/** The columns kept as JSON text (a user's address and company), compared as the objects they hold. */
+const JSON_COLUMNS = new Set(['address', 'company'])
+
 /** The columns compared, by their API names. */
 const FIELDS: Record<Table, string[]> = {
-  users: ['id', 'name', 'email', 'age', 'avatar', 'role', 'createdAt', 'updatedAt'],
+  users: ['id', 'name', 'email', 'age', 'avatar', 'role', 'username', 'phone', 'website', 'address', 'company', 'createdAt', 'updatedAt'],
   posts: ['id', 'userId', 'title', 'content', 'status', 'publishedAt', 'createdAt', 'updatedAt'],
-  comments: ['id', 'postId', 'authorId', 'content', 'createdAt', 'updatedAt'],
+  comments: ['id', 'postId', 'authorId', 'email', 'content', 'createdAt', 'updatedAt'],
   todos: ['id', 'userId', 'text', 'completed', 'createdAt', 'updatedAt'],
 }
 
@@ -59,9 +62,10 @@ interface Operation {
   graphql?: GraphqlWrite
 }
 
-const USER = 'id name email avatar age role createdAt updatedAt'
+const USER =
+  'id name email avatar age role username phone website address { street suite city zipcode geo { lat lng } } company { name catchPhrase bs } createdAt updatedAt'
 const POST = 'id title content status publishedAt createdAt updatedAt author { id }'
-const COMMENT = 'id content createdAt updatedAt author { id } post { id }'
+const COMMENT = 'id content email createdAt updatedAt author { id } post { id }'
 const TODO = 'id text completed createdAt updatedAt user { id }'
 
 /** A GraphQL object as the REST representation names it. */
@@ -554,6 +558,7 @@ async function expectStoredAsAnswered(side: Side) {
       Object.fromEntries(
         FIELDS[table].map((field) => {
           const value = (row as Record<string, unknown>)[field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)]
+          if (JSON_COLUMNS.has(field) && typeof value === 'string') return [field, JSON.parse(value) as unknown]
           return [field, value instanceof Date ? value.toISOString() : field === 'completed' ? Boolean(value) : value]
         }),
       ),

@@ -60,6 +60,11 @@ describe('reading users', () => {
       age: 41,
       avatar: null,
       role: 'user',
+      username: null,
+      phone: null,
+      website: null,
+      address: null,
+      company: null,
       createdAt: expect.stringMatching(ISO_UTC),
       updatedAt: expect.stringMatching(ISO_UTC),
     })
@@ -185,6 +190,62 @@ describe('replacing and changing users', () => {
     expect(renamed.json().data).toMatchObject({ name: 'Eve L.', email: 'eve@example.com', age: 22 })
     const cleared = await t.request({ method: 'PATCH', url: `/users/${user.id}`, token, json: { age: null } })
     expect(cleared.json().data).toMatchObject({ name: 'Eve L.', age: null })
+  })
+
+  it("keeps a user's profile: written by the user, shown to anyone, an object replaced whole and cleared by null", async () => {
+    const { user, token } = await make.signedIn({ email: 'prof@example.com' })
+    const address = { street: 'Kulas Light', suite: 'Apt. 556', city: 'Gwenborough', zipcode: '92998-3874', geo: { lat: '-37.3159', lng: '81.1496' } }
+    const company = { name: 'Romaguera-Crona', catchPhrase: 'Multi-layered client-server neural-net', bs: 'harness real-time e-markets' }
+    const written = await t.request({
+      method: 'PATCH',
+      url: `/users/${user.id}`,
+      token,
+      // Keys in any order: shown in the schema's.
+      json: {
+        username: 'Bret',
+        phone: '1-770-736-8031 x56442',
+        website: 'hildegard.org',
+        address: { geo: address.geo, zipcode: address.zipcode, city: address.city, suite: address.suite, street: address.street },
+        company,
+      },
+    })
+    expect(written.statusCode, written.body).toBe(200)
+    const shown = (await t.request({ method: 'GET', url: `/users/${user.id}` })).json().data
+    expect(shown).toMatchObject({ username: 'Bret', phone: '1-770-736-8031 x56442', website: 'hildegard.org', address, company })
+    expect(Object.keys(shown.address)).toEqual(['street', 'suite', 'city', 'zipcode', 'geo'])
+    // An address sent replaces the one there (a merge would keep the street).
+    const moved = { street: 'Victor Plains', suite: 'Suite 879', city: 'Wisokyburgh', zipcode: '90566-7771', geo: { lat: '-43.9509', lng: '-34.4618' } }
+    expect((await t.request({ method: 'PATCH', url: `/users/${user.id}`, token, json: { address: moved } })).json().data.address).toEqual(moved)
+    const cleared = (await t.request({ method: 'PATCH', url: `/users/${user.id}`, token, json: { company: null, phone: null } })).json().data
+    expect(cleared).toMatchObject({ username: 'Bret', company: null, phone: null, address: moved })
+    // Another user may not write it.
+    expect((await t.request({ method: 'PATCH', url: `/users/${user.id}`, token: t.tokens.bob, json: { username: 'x' } })).statusCode).toBe(403)
+    // PUT: a profile left out becomes null.
+    const replaced = await t.request({ method: 'PUT', url: `/users/${user.id}`, token, json: { name: 'Prof', email: 'prof@example.com' } })
+    expect(replaced.json().data).toMatchObject({ username: null, phone: null, website: null, address: null, company: null })
+  })
+
+  it.each([
+    [{ username: 'x'.repeat(101) }, 'username', 'must be at most 100 characters long'],
+    [{ username: 'a\nb' }, 'username', 'must not be blank or contain control or invalid characters'],
+    [{ address: { street: 'A', suite: 'B', city: 'C', zipcode: 'D' } }, 'address.geo', 'is required'],
+    [{ address: { street: 'A', suite: 'B', city: 'C', zipcode: 'D', geo: { lat: '1', lng: '2' }, country: 'E' } }, 'address.country', 'is not a known field'],
+    [{ company: { name: 'Co', catchPhrase: 'Go', bs: 7 } }, 'company.bs', 'must be a string'],
+    [{ company: 'Co' }, 'company', 'must be an object or null'],
+  ])('refuses the profile %j: %s %s (422)', async (json, field, message) => {
+    const res = await t.request({ method: 'PATCH', url: `/users/${t.bob.id}`, token: t.tokens.bob, json })
+    expect(res.statusCode, res.body).toBe(422)
+    expect(res.json().error.details).toContainEqual({ field, message })
+  })
+
+  it('filters and sorts users by username', async () => {
+    const { user, token } = await make.signedIn({ email: 'zed@example.com' })
+    await t.request({ method: 'PATCH', url: `/users/${user.id}`, token, json: { username: 'Zed' } })
+    expect((await t.request({ method: 'GET', url: '/users?username=Zed' })).json().data.map((u: { id: number }) => u.id)).toEqual([user.id])
+    const sorted = (await t.request({ method: 'GET', url: '/users?sort=-username&limit=1' })).json().data
+    expect(sorted[0].username).toBe('Zed')
+    const refused = await t.request({ method: 'GET', url: '/users?address=x' })
+    expect(refused.statusCode).toBe(400)
   })
 
   it('PATCH accepts application/merge-patch+json', async () => {
