@@ -12,6 +12,7 @@ import { idempotencyKeysMigration } from './migrations/0005-idempotency-keys.js'
 import { scopesAndIdentitiesMigration } from './migrations/0006-scopes-and-identities.js'
 import { idempotencyBoundsMigration } from './migrations/0007-idempotency-bounds.js'
 import { wholeCollectionIndexesMigration } from './migrations/0008-whole-collection-indexes.js'
+import { albumsAndPhotosMigration } from './migrations/0009-albums-and-photos.js'
 
 /** The migrations by name (Kysely applies them in the order of their names), each made for the store's dialect. */
 const MIGRATIONS: Readonly<Record<string, (facts: DialectFacts) => Migration>> = {
@@ -23,6 +24,7 @@ const MIGRATIONS: Readonly<Record<string, (facts: DialectFacts) => Migration>> =
   '0006-scopes-and-identities': scopesAndIdentitiesMigration,
   '0007-idempotency-bounds': idempotencyBoundsMigration,
   '0008-whole-collection-indexes': wholeCollectionIndexesMigration,
+  '0009-albums-and-photos': albumsAndPhotosMigration,
 }
 
 /** The migrations' names, in the order they apply. */
