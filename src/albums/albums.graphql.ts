@@ -155,7 +155,9 @@ export function albumsResolvers(albums: AlbumsService, userById: Reference<User>
       user: (album: Album, _args: unknown, context: GraphQLContext, info: GraphQLResolveInfo) => userById(context, album.userId, info),
     },
     Mutation: {
-      createAlbum: mutation({ input: CreateAlbumBody }, (input, _args, context) => albums.create(context.caller, requireSignedIn(context.caller).userId, input)),
+      createAlbum: mutation({ input: CreateAlbumBody }, (input, _args, context) =>
+        albums.create(context.caller, requireSignedIn(context.caller).userId, input),
+      ),
       updateAlbum: mutation({ input: UpdateAlbumBody }, (input, args: { id: string }, context) => albums.update(context.caller, undefined, args.id, input)),
       deleteAlbum: mutationWithoutInput(async (args: { id: string }, context) => {
         await albums.remove(context.caller, undefined, args.id)

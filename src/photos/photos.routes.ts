@@ -85,10 +85,7 @@ export const photosRoutes: FastifyPluginAsyncTypebox<{ photos: PhotosService; al
     async (request, reply) => {
       const { params } = request
       const photo = await photos.create(request.caller, params, request.body)
-      return reply
-        .code(201)
-        .header('location', `${app.prefix}/users/${params.userId}/albums/${photo.albumId}/photos/${photo.id}`)
-        .send(resourceBody(photo))
+      return reply.code(201).header('location', `${app.prefix}/users/${params.userId}/albums/${photo.albumId}/photos/${photo.id}`).send(resourceBody(photo))
     },
   )
 
