@@ -84,7 +84,8 @@ export function createClient(options: ClientOptions) {
 
   /** Each resource of the document, by name (RESOURCES, generated): the helpers its paths answer. */
   const send: Send = (method, path, init) => unwrap(untyped.request(method.toUpperCase(), at(path), init))
-  const resources = Object.fromEntries(Object.entries(RESOURCES).map(([name, row]) => [name, createResourceHelpers(row, send)])) as {
+  // Through unknown: the entries' union is too large for TypeScript to compare with the table's type (TS2590).
+  const resources = Object.fromEntries(Object.entries(RESOURCES).map(([name, row]) => [name, createResourceHelpers(row, send)])) as unknown as {
     [R in ResourceName]: ResourceHelpers<R>
   }
 
