@@ -1,8 +1,9 @@
 // Albums (a user's) and their photos, as JSONPlaceholder has them. Deleting a user deletes their
 // albums, and deleting an album its photos, by the foreign keys, as posts and their comments go.
-// Every filter and sort of both lists, one parent's or the whole collection's, is served by an
-// index ending in id (as 0001, 0002 and 0008 do for the others), and `q` searches the titles by
-// the dialect's search indexes (as 0003 and 0004 do).
+// Every filter and sort of both lists, the whole collection's and one parent's (a parent's sorts
+// behind its id, as a user's posts have them), is served by an index ending in id (as 0001, 0002
+// and 0008 do for the others), and `q` searches the titles by the dialect's search indexes (as
+// 0003 and 0004 do).
 import type { Kysely, Migration } from 'kysely'
 import type { DialectFacts, SearchedColumn, SearchedTable } from '../dialect-facts.js'
 
@@ -11,10 +12,16 @@ const INDEXES: readonly [name: string, table: string, columns: string[]][] = [
   ['albums_title_idx', 'albums', ['title', 'id']],
   ['albums_created_at_idx', 'albums', ['created_at', 'id']],
   ['albums_updated_at_idx', 'albums', ['updated_at', 'id']],
+  ['albums_user_title_idx', 'albums', ['user_id', 'title', 'id']],
+  ['albums_user_created_at_idx', 'albums', ['user_id', 'created_at', 'id']],
+  ['albums_user_updated_at_idx', 'albums', ['user_id', 'updated_at', 'id']],
   ['photos_album_id_idx', 'photos', ['album_id', 'id']],
   ['photos_title_idx', 'photos', ['title', 'id']],
   ['photos_created_at_idx', 'photos', ['created_at', 'id']],
   ['photos_updated_at_idx', 'photos', ['updated_at', 'id']],
+  ['photos_album_title_idx', 'photos', ['album_id', 'title', 'id']],
+  ['photos_album_created_at_idx', 'photos', ['album_id', 'created_at', 'id']],
+  ['photos_album_updated_at_idx', 'photos', ['album_id', 'updated_at', 'id']],
 ]
 
 const SEARCHED_COLUMNS: readonly SearchedColumn[] = [
