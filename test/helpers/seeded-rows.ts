@@ -2,22 +2,32 @@
 // (src/seed-section.ts), so that a test going over every route or collection needs no line for a new
 // feature; and the ids a nested path names, read from those rows.
 import { sql } from 'kysely'
+import { DATA_SECTIONS } from '../../src/cli/data-sections.js'
 import type { Db } from '../../src/db/create-database.js'
 import { DEMO_COUNTS, seedDatabase } from '../../src/seed/seed-database.js'
 
 /**
- * Seeds a tenth of the demo's rows (at most 50) of each feature whose table is empty, over the rows
- * already there (the sections of the others write none: a section without new owners spreads its
- * rows over every user). Needs rows in each parent of an empty feature.
+ * Seeds a tenth of the demo's rows (at most 50) of each feature whose table is empty, and of the
+ * sections it references (src/data-section.ts), parents and theirs: a seed section puts its rows
+ * under the rows the sections before it wrote in the same seed. The rows a test made by hand stay.
  */
 export async function seedEmptyFeatures(db: Db): Promise<void> {
-  const counts: Record<string, number> = {}
-  for (const [name, demo] of Object.entries(DEMO_COUNTS)) {
-    // A data section's name is its table's (src/data-section.ts); a seeded feature's is its section's.
-    const { rows } = await sql<{ id: number }>`select id from ${sql.table(name)} limit 1`.execute(db)
-    counts[name] = rows.length === 0 ? Math.min(50, Math.ceil(demo / 10)) : 0
+  const references = new Map(DATA_SECTIONS.map(({ name, references = [] }) => [name, references]))
+  const wanted = new Set<string>()
+  const want = (name: string) => {
+    if (wanted.has(name) || !(name in DEMO_COUNTS)) return
+    wanted.add(name)
+    for (const parent of references.get(name) ?? []) want(parent)
   }
-  await seedDatabase(db, counts)
+  for (const name of Object.keys(DEMO_COUNTS)) {
+    // A data section's name is its table's; a seeded feature's is its section's.
+    const { rows } = await sql<{ id: number }>`select id from ${sql.table(name)} limit 1`.execute(db)
+    if (rows.length === 0) want(name)
+  }
+  await seedDatabase(
+    db,
+    Object.fromEntries(Object.entries(DEMO_COUNTS).map(([name, demo]) => [name, wanted.has(name) ? Math.min(50, Math.ceil(demo / 10)) : 0])),
+  )
 }
 
 /**
