@@ -112,3 +112,38 @@ describe('photos over GraphQL', () => {
     expect(codesOf(await graphql(t, remove, { token: t.tokens.bob, variables: { id: photo.id } }))).toEqual(['NOT_FOUND'])
   })
 })
+
+describe('albums and photos over GraphQL, batched', () => {
+  it('reads users { albums { photos { album { user } } } } in the same few statements however many there are', async () => {
+    const statements: string[] = []
+    let recording = false
+    const t = await buildTestApp({}, { onQuery: (sql) => recording && statements.push(sql) })
+    try {
+      const make = createFactories(t)
+      const query = '{ users(limit: 50) { name albums(limit: 10) { title photos(limit: 10) { title album { title user { name } } } } } }'
+      const count = async () => {
+        statements.length = 0
+        recording = true
+        const answer = await graphql(t, query)
+        recording = false
+        expect(answer.body.errors).toBeUndefined()
+        const photos = (answer.body.data?.users as { albums: { photos: unknown[] }[] }[]).flatMap((user) => user.albums.flatMap((album) => album.photos))
+        return { statements: statements.length, photos: photos.length }
+      }
+      await make.photo(await make.album(t.alice))
+      const small = await count()
+      for (let u = 0; u < 3; u++) {
+        const owner = await make.user()
+        for (let a = 0; a < 3; a++) {
+          const album = await make.album(owner)
+          for (let p = 0; p < 4; p++) await make.photo(album)
+        }
+      }
+      const large = await count()
+      expect([small.photos, large.photos]).toEqual([1, 37])
+      expect(large.statements).toBe(small.statements)
+    } finally {
+      await t.close()
+    }
+  })
+})
