@@ -5,6 +5,7 @@
 // the endpoint. This file and app.ts are the only places features meet; the lint
 // (eslint.config.js) and the test projects (vitest.config.ts) read the
 // list of features from this file's imports, so a feature missing here is a lint error.
+import { albumsFeature } from './albums/albums.feature.js'
 import { CALLER_TOPICS, type CallerTopics } from './core/caller-changed.js'
 import type { Embedded, EmbeddedRelations, Feature } from './feature.js'
 import { commentsFeature } from './comments/comments.feature.js'
@@ -13,6 +14,7 @@ import type { Database } from './db/create-database.js'
 import type { Events, TopicSchemas } from './events/events.js'
 import { type GraphQLPart, typeDefsOf } from './graphql/schema.js'
 import type { IndexedAddress, ResourceCount } from './pages/landing-page.js'
+import { photosFeature } from './photos/photos.feature.js'
 import { postsFeature } from './posts/posts.feature.js'
 import { todosFeature } from './todos/todos.feature.js'
 import { tokensFeature } from './tokens/tokens.feature.js'
@@ -20,7 +22,7 @@ import type { TokensServiceDeps } from './tokens/tokens.service.js'
 import { usersFeature } from './users/users.feature.js'
 import type { UsersServiceDeps } from './users/users.service.js'
 
-export const FEATURES: readonly Feature<Services>[] = [usersFeature, postsFeature, commentsFeature, todosFeature, tokensFeature]
+export const FEATURES: readonly Feature<Services>[] = [usersFeature, postsFeature, commentsFeature, todosFeature, albumsFeature, photosFeature, tokensFeature]
 
 /** The topics the features publish (what subscriptions listen to). */
 export type FeatureTopics = CommentsTopics
@@ -55,6 +57,8 @@ export function createServices({ db, events, passwordChanges, scryptN, tokenTtlM
     posts: postsFeature.createService({ db }),
     comments: commentsFeature.createService({ db, events, ...(dataVersion === undefined ? {} : { dataVersion }) }),
     todos: todosFeature.createService({ db }),
+    albums: albumsFeature.createService({ db }),
+    photos: photosFeature.createService({ db }),
     tokens: tokensFeature.createService({
       db,
       events,

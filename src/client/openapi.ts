@@ -396,6 +396,110 @@ export interface paths {
         patch: operations["updateTodoByIdV1"];
         trace?: never;
     };
+    "/api/v1/users/{userId}/albums": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a user's albums
+         * @description Anyone. v1 pages by `page` and reports the total: `meta.pagination` is `{page, limit, total, pages, nextCursor}` (`{limit, total, nextCursor}` given a `cursor`).
+         */
+        get: operations["listAlbumsV1"];
+        put?: never;
+        /**
+         * Create an album
+         * @description The owner, or an admin.
+         */
+        post: operations["createAlbumV1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{userId}/albums/{albumId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an album
+         * @description Anyone.
+         */
+        get: operations["getAlbumV1"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an album
+         * @description The owner, or an admin. Its photos go too.
+         */
+        delete: operations["deleteAlbumV1"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an album
+         * @description The owner, or an admin. Only the fields sent change (a JSON merge patch).
+         */
+        patch: operations["updateAlbumV1"];
+        trace?: never;
+    };
+    "/api/v1/users/{userId}/albums/{albumId}/photos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an album's photos
+         * @description Anyone. v1 pages by `page` and reports the total: `meta.pagination` is `{page, limit, total, pages, nextCursor}` (`{limit, total, nextCursor}` given a `cursor`).
+         */
+        get: operations["listPhotosV1"];
+        put?: never;
+        /**
+         * Add a photo to an album
+         * @description The album's owner, or an admin.
+         */
+        post: operations["createPhotoV1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/users/{userId}/albums/{albumId}/photos/{photoId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a photo
+         * @description Anyone.
+         */
+        get: operations["getPhotoV1"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a photo
+         * @description The album's owner, or an admin.
+         */
+        delete: operations["deletePhotoV1"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a photo
+         * @description The album's owner, or an admin. Only the fields sent change (a JSON merge patch).
+         */
+        patch: operations["updatePhotoV1"];
+        trace?: never;
+    };
     "/api/v1/tokens": {
         parameters: {
             query?: never;
@@ -832,6 +936,110 @@ export interface paths {
         patch: operations["updateTodoByIdV2"];
         trace?: never;
     };
+    "/api/v2/users/{userId}/albums": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a user's albums
+         * @description Anyone. v2 pages by `cursor` and skips the count: `meta.pagination` is `{limit, nextCursor, hasMore}` (`{page, limit, nextCursor, hasMore}` given a `page`).
+         */
+        get: operations["listAlbumsV2"];
+        put?: never;
+        /**
+         * Create an album
+         * @description The owner, or an admin.
+         */
+        post: operations["createAlbumV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/users/{userId}/albums/{albumId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an album
+         * @description Anyone.
+         */
+        get: operations["getAlbumV2"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an album
+         * @description The owner, or an admin. Its photos go too.
+         */
+        delete: operations["deleteAlbumV2"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an album
+         * @description The owner, or an admin. Only the fields sent change (a JSON merge patch).
+         */
+        patch: operations["updateAlbumV2"];
+        trace?: never;
+    };
+    "/api/v2/users/{userId}/albums/{albumId}/photos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an album's photos
+         * @description Anyone. v2 pages by `cursor` and skips the count: `meta.pagination` is `{limit, nextCursor, hasMore}` (`{page, limit, nextCursor, hasMore}` given a `page`).
+         */
+        get: operations["listPhotosV2"];
+        put?: never;
+        /**
+         * Add a photo to an album
+         * @description The album's owner, or an admin.
+         */
+        post: operations["createPhotoV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/users/{userId}/albums/{albumId}/photos/{photoId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a photo
+         * @description Anyone.
+         */
+        get: operations["getPhotoV2"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a photo
+         * @description The album's owner, or an admin.
+         */
+        delete: operations["deletePhotoV2"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a photo
+         * @description The album's owner, or an admin. Only the fields sent change (a JSON merge patch).
+         */
+        patch: operations["updatePhotoV2"];
+        trace?: never;
+    };
     "/api/v2/tokens": {
         parameters: {
             query?: never;
@@ -952,6 +1160,8 @@ export interface components {
             posts?: components["schemas"]["Post"][];
             /** @description With `include=todos`: their newest todos, newest first (20, or `todos.limit` up to 100). */
             todos?: components["schemas"]["Todo"][];
+            /** @description With `include=albums`: their newest albums, newest first (20, or `albums.limit` up to 100). */
+            albums?: components["schemas"]["Album"][];
         };
         CollectionMeta: {
             /**
@@ -1504,6 +1714,200 @@ export interface components {
             text: string;
             /** @description The owner; left out, the caller. */
             userId?: number;
+        };
+        AlbumRepresentation: {
+            /** @description Assigned by the service; never reused. */
+            id: number;
+            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+            userId?: number;
+            /** @description Present unless `select` leaves it out. */
+            title?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC. Present unless `select` leaves it out.
+             */
+            createdAt?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC. Present unless `select` leaves it out.
+             */
+            updatedAt?: string;
+            /** @description With `include=user`: the user whose album it is. */
+            user?: {
+                /** @description Assigned by the service; never reused. */
+                id: number;
+                /** @description The user's display name. */
+                name: string;
+                /**
+                 * Format: email
+                 * @description Unique, compared without regard to case.
+                 */
+                email: string;
+                age: number | null;
+                /** Format: uri */
+                avatar: string | null;
+                /**
+                 * @description Only an admin may set it.
+                 * @enum {string}
+                 */
+                role: "user" | "admin";
+                /** @description A handle; not unique. */
+                username: string | null;
+                phone: string | null;
+                /** @description As the user wrote it: a host name or a URL. */
+                website: string | null;
+                /** @description A postal address; written whole (a PATCH replaces it, null clears it). */
+                address: {
+                    street: string;
+                    suite: string;
+                    city: string;
+                    zipcode: string;
+                    geo: {
+                        lat: string;
+                        lng: string;
+                    };
+                } | null;
+                /** @description Where the user works; written whole (a PATCH replaces it, null clears it). */
+                company: {
+                    name: string;
+                    catchPhrase: string;
+                    bs: string;
+                } | null;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                updatedAt: string;
+            };
+            /** @description With `include=photos`: its newest photos, newest first (20, or `photos.limit` up to 100). */
+            photos?: components["schemas"]["Photo"][];
+        };
+        AlbumCreate: {
+            title: string;
+        };
+        Album: {
+            /** @description Assigned by the service; never reused. */
+            id: number;
+            /** @description Assigned by the service; never reused. */
+            userId: number;
+            title: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            updatedAt: string;
+        };
+        AlbumUpdate: {
+            title?: string;
+        };
+        PhotoRepresentation: {
+            /** @description Assigned by the service; never reused. */
+            id: number;
+            /** @description Assigned by the service; never reused. Present unless `select` leaves it out. */
+            albumId?: number;
+            /** @description Present unless `select` leaves it out. */
+            title?: string;
+            /**
+             * Format: uri
+             * @description The image. Present unless `select` leaves it out.
+             */
+            url?: string;
+            /**
+             * Format: uri
+             * @description A small version of the image. Present unless `select` leaves it out.
+             */
+            thumbnailUrl?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC. Present unless `select` leaves it out.
+             */
+            createdAt?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC. Present unless `select` leaves it out.
+             */
+            updatedAt?: string;
+            /** @description With `include=album`: the album it is in. */
+            album?: {
+                /** @description Assigned by the service; never reused. */
+                id: number;
+                /** @description Assigned by the service; never reused. */
+                userId: number;
+                title: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC.
+                 */
+                updatedAt: string;
+            };
+        };
+        PhotoCreate: {
+            title: string;
+            /**
+             * Format: uri
+             * @description The image.
+             */
+            url: string;
+            /**
+             * Format: uri
+             * @description A small version of the image.
+             */
+            thumbnailUrl: string;
+        };
+        Photo: {
+            /** @description Assigned by the service; never reused. */
+            id: number;
+            /** @description Assigned by the service; never reused. */
+            albumId: number;
+            title: string;
+            /**
+             * Format: uri
+             * @description The image.
+             */
+            url: string;
+            /**
+             * Format: uri
+             * @description A small version of the image.
+             */
+            thumbnailUrl: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            updatedAt: string;
+        };
+        PhotoUpdate: {
+            title?: string;
+            /**
+             * Format: uri
+             * @description The image.
+             */
+            url?: string;
+            /**
+             * Format: uri
+             * @description A small version of the image.
+             */
+            thumbnailUrl?: string;
         };
         TokenCreate: {
             email: string;
@@ -2122,12 +2526,14 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
                 select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
-                /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
-                include?: ("posts" | "todos")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=posts,todos,albums`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("posts" | "todos" | "albums")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
                 "posts.limit"?: number;
                 /** @description With `include=todos` only: how many of the newest todos each item embeds (default 20; above 100 capped). */
                 "todos.limit"?: number;
+                /** @description With `include=albums` only: how many of the newest albums each item embeds (default 20; above 100 capped). */
+                "albums.limit"?: number;
             };
             header?: {
                 /**
@@ -2330,12 +2736,14 @@ export interface operations {
             query?: {
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
                 select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
-                /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
-                include?: ("posts" | "todos")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=posts,todos,albums`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("posts" | "todos" | "albums")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
                 "posts.limit"?: number;
                 /** @description With `include=todos` only: how many of the newest todos each item embeds (default 20; above 100 capped). */
                 "todos.limit"?: number;
+                /** @description With `include=albums` only: how many of the newest albums each item embeds (default 20; above 100 capped). */
+                "albums.limit"?: number;
             };
             header?: {
                 /**
@@ -4161,12 +4569,12 @@ export interface operations {
                 "postId[lte]"?: number;
                 /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
                 "postId[in]"?: string;
-                /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
-                authorId?: number[];
-                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
-                "authorId[eq]"?: number[];
-                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
-                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                authorId?: (number | "null")[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "authorId[eq]"?: (number | "null")[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "authorId[ne]"?: (number | "null")[];
                 /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
                 "authorId[gt]"?: number;
                 /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
@@ -4175,8 +4583,10 @@ export interface operations {
                 "authorId[lt]"?: number;
                 /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
                 "authorId[lte]"?: number;
-                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). `null` matches a missing value. */
                 "authorId[in]"?: string;
+                /** @description `true`: only items without `authorId`; `false`: only items with one. */
+                "authorId[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
                 /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
@@ -4225,7 +4635,7 @@ export interface operations {
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -4278,6 +4688,7 @@ export interface operations {
                      *             "id": 1,
                      *             "name": "Leanne Graham"
                      *           },
+                     *           "email": null,
                      *           "content": "Nicely put.",
                      *           "createdAt": "2026-11-25T22:27:04.243Z",
                      *           "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -4931,12 +5342,12 @@ export interface operations {
                 "postId[lte]"?: number;
                 /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
                 "postId[in]"?: string;
-                /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
-                authorId?: number[];
-                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
-                "authorId[eq]"?: number[];
-                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
-                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                authorId?: (number | "null")[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "authorId[eq]"?: (number | "null")[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "authorId[ne]"?: (number | "null")[];
                 /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
                 "authorId[gt]"?: number;
                 /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
@@ -4945,8 +5356,10 @@ export interface operations {
                 "authorId[lt]"?: number;
                 /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
                 "authorId[lte]"?: number;
-                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). `null` matches a missing value. */
                 "authorId[in]"?: string;
+                /** @description `true`: only items without `authorId`; `false`: only items with one. */
+                "authorId[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
                 /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
@@ -4995,7 +5408,7 @@ export interface operations {
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -5042,6 +5455,7 @@ export interface operations {
                      *             "id": 1,
                      *             "name": "Leanne Graham"
                      *           },
+                     *           "email": null,
                      *           "content": "Nicely put.",
                      *           "createdAt": "2026-11-25T22:27:04.243Z",
                      *           "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -5132,6 +5546,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -5164,7 +5579,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -5220,6 +5635,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -5374,6 +5790,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -6478,6 +6895,1113 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listAlbumsV1: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `userId` equals the value; repeated, any of the values. */
+                userId?: number[];
+                /** @description As `userId`: only items whose `userId` equals the value; repeated, any of the values. */
+                "userId[eq]"?: number[];
+                /** @description Only items whose `userId` differs from the value; repeated, from every value. */
+                "userId[ne]"?: number[];
+                /** @description Only items whose `userId` is greater than the value; a missing value never is. */
+                "userId[gt]"?: number;
+                /** @description Only items whose `userId` is greater than or equal to the value; a missing value never is. */
+                "userId[gte]"?: number;
+                /** @description Only items whose `userId` is less than the value; a missing value never is. */
+                "userId[lt]"?: number;
+                /** @description Only items whose `userId` is less than or equal to the value; a missing value never is. */
+                "userId[lte]"?: number;
+                /** @description Only items whose `userId` is one of these comma-separated values, at most 100 (a value holding a comma takes `userId` repeated). */
+                "userId[in]"?: string;
+                /** @description Only items whose `title` equals the value; repeated, any of the values. */
+                title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, title, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default title. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=user,photos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("user" | "photos")[];
+                /** @description With `include=photos` only: how many of the newest photos each item embeds (default 20; above 100 capped). */
+                "photos.limit"?: number;
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of albums. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 11,
+                     *           "userId": 2,
+                     *           "title": "Harwell, the first winter",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "limit": 20,
+                     *           "total": 1,
+                     *           "pages": 1,
+                     *           "nextCursor": null
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AlbumRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createAlbumV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Harwell, the first winter"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AlbumCreate"];
+            };
+        };
+        responses: {
+            /** @description Created: the album. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 11,
+                     *         "userId": 2,
+                     *         "title": "Harwell, the first winter",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Album"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAlbumV1: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=user,photos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("user" | "photos")[];
+                /** @description With `include=photos` only: how many of the newest photos each item embeds (default 20; above 100 capped). */
+                "photos.limit"?: number;
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The album. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 11,
+                     *         "userId": 2,
+                     *         "title": "Harwell, the first winter",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AlbumRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteAlbumV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateAlbumV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Harwell, winter 1951"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AlbumUpdate"];
+                /**
+                 * @example {
+                 *       "title": "Harwell, winter 1951"
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["AlbumUpdate"];
+            };
+        };
+        responses: {
+            /** @description The album, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 11,
+                     *         "userId": 2,
+                     *         "title": "Harwell, the first winter",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Album"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPhotosV1: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `albumId` equals the value; repeated, any of the values. */
+                albumId?: number[];
+                /** @description As `albumId`: only items whose `albumId` equals the value; repeated, any of the values. */
+                "albumId[eq]"?: number[];
+                /** @description Only items whose `albumId` differs from the value; repeated, from every value. */
+                "albumId[ne]"?: number[];
+                /** @description Only items whose `albumId` is greater than the value; a missing value never is. */
+                "albumId[gt]"?: number;
+                /** @description Only items whose `albumId` is greater than or equal to the value; a missing value never is. */
+                "albumId[gte]"?: number;
+                /** @description Only items whose `albumId` is less than the value; a missing value never is. */
+                "albumId[lt]"?: number;
+                /** @description Only items whose `albumId` is less than or equal to the value; a missing value never is. */
+                "albumId[lte]"?: number;
+                /** @description Only items whose `albumId` is one of these comma-separated values, at most 100 (a value holding a comma takes `albumId` repeated). */
+                "albumId[in]"?: string;
+                /** @description Only items whose `title` equals the value; repeated, any of the values. */
+                title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, title, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default title. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: "album"[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of photos. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 501,
+                     *           "albumId": 11,
+                     *           "title": "The Pilot ACE, front panel",
+                     *           "url": "https://picsum.photos/seed/501/600/600",
+                     *           "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "limit": 20,
+                     *           "total": 1,
+                     *           "pages": 1,
+                     *           "nextCursor": null
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PhotoRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPhotoV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "The Pilot ACE, front panel",
+                 *       "url": "https://picsum.photos/seed/501/600/600",
+                 *       "thumbnailUrl": "https://picsum.photos/seed/501/150/150"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PhotoCreate"];
+            };
+        };
+        responses: {
+            /** @description Created: the photo. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "albumId": 11,
+                     *         "title": "The Pilot ACE, front panel",
+                     *         "url": "https://picsum.photos/seed/501/600/600",
+                     *         "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Photo"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPhotoV1: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: "album"[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The photo. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "albumId": 11,
+                     *         "title": "The Pilot ACE, front panel",
+                     *         "url": "https://picsum.photos/seed/501/600/600",
+                     *         "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PhotoRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePhotoV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePhotoV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "The Pilot ACE, 1950"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PhotoUpdate"];
+                /**
+                 * @example {
+                 *       "title": "The Pilot ACE, 1950"
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["PhotoUpdate"];
+            };
+        };
+        responses: {
+            /** @description The photo, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "albumId": 11,
+                     *         "title": "The Pilot ACE, front panel",
+                     *         "url": "https://picsum.photos/seed/501/600/600",
+                     *         "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Photo"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     signInV1: {
         parameters: {
             query?: never;
@@ -6734,12 +8258,14 @@ export interface operations {
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
                 select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
-                /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
-                include?: ("posts" | "todos")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=posts,todos,albums`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("posts" | "todos" | "albums")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
                 "posts.limit"?: number;
                 /** @description With `include=todos` only: how many of the newest todos each item embeds (default 20; above 100 capped). */
                 "todos.limit"?: number;
+                /** @description With `include=albums` only: how many of the newest albums each item embeds (default 20; above 100 capped). */
+                "albums.limit"?: number;
             };
             header?: {
                 /**
@@ -6940,12 +8466,14 @@ export interface operations {
             query?: {
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
                 select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
-                /** @description Related resources to embed in each item, comma-separated (`include=posts,todos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
-                include?: ("posts" | "todos")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=posts,todos,albums`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("posts" | "todos" | "albums")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
                 "posts.limit"?: number;
                 /** @description With `include=todos` only: how many of the newest todos each item embeds (default 20; above 100 capped). */
                 "todos.limit"?: number;
+                /** @description With `include=albums` only: how many of the newest albums each item embeds (default 20; above 100 capped). */
+                "albums.limit"?: number;
             };
             header?: {
                 /**
@@ -8767,12 +10295,12 @@ export interface operations {
                 "postId[lte]"?: number;
                 /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
                 "postId[in]"?: string;
-                /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
-                authorId?: number[];
-                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
-                "authorId[eq]"?: number[];
-                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
-                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                authorId?: (number | "null")[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "authorId[eq]"?: (number | "null")[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "authorId[ne]"?: (number | "null")[];
                 /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
                 "authorId[gt]"?: number;
                 /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
@@ -8781,8 +10309,10 @@ export interface operations {
                 "authorId[lt]"?: number;
                 /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
                 "authorId[lte]"?: number;
-                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). `null` matches a missing value. */
                 "authorId[in]"?: string;
+                /** @description `true`: only items without `authorId`; `false`: only items with one. */
+                "authorId[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
                 /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
@@ -8831,7 +10361,7 @@ export interface operations {
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -8884,6 +10414,7 @@ export interface operations {
                      *             "id": 1,
                      *             "name": "Leanne Graham"
                      *           },
+                     *           "email": null,
                      *           "content": "Nicely put.",
                      *           "createdAt": "2026-11-25T22:27:04.243Z",
                      *           "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -9533,12 +11064,12 @@ export interface operations {
                 "postId[lte]"?: number;
                 /** @description Only items whose `postId` is one of these comma-separated values, at most 100 (a value holding a comma takes `postId` repeated). */
                 "postId[in]"?: string;
-                /** @description Only items whose `authorId` equals the value; repeated, any of the values. */
-                authorId?: number[];
-                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. */
-                "authorId[eq]"?: number[];
-                /** @description Only items whose `authorId` differs from the value; repeated, from every value. */
-                "authorId[ne]"?: number[];
+                /** @description Only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                authorId?: (number | "null")[];
+                /** @description As `authorId`: only items whose `authorId` equals the value; repeated, any of the values. `null` matches a missing value. */
+                "authorId[eq]"?: (number | "null")[];
+                /** @description Only items whose `authorId` differs from the value; repeated, from every value. A missing value differs; `null` means present. */
+                "authorId[ne]"?: (number | "null")[];
                 /** @description Only items whose `authorId` is greater than the value; a missing value never is. */
                 "authorId[gt]"?: number;
                 /** @description Only items whose `authorId` is greater than or equal to the value; a missing value never is. */
@@ -9547,8 +11078,10 @@ export interface operations {
                 "authorId[lt]"?: number;
                 /** @description Only items whose `authorId` is less than or equal to the value; a missing value never is. */
                 "authorId[lte]"?: number;
-                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). */
+                /** @description Only items whose `authorId` is one of these comma-separated values, at most 100 (a value holding a comma takes `authorId` repeated). `null` matches a missing value. */
                 "authorId[in]"?: string;
+                /** @description `true`: only items without `authorId`; `false`: only items with one. */
+                "authorId[null]"?: boolean;
                 /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
                 createdAt?: string[];
                 /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
@@ -9597,7 +11130,7 @@ export interface operations {
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -9644,6 +11177,7 @@ export interface operations {
                      *             "id": 1,
                      *             "name": "Leanne Graham"
                      *           },
+                     *           "email": null,
                      *           "content": "Nicely put.",
                      *           "createdAt": "2026-11-25T22:27:04.243Z",
                      *           "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -9732,6 +11266,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -9764,7 +11299,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "content" | "createdAt" | "updatedAt")[];
+                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -9820,6 +11355,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -9974,6 +11510,7 @@ export interface operations {
                      *           "id": 1,
                      *           "name": "Leanne Graham"
                      *         },
+                     *         "email": null,
                      *         "content": "Nicely put.",
                      *         "createdAt": "2026-11-25T22:27:04.243Z",
                      *         "updatedAt": "2026-11-25T22:27:04.243Z"
@@ -11037,6 +12574,1109 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["Todo"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAlbumsV2: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `userId` equals the value; repeated, any of the values. */
+                userId?: number[];
+                /** @description As `userId`: only items whose `userId` equals the value; repeated, any of the values. */
+                "userId[eq]"?: number[];
+                /** @description Only items whose `userId` differs from the value; repeated, from every value. */
+                "userId[ne]"?: number[];
+                /** @description Only items whose `userId` is greater than the value; a missing value never is. */
+                "userId[gt]"?: number;
+                /** @description Only items whose `userId` is greater than or equal to the value; a missing value never is. */
+                "userId[gte]"?: number;
+                /** @description Only items whose `userId` is less than the value; a missing value never is. */
+                "userId[lt]"?: number;
+                /** @description Only items whose `userId` is less than or equal to the value; a missing value never is. */
+                "userId[lte]"?: number;
+                /** @description Only items whose `userId` is one of these comma-separated values, at most 100 (a value holding a comma takes `userId` repeated). */
+                "userId[in]"?: string;
+                /** @description Only items whose `title` equals the value; repeated, any of the values. */
+                title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, title, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default title. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=user,photos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("user" | "photos")[];
+                /** @description With `include=photos` only: how many of the newest photos each item embeds (default 20; above 100 capped). */
+                "photos.limit"?: number;
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of albums. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 11,
+                     *           "userId": 2,
+                     *           "title": "Harwell, the first winter",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "limit": 20,
+                     *           "nextCursor": null,
+                     *           "hasMore": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AlbumRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createAlbumV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Harwell, the first winter"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AlbumCreate"];
+            };
+        };
+        responses: {
+            /** @description Created: the album. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 11,
+                     *         "userId": 2,
+                     *         "title": "Harwell, the first winter",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Album"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAlbumV2: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=user,photos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("user" | "photos")[];
+                /** @description With `include=photos` only: how many of the newest photos each item embeds (default 20; above 100 capped). */
+                "photos.limit"?: number;
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The album. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 11,
+                     *         "userId": 2,
+                     *         "title": "Harwell, the first winter",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AlbumRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteAlbumV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateAlbumV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Harwell, winter 1951"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AlbumUpdate"];
+                /**
+                 * @example {
+                 *       "title": "Harwell, winter 1951"
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["AlbumUpdate"];
+            };
+        };
+        responses: {
+            /** @description The album, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 11,
+                     *         "userId": 2,
+                     *         "title": "Harwell, the first winter",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Album"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPhotosV2: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `albumId` equals the value; repeated, any of the values. */
+                albumId?: number[];
+                /** @description As `albumId`: only items whose `albumId` equals the value; repeated, any of the values. */
+                "albumId[eq]"?: number[];
+                /** @description Only items whose `albumId` differs from the value; repeated, from every value. */
+                "albumId[ne]"?: number[];
+                /** @description Only items whose `albumId` is greater than the value; a missing value never is. */
+                "albumId[gt]"?: number;
+                /** @description Only items whose `albumId` is greater than or equal to the value; a missing value never is. */
+                "albumId[gte]"?: number;
+                /** @description Only items whose `albumId` is less than the value; a missing value never is. */
+                "albumId[lt]"?: number;
+                /** @description Only items whose `albumId` is less than or equal to the value; a missing value never is. */
+                "albumId[lte]"?: number;
+                /** @description Only items whose `albumId` is one of these comma-separated values, at most 100 (a value holding a comma takes `albumId` repeated). */
+                "albumId[in]"?: string;
+                /** @description Only items whose `title` equals the value; repeated, any of the values. */
+                title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, title, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default title. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: "album"[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of photos. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 501,
+                     *           "albumId": 11,
+                     *           "title": "The Pilot ACE, front panel",
+                     *           "url": "https://picsum.photos/seed/501/600/600",
+                     *           "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "limit": 20,
+                     *           "nextCursor": null,
+                     *           "hasMore": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PhotoRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPhotoV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "The Pilot ACE, front panel",
+                 *       "url": "https://picsum.photos/seed/501/600/600",
+                 *       "thumbnailUrl": "https://picsum.photos/seed/501/150/150"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PhotoCreate"];
+            };
+        };
+        responses: {
+            /** @description Created: the photo. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "albumId": 11,
+                     *         "title": "The Pilot ACE, front panel",
+                     *         "url": "https://picsum.photos/seed/501/600/600",
+                     *         "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Photo"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPhotoV2: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: "album"[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The photo. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "albumId": 11,
+                     *         "title": "The Pilot ACE, front panel",
+                     *         "url": "https://picsum.photos/seed/501/600/600",
+                     *         "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PhotoRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePhotoV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePhotoV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                userId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "The Pilot ACE, 1950"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PhotoUpdate"];
+                /**
+                 * @example {
+                 *       "title": "The Pilot ACE, 1950"
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["PhotoUpdate"];
+            };
+        };
+        responses: {
+            /** @description The photo, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "albumId": 11,
+                     *         "title": "The Pilot ACE, front panel",
+                     *         "url": "https://picsum.photos/seed/501/600/600",
+                     *         "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Photo"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
                 };

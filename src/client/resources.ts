@@ -6,7 +6,7 @@ export const RESOURCES = {
   users: {
     collection: { path: '/api/v1/users', methods: ['get', 'post'] },
     item: { path: '/api/v1/users/{id}', methods: ['get', 'put', 'patch', 'delete'] },
-    embeds: { posts: { resource: 'posts', list: true }, todos: { resource: 'todos', list: true } },
+    embeds: { posts: { resource: 'posts', list: true }, todos: { resource: 'todos', list: true }, albums: { resource: 'albums', list: true } },
   },
   posts: {
     collection: { path: '/api/v1/users/{userId}/posts', methods: ['get', 'post'] },
@@ -33,6 +33,16 @@ export const RESOURCES = {
     item: { path: '/api/v1/users/{userId}/todos/{todoId}', methods: ['get', 'patch', 'delete'] },
     embeds: {},
     also: [{ collection: { path: '/api/v1/todos', methods: ['get', 'post'] }, item: { path: '/api/v1/todos/{todoId}', methods: ['get', 'patch', 'delete'] } }],
+  },
+  albums: {
+    collection: { path: '/api/v1/users/{userId}/albums', methods: ['get', 'post'] },
+    item: { path: '/api/v1/users/{userId}/albums/{albumId}', methods: ['get', 'patch', 'delete'] },
+    embeds: { user: { resource: 'users', list: false }, photos: { resource: 'photos', list: true } },
+  },
+  photos: {
+    collection: { path: '/api/v1/users/{userId}/albums/{albumId}/photos', methods: ['get', 'post'] },
+    item: { path: '/api/v1/users/{userId}/albums/{albumId}/photos/{photoId}', methods: ['get', 'patch', 'delete'] },
+    embeds: { album: { resource: 'albums', list: false } },
   },
   tokens: { collection: { path: '/api/v1/tokens', methods: ['post'] }, embeds: {} },
 } as const

@@ -13,6 +13,7 @@ import { scopesAndIdentitiesMigration } from './migrations/0006-scopes-and-ident
 import { idempotencyBoundsMigration } from './migrations/0007-idempotency-bounds.js'
 import { wholeCollectionIndexesMigration } from './migrations/0008-whole-collection-indexes.js'
 import { userProfilesAndGuestCommentsMigration } from './migrations/0009-user-profiles-and-guest-comments.js'
+import { albumsAndPhotosMigration } from './migrations/0010-albums-and-photos.js'
 
 /** The migrations by name (Kysely applies them in the order of their names), each made for the store's dialect. */
 const MIGRATIONS: Readonly<Record<string, (facts: DialectFacts) => Migration>> = {
@@ -25,6 +26,7 @@ const MIGRATIONS: Readonly<Record<string, (facts: DialectFacts) => Migration>> =
   '0007-idempotency-bounds': idempotencyBoundsMigration,
   '0008-whole-collection-indexes': wholeCollectionIndexesMigration,
   '0009-user-profiles-and-guest-comments': userProfilesAndGuestCommentsMigration,
+  '0010-albums-and-photos': albumsAndPhotosMigration,
 }
 
 /** The migrations' names, in the order they apply. */

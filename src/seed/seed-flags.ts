@@ -8,6 +8,8 @@ export const SEED_FLAGS = [
   { name: 'posts', demo: 100, help: 'posts to add, spread over the new users' },
   { name: 'comments', demo: 500, help: 'comments to add, spread over the new posts' },
   { name: 'todos', demo: 200, help: 'todos to add, spread over the new users' },
+  { name: 'albums', demo: 100, help: 'albums to add, spread over the new users' },
+  { name: 'photos', demo: 5000, help: 'photos to add, spread over the new albums' },
 ] as const
 
 /** The features that generate rows. */

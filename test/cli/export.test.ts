@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATA_SECTIONS } from '../../src/cli/data-sections.js'
+import { listed } from '../../src/cli/words.js'
 import { loadConfig } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
 import { type Tables, toIsoTimestamp } from '../../src/db/tables.js'
@@ -196,7 +197,7 @@ describe('threadline export --output', () => {
     const path = join(dir, 'out.json')
     const { stdout, stderr } = await threadline(store.url, ['export', '--output', path])
     expect(stdout).toBe('')
-    expect(stderr).toMatch(/^Exported \d+ users, \d+ posts, \d+ comments and \d+ todos to /)
+    expect(stderr).toMatch(new RegExp(`^Exported ${listed(sectionsIn('threadline').map((name) => `\\d+ ${name}`))} to `))
     const fromFile = JSON.parse(readFileSync(path, 'utf8')) as Document
     const fromStdout = JSON.parse(threadlineText) as Document
     expect({ ...fromFile, threadline: undefined }).toEqual({ ...fromStdout, threadline: undefined })

@@ -1,5 +1,7 @@
 // `threadline import`, run as a child process (dist/main.js) on a fresh database of the run's store,
 // then read back over the REST API of an app on the same database.
+import { readFileSync } from 'node:fs'
+import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATA_SECTIONS } from '../../src/cli/data-sections.js'
 import { freshDatabase, SECOND_STORE_RUN, type TestDatabase } from '../helpers/test-store.js'
@@ -323,7 +325,7 @@ describe('threadline import of the JSONPlaceholder /db document', { timeout: 120
   afterAll(() => store.drop())
   const { get } = readers()
 
-  it("imports the four known sections, says it skipped albums and photos, and keeps each comment's name where an export finds it", async () => {
+  it("imports the sections Threadline has, says it skipped any other, and keeps each comment's name where an export finds it", async () => {
     const db = jsonPlaceholderDb()
     const { stdout } = await threadline(store.url, ['import', fileOf('db.json', db)])
     // What the file holds of each resource; those no data section names are skipped, with their count.
@@ -342,6 +344,29 @@ describe('threadline import of the JSONPlaceholder /db document', { timeout: 120
     // Exported again in JSONPlaceholder's format, every comment has its own name and body back.
     const exported = JSON.parse((await threadline(store.url, ['export', '--format', 'jsonplaceholder'])).stdout) as typeof db
     expect(exported.comments.map(({ id, name, body }) => ({ id, name, body }))).toEqual(db.comments.map(({ id, name, body }) => ({ id, name, body })))
+  })
+})
+
+describe("threadline import of JSONPlaceholder's own data set (test/fixtures/jsonplaceholder)", { timeout: 120_000 }, () => {
+  let store: TestDatabase
+  beforeAll(async () => {
+    store = await freshDatabase()
+  })
+  afterAll(() => store.drop())
+
+  it('loads every section of the file Threadline has, and an export in its format gives their rows back as they were', async () => {
+    const text = gunzipSync(readFileSync(new URL('../fixtures/jsonplaceholder/db.json.gz', import.meta.url))).toString('utf8')
+    const file = JSON.parse(text) as Record<string, unknown[]>
+    const { stdout } = await threadline(store.url, ['import', fileOf('jsonplaceholder-db.json', text)])
+    // What the sections hold is counted as the file's; notes about their fields are other tests' (above).
+    expect(stdout).toMatch(new RegExp(`Imported ${importedCounts('jsonplaceholder', rowsOf(file))} in [\\d.]+ s`))
+    expect(stdout).not.toMatch(/skipped/)
+    const exported = JSON.parse((await threadline(store.url, ['export', '--format', 'jsonplaceholder'])).stdout) as Record<string, unknown[]>
+    // The sections whose rows JSONPlaceholder's format carries whole: its albums and photos, key for key and in order.
+    for (const name of ['albums', 'photos']) {
+      expect(exported[name], name).toHaveLength(file[name]!.length)
+      expect(JSON.stringify(exported[name]), name).toBe(JSON.stringify(file[name]))
+    }
   })
 })
 

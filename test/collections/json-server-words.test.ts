@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { JSON_SERVER_WORDS, type JsonServerWord, translateJsonServerWords, type WordTarget } from '../../src/collections/json-server-words.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories } from '../helpers/factories.js'
+import { idsForPath, seedEmptyFeatures } from '../helpers/seeded-rows.js'
 
 const MOUNTS = ['/api/v1', '/api/v2', '']
 
@@ -48,22 +49,22 @@ beforeAll(async () => {
   for (let n = 0; n < 12; n++) comments.push(await make.comment(first, n % 2 === 0 ? t.alice : t.bob))
   const todos = []
   for (let n = 0; n < 12; n++) todos.push(await make.todo(t.bob, { text: `Todo ${n % 4}` }))
-  // The fixture each path parameter names.
+  // The other features' rows come from their seed sections.
+  await seedEmptyFeatures(t.database.db)
+  // The fixture each path parameter names; a path with another parameter names seeded rows.
   const fixtures: Record<string, number> = { id: t.bob.id, userId: t.bob.id, postId: first.id, commentId: comments[0]!.id, todoId: todos[0]!.id }
-  routes = captured
-    .filter((route) => route.prefix === '/api/v1' && route.method === 'GET' && route.config?.representation !== undefined)
-    .map((route) => {
-      const shape = route.config?.representation
-      return {
-        path: route.url.slice(route.prefix.length).replace(/:(\w+)/g, (_, name: string) => {
-          const id = fixtures[name]
-          if (id === undefined) throw new Error(`no fixture for the path parameter :${name} of ${route.url}`)
-          return String(id)
-        }),
-        target: { collection: route.config?.collection, relations: shape?.relations ?? {}, references: shape?.references ?? {} },
-        isList: route.config?.collection !== undefined,
-      }
+  routes = []
+  for (const route of captured.filter((route) => route.prefix === '/api/v1' && route.method === 'GET' && route.config?.representation !== undefined)) {
+    const path = route.url.slice(route.prefix.length)
+    const parameters = [...path.matchAll(/:(\w+)/g)].map(([, name]) => name!)
+    const ids = parameters.every((name) => name in fixtures) ? fixtures : await idsForPath(t.database.db, path)
+    const shape = route.config?.representation
+    routes.push({
+      path: path.replace(/:(\w+)/g, (_, name: string) => String(ids[name])),
+      target: { collection: route.config?.collection, relations: shape?.relations ?? {}, references: shape?.references ?? {} },
+      isList: route.config?.collection !== undefined,
     })
+  }
 })
 afterAll(() => t.close())
 

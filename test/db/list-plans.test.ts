@@ -1,12 +1,14 @@
 // The list queries the API runs, as SQLite plans them: every filter and sort offered on users, on a
-// user's posts, on every post, comment and todo (as anyone, a signed-in user and an admin see them),
-// and a post's comments, are served by an index (no table scan, no sort of the whole result), on
+// user's posts, on every post, comment, todo, album and photo (as anyone, a signed-in user and an
+// admin see them), and a post's comments, a user's albums and an album's photos, are served by an index (no table scan, no sort of the whole result), on
 // the first page and on pages reached by cursor.
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type CollectionQuery, parseCollectionQuery } from '../../src/collections/collection-query.js'
 import type { CollectionSpec } from '../../src/collections/collection-spec.js'
+import { listAlbums, listAlbumsOfUser } from '../../src/albums/albums.repository.js'
+import { AlbumsCollection } from '../../src/albums/albums.schemas.js'
 import { listComments, listCommentsOfPost } from '../../src/comments/comments.repository.js'
 import { CommentsCollection } from '../../src/comments/comments.schemas.js'
 import { loadConfig } from '../../src/config.js'
@@ -14,6 +16,8 @@ import { openDatabase } from '../../src/db/create-database.js'
 import type { RowPage } from '../../src/collections/collection-page.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Tables } from '../../src/db/tables.js'
+import { listPhotos, listPhotosOfAlbum } from '../../src/photos/photos.repository.js'
+import { PhotosCollection } from '../../src/photos/photos.schemas.js'
 import { ANONYMOUS_VISIBILITY, type DraftVisibility } from '../../src/posts/post-visibility.js'
 import { listPosts, listPostsOfUser } from '../../src/posts/posts.repository.js'
 import { PostsCollection } from '../../src/posts/posts.schemas.js'
@@ -73,7 +77,7 @@ function expectIndexed(plansRun: string[], { idOrder = false } = {}) {
   for (const detail of plansRun) {
     expect(detail).not.toMatch(/TEMP B-TREE/)
     for (const [i, step] of detail.split('; ').entries()) {
-      if (idOrder && i === 0 && /^SCAN (users|posts|comments|todos)$/.test(step)) continue
+      if (idOrder && i === 0 && /^SCAN (users|posts|comments|todos|albums|photos)$/.test(step)) continue
       expect(step, detail).toMatch(/USING (COVERING )?INDEX|USING INTEGER PRIMARY KEY/)
     }
   }
@@ -182,5 +186,49 @@ describe('list query plans', () => {
 
   it.each(sorts(['id', 'text', 'completed', 'createdAt', 'updatedAt']))('every todo sorted by %s', async (sort) => {
     expectIndexed(await plans(TodosCollection, { sort }, everyTodo), { idOrder: sort.endsWith('id') })
+  })
+
+  const everyAlbum = (query: CollectionQuery) => listAlbums(db, query)
+  const albumsOfUser1 = (query: CollectionQuery) => listAlbumsOfUser(db, 1, query)
+  const albumFilters: Record<string, string> = {
+    id: '3',
+    userId: '1',
+    title: 'x',
+    createdAt: '2025-01-01T00:00:00.000Z',
+    updatedAt: '2025-01-01T00:00:00.000Z',
+  }
+  it.each(Object.entries(albumFilters))("every album filtered by %s, and a user's", async (field, value) => {
+    expectIndexed(await plans(AlbumsCollection, { [field]: value }, everyAlbum))
+    expectIndexed(await plans(AlbumsCollection, { [field]: value }, albumsOfUser1))
+  })
+
+  it.each(sorts(['id', 'title', 'createdAt', 'updatedAt']))('every album sorted by %s', async (sort) => {
+    expectIndexed(await plans(AlbumsCollection, { sort }, everyAlbum), { idOrder: sort.endsWith('id') })
+  })
+
+  it.each(sorts(['id', 'title', 'createdAt', 'updatedAt']))("a user's albums sorted by %s", async (sort) => {
+    expectIndexed(await plans(AlbumsCollection, { sort }, albumsOfUser1))
+  })
+
+  const everyPhoto = (query: CollectionQuery) => listPhotos(db, query)
+  const photosOfAlbum1 = (query: CollectionQuery) => listPhotosOfAlbum(db, 1, query)
+  const photoFilters: Record<string, string> = {
+    id: '3',
+    albumId: '1',
+    title: 'x',
+    createdAt: '2025-01-01T00:00:00.000Z',
+    updatedAt: '2025-01-01T00:00:00.000Z',
+  }
+  it.each(Object.entries(photoFilters))("every photo filtered by %s, and an album's", async (field, value) => {
+    expectIndexed(await plans(PhotosCollection, { [field]: value }, everyPhoto))
+    expectIndexed(await plans(PhotosCollection, { [field]: value }, photosOfAlbum1))
+  })
+
+  it.each(sorts(['id', 'title', 'createdAt', 'updatedAt']))('every photo sorted by %s', async (sort) => {
+    expectIndexed(await plans(PhotosCollection, { sort }, everyPhoto), { idOrder: sort.endsWith('id') })
+  })
+
+  it.each(sorts(['id', 'title', 'createdAt', 'updatedAt']))("an album's photos sorted by %s", async (sort) => {
+    expectIndexed(await plans(PhotosCollection, { sort }, photosOfAlbum1))
   })
 })

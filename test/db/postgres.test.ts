@@ -4,6 +4,7 @@
 // the `postgres` project of vitest.config.ts.)
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { DATA_SECTIONS } from '../../src/cli/data-sections.js'
 import { loadConfig } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
 import { databaseAppError } from '../../src/db/database-errors.js'
@@ -54,23 +55,17 @@ describe.runIf(server)('PostgreSQL', () => {
       await migrateToLatest(a)
       expect(await b.db.introspection.getTables({ withInternalKyselyTables: true })).toEqual([])
       const mine = await database.db.introspection.getTables()
-      expect(mine.map((table) => table.name).sort()).toEqual([
-        'comments',
-        'idempotency_callers',
-        'idempotency_keys',
-        'identities',
-        'posts',
-        'todos',
-        'tokens',
-        'users',
-      ])
+      // Every data section's table, and those of the idempotency keys and the outside issuer's identities.
+      expect(mine.map((table) => table.name).sort()).toEqual(
+        [...DATA_SECTIONS.map(({ name }) => name), 'idempotency_callers', 'idempotency_keys', 'identities'].sort(),
+      )
       expect(mine.find((table) => table.name === 'users')?.columns.find((column) => column.name === 'id')).toMatchObject({
         isAutoIncrementing: true,
         isNullable: false,
       })
       // The other schema's tables go while the fresh one migrates: its checks never read them.
       const dropping = (async () => {
-        for (const table of ['comments', 'todos', 'posts', 'tokens', 'users']) await sql`drop table ${sql.table(table)} cascade`.execute(a.db)
+        for (const { name } of [...DATA_SECTIONS].reverse()) await sql`drop table ${sql.table(name)} cascade`.execute(a.db)
       })()
       expect((await migrateToLatest(b)).applied).toEqual(MIGRATION_NAMES)
       await dropping

@@ -1,5 +1,5 @@
 // Every collection's top-level fields, read from the schema (each `<name>Connection` with its
-// `<name>` list and `<name>Page`: users, posts, comments, todos), answer alike: the same items in
+// `<name>` list and `<name>Page`), answer alike: the same items in
 // id order by default, pages by offset and by cursor, connections forward and backward, the same
 // refusals (BAD_REQUEST naming the argument, never an internal error), cursors bound to their own
 // collection, and the same charge for the same work. Each feature's own rules (who sees what, its
@@ -10,6 +10,7 @@ import { FEATURES, graphqlTypeDefs } from '../../src/features.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories } from '../helpers/factories.js'
 import { graphql, type GraphQLAnswer } from '../helpers/graphql-client.js'
+import { seedEmptyFeatures } from '../helpers/seeded-rows.js'
 
 /** The collections with a list, a page and a connection on Query, from the schema. */
 const COLLECTIONS = (() => {
@@ -44,6 +45,8 @@ describe.each(COLLECTIONS)('Query.%s, %sPage and %sConnection', (name) => {
       await make.comment(post, writer)
       await make.todo(writer)
     }
+    // The other features' rows come from their seed sections.
+    await seedEmptyFeatures(t.database.db)
     const answer = await read(`{ ${name}(limit: 100) { id } }`)
     all = (answer.body.data?.[name] as { id: string }[]).map((item) => item.id)
   })

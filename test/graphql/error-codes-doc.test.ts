@@ -30,7 +30,7 @@ describe('the error codes in the GraphQL schema docs', () => {
   let t: TestApp
   const descriptions = new Map<string, string | null>()
   let types: IntrospectedType[] = []
-  const ids = { alicePost: '', aliceDraft: '', aliceTodo: '', bobComment: '', aliceComment: '', alice: '', bob: '', admin: '' }
+  const ids = { alicePost: '', aliceDraft: '', aliceTodo: '', aliceAlbum: '', alicePhoto: '', bobComment: '', aliceComment: '', alice: '', bob: '', admin: '' }
 
   beforeAll(async () => {
     // One password set per caller per window: the second is RATE_LIMITED (createUser, updateUser).
@@ -40,6 +40,9 @@ describe('the error codes in the GraphQL schema docs', () => {
     ids.alicePost = String(post.id)
     ids.aliceDraft = String((await make.draft(t.alice)).id)
     ids.aliceTodo = String((await make.todo(t.alice)).id)
+    const album = await make.album(t.alice)
+    ids.aliceAlbum = String(album.id)
+    ids.alicePhoto = String((await make.photo(album)).id)
     ids.bobComment = String((await make.comment(post, t.bob)).id)
     ids.aliceComment = String((await make.comment(post, t.alice)).id)
     ids.alice = String(t.alice.id)
@@ -105,6 +108,42 @@ describe('the error codes in the GraphQL schema docs', () => {
     { field: 'Query.todos', code: 'BAD_REQUEST', caller: 'anonymous', operation: '{ todos(cursor: "garbage") { id } }' },
     { field: 'Query.todosPage', code: 'BAD_REQUEST', caller: 'anonymous', operation: '{ todosPage(fields: ["text"]) { items { id } } }' },
     { field: 'Query.todosConnection', code: 'BAD_REQUEST', caller: 'anonymous', operation: '{ todosConnection(last: 0) { totalCount } }' },
+    { field: 'Query.album', code: 'NOT_FOUND', caller: 'anonymous', operation: '{ album(id: "999999") { id } }' },
+    { field: 'Query.albums', code: 'BAD_REQUEST', caller: 'anonymous', operation: '{ albums(sort: "userId") { id } }' },
+    { field: 'Query.albumsPage', code: 'BAD_REQUEST', caller: 'anonymous', operation: '{ albumsPage(limit: 0) { items { id } } }' },
+    { field: 'Query.albumsConnection', code: 'BAD_REQUEST', caller: 'anonymous', operation: '{ albumsConnection(first: 1, last: 1) { totalCount } }' },
+    { field: 'Query.photo', code: 'NOT_FOUND', caller: 'anonymous', operation: '{ photo(id: "nope") { id } }' },
+    { field: 'Query.photos', code: 'BAD_REQUEST', caller: 'anonymous', operation: '{ photos(sort: "url") { id } }' },
+    { field: 'Query.photosPage', code: 'BAD_REQUEST', caller: 'anonymous', operation: '{ photosPage(fields: ["url"]) { items { id } } }' },
+    { field: 'Query.photosConnection', code: 'BAD_REQUEST', caller: 'anonymous', operation: '{ photosConnection(after: "garbage") { totalCount } }' },
+    {
+      field: 'User.albums',
+      code: 'BAD_REQUEST',
+      caller: 'anonymous',
+      operation: 'query ($id: ID!) { user(id: $id) { albums(limit: 0) { id } } }',
+      variables: { id: 'alice' },
+    },
+    {
+      field: 'User.albumsConnection',
+      code: 'BAD_REQUEST',
+      caller: 'anonymous',
+      operation: 'query ($id: ID!) { user(id: $id) { albumsConnection(first: 0) { totalCount } } }',
+      variables: { id: 'alice' },
+    },
+    {
+      field: 'Album.photos',
+      code: 'BAD_REQUEST',
+      caller: 'anonymous',
+      operation: 'query ($id: ID!) { album(id: $id) { photos(page: 0) { id } } }',
+      variables: { id: 'aliceAlbum' },
+    },
+    {
+      field: 'Album.photosConnection',
+      code: 'BAD_REQUEST',
+      caller: 'anonymous',
+      operation: 'query ($id: ID!) { album(id: $id) { photosConnection(before: "garbage") { totalCount } } }',
+      variables: { id: 'aliceAlbum' },
+    },
     {
       field: 'User.posts',
       code: 'BAD_REQUEST',
@@ -412,6 +451,113 @@ describe('the error codes in the GraphQL schema docs', () => {
       caller: 'bob',
       operation: 'mutation ($id: ID!) { deleteTodo(id: $id) }',
       variables: { id: 'aliceTodo' },
+    },
+    { field: 'Mutation.createAlbum', code: 'UNAUTHENTICATED', caller: 'anonymous', operation: 'mutation { createAlbum(input: {title: "A"}) { id } }' },
+    { field: 'Mutation.createAlbum', code: 'VALIDATION_ERROR', caller: 'bob', operation: 'mutation { createAlbum(input: {title: ""}) { id } }' },
+    {
+      field: 'Mutation.updateAlbum',
+      code: 'UNAUTHENTICATED',
+      caller: 'anonymous',
+      operation: 'mutation ($id: ID!) { updateAlbum(id: $id, input: {title: "A"}) { id } }',
+      variables: { id: 'aliceAlbum' },
+    },
+    { field: 'Mutation.updateAlbum', code: 'NOT_FOUND', caller: 'bob', operation: 'mutation { updateAlbum(id: "999999", input: {title: "A"}) { id } }' },
+    {
+      field: 'Mutation.updateAlbum',
+      code: 'FORBIDDEN',
+      caller: 'bob',
+      operation: 'mutation ($id: ID!) { updateAlbum(id: $id, input: {title: "A"}) { id } }',
+      variables: { id: 'aliceAlbum' },
+    },
+    {
+      field: 'Mutation.updateAlbum',
+      code: 'VALIDATION_ERROR',
+      caller: 'alice',
+      operation: 'mutation ($id: ID!) { updateAlbum(id: $id, input: {title: ""}) { id } }',
+      variables: { id: 'aliceAlbum' },
+    },
+    {
+      field: 'Mutation.deleteAlbum',
+      code: 'UNAUTHENTICATED',
+      caller: 'anonymous',
+      operation: 'mutation ($id: ID!) { deleteAlbum(id: $id) }',
+      variables: { id: 'aliceAlbum' },
+    },
+    { field: 'Mutation.deleteAlbum', code: 'NOT_FOUND', caller: 'bob', operation: 'mutation { deleteAlbum(id: "999999") }' },
+    {
+      field: 'Mutation.deleteAlbum',
+      code: 'FORBIDDEN',
+      caller: 'bob',
+      operation: 'mutation ($id: ID!) { deleteAlbum(id: $id) }',
+      variables: { id: 'aliceAlbum' },
+    },
+    {
+      field: 'Mutation.createPhoto',
+      code: 'UNAUTHENTICATED',
+      caller: 'anonymous',
+      operation:
+        'mutation ($id: ID!) { createPhoto(input: {albumId: $id, title: "P", url: "https://picsum.photos/seed/1/600/600", thumbnailUrl: "https://picsum.photos/seed/1/150/150"}) { id } }',
+      variables: { id: 'aliceAlbum' },
+    },
+    {
+      field: 'Mutation.createPhoto',
+      code: 'FORBIDDEN',
+      caller: 'bob',
+      operation:
+        'mutation ($id: ID!) { createPhoto(input: {albumId: $id, title: "P", url: "https://picsum.photos/seed/1/600/600", thumbnailUrl: "https://picsum.photos/seed/1/150/150"}) { id } }',
+      variables: { id: 'aliceAlbum' },
+    },
+    {
+      field: 'Mutation.createPhoto',
+      code: 'NOT_FOUND',
+      caller: 'bob',
+      operation:
+        'mutation { createPhoto(input: {albumId: "999999", title: "P", url: "https://picsum.photos/seed/1/600/600", thumbnailUrl: "https://picsum.photos/seed/1/150/150"}) { id } }',
+    },
+    {
+      field: 'Mutation.createPhoto',
+      code: 'VALIDATION_ERROR',
+      caller: 'alice',
+      operation:
+        'mutation ($id: ID!) { createPhoto(input: {albumId: $id, title: "P", url: "javascript:alert(1)", thumbnailUrl: "https://picsum.photos/seed/1/150/150"}) { id } }',
+      variables: { id: 'aliceAlbum' },
+    },
+    {
+      field: 'Mutation.updatePhoto',
+      code: 'UNAUTHENTICATED',
+      caller: 'anonymous',
+      operation: 'mutation ($id: ID!) { updatePhoto(id: $id, input: {title: "P"}) { id } }',
+      variables: { id: 'alicePhoto' },
+    },
+    { field: 'Mutation.updatePhoto', code: 'NOT_FOUND', caller: 'bob', operation: 'mutation { updatePhoto(id: "999999", input: {title: "P"}) { id } }' },
+    {
+      field: 'Mutation.updatePhoto',
+      code: 'FORBIDDEN',
+      caller: 'bob',
+      operation: 'mutation ($id: ID!) { updatePhoto(id: $id, input: {title: "P"}) { id } }',
+      variables: { id: 'alicePhoto' },
+    },
+    {
+      field: 'Mutation.updatePhoto',
+      code: 'VALIDATION_ERROR',
+      caller: 'alice',
+      operation: 'mutation ($id: ID!) { updatePhoto(id: $id, input: {url: "http://example.com/p.png"}) { id } }',
+      variables: { id: 'alicePhoto' },
+    },
+    {
+      field: 'Mutation.deletePhoto',
+      code: 'UNAUTHENTICATED',
+      caller: 'anonymous',
+      operation: 'mutation ($id: ID!) { deletePhoto(id: $id) }',
+      variables: { id: 'alicePhoto' },
+    },
+    { field: 'Mutation.deletePhoto', code: 'NOT_FOUND', caller: 'bob', operation: 'mutation { deletePhoto(id: "999999") }' },
+    {
+      field: 'Mutation.deletePhoto',
+      code: 'FORBIDDEN',
+      caller: 'bob',
+      operation: 'mutation ($id: ID!) { deletePhoto(id: $id) }',
+      variables: { id: 'alicePhoto' },
     },
   ]
 

@@ -20,8 +20,10 @@ import {
 } from 'graphql'
 import type { TSchema } from 'typebox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Album, CreateAlbumBody, UpdateAlbumBody } from '../../src/albums/albums.schemas.js'
 import { Comment, CreateCommentBody, UpdateCommentBody } from '../../src/comments/comments.schemas.js'
 import { Id } from '../../src/core/schema-types.js'
+import { CreatePhotoBody, Photo, UpdatePhotoBody } from '../../src/photos/photos.schemas.js'
 import { CreatePostBody, Post, UpdatePostBody } from '../../src/posts/posts.schemas.js'
 import { CreateTodoBody, Todo, UpdateTodoBody } from '../../src/todos/todos.schemas.js'
 import { Address, Company, CreateUserBody, UpdateUserBody, User } from '../../src/users/users.schemas.js'
@@ -54,8 +56,10 @@ const PAIRINGS: Record<string, Pairing> = {
       posts: RELATION,
       comments: RELATION,
       todos: RELATION,
+      albums: RELATION,
       postsConnection: RELATION,
       todosConnection: RELATION,
+      albumsConnection: RELATION,
       ...PROFILE(),
     },
   },
@@ -103,6 +107,24 @@ const PAIRINGS: Record<string, Pairing> = {
   // A new todo has a single field: GraphQL takes it as an argument, addTodo(text: String!).
   'Mutation.addTodo': { graphql: 'Mutation.addTodo', typebox: CreateTodoBody, exceptions: {} },
   UpdateTodoInput: { graphql: 'UpdateTodoInput', typebox: UpdateTodoBody, exceptions: {} },
+  Album: {
+    graphql: 'Album',
+    typebox: Album,
+    exceptions: { userId: 'REST-only: GraphQL gives the owner as user: User!', user: RELATION, photos: RELATION, photosConnection: RELATION },
+  },
+  Photo: {
+    graphql: 'Photo',
+    typebox: Photo,
+    exceptions: { albumId: 'REST-only: GraphQL gives the album as album: Album!', album: RELATION },
+  },
+  CreateAlbumInput: { graphql: 'CreateAlbumInput', typebox: CreateAlbumBody, exceptions: {} },
+  UpdateAlbumInput: { graphql: 'UpdateAlbumInput', typebox: UpdateAlbumBody, exceptions: {} },
+  CreatePhotoInput: {
+    graphql: 'CreatePhotoInput',
+    typebox: CreatePhotoBody,
+    exceptions: { albumId: 'GraphQL-only: REST takes the album in the path, POST /users/{userId}/albums/{albumId}/photos' },
+  },
+  UpdatePhotoInput: { graphql: 'UpdatePhotoInput', typebox: UpdatePhotoBody, exceptions: {} },
 }
 
 function isId(schema: TSchema): boolean {
@@ -199,7 +221,11 @@ describe('the GraphQL SDL and the TypeBox schemas', () => {
   })
 
   it('pairs every resource type and every Create, Add and Update input the SDL declares', () => {
-    const resources = ['User', 'Post', 'Comment', 'Todo']
+    // The resources: each type the schema pages through a connection of.
+    const resources = Object.keys(sdl.getTypeMap())
+      .filter((name) => name.endsWith('Connection') && isObjectType(sdl.getType(name.slice(0, -'Connection'.length))))
+      .map((name) => name.slice(0, -'Connection'.length))
+    expect(resources).toEqual(expect.arrayContaining(['User', 'Post']))
     const inputs = Object.values(sdl.getTypeMap())
       .filter((type) => isInputObjectType(type) && /^(Create|Add|Update)\w+Input$/.test(type.name))
       .map((type) => type.name)

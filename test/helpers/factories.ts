@@ -1,9 +1,12 @@
-// Builders for the fixtures tests need again and again (a user, a post, a comment, a todo, a token), on
+// Builders for the fixtures tests need again and again (a user, a post, a comment, a todo, an album, a
+// photo, a token), on
 // top of a TestApp, so a test spells out only the values it asserts on. Users are made as the operator
-// would (the service, no request, unique e-mail per call); posts, comments and todos through the REST
+// would (the service, no request, unique e-mail per call); the rest through the REST
 // API as their author, so they are what a client would have made: events published, publishedAt set.
 import { expect } from 'vitest'
+import type { Album } from '../../src/albums/albums.schemas.js'
 import type { Comment } from '../../src/comments/comments.schemas.js'
+import type { CreatePhotoInput, Photo } from '../../src/photos/photos.schemas.js'
 import type { CreatePostInput, Post } from '../../src/posts/posts.schemas.js'
 import type { Todo } from '../../src/todos/todos.schemas.js'
 import type { CreateUserInput, User } from '../../src/users/users.schemas.js'
@@ -33,7 +36,13 @@ export interface Factories {
   comment(post: PostAddress, author: Someone, overrides?: { content?: string } & Writer): Promise<Comment>
   /** An open todo of the owner's. */
   todo(owner: Someone, overrides?: { text?: string } & Writer): Promise<Todo>
+  /** An album of the owner's. */
+  album(owner: Someone, overrides?: { title?: string } & Writer): Promise<Album>
+  /** A photo in the album, written by the album's owner. */
+  photo(album: AlbumAddress, overrides?: Partial<CreatePhotoInput> & Writer): Promise<Photo>
 }
+
+type AlbumAddress = Pick<Album, 'id' | 'userId'>
 
 type PostAddress = Pick<Post, 'id' | 'userId'>
 
@@ -43,6 +52,10 @@ export const postPath = (post: PostAddress): string => `/api/v1/users/${post.use
 export const commentPath = (post: PostAddress, comment: Pick<Comment, 'id'>): string => `${postPath(post)}/comments/${comment.id}`
 /** Where the API says a todo lives (its Location header). */
 export const todoPath = (todo: Pick<Todo, 'id' | 'userId'>): string => `/api/v1/users/${todo.userId}/todos/${todo.id}`
+/** Where the API says an album lives (its Location header). */
+export const albumPath = (album: AlbumAddress): string => `/api/v1/users/${album.userId}/albums/${album.id}`
+/** Where the API says a photo lives (its Location header). */
+export const photoPath = (album: AlbumAddress, photo: Pick<Photo, 'id'>): string => `${albumPath(album)}/photos/${photo.id}`
 
 // One run of a test file holds its TestApps, so a counter per module keeps e-mail addresses unique.
 let sequence = 0
@@ -87,5 +100,16 @@ export function createFactories(t: TestApp): Factories {
       created<Comment>(`${postPath(on)}/comments`, author, given, { content: `Comment ${++sequence}`, ...overrides }),
     todo: (owner, { token: given, ...overrides } = {}) =>
       created<Todo>(`/api/v1/users/${owner.id}/todos`, owner, given, { text: `Todo ${++sequence}`, ...overrides }),
+    album: (owner, { token: given, ...overrides } = {}) =>
+      created<Album>(`/api/v1/users/${owner.id}/albums`, owner, given, { title: `Album ${++sequence}`, ...overrides }),
+    photo: (album, { token: given, ...overrides } = {}) => {
+      const n = ++sequence
+      return created<Photo>(`${albumPath(album)}/photos`, { id: album.userId }, given, {
+        title: `Photo ${n}`,
+        url: `https://picsum.photos/seed/${n}/600/600`,
+        thumbnailUrl: `https://picsum.photos/seed/${n}/150/150`,
+        ...overrides,
+      })
+    },
   }
 }

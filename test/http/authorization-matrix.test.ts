@@ -1,8 +1,8 @@
 // Who may write what: every write operation, REST and GraphQL, tried as each of four callers —
 // anonymous, another user, the owner of the object, an admin — from ONE table per API. A write
 // route or mutation missing from its table fails the test, so a new one cannot ship without saying
-// who may call it. Every try gets a world of its own (a fresh owner with a post, a comment and a
-// todo, fresh tokens), so a DELETE in one cell cannot change the next.
+// who may call it. Every try gets a world of its own (a fresh owner with a post, a comment, a
+// todo, an album and a photo in it, fresh tokens), so a DELETE in one cell cannot change the next.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories, type Factories } from '../helpers/factories.js'
@@ -16,6 +16,8 @@ interface World {
   postId: number
   commentId: number
   todoId: number
+  albumId: number
+  photoId: number
 }
 
 const OWNER_PASSWORD = 'matrix owner password'
@@ -30,6 +32,8 @@ interface RestCase {
   /** The owner needs a password (hashing one costs a tenth of a second: only where it is used). */
   password?: true
 }
+
+const PHOTO = { title: 'P', url: 'https://picsum.photos/seed/1/600/600', thumbnailUrl: 'https://picsum.photos/seed/1/150/150' }
 
 const ownerOrAdmin = (ok: number): Record<Actor, number> => ({ anonymous: 401, other: 403, owner: ok, admin: ok })
 const anySignedIn = (ok: number): Record<Actor, number> => ({ anonymous: 401, other: ok, owner: ok, admin: ok })
@@ -81,6 +85,24 @@ const REST: Record<string, RestCase> = {
   'POST /todos': { path: () => '/todos', body: (w) => ({ userId: w.ownerId, text: 'Do' }), expect: ownerOrAdmin(201) },
   'PATCH /todos/:todoId': { path: (w) => `/todos/${w.todoId}`, body: () => ({ completed: true }), expect: ownerOrAdmin(200) },
   'DELETE /todos/:todoId': { path: (w) => `/todos/${w.todoId}`, expect: ownerOrAdmin(204) },
+  'POST /users/:userId/albums': { path: (w) => `/users/${w.ownerId}/albums`, body: () => ({ title: 'A' }), expect: ownerOrAdmin(201) },
+  'PATCH /users/:userId/albums/:albumId': { path: (w) => `/users/${w.ownerId}/albums/${w.albumId}`, body: () => ({ title: 'A2' }), expect: ownerOrAdmin(200) },
+  'DELETE /users/:userId/albums/:albumId': { path: (w) => `/users/${w.ownerId}/albums/${w.albumId}`, expect: ownerOrAdmin(204) },
+  // A photo is its album's owner's to write: no one else adds to an album, not even a signed-in user.
+  'POST /users/:userId/albums/:albumId/photos': {
+    path: (w) => `/users/${w.ownerId}/albums/${w.albumId}/photos`,
+    body: () => PHOTO,
+    expect: ownerOrAdmin(201),
+  },
+  'PATCH /users/:userId/albums/:albumId/photos/:photoId': {
+    path: (w) => `/users/${w.ownerId}/albums/${w.albumId}/photos/${w.photoId}`,
+    body: () => ({ title: 'P2' }),
+    expect: ownerOrAdmin(200),
+  },
+  'DELETE /users/:userId/albums/:albumId/photos/:photoId': {
+    path: (w) => `/users/${w.ownerId}/albums/${w.albumId}/photos/${w.photoId}`,
+    expect: ownerOrAdmin(204),
+  },
   // Signing in needs the credentials, not a token: whoever holds them gets a token.
   'POST /tokens': {
     path: () => '/tokens',
@@ -119,6 +141,16 @@ const GRAPHQL: Record<string, GraphQLCase> = {
   addTodo: { query: () => 'mutation { addTodo(text: "Do") { id } }', expect: gqlAnySignedIn },
   updateTodo: { query: (w) => `mutation { updateTodo(id: "${w.todoId}", input: { completed: true }) { id } }`, expect: gqlOwnerOrAdmin },
   deleteTodo: { query: (w) => `mutation { deleteTodo(id: "${w.todoId}") }`, expect: gqlOwnerOrAdmin },
+  createAlbum: { query: () => 'mutation { createAlbum(input: { title: "A" }) { id } }', expect: gqlAnySignedIn },
+  updateAlbum: { query: (w) => `mutation { updateAlbum(id: "${w.albumId}", input: { title: "A2" }) { id } }`, expect: gqlOwnerOrAdmin },
+  deleteAlbum: { query: (w) => `mutation { deleteAlbum(id: "${w.albumId}") }`, expect: gqlOwnerOrAdmin },
+  // In the owner's album: its owner or an admin.
+  createPhoto: {
+    query: (w) => `mutation { createPhoto(input: { albumId: "${w.albumId}", title: "P", url: "${PHOTO.url}", thumbnailUrl: "${PHOTO.thumbnailUrl}" }) { id } }`,
+    expect: gqlOwnerOrAdmin,
+  },
+  updatePhoto: { query: (w) => `mutation { updatePhoto(id: "${w.photoId}", input: { title: "P2" }) { id } }`, expect: gqlOwnerOrAdmin },
+  deletePhoto: { query: (w) => `mutation { deletePhoto(id: "${w.photoId}") }`, expect: gqlOwnerOrAdmin },
 }
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
@@ -142,14 +174,16 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-/** A fresh owner (with a password if asked), a published post, a comment of theirs on it and a todo. */
+/** A fresh owner (with a password if asked), a published post, a comment of theirs on it, a todo, an album and a photo in it. */
 async function newWorld(withPassword = false): Promise<World> {
   const ownerEmail = `${unique('owner')}@example.com`
   const owner = await make.user({ name: 'Owner', email: ownerEmail, ...(withPassword ? { password: OWNER_PASSWORD } : {}) })
   const post = await make.post(owner)
   const comment = await make.comment(post, owner)
   const todo = await make.todo(owner)
-  return { ownerId: owner.id, ownerEmail, postId: post.id, commentId: comment.id, todoId: todo.id }
+  const album = await make.album(owner)
+  const photo = await make.photo(album)
+  return { ownerId: owner.id, ownerEmail, postId: post.id, commentId: comment.id, todoId: todo.id, albumId: album.id, photoId: photo.id }
 }
 
 async function tokenOf(actor: Actor, world: World): Promise<string | undefined> {

@@ -3,6 +3,7 @@
 // takes is read from the API description, so a new route is held to the rule without a new line here.
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FEATURES } from '../../src/features.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
 let t: TestApp
@@ -35,6 +36,9 @@ async function describedOperations(): Promise<Operation[]> {
     )
 }
 
+/** The limits of the lists a user's answers embed: those the features offer users (src/features.ts), in their order. */
+const userListLimits = FEATURES.flatMap(({ embeds = [] }) => embeds.filter((offered) => offered.in === 'users').map(({ name }) => `${name}.limit`))
+
 describe('query parameters an operation does not take', () => {
   it('refuses them on a single resource with 400 and one detail each, as a list refuses them', async () => {
     const one = await t.request({ url: `/api/v1/users/${t.bob.id}?_embed=posts&nonsense=1` })
@@ -45,7 +49,7 @@ describe('query parameters an operation does not take', () => {
       details: [
         // json-server's word, refused in its own words (test/collections/json-server-words.test.ts).
         { field: '_embed', message: expect.stringMatching(/^embeds every one of the posts in json-server, oldest first; include=posts/) },
-        { field: 'nonsense', message: 'is not a parameter of this operation: the parameters here are select, include, posts.limit, todos.limit' },
+        { field: 'nonsense', message: `is not a parameter of this operation: the parameters here are ${['select', 'include', ...userListLimits].join(', ')}` },
       ],
     })
     const list = await t.request({ url: '/api/v1/users?nonsense=1' })
@@ -55,7 +59,7 @@ describe('query parameters an operation does not take', () => {
 
   it("takes on a single resource those its API description gives it (select, include, the lists' limits), their values judged where they are read", async () => {
     const getUser = (await describedOperations()).find((operation) => operation.method === 'GET' && operation.path === '/api/v1/users/{id}')
-    expect(getUser?.parameters.map((parameter) => parameter.name)).toEqual(['select', 'include', 'posts.limit', 'todos.limit'])
+    expect(getUser?.parameters.map((parameter) => parameter.name)).toEqual(['select', 'include', ...userListLimits])
     const taken = await t.request({ url: `/api/v1/users/${t.bob.id}?select=name&include=posts,todos&posts.limit=1&todos.limit=2&page=1` })
     expect(taken.statusCode).toBe(400)
     expect(taken.json().error.details.map((detail: { field: string }) => detail.field)).toEqual(['page'])

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { API_INDEX, FEATURES } from '../../src/features.js'
 import { PAGE_CSP } from '../../src/pages/page-assets.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
+import { idsForPath, seedEmptyFeatures } from '../helpers/seeded-rows.js'
 
 let t: TestApp
 beforeAll(async () => {
@@ -171,16 +172,29 @@ describe('GET / to anything else', () => {
     const postId = post.json<{ data: { id: number } }>().data.id
     const comment = await t.request({ method: 'POST', url: `/api/v1/users/${t.bob.id}/posts/${postId}/comments`, token: t.tokens.bob, json: { content: 'Hi' } })
     const todo = await t.request({ method: 'POST', url: `/api/v1/users/${t.bob.id}/todos`, token: t.tokens.bob, json: { text: 'Walk' } })
-    const values = {
+    const made: Record<string, number> = {
       user_id: t.bob.id,
       post_id: postId,
       comment_id: comment.json<{ data: { id: number } }>().data.id,
       todo_id: todo.json<{ data: { id: number } }>().data.id,
     }
+    // The other features' rows come from their seed sections; a template with another variable names them.
+    await seedEmptyFeatures(t.database.db)
     const index = (await get('/')).json<Record<string, string>>()
+    const valuesFor = async (template: string): Promise<Record<string, number>> => {
+      const path = template.replace(/\{\?[^}]*\}/g, '').replace(/^\w+:\/\/[^/]+(\/api\/v\d+)?/, '')
+      const variables = [...path.matchAll(/\{(\w+)\}/g)].map(([, variable]) => variable!)
+      if (variables.every((variable) => variable in made)) return made
+      const ids = await idsForPath(
+        t.database.db,
+        path.replace(/\{(\w+)\}/g, (_, variable: string) => `:${variable.replace(/_(\w)/g, (_m, c: string) => c.toUpperCase())}`),
+      )
+      return Object.fromEntries(Object.entries(ids).map(([name, id]) => [name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), id]))
+    }
     // What a plain GET of each answers: the tokens are written with POST and DELETE only.
     const expected: Record<string, number> = { tokens_url: 405, current_token_url: 405, graphql_ws_url: 400 }
     for (const [name, template] of Object.entries(index)) {
+      const values = await valuesFor(template)
       const unfilled = [...template.replace(/\{\?[^}]*\}/g, '').matchAll(/\{(\w+)\}/g)]
         .map(([, variable]) => variable)
         .filter((variable) => !(variable! in values))
@@ -198,7 +212,7 @@ describe('GET / to anything else', () => {
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ data: { __typename: 'Query' } })
     // The stream URL refuses what it cannot stream, in its own words (the stream itself is tested in test/graphql).
-    const stream = new URL(fill(index.graphql_stream_url ?? '', values))
+    const stream = new URL(fill(index.graphql_stream_url ?? '', made))
     expect((await get(stream.pathname, { accept: 'application/json' })).statusCode).toBe(406)
   })
 

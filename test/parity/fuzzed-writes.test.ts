@@ -16,7 +16,9 @@ import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
 import type { TSchema } from 'typebox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CreateAlbumBody, UpdateAlbumBody } from '../../src/albums/albums.schemas.js'
 import { CreateCommentBody, UpdateCommentBody } from '../../src/comments/comments.schemas.js'
+import { CreatePhotoBody, UpdatePhotoBody } from '../../src/photos/photos.schemas.js'
 import { CreatePostBody, UpdatePostBody } from '../../src/posts/posts.schemas.js'
 import { CreateTodoBody, UpdateTodoBody } from '../../src/todos/todos.schemas.js'
 import { CreateUserBody, UpdateUserBody } from '../../src/users/users.schemas.js'
@@ -51,6 +53,8 @@ const FIELDS: Record<Table, string[]> = {
   posts: ['id', 'userId', 'title', 'content', 'status', 'publishedAt', 'createdAt', 'updatedAt'],
   comments: ['id', 'postId', 'authorId', 'email', 'content', 'createdAt', 'updatedAt'],
   todos: ['id', 'userId', 'text', 'completed', 'createdAt', 'updatedAt'],
+  albums: ['id', 'userId', 'title', 'createdAt', 'updatedAt'],
+  photos: ['id', 'albumId', 'title', 'url', 'thumbnailUrl', 'createdAt', 'updatedAt'],
 }
 
 /** A write: REST by route template, or a GraphQL mutation. */
@@ -67,14 +71,23 @@ const USER =
 const POST = 'id title content status publishedAt createdAt updatedAt author { id }'
 const COMMENT = 'id content email createdAt updatedAt author { id } post { id }'
 const TODO = 'id text completed createdAt updatedAt user { id }'
+const ALBUM = 'id title createdAt updatedAt user { id }'
+const PHOTO = 'id title url thumbnailUrl createdAt updatedAt album { id }'
 
 /** A GraphQL object as the REST representation names it. */
 function fromGraphql(table: Table, object: Record<string, unknown>): Row {
-  const { id, author, post, user, ...rest } = object as { id: string; author?: { id: string }; post?: { id: string }; user?: { id: string } }
+  const { id, author, post, user, album, ...rest } = object as {
+    id: string
+    author?: { id: string }
+    post?: { id: string }
+    user?: { id: string }
+    album?: { id: string }
+  }
   const row: Row = { ...rest, id: Number(id) }
   if (table === 'posts') row.userId = Number(author!.id)
   if (table === 'comments') Object.assign(row, { authorId: Number(author!.id), postId: Number(post!.id) })
-  if (table === 'todos') row.userId = Number(user!.id)
+  if (table === 'todos' || table === 'albums') row.userId = Number(user!.id)
+  if (table === 'photos') row.albumId = Number(album!.id)
   return row
 }
 
@@ -112,6 +125,12 @@ const REST: Record<string, Omit<Operation, 'schema'>> = {
   'POST /users/:userId/todos': { table: 'todos', kind: 'create' },
   'PATCH /users/:userId/todos/:todoId': { table: 'todos', kind: 'update' },
   'DELETE /users/:userId/todos/:todoId': { table: 'todos', kind: 'delete' },
+  'POST /users/:userId/albums': { table: 'albums', kind: 'create' },
+  'PATCH /users/:userId/albums/:albumId': { table: 'albums', kind: 'update' },
+  'DELETE /users/:userId/albums/:albumId': { table: 'albums', kind: 'delete' },
+  'POST /users/:userId/albums/:albumId/photos': { table: 'photos', kind: 'create' },
+  'PATCH /users/:userId/albums/:albumId/photos/:photoId': { table: 'photos', kind: 'update' },
+  'DELETE /users/:userId/albums/:albumId/photos/:photoId': { table: 'photos', kind: 'delete' },
 }
 const NOT_FUZZED = new Set(['POST /tokens', 'DELETE /tokens/current'])
 
@@ -182,6 +201,52 @@ const GRAPHQL: Record<string, Operation> = {
     graphql: gql('todos', 'updateTodo', `mutation ($id: ID!, $input: UpdateTodoInput!) { updateTodo(id: $id, input: $input) { ${TODO} } }`, idAnd('input')),
   },
   deleteTodo: { table: 'todos', kind: 'delete', graphql: gql('todos', 'deleteTodo', 'mutation ($id: ID!) { deleteTodo(id: $id) }', idOnly) },
+  createAlbum: {
+    table: 'albums',
+    kind: 'create',
+    schema: schemaOf(CreateAlbumBody),
+    graphql: gql(
+      'albums',
+      'createAlbum',
+      `mutation ($input: CreateAlbumInput!) { createAlbum(input: $input) { ${ALBUM} } }`,
+      (_t, body) => `{"input":${body}}`,
+    ),
+  },
+  updateAlbum: {
+    table: 'albums',
+    kind: 'update',
+    schema: schemaOf(UpdateAlbumBody),
+    graphql: gql(
+      'albums',
+      'updateAlbum',
+      `mutation ($id: ID!, $input: UpdateAlbumInput!) { updateAlbum(id: $id, input: $input) { ${ALBUM} } }`,
+      idAnd('input'),
+    ),
+  },
+  deleteAlbum: { table: 'albums', kind: 'delete', graphql: gql('albums', 'deleteAlbum', 'mutation ($id: ID!) { deleteAlbum(id: $id) }', idOnly) },
+  createPhoto: {
+    table: 'photos',
+    kind: 'create',
+    schema: schemaOf(CreatePhotoBody),
+    graphql: gql(
+      'photos',
+      'createPhoto',
+      `mutation ($input: CreatePhotoInput!) { createPhoto(input: $input) { ${PHOTO} } }`,
+      (target, body) => `{"input":${body.startsWith('{') ? `{"albumId":${JSON.stringify(target.id)}${body.length > 2 ? ',' : ''}${body.slice(1)}` : body}}`,
+    ),
+  },
+  updatePhoto: {
+    table: 'photos',
+    kind: 'update',
+    schema: schemaOf(UpdatePhotoBody),
+    graphql: gql(
+      'photos',
+      'updatePhoto',
+      `mutation ($id: ID!, $input: UpdatePhotoInput!) { updatePhoto(id: $id, input: $input) { ${PHOTO} } }`,
+      idAnd('input'),
+    ),
+  },
+  deletePhoto: { table: 'photos', kind: 'delete', graphql: gql('photos', 'deletePhoto', 'mutation ($id: ID!) { deletePhoto(id: $id) }', idOnly) },
 }
 
 /** One write of a sequence, as generated: which object it aims at is an index, resolved per store. */
@@ -198,7 +263,7 @@ interface Command {
 /** What a command aims at on one store: the path or the GraphQL id, and who owns it. */
 interface Target {
   url: string
-  /** The GraphQL id argument (the object's, or for addComment the post's). */
+  /** The GraphQL id argument (the object's, or for addComment the post's, for createPhoto the album's). */
   id: string
   /** The users who may make this write besides an admin (none: admins only). */
   owners: number[]
@@ -245,11 +310,12 @@ const baseModel = (t: TestApp): Model => ({
 /**
  * Puts the world back as it was made, so each sequence starts alike and a failing one replays and
  * shrinks from the same state: the three users, then through the API a fourth user, a published
- * post of alice's with a comment of bob's, a draft of bob's and a todo of alice's.
+ * post of alice's with a comment of bob's, a draft of bob's, a todo of alice's and an album of
+ * hers with a photo in it.
  */
 async function reset(side: Side) {
   const { db } = side.t.database
-  for (const table of ['comments', 'posts', 'todos'] as const) await db.deleteFrom(table).execute()
+  for (const table of ['comments', 'posts', 'todos', 'photos', 'albums'] as const) await db.deleteFrom(table).execute()
   await db
     .deleteFrom('users')
     .where(
@@ -278,6 +344,12 @@ async function reset(side: Side) {
   await made('comments', `/users/${t.alice.id}/posts/${published.id}/comments`, t.tokens.bob, { content: 'Nice' })
   await made('posts', `/users/${t.bob.id}/posts`, t.tokens.bob, { title: 'Not yet', content: 'Soon', status: 'draft' })
   await made('todos', `/users/${t.alice.id}/todos`, t.tokens.alice, { text: 'Write' })
+  const album = await made('albums', `/users/${t.alice.id}/albums`, t.tokens.alice, { title: 'Trips' })
+  await made('photos', `/users/${t.alice.id}/albums/${album.id}/photos`, t.tokens.alice, {
+    title: 'Quay',
+    url: 'https://picsum.photos/seed/1/600/600',
+    thumbnailUrl: 'https://picsum.photos/seed/1/150/150',
+  })
 }
 
 function userIdOf(side: Side, actor: Actor): number | undefined {
@@ -306,7 +378,8 @@ function targetOf(side: Side, op: Operation, command: Command): Target {
       return { url: `/users/${user.id}`, id: String(user.id), owners: [user.id], row: user }
     }
     case 'posts':
-    case 'todos': {
+    case 'todos':
+    case 'albums': {
       if (op.kind === 'create') {
         // The caller's own collection, unless twisted to someone else's (an admin may write there).
         const own = model.users.find((user) => user.id === userIdOf(side, command.caller))
@@ -342,6 +415,24 @@ function targetOf(side: Side, op: Operation, command: Command): Target {
       )
       return { url: `/users/${parent}/posts/${post.id}/comments/${comment.id}`, id: String(comment.id), owners, row: comment, ...otherParent }
     }
+    case 'photos': {
+      // The album's owner writes its photos (admins too): a photo has no owner of its own.
+      if (op.kind === 'create') {
+        const album = pickFrom(model.albums)
+        if (album === undefined || bogus) return { ...nothing, url: `/users/${side.t.alice.id}/albums/${encodeURIComponent(command.bogus)}/photos` }
+        const owner = album.userId as number
+        const parent = command.twist === 'other-parent' ? otherUser(owner).id : owner
+        return { url: `/users/${parent}/albums/${album.id}/photos`, id: String(album.id), owners: [owner], row: album, ...otherParent }
+      }
+      const photo = pickFrom(model.photos)
+      if (photo === undefined || bogus) {
+        const album = pickFrom(model.albums)
+        return { ...nothing, url: `/users/${Number(album?.userId ?? 1)}/albums/${Number(album?.id ?? 1)}/photos/${encodeURIComponent(command.bogus)}` }
+      }
+      const owner = model.albums.find((album) => album.id === photo.albumId)!.userId as number
+      const parent = command.twist === 'other-parent' ? otherUser(owner).id : owner
+      return { url: `/users/${parent}/albums/${photo.albumId as number}/photos/${photo.id}`, id: String(photo.id), owners: [owner], row: photo, ...otherParent }
+    }
   }
 }
 
@@ -356,7 +447,7 @@ function expectAllowed(side: Side, op: Operation, command: Command, target: Targ
   expect(caller, `${what}: succeeded without a signed-in caller`).toBeDefined()
   // Another user's path to the object, or an id that names nothing, never reaches it, whoever asks.
   expect(target.wrongWay, `${what}: succeeded through ${target.wrongWay}`).toBeUndefined()
-  if (op.kind === 'create' && (op.table === 'posts' || op.table === 'todos') && typeof written === 'object') {
+  if (op.kind === 'create' && (op.table === 'posts' || op.table === 'todos' || op.table === 'albums') && typeof written === 'object') {
     expect(written.userId, `${what}: created elsewhere than the path (or the caller) says`).toBe(target.owners[0])
   }
   if (caller!.role === 'admin') return
@@ -365,7 +456,12 @@ function expectAllowed(side: Side, op: Operation, command: Command, target: Targ
     expect(written.role, `${what}: changed a role`).toBe(target.row?.role)
   }
   if (op.kind === 'create' && op.table !== 'users' && typeof written === 'object') {
-    const owner = op.table === 'comments' ? written.authorId : written.userId
+    const owner =
+      op.table === 'comments'
+        ? written.authorId
+        : op.table === 'photos'
+          ? side.model.albums.find((album) => album.id === written.albumId)?.userId
+          : written.userId
     expect(owner, `${what}: wrote in another user's name`).toBe(caller!.id)
   }
 }
@@ -388,8 +484,12 @@ function apply(model: Model, op: Operation, written: Row | number) {
     const posts = gone('posts', (post) => post.userId === written)
     gone('comments', (comment) => comment.authorId === written || posts.has(comment.postId as number))
     gone('todos', (todo) => todo.userId === written)
+    const albums = gone('albums', (album) => album.userId === written)
+    gone('photos', (photo) => albums.has(photo.albumId as number))
   } else if (op.table === 'posts') {
     gone('comments', (comment) => comment.postId === written)
+  } else if (op.table === 'albums') {
+    gone('photos', (photo) => photo.albumId === written)
   }
   gone(op.table, (row) => row.id === written)
 }
@@ -410,7 +510,7 @@ interface Outcome {
  */
 function comparable(side: Side, table: Table, row: Row): Record<string, unknown> {
   const place = (of: Table, id: unknown) => side.model[of].findIndex((existing) => existing.id === id)
-  const tableOf: Record<string, Table> = { id: table, userId: 'users', authorId: 'users', postId: 'posts' }
+  const tableOf: Record<string, Table> = { id: table, userId: 'users', authorId: 'users', postId: 'posts', albumId: 'albums' }
   return Object.fromEntries(
     Object.entries(row).map(([key, value]) => {
       const of = tableOf[key]
@@ -523,8 +623,8 @@ async function runCommand(side: Side, op: Operation, command: Command): Promise<
   if (op.graphql !== undefined) {
     // GraphQL names objects by id alone: there is no path to twist.
     if (target.wrongWay === 'other-parent') delete target.wrongWay
-    // createPost and addTodo write for the caller: there is no owner to name.
-    if (op.kind === 'create' && (op.table === 'posts' || op.table === 'todos')) target.owners = [userIdOf(side, command.caller) ?? 0]
+    // createPost, addTodo and createAlbum write for the caller: there is no owner to name.
+    if (op.kind === 'create' && (op.table === 'posts' || op.table === 'todos' || op.table === 'albums')) target.owners = [userIdOf(side, command.caller) ?? 0]
   }
   const callerIsAdmin = side.model.users.find((user) => user.id === userIdOf(side, command.caller))?.role === 'admin'
   const before = await secretsOf(side)

@@ -1,0 +1,66 @@
+// SQL for albums. Every function takes the executor first: the database or a transaction.
+import type { CollectionQuery } from '../collections/collection-query.js'
+import type { Db } from '../db/create-database.js'
+import { lockForWrite } from '../db/write-transaction.js'
+import type { RowPage } from '../collections/collection-page.js'
+import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
+import type { AlbumRow, AlbumRowChanges, NewAlbumRow } from './albums.table.js'
+import type { ListWindow } from '../collections/pagination.js'
+
+export function findAlbumById(db: Db, id: number): Promise<AlbumRow | undefined> {
+  return lockForWrite(db, db.selectFrom('albums').selectAll().where('id', '=', id)).executeTakeFirst()
+}
+
+export function findAlbumsByIds(db: Db, ids: readonly number[]): Promise<AlbumRow[]> {
+  if (ids.length === 0) return Promise.resolve([])
+  return db.selectFrom('albums').selectAll().where('id', 'in', ids).execute()
+}
+
+export function listAlbumsOfUser(db: Db, userId: number, query: CollectionQuery): Promise<RowPage<AlbumRow>> {
+  return listPage<AlbumRow>(db, {
+    from: (executor) => executor.selectFrom('albums').where('user_id', '=', userId),
+    select: (q) => q.selectAll(),
+    query,
+  })
+}
+
+/** Every album, across users, in the query's order; the query's filters narrow it (`userId` to one user's, by the (user_id, id) index). */
+export function listAlbums(db: Db, query: CollectionQuery): Promise<RowPage<AlbumRow>> {
+  return listPage<AlbumRow>(db, {
+    from: (executor) => executor.selectFrom('albums'),
+    select: (q) => q.selectAll(),
+    query,
+  })
+}
+
+/** How many albums each user has, by user id, each counted up to `atMost` (by the (user_id, id) index), in one statement. */
+export function countAlbumsOfUsers(db: Db, userIds: readonly number[], atMost: number): Promise<Map<number, number>> {
+  if (userIds.length === 0) return Promise.resolve(new Map<number, number>())
+  return countPerParent(
+    db.selectFrom('users as parent').where('parent.id', 'in', userIds),
+    (eb) => eb.selectFrom('albums as a').whereRef('a.user_id', '=', 'parent.id'),
+    atMost,
+  )
+}
+
+/** The same window of each user's albums, in the window's id order, in one statement (see listPostsOfUsers). */
+export function listAlbumsOfUsers(db: Db, userIds: readonly number[], window: ListWindow): Promise<AlbumRow[]> {
+  if (userIds.length === 0) return Promise.resolve([])
+  return listWindowPerParent(db, db.selectFrom('users as parent'), { table: 'albums', parentColumn: 'user_id', ...window })
+    .selectAll('albums')
+    .where('parent.id', 'in', userIds)
+    .execute() as Promise<AlbumRow[]>
+}
+
+export function insertAlbum(db: Db, row: NewAlbumRow): Promise<AlbumRow> {
+  return db.insertInto('albums').values(row).returningAll().executeTakeFirstOrThrow()
+}
+
+export function updateAlbum(db: Db, id: number, changes: AlbumRowChanges): Promise<AlbumRow> {
+  return db.updateTable('albums').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+}
+
+/** Its photos go with it (their foreign key cascades). */
+export async function deleteAlbum(db: Db, id: number): Promise<void> {
+  await db.deleteFrom('albums').where('id', '=', id).execute()
+}

@@ -1,0 +1,60 @@
+// SQL for photos. Every function takes the executor first: the database or a transaction.
+import type { CollectionQuery } from '../collections/collection-query.js'
+import type { Db } from '../db/create-database.js'
+import { lockForWrite } from '../db/write-transaction.js'
+import type { RowPage } from '../collections/collection-page.js'
+import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
+import type { NewPhotoRow, PhotoRow, PhotoRowChanges } from './photos.table.js'
+import type { ListWindow } from '../collections/pagination.js'
+
+export function findPhotoById(db: Db, id: number): Promise<PhotoRow | undefined> {
+  return lockForWrite(db, db.selectFrom('photos').selectAll().where('id', '=', id)).executeTakeFirst()
+}
+
+export function listPhotosOfAlbum(db: Db, albumId: number, query: CollectionQuery): Promise<RowPage<PhotoRow>> {
+  return listPage<PhotoRow>(db, {
+    from: (executor) => executor.selectFrom('photos').where('album_id', '=', albumId),
+    select: (q) => q.selectAll(),
+    query,
+  })
+}
+
+/** Every photo, across albums, in the query's order; the query's filters narrow it (`albumId` to one album's, by the (album_id, id) index). */
+export function listPhotos(db: Db, query: CollectionQuery): Promise<RowPage<PhotoRow>> {
+  return listPage<PhotoRow>(db, {
+    from: (executor) => executor.selectFrom('photos'),
+    select: (q) => q.selectAll(),
+    query,
+  })
+}
+
+/** How many photos each album has, by album id, each counted up to `atMost` (by the (album_id, id) index), in one statement. */
+export function countPhotosOfAlbums(db: Db, albumIds: readonly number[], atMost: number): Promise<Map<number, number>> {
+  if (albumIds.length === 0) return Promise.resolve(new Map<number, number>())
+  return countPerParent(
+    db.selectFrom('albums as parent').where('parent.id', 'in', albumIds),
+    (eb) => eb.selectFrom('photos as p').whereRef('p.album_id', '=', 'parent.id'),
+    atMost,
+  )
+}
+
+/** The same window of each album's photos, in the window's id order, in one statement (see listPostsOfUsers). */
+export function listPhotosOfAlbums(db: Db, albumIds: readonly number[], window: ListWindow): Promise<PhotoRow[]> {
+  if (albumIds.length === 0) return Promise.resolve([])
+  return listWindowPerParent(db, db.selectFrom('albums as parent'), { table: 'photos', parentColumn: 'album_id', ...window })
+    .selectAll('photos')
+    .where('parent.id', 'in', albumIds)
+    .execute() as Promise<PhotoRow[]>
+}
+
+export function insertPhoto(db: Db, row: NewPhotoRow): Promise<PhotoRow> {
+  return db.insertInto('photos').values(row).returningAll().executeTakeFirstOrThrow()
+}
+
+export function updatePhoto(db: Db, id: number, changes: PhotoRowChanges): Promise<PhotoRow> {
+  return db.updateTable('photos').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+}
+
+export async function deletePhoto(db: Db, id: number): Promise<void> {
+  await db.deleteFrom('photos').where('id', '=', id).execute()
+}
