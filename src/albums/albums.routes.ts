@@ -1,12 +1,16 @@
-// REST adapter for a user's albums: schema, access, one service call; the GET answers represented as
-// `select` and `include` ask (albums.embeds.ts).
+// REST adapter for albums: schema, access, one service call; the GET answers represented as
+// `select` and `include` ask (albums.embeds.ts). Each route is served under its owner
+// (`/users/{userId}/albums/{albumId}`) and at the top level (`/albums/{albumId}`, JSONPlaceholder's address), where the owner is a filter
+// (`?userId=`) or, on a create, the body's `userId`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
+import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
 import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
-import { IdParam } from '../core/schema-types.js'
+import { requireSignedIn } from '../core/caller.js'
+import { Id, IdParam } from '../core/schema-types.js'
 import { Album, AlbumsCollection, CreateAlbumBody, UpdateAlbumBody } from './albums.schemas.js'
 import { albumRequestExamples, albumsOpenApi } from './albums.openapi.js'
 import type { RoutesOptions } from '../feature.js'
@@ -14,9 +18,30 @@ import type { UsersService } from '../users/users.public.js'
 import { albumEmbeds, representedAlbum } from './albums.embeds.js'
 import type { AlbumsService } from './albums.service.js'
 
-const UserParams = Type.Object({ userId: IdParam })
-const AlbumParams = Type.Object({ userId: IdParam, albumId: IdParam })
 const OneAlbum = ResourceEnvelope(Album)
+
+/** An album created at the top level names its owner; left out, the caller. */
+const CreateAlbumForUserBody = Type.Object(
+  { ...CreateAlbumBody.properties, userId: Type.Optional({ ...Id, description: 'The owner; left out, the caller.' }) },
+  { additionalProperties: false },
+)
+
+const UNDER_OWNER: Place = {
+  collection: '/users/:userId/albums',
+  item: '/users/:userId/albums/:albumId',
+  collectionParams: Type.Object({ userId: IdParam }),
+  itemParams: Type.Object({ userId: IdParam, albumId: IdParam }),
+  operations: { list: 'listAlbums', get: 'getAlbum', create: 'createAlbum', update: 'updateAlbum', remove: 'deleteAlbum' },
+  listed: "List a user's albums",
+}
+
+const TOP_LEVEL: Place = {
+  collection: '/albums',
+  item: '/albums/:albumId',
+  itemParams: Type.Object({ albumId: IdParam }),
+  operations: { list: 'listAllAlbums', get: 'getAlbumById', create: 'createAlbumForUser', update: 'updateAlbumById', remove: 'deleteAlbumById' },
+  listed: "List every user's albums (`userId` filters by owner)",
+}
 
 /** `users` is read for an album's owner; `embedded`: what other features offer an album's answers (its photos). */
 export const albumsRoutes: FastifyPluginAsyncTypebox<{ albums: AlbumsService; users: UsersService } & RoutesOptions> = async (
@@ -27,105 +52,124 @@ export const albumsRoutes: FastifyPluginAsyncTypebox<{ albums: AlbumsService; us
   const representation = representationShapeOf(embeds)
   const RepresentedAlbum = representedAlbum(embedded)
 
-  app.get(
-    '/users/:userId/albums',
-    {
-      config: { access: 'public', reads: ['albums'], collection: AlbumsCollection, representation, openapi: { resource: albumsOpenApi } },
-      schema: {
-        operationId: 'listAlbums',
-        summary: "List a user's albums",
-        description: 'Anyone.',
-        tags: [albumsOpenApi.tag.name],
-        params: UserParams,
-        response: { 200: CollectionEnvelope(RepresentedAlbum) },
-      },
-    },
-    async (request, reply) => {
-      const { userId } = request.params
-      const query = readCollectionQuery(request, AlbumsCollection, `user:${userId}`)
-      const shown = readRepresentation(request, embeds)
-      return representedCollectionBody(request, reply, await albums.list(request.caller, userId, query), shown, chargeRateLimit)
-    },
-  )
+  for (const place of [UNDER_OWNER, TOP_LEVEL]) {
+    const topLevel = place === TOP_LEVEL
 
-  app.get(
-    '/users/:userId/albums/:albumId',
-    {
-      config: { access: 'public', reads: ['albums'], representation, openapi: { resource: albumsOpenApi } },
-      schema: {
-        operationId: 'getAlbum',
-        summary: 'Get an album',
-        description: 'Anyone.',
-        tags: [albumsOpenApi.tag.name],
-        params: AlbumParams,
-        response: { 200: ResourceEnvelope(RepresentedAlbum) },
+    app.get(
+      place.collection,
+      {
+        config: { access: 'public', reads: ['albums'], collection: AlbumsCollection, representation, openapi: { resource: albumsOpenApi } },
+        schema: {
+          operationId: place.operations.list,
+          summary: place.listed,
+          description: 'Anyone.',
+          tags: [albumsOpenApi.tag.name],
+          ...(place.collectionParams === undefined ? {} : { params: place.collectionParams }),
+          response: { 200: CollectionEnvelope(RepresentedAlbum) },
+        },
       },
-    },
-    async (request, reply) => {
-      const shown = readRepresentation(request, embeds)
-      return representedResourceBody(request, reply, shown, await albums.get(request.caller, request.params.userId, request.params.albumId), chargeRateLimit)
-    },
-  )
+      async (request, reply) => {
+        const userId = parentOf(request.params, 'userId')
+        const query = readCollectionQuery(request, AlbumsCollection, userId === undefined ? '' : `user:${userId}`)
+        const shown = readRepresentation(request, embeds)
+        const page = userId === undefined ? await albums.listAll(request.caller, query) : await albums.list(request.caller, userId, query)
+        return representedCollectionBody(request, reply, page, shown, chargeRateLimit)
+      },
+    )
 
-  app.post(
-    '/users/:userId/albums',
-    {
-      config: { access: 'signed-in', openapi: { resource: albumsOpenApi, requestExample: albumRequestExamples.create } },
-      schema: {
-        operationId: 'createAlbum',
-        summary: 'Create an album',
-        description: 'The owner, or an admin.',
-        tags: [albumsOpenApi.tag.name],
-        params: UserParams,
-        body: CreateAlbumBody,
-        response: { 201: OneAlbum },
+    app.get(
+      place.item,
+      {
+        config: { access: 'public', reads: ['albums'], representation, openapi: { resource: albumsOpenApi } },
+        schema: {
+          operationId: place.operations.get,
+          summary: 'Get an album',
+          description: 'Anyone.',
+          tags: [albumsOpenApi.tag.name],
+          params: place.itemParams,
+          response: { 200: ResourceEnvelope(RepresentedAlbum) },
+        },
       },
-    },
-    async (request, reply) => {
-      const album = await albums.create(request.caller, request.params.userId, request.body)
-      return reply.code(201).header('location', `${app.prefix}/users/${album.userId}/albums/${album.id}`).send(resourceBody(album))
-    },
-  )
+      async (request, reply) => {
+        const shown = readRepresentation(request, embeds)
+        const album = await albums.get(request.caller, parentOf(request.params, 'userId'), itemIdOf(request.params, 'albumId'))
+        return representedResourceBody(request, reply, shown, album, chargeRateLimit)
+      },
+    )
 
-  app.patch(
-    '/users/:userId/albums/:albumId',
-    {
-      config: { access: 'signed-in', openapi: { resource: albumsOpenApi, requestExample: albumRequestExamples.update } },
-      schema: {
-        operationId: 'updateAlbum',
-        summary: 'Change an album',
-        description: 'The owner, or an admin. Only the fields sent change (a JSON merge patch).',
-        tags: [albumsOpenApi.tag.name],
-        params: AlbumParams,
-        body: UpdateAlbumBody,
-        response: { 200: OneAlbum },
+    app.post(
+      place.collection,
+      {
+        config: {
+          access: 'signed-in',
+          openapi: {
+            ...(topLevel ? { body: 'AlbumCreateForUser' } : {}),
+            resource: albumsOpenApi,
+            requestExample: topLevel ? { ...albumRequestExamples.create, userId: albumsOpenApi.example.userId } : albumRequestExamples.create,
+          },
+        },
+        schema: {
+          operationId: place.operations.create,
+          summary: 'Create an album',
+          description: topLevel ? 'The owner (`userId`, the caller when left out), or an admin. A `userId` no user has is a 422.' : 'The owner, or an admin.',
+          tags: [albumsOpenApi.tag.name],
+          ...(place.collectionParams === undefined ? {} : { params: place.collectionParams }),
+          body: topLevel ? CreateAlbumForUserBody : CreateAlbumBody,
+          response: { 201: OneAlbum },
+        },
       },
-    },
-    async (request, reply) =>
-      resourceBody(
-        await albums.update(request.caller, request.params.userId, request.params.albumId, request.body, {
+      async (request, reply) => {
+        const { userId: named, ...input } = request.body as typeof request.body & { userId?: number }
+        const userId = parentOf(request.params, 'userId')
+        const album =
+          userId === undefined
+            ? await parentNamedInBody('userId', 'user', albums.create(request.caller, named ?? requireSignedIn(request.caller).userId, input))
+            : await albums.create(request.caller, userId, input)
+        const location = topLevel ? `${app.prefix}/albums/${album.id}` : `${app.prefix}/users/${album.userId}/albums/${album.id}`
+        return reply.code(201).header('location', location).send(resourceBody(album))
+      },
+    )
+
+    app.patch(
+      place.item,
+      {
+        config: { access: 'signed-in', openapi: { resource: albumsOpenApi, requestExample: albumRequestExamples.update } },
+        schema: {
+          operationId: place.operations.update,
+          summary: 'Change an album',
+          description: 'The owner, or an admin. Only the fields sent change (a JSON merge patch).',
+          tags: [albumsOpenApi.tag.name],
+          params: place.itemParams,
+          body: UpdateAlbumBody,
+          response: { 200: OneAlbum },
+        },
+      },
+      async (request, reply) =>
+        resourceBody(
+          await albums.update(request.caller, parentOf(request.params, 'userId'), itemIdOf(request.params, 'albumId'), request.body, {
+            ifMatch: ifMatchOf(request, reply, OneAlbum),
+          }),
+        ),
+    )
+
+    app.delete(
+      place.item,
+      {
+        config: { access: 'signed-in', openapi: { resource: albumsOpenApi } },
+        schema: {
+          operationId: place.operations.remove,
+          summary: 'Delete an album',
+          description: 'The owner, or an admin. Its photos go too.',
+          tags: [albumsOpenApi.tag.name],
+          params: place.itemParams,
+        },
+      },
+      async (request, reply) => {
+        await albums.remove(request.caller, parentOf(request.params, 'userId'), itemIdOf(request.params, 'albumId'), {
           ifMatch: ifMatchOf(request, reply, OneAlbum),
-        }),
-      ),
-  )
-
-  app.delete(
-    '/users/:userId/albums/:albumId',
-    {
-      config: { access: 'signed-in', openapi: { resource: albumsOpenApi } },
-      schema: {
-        operationId: 'deleteAlbum',
-        summary: 'Delete an album',
-        description: 'The owner, or an admin. Its photos go too.',
-        tags: [albumsOpenApi.tag.name],
-        params: AlbumParams,
+        })
+        return reply.code(204).send()
       },
-    },
-    async (request, reply) => {
-      await albums.remove(request.caller, request.params.userId, request.params.albumId, {
-        ifMatch: ifMatchOf(request, reply, OneAlbum),
-      })
-      return reply.code(204).send()
-    },
-  )
+    )
+  }
 }

@@ -448,6 +448,78 @@ export interface paths {
         patch: operations["updateAlbumV1"];
         trace?: never;
     };
+    "/api/v1/albums": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every user's albums (`userId` filters by owner)
+         * @description Anyone. v1 pages by `page` and reports the total: `meta.pagination` is `{page, limit, total, pages, nextCursor}` (`{limit, total, nextCursor}` given a `cursor`).
+         */
+        get: operations["listAllAlbumsV1"];
+        put?: never;
+        /**
+         * Create an album
+         * @description The owner (`userId`, the caller when left out), or an admin. A `userId` no user has is a 422.
+         */
+        post: operations["createAlbumForUserV1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/albums/{albumId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an album
+         * @description Anyone.
+         */
+        get: operations["getAlbumByIdV1"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an album
+         * @description The owner, or an admin. Its photos go too.
+         */
+        delete: operations["deleteAlbumByIdV1"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an album
+         * @description The owner, or an admin. Only the fields sent change (a JSON merge patch).
+         */
+        patch: operations["updateAlbumByIdV1"];
+        trace?: never;
+    };
+    "/api/v1/albums/{albumId}/photos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an album's photos
+         * @description Anyone. v1 pages by `page` and reports the total: `meta.pagination` is `{page, limit, total, pages, nextCursor}` (`{limit, total, nextCursor}` given a `cursor`).
+         */
+        get: operations["listPhotosOfAlbumV1"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/{userId}/albums/{albumId}/photos": {
         parameters: {
             query?: never;
@@ -498,6 +570,58 @@ export interface paths {
          * @description The album's owner, or an admin. Only the fields sent change (a JSON merge patch).
          */
         patch: operations["updatePhotoV1"];
+        trace?: never;
+    };
+    "/api/v1/photos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the photos of every album (`albumId` filters by album)
+         * @description Anyone. v1 pages by `page` and reports the total: `meta.pagination` is `{page, limit, total, pages, nextCursor}` (`{limit, total, nextCursor}` given a `cursor`).
+         */
+        get: operations["listAllPhotosV1"];
+        put?: never;
+        /**
+         * Add a photo to an album
+         * @description The album's owner, or an admin. An `albumId` no album has is a 422.
+         */
+        post: operations["createPhotoInAlbumV1"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/photos/{photoId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a photo
+         * @description Anyone.
+         */
+        get: operations["getPhotoByIdV1"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a photo
+         * @description The album's owner, or an admin.
+         */
+        delete: operations["deletePhotoByIdV1"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a photo
+         * @description The album's owner, or an admin. Only the fields sent change (a JSON merge patch).
+         */
+        patch: operations["updatePhotoByIdV1"];
         trace?: never;
     };
     "/api/v1/tokens": {
@@ -988,6 +1112,78 @@ export interface paths {
         patch: operations["updateAlbumV2"];
         trace?: never;
     };
+    "/api/v2/albums": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List every user's albums (`userId` filters by owner)
+         * @description Anyone. v2 pages by `cursor` and skips the count: `meta.pagination` is `{limit, nextCursor, hasMore}` (`{page, limit, nextCursor, hasMore}` given a `page`).
+         */
+        get: operations["listAllAlbumsV2"];
+        put?: never;
+        /**
+         * Create an album
+         * @description The owner (`userId`, the caller when left out), or an admin. A `userId` no user has is a 422.
+         */
+        post: operations["createAlbumForUserV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/albums/{albumId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an album
+         * @description Anyone.
+         */
+        get: operations["getAlbumByIdV2"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an album
+         * @description The owner, or an admin. Its photos go too.
+         */
+        delete: operations["deleteAlbumByIdV2"];
+        options?: never;
+        head?: never;
+        /**
+         * Change an album
+         * @description The owner, or an admin. Only the fields sent change (a JSON merge patch).
+         */
+        patch: operations["updateAlbumByIdV2"];
+        trace?: never;
+    };
+    "/api/v2/albums/{albumId}/photos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an album's photos
+         * @description Anyone. v2 pages by `cursor` and skips the count: `meta.pagination` is `{limit, nextCursor, hasMore}` (`{page, limit, nextCursor, hasMore}` given a `page`).
+         */
+        get: operations["listPhotosOfAlbumV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/users/{userId}/albums/{albumId}/photos": {
         parameters: {
             query?: never;
@@ -1038,6 +1234,58 @@ export interface paths {
          * @description The album's owner, or an admin. Only the fields sent change (a JSON merge patch).
          */
         patch: operations["updatePhotoV2"];
+        trace?: never;
+    };
+    "/api/v2/photos": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the photos of every album (`albumId` filters by album)
+         * @description Anyone. v2 pages by `cursor` and skips the count: `meta.pagination` is `{limit, nextCursor, hasMore}` (`{page, limit, nextCursor, hasMore}` given a `page`).
+         */
+        get: operations["listAllPhotosV2"];
+        put?: never;
+        /**
+         * Add a photo to an album
+         * @description The album's owner, or an admin. An `albumId` no album has is a 422.
+         */
+        post: operations["createPhotoInAlbumV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/photos/{photoId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a photo
+         * @description Anyone.
+         */
+        get: operations["getPhotoByIdV2"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a photo
+         * @description The album's owner, or an admin.
+         */
+        delete: operations["deletePhotoByIdV2"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a photo
+         * @description The album's owner, or an admin. Only the fields sent change (a JSON merge patch).
+         */
+        patch: operations["updatePhotoByIdV2"];
         trace?: never;
     };
     "/api/v2/tokens": {
@@ -1810,6 +2058,11 @@ export interface components {
         AlbumUpdate: {
             title?: string;
         };
+        AlbumCreateForUser: {
+            title: string;
+            /** @description The owner; left out, the caller. */
+            userId?: number;
+        };
         PhotoRepresentation: {
             /** @description Assigned by the service; never reused. */
             id: number;
@@ -1908,6 +2161,21 @@ export interface components {
              * @description A small version of the image.
              */
             thumbnailUrl?: string;
+        };
+        PhotoCreateInAlbum: {
+            title: string;
+            /**
+             * Format: uri
+             * @description The image.
+             */
+            url: string;
+            /**
+             * Format: uri
+             * @description A small version of the image.
+             */
+            thumbnailUrl: string;
+            /** @description The album it is added to. */
+            albumId: number;
         };
         TokenCreate: {
             email: string;
@@ -7433,6 +7701,698 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listAllAlbumsV1: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `userId` equals the value; repeated, any of the values. */
+                userId?: number[];
+                /** @description As `userId`: only items whose `userId` equals the value; repeated, any of the values. */
+                "userId[eq]"?: number[];
+                /** @description Only items whose `userId` differs from the value; repeated, from every value. */
+                "userId[ne]"?: number[];
+                /** @description Only items whose `userId` is greater than the value; a missing value never is. */
+                "userId[gt]"?: number;
+                /** @description Only items whose `userId` is greater than or equal to the value; a missing value never is. */
+                "userId[gte]"?: number;
+                /** @description Only items whose `userId` is less than the value; a missing value never is. */
+                "userId[lt]"?: number;
+                /** @description Only items whose `userId` is less than or equal to the value; a missing value never is. */
+                "userId[lte]"?: number;
+                /** @description Only items whose `userId` is one of these comma-separated values, at most 100 (a value holding a comma takes `userId` repeated). */
+                "userId[in]"?: string;
+                /** @description Only items whose `title` equals the value; repeated, any of the values. */
+                title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, title, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default title. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=user,photos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("user" | "photos")[];
+                /** @description With `include=photos` only: how many of the newest photos each item embeds (default 20; above 100 capped). */
+                "photos.limit"?: number;
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of albums. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 11,
+                     *           "userId": 2,
+                     *           "title": "Harwell, the first winter",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "limit": 20,
+                     *           "total": 1,
+                     *           "pages": 1,
+                     *           "nextCursor": null
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AlbumRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createAlbumForUserV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Harwell, the first winter",
+                 *       "userId": 2
+                 *     }
+                 */
+                "application/json": components["schemas"]["AlbumCreateForUser"];
+            };
+        };
+        responses: {
+            /** @description Created: the album. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 11,
+                     *         "userId": 2,
+                     *         "title": "Harwell, the first winter",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Album"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAlbumByIdV1: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=user,photos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("user" | "photos")[];
+                /** @description With `include=photos` only: how many of the newest photos each item embeds (default 20; above 100 capped). */
+                "photos.limit"?: number;
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The album. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 11,
+                     *         "userId": 2,
+                     *         "title": "Harwell, the first winter",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AlbumRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteAlbumByIdV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateAlbumByIdV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Harwell, winter 1951"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AlbumUpdate"];
+                /**
+                 * @example {
+                 *       "title": "Harwell, winter 1951"
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["AlbumUpdate"];
+            };
+        };
+        responses: {
+            /** @description The album, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 11,
+                     *         "userId": 2,
+                     *         "title": "Harwell, the first winter",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Album"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPhotosOfAlbumV1: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `albumId` equals the value; repeated, any of the values. */
+                albumId?: number[];
+                /** @description As `albumId`: only items whose `albumId` equals the value; repeated, any of the values. */
+                "albumId[eq]"?: number[];
+                /** @description Only items whose `albumId` differs from the value; repeated, from every value. */
+                "albumId[ne]"?: number[];
+                /** @description Only items whose `albumId` is greater than the value; a missing value never is. */
+                "albumId[gt]"?: number;
+                /** @description Only items whose `albumId` is greater than or equal to the value; a missing value never is. */
+                "albumId[gte]"?: number;
+                /** @description Only items whose `albumId` is less than the value; a missing value never is. */
+                "albumId[lt]"?: number;
+                /** @description Only items whose `albumId` is less than or equal to the value; a missing value never is. */
+                "albumId[lte]"?: number;
+                /** @description Only items whose `albumId` is one of these comma-separated values, at most 100 (a value holding a comma takes `albumId` repeated). */
+                "albumId[in]"?: string;
+                /** @description Only items whose `title` equals the value; repeated, any of the values. */
+                title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, title, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default title. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: "album"[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of photos. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 501,
+                     *           "albumId": 11,
+                     *           "title": "The Pilot ACE, front panel",
+                     *           "url": "https://picsum.photos/seed/501/600/600",
+                     *           "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "limit": 20,
+                     *           "total": 1,
+                     *           "pages": 1,
+                     *           "nextCursor": null
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PhotoRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listPhotosV1: {
         parameters: {
             query?: {
@@ -7905,6 +8865,522 @@ export interface operations {
                  * @example 1
                  */
                 albumId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "The Pilot ACE, 1950"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PhotoUpdate"];
+                /**
+                 * @example {
+                 *       "title": "The Pilot ACE, 1950"
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["PhotoUpdate"];
+            };
+        };
+        responses: {
+            /** @description The photo, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "albumId": 11,
+                     *         "title": "The Pilot ACE, front panel",
+                     *         "url": "https://picsum.photos/seed/501/600/600",
+                     *         "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Photo"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAllPhotosV1: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `albumId` equals the value; repeated, any of the values. */
+                albumId?: number[];
+                /** @description As `albumId`: only items whose `albumId` equals the value; repeated, any of the values. */
+                "albumId[eq]"?: number[];
+                /** @description Only items whose `albumId` differs from the value; repeated, from every value. */
+                "albumId[ne]"?: number[];
+                /** @description Only items whose `albumId` is greater than the value; a missing value never is. */
+                "albumId[gt]"?: number;
+                /** @description Only items whose `albumId` is greater than or equal to the value; a missing value never is. */
+                "albumId[gte]"?: number;
+                /** @description Only items whose `albumId` is less than the value; a missing value never is. */
+                "albumId[lt]"?: number;
+                /** @description Only items whose `albumId` is less than or equal to the value; a missing value never is. */
+                "albumId[lte]"?: number;
+                /** @description Only items whose `albumId` is one of these comma-separated values, at most 100 (a value holding a comma takes `albumId` repeated). */
+                "albumId[in]"?: string;
+                /** @description Only items whose `title` equals the value; repeated, any of the values. */
+                title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, title, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default title. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: "album"[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of photos. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 501,
+                     *           "albumId": 11,
+                     *           "title": "The Pilot ACE, front panel",
+                     *           "url": "https://picsum.photos/seed/501/600/600",
+                     *           "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "page": 1,
+                     *           "limit": 20,
+                     *           "total": 1,
+                     *           "pages": 1,
+                     *           "nextCursor": null
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PhotoRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPhotoInAlbumV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "The Pilot ACE, front panel",
+                 *       "url": "https://picsum.photos/seed/501/600/600",
+                 *       "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                 *       "albumId": 11
+                 *     }
+                 */
+                "application/json": components["schemas"]["PhotoCreateInAlbum"];
+            };
+        };
+        responses: {
+            /** @description Created: the photo. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "albumId": 11,
+                     *         "title": "The Pilot ACE, front panel",
+                     *         "url": "https://picsum.photos/seed/501/600/600",
+                     *         "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Photo"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPhotoByIdV1: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: "album"[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The photo. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "albumId": 11,
+                     *         "title": "The Pilot ACE, front panel",
+                     *         "url": "https://picsum.photos/seed/501/600/600",
+                     *         "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PhotoRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePhotoByIdV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePhotoByIdV1: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
                 /**
                  * @description A positive integer id.
                  * @example 1
@@ -13147,6 +14623,694 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listAllAlbumsV2: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `userId` equals the value; repeated, any of the values. */
+                userId?: number[];
+                /** @description As `userId`: only items whose `userId` equals the value; repeated, any of the values. */
+                "userId[eq]"?: number[];
+                /** @description Only items whose `userId` differs from the value; repeated, from every value. */
+                "userId[ne]"?: number[];
+                /** @description Only items whose `userId` is greater than the value; a missing value never is. */
+                "userId[gt]"?: number;
+                /** @description Only items whose `userId` is greater than or equal to the value; a missing value never is. */
+                "userId[gte]"?: number;
+                /** @description Only items whose `userId` is less than the value; a missing value never is. */
+                "userId[lt]"?: number;
+                /** @description Only items whose `userId` is less than or equal to the value; a missing value never is. */
+                "userId[lte]"?: number;
+                /** @description Only items whose `userId` is one of these comma-separated values, at most 100 (a value holding a comma takes `userId` repeated). */
+                "userId[in]"?: string;
+                /** @description Only items whose `title` equals the value; repeated, any of the values. */
+                title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, title, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default title. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=user,photos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("user" | "photos")[];
+                /** @description With `include=photos` only: how many of the newest photos each item embeds (default 20; above 100 capped). */
+                "photos.limit"?: number;
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of albums. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 11,
+                     *           "userId": 2,
+                     *           "title": "Harwell, the first winter",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "limit": 20,
+                     *           "nextCursor": null,
+                     *           "hasMore": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AlbumRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createAlbumForUserV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Harwell, the first winter",
+                 *       "userId": 2
+                 *     }
+                 */
+                "application/json": components["schemas"]["AlbumCreateForUser"];
+            };
+        };
+        responses: {
+            /** @description Created: the album. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 11,
+                     *         "userId": 2,
+                     *         "title": "Harwell, the first winter",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Album"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAlbumByIdV2: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "userId" | "title" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=user,photos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: ("user" | "photos")[];
+                /** @description With `include=photos` only: how many of the newest photos each item embeds (default 20; above 100 capped). */
+                "photos.limit"?: number;
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The album. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 11,
+                     *         "userId": 2,
+                     *         "title": "Harwell, the first winter",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["AlbumRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteAlbumByIdV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateAlbumByIdV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Harwell, winter 1951"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AlbumUpdate"];
+                /**
+                 * @example {
+                 *       "title": "Harwell, winter 1951"
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["AlbumUpdate"];
+            };
+        };
+        responses: {
+            /** @description The album, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 11,
+                     *         "userId": 2,
+                     *         "title": "Harwell, the first winter",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Album"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPhotosOfAlbumV2: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `albumId` equals the value; repeated, any of the values. */
+                albumId?: number[];
+                /** @description As `albumId`: only items whose `albumId` equals the value; repeated, any of the values. */
+                "albumId[eq]"?: number[];
+                /** @description Only items whose `albumId` differs from the value; repeated, from every value. */
+                "albumId[ne]"?: number[];
+                /** @description Only items whose `albumId` is greater than the value; a missing value never is. */
+                "albumId[gt]"?: number;
+                /** @description Only items whose `albumId` is greater than or equal to the value; a missing value never is. */
+                "albumId[gte]"?: number;
+                /** @description Only items whose `albumId` is less than the value; a missing value never is. */
+                "albumId[lt]"?: number;
+                /** @description Only items whose `albumId` is less than or equal to the value; a missing value never is. */
+                "albumId[lte]"?: number;
+                /** @description Only items whose `albumId` is one of these comma-separated values, at most 100 (a value holding a comma takes `albumId` repeated). */
+                "albumId[in]"?: string;
+                /** @description Only items whose `title` equals the value; repeated, any of the values. */
+                title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, title, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default title. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: "album"[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                albumId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of photos. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 501,
+                     *           "albumId": 11,
+                     *           "title": "The Pilot ACE, front panel",
+                     *           "url": "https://picsum.photos/seed/501/600/600",
+                     *           "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "limit": 20,
+                     *           "nextCursor": null,
+                     *           "hasMore": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PhotoRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listPhotosV2: {
         parameters: {
             query?: {
@@ -13617,6 +15781,520 @@ export interface operations {
                  * @example 1
                  */
                 albumId: string;
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "The Pilot ACE, 1950"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PhotoUpdate"];
+                /**
+                 * @example {
+                 *       "title": "The Pilot ACE, 1950"
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["PhotoUpdate"];
+            };
+        };
+        responses: {
+            /** @description The photo, as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "albumId": 11,
+                     *         "title": "The Pilot ACE, front panel",
+                     *         "url": "https://picsum.photos/seed/501/600/600",
+                     *         "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Photo"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            /** @description Done, as asked by Prefer: return=minimal: no body. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAllPhotosV2: {
+        parameters: {
+            query?: {
+                /** @description Only items whose `id` equals the value; repeated, any of the values. */
+                id?: number[];
+                /** @description As `id`: only items whose `id` equals the value; repeated, any of the values. */
+                "id[eq]"?: number[];
+                /** @description Only items whose `id` differs from the value; repeated, from every value. */
+                "id[ne]"?: number[];
+                /** @description Only items whose `id` is greater than the value; a missing value never is. */
+                "id[gt]"?: number;
+                /** @description Only items whose `id` is greater than or equal to the value; a missing value never is. */
+                "id[gte]"?: number;
+                /** @description Only items whose `id` is less than the value; a missing value never is. */
+                "id[lt]"?: number;
+                /** @description Only items whose `id` is less than or equal to the value; a missing value never is. */
+                "id[lte]"?: number;
+                /** @description Only items whose `id` is one of these comma-separated values, at most 100 (a value holding a comma takes `id` repeated). */
+                "id[in]"?: string;
+                /** @description Only items whose `albumId` equals the value; repeated, any of the values. */
+                albumId?: number[];
+                /** @description As `albumId`: only items whose `albumId` equals the value; repeated, any of the values. */
+                "albumId[eq]"?: number[];
+                /** @description Only items whose `albumId` differs from the value; repeated, from every value. */
+                "albumId[ne]"?: number[];
+                /** @description Only items whose `albumId` is greater than the value; a missing value never is. */
+                "albumId[gt]"?: number;
+                /** @description Only items whose `albumId` is greater than or equal to the value; a missing value never is. */
+                "albumId[gte]"?: number;
+                /** @description Only items whose `albumId` is less than the value; a missing value never is. */
+                "albumId[lt]"?: number;
+                /** @description Only items whose `albumId` is less than or equal to the value; a missing value never is. */
+                "albumId[lte]"?: number;
+                /** @description Only items whose `albumId` is one of these comma-separated values, at most 100 (a value holding a comma takes `albumId` repeated). */
+                "albumId[in]"?: string;
+                /** @description Only items whose `title` equals the value; repeated, any of the values. */
+                title?: string[];
+                /** @description As `title`: only items whose `title` equals the value; repeated, any of the values. */
+                "title[eq]"?: string[];
+                /** @description Only items whose `title` differs from the value; repeated, from every value. */
+                "title[ne]"?: string[];
+                /** @description Only items whose `title` is greater than the value (text in code-point order); a missing value never is. */
+                "title[gt]"?: string;
+                /** @description Only items whose `title` is greater than or equal to the value (text in code-point order); a missing value never is. */
+                "title[gte]"?: string;
+                /** @description Only items whose `title` is less than the value (text in code-point order); a missing value never is. */
+                "title[lt]"?: string;
+                /** @description Only items whose `title` is less than or equal to the value (text in code-point order); a missing value never is. */
+                "title[lte]"?: string;
+                /** @description Only items whose `title` is one of these comma-separated values, at most 100 (a value holding a comma takes `title` repeated). */
+                "title[in]"?: string;
+                /** @description Only items whose `createdAt` equals the value; repeated, any of the values. */
+                createdAt?: string[];
+                /** @description As `createdAt`: only items whose `createdAt` equals the value; repeated, any of the values. */
+                "createdAt[eq]"?: string[];
+                /** @description Only items whose `createdAt` differs from the value; repeated, from every value. */
+                "createdAt[ne]"?: string[];
+                /** @description Only items whose `createdAt` is greater than the value; a missing value never is. */
+                "createdAt[gt]"?: string;
+                /** @description Only items whose `createdAt` is greater than or equal to the value; a missing value never is. */
+                "createdAt[gte]"?: string;
+                /** @description Only items whose `createdAt` is less than the value; a missing value never is. */
+                "createdAt[lt]"?: string;
+                /** @description Only items whose `createdAt` is less than or equal to the value; a missing value never is. */
+                "createdAt[lte]"?: string;
+                /** @description Only items whose `createdAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `createdAt` repeated). */
+                "createdAt[in]"?: string;
+                /** @description Only items whose `updatedAt` equals the value; repeated, any of the values. */
+                updatedAt?: string[];
+                /** @description As `updatedAt`: only items whose `updatedAt` equals the value; repeated, any of the values. */
+                "updatedAt[eq]"?: string[];
+                /** @description Only items whose `updatedAt` differs from the value; repeated, from every value. */
+                "updatedAt[ne]"?: string[];
+                /** @description Only items whose `updatedAt` is greater than the value; a missing value never is. */
+                "updatedAt[gt]"?: string;
+                /** @description Only items whose `updatedAt` is greater than or equal to the value; a missing value never is. */
+                "updatedAt[gte]"?: string;
+                /** @description Only items whose `updatedAt` is less than the value; a missing value never is. */
+                "updatedAt[lt]"?: string;
+                /** @description Only items whose `updatedAt` is less than or equal to the value; a missing value never is. */
+                "updatedAt[lte]"?: string;
+                /** @description Only items whose `updatedAt` is one of these comma-separated values, at most 100 (a value holding a comma takes `updatedAt` repeated). */
+                "updatedAt[in]"?: string;
+                /**
+                 * @description Comma-separated fields, `-` for descending: id, title, createdAt, updatedAt. `id` always breaks ties.
+                 * @example -createdAt
+                 */
+                sort?: string;
+                /** @description Case-insensitive substring search (`%` and `_` are literal) in `fields`, by default title. */
+                q?: string;
+                /** @description Comma-separated fields `q` searches (only with `q`). */
+                fields?: string;
+                /** @description The page, from 1 (the default mode in v1). Pages by offset stop at page × limit = 10000 (400 past it); `cursor` goes further. */
+                page?: number;
+                /** @description Items per page: default 20; above 100 capped (meta.pagination.limit says). */
+                limit?: number;
+                /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
+                cursor?: string;
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: "album"[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of photos. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 501,
+                     *           "albumId": 11,
+                     *           "title": "The Pilot ACE, front panel",
+                     *           "url": "https://picsum.photos/seed/501/600/600",
+                     *           "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *           "createdAt": "2026-11-25T22:27:04.243Z",
+                     *           "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z",
+                     *         "pagination": {
+                     *           "limit": 20,
+                     *           "nextCursor": null,
+                     *           "hasMore": false
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PhotoRepresentation"][];
+                        meta: components["schemas"]["CollectionMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPhotoInAlbumV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "The Pilot ACE, front panel",
+                 *       "url": "https://picsum.photos/seed/501/600/600",
+                 *       "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                 *       "albumId": 11
+                 *     }
+                 */
+                "application/json": components["schemas"]["PhotoCreateInAlbum"];
+            };
+        };
+        responses: {
+            /** @description Created: the photo. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    Location: components["headers"]["Location"];
+                    "Preference-Applied": components["headers"]["PreferenceApplied"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "albumId": 11,
+                     *         "title": "The Pilot ACE, front panel",
+                     *         "url": "https://picsum.photos/seed/501/600/600",
+                     *         "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Photo"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPhotoByIdV2: {
+        parameters: {
+            query?: {
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
+                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
+                include?: "album"[];
+            };
+            header?: {
+                /**
+                 * @description ETags you hold: 304 Not Modified, without a body, when one is current.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+                /**
+                 * @description An HTTP date: 304 when the resource has not changed since (single resources only; If-None-Match wins).
+                 * @example Wed, 25 Nov 2026 22:27:04 GMT
+                 */
+                "If-Modified-Since"?: components["parameters"]["IfModifiedSince"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The photo. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    ETag: components["headers"]["ETag"];
+                    "Last-Modified": components["headers"]["LastModified"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    Vary: components["headers"]["Vary"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "id": 501,
+                     *         "albumId": 11,
+                     *         "title": "The Pilot ACE, front panel",
+                     *         "url": "https://picsum.photos/seed/501/600/600",
+                     *         "thumbnailUrl": "https://picsum.photos/seed/501/150/150",
+                     *         "createdAt": "2026-11-25T22:27:04.243Z",
+                     *         "updatedAt": "2026-11-25T22:27:04.243Z"
+                     *       },
+                     *       "meta": {
+                     *         "timestamp": "2026-11-25T22:27:04.243Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["PhotoRepresentation"];
+                        meta: components["schemas"]["ResourceMeta"];
+                    };
+                };
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deletePhotoByIdV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A positive integer id.
+                 * @example 1
+                 */
+                photoId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done: nothing to say. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "API-Version": components["headers"]["ApiVersion"];
+                    "X-RateLimit-Limit": components["headers"]["XRateLimitLimit"];
+                    "X-RateLimit-Remaining": components["headers"]["XRateLimitRemaining"];
+                    "X-RateLimit-Reset": components["headers"]["XRateLimitReset"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-OAuth-Scopes": components["headers"]["XOAuthScopes"];
+                    "X-Accepted-OAuth-Scopes": components["headers"]["XAcceptedOAuthScopes"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
+            422: components["responses"]["ValidationError"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updatePhotoByIdV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag you read: the write happens only if it is still current, else 412.
+                 * @example W/"y2F7QZgBpbUhzgzJub39IA88Jyo"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description `return=minimal`: the status without the body (201 keeps Location; 200 becomes 204), with Preference-Applied. `return=representation` is the default. Other preferences are ignored.
+                 * @example return=minimal
+                 */
+                Prefer?: components["parameters"]["Prefer"];
+                /**
+                 * @description A key of your own for this write, 1 to 255 characters (a UUID): sent again with the same request within 24 hours (IDEMPOTENCY_TTL_S), it gets the first answer again, marked Idempotent-Replayed, and the write runs once. The same key with another method, URL or body is 422; while the first request runs, 409 with Retry-After. Only an answer to a write that was done is kept (a refusal, a 429 or a 5xx is not: its retry runs); a body over 256 KiB is replayed without it, marked Idempotent-Body-Omitted; once the write was done, its retry never runs it again. Keys are per caller, for callers who can write.
+                 * @example 5f0c6f2e-8a4b-4c1e-9d43-2b7f3a1e6c90
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
                 /**
                  * @description A positive integer id.
                  * @example 1

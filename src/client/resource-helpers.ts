@@ -39,7 +39,7 @@ type ShapedAs<R extends ResourceName, S extends keyof Item<R>, I extends keyof E
  * is named `ids` so that editors show the leading ids as `ids_0`, `ids_1` (a tuple cannot take its
  * labels from the path's parameter names).
  */
-interface Helpers<R extends ResourceName, C extends string = CollectionPath<R>, P extends string = ItemPath<R>> {
+export interface Helpers<R extends ResourceName, C extends string = CollectionPath<R>, P extends string = ItemPath<R>> {
   /** One page of the collection, its items shaped by `select` and `include`. */
   list: <S extends keyof Item<R> = never, I extends keyof Embeds[R] = never>(
     ...ids: [...Ids<C>, query?: ListQueryAt<C> & ShapeOf<R, S, I>]

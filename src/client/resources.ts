@@ -38,11 +38,18 @@ export const RESOURCES = {
     collection: { path: '/api/v1/users/{userId}/albums', methods: ['get', 'post'] },
     item: { path: '/api/v1/users/{userId}/albums/{albumId}', methods: ['get', 'patch', 'delete'] },
     embeds: { user: { resource: 'users', list: false }, photos: { resource: 'photos', list: true } },
+    also: [
+      { collection: { path: '/api/v1/albums', methods: ['get', 'post'] }, item: { path: '/api/v1/albums/{albumId}', methods: ['get', 'patch', 'delete'] } },
+    ],
   },
   photos: {
     collection: { path: '/api/v1/users/{userId}/albums/{albumId}/photos', methods: ['get', 'post'] },
     item: { path: '/api/v1/users/{userId}/albums/{albumId}/photos/{photoId}', methods: ['get', 'patch', 'delete'] },
     embeds: { album: { resource: 'albums', list: false } },
+    also: [
+      { collection: { path: '/api/v1/albums/{albumId}/photos', methods: ['get'] } },
+      { collection: { path: '/api/v1/photos', methods: ['get', 'post'] }, item: { path: '/api/v1/photos/{photoId}', methods: ['get', 'patch', 'delete'] } },
+    ],
   },
   tokens: { collection: { path: '/api/v1/tokens', methods: ['post'] }, embeds: {} },
 } as const

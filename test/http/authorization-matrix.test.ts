@@ -103,6 +103,12 @@ const REST: Record<string, RestCase> = {
     path: (w) => `/users/${w.ownerId}/albums/${w.albumId}/photos/${w.photoId}`,
     expect: ownerOrAdmin(204),
   },
+  'POST /albums': { path: () => '/albums', body: (w) => ({ userId: w.ownerId, title: 'A' }), expect: ownerOrAdmin(201) },
+  'PATCH /albums/:albumId': { path: (w) => `/albums/${w.albumId}`, body: () => ({ title: 'A2' }), expect: ownerOrAdmin(200) },
+  'DELETE /albums/:albumId': { path: (w) => `/albums/${w.albumId}`, expect: ownerOrAdmin(204) },
+  'POST /photos': { path: () => '/photos', body: (w) => ({ albumId: w.albumId, ...PHOTO }), expect: ownerOrAdmin(201) },
+  'PATCH /photos/:photoId': { path: (w) => `/photos/${w.photoId}`, body: () => ({ title: 'P2' }), expect: ownerOrAdmin(200) },
+  'DELETE /photos/:photoId': { path: (w) => `/photos/${w.photoId}`, expect: ownerOrAdmin(204) },
   // Signing in needs the credentials, not a token: whoever holds them gets a token.
   'POST /tokens': {
     path: () => '/tokens',

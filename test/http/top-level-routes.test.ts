@@ -1,5 +1,5 @@
 // The top-level addresses (JSONPlaceholder's: /posts/{id}, /comments?postId=, /todos?userId=,
-// /posts/{id}/comments) serve the same items as the nested ones, under the same rules: what an
+// /albums/{id}, /photos?albumId=, /posts/{id}/comments, /albums/{id}/photos) serve the same items as the nested ones, under the same rules: what an
 // item's nested address answers, its top-level one answers too, to every caller.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
@@ -167,6 +167,36 @@ describe('top-level addresses', () => {
     expect((await write('DELETE', `/api/v1/todos/${todo.id}`, t.tokens.bob)).statusCode).toBe(204)
     expect((await write('DELETE', url, t.tokens.alice)).statusCode).toBe(204)
     expect((await get(postPath(post))).status).toBe(404)
+  })
+
+  it('albums and photos: the same items at both addresses, the parent in the body on a create, the album owner’s rights on its photos', async () => {
+    const album = await make.album(t.alice)
+    const photo = await make.photo(album)
+    for (const [nested, topLevel] of [
+      [`/api/v1/users/${t.alice.id}/albums/${album.id}`, `/api/v1/albums/${album.id}`],
+      [`/api/v1/users/${t.alice.id}/albums/${album.id}/photos/${photo.id}`, `/api/v1/photos/${photo.id}`],
+      [`/api/v1/users/${t.alice.id}/albums`, `/api/v1/albums?userId=${t.alice.id}`],
+      [`/api/v1/users/${t.alice.id}/albums/${album.id}/photos`, `/api/v1/photos?albumId=${album.id}`],
+      [`/api/v1/users/${t.alice.id}/albums/${album.id}/photos`, `/api/v1/albums/${album.id}/photos`],
+    ] as const) {
+      const [a, b] = [await get(nested), await get(topLevel)]
+      expect(b.status, topLevel).toBe(200)
+      expect(b.body.data, topLevel).toEqual(a.body.data)
+    }
+    const PICTURE = { url: 'https://picsum.photos/seed/7/600/600', thumbnailUrl: 'https://picsum.photos/seed/7/150/150' }
+    const add = (json: unknown, token: string) => t.request({ method: 'POST', url: '/api/v1/photos', json, token })
+    expect((await add({ albumId: album.id, title: 'Not yours', ...PICTURE }, t.tokens.bob)).statusCode).toBe(403)
+    const added = await add({ albumId: album.id, title: 'Mine', ...PICTURE }, t.tokens.alice)
+    expect(added.statusCode).toBe(201)
+    expect(added.headers.location).toBe(`/api/v1/photos/${added.json().data.id}`)
+    const nowhere = await add({ albumId: 999999, title: 'Lost', ...PICTURE }, t.tokens.admin)
+    expect(nowhere.statusCode).toBe(422)
+    expect(nowhere.json().error.details).toEqual([expect.objectContaining({ field: 'albumId' })])
+    const created = await t.request({ method: 'POST', url: '/api/v1/albums', json: { title: 'Holidays' }, token: t.tokens.bob })
+    expect(created.json().data).toMatchObject({ userId: t.bob.id, title: 'Holidays' })
+    expect((await t.request({ method: 'PATCH', url: `/api/v1/photos/${photo.id}`, json: { title: 'x' }, token: t.tokens.bob })).statusCode).toBe(403)
+    expect((await t.request({ method: 'DELETE', url: `/api/v1/albums/${album.id}`, token: t.tokens.alice })).statusCode).toBe(204)
+    expect((await get(`/api/v1/photos/${photo.id}`)).status).toBe(404)
   })
 
   it('the unversioned paths are JSONPlaceholder’s own: only the base URL differs', async () => {
