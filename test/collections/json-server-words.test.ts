@@ -356,7 +356,9 @@ describe('what the words mean, against json-server 0.17', () => {
       const items: Item[] = (await t.request({ url: `/api/v1${path}?limit=100` })).json().data
       const field = placeholders(routes.find((route) => route.path === path)!.target).field as string
       for (const query of [`_sort=${field}&_order=desc`, `_sort=${field}`, `_sort=${field}&_order=desc&_start=3&_end=6`, 'id_gte=3&id_ne=5&_limit=4']) {
-        expect(await idsOf(`/api/v1${path}?${query}`), `${path}?${query}`).toEqual(jsonServer(items, query))
+        // Without a word that pages, json-server answers every item and Threadline its first page (20) of the same order.
+        const found = jsonServer(items, query)
+        expect(await idsOf(`/api/v1${path}?${query}`), `${path}?${query}`).toEqual(/_limit|_end|_page/.test(query) ? found : found.slice(0, 20))
       }
     }
   })
