@@ -147,7 +147,13 @@ function seededDatabase(): string {
 /** The same users and posts as json-server's JSON file, in Threadline's representation. */
 function exportForJsonServer(dbFile: string, jsonFile: string): void {
   const db = new Database(dbFile, { readonly: true })
-  const users = db.prepare('select id, name, email, age, avatar, role, created_at as createdAt, updated_at as updatedAt from users order by id').all()
+  const users = (
+    db
+      .prepare(
+        'select id, name, email, age, avatar, role, username, phone, website, address, company, created_at as createdAt, updated_at as updatedAt from users order by id',
+      )
+      .all() as { address: string | null; company: string | null }[]
+  ).map((row) => ({ ...row, address: row.address === null ? null : JSON.parse(row.address), company: row.company === null ? null : JSON.parse(row.company) }))
   const posts = db
     .prepare(
       'select id, user_id as userId, title, content, status, published_at as publishedAt, created_at as createdAt, updated_at as updatedAt from posts order by id',

@@ -9,7 +9,7 @@
 // started before the read-only GraphQL peers, which then open the file already in WAL mode.
 import Database from 'better-sqlite3'
 import Fastify from 'fastify'
-import { notFound, page, post, single, user } from './rest-schemas.mjs'
+import { notFound, page, post, PROFILE_COLUMNS, single, user, userOf } from './rest-schemas.mjs'
 
 const db = new Database(process.env.DATABASE_FILE)
 db.pragma('journal_mode = WAL')
@@ -17,7 +17,7 @@ db.pragma('synchronous = NORMAL')
 db.pragma('foreign_keys = ON')
 db.pragma('busy_timeout = 5000')
 
-const userColumns = 'id, name, email, age, avatar, role, created_at as createdAt, updated_at as updatedAt'
+const userColumns = `id, name, email, age, avatar, role, ${PROFILE_COLUMNS}, created_at as createdAt, updated_at as updatedAt`
 const userById = db.prepare(`select ${userColumns} from users where id = ?`)
 // The page Threadline's `?role=user&sort=name&limit=20` reads (its index: role, name, id), and the count beside it.
 const usersPage = db.prepare(`select ${userColumns} from users where role = ? order by name, id limit ? offset ?`)
@@ -31,14 +31,14 @@ const insertPost = db.prepare(
 const app = Fastify({ logger: false })
 
 app.get('/api/v1/users/:id', { schema: { response: { 200: single(user) } } }, async (request, reply) => {
-  const row = userById.get(Number(request.params.id))
+  const row = userOf(userById.get(Number(request.params.id)))
   if (row === undefined) return notFound(reply)
   return { data: row, meta: { timestamp: new Date().toISOString() } }
 })
 
 app.patch('/api/v1/users/:id', { schema: { response: { 200: single(user) } } }, async (request, reply) => {
   const now = new Date().toISOString()
-  const row = updateUser.get(request.body.age, now, Number(request.params.id))
+  const row = userOf(updateUser.get(request.body.age, now, Number(request.params.id)))
   if (row === undefined) return notFound(reply)
   return { data: row, meta: { timestamp: now } }
 })
@@ -47,7 +47,7 @@ app.get('/api/v1/users', { schema: { response: { 200: page(user) } } }, async (r
   const page = Math.max(1, Number(request.query.page ?? 1) || 1)
   const limit = Math.min(100, Math.max(1, Number(request.query.limit ?? 20) || 20))
   const role = request.query.role ?? 'user'
-  const data = usersPage.all(role, limit, (page - 1) * limit)
+  const data = usersPage.all(role, limit, (page - 1) * limit).map(userOf)
   const total = usersCount.get(role)
   return { data, meta: { timestamp: new Date().toISOString(), pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } } }
 })

@@ -5,13 +5,13 @@
 //   DATABASE_URL=postgres://... node bench/peers/fastify-pg.mjs   (PORT; prints "listening on http://host:port")
 import Fastify from 'fastify'
 import pg from 'pg'
-import { notFound, page, post, single, user } from './rest-schemas.mjs'
+import { notFound, page, post, PROFILE_COLUMNS, single, user, userOf } from './rest-schemas.mjs'
 
 // Instants as ISO 8601 text in UTC, as Threadline answers them.
 pg.types.setTypeParser(1184, (text) => new Date(text).toISOString())
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 })
 
-const userColumns = 'id, name, email, age, avatar, role, created_at as "createdAt", updated_at as "updatedAt"'
+const userColumns = `id, name, email, age, avatar, role, ${PROFILE_COLUMNS}, created_at as "createdAt", updated_at as "updatedAt"`
 const postColumns = 'id, user_id as "userId", title, content, status, published_at as "publishedAt", created_at as "createdAt", updated_at as "updatedAt"'
 const statement = (name, text) => (values) => pool.query({ name, text, values })
 const userById = statement('user-by-id', `select ${userColumns} from users where id = $1`)
@@ -28,13 +28,13 @@ const app = Fastify({ logger: false })
 app.get('/api/v1/users/:id', { schema: { response: { 200: single(user) } } }, async (request, reply) => {
   const { rows } = await userById([Number(request.params.id)])
   if (rows.length === 0) return notFound(reply)
-  return { data: rows[0], meta: { timestamp: new Date().toISOString() } }
+  return { data: userOf(rows[0]), meta: { timestamp: new Date().toISOString() } }
 })
 
 app.patch('/api/v1/users/:id', { schema: { response: { 200: single(user) } } }, async (request, reply) => {
   const { rows } = await updateUser([Number(request.params.id), request.body.age, new Date().toISOString()])
   if (rows.length === 0) return notFound(reply)
-  return { data: rows[0], meta: { timestamp: new Date().toISOString() } }
+  return { data: userOf(rows[0]), meta: { timestamp: new Date().toISOString() } }
 })
 
 app.get('/api/v1/users', { schema: { response: { 200: page(user) } } }, async (request) => {
@@ -43,7 +43,7 @@ app.get('/api/v1/users', { schema: { response: { 200: page(user) } } }, async (r
   const role = request.query.role ?? 'user'
   const [{ rows: data }, { rows: counted }] = await Promise.all([usersPage([role, limit, (page - 1) * limit]), usersCount([role])])
   const total = counted[0].total
-  return { data, meta: { timestamp: new Date().toISOString(), pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } } }
+  return { data: data.map(userOf), meta: { timestamp: new Date().toISOString(), pagination: { page, limit, total, totalPages: Math.ceil(total / limit) } } }
 })
 
 app.post('/api/v1/users/:id/posts', { schema: { response: { 201: single(post) } } }, async (request, reply) => {

@@ -11,9 +11,23 @@ export const user = object({
   age: nullable('integer'),
   avatar: nullable('string'),
   role: { type: 'string' },
+  username: nullable('string'),
+  phone: nullable('string'),
+  website: nullable('string'),
+  address: { type: ['object', 'null'], additionalProperties: true },
+  company: { type: ['object', 'null'], additionalProperties: true },
   createdAt: { type: 'string' },
   updatedAt: { type: 'string' },
 })
+
+/** A user's profile columns, beside the others a peer reads. */
+export const PROFILE_COLUMNS = 'username, phone, website, address, company'
+
+/** A user row as the API shows it: its address and company are kept as JSON text. */
+export const userOf = (row) =>
+  row === undefined
+    ? undefined
+    : { ...row, address: row.address === null ? null : JSON.parse(row.address), company: row.company === null ? null : JSON.parse(row.company) }
 
 export const post = object({
   id: { type: 'integer' },

@@ -38,8 +38,9 @@ describe("JSONPlaceholder's /db document, imported and exported", { timeout: 120
     await threadline(db.url, ['export', '--format', 'jsonplaceholder', '--output', output])
     const exported = JSON.parse(readFileSync(output, 'utf8')) as Document
 
-    // Every section the format has, and no other.
+    // Every section the format has, and no other: the file's own, all of them (none skipped).
     expect(Object.keys(exported).sort()).toEqual([...SECTIONS].sort())
+    expect(Object.keys(original).sort()).toEqual([...SECTIONS].sort())
     for (const name of SECTIONS) {
       expect(original, `the fixture has ${name}`).toHaveProperty(name)
       expect(exported[name]!.length, name).toBe(original[name]!.length)
