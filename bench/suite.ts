@@ -153,7 +153,11 @@ function exportForJsonServer(dbFile: string, jsonFile: string): void {
         'select id, name, email, age, avatar, role, username, phone, website, address, company, created_at as createdAt, updated_at as updatedAt from users order by id',
       )
       .all() as { address: string | null; company: string | null }[]
-  ).map((row) => ({ ...row, address: row.address === null ? null : JSON.parse(row.address), company: row.company === null ? null : JSON.parse(row.company) }))
+  ).map((row) => ({
+    ...row,
+    address: row.address === null ? null : (JSON.parse(row.address) as unknown),
+    company: row.company === null ? null : (JSON.parse(row.company) as unknown),
+  }))
   const posts = db
     .prepare(
       'select id, user_id as userId, title, content, status, published_at as publishedAt, created_at as createdAt, updated_at as updatedAt from posts order by id',
