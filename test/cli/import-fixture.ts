@@ -35,14 +35,14 @@ export async function threadlineFails(url: string, args: string[]) {
   throw new Error(`threadline ${args.join(' ')} succeeded`)
 }
 
-/**
- * What an import of a file in `format` reports it loaded, as a pattern: every section that format
- * carries, in the registry's order, with its count from `counts` (0 for those not named).
- */
 /** The rows of each section of a data file (its arrays), as importedCounts takes them. */
 export const rowsOf = (file: Readonly<Record<string, unknown>>): Record<string, number> =>
   Object.fromEntries(Object.entries(file).flatMap(([name, rows]) => (Array.isArray(rows) ? [[name, rows.length]] : [])))
 
+/**
+ * What an import of a file in `format` reports it loaded, as a pattern: every section that format
+ * carries, in the registry's order, with its count from `counts` (0 for those not named).
+ */
 export function importedCounts(format: ExportFormat, counts: Readonly<Record<string, number>>): string {
   const sections = DATA_SECTIONS.filter(({ formats }) => formats?.[format] !== undefined)
   return listed(sections.map(({ name, noun }) => count(counts[name] ?? 0, noun, name)))
