@@ -104,14 +104,15 @@ describe.skipIf(!canRunPrivateRedis())('Redis outage under load', () => {
     const resumed = messages.filter((m) => m.id === '2').map((m) => m.payload?.data?.commentAdded?.content)
     expect(resumed[0]).toBe('while away')
     // Counting again, in Redis: the restarted one (no persistence) starts the allowance over, above
-    // where it stood before the outage, and it goes down request by request.
+    // where it stood before the outage, and it goes down request by request. Until the limiter's
+    // client is connected again, the first answers after the restart are still counted in memory.
     const lastBefore = Number(answers.filter((a) => a.phase === 'before' && a.remaining !== null).at(-1)?.remaining)
+    const countedBack = () => answers.filter((a) => a.phase === 'back' && a.remaining !== null).map((a) => Number(a.remaining))
     await until(() => {
-      const counted = answers.filter((a) => a.phase === 'back' && a.remaining !== null).map((a) => Number(a.remaining))
-      return counted.length >= 5 && counted.at(-1)! < counted.at(-5)!
+      const counted = countedBack()
+      const startedOver = counted.findIndex((remaining) => remaining > lastBefore)
+      return startedOver !== -1 && counted.length >= startedOver + 5 && counted.at(-1)! < counted[startedOver]!
     }, 15_000)
-    const firstBack = Number(answers.find((a) => a.phase === 'back' && a.remaining !== null)?.remaining)
-    expect(firstBack).toBeGreaterThan(lastBefore)
     reading = false
     await Promise.all(readers)
     socket.close()
