@@ -148,7 +148,6 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   await registerRestApi(app, parts, pipeline)
   await registerGraphql(app, config, parts, dependencies)
   decorateApp(app, parts)
-  pipeline.complete()
   return app
 }
 

@@ -64,7 +64,8 @@ export function enforceAccess(app: FastifyInstance): void {
     if (request.authenticationError !== null && !inProtocol) return done(request.authenticationError)
     const { caller } = request
     if (caller === null) return done(config.access === 'signed-in' ? unauthenticated() : undefined)
-    const needed = scopeNeeded(request.method, config)
+    // What no route serves (its 404, or the 405 of a path served with other methods) changes nothing.
+    const needed = request.is404 ? 'read' : scopeNeeded(request.method, config)
     reply.header('x-oauth-scopes', caller.scope).header('x-accepted-oauth-scopes', needed)
     done(grants(caller, needed) ? undefined : insufficientScope(needed))
   })

@@ -109,7 +109,8 @@ function fromValidation(error: FastifyError, request: FastifyRequest): AppError 
   }
 }
 
-function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply, render = restBody): void {
+/** Answers `error` in the error body (`render`, REST's by default), with the headers its status calls for. */
+export function sendError(error: AppError, request: FastifyRequest, reply: FastifyReply, render = restBody): void {
   if (error.status === 401) reply.header('www-authenticate', bearerChallenge(request.headers.authorization))
   else if (error.requiredScope !== undefined)
     reply.header('www-authenticate', `Bearer realm="threadline", error="insufficient_scope", scope="${error.requiredScope}"`)

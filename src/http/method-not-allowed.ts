@@ -1,11 +1,17 @@
 // A known path asked with a method it does not serve is 405 with an Allow header (RFC 9110
-// §15.5.6), not 404 — whatever the method, TRACE and WebDAV's PROPFIND included. The router knows
-// only exact method+path pairs, so once every route is registered, each path gets a route for the
-// methods it lacks. OPTIONS on a path answers 204 with Allow (RFC 9110 §9.3.7); with CORS on, a
-// browser's preflight is answered before routing (src/http/cors.ts) and any other OPTIONS comes here.
+// §15.5.6), not 404 — whatever the method, TRACE and WebDAV's PROPFIND included. OPTIONS on a path
+// answers 204 with Allow (RFC 9110 §9.3.7); with CORS on, a browser's preflight is answered before
+// routing (src/http/cors.ts) and any other OPTIONS comes here.
+//
+// Fastify's router knows only exact method+path pairs, and keeps a tree per method: a route for
+// each method a path lacks (some thirty of Node's) made most of the time and memory of the app's
+// start. Instead the paths are kept once, in a router of their own, and asked only by the requests
+// Fastify's router found nothing for (its 404s).
 import { METHODS } from 'node:http'
-import type { FastifyInstance, HTTPMethods } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, HTTPMethods } from 'fastify'
+import FindMyWay from 'find-my-way'
 import { AppError } from '../errors.js'
+import { type ErrorRenderer, sendError } from './error-handler.js'
 
 /** The methods a path may serve, in the order Allow lists them. */
 const ANSWERED: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
@@ -16,49 +22,62 @@ const ANSWERED: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH',
  */
 const PARSED_METHODS = METHODS.filter((method) => method !== 'CONNECT')
 
-/** A catch-all is not a resource: its 405 would answer every unknown path (CORS's `OPTIONS *` is one). */
+/** A catch-all is not a resource: its methods would answer every unknown path (CORS's `OPTIONS *` is one). */
 const isCatchAll = (url: string) => url === '*' || url === '/*'
 
-/** Starts recording routes; call the returned function after the last route is registered. */
-export function trackAllowedMethods(app: FastifyInstance): () => void {
-  // Fastify routes only the methods it was told of; the rest would fall to the 404 handler.
+/** What is known of a path: the methods its routes serve, and how its errors are written. */
+interface ServedPath {
+  readonly served: Set<string>
+  errorBody: 'graphql' | undefined
+}
+
+/** The one method the paths are kept under in their own router: it stands for "any". */
+const KEPT_UNDER = 'GET'
+
+/**
+ * Records every route's path and methods as it is registered, and answers a request Fastify's
+ * router did not match whose path another method serves: OPTIONS → 204, any other → 405, both
+ * with Allow. Register after the hooks that must run first (the caller, the rate limit, access):
+ * those are the ones the answer passes through, as any route's would.
+ */
+export function answerUnservedMethods(app: FastifyInstance, renderers: { graphql: ErrorRenderer }): void {
+  // Fastify routes only the methods it was told of; the rest would fall to no handler at all.
   for (const method of PARSED_METHODS) {
     if (!app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true })
   }
-  const methodsByUrl = new Map<string, Set<string>>()
-  // A 405 is written like the path's other errors (GraphQL's shape at /graphql).
-  const errorBodyByUrl = new Map<string, 'graphql'>()
+  // The same defaults as Fastify's own router (the app sets none of its options), so a path
+  // matches here as it would there.
+  const paths = FindMyWay({ defaultRoute: () => {} })
+
+  const answer = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void => {
+    const path = paths.find(KEPT_UNDER, request.url)?.store as ServedPath | undefined
+    // Unknown, or served with this method under a constraint the request did not meet: a 404.
+    if (path === undefined || path.served.has(request.method)) return done()
+    const allow = [...ANSWERED.filter((method) => path.served.has(method)), 'OPTIONS'].join(', ')
+    reply.header('allow', allow)
+    if (request.method === 'OPTIONS') {
+      reply.code(204).send()
+      return
+    }
+    // Refused before the body is read: a QUERY or PROPFIND is not parsed only to be turned away.
+    const refusal = new AppError('METHOD_NOT_ALLOWED', `${request.method} is not served here; use ${allow}`)
+    sendError(refusal, request, reply, path.errorBody === 'graphql' ? renderers.graphql : undefined)
+  }
+
   app.addHook('onRoute', (route) => {
     if (isCatchAll(route.url)) return
-    const methods = methodsByUrl.get(route.url) ?? new Set<string>()
-    for (const method of [route.method].flat()) methods.add(method)
-    methodsByUrl.set(route.url, methods)
-    const errorBody = route.config?.errorBody
-    if (errorBody !== undefined) errorBodyByUrl.set(route.url, errorBody)
+    // Two patterns the router reads as one ('/users/:id', '/users/:userId') are one path.
+    let path = paths.findRoute(KEPT_UNDER, route.url)?.store as ServedPath | undefined
+    if (path === undefined) {
+      path = { served: new Set(), errorBody: undefined }
+      paths.on(KEPT_UNDER, route.url, () => {}, path)
+    }
+    for (const method of [route.method].flat()) path.served.add(method)
+    path.errorBody ??= route.config?.errorBody
   })
 
-  return () => {
-    for (const [url, served] of [...methodsByUrl]) {
-      const answersOptions = !served.has('OPTIONS')
-      const allow = [...ANSWERED.filter((method) => served.has(method)), 'OPTIONS'].join(', ')
-      if (answersOptions) {
-        app.route({ method: 'OPTIONS', url, handler: async (_request, reply) => reply.code(204).header('allow', allow).send() })
-      }
-      const missing = app.supportedMethods.filter((method) => method !== 'OPTIONS' && !served.has(method))
-      if (missing.length === 0) continue
-      app.route({
-        method: missing,
-        url,
-        config: { access: 'public', scope: 'read', errorBody: errorBodyByUrl.get(url) },
-        // Refused before the body is read: a QUERY or PROPFIND is not parsed only to be turned away.
-        onRequest: async (request, reply) => {
-          reply.header('allow', allow)
-          throw new AppError('METHOD_NOT_ALLOWED', `${request.method} is not served here; use ${allow}`)
-        },
-        handler: async () => {
-          throw new Error('unreachable: onRequest refuses every method of this route')
-        },
-      })
-    }
-  }
+  // What Fastify's router matched to no path: its 404s, and, with CORS on, an OPTIONS (the plugin's
+  // catch-all matches every one).
+  const unmatched = (request: FastifyRequest) => request.is404 || (request.method === 'OPTIONS' && isCatchAll(request.routeOptions.url ?? ''))
+  app.addHook('onRequest', (request, reply, done) => (unmatched(request) ? answer(request, reply, done) : done()))
 }

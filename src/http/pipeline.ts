@@ -21,7 +21,7 @@ import { registerContentTypes } from './content-types.js'
 import { corsOptions } from './cors.js'
 import { type ErrorRenderer, registerErrorHandling } from './error-handler.js'
 import { limitRequestsInFlight } from './in-flight.js'
-import { trackAllowedMethods } from './method-not-allowed.js'
+import { answerUnservedMethods } from './method-not-allowed.js'
 import { observeHooks, type PipelineObserver } from './pipeline-observer.js'
 import { honourReturnPreference } from './prefer.js'
 import { judgeQueryParameters } from './query-parameters.js'
@@ -84,8 +84,8 @@ export interface PipelineStage {
   readonly summary: string
   /** Its concerns, in the order they run in each phase. */
   readonly steps: readonly Step[]
-  /** Adds its hooks to the app; what it returns runs once every route is registered. */
-  readonly register?: (app: FastifyInstance, options: PipelineOptions) => void | (() => void) | Promise<void | (() => void)>
+  /** Adds its hooks to the app. */
+  readonly register?: (app: FastifyInstance, options: PipelineOptions) => void | Promise<void>
   /** Adds its hooks to each mount of the REST API. */
   readonly registerOnApi?: (api: FastifyInstance, options: PipelineOptions, version: ApiVersion | 'negotiated') => void
 }
@@ -112,7 +112,6 @@ const admission: PipelineStage = {
     { hook: 'onRequest', name: 'closing', does: 'the app is closing → 503 with Retry-After and Connection: close' },
     { hook: 'preParsing', name: 'content types', does: 'a body in another charset than UTF-8, or with a Content-Encoding → 415' },
     { hook: 'onRoute', name: 'access declared', does: 'a route without config.access stops the start (fail closed)' },
-    { hook: 'onRoute', name: '405s', does: "each path's methods recorded: the others answer 405 with Allow, OPTIONS 204" },
     { hook: 'onRequest', name: 'CORS', does: 'preflights answered, headers exposed', when: 'CORS_ORIGINS' },
   ],
   async register(app, options) {
@@ -125,9 +124,7 @@ const admission: PipelineStage = {
     refuseWhileClosing(app)
     registerContentTypes(app)
     requireRouteAccess(app)
-    const answerUnservedMethods = trackAllowedMethods(app)
     if (options.corsOrigins.length > 0) await app.register(fastifyCors, corsOptions(options.corsOrigins))
-    return answerUnservedMethods
   },
 }
 
@@ -148,6 +145,8 @@ const identityAndLimits: PipelineStage = {
       name: 'access',
       does: "a sent token must be valid (401); `signed-in` routes need one (401); a token without the route's scope → 403 insufficient_scope (a WebSocket upgrade to /graphql carries a bad token into the protocol: 4401)",
     },
+    { hook: 'onRoute', name: '405s', does: "each path's methods recorded" },
+    { hook: 'onRequest', name: '405s', does: 'a path no route matched with this method, that others serve: OPTIONS → 204, any other → 405, with Allow' },
     {
       hook: 'preHandler',
       name: 'in-flight limit',
@@ -164,6 +163,7 @@ const identityAndLimits: PipelineStage = {
     registerUpgradeRequests(app)
     redirectTrailingSlash(app)
     enforceAccess(app)
+    answerUnservedMethods(app, { graphql: options.graphqlErrorBody })
     if (options.scheduler !== undefined) limitRequestsInFlight(app, options.scheduler, { sendTimeoutMs: options.sendTimeoutMs })
   },
 }
@@ -234,18 +234,13 @@ export const PIPELINE: readonly PipelineStage[] = [observation, admission, ident
 export interface Pipeline {
   /** Adds the stages' hooks to a mount of the REST API, before its routes. */
   registerOnApi(api: FastifyInstance, version: ApiVersion | 'negotiated'): void
-  /** Finishes the stages once every route is registered (the 405s of each path). */
-  complete(): void
 }
 
 /** Adds every stage's hooks to the app, in the declared order; call before any route is registered. */
 export async function registerPipeline(app: FastifyInstance, options: PipelineOptions): Promise<Pipeline> {
-  const finishers: (() => void)[] = []
   for (const stage of PIPELINE) {
     const register = stage.register
-    if (register === undefined) continue
-    const finish = await observeHooks(app, stage.name, options.observe, () => register(app, options))
-    if (typeof finish === 'function') finishers.push(finish)
+    if (register !== undefined) await observeHooks(app, stage.name, options.observe, () => register(app, options))
   }
   return {
     registerOnApi(instance, version) {
@@ -253,9 +248,6 @@ export async function registerPipeline(app: FastifyInstance, options: PipelineOp
         const registerOnApi = stage.registerOnApi
         if (registerOnApi !== undefined) observeHooks(instance, stage.name, options.observe, () => registerOnApi(instance, options, version))
       }
-    },
-    complete() {
-      for (const finish of finishers) finish()
     },
   }
 }

@@ -58,6 +58,12 @@ describe('a read token over REST', () => {
     const res = await s.t.request({ method: 'PATCH', url: '/api/v1/users', token: readToken, json: {} })
     expect(res.statusCode).toBe(405)
   })
+
+  it('is not asked its scope where nothing is served: a 404 stays a 404', async () => {
+    const res = await s.t.request({ method: 'DELETE', url: '/api/v1/nowhere', token: readToken })
+    expect(res.statusCode).toBe(404)
+    expect(res.json().error.code).toBe('NOT_FOUND')
+  })
 })
 
 describe('a write token over REST', () => {
