@@ -145,6 +145,8 @@ export async function buildApp(config: Config, dependencies: AppDependencies = {
   const pipeline = await registerPipeline(app, pipelineOptions(config, parts, dependencies))
   registerOperations(app, config, parts)
   await registerPages(app, config, parts)
+  // How the collections' CSV and NDJSON answers are bounded (src/http/collection-export.ts).
+  app.decorate('collectionExports', { maxRows: config.http.exportMaxRows })
   await registerRestApi(app, parts, pipeline)
   await registerGraphql(app, config, parts, dependencies)
   decorateApp(app, parts)

@@ -6,7 +6,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
+import { answerCollection, CollectionEnvelope } from '../http/collection-reply.js'
+import type { CollectionQuery } from '../collections/collection-query.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
@@ -82,10 +83,8 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
   const list = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = postPathOf(request.params)
     const scope = path === undefined ? '' : `${path.userId === undefined ? '' : `user:${path.userId}/`}post:${path.postId}`
-    const query = readCollectionQuery(request, CommentsCollection, scope)
-    const shown = readRepresentation(request, embeds)
-    const page = path === undefined ? await comments.listAll(request.caller, query) : await comments.list(request.caller, path, query)
-    return representedCollectionBody(request, reply, page, shown, chargeRateLimit)
+    const read = (query: CollectionQuery) => (path === undefined ? comments.listAll(request.caller, query) : comments.list(request.caller, path, query))
+    return answerCollection(request, reply, { spec: CommentsCollection, scope, embeds, read }, chargeRateLimit)
   }
 
   // JSONPlaceholder's shortcut: a post's comments without its author's id.

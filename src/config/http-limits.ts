@@ -51,6 +51,11 @@ export interface HttpLimits {
    * served again while the data has not changed (SQLite only); 0 keeps none. @default 16
    */
   readonly representationCacheMb: number
+  /**
+   * Rows a CSV or NDJSON answer of a collection holds at most; its `Link: rel="next"` goes on from
+   * there. @default 10000
+   */
+  readonly exportMaxRows: number
 }
 
 /** `poolSize`: PostgreSQL's pool, whose size is the default number of requests in their handlers. */
@@ -79,5 +84,6 @@ export function readHttpLimits(env: Env, poolSize?: number): HttpLimits {
     shedLoopDelayMs: readInteger(env, 'HTTP_SHED_LOOP_DELAY_MS', 100, 0, 60_000),
     retiredVariables: Object.freeze(RETIRED_HTTP_VARIABLES.filter((name) => raw(env, name) !== undefined)),
     representationCacheMb: readInteger(env, 'HTTP_REPRESENTATION_CACHE_MB', 16, 0, 4096),
+    exportMaxRows: readInteger(env, 'HTTP_EXPORT_MAX_ROWS', 10_000, 1, 1_000_000),
   })
 }

@@ -7,13 +7,14 @@ import { type TSchema, Type } from 'typebox'
 import type { CollectionPage } from '../collections/collection-page.js'
 import { type CollectionQuery, parseCollectionQuery } from '../collections/collection-query.js'
 import type { CollectionSpec } from '../collections/collection-spec.js'
-import { represent, type Representation, type Shown } from '../collections/embedding.js'
+import { type Embeddable, represent, type Representation, type Shown } from '../collections/embedding.js'
 import { pageMetaOf } from '../collections/page-meta.js'
 import { Timestamp } from '../core/schema-types.js'
 import type { RateLimitCharger } from '../limits/rate-limit.js'
 import { namingWordsGiven, searchOf } from './query-parameters.js'
-import { chargeEmbedding } from './representation.js'
+import { chargeEmbedding, readRepresentation } from './representation.js'
 import { isoNow } from '../core/instant.js'
+import { type CollectionSource, exportCollection, exportFormatOf } from './collection-export.js'
 
 const Pagination = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -56,6 +57,24 @@ export function representedCollectionBody<T extends { id: number }>(
   return chargeEmbedding(charge, request, reply, representation, page.items.length)
     .then(() => represent(representation, request.caller, page.items))
     .then((items) => collectionBody(request, reply, { ...page, items }))
+}
+
+/**
+ * A collection GET's answer: the query (`scope` names the slice the path selects) and the
+ * representation read, then the page as the JSON envelope, or the rows streamed as CSV or NDJSON
+ * when Accept prefers one (collection-export.ts).
+ */
+export async function answerCollection<T extends { id: number }>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  source: Omit<CollectionSource<T>, 'fields'> & { readonly embeds: Embeddable<T>; readonly scope?: string },
+  charge: RateLimitCharger | undefined,
+) {
+  const query = readCollectionQuery(request, source.spec, source.scope)
+  const shown = readRepresentation(request, source.embeds)
+  const format = exportFormatOf(request.headers.accept)
+  if (format !== undefined) return exportCollection(request, reply, format, { ...source, fields: source.embeds.fields }, query, shown, charge)
+  return representedCollectionBody(request, reply, await source.read(query, shown?.select), shown, charge)
 }
 
 function paginationOf<T>(request: FastifyRequest, page: CollectionPage<T>) {

@@ -1,9 +1,11 @@
 // API versions (docs/rest.md, Endpoints): a path prefix /api/v<N> wins; unversioned paths take the
 // version from `Accept: application/vnd.threadline+json; version=N`, else v1. An unknown version,
-// or an Accept header that admits no JSON at all, is 406.
+// or an Accept header that admits no JSON at all, is 406, but on a collection's GET, which serves
+// CSV and NDJSON too (collection-export.ts); the 406 lists the types the resource serves.
 import type { onRequestHookHandler } from 'fastify'
 import { AppError } from '../errors.js'
 import { isAcceptable, isMediaType, parseAccept } from './accept.js'
+import { EXPORT_MEDIA_TYPES, exportFormatOf, servesExports } from './collection-export.js'
 
 export const API_VERSIONS = [1, 2] as const
 export type ApiVersion = (typeof API_VERSIONS)[number]
@@ -29,8 +31,16 @@ export function versionHook(mount: ApiVersion | 'negotiated'): onRequestHookHand
   // A callback, not an async function: it runs for every request of the API.
   return (request, reply, done) => {
     const accept = readAccept(request.headers.accept)
-    if (!accept.acceptable) {
-      return done(new AppError('NOT_ACCEPTABLE', `This API answers in application/json or ${VENDOR_MEDIA_TYPE}`))
+    const exports = servesExports(request)
+    if (!accept.acceptable && !(exports && exportFormatOf(request.headers.accept) !== undefined)) {
+      return done(
+        new AppError(
+          'NOT_ACCEPTABLE',
+          exports
+            ? `This collection answers in application/json, ${VENDOR_MEDIA_TYPE}, ${EXPORT_MEDIA_TYPES.csv} or ${EXPORT_MEDIA_TYPES.ndjson}`
+            : `This API answers in application/json or ${VENDOR_MEDIA_TYPE}`,
+        ),
+      )
     }
     if (mount !== 'negotiated') {
       request.apiVersion = mount // the path's version wins over the header

@@ -6,7 +6,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
+import { answerCollection, CollectionEnvelope } from '../http/collection-reply.js'
+import type { CollectionQuery } from '../collections/collection-query.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
@@ -81,10 +82,8 @@ export const photosRoutes: FastifyPluginAsyncTypebox<{ photos: PhotosService; al
   const list = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = albumPathOf(request.params)
     const scope = path === undefined ? '' : `${path.userId === undefined ? '' : `user:${path.userId}/`}album:${path.albumId}`
-    const query = readCollectionQuery(request, PhotosCollection, scope)
-    const shown = readRepresentation(request, embeds)
-    const page = path === undefined ? await photos.listAll(request.caller, query) : await photos.list(request.caller, path, query)
-    return representedCollectionBody(request, reply, page, shown, chargeRateLimit)
+    const read = (query: CollectionQuery) => (path === undefined ? photos.listAll(request.caller, query) : photos.list(request.caller, path, query))
+    return answerCollection(request, reply, { spec: PhotosCollection, scope, embeds, read }, chargeRateLimit)
   }
 
   // JSONPlaceholder's shortcut: an album's photos without its owner's id.

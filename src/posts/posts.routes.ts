@@ -4,7 +4,7 @@
 // address), where the author is a filter (`?userId=`) or, on a create, the body's `userId`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
+import { answerCollection, CollectionEnvelope } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
@@ -14,6 +14,7 @@ import { requireSignedIn } from '../core/caller.js'
 import { CreatePostBody, Post, PostsCollection, ReplacePostBody, UpdatePostBody } from './posts.schemas.js'
 import { postRequestExamples, postsOpenApi } from './posts.openapi.js'
 import type { RoutesOptions } from '../feature.js'
+import type { CollectionQuery } from '../collections/collection-query.js'
 import type { UsersService } from '../users/users.public.js'
 import { postEmbeds, representedPost } from './posts.embeds.js'
 import { type PostsService, postFields } from './posts.service.js'
@@ -81,13 +82,9 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
       },
       async (request, reply) => {
         const userId = parentOf(request.params, 'userId')
-        const query = readCollectionQuery(request, PostsCollection, userId === undefined ? '' : `user:${userId}`)
-        const shown = readRepresentation(request, embeds)
-        const page =
-          userId === undefined
-            ? await posts.listAll(request.caller, query, columnsOf(shown))
-            : await posts.list(request.caller, userId, query, columnsOf(shown))
-        return representedCollectionBody(request, reply, page, shown, chargeRateLimit)
+        const read = (query: CollectionQuery, select: ReadonlySet<string> | undefined) =>
+          userId === undefined ? posts.listAll(request.caller, query, columnsOf({ select })) : posts.list(request.caller, userId, query, columnsOf({ select }))
+        return answerCollection(request, reply, { spec: PostsCollection, scope: userId === undefined ? '' : `user:${userId}`, embeds, read }, chargeRateLimit)
       },
     )
 

@@ -4,7 +4,8 @@
 // (`?userId=`) or, on a create, the body's `userId`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
+import { answerCollection, CollectionEnvelope } from '../http/collection-reply.js'
+import type { CollectionQuery } from '../collections/collection-query.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
@@ -66,10 +67,8 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & Ro
       },
       async (request, reply) => {
         const userId = parentOf(request.params, 'userId')
-        const query = readCollectionQuery(request, TodosCollection, userId === undefined ? '' : `user:${userId}`)
-        const shown = readRepresentation(request, embeds)
-        const page = userId === undefined ? await todos.listAll(request.caller, query) : await todos.list(request.caller, userId, query)
-        return representedCollectionBody(request, reply, page, shown, chargeRateLimit)
+        const read = (query: CollectionQuery) => (userId === undefined ? todos.listAll(request.caller, query) : todos.list(request.caller, userId, query))
+        return answerCollection(request, reply, { spec: TodosCollection, scope: userId === undefined ? '' : `user:${userId}`, embeds, read }, chargeRateLimit)
       },
     )
 

@@ -2,7 +2,8 @@
 // and `include` ask (users.embeds.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
-import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
+import { answerCollection, CollectionEnvelope } from '../http/collection-reply.js'
+import type { CollectionQuery } from '../collections/collection-query.js'
 import { ifMatchOf } from '../http/caching.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
 import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
@@ -39,9 +40,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
       },
     },
     async (request, reply) => {
-      const query = readCollectionQuery(request, UsersCollection)
-      const shown = readRepresentation(request, embeds)
-      return representedCollectionBody(request, reply, await users.list(request.caller, query, columnsOf(shown)), shown, chargeRateLimit)
+      const read = (query: CollectionQuery, select: ReadonlySet<string> | undefined) => users.list(request.caller, query, columnsOf({ select }))
+      return answerCollection(request, reply, { spec: UsersCollection, embeds, read }, chargeRateLimit)
     },
   )
 
