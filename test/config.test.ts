@@ -75,6 +75,7 @@ describe('loadConfig', () => {
         shedLoopDelayMs: 100,
         retiredVariables: [],
         representationCacheMb: 16,
+        exportMaxRows: 10_000,
       },
     })
   })

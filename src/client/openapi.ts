@@ -2883,6 +2883,13 @@ export interface operations {
                         data: components["schemas"]["UserRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,name,email,age,avatar,role,username,phone,website,address,company,createdAt,updatedAt
+                     *     11,Grace Hopper,grace@example.com,85,,user,amazing-grace,'+1-202-555-0143,https://grace.example.com,"{""street"":""1 Navy Yard"",""suite"":""Room 3"",""city"":""Arlington"",""zipcode"":""22202"",""geo"":{""lat"":""38.8719"",""lng"":""-77.0563""}}","{""name"":""Remington Rand"",""catchPhrase"":""It is easier to ask forgiveness"",""bs"":""compile business logic""}",2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":11,"name":"Grace Hopper","email":"grace@example.com","age":85,"avatar":null,"role":"user","username":"amazing-grace","phone":"+1-202-555-0143","website":"https://grace.example.com","address":{"street":"1 Navy Yard","suite":"Room 3","city":"Arlington","zipcode":"22202","geo":{"lat":"38.8719","lng":"-77.0563"}},"company":{"name":"Remington Rand","catchPhrase":"It is easier to ask forgiveness","bs":"compile business logic"},"createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -3640,6 +3647,13 @@ export interface operations {
                         data: components["schemas"]["PostRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,userId,title,content,status,publishedAt,createdAt,updatedAt
+                     *     101,11,On compilers,A compiler translates programs.,published,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":101,"userId":11,"title":"On compilers","content":"A compiler translates programs.","status":"published","publishedAt":"2026-11-25T22:27:04.243Z","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -4331,6 +4345,13 @@ export interface operations {
                         data: components["schemas"]["PostRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,userId,title,content,status,publishedAt,createdAt,updatedAt
+                     *     101,11,On compilers,A compiler translates programs.,published,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":101,"userId":11,"title":"On compilers","content":"A compiler translates programs.","status":"published","publishedAt":"2026-11-25T22:27:04.243Z","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -4978,6 +4999,13 @@ export interface operations {
                         data: components["schemas"]["CommentRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,postId,authorId,author,email,content,createdAt,updatedAt
+                     *     501,101,1,"{""id"":1,""name"":""Leanne Graham""}",,Nicely put.,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":501,"postId":101,"authorId":1,"author":{"id":1,"name":"Leanne Graham"},"email":null,"content":"Nicely put.","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -5171,6 +5199,13 @@ export interface operations {
                         data: components["schemas"]["CommentRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,postId,authorId,author,email,content,createdAt,updatedAt
+                     *     501,101,1,"{""id"":1,""name"":""Leanne Graham""}",,Nicely put.,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":501,"postId":101,"authorId":1,"author":{"id":1,"name":"Leanne Graham"},"email":null,"content":"Nicely put.","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -5745,6 +5780,13 @@ export interface operations {
                         data: components["schemas"]["CommentRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,postId,authorId,author,email,content,createdAt,updatedAt
+                     *     501,101,1,"{""id"":1,""name"":""Leanne Graham""}",,Nicely put.,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":501,"postId":101,"authorId":1,"author":{"id":1,"name":"Leanne Graham"},"email":null,"content":"Nicely put.","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -6282,6 +6324,13 @@ export interface operations {
                         data: components["schemas"]["TodoRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,userId,text,completed,createdAt,updatedAt
+                     *     201,11,Write the A-0 manual,false,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":201,"userId":11,"text":"Write the A-0 manual","completed":false,"createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -6818,6 +6867,13 @@ export interface operations {
                         data: components["schemas"]["TodoRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,userId,text,completed,createdAt,updatedAt
+                     *     201,11,Write the A-0 manual,false,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":201,"userId":11,"text":"Write the A-0 manual","completed":false,"createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -7333,6 +7389,13 @@ export interface operations {
                         data: components["schemas"]["AlbumRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,userId,title,createdAt,updatedAt
+                     *     11,2,"Harwell, the first winter",2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":11,"userId":2,"title":"Harwell, the first winter","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -7865,6 +7928,13 @@ export interface operations {
                         data: components["schemas"]["AlbumRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,userId,title,createdAt,updatedAt
+                     *     11,2,"Harwell, the first winter",2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":11,"userId":2,"title":"Harwell, the first winter","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -8381,6 +8451,13 @@ export interface operations {
                         data: components["schemas"]["PhotoRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,albumId,title,url,thumbnailUrl,createdAt,updatedAt
+                     *     501,11,"The Pilot ACE, front panel",https://picsum.photos/seed/501/600/600,https://picsum.photos/seed/501/150/150,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":501,"albumId":11,"title":"The Pilot ACE, front panel","url":"https://picsum.photos/seed/501/600/600","thumbnailUrl":"https://picsum.photos/seed/501/150/150","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -8568,6 +8645,13 @@ export interface operations {
                         data: components["schemas"]["PhotoRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,albumId,title,url,thumbnailUrl,createdAt,updatedAt
+                     *     501,11,"The Pilot ACE, front panel",https://picsum.photos/seed/501/600/600,https://picsum.photos/seed/501/150/150,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":501,"albumId":11,"title":"The Pilot ACE, front panel","url":"https://picsum.photos/seed/501/600/600","thumbnailUrl":"https://picsum.photos/seed/501/150/150","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -9126,6 +9210,13 @@ export interface operations {
                         data: components["schemas"]["PhotoRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,albumId,title,url,thumbnailUrl,createdAt,updatedAt
+                     *     501,11,"The Pilot ACE, front panel",https://picsum.photos/seed/501/600/600,https://picsum.photos/seed/501/150/150,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":501,"albumId":11,"title":"The Pilot ACE, front panel","url":"https://picsum.photos/seed/501/600/600","thumbnailUrl":"https://picsum.photos/seed/501/150/150","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -9821,6 +9912,13 @@ export interface operations {
                         data: components["schemas"]["UserRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,name,email,age,avatar,role,username,phone,website,address,company,createdAt,updatedAt
+                     *     11,Grace Hopper,grace@example.com,85,,user,amazing-grace,'+1-202-555-0143,https://grace.example.com,"{""street"":""1 Navy Yard"",""suite"":""Room 3"",""city"":""Arlington"",""zipcode"":""22202"",""geo"":{""lat"":""38.8719"",""lng"":""-77.0563""}}","{""name"":""Remington Rand"",""catchPhrase"":""It is easier to ask forgiveness"",""bs"":""compile business logic""}",2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":11,"name":"Grace Hopper","email":"grace@example.com","age":85,"avatar":null,"role":"user","username":"amazing-grace","phone":"+1-202-555-0143","website":"https://grace.example.com","address":{"street":"1 Navy Yard","suite":"Room 3","city":"Arlington","zipcode":"22202","geo":{"lat":"38.8719","lng":"-77.0563"}},"company":{"name":"Remington Rand","catchPhrase":"It is easier to ask forgiveness","bs":"compile business logic"},"createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -10576,6 +10674,13 @@ export interface operations {
                         data: components["schemas"]["PostRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,userId,title,content,status,publishedAt,createdAt,updatedAt
+                     *     101,11,On compilers,A compiler translates programs.,published,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":101,"userId":11,"title":"On compilers","content":"A compiler translates programs.","status":"published","publishedAt":"2026-11-25T22:27:04.243Z","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -11265,6 +11370,13 @@ export interface operations {
                         data: components["schemas"]["PostRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,userId,title,content,status,publishedAt,createdAt,updatedAt
+                     *     101,11,On compilers,A compiler translates programs.,published,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":101,"userId":11,"title":"On compilers","content":"A compiler translates programs.","status":"published","publishedAt":"2026-11-25T22:27:04.243Z","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -11910,6 +12022,13 @@ export interface operations {
                         data: components["schemas"]["CommentRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,postId,authorId,author,email,content,createdAt,updatedAt
+                     *     501,101,1,"{""id"":1,""name"":""Leanne Graham""}",,Nicely put.,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":501,"postId":101,"authorId":1,"author":{"id":1,"name":"Leanne Graham"},"email":null,"content":"Nicely put.","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -12101,6 +12220,13 @@ export interface operations {
                         data: components["schemas"]["CommentRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,postId,authorId,author,email,content,createdAt,updatedAt
+                     *     501,101,1,"{""id"":1,""name"":""Leanne Graham""}",,Nicely put.,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":501,"postId":101,"authorId":1,"author":{"id":1,"name":"Leanne Graham"},"email":null,"content":"Nicely put.","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -12673,6 +12799,13 @@ export interface operations {
                         data: components["schemas"]["CommentRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,postId,authorId,author,email,content,createdAt,updatedAt
+                     *     501,101,1,"{""id"":1,""name"":""Leanne Graham""}",,Nicely put.,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":501,"postId":101,"authorId":1,"author":{"id":1,"name":"Leanne Graham"},"email":null,"content":"Nicely put.","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -13208,6 +13341,13 @@ export interface operations {
                         data: components["schemas"]["TodoRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,userId,text,completed,createdAt,updatedAt
+                     *     201,11,Write the A-0 manual,false,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":201,"userId":11,"text":"Write the A-0 manual","completed":false,"createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -13742,6 +13882,13 @@ export interface operations {
                         data: components["schemas"]["TodoRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,userId,text,completed,createdAt,updatedAt
+                     *     201,11,Write the A-0 manual,false,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":201,"userId":11,"text":"Write the A-0 manual","completed":false,"createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -14255,6 +14402,13 @@ export interface operations {
                         data: components["schemas"]["AlbumRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,userId,title,createdAt,updatedAt
+                     *     11,2,"Harwell, the first winter",2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":11,"userId":2,"title":"Harwell, the first winter","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -14785,6 +14939,13 @@ export interface operations {
                         data: components["schemas"]["AlbumRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,userId,title,createdAt,updatedAt
+                     *     11,2,"Harwell, the first winter",2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":11,"userId":2,"title":"Harwell, the first winter","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -15299,6 +15460,13 @@ export interface operations {
                         data: components["schemas"]["PhotoRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,albumId,title,url,thumbnailUrl,createdAt,updatedAt
+                     *     501,11,"The Pilot ACE, front panel",https://picsum.photos/seed/501/600/600,https://picsum.photos/seed/501/150/150,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":501,"albumId":11,"title":"The Pilot ACE, front panel","url":"https://picsum.photos/seed/501/600/600","thumbnailUrl":"https://picsum.photos/seed/501/150/150","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -15484,6 +15652,13 @@ export interface operations {
                         data: components["schemas"]["PhotoRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,albumId,title,url,thumbnailUrl,createdAt,updatedAt
+                     *     501,11,"The Pilot ACE, front panel",https://picsum.photos/seed/501/600/600,https://picsum.photos/seed/501/150/150,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":501,"albumId":11,"title":"The Pilot ACE, front panel","url":"https://picsum.photos/seed/501/600/600","thumbnailUrl":"https://picsum.photos/seed/501/150/150","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];
@@ -16040,6 +16215,13 @@ export interface operations {
                         data: components["schemas"]["PhotoRepresentation"][];
                         meta: components["schemas"]["CollectionMeta"];
                     };
+                    /**
+                     * @example id,albumId,title,url,thumbnailUrl,createdAt,updatedAt
+                     *     501,11,"The Pilot ACE, front panel",https://picsum.photos/seed/501/600/600,https://picsum.photos/seed/501/150/150,2026-11-25T22:27:04.243Z,2026-11-25T22:27:04.243Z
+                     */
+                    "text/csv": string;
+                    /** @example {"id":501,"albumId":11,"title":"The Pilot ACE, front panel","url":"https://picsum.photos/seed/501/600/600","thumbnailUrl":"https://picsum.photos/seed/501/150/150","createdAt":"2026-11-25T22:27:04.243Z","updatedAt":"2026-11-25T22:27:04.243Z"} */
+                    "application/x-ndjson": string;
                 };
             };
             304: components["responses"]["NotModified"];

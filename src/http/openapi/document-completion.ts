@@ -5,6 +5,8 @@
 // descriptions, headers and examples, the error answers, the tags of the features whose routes are described,
 // and the names of the schemas shared as components (schema-hoisting.ts).
 import type { CollectionSpec } from '../../collections/collection-spec.js'
+import { EXPORT_MEDIA_TYPES } from '../collection-export.js'
+import { csvRecord } from '../csv.js'
 import { PREFERENCE_METHODS } from '../prefer.js'
 import type { RepresentationShape } from '../route-config.js'
 import type { ApiVersion } from '../versioning.js'
@@ -113,6 +115,24 @@ function completeOperation(operation: Operation, notes: Notes, hasPathParameters
   }
 }
 
+/** A collection's other answers (`Accept: text/csv` or `application/x-ndjson`), with an example item in each. */
+function exportContent(example: Record<string, unknown>): Record<string, { schema: Record<string, unknown>; example: string }> {
+  return {
+    [EXPORT_MEDIA_TYPES.csv]: {
+      schema: {
+        type: 'string',
+        description:
+          'RFC 4180: a header of the fields (`select` names them), then a record per item, CRLF-ended; objects as JSON text; null empty; text that starts with =, +, -, @, tab or CR after a single quote. At most HTTP_EXPORT_MAX_ROWS records; `Link: rel="next"` goes on.',
+      },
+      example: csvRecord(Object.keys(example)) + csvRecord(Object.values(example)),
+    },
+    [EXPORT_MEDIA_TYPES.ndjson]: {
+      schema: { type: 'string', description: 'One item a line, as JSON (`select` applies). At most HTTP_EXPORT_MAX_ROWS lines; `Link: rel="next"` goes on.' },
+      example: `${JSON.stringify(example)}\n`,
+    },
+  }
+}
+
 /** The answers the route's schema declares, with their descriptions, headers and examples. */
 function successResponses(declared: Operation['responses'], notes: Notes): Operation['responses'] {
   const { version, method, openapi, collection } = notes
@@ -130,6 +150,7 @@ function successResponses(declared: Operation['responses'], notes: Notes): Opera
       if (media !== undefined) {
         media.example = collection === undefined ? single : { data: [example], meta: { timestamp: EXAMPLE_TIMESTAMP, pagination: PAGINATION_EXAMPLE[version] } }
       }
+      if (collection !== undefined && content !== undefined) Object.assign(content, exportContent(example))
     } else if (status === '201') {
       const { description, headers } = openapi.created ?? { description: `Created: the ${noun}.`, headers: ['Location'] as const }
       response.description = description
