@@ -26,15 +26,12 @@ import type { Representation } from '../collections/embedding.js'
 import { MAX_PAGE_LIMIT } from '../collections/pagination.js'
 import { AppError, type ErrorDetail } from '../errors.js'
 import type { RateLimitCharger } from '../limits/rate-limit.js'
-import { isAcceptable, parseAccept } from './accept.js'
 import { chooseContentCoding, CONTENT_CODINGS } from './compression.js'
 import { csvRecord } from './csv.js'
+import type { ExportFormat } from './export-formats.js'
 import { searchOf } from './query-parameters.js'
 import { addVary } from './vary.js'
 
-/** The formats a collection GET streams besides JSON, by their media types. */
-export const EXPORT_MEDIA_TYPES = { csv: 'text/csv', ndjson: 'application/x-ndjson' } as const
-export type ExportFormat = keyof typeof EXPORT_MEDIA_TYPES
 /** `header=present`: the first record names the fields (RFC 4180 §3). */
 const CONTENT_TYPES: Record<ExportFormat, string> = { csv: 'text/csv; charset=utf-8; header=present', ndjson: 'application/x-ndjson; charset=utf-8' }
 
@@ -68,33 +65,6 @@ export interface CollectionSource<T extends { id: number }> {
    */
   readonly read: (query: CollectionQuery, select: ReadonlySet<string> | undefined) => Promise<CollectionPage<T>>
 }
-
-/**
- * The export format Accept prefers, or undefined for JSON: the acceptable range of the highest q
- * wins, a named type over a wildcard at equal q, then the first written. `*∕*` and `application/*`
- * stand for JSON, `text/*` for CSV.
- */
-export function exportFormatOf(accept: string | undefined): ExportFormat | undefined {
-  let best: { format: ExportFormat | 'json'; q: number; named: boolean } | undefined
-  for (const range of parseAccept(accept).filter(isAcceptable)) {
-    const format = formatOf(`${range.type}/${range.subtype}`)
-    if (format === undefined) continue
-    const named = range.subtype !== '*'
-    if (best === undefined || range.q > best.q || (range.q === best.q && named && !best.named)) best = { format, q: range.q, named }
-  }
-  return best === undefined || best.format === 'json' ? undefined : best.format
-}
-
-function formatOf(mediaType: string): ExportFormat | 'json' | undefined {
-  if (mediaType === EXPORT_MEDIA_TYPES.csv || mediaType === 'text/*') return 'csv'
-  if (mediaType === EXPORT_MEDIA_TYPES.ndjson) return 'ndjson'
-  if (mediaType === '*/*' || mediaType === 'application/*' || mediaType === 'application/json' || mediaType === 'application/vnd.threadline+json') return 'json'
-  return undefined
-}
-
-/** A GET (or HEAD) of a collection: exports are served there, and nowhere else. */
-export const servesExports = (request: FastifyRequest): boolean =>
-  (request.method === 'GET' || request.method === 'HEAD') && request.routeOptions.config?.collection !== undefined
 
 /**
  * Sends the export of `query`'s rows in `format` as a stream: the rows counted and charged, the

@@ -14,7 +14,8 @@ import type { RateLimitCharger } from '../limits/rate-limit.js'
 import { namingWordsGiven, searchOf } from './query-parameters.js'
 import { chargeEmbedding, readRepresentation } from './representation.js'
 import { isoNow } from '../core/instant.js'
-import { type CollectionSource, exportCollection, exportFormatOf } from './collection-export.js'
+import { type CollectionSource, exportCollection } from './collection-export.js'
+import { exportFormatOf } from './export-formats.js'
 
 const Pagination = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1 })),

@@ -5,7 +5,7 @@
 import type { onRequestHookHandler } from 'fastify'
 import { AppError } from '../errors.js'
 import { isAcceptable, isMediaType, parseAccept } from './accept.js'
-import { EXPORT_MEDIA_TYPES, exportFormatOf, servesExports } from './collection-export.js'
+import { EXPORT_MEDIA_TYPES, exportFormatOf, servesExports } from './export-formats.js'
 
 export const API_VERSIONS = [1, 2] as const
 export type ApiVersion = (typeof API_VERSIONS)[number]

@@ -5,7 +5,7 @@
 // descriptions, headers and examples, the error answers, the tags of the features whose routes are described,
 // and the names of the schemas shared as components (schema-hoisting.ts).
 import type { CollectionSpec } from '../../collections/collection-spec.js'
-import { EXPORT_MEDIA_TYPES } from '../collection-export.js'
+import { EXPORT_MEDIA_TYPES } from '../export-formats.js'
 import { csvRecord } from '../csv.js'
 import { PREFERENCE_METHODS } from '../prefer.js'
 import type { RepresentationShape } from '../route-config.js'
