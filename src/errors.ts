@@ -41,7 +41,7 @@ export const ERROR_CATALOGUE = {
   NOT_ACCEPTABLE: {
     status: 406,
     title: 'Not Acceptable',
-    description: 'Accept admits no JSON, or names an unknown API version (`NOT_ACCEPTABLE`).',
+    description: 'Accept admits no JSON (nor, on a list, CSV or NDJSON), or names an unknown API version (`NOT_ACCEPTABLE`).',
   },
   CONFLICT: {
     status: 409,

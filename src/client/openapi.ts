@@ -2334,7 +2334,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Accept admits no JSON, or names an unknown API version (`NOT_ACCEPTABLE`). */
+        /** @description Accept admits no JSON (nor, on a list, CSV or NDJSON), or names an unknown API version (`NOT_ACCEPTABLE`). */
         NotAcceptable: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];

@@ -188,7 +188,7 @@ const api: PipelineStage = {
   name: 'api',
   summary: "The REST API's own rules, on its routes alone (each mount: /api/v1 and the unversioned one).",
   steps: [
-    { hook: 'onRequest', name: 'version', does: 'Accept admits no JSON, or names an unknown version → 406' },
+    { hook: 'onRequest', name: 'version', does: 'Accept admits no JSON (nor CSV or NDJSON, on a list), or names an unknown version → 406' },
     { hook: 'onRoute', name: 'representation cache', does: "the API's GETs marked cacheable" },
     {
       hook: 'preValidation',
