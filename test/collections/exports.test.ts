@@ -4,6 +4,7 @@
 import type { RouteOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EXPORT_PAGE_ROWS, EXPORT_ROWS_PER_POINT } from '../../src/http/collection-export.js'
+import { exportFormatOf } from '../../src/http/export-formats.js'
 import type { Post } from '../../src/posts/posts.schemas.js'
 import { Post as PostSchema } from '../../src/posts/posts.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
@@ -157,6 +158,20 @@ describe('exports', () => {
     expect(one.json().error.message).not.toContain('text/csv')
     const preferred = await t.request({ method: 'GET', url: '/posts', headers: { accept: 'application/json;q=0.5, text/csv' } })
     expect(preferred.headers['content-type']).toMatch(/^text\/csv/)
+  })
+
+  it('negotiates by q, a named type over a wildcard, then the order written', () => {
+    const cases: [string | undefined, string | undefined][] = [
+      [undefined, undefined],
+      ['*/*', undefined],
+      ['text/*', 'csv'],
+      ['text/csv;q=0.9, application/json;q=0.8', 'csv'],
+      ['application/json, text/csv', undefined],
+      ['text/csv, application/json', 'csv'],
+      ['*/*, application/x-ndjson', 'ndjson'],
+      ['text/csv;q=0, application/xml', undefined],
+    ]
+    for (const [accept, format] of cases) expect(exportFormatOf(accept), String(accept)).toBe(format)
   })
 
   it('compresses an export as it streams, when asked', async () => {
