@@ -41,6 +41,8 @@ afterAll(() => t.close())
 
 describe('exports', () => {
   it('CSV: a header of the fields in the schema order, CRLF records, formula cells neutralized, commas, quotes and line breaks intact', async () => {
+    // The JSON answer of the same URL, kept by the representation cache, is not what CSV gets.
+    for (let i = 0; i < 2; i++) expect((await t.request({ method: 'GET', url: `/api/v1/users/${t.alice.id}/posts?sort=id` })).json().data).toHaveLength(1)
     const res = await t.request({ method: 'GET', url: `/api/v1/users/${t.alice.id}/posts?sort=id`, headers: CSV })
     expect(res.statusCode, res.body).toBe(200)
     expect(res.headers['content-type']).toBe('text/csv; charset=utf-8; header=present')
