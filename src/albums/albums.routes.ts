@@ -4,6 +4,7 @@
 // (`?userId=`) or, on a create, the body's `userId`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { aggregateBody, readAggregateQuery } from '../http/aggregate-reply.js'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
@@ -70,7 +71,10 @@ export const albumsRoutes: FastifyPluginAsyncTypebox<{ albums: AlbumsService; us
       },
       async (request, reply) => {
         const userId = parentOf(request.params, 'userId')
-        const query = readCollectionQuery(request, AlbumsCollection, userId === undefined ? '' : `user:${userId}`)
+        const scope = userId === undefined ? '' : `user:${userId}`
+        const aggregate = readAggregateQuery(request, AlbumsCollection, scope)
+        if (aggregate !== undefined) return aggregateBody(request, reply, chargeRateLimit, (pay) => albums.aggregate(request.caller, userId, aggregate, pay))
+        const query = readCollectionQuery(request, AlbumsCollection, scope)
         const shown = readRepresentation(request, embeds)
         const page = userId === undefined ? await albums.listAll(request.caller, query) : await albums.list(request.caller, userId, query)
         return representedCollectionBody(request, reply, page, shown, chargeRateLimit)

@@ -6,6 +6,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { aggregateBody, readAggregateQuery } from '../http/aggregate-reply.js'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
@@ -82,6 +83,8 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
   const list = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = postPathOf(request.params)
     const scope = path === undefined ? '' : `${path.userId === undefined ? '' : `user:${path.userId}/`}post:${path.postId}`
+    const aggregate = readAggregateQuery(request, CommentsCollection, scope)
+    if (aggregate !== undefined) return aggregateBody(request, reply, chargeRateLimit, (pay) => comments.aggregate(request.caller, path, aggregate, pay))
     const query = readCollectionQuery(request, CommentsCollection, scope)
     const shown = readRepresentation(request, embeds)
     const page = path === undefined ? await comments.listAll(request.caller, query) : await comments.list(request.caller, path, query)

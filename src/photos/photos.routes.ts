@@ -6,6 +6,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { aggregateBody, readAggregateQuery } from '../http/aggregate-reply.js'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
@@ -81,6 +82,8 @@ export const photosRoutes: FastifyPluginAsyncTypebox<{ photos: PhotosService; al
   const list = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = albumPathOf(request.params)
     const scope = path === undefined ? '' : `${path.userId === undefined ? '' : `user:${path.userId}/`}album:${path.albumId}`
+    const aggregate = readAggregateQuery(request, PhotosCollection, scope)
+    if (aggregate !== undefined) return aggregateBody(request, reply, chargeRateLimit, (pay) => photos.aggregate(request.caller, path, aggregate, pay))
     const query = readCollectionQuery(request, PhotosCollection, scope)
     const shown = readRepresentation(request, embeds)
     const page = path === undefined ? await photos.listAll(request.caller, query) : await photos.list(request.caller, path, query)

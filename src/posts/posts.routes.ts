@@ -4,6 +4,7 @@
 // address), where the author is a filter (`?userId=`) or, on a create, the body's `userId`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { aggregateBody, readAggregateQuery } from '../http/aggregate-reply.js'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
@@ -81,7 +82,10 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
       },
       async (request, reply) => {
         const userId = parentOf(request.params, 'userId')
-        const query = readCollectionQuery(request, PostsCollection, userId === undefined ? '' : `user:${userId}`)
+        const scope = userId === undefined ? '' : `user:${userId}`
+        const aggregate = readAggregateQuery(request, PostsCollection, scope)
+        if (aggregate !== undefined) return aggregateBody(request, reply, chargeRateLimit, (pay) => posts.aggregate(request.caller, userId, aggregate, pay))
+        const query = readCollectionQuery(request, PostsCollection, scope)
         const shown = readRepresentation(request, embeds)
         const page =
           userId === undefined

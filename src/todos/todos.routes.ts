@@ -4,6 +4,7 @@
 // (`?userId=`) or, on a create, the body's `userId`.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { aggregateBody, readAggregateQuery } from '../http/aggregate-reply.js'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
@@ -66,7 +67,10 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & Ro
       },
       async (request, reply) => {
         const userId = parentOf(request.params, 'userId')
-        const query = readCollectionQuery(request, TodosCollection, userId === undefined ? '' : `user:${userId}`)
+        const scope = userId === undefined ? '' : `user:${userId}`
+        const aggregate = readAggregateQuery(request, TodosCollection, scope)
+        if (aggregate !== undefined) return aggregateBody(request, reply, chargeRateLimit, (pay) => todos.aggregate(request.caller, userId, aggregate, pay))
+        const query = readCollectionQuery(request, TodosCollection, scope)
         const shown = readRepresentation(request, embeds)
         const page = userId === undefined ? await todos.listAll(request.caller, query) : await todos.list(request.caller, userId, query)
         return representedCollectionBody(request, reply, page, shown, chargeRateLimit)

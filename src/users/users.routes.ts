@@ -2,6 +2,7 @@
 // and `include` ask (users.embeds.ts).
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
+import { aggregateBody, readAggregateQuery } from '../http/aggregate-reply.js'
 import { CollectionEnvelope, readCollectionQuery, representedCollectionBody } from '../http/collection-reply.js'
 import { ifMatchOf } from '../http/caching.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
@@ -39,6 +40,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
       },
     },
     async (request, reply) => {
+      const aggregate = readAggregateQuery(request, UsersCollection)
+      if (aggregate !== undefined) return aggregateBody(request, reply, chargeRateLimit, (pay) => users.aggregate(request.caller, aggregate, pay))
       const query = readCollectionQuery(request, UsersCollection)
       const shown = readRepresentation(request, embeds)
       return representedCollectionBody(request, reply, await users.list(request.caller, query, columnsOf(shown)), shown, chargeRateLimit)
