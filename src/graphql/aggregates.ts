@@ -99,12 +99,13 @@ export const aggregateArgsSdl = (type: string, filterType: string, whereType: st
 /** When an aggregate field answers BAD_REQUEST: its Errors line's words. */
 export const AGGREGATE_REFUSAL = `an argument is not valid (filter, where, q or fields, one detail each), or more than ${MAX_AGGREGATED_ROWS} rows match, or there are more than ${MAX_AGGREGATE_GROUPS} groups`
 
-type AggregateArgs = Omit<CollectionArgs, 'sort' | 'limit' | 'page' | 'cursor'> & { groupBy?: readonly string[] | null }
+export type AggregateArgs = Omit<CollectionArgs, 'sort' | 'limit' | 'page' | 'cursor'> & { groupBy?: readonly string[] | null }
 
 /** How the service reads an aggregate: the same function REST's answers call. */
 type RunAggregate = (caller: Caller | null, request: AggregateQuery) => Promise<AggregateResult>
 
-interface Asked {
+/** What an aggregate field was asked: its arguments, read by the fields under it. */
+export interface Asked {
   readonly args: AggregateArgs
 }
 
