@@ -75,6 +75,13 @@ describe('aggregates of posts', () => {
     expect(body.meta.aggregate).toEqual({ groupedBy: ['author'], groups: 2, rows: 3 })
   })
 
+  it('answers 304 to If-None-Match, as a list does', async () => {
+    const first = await get('/api/v1/posts?select=status,count()')
+    expect(first.headers.etag).toBeDefined()
+    const again = await t.request({ method: 'GET', url: '/api/v1/posts?select=status,count()', headers: { 'if-none-match': String(first.headers.etag) } })
+    expect(again.statusCode).toBe(304)
+  })
+
   it('applies the filters and the search of the list', async () => {
     expect((await get(`/api/v1/posts?select=count()&userId=${t.bob.id}`)).body.data).toEqual([{ count: 1 }])
     expect((await get('/api/v1/posts?select=count()&q=second')).body.data).toEqual([{ count: 1 }])
