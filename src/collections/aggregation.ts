@@ -90,7 +90,8 @@ export function asksForAggregate(select: unknown): boolean {
 }
 
 /** The parameters of a list that an aggregate has no use for: refused with it, rather than ignored. */
-const NOT_WITH_AGGREGATES = ['page', 'limit', 'cursor', 'include'] as const
+const NOT_WITH_AGGREGATES: ReadonlySet<string> = new Set(['page', 'limit', 'cursor', 'include'])
+const isRefusedWithAggregates = (name: string): boolean => NOT_WITH_AGGREGATES.has(name) || isEmbeddedListParameter(name)
 
 type RawQuery = Readonly<Record<string, unknown>>
 
@@ -105,13 +106,10 @@ const ITEM = /^(?:([A-Za-z_]\w*):)?(?:([A-Za-z_]\w*)(?:\.(\w+)\(\))?|(\w+)\(\))$
 export function parseAggregateQuery(spec: CollectionSpec, raw: RawQuery, scope: string): AggregateQuery {
   const problems: ErrorDetail[] = []
   const problem = (field: string, message: string) => void problems.push({ field, message })
-  for (const name of Object.keys(raw)) {
-    if ((NOT_WITH_AGGREGATES as readonly string[]).includes(name) || isEmbeddedListParameter(name)) problem(name, 'does not apply to an aggregate')
-  }
+  for (const name of Object.keys(raw)) if (isRefusedWithAggregates(name)) problem(name, 'does not apply to an aggregate')
   const aggregation = parseAggregation(spec, raw.select, raw.sort, problem)
   // The filters and search, read as a list reads them (its own refusals joined to these).
-  const rows: Record<string, unknown> = {}
-  for (const [name, value] of Object.entries(raw)) if (name !== 'select' && name !== 'sort' && !NOT_WITH_AGGREGATES.some((n) => n === name)) rows[name] = value
+  const rows = Object.fromEntries(Object.entries(raw).filter(([name]) => name !== 'select' && name !== 'sort' && !isRefusedWithAggregates(name)))
   let query: CollectionQuery | undefined
   try {
     query = parseCollectionQuery(spec, rows, { defaultMode: 'page', withTotal: false, scope })
