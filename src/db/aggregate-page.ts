@@ -2,9 +2,9 @@
 // list's `from` (its path and visibility), its filters and search, read up to one row past
 // MAX_AGGREGATED_ROWS, then grouped and computed by the database, one statement:
 //
-//   select k0, count(*) as matched_rows, min(a0) as v0 ... from
-//     (select <group and aggregated columns> from <the list's rows> limit 10001) as matched
-//   group by k0 order by k0 limit 1001
+//   select c0, count(*) as matched_rows, max(c1) as v0 ... from
+//     (select 1 as one, <group column> as c0, <aggregated column> as c1 from <the list's rows> limit 10001) as matched
+//   group by c0 order by c0 limit 1001
 //
 // The inner read is the list's (an index the filters or path name serves it; a count reads the
 // index alone); the groups are at most its rows. The rows matched are the groups' counts summed:
