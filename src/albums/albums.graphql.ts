@@ -1,6 +1,7 @@
 // GraphQL adapter for albums: the Album type, one album and every album (a list, a page and a
 // connection, as todos have them), a user's albums, and the album mutations (a new album is the
 // caller's), each one service call; and the batched reference photos resolve their album with.
+import { AGGREGATE_REFUSAL, aggregateArgsSdl, aggregateResolvers, aggregateTypesSdl } from '../graphql/aggregates.js'
 import type { GraphQLResolveInfo } from 'graphql'
 import { requireSignedIn } from '../core/caller.js'
 import { notFound } from '../errors.js'
@@ -74,11 +75,15 @@ extend type User {
   albumsConnection${NESTED_CONNECTION_ARGS_SDL}: AlbumConnection!
 }
 
+${aggregateTypesSdl('Album', AlbumsCollection)}
+
 extend type Query {
   ${fieldDescription('The album with this id; null, with a NOT_FOUND error, when there is none.', { NOT_FOUND: 'no album with this id' })}
   album(id: ID!): Album
   ${fieldDescription(`Every album, of every user (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments (where: {userId: {eq: "3"}} for one user's).`, { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   albums${collectionArgsSdl('AlbumFilter', 'AlbumWhere')}: [Album!]!
+  ${fieldDescription("Aggregates over what albums would list, with the same arguments (no page): count, and min, max, sum and avg of the fields they fit, of every row and of each group of groupBy; as REST's select=count().", { BAD_REQUEST: AGGREGATE_REFUSAL })}
+  albumsAggregate${aggregateArgsSdl('Album', 'AlbumFilter', 'AlbumWhere')}: AlbumAggregate!
   ${fieldDescription('The same page as albums, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   albumsPage${collectionArgsSdl('AlbumFilter', 'AlbumWhere')}: AlbumPage!
   ${fieldDescription("The same albums as a Relay cursor connection (first/after, last/before), on the same keyset as albumsPage's cursor; totalCount only when selected.", { BAD_REQUEST: CONNECTION_ARGS_REFUSAL })}
@@ -120,8 +125,11 @@ export const albumReference =
     )
 
 export function albumsResolvers(albums: AlbumsService, userById: Reference<User>) {
+  const aggregate = aggregateResolvers('Album', AlbumsCollection, (caller, request) => albums.aggregate(caller, undefined, request))
   return {
+    ...aggregate.typeResolvers,
     Query: {
+      albumsAggregate: aggregate.field,
       album: (_: unknown, args: { id: string }, context: GraphQLContext) => albums.get(context.caller, undefined, args.id),
       albums: async (_: unknown, args: CollectionArgs, context: GraphQLContext) =>
         (await albums.listAll(context.caller, toCollectionQuery(AlbumsCollection, args, { withTotal: false }))).items,

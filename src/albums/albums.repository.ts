@@ -1,4 +1,6 @@
 // SQL for albums. Every function takes the executor first: the database or a transaction.
+import type { AggregatePayment, AggregateQuery } from '../collections/aggregation.js'
+import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { lockForWrite } from '../db/write-transaction.js'
@@ -17,12 +19,16 @@ export function findAlbumsByIds(db: Db, ids: readonly number[]): Promise<AlbumRo
 }
 
 export function listAlbumsOfUser(db: Db, userId: number, query: CollectionQuery): Promise<RowPage<AlbumRow>> {
-  return listPage<AlbumRow>(db, {
-    from: (executor) => executor.selectFrom('albums').where('user_id', '=', userId),
-    select: (q) => q.selectAll(),
-    query,
-  })
+  return listPage<AlbumRow>(db, { from: albumsOfUser(userId), select: (q) => q.selectAll(), query })
 }
+
+/** The rows listAlbumsOfUser lists, aggregated; or, without a user, listAlbums's. */
+export function aggregateAlbums(db: Db, userId: number | undefined, request: AggregateQuery, pay?: AggregatePayment) {
+  return aggregatePage(db, { from: userId === undefined ? everyAlbum : albumsOfUser(userId), request, pay })
+}
+
+const albumsOfUser = (userId: number) => (executor: Db) => executor.selectFrom('albums').where('user_id', '=', userId)
+const everyAlbum = (executor: Db) => executor.selectFrom('albums')
 
 /** Every album, across users, in the query's order; the query's filters narrow it (`userId` to one user's, by the (user_id, id) index). */
 export function listAlbums(db: Db, query: CollectionQuery): Promise<RowPage<AlbumRow>> {

@@ -2,6 +2,7 @@
 // deletes its photos.
 import { type Caller, requireOwnerOrAdmin } from '../core/caller.js'
 import { type CollectionPage, groupByParent, toCollectionPage } from '../collections/collection-page.js'
+import type { AggregatePayment, AggregateQuery, AggregateResult } from '../collections/aggregation.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { toIsoTimestamp } from '../db/tables.js'
@@ -27,6 +28,11 @@ export function createAlbumsService({ db }: { db: Db }) {
     /** Every album, across users (anyone reads albums). The query's filters narrow it (`userId` to one user's). */
     async listAll(_caller: Caller | null, query: CollectionQuery): Promise<CollectionPage<Album>> {
       return toCollectionPage(query, await repo.listAlbums(db, query), toAlbum)
+    },
+
+    /** The albums `list` (with `userId`) or `listAll` would list, aggregated as asked; `pay` is charged for the rows read. */
+    async aggregate(_caller: Caller | null, userId: IdInput | undefined, request: AggregateQuery, pay?: AggregatePayment): Promise<AggregateResult> {
+      return repo.aggregateAlbums(db, userId === undefined ? undefined : (await loadUser(db, userId)).id, request, pay)
     },
 
     /** `userId` undefined: the album is found by its id alone. */

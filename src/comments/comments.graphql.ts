@@ -1,6 +1,7 @@
 // GraphQL adapter for comments: the Comment type, one comment and every comment (a list, a page and
 // a connection, as users have them), the comments of a post and of a user, and the comment
 // mutations (the author is always the caller), each one service call.
+import { AGGREGATE_REFUSAL, aggregateArgsSdl, aggregateResolvers, aggregateTypesSdl } from '../graphql/aggregates.js'
 import type { GraphQLResolveInfo } from 'graphql'
 import { AppError } from '../errors.js'
 import {
@@ -84,6 +85,8 @@ extend type User {
   comments${WINDOW_ARGS_SDL}: [Comment!]!
 }
 
+${aggregateTypesSdl('Comment', CommentsCollection)}
+
 extend type Query {
   ${fieldDescription('The comment with this id; null, with a NOT_FOUND error, when there is none or it is on a draft the caller may not see.', {
     NOT_FOUND: 'no comment with this id, or on a draft the caller may not see',
@@ -91,6 +94,8 @@ extend type Query {
   comment(id: ID!): Comment
   ${fieldDescription(`Every comment the caller may see, on every post (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): those on published posts, and on drafts when the caller is the post's author or an admin; the REST collection query language as arguments (where: {postId: {eq: "3"}} for one post's, authorId for one author's).`, { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   comments${collectionArgsSdl('CommentFilter', 'CommentWhere')}: [Comment!]!
+  ${fieldDescription("Aggregates over what comments would list, with the same arguments (no page): count, and min, max, sum and avg of the fields they fit, of every row and of each group of groupBy; as REST's select=count().", { BAD_REQUEST: AGGREGATE_REFUSAL })}
+  commentsAggregate${aggregateArgsSdl('Comment', 'CommentFilter', 'CommentWhere')}: CommentAggregate!
   ${fieldDescription('The same page as comments, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   commentsPage${collectionArgsSdl('CommentFilter', 'CommentWhere')}: CommentPage!
   ${fieldDescription("The same comments as a Relay cursor connection (first/after, last/before), on the same keyset as commentsPage's cursor; totalCount only when selected.", { BAD_REQUEST: CONNECTION_ARGS_REFUSAL })}
@@ -137,8 +142,11 @@ extend type Mutation {
 type CommentSource = Comment & { authorUser?: User; postObject?: Post }
 
 export function commentsResolvers(comments: CommentsService, userById: Reference<User>, postById: Reference<Post>) {
+  const aggregate = aggregateResolvers('Comment', CommentsCollection, (caller, request) => comments.aggregate(caller, undefined, request))
   return {
+    ...aggregate.typeResolvers,
     Query: {
+      commentsAggregate: aggregate.field,
       comment: (_: unknown, args: { id: string }, context: GraphQLContext) => comments.get(context.caller, undefined, args.id),
       comments: async (_: unknown, args: CollectionArgs, context: GraphQLContext) =>
         (await comments.listAll(context.caller, toCollectionQuery(CommentsCollection, args, { withTotal: false }))).items,

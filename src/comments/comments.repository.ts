@@ -1,4 +1,6 @@
 // SQL for comments, always with their author's name (none for a guest comment).
+import type { AggregatePayment, AggregateQuery } from '../collections/aggregation.js'
+import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { toIsoTimestamp } from '../db/tables.js'
@@ -37,7 +39,7 @@ export function findCommentById(db: Db, id: number): Promise<CommentWithAuthorRo
 
 export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuery): Promise<RowPage<CommentWithAuthorRow>> {
   return listPage<CommentWithAuthorRow>(db, {
-    from: (executor) => executor.selectFrom('comments').leftJoin('users', 'users.id', 'comments.author_id').where('comments.post_id', '=', postId),
+    from: commentsOfPost(postId),
     select: (q) => q.selectAll('comments').select('users.name as author_name'),
     query,
   })
@@ -49,16 +51,26 @@ export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuer
  */
 export function listComments(db: Db, query: CollectionQuery, visibility: DraftVisibility): Promise<RowPage<CommentWithAuthorRow>> {
   return listPage<CommentWithAuthorRow>(db, {
-    from: (executor) =>
-      executor
-        .selectFrom('comments')
-        .leftJoin('users', 'users.id', 'comments.author_id')
-        .innerJoin('posts', 'posts.id', 'comments.post_id')
-        .where(visible('posts', visibility)),
+    from: visibleComments(visibility),
     select: (q) => q.selectAll('comments').select('users.name as author_name'),
     query,
   })
 }
+
+/** The rows listCommentsOfPost lists (the post's, checked visible), aggregated; or, without a post, listComments's. */
+export function aggregateComments(db: Db, postId: number | undefined, request: AggregateQuery, visibility: DraftVisibility, pay?: AggregatePayment) {
+  return aggregatePage(db, { from: postId === undefined ? visibleComments(visibility) : commentsOfPost(postId), request, pay })
+}
+
+const commentsOfPost = (postId: number) => (executor: Db) =>
+  executor.selectFrom('comments').leftJoin('users', 'users.id', 'comments.author_id').where('comments.post_id', '=', postId)
+
+const visibleComments = (visibility: DraftVisibility) => (executor: Db) =>
+  executor
+    .selectFrom('comments')
+    .leftJoin('users', 'users.id', 'comments.author_id')
+    .innerJoin('posts', 'posts.id', 'comments.post_id')
+    .where(visible('posts', visibility))
 
 /**
  * The same window of comments on each post the reader may see, in the window's id order, in one statement:

@@ -7,6 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { answerCollection, CollectionEnvelope } from '../http/collection-reply.js'
+import type { AggregatePayment, AggregateQuery } from '../collections/aggregation.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
@@ -83,8 +84,9 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
   const list = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = postPathOf(request.params)
     const scope = path === undefined ? '' : `${path.userId === undefined ? '' : `user:${path.userId}/`}post:${path.postId}`
+    const aggregate = (query: AggregateQuery, pay: AggregatePayment) => comments.aggregate(request.caller, path, query, pay)
     const read = (query: CollectionQuery) => (path === undefined ? comments.listAll(request.caller, query) : comments.list(request.caller, path, query))
-    return answerCollection(request, reply, { spec: CommentsCollection, scope, embeds, read }, chargeRateLimit)
+    return answerCollection(request, reply, { spec: CommentsCollection, scope, embeds, read, aggregate }, chargeRateLimit)
   }
 
   // JSONPlaceholder's shortcut: a post's comments without its author's id.

@@ -4,6 +4,7 @@
 // only an admin edits it, and the post's owner or an admin deletes it.
 import { type Caller, isAdmin, requireAdmin, requireOwnerOrAdmin, requireSignedIn } from '../core/caller.js'
 import { type CollectionPage, groupByParent, toCollectionPage } from '../collections/collection-page.js'
+import type { AggregatePayment, AggregateQuery, AggregateResult } from '../collections/aggregation.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import type { PostRow } from '../posts/posts.public.js'
@@ -54,6 +55,12 @@ export function createCommentsService({ db, events, dataVersion }: CommentsServi
      */
     async listAll(caller: Caller | null, query: CollectionQuery): Promise<CollectionPage<Comment>> {
       return toCollectionPage(query, await repo.listComments(db, query, draftVisibility(caller)), repo.toComment)
+    },
+
+    /** The comments `list` (with `path`) or `listAll` would list, aggregated as asked; `pay` is charged for the rows read. */
+    async aggregate(caller: Caller | null, path: PostPath | undefined, request: AggregateQuery, pay?: AggregatePayment): Promise<AggregateResult> {
+      const postId = path === undefined ? undefined : (await loadVisiblePost(db, caller, path.userId, path.postId)).id
+      return repo.aggregateComments(db, postId, request, draftVisibility(caller), pay)
     },
 
     /** `path` undefined: the comment is found by its id alone. */

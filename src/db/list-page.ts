@@ -112,6 +112,17 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
   }
 }
 
+/**
+ * The rows of `from` the query's filters and search select, with nothing selected, ordered or
+ * limited: what an aggregate reads (src/db/aggregate-page.ts). A search reads as a page's `total`
+ * counts it: bounded, the same whatever the page.
+ */
+export async function matchingRows(db: Db, from: (db: Db) => AnySelect, query: CollectionQuery): Promise<AnySelect> {
+  const facts = dialectFactsOf(db)
+  const searching = await searchCondition(db, { from, query }, facts)
+  return narrow(from(db), query, facts, searching?.counted)
+}
+
 /** Up to limit+1 rows past the cursor (or from the start), tier by tier. */
 async function readByKeyset<Row>(
   db: Db,
@@ -187,7 +198,7 @@ interface SearchCondition {
  *   reads on from there and every match is reached; other pages read the newest MAX_SEARCHED_ROWS.
  * Queried once per page, in the page's transaction; the rows it names are bound to every statement.
  */
-async function searchCondition<Row>(db: Db, options: ListPageOptions<Row>, facts: DialectFacts): Promise<SearchCondition | undefined> {
+async function searchCondition(db: Db, options: Pick<ListPageOptions<unknown>, 'from' | 'query'>, facts: DialectFacts): Promise<SearchCondition | undefined> {
   const { query } = options
   const search = query.search
   if (search === undefined) return undefined

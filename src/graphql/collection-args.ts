@@ -75,7 +75,7 @@ export const enumFilterSdl = (enumType: string, options: { nullable?: boolean } 
 const filterableFields = (spec: CollectionSpec): FieldSpec[] => [...spec.fields.values()].filter((field) => field.filterable)
 
 /** The GraphQL type of one value of the field: its enum, ID for ids (the id and *Id fields), else its scalar. */
-function valueType(spec: CollectionSpec, field: FieldSpec, enums: Readonly<Record<string, string>>): string {
+export function valueType(spec: CollectionSpec, field: FieldSpec, enums: Readonly<Record<string, string>>): string {
   return enums[field.name] ?? (field === spec.id || field.name.endsWith('Id') ? 'ID' : GRAPHQL_TYPES[field.type])
 }
 

@@ -28,12 +28,9 @@ import { AppError, type ErrorDetail } from '../errors.js'
 import type { RateLimitCharger } from '../limits/rate-limit.js'
 import { chooseContentCoding, CONTENT_CODINGS } from './compression.js'
 import { csvRecord } from './csv.js'
-import type { ExportFormat } from './export-formats.js'
+import { EXPORT_CONTENT_TYPES, type ExportFormat } from './export-formats.js'
 import { searchOf } from './query-parameters.js'
 import { addVary } from './vary.js'
-
-/** `header=present`: the first record names the fields (RFC 4180 §3). */
-const CONTENT_TYPES: Record<ExportFormat, string> = { csv: 'text/csv; charset=utf-8; header=present', ndjson: 'application/x-ndjson; charset=utf-8' }
 
 /** Rows an export answer holds at most when HTTP_EXPORT_MAX_ROWS does not say. */
 export const DEFAULT_EXPORT_MAX_ROWS = 10_000
@@ -86,7 +83,7 @@ export async function exportCollection<T extends { id: number }>(
   const { ids, next } = await membersOf(source, query, rowsPerAnswer(request))
   await charge?.(request, reply, exportPoints(ids.length))
   if (next !== null) reply.header('link', nextLink(request, next))
-  reply.header('cache-control', 'no-store').type(CONTENT_TYPES[format])
+  reply.header('cache-control', 'no-store').type(EXPORT_CONTENT_TYPES[format])
   const lines = Readable.from(linesOf(source, query, columns, ids, format), { objectMode: false, highWaterMark: 64 * 1024 })
   return reply.send(encoded(request, reply, lines))
 }

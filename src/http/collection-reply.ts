@@ -16,6 +16,8 @@ import { chargeEmbedding, readRepresentation } from './representation.js'
 import { isoNow } from '../core/instant.js'
 import { type CollectionSource, exportCollection } from './collection-export.js'
 import { exportFormatOf } from './export-formats.js'
+import { aggregateBody, readAggregateQuery } from './aggregate-reply.js'
+import type { AggregatePayment, AggregateQuery, AggregateResult } from '../collections/aggregation.js'
 
 const Pagination = Type.Object({
   page: Type.Optional(Type.Integer({ minimum: 1 })),
@@ -60,20 +62,32 @@ export function representedCollectionBody<T extends { id: number }>(
     .then((items) => collectionBody(request, reply, { ...page, items }))
 }
 
+/** What a collection GET answers from: its page, and its groups when `select` names a function. */
+export interface AnsweredCollection<T extends { id: number }> extends Omit<CollectionSource<T>, 'fields'> {
+  readonly embeds: Embeddable<T>
+  /** The slice the path selects (readCollectionQuery's `scope`). */
+  readonly scope?: string
+  /** The groups of an aggregate, with the caller's rights, as the service computes them. */
+  readonly aggregate: (query: AggregateQuery, pay: AggregatePayment) => Promise<AggregateResult>
+}
+
 /**
  * A collection GET's answer: the query (`scope` names the slice the path selects) and the
  * representation read, then the page as the JSON envelope, or the rows streamed as CSV or NDJSON
- * when Accept prefers one (collection-export.ts).
+ * when Accept prefers one (collection-export.ts); a `select` that names a function answers the
+ * aggregate's groups instead, in the format Accept prefers (aggregate-reply.ts).
  */
 export async function answerCollection<T extends { id: number }>(
   request: FastifyRequest,
   reply: FastifyReply,
-  source: Omit<CollectionSource<T>, 'fields'> & { readonly embeds: Embeddable<T>; readonly scope?: string },
+  source: AnsweredCollection<T>,
   charge: RateLimitCharger | undefined,
 ) {
+  const format = exportFormatOf(request.headers.accept)
+  const aggregate = readAggregateQuery(request, source.spec, source.scope)
+  if (aggregate !== undefined) return aggregateBody(request, reply, format, charge, aggregate, (pay) => source.aggregate(aggregate, pay))
   const query = readCollectionQuery(request, source.spec, source.scope)
   const shown = readRepresentation(request, source.embeds)
-  const format = exportFormatOf(request.headers.accept)
   if (format !== undefined) return exportCollection(request, reply, format, { ...source, fields: source.embeds.fields }, query, shown, charge)
   return representedCollectionBody(request, reply, await source.read(query, shown?.select), shown, charge)
 }

@@ -8,6 +8,12 @@ import { isAcceptable, parseAccept } from './accept.js'
 export const EXPORT_MEDIA_TYPES = { csv: 'text/csv', ndjson: 'application/x-ndjson' } as const
 export type ExportFormat = keyof typeof EXPORT_MEDIA_TYPES
 
+/** The Content-Type of each; `header=present`: a CSV's first record names the fields (RFC 4180 §3). */
+export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
+  csv: 'text/csv; charset=utf-8; header=present',
+  ndjson: 'application/x-ndjson; charset=utf-8',
+}
+
 /**
  * The export format Accept prefers, or undefined for JSON: the acceptable range of the highest q
  * wins, a named type over a wildcard at equal q, then the first written. Any type and

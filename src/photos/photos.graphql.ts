@@ -1,6 +1,7 @@
 // GraphQL adapter for photos: the Photo type, one photo and every photo (a list, a page and a
 // connection, as todos have them), an album's photos, and the photo mutations (in an album of the
 // caller's, or any album for an admin), each one service call.
+import { AGGREGATE_REFUSAL, aggregateArgsSdl, aggregateResolvers, aggregateTypesSdl } from '../graphql/aggregates.js'
 import type { GraphQLResolveInfo } from 'graphql'
 import {
   COLLECTION_ARGS_REFUSAL,
@@ -81,11 +82,15 @@ extend type Album {
   photosConnection${NESTED_CONNECTION_ARGS_SDL}: PhotoConnection!
 }
 
+${aggregateTypesSdl('Photo', PhotosCollection)}
+
 extend type Query {
   ${fieldDescription('The photo with this id; null, with a NOT_FOUND error, when there is none.', { NOT_FOUND: 'no photo with this id' })}
   photo(id: ID!): Photo
   ${fieldDescription(`Every photo, of every album (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments (where: {albumId: {eq: "3"}} for one album's).`, { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   photos${collectionArgsSdl('PhotoFilter', 'PhotoWhere')}: [Photo!]!
+  ${fieldDescription("Aggregates over what photos would list, with the same arguments (no page): count, and min, max, sum and avg of the fields they fit, of every row and of each group of groupBy; as REST's select=count().", { BAD_REQUEST: AGGREGATE_REFUSAL })}
+  photosAggregate${aggregateArgsSdl('Photo', 'PhotoFilter', 'PhotoWhere')}: PhotoAggregate!
   ${fieldDescription('The same page as photos, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   photosPage${collectionArgsSdl('PhotoFilter', 'PhotoWhere')}: PhotoPage!
   ${fieldDescription("The same photos as a Relay cursor connection (first/after, last/before), on the same keyset as photosPage's cursor; totalCount only when selected.", { BAD_REQUEST: CONNECTION_ARGS_REFUSAL })}
@@ -117,8 +122,11 @@ extend type Mutation {
 `
 
 export function photosResolvers(photos: PhotosService, albumById: Reference<Album>) {
+  const aggregate = aggregateResolvers('Photo', PhotosCollection, (caller, request) => photos.aggregate(caller, undefined, request))
   return {
+    ...aggregate.typeResolvers,
     Query: {
+      photosAggregate: aggregate.field,
       photo: (_: unknown, args: { id: string }, context: GraphQLContext) => photos.get(context.caller, undefined, args.id),
       photos: async (_: unknown, args: CollectionArgs, context: GraphQLContext) =>
         (await photos.listAll(context.caller, toCollectionQuery(PhotosCollection, args, { withTotal: false }))).items,

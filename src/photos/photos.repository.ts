@@ -1,4 +1,6 @@
 // SQL for photos. Every function takes the executor first: the database or a transaction.
+import type { AggregatePayment, AggregateQuery } from '../collections/aggregation.js'
+import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { lockForWrite } from '../db/write-transaction.js'
@@ -12,12 +14,16 @@ export function findPhotoById(db: Db, id: number): Promise<PhotoRow | undefined>
 }
 
 export function listPhotosOfAlbum(db: Db, albumId: number, query: CollectionQuery): Promise<RowPage<PhotoRow>> {
-  return listPage<PhotoRow>(db, {
-    from: (executor) => executor.selectFrom('photos').where('album_id', '=', albumId),
-    select: (q) => q.selectAll(),
-    query,
-  })
+  return listPage<PhotoRow>(db, { from: photosOfAlbum(albumId), select: (q) => q.selectAll(), query })
 }
+
+/** The rows listPhotosOfAlbum lists, aggregated; or, without an album, listPhotos's. */
+export function aggregatePhotos(db: Db, albumId: number | undefined, request: AggregateQuery, pay?: AggregatePayment) {
+  return aggregatePage(db, { from: albumId === undefined ? everyPhoto : photosOfAlbum(albumId), request, pay })
+}
+
+const photosOfAlbum = (albumId: number) => (executor: Db) => executor.selectFrom('photos').where('album_id', '=', albumId)
+const everyPhoto = (executor: Db) => executor.selectFrom('photos')
 
 /** Every photo, across albums, in the query's order; the query's filters narrow it (`albumId` to one album's, by the (album_id, id) index). */
 export function listPhotos(db: Db, query: CollectionQuery): Promise<RowPage<PhotoRow>> {

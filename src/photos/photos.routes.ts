@@ -7,6 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { answerCollection, CollectionEnvelope } from '../http/collection-reply.js'
+import type { AggregatePayment, AggregateQuery } from '../collections/aggregation.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
@@ -82,8 +83,9 @@ export const photosRoutes: FastifyPluginAsyncTypebox<{ photos: PhotosService; al
   const list = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = albumPathOf(request.params)
     const scope = path === undefined ? '' : `${path.userId === undefined ? '' : `user:${path.userId}/`}album:${path.albumId}`
+    const aggregate = (query: AggregateQuery, pay: AggregatePayment) => photos.aggregate(request.caller, path, query, pay)
     const read = (query: CollectionQuery) => (path === undefined ? photos.listAll(request.caller, query) : photos.list(request.caller, path, query))
-    return answerCollection(request, reply, { spec: PhotosCollection, scope, embeds, read }, chargeRateLimit)
+    return answerCollection(request, reply, { spec: PhotosCollection, scope, embeds, read, aggregate }, chargeRateLimit)
   }
 
   // JSONPlaceholder's shortcut: an album's photos without its owner's id.

@@ -2,6 +2,7 @@
 // changes or deletes them (a photo has no owner of its own: its album's is the one that counts).
 import { type Caller, requireOwnerOrAdmin } from '../core/caller.js'
 import { type CollectionPage, groupByParent, toCollectionPage } from '../collections/collection-page.js'
+import type { AggregatePayment, AggregateQuery, AggregateResult } from '../collections/aggregation.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { toIsoTimestamp } from '../db/tables.js'
@@ -33,6 +34,11 @@ export function createPhotosService({ db }: { db: Db }) {
     /** Every photo, across albums (anyone reads photos). The query's filters narrow it (`albumId` to one album's). */
     async listAll(_caller: Caller | null, query: CollectionQuery): Promise<CollectionPage<Photo>> {
       return toCollectionPage(query, await repo.listPhotos(db, query), toPhoto)
+    },
+
+    /** The photos `list` (with `path`) or `listAll` would list, aggregated as asked; `pay` is charged for the rows read. */
+    async aggregate(_caller: Caller | null, path: AlbumPath | undefined, request: AggregateQuery, pay?: AggregatePayment): Promise<AggregateResult> {
+      return repo.aggregatePhotos(db, path === undefined ? undefined : (await loadAlbum(db, path.userId, path.albumId)).id, request, pay)
     },
 
     /** `path` undefined: the photo is found by its id alone. */

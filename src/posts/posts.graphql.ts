@@ -1,6 +1,7 @@
 // GraphQL adapter for posts: the Post type, every post (a list, a page and a connection, as users
 // have them), a user's posts (a list and a connection), and the post mutations (the author is
 // always the caller), each one service call; nested lists and references read in batches.
+import { AGGREGATE_REFUSAL, aggregateArgsSdl, aggregateResolvers, aggregateTypesSdl } from '../graphql/aggregates.js'
 import type { GraphQLResolveInfo } from 'graphql'
 import { requireSignedIn } from '../core/caller.js'
 import {
@@ -93,6 +94,8 @@ extend type User {
   postsConnection${NESTED_CONNECTION_ARGS_SDL}: PostConnection!
 }
 
+${aggregateTypesSdl('Post', PostsCollection, { status: 'PostStatus' })}
+
 extend type Query {
   ${fieldDescription('The post with this id; null, with a NOT_FOUND error, when there is none or it is a draft the caller may not see.', {
     NOT_FOUND: 'no post with this id, or a draft the caller may not see',
@@ -100,6 +103,8 @@ extend type Query {
   post(id: ID!): Post
   ${fieldDescription(`Every post the caller may see, of every user (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the published ones, and drafts when the caller is their author or an admin; the REST collection query language as arguments (where: {userId: {eq: "3"}} for one user's).`, { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   posts${collectionArgsSdl('PostFilter', 'PostWhere')}: [Post!]!
+  ${fieldDescription("Aggregates over what posts would list, with the same arguments (no page): count, and min, max, sum and avg of the fields they fit, of every row and of each group of groupBy; as REST's select=count().", { BAD_REQUEST: AGGREGATE_REFUSAL })}
+  postsAggregate${aggregateArgsSdl('Post', 'PostFilter', 'PostWhere')}: PostAggregate!
   ${fieldDescription('The same page as posts, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   postsPage${collectionArgsSdl('PostFilter', 'PostWhere')}: PostPage!
   ${fieldDescription("The same posts as a Relay cursor connection (first/after, last/before), on the same keyset as postsPage's cursor; totalCount only when selected.", { BAD_REQUEST: CONNECTION_ARGS_REFUSAL })}
@@ -147,8 +152,11 @@ export const postReference =
   }
 
 export function postsResolvers(posts: PostsService, userById: Reference<User>) {
+  const aggregate = aggregateResolvers('Post', PostsCollection, (caller, request) => posts.aggregate(caller, undefined, request))
   return {
+    ...aggregate.typeResolvers,
     Query: {
+      postsAggregate: aggregate.field,
       post: (_: unknown, args: { id: string }, context: GraphQLContext, info: GraphQLResolveInfo) =>
         posts.get(context.caller, undefined, args.id, selectionOf(info, selected)),
       posts: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>

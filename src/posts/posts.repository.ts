@@ -1,5 +1,7 @@
 // SQL for posts. Every function takes the executor first: the database or a transaction.
+import type { AggregatePayment, AggregateQuery } from '../collections/aggregation.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
+import { aggregatePage } from '../db/aggregate-page.js'
 import type { Db } from '../db/create-database.js'
 import { lockForWrite } from '../db/write-transaction.js'
 import type { RowPage } from '../collections/collection-page.js'
@@ -90,14 +92,19 @@ export function listPostsOfUser(
   options: { includeDrafts: boolean },
   columns?: Columns<PostRow>,
 ): Promise<RowPage<PostRow>> {
-  return listPage<PostRow>(db, {
-    from: (executor) => {
-      const mine = executor.selectFrom('posts').where('user_id', '=', userId)
-      return options.includeDrafts ? mine : mine.where('status', '=', 'published')
-    },
-    select: selecting(columns),
-    query,
-  })
+  return listPage<PostRow>(db, { from: postsOfUser(userId, options), select: selecting(columns), query })
+}
+
+/** The rows listPostsOfUser lists, aggregated. */
+export function aggregatePostsOfUser(db: Db, userId: number, request: AggregateQuery, options: { includeDrafts: boolean }, pay?: AggregatePayment) {
+  return aggregatePage(db, { from: postsOfUser(userId, options), request, pay })
+}
+
+function postsOfUser(userId: number, options: { includeDrafts: boolean }) {
+  return (executor: Db) => {
+    const mine = executor.selectFrom('posts').where('user_id', '=', userId)
+    return options.includeDrafts ? mine : mine.where('status', '=', 'published')
+  }
 }
 
 /**
@@ -105,12 +112,15 @@ export function listPostsOfUser(
  * (`userId` to one author's, by the (user_id, id) index).
  */
 export function listPosts(db: Db, query: CollectionQuery, visibility: DraftVisibility, columns?: Columns<PostRow>): Promise<RowPage<PostRow>> {
-  return listPage<PostRow>(db, {
-    from: (executor) => executor.selectFrom('posts').where(visible('posts', visibility)),
-    select: selecting(columns),
-    query,
-  })
+  return listPage<PostRow>(db, { from: visiblePosts(visibility), select: selecting(columns), query })
 }
+
+/** The rows listPosts lists, aggregated. */
+export function aggregatePosts(db: Db, request: AggregateQuery, visibility: DraftVisibility, pay?: AggregatePayment) {
+  return aggregatePage(db, { from: visiblePosts(visibility), request, pay })
+}
+
+const visiblePosts = (visibility: DraftVisibility) => (executor: Db) => executor.selectFrom('posts').where(visible('posts', visibility))
 
 export function insertPost(db: Db, row: NewPostRow): Promise<PostRow> {
   return db.insertInto('posts').values(row).returningAll().executeTakeFirstOrThrow()

@@ -5,6 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { answerCollection, CollectionEnvelope } from '../http/collection-reply.js'
+import type { AggregatePayment, AggregateQuery } from '../collections/aggregation.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
@@ -82,9 +83,15 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
       },
       async (request, reply) => {
         const userId = parentOf(request.params, 'userId')
+        const aggregate = (query: AggregateQuery, pay: AggregatePayment) => posts.aggregate(request.caller, userId, query, pay)
         const read = (query: CollectionQuery, select: ReadonlySet<string> | undefined) =>
           userId === undefined ? posts.listAll(request.caller, query, columnsOf({ select })) : posts.list(request.caller, userId, query, columnsOf({ select }))
-        return answerCollection(request, reply, { spec: PostsCollection, scope: userId === undefined ? '' : `user:${userId}`, embeds, read }, chargeRateLimit)
+        return answerCollection(
+          request,
+          reply,
+          { spec: PostsCollection, scope: userId === undefined ? '' : `user:${userId}`, embeds, read, aggregate },
+          chargeRateLimit,
+        )
       },
     )
 

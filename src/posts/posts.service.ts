@@ -3,6 +3,7 @@
 // publishedAt is the service's to set: when a post becomes published, and cleared for a draft.
 import { type Caller, isAdmin, requireOwnerOrAdmin } from '../core/caller.js'
 import { type CollectionPage, groupByParent, toCollectionPage } from '../collections/collection-page.js'
+import type { AggregatePayment, AggregateQuery, AggregateResult } from '../collections/aggregation.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { toIsoTimestamp } from '../db/tables.js'
@@ -39,6 +40,13 @@ export function createPostsService({ db }: { db: Db }) {
       const read = postFields.plus(columns, sortColumns(query))
       const page = await repo.listPosts(db, query, draftVisibility(caller), read)
       return toCollectionPage(query, page, (row) => postFields.read(row, read))
+    },
+
+    /** The posts `list` (with `userId`) or `listAll` would list, aggregated as asked; `pay` is charged for the rows read. */
+    async aggregate(caller: Caller | null, userId: IdInput | undefined, request: AggregateQuery, pay?: AggregatePayment): Promise<AggregateResult> {
+      if (userId === undefined) return repo.aggregatePosts(db, request, draftVisibility(caller), pay)
+      const owner = await loadUser(db, userId)
+      return repo.aggregatePostsOfUser(db, owner.id, request, { includeDrafts: maySeeDrafts(caller, owner.id) }, pay)
     },
 
     /** `userId` undefined: the post is found by its id alone. `columns`: only those are read, and only their fields set. */

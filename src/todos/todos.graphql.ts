@@ -1,6 +1,7 @@
 // GraphQL adapter for todos: the Todo type, one todo and every todo (a list, a page and a
 // connection, as users have them), a user's todos, and the todo mutations (a new todo is the
 // caller's), each one service call.
+import { AGGREGATE_REFUSAL, aggregateArgsSdl, aggregateResolvers, aggregateTypesSdl } from '../graphql/aggregates.js'
 import type { GraphQLResolveInfo } from 'graphql'
 import { requireSignedIn } from '../core/caller.js'
 import {
@@ -70,11 +71,15 @@ extend type User {
   todosConnection${NESTED_CONNECTION_ARGS_SDL}: TodoConnection!
 }
 
+${aggregateTypesSdl('Todo', TodosCollection)}
+
 extend type Query {
   ${fieldDescription('The todo with this id; null, with a NOT_FOUND error, when there is none.', { NOT_FOUND: 'no todo with this id' })}
   todo(id: ID!): Todo
   ${fieldDescription(`Every todo, of every user (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments (where: {userId: {eq: "3"}} for one user's).`, { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   todos${collectionArgsSdl('TodoFilter', 'TodoWhere')}: [Todo!]!
+  ${fieldDescription("Aggregates over what todos would list, with the same arguments (no page): count, and min, max, sum and avg of the fields they fit, of every row and of each group of groupBy; as REST's select=count().", { BAD_REQUEST: AGGREGATE_REFUSAL })}
+  todosAggregate${aggregateArgsSdl('Todo', 'TodoFilter', 'TodoWhere')}: TodoAggregate!
   ${fieldDescription('The same page as todos, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   todosPage${collectionArgsSdl('TodoFilter', 'TodoWhere')}: TodoPage!
   ${fieldDescription("The same todos as a Relay cursor connection (first/after, last/before), on the same keyset as todosPage's cursor; totalCount only when selected.", { BAD_REQUEST: CONNECTION_ARGS_REFUSAL })}
@@ -105,8 +110,11 @@ extend type Mutation {
 `
 
 export function todosResolvers(todos: TodosService, userById: Reference<User>) {
+  const aggregate = aggregateResolvers('Todo', TodosCollection, (caller, request) => todos.aggregate(caller, undefined, request))
   return {
+    ...aggregate.typeResolvers,
     Query: {
+      todosAggregate: aggregate.field,
       todo: (_: unknown, args: { id: string }, context: GraphQLContext) => todos.get(context.caller, undefined, args.id),
       todos: async (_: unknown, args: CollectionArgs, context: GraphQLContext) =>
         (await todos.listAll(context.caller, toCollectionQuery(TodosCollection, args, { withTotal: false }))).items,

@@ -1,4 +1,6 @@
 // SQL for todos. Every function takes the executor first: the database or a transaction.
+import type { AggregatePayment, AggregateQuery } from '../collections/aggregation.js'
+import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { lockForWrite } from '../db/write-transaction.js'
@@ -12,12 +14,16 @@ export function findTodoById(db: Db, id: number): Promise<TodoRow | undefined> {
 }
 
 export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery): Promise<RowPage<TodoRow>> {
-  return listPage<TodoRow>(db, {
-    from: (executor) => executor.selectFrom('todos').where('user_id', '=', userId),
-    select: (q) => q.selectAll(),
-    query,
-  })
+  return listPage<TodoRow>(db, { from: todosOfUser(userId), select: (q) => q.selectAll(), query })
 }
+
+/** The rows listTodosOfUser lists, aggregated; or, without a user, listTodos's. */
+export function aggregateTodos(db: Db, userId: number | undefined, request: AggregateQuery, pay?: AggregatePayment) {
+  return aggregatePage(db, { from: userId === undefined ? everyTodo : todosOfUser(userId), request, pay })
+}
+
+const todosOfUser = (userId: number) => (executor: Db) => executor.selectFrom('todos').where('user_id', '=', userId)
+const everyTodo = (executor: Db) => executor.selectFrom('todos')
 
 /** Every todo, across users, in the query's order; the query's filters narrow it (`userId` to one user's, by the (user_id, id) index). */
 export function listTodos(db: Db, query: CollectionQuery): Promise<RowPage<TodoRow>> {

@@ -5,6 +5,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { answerCollection, CollectionEnvelope } from '../http/collection-reply.js'
+import type { AggregatePayment, AggregateQuery } from '../collections/aggregation.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
@@ -67,8 +68,14 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & Ro
       },
       async (request, reply) => {
         const userId = parentOf(request.params, 'userId')
+        const aggregate = (query: AggregateQuery, pay: AggregatePayment) => todos.aggregate(request.caller, userId, query, pay)
         const read = (query: CollectionQuery) => (userId === undefined ? todos.listAll(request.caller, query) : todos.list(request.caller, userId, query))
-        return answerCollection(request, reply, { spec: TodosCollection, scope: userId === undefined ? '' : `user:${userId}`, embeds, read }, chargeRateLimit)
+        return answerCollection(
+          request,
+          reply,
+          { spec: TodosCollection, scope: userId === undefined ? '' : `user:${userId}`, embeds, read, aggregate },
+          chargeRateLimit,
+        )
       },
     )
 

@@ -1,6 +1,7 @@
 // The rules for todos: everyone reads them; only their owner or an admin writes.
 import { type Caller, requireOwnerOrAdmin } from '../core/caller.js'
 import { type CollectionPage, groupByParent, toCollectionPage } from '../collections/collection-page.js'
+import type { AggregatePayment, AggregateQuery, AggregateResult } from '../collections/aggregation.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { toIsoTimestamp } from '../db/tables.js'
@@ -26,6 +27,11 @@ export function createTodosService({ db }: { db: Db }) {
     /** Every todo, across users (anyone reads todos). The query's filters narrow it (`userId` to one user's). */
     async listAll(_caller: Caller | null, query: CollectionQuery): Promise<CollectionPage<Todo>> {
       return toCollectionPage(query, await repo.listTodos(db, query), toTodo)
+    },
+
+    /** The todos `list` (with `userId`) or `listAll` would list, aggregated as asked; `pay` is charged for the rows read. */
+    async aggregate(_caller: Caller | null, userId: IdInput | undefined, request: AggregateQuery, pay?: AggregatePayment): Promise<AggregateResult> {
+      return repo.aggregateTodos(db, userId === undefined ? undefined : (await loadUser(db, userId)).id, request, pay)
     },
 
     /** `userId` undefined: the todo is found by its id alone. */

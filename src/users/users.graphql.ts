@@ -1,5 +1,6 @@
 // GraphQL adapter for users: the User type, its queries and mutations, each one service call.
 // The input is checked with the same schemas as the REST bodies.
+import { AGGREGATE_REFUSAL, aggregateArgsSdl, aggregateResolvers, aggregateTypesSdl } from '../graphql/aggregates.js'
 import type { GraphQLResolveInfo } from 'graphql'
 import {
   COLLECTION_ARGS_REFUSAL,
@@ -147,11 +148,15 @@ input UpdateUserInput {
   company: CompanyInput
 }
 
+${aggregateTypesSdl('User', UsersCollection, { role: 'Role' })}
+
 extend type Query {
   ${fieldDescription('The user with this id; null, with a NOT_FOUND error, when there is none.', { NOT_FOUND: 'no user with this id' })}
   user(id: ID!): User
   ${fieldDescription(`A page of users (the first ${DEFAULT_PAGE_LIMIT} in id order without arguments): the REST collection query language as arguments.`, { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   users${collectionArgsSdl('UserFilter', 'UserWhere')}: [User!]!
+  ${fieldDescription("Aggregates over what users would list, with the same arguments (no page): count, and min, max, sum and avg of the fields they fit, of every row and of each group of groupBy; as REST's select=count().", { BAD_REQUEST: AGGREGATE_REFUSAL })}
+  usersAggregate${aggregateArgsSdl('User', 'UserFilter', 'UserWhere')}: UserAggregate!
   ${fieldDescription('The same page as users, with its pageInfo (nextCursor to go on; total only when selected).', { BAD_REQUEST: COLLECTION_ARGS_REFUSAL })}
   usersPage${collectionArgsSdl('UserFilter', 'UserWhere')}: UserPage!
   ${fieldDescription("The same users as a Relay cursor connection (first/after, last/before), on the same keyset as usersPage's cursor; totalCount only when selected.", { BAD_REQUEST: CONNECTION_ARGS_REFUSAL })}
@@ -206,8 +211,11 @@ export const userReference =
   }
 
 export function usersResolvers(users: UsersService) {
+  const aggregate = aggregateResolvers('User', UsersCollection, (caller, request) => users.aggregate(caller, request))
   return {
+    ...aggregate.typeResolvers,
     Query: {
+      usersAggregate: aggregate.field,
       user: (_: unknown, args: { id: string }, context: GraphQLContext, info: GraphQLResolveInfo) =>
         users.get(context.caller, args.id, selectionOf(info, selected)),
       users: async (_: unknown, args: CollectionArgs, context: GraphQLContext, info: GraphQLResolveInfo) =>

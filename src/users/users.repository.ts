@@ -1,5 +1,7 @@
 // SQL for users. Every function takes the executor first: the database or a transaction.
 import { sql } from 'kysely'
+import type { AggregatePayment, AggregateQuery } from '../collections/aggregation.js'
+import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { lockForWrite } from '../db/write-transaction.js'
@@ -57,8 +59,15 @@ export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefi
 }
 
 export function listUsers(db: Db, query: CollectionQuery, columns?: Columns<UserRow>): Promise<RowPage<UserRow>> {
-  return listPage<UserRow>(db, { from: (executor) => executor.selectFrom('users'), select: selecting(columns), query })
+  return listPage<UserRow>(db, { from: everyUser, select: selecting(columns), query })
 }
+
+/** The rows listUsers lists, aggregated. */
+export function aggregateUsers(db: Db, request: AggregateQuery, pay?: AggregatePayment) {
+  return aggregatePage(db, { from: everyUser, request, pay })
+}
+
+const everyUser = (executor: Db) => executor.selectFrom('users')
 
 /** The admins, counted; in a write transaction they stay admins until it ends (the last-admin rule). */
 export async function countAdmins(db: Db): Promise<number> {

@@ -3,6 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { answerCollection, CollectionEnvelope } from '../http/collection-reply.js'
+import type { AggregatePayment, AggregateQuery } from '../collections/aggregation.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import { ifMatchOf } from '../http/caching.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
@@ -40,8 +41,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService } & Ro
       },
     },
     async (request, reply) => {
+      const aggregate = (query: AggregateQuery, pay: AggregatePayment) => users.aggregate(request.caller, query, pay)
       const read = (query: CollectionQuery, select: ReadonlySet<string> | undefined) => users.list(request.caller, query, columnsOf({ select }))
-      return answerCollection(request, reply, { spec: UsersCollection, embeds, read }, chargeRateLimit)
+      return answerCollection(request, reply, { spec: UsersCollection, embeds, read, aggregate }, chargeRateLimit)
     },
   )
 

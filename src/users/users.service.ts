@@ -3,6 +3,7 @@
 // admin can be neither demoted nor deleted.
 import { type Caller, type Role, requireAdmin, requireOwnerOrAdmin, requireSignedIn } from '../core/caller.js'
 import { type CollectionPage, toCollectionPage } from '../collections/collection-page.js'
+import type { AggregatePayment, AggregateQuery, AggregateResult } from '../collections/aggregation.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import type { CallerTopics } from '../core/caller-changed.js'
@@ -80,6 +81,11 @@ export function createUsersService({ db, events, passwordChanges, scryptN = DEFA
     async list(_caller: Caller | null, query: CollectionQuery, columns: Columns<UserRow> = userFields.all): Promise<CollectionPage<User>> {
       const read = userFields.plus(columns, sortColumns(query))
       return toCollectionPage(query, await repo.listUsers(db, query, read), (row) => userFields.read(row, read))
+    },
+
+    /** The users `list` would list, aggregated as asked; `pay` is charged for the rows read. */
+    aggregate(_caller: Caller | null, request: AggregateQuery, pay?: AggregatePayment): Promise<AggregateResult> {
+      return repo.aggregateUsers(db, request, pay)
     },
 
     /** `columns`: only those are read, and only their fields set. */

@@ -1,16 +1,17 @@
 // The list queries the API runs, as SQLite plans them: every filter and sort offered on users, on a
 // user's posts, on every post, comment, todo, album and photo (as anyone, a signed-in user and an
 // admin see them), and a post's comments, a user's albums and an album's photos, are served by an index (no table scan, no sort of the whole result), on
-// the first page and on pages reached by cursor.
+// the first page and on pages reached by cursor; an aggregate reads its rows as the list does.
 import { DATA_SECTIONS } from '../../src/cli/data-sections.js'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseAggregateQuery } from '../../src/collections/aggregation.js'
 import { type CollectionQuery, parseCollectionQuery } from '../../src/collections/collection-query.js'
 import type { CollectionSpec } from '../../src/collections/collection-spec.js'
 import { listAlbums, listAlbumsOfUser } from '../../src/albums/albums.repository.js'
 import { AlbumsCollection } from '../../src/albums/albums.schemas.js'
-import { listComments, listCommentsOfPost } from '../../src/comments/comments.repository.js'
+import { aggregateComments, listComments, listCommentsOfPost } from '../../src/comments/comments.repository.js'
 import { CommentsCollection } from '../../src/comments/comments.schemas.js'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/create-database.js'
@@ -234,5 +235,21 @@ describe('list query plans', () => {
 
   it.each(sorts(['id', 'title', 'createdAt', 'updatedAt']))("an album's photos sorted by %s", async (sort) => {
     expectIndexed(await plans(PhotosCollection, { sort }, photosOfAlbum1))
+  })
+})
+
+describe('aggregate query plans', () => {
+  /** The plan of the aggregate `raw` asks of every comment an anonymous caller sees. */
+  async function aggregatePlan(raw: Record<string, string>): Promise<string> {
+    ran.length = 0
+    await aggregateComments(db, undefined, parseAggregateQuery(CommentsCollection, raw, ''), ANONYMOUS_VISIBILITY)
+    return plan(ran.at(-1) as (typeof ran)[number])
+  }
+
+  it("reads a post's comments grouped by post by the (post_id, id) index, and each post by its key", async () => {
+    const found = await aggregatePlan({ select: 'postId,count()', 'postId[lte]': '10' })
+    expect(found).toMatch(/SEARCH comments USING (COVERING )?INDEX \S*post_id/)
+    expect(found).toMatch(/SEARCH posts USING INTEGER PRIMARY KEY/)
+    expect(found).not.toMatch(/SCAN (comments|posts)\b(?! USING)/)
   })
 })

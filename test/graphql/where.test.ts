@@ -234,7 +234,9 @@ describe('the where inputs in the schema', () => {
     if (!isObjectType(query)) throw new Error('no Query type')
     const lists = Object.values(query.getFields()).filter((field) => field.args.some((arg) => arg.name === 'filter'))
     expect(collections.map(({ type }) => type)).toEqual(expect.arrayContaining(['User', 'Post']))
-    expect(lists.map((field) => field.name)).toEqual(collections.flatMap(({ spec }) => [spec.name, `${spec.name}Page`, `${spec.name}Connection`]))
+    expect(lists.map((field) => field.name)).toEqual(
+      collections.flatMap(({ spec }) => [spec.name, `${spec.name}Aggregate`, `${spec.name}Page`, `${spec.name}Connection`]),
+    )
     for (const field of lists) {
       const { type } = collections.find(({ spec }) => field.name.startsWith(spec.name)) ?? {}
       const where = field.args.find((arg) => arg.name === 'where')

@@ -17,7 +17,8 @@
 // and multiplied like one by the lists around them): a search (`q`) READ_ROWS.search, counting a
 // page's `total` (or `totalCapped`, `pages`) READ_ROWS.count, a page by offset past the first (`page` > 1, on a
 // collection or a nested window such as `posts(limit, page)`) the page × limit rows it skips and
-// reads, at most READ_ROWS.offset (a variable `page` counts as that). See READ_ROWS below for why.
+// reads, at most READ_ROWS.offset (a variable `page` counts as that), and each of an aggregate's
+// `aggregate` and `groups` READ_ROWS.aggregate. See READ_ROWS below for why.
 //
 // Introspection (`__schema`, `__type` and everything under them) is summed apart, for the cost
 // rule's bound of its own (src/graphql/document-limits/cost-rule.ts). `__typename` is an ordinary
@@ -39,6 +40,7 @@ import {
   type GraphQLSchema,
   type OperationDefinitionNode,
 } from 'graphql'
+import { MAX_AGGREGATED_ROWS } from '../../collections/aggregation.js'
 import { isIntrospection, type Measure, measureOperations } from './measure.js'
 
 /** The page sizes of lists: when `limit` is left out, and at most. */
@@ -71,7 +73,24 @@ export interface Cost {
  * aliases of `usersPage(q: "zz-nomatch", limit: 1) { pageInfo { total } }` held the event loop
  * 2.5 s (about 170 ms each, a scan and a count of every row) while each cost 3.
  */
-export const READ_ROWS = { search: 10_000, count: 10_000, offset: 10_000 } as const
+export const READ_ROWS = { search: 10_000, count: 10_000, offset: 10_000, aggregate: MAX_AGGREGATED_ROWS } as const
+
+/**
+ * The fields of an aggregate (a type named *Aggregate, src/graphql/aggregates.ts) that each read
+ * the rows they compute over, at most MAX_AGGREGATED_ROWS: READ_ROWS.aggregate apiece, charged
+ * before the operation runs (REST charges the rows an aggregate read, after: never more).
+ */
+const AGGREGATING_FIELDS = ['aggregate', 'groups']
+
+function aggregatingFields(schema: GraphQLSchema): ReadonlySet<GraphQLField<unknown, unknown>> {
+  const aggregating = new Set<GraphQLField<unknown, unknown>>()
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) || !type.name.endsWith('Aggregate')) continue
+    const fields = type.getFields()
+    for (const name of AGGREGATING_FIELDS) if (fields[name] !== undefined) aggregating.add(fields[name])
+  }
+  return aggregating
+}
 
 /** The fields of PageInfo that count the page's collection when selected (as the page resolvers decide). */
 const COUNTING_FIELDS = ['total', 'totalCapped', 'pages']
@@ -112,6 +131,7 @@ export function costMeasure(listSizes: ListSizes, schema: GraphQLSchema, introsp
   const listBound = introspectionListBound(schema)
   const introspectionSizes = introspectionLists === 'average' ? introspectionListSizes(schema) : undefined
   const counting = countingFields(schema)
+  const aggregating = aggregatingFields(schema)
   return {
     schema,
     empty: { main: 0, perItem: 0, introspection: 0, counts: false, reads: false },
@@ -124,7 +144,8 @@ export function costMeasure(listSizes: ListSizes, schema: GraphQLSchema, introsp
       // The field's own read, once per time it runs: its search, its offset, and the count of its
       // page when a counting field is selected below (the page field is the one with a limit).
       const countRows = counts && limit !== undefined ? READ_ROWS.count : 0
-      const ownRows = readRows(node, definition, limit) + countRows
+      const aggregateRows = definition !== undefined && aggregating.has(definition) ? READ_ROWS.aggregate : 0
+      const ownRows = readRows(node, definition, limit) + countRows + aggregateRows
       const own = { counts: counts && countRows === 0 && !isList, reads: reads || ownRows > 0 || (definition !== undefined && counting.has(definition)) }
       if (definition !== undefined && counting.has(definition)) return { main: 1, perItem: 0, introspection, counts: true, reads: true }
       if (!isList) return { main: 1 + ownRows + below, perItem: 0, introspection, ...own }
