@@ -2792,8 +2792,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=posts,todos,albums`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("posts" | "todos" | "albums")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
@@ -3572,8 +3572,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,comments`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "comments")[];
                 /** @description With `include=comments` only: how many of the newest comments each item embeds (default 20; above 100 capped). */
@@ -4276,8 +4276,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,comments`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "comments")[];
                 /** @description With `include=comments` only: how many of the newest comments each item embeds (default 20; above 100 capped). */
@@ -4923,8 +4923,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -5118,8 +5118,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -5710,8 +5710,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -6255,8 +6255,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt") | string)[];
             };
             header?: {
                 /**
@@ -6804,8 +6804,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt") | string)[];
             };
             header?: {
                 /**
@@ -7317,8 +7317,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "userId" | "title" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "userId" | "title" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=user,photos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("user" | "photos")[];
                 /** @description With `include=photos` only: how many of the newest photos each item embeds (default 20; above 100 capped). */
@@ -7862,8 +7862,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "userId" | "title" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "userId" | "title" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=user,photos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("user" | "photos")[];
                 /** @description With `include=photos` only: how many of the newest photos each item embeds (default 20; above 100 capped). */
@@ -8379,8 +8379,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: "album"[];
             };
@@ -8568,8 +8568,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: "album"[];
             };
@@ -9144,8 +9144,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: "album"[];
             };
@@ -9823,8 +9823,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "name" | "email" | "age" | "avatar" | "role" | "username" | "phone" | "website" | "address" | "company" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=posts,todos,albums`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("posts" | "todos" | "albums")[];
                 /** @description With `include=posts` only: how many of the newest posts each item embeds (default 20; above 100 capped). */
@@ -10601,8 +10601,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,comments`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "comments")[];
                 /** @description With `include=comments` only: how many of the newest comments each item embeds (default 20; above 100 capped). */
@@ -11303,8 +11303,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "userId" | "title" | "content" | "status" | "publishedAt" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,comments`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "comments")[];
                 /** @description With `include=comments` only: how many of the newest comments each item embeds (default 20; above 100 capped). */
@@ -11948,8 +11948,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -12141,8 +12141,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -12731,8 +12731,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "postId" | "authorId" | "author" | "email" | "content" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=author,post`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("author" | "post")[];
             };
@@ -13274,8 +13274,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt") | string)[];
             };
             header?: {
                 /**
@@ -13821,8 +13821,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "userId" | "text" | "completed" | "createdAt" | "updatedAt") | string)[];
             };
             header?: {
                 /**
@@ -14332,8 +14332,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "userId" | "title" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "userId" | "title" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=user,photos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("user" | "photos")[];
                 /** @description With `include=photos` only: how many of the newest photos each item embeds (default 20; above 100 capped). */
@@ -14875,8 +14875,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "userId" | "title" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "userId" | "title" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=user,photos`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: ("user" | "photos")[];
                 /** @description With `include=photos` only: how many of the newest photos each item embeds (default 20; above 100 capped). */
@@ -15390,8 +15390,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: "album"[];
             };
@@ -15577,8 +15577,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: "album"[];
             };
@@ -16151,8 +16151,8 @@ export interface operations {
                 limit?: number;
                 /** @description An opaque position: a page's `nextCursor`, or from a `Link`. Bound to the query's filters, sort and search. */
                 cursor?: string;
-                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. */
-                select?: ("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt")[];
+                /** @description Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). `id` is always there; included relations too. An unknown field is a 400. With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`. */
+                select?: (("id" | "albumId" | "title" | "url" | "thumbnailUrl" | "createdAt" | "updatedAt") | string)[];
                 /** @description Related resources to embed in each item, comma-separated (`include=album`; repeating the parameter works too), as their own routes show them to the caller. Each costs one read per page, whatever the number of items. An unknown relation is a 400. */
                 include?: "album"[];
             };

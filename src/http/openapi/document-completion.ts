@@ -92,7 +92,8 @@ function completeOperation(operation: Operation, notes: Notes, hasPathParameters
     operation.parameters = [...(operation.parameters ?? []), ...collectionParameters(collection)]
     operation.description = `${operation.description} ${PAGING[version]}`
   }
-  if (notes.representation !== undefined) operation.parameters = [...(operation.parameters ?? []), ...representationParameters(notes.representation)]
+  if (notes.representation !== undefined)
+    operation.parameters = [...(operation.parameters ?? []), ...representationParameters(notes.representation, { aggregates: collection !== undefined })]
   const json = operation.requestBody?.content['application/json']
   if (operation.requestBody !== undefined && json !== undefined) {
     json.example = openapi.requestExample

@@ -5,19 +5,35 @@ import { DEFAULT_EMBEDDED_LIMIT, MAX_REPRESENTATION_NAMES } from '../../collecti
 import { MAX_PAGE_LIMIT } from '../../collections/pagination.js'
 import type { RepresentationShape } from '../route-config.js'
 
-/** `select`, and `include` and the lists' limits when the resource embeds anything. */
-export function representationParameters(shape: RepresentationShape): Record<string, unknown>[] {
+/** An item of a collection's `select` beyond a field's name: `count()`, `field.avg()` (each maybe after `alias:`), or `alias:field`. */
+const AGGREGATE_ITEM = '^([A-Za-z_][A-Za-z0-9_]*:)?(([A-Za-z_][A-Za-z0-9_]*\\.)?(count|sum|avg|min|max)\\(\\)|[A-Za-z_][A-Za-z0-9_]*:[A-Za-z_][A-Za-z0-9_]*)$'
+
+/**
+ * `select`, and `include` and the lists' limits when the resource embeds anything. A collection's
+ * `select` (`aggregates`) may also name functions, which make the answer its aggregate.
+ */
+export function representationParameters(shape: RepresentationShape, { aggregates }: { aggregates: boolean }): Record<string, unknown>[] {
   const relations = Object.keys(shape.relations)
   const lists = relations.filter((name) => shape.relations[name] === 'list')
+  const field = { type: 'string', enum: [...shape.fields] }
   const select = {
     name: 'select',
     in: 'query',
     description:
       'Only these fields in each item, comma-separated (`select=id,title`; repeating the parameter works too). ' +
-      '`id` is always there; included relations too. An unknown field is a 400.',
+      '`id` is always there; included relations too. An unknown field is a 400.' +
+      (aggregates
+        ? ' With a function (`count()`, `field.count()`, `.sum()`, `.avg()`, `.min()`, `.max()`), the answer is the aggregate: ' +
+          'one group per value of the plain fields named beside it (`select=completed,count()`), each name renamed by `alias:`.'
+        : ''),
     style: 'form',
     explode: false,
-    schema: { type: 'array', minItems: 1, maxItems: MAX_REPRESENTATION_NAMES, items: { type: 'string', enum: [...shape.fields] } },
+    schema: {
+      type: 'array',
+      minItems: 1,
+      maxItems: MAX_REPRESENTATION_NAMES,
+      items: aggregates ? { anyOf: [field, { type: 'string', pattern: AGGREGATE_ITEM }] } : field,
+    },
   }
   if (relations.length === 0) return [select]
   const include = {
