@@ -3,13 +3,13 @@
 // problem of one item is the whole write's, its fields named from the item's index (`[17].title`),
 // as the body's validation names them.
 import { AppError, type ErrorDetail, isAppError } from '../errors.js'
-import type { IdInput } from './ids.js'
 
 /** The most items one bulk write creates: past it, the write is refused whole, before any work. */
 export const BULK_MAX_ITEMS = 1_000
 
 /** `field` of the item at `index`: `[17].title`; the item itself when `field` is empty. */
-export const itemField = (index: number, field: string): string => (field === '' ? `[${index}]` : field.startsWith('[') ? `[${index}]${field}` : `[${index}].${field}`)
+export const itemField = (index: number, field: string): string =>
+  field === '' ? `[${index}]` : field.startsWith('[') ? `[${index}]${field}` : `[${index}].${field}`
 
 /**
  * `work`, done for the item at `index`: an AppError it throws is thrown again with the item named
@@ -31,18 +31,18 @@ export async function forItem<T>(index: number, work: () => Promise<T>): Promise
 }
 
 /**
- * Each item's parent (its author, its post, its album), each parent loaded and checked once, in the
- * order the items first name them: a parent that is missing, or that the caller may not write
+ * Each item's parent (its author, its post, its album) by its address (an id, or a path's ids),
+ * each parent loaded and checked once, in the order the items first name them: a parent that is missing, or that the caller may not write
  * under, fails the write as the first item naming it (forItem).
  */
-export async function parentsOfItems<P>(parentIds: readonly IdInput[], load: (id: IdInput) => Promise<P>): Promise<P[]> {
+export async function parentsOfItems<A, P>(addresses: readonly A[], load: (address: A) => Promise<P>): Promise<P[]> {
   const loaded = new Map<string, P>()
   const parents: P[] = []
-  for (const [index, id] of parentIds.entries()) {
-    const key = String(id)
+  for (const [index, address] of addresses.entries()) {
+    const key = JSON.stringify(address)
     let parent = loaded.get(key)
     if (parent === undefined) {
-      parent = await forItem(index, () => load(id))
+      parent = await forItem(index, () => load(address))
       loaded.set(key, parent)
     }
     parents.push(parent)

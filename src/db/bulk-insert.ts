@@ -13,7 +13,10 @@
 export const ROWS_PER_INSERT = 100
 
 /** `insert` run over `rows` a chunk at a time, the event loop let go between chunks; the rows it returns, in the order of the chunks. */
-export async function insertInChunks<Row, Inserted>(rows: readonly Row[], insert: (chunk: readonly Row[]) => Promise<readonly Inserted[]>): Promise<Inserted[]> {
+export async function insertInChunks<Row, Inserted>(
+  rows: readonly Row[],
+  insert: (chunk: readonly Row[]) => Promise<readonly Inserted[]>,
+): Promise<Inserted[]> {
   const inserted: Inserted[] = []
   for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
     if (start > 0) await new Promise((resolve) => setImmediate(resolve))

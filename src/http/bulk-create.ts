@@ -33,6 +33,10 @@ export const BulkEnvelope = <T extends TSchema>(item: T) =>
 /** A create's 201: the resource, or a bulk write's resources (an array body's). */
 export const Created = <T extends TSchema>(item: T) => Type.Union([BulkEnvelope(item), ResourceEnvelope(item)])
 
+/** What a create route's description says of its bulk writes. */
+export const bulkWriteNote = (nouns: string): string =>
+  ` An array of up to ${BULK_MAX_ITEMS.toLocaleString('en')} ${nouns} creates them all in one transaction, or none: \`201\` with \`data\` the created ${nouns} in order (no \`Location\`), charged one point per item.`
+
 /** Whether a create's body is a bulk write's (its schema, OneOrMany, has let through nothing else than one item or an array of them). */
 export const isBulk = <T>(body: T | readonly T[]): body is readonly T[] => Array.isArray(body)
 

@@ -9,7 +9,7 @@ import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
 import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
-import { bulkBody, chargeItems, Created, isBulk, OneOrMany } from '../http/bulk-create.js'
+import { bulkBody, bulkWriteNote, chargeItems, Created, isBulk, OneOrMany } from '../http/bulk-create.js'
 import { Id, IdParam } from '../core/schema-types.js'
 import { requireSignedIn } from '../core/caller.js'
 import { CreatePostBody, type CreatePostInput, Post, PostsCollection, ReplacePostBody, UpdatePostBody } from './posts.schemas.js'
@@ -20,9 +20,6 @@ import { postEmbeds, representedPost } from './posts.embeds.js'
 import { type PostsService, postFields } from './posts.service.js'
 
 const OnePost = ResourceEnvelope(Post)
-
-const BULK_NOTE =
-  ' An array of up to 1,000 posts creates them all in one transaction, or none: `201` with `data` the created posts in order (no `Location`), charged one point per post.'
 
 /** A post created at the top level names its author; left out, the caller. */
 const CreatePostForUserBody = Type.Object(
@@ -132,7 +129,7 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
           description:
             (topLevel
               ? 'The author (`userId`, the caller when left out), or an admin. `status` defaults to `published`. A `userId` no user has is a 422.'
-              : 'The owner, or an admin. `status` defaults to `published`.') + BULK_NOTE,
+              : 'The owner, or an admin. `status` defaults to `published`.') + bulkWriteNote('posts'),
           tags: [postsOpenApi.tag.name],
           ...(place.collectionParams === undefined ? {} : { params: place.collectionParams }),
           body: OneOrMany(topLevel ? CreatePostForUserBody : CreatePostBody),
