@@ -32,7 +32,7 @@ describe('bulk writes', () => {
     const response = await t.request({ method: 'POST', url: `/api/v1/users/${t.alice.id}/posts`, token: t.tokens.alice, json: posts(BULK_MAX_ITEMS) })
     expect(response.statusCode, response.body).toBe(201)
     expect(response.headers.location).toBeUndefined()
-    const body = response.json() as { data: Post[]; meta: { created: number } }
+    const body = response.json<{ data: Post[]; meta: { created: number } }>()
     expect(body.meta.created).toBe(BULK_MAX_ITEMS)
     expect(body.data.map((post) => post.title)).toEqual(posts(BULK_MAX_ITEMS).map((post) => post.title))
     expect(new Set(body.data.map((post) => post.userId))).toEqual(new Set([t.alice.id]))
@@ -140,10 +140,10 @@ describe('bulk writes', () => {
     const make = createFactories(t)
     const { user, token } = await make.signedIn()
     const parents: Record<string, number> = { userId: user.id, postId: (await make.post(user)).id, albumId: (await make.album(user)).id }
-    const document = (await t.request({ method: 'GET', url: '/openapi.json' })).json() as {
+    const document = (await t.request({ method: 'GET', url: '/openapi.json' })).json<{
       paths: Record<string, { post?: { requestBody: { content: { 'application/json': { schema: { $ref: string }; example: Record<string, unknown> } } } } }>
       components: { schemas: Record<string, { anyOf?: { type: string }[] }> }
-    }
+    }>()
     const v1 = Object.entries(document.paths).filter(([path]) => path.startsWith('/api/v1/'))
     const bulkCreates = v1.flatMap(([path, operations]) => {
       const body = operations.post?.requestBody.content['application/json']
