@@ -7,6 +7,16 @@ import { AppError, type ErrorDetail, isAppError } from '../errors.js'
 /** The most items one bulk write creates: past it, the write is refused whole, before any work. */
 export const BULK_MAX_ITEMS = 1_000
 
+/**
+ * The refusal of a bulk write of `items` items, before any is looked at: none (400), or past the
+ * bound (413); undefined within it.
+ */
+export function bulkSizeRefusal(items: number): AppError | undefined {
+  if (items === 0) return new AppError('BAD_REQUEST', `The array is empty: a bulk write creates 1 to ${BULK_MAX_ITEMS} items`)
+  if (items > BULK_MAX_ITEMS) return new AppError('PAYLOAD_TOO_LARGE', `The array holds ${items} items: a bulk write creates at most ${BULK_MAX_ITEMS}`)
+  return undefined
+}
+
 /** `field` of the item at `index`: `[17].title`; the item itself when `field` is empty. */
 export const itemField = (index: number, field: string): string =>
   field === '' ? `[${index}]` : field.startsWith('[') ? `[${index}]${field}` : `[${index}].${field}`

@@ -5,10 +5,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorObject } from 'ajv'
 import { type TSchema, Type } from 'typebox'
-import { BULK_MAX_ITEMS } from '../core/bulk.js'
+import { BULK_MAX_ITEMS, bulkSizeRefusal } from '../core/bulk.js'
 import { isoNow } from '../core/instant.js'
 import { Timestamp } from '../core/schema-types.js'
-import { AppError } from '../errors.js'
+import type { AppError } from '../errors.js'
 import type { RateLimitCharger } from '../limits/rate-limit.js'
 import { ResourceEnvelope } from './resource-reply.js'
 
@@ -57,9 +57,6 @@ export async function chargeItems(charge: RateLimitCharger | undefined, request:
  */
 export function bulkBoundRefusal(errors: readonly ErrorObject[], body: unknown): AppError | undefined {
   if (!Array.isArray(body)) return undefined
-  const bound = errors.find((error) => error.instancePath === '' && (error.keyword === 'maxItems' || error.keyword === 'minItems'))
-  if (bound === undefined) return undefined
-  const limit = Number(bound.params.limit)
-  if (bound.keyword === 'minItems') return new AppError('BAD_REQUEST', `The array is empty: a bulk write creates 1 to ${BULK_MAX_ITEMS} items`)
-  return new AppError('PAYLOAD_TOO_LARGE', `The array holds ${body.length} items: a bulk write creates at most ${limit}`)
+  const bound = errors.some((error) => error.instancePath === '' && (error.keyword === 'maxItems' || error.keyword === 'minItems'))
+  return bound ? bulkSizeRefusal(body.length) : undefined
 }

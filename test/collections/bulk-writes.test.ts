@@ -10,6 +10,7 @@ import type { AppTopics } from '../../src/features.js'
 import type { Post } from '../../src/posts/posts.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories } from '../helpers/factories.js'
+import { codesOf, graphql } from '../helpers/graphql-client.js'
 
 /** Enough for one bulk of BULK_MAX_ITEMS and the small ones, not for a second large one. */
 const ALLOWANCE = BULK_MAX_ITEMS + 500
@@ -159,5 +160,21 @@ describe('bulk writes', () => {
       expect(response.statusCode, `${path}: ${response.body}`).toBe(201)
       expect(response.json().data).toHaveLength(2)
     }
+  })
+
+  it('creates posts over GraphQL with createPosts: the same order, bound, errors by index and charge', async () => {
+    const { user, token } = await createFactories(t).signedIn()
+    const createPosts = 'mutation($input: [CreatePostInput!]!) { createPosts(input: $input) { title author { id } } }'
+    const created = await graphql(t, createPosts, { token, variables: { input: posts(3) } })
+    expect(created.body.errors).toBeUndefined()
+    expect(created.body.data?.createPosts).toEqual(posts(3).map(({ title }) => ({ title, author: { id: String(user.id) } })))
+    expect(created.headers['x-ratelimit-cost']).toBe('3')
+
+    const invalid = await graphql(t, createPosts, { token, variables: { input: posts(3).map((item, i) => (i === 1 ? { ...item, title: '' } : item)) } })
+    expect(codesOf(invalid)).toEqual(['VALIDATION_ERROR'])
+    expect(invalid.body.errors?.[0]?.extensions?.details).toEqual([{ field: '[1].title', message: 'must not be empty' }])
+    const tooMany = await graphql(t, createPosts, { token, variables: { input: posts(BULK_MAX_ITEMS + 1, () => 'x') } })
+    expect(codesOf(tooMany)).toEqual(['PAYLOAD_TOO_LARGE'])
+    expect(await postCount(user.id)).toBe(3)
   })
 })
