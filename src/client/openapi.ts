@@ -2464,7 +2464,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is larger than 1 MiB, or the answer would be larger than 16 MiB (`PAYLOAD_TOO_LARGE`). */
+        /** @description The body is larger than 1 MiB, a bulk write holds more than 1,000 items, or the answer would be larger than 16 MiB (`PAYLOAD_TOO_LARGE`). */
         PayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
