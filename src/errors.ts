@@ -57,7 +57,7 @@ export const ERROR_CATALOGUE = {
   PAYLOAD_TOO_LARGE: {
     status: 413,
     title: 'Payload Too Large',
-    description: 'The body is larger than 1 MiB, or the answer would be larger than 16 MiB (`PAYLOAD_TOO_LARGE`).',
+    description: 'The body is larger than 1 MiB, a bulk write holds more than 1,000 items, or the answer would be larger than 16 MiB (`PAYLOAD_TOO_LARGE`).',
   },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,

@@ -31,7 +31,7 @@ import {
 import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
 import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.public.js'
-import { mutation, mutationWithoutInput } from '../graphql/validated.js'
+import { bulkMutation, mutation, mutationWithoutInput } from '../graphql/validated.js'
 import { fieldDescription } from '../graphql/error-codes.js'
 import { type Album, AlbumsCollection, CreateAlbumBody, UpdateAlbumBody } from './albums.schemas.js'
 import type { AlbumsService } from './albums.service.js'
@@ -97,6 +97,17 @@ extend type Mutation {
     NOT_FOUND: 'the caller was deleted while the operation ran',
   })}
   createAlbum(input: CreateAlbumInput!): Album!
+  ${fieldDescription(
+    "Albums of the caller's, 1 to 1000, in one transaction: all or none, in the order given. One point per album; an item's errors named by its index.",
+    {
+      UNAUTHENTICATED: 'anonymous caller',
+      BAD_REQUEST: 'an empty list',
+      PAYLOAD_TOO_LARGE: 'more than 1000 items',
+      VALIDATION_ERROR: 'an item breaks the rules of an album, one detail per field of each item',
+      NOT_FOUND: 'the caller was deleted while the operation ran',
+    },
+  )}
+  createAlbums(input: [CreateAlbumInput!]!): [Album!]!
   ${fieldDescription('The owner or an admin changes an album; only the fields given change.', {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the input breaks the rules of an album, one detail per field',
@@ -163,6 +174,13 @@ export function albumsResolvers(albums: AlbumsService, userById: Reference<User>
       user: (album: Album, _args: unknown, context: GraphQLContext, info: GraphQLResolveInfo) => userById(context, album.userId, info),
     },
     Mutation: {
+      createAlbums: bulkMutation({ item: CreateAlbumBody }, (items, _args, context) => {
+        const { userId } = requireSignedIn(context.caller)
+        return albums.createMany(
+          context.caller,
+          items.map((input) => ({ userId, input })),
+        )
+      }),
       createAlbum: mutation({ input: CreateAlbumBody }, (input, _args, context) =>
         albums.create(context.caller, requireSignedIn(context.caller).userId, input),
       ),

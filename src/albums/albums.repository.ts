@@ -62,6 +62,11 @@ export function insertAlbum(db: Db, row: NewAlbumRow): Promise<AlbumRow> {
   return db.insertInto('albums').values(row).returningAll().executeTakeFirstOrThrow()
 }
 
+/** Many albums in one statement, as their rows (RETURNING's order is the store's: see inInsertOrder). */
+export function insertAlbums(db: Db, rows: readonly NewAlbumRow[]): Promise<AlbumRow[]> {
+  return db.insertInto('albums').values(rows).returningAll().execute()
+}
+
 export function updateAlbum(db: Db, id: number, changes: AlbumRowChanges): Promise<AlbumRow> {
   return db.updateTable('albums').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
 }

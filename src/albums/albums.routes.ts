@@ -11,9 +11,10 @@ import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
 import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
+import { bulkBody, bulkWriteNote, chargeItems, Created, isBulk, OneOrMany } from '../http/bulk-create.js'
 import { requireSignedIn } from '../core/caller.js'
 import { Id, IdParam } from '../core/schema-types.js'
-import { Album, AlbumsCollection, CreateAlbumBody, UpdateAlbumBody } from './albums.schemas.js'
+import { Album, AlbumsCollection, CreateAlbumBody, type CreateAlbumInput, UpdateAlbumBody } from './albums.schemas.js'
 import { albumRequestExamples, albumsOpenApi } from './albums.openapi.js'
 import type { RoutesOptions } from '../feature.js'
 import type { UsersService } from '../users/users.public.js'
@@ -117,16 +118,27 @@ export const albumsRoutes: FastifyPluginAsyncTypebox<{ albums: AlbumsService; us
         schema: {
           operationId: place.operations.create,
           summary: 'Create an album',
-          description: topLevel ? 'The owner (`userId`, the caller when left out), or an admin. A `userId` no user has is a 422.' : 'The owner, or an admin.',
+          description:
+            (topLevel ? 'The owner (`userId`, the caller when left out), or an admin. A `userId` no user has is a 422.' : 'The owner, or an admin.') +
+            bulkWriteNote('albums'),
           tags: [albumsOpenApi.tag.name],
           ...(place.collectionParams === undefined ? {} : { params: place.collectionParams }),
-          body: topLevel ? CreateAlbumForUserBody : CreateAlbumBody,
-          response: { 201: OneAlbum },
+          body: OneOrMany(topLevel ? CreateAlbumForUserBody : CreateAlbumBody),
+          response: { 201: Created(Album) },
         },
       },
       async (request, reply) => {
-        const { userId: named, ...input } = request.body as typeof request.body & { userId?: number }
         const userId = parentOf(request.params, 'userId')
+        if (isBulk(request.body)) {
+          const items = request.body as readonly (CreateAlbumInput & { userId?: number })[]
+          await chargeItems(chargeRateLimit, request, reply, items.length)
+          const created = albums.createMany(
+            request.caller,
+            items.map(({ userId: named, ...input }) => ({ userId: userId ?? named ?? requireSignedIn(request.caller).userId, input })),
+          )
+          return reply.code(201).send(bulkBody(userId === undefined ? await parentNamedInBody('userId', 'user', created) : await created))
+        }
+        const { userId: named, ...input } = request.body as CreateAlbumInput & { userId?: number }
         const album =
           userId === undefined
             ? await parentNamedInBody('userId', 'user', albums.create(request.caller, named ?? requireSignedIn(request.caller).userId, input))

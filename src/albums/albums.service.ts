@@ -15,6 +15,8 @@ import { loadUser } from '../users/users.public.js'
 import * as repo from './albums.repository.js'
 import type { Album, CreateAlbumInput, UpdateAlbumInput } from './albums.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
+import { inInsertOrder, insertInChunks } from '../db/bulk-insert.js'
+import { parentsOfItems } from '../core/bulk.js'
 
 export type AlbumsService = ReturnType<typeof createAlbumsService>
 
@@ -57,10 +59,21 @@ export function createAlbumsService({ db }: { db: Db }) {
 
     async create(caller: Caller | null, userId: IdInput, input: CreateAlbumInput): Promise<Album> {
       return writeTransaction(db, async (trx) => {
-        const owner = await loadUser(trx, userId)
-        requireOwnerOrAdmin(caller, owner.id, "write this user's albums")
+        const owner = await loadOwner(trx, caller, userId)
+        return toAlbum(await repo.insertAlbum(trx, newAlbumRow(owner.id, input, new Date().toISOString())))
+      })
+    },
+
+    /** A bulk write: every album, each for its own owner, checked as create checks one, in one transaction, all or nothing, in the order given. */
+    async createMany(caller: Caller | null, items: readonly NewAlbum[]): Promise<Album[]> {
+      return writeTransaction(db, async (trx) => {
+        const owners = await parentsOfItems(
+          items.map((item) => item.userId),
+          (userId) => loadOwner(trx, caller, userId),
+        )
         const now = new Date().toISOString()
-        return toAlbum(await repo.insertAlbum(trx, { user_id: owner.id, title: input.title, created_at: now, updated_at: now }))
+        const rows = items.map((item, i) => newAlbumRow(owners[i]!.id, item.input, now))
+        return (await insertInChunks(rows, async (chunk) => inInsertOrder(await repo.insertAlbums(trx, chunk)))).map(toAlbum)
       })
     },
 
@@ -111,3 +124,18 @@ export function toAlbum(row: AlbumRow): Album {
     updatedAt: toIsoTimestamp(row.updated_at),
   }
 }
+
+/** One album of a bulk write, and its owner. */
+export interface NewAlbum {
+  readonly userId: IdInput
+  readonly input: CreateAlbumInput
+}
+
+/** The owner of albums to be written: the user, when the caller may write their albums (checked in the insert's transaction). */
+async function loadOwner(trx: Db, caller: Caller | null, userId: IdInput) {
+  const owner = await loadUser(trx, userId)
+  requireOwnerOrAdmin(caller, owner.id, "write this user's albums")
+  return owner
+}
+
+const newAlbumRow = (userId: number, input: CreateAlbumInput, now: string) => ({ user_id: userId, title: input.title, created_at: now, updated_at: now })

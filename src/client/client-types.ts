@@ -24,6 +24,8 @@ type AnswerData<R> = JsonOf<R> extends { data: infer D } ? D : never
 type BodyOf<O> = O extends { requestBody?: infer B } ? JsonOf<NonNullable<B>> : never
 type QueryOf<O> = O extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never
 type ElementOf<T> = T extends readonly (infer E)[] ? E : never
+/** A create's body or answer for one item: a bulk write's array left out (the helpers create one at a time). */
+type OneOf<T> = Exclude<T, readonly unknown[]>
 /** The first type of the list that is not never. */
 type FirstOf<T extends unknown[]> = T extends [infer Head, ...infer Rest] ? ([Head] extends [never] ? FirstOf<Rest> : Head) : never
 
@@ -34,7 +36,7 @@ type FirstOf<T extends unknown[]> = T extends [infer Head, ...infer Rest] ? ([He
  */
 export type Item<R extends ResourceName> = FirstOf<
   [
-    DataOf<OperationAt<CollectionPath<R>, 'post'>>,
+    OneOf<DataOf<OperationAt<CollectionPath<R>, 'post'>>>,
     DataOf<OperationAt<ItemPath<R>, 'put'>>,
     DataOf<OperationAt<ItemPath<R>, 'patch'>>,
     DataOf<OperationAt<ItemPath<R>, 'get'>>,
@@ -42,7 +44,7 @@ export type Item<R extends ResourceName> = FirstOf<
   ]
 >
 /** The body of a POST to a collection path, a PUT and a PATCH to an item path; a list's query. */
-export type NewItemAt<C> = BodyOf<OperationAt<C, 'post'>>
+export type NewItemAt<C> = OneOf<BodyOf<OperationAt<C, 'post'>>>
 export type ReplacementAt<P> = BodyOf<OperationAt<P, 'put'>>
 export type ChangesAt<P> = BodyOf<OperationAt<P, 'patch'>>
 export type ListQueryAt<C> = QueryOf<OperationAt<C, 'get'>>

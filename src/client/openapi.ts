@@ -70,8 +70,8 @@ export interface paths {
         get: operations["listPostsV1"];
         put?: never;
         /**
-         * Create a post
-         * @description The owner, or an admin. `status` defaults to `published`.
+         * Create a post (or many)
+         * @description The owner, or an admin. `status` defaults to `published`. An array of up to 1,000 posts creates them all in one transaction, or none: `201` with `data` the created posts in order (no `Location`), charged one point per item.
          */
         post: operations["createPostV1"];
         delete?: never;
@@ -126,8 +126,8 @@ export interface paths {
         get: operations["listAllPostsV1"];
         put?: never;
         /**
-         * Create a post
-         * @description The author (`userId`, the caller when left out), or an admin. `status` defaults to `published`. A `userId` no user has is a 422.
+         * Create a post (or many)
+         * @description The author (`userId`, the caller when left out), or an admin. `status` defaults to `published`. A `userId` no user has is a 422. An array of up to 1,000 posts creates them all in one transaction, or none: `201` with `data` the created posts in order (no `Location`), charged one point per item.
          */
         post: operations["createPostForUserV1"];
         delete?: never;
@@ -203,7 +203,7 @@ export interface paths {
         put?: never;
         /**
          * Comment on a post
-         * @description Signed in; the author is the caller.
+         * @description Signed in; the author is the caller. An array of up to 1,000 comments creates them all in one transaction, or none: `201` with `data` the created comments in order (no `Location`), charged one point per item. Each comment is told to `commentAdded` subscribers once the write has committed.
          */
         post: operations["createCommentV1"];
         delete?: never;
@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Comment on a post
-         * @description Signed in; the author is the caller. A `postId` no post you may see has is a 422.
+         * @description Signed in; the author is the caller. A `postId` no post you may see has is a 422. An array of up to 1,000 comments creates them all in one transaction, or none: `201` with `data` the created comments in order (no `Location`), charged one point per item. Each comment is told to `commentAdded` subscribers once the write has committed.
          */
         post: operations["createCommentOnPostV1"];
         delete?: never;
@@ -307,7 +307,7 @@ export interface paths {
         put?: never;
         /**
          * Create a todo
-         * @description The owner, or an admin. A new todo is not completed.
+         * @description The owner, or an admin. A new todo is not completed. An array of up to 1,000 todos creates them all in one transaction, or none: `201` with `data` the created todos in order (no `Location`), charged one point per item.
          */
         post: operations["createTodoV1"];
         delete?: never;
@@ -359,7 +359,7 @@ export interface paths {
         put?: never;
         /**
          * Create a todo
-         * @description The owner (`userId`, the caller when left out), or an admin. A new todo is not completed. A `userId` no user has is a 422.
+         * @description The owner (`userId`, the caller when left out), or an admin. A new todo is not completed. A `userId` no user has is a 422. An array of up to 1,000 todos creates them all in one transaction, or none: `201` with `data` the created todos in order (no `Location`), charged one point per item.
          */
         post: operations["createTodoForUserV1"];
         delete?: never;
@@ -411,7 +411,7 @@ export interface paths {
         put?: never;
         /**
          * Create an album
-         * @description The owner, or an admin.
+         * @description The owner, or an admin. An array of up to 1,000 albums creates them all in one transaction, or none: `201` with `data` the created albums in order (no `Location`), charged one point per item.
          */
         post: operations["createAlbumV1"];
         delete?: never;
@@ -463,7 +463,7 @@ export interface paths {
         put?: never;
         /**
          * Create an album
-         * @description The owner (`userId`, the caller when left out), or an admin. A `userId` no user has is a 422.
+         * @description The owner (`userId`, the caller when left out), or an admin. A `userId` no user has is a 422. An array of up to 1,000 albums creates them all in one transaction, or none: `201` with `data` the created albums in order (no `Location`), charged one point per item.
          */
         post: operations["createAlbumForUserV1"];
         delete?: never;
@@ -535,7 +535,7 @@ export interface paths {
         put?: never;
         /**
          * Add a photo to an album
-         * @description The album's owner, or an admin.
+         * @description The album's owner, or an admin. An array of up to 1,000 photos creates them all in one transaction, or none: `201` with `data` the created photos in order (no `Location`), charged one point per item.
          */
         post: operations["createPhotoV1"];
         delete?: never;
@@ -587,7 +587,7 @@ export interface paths {
         put?: never;
         /**
          * Add a photo to an album
-         * @description The album's owner, or an admin. An `albumId` no album has is a 422.
+         * @description The album's owner, or an admin. An `albumId` no album has is a 422. An array of up to 1,000 photos creates them all in one transaction, or none: `201` with `data` the created photos in order (no `Location`), charged one point per item.
          */
         post: operations["createPhotoInAlbumV1"];
         delete?: never;
@@ -734,8 +734,8 @@ export interface paths {
         get: operations["listPostsV2"];
         put?: never;
         /**
-         * Create a post
-         * @description The owner, or an admin. `status` defaults to `published`.
+         * Create a post (or many)
+         * @description The owner, or an admin. `status` defaults to `published`. An array of up to 1,000 posts creates them all in one transaction, or none: `201` with `data` the created posts in order (no `Location`), charged one point per item.
          */
         post: operations["createPostV2"];
         delete?: never;
@@ -790,8 +790,8 @@ export interface paths {
         get: operations["listAllPostsV2"];
         put?: never;
         /**
-         * Create a post
-         * @description The author (`userId`, the caller when left out), or an admin. `status` defaults to `published`. A `userId` no user has is a 422.
+         * Create a post (or many)
+         * @description The author (`userId`, the caller when left out), or an admin. `status` defaults to `published`. A `userId` no user has is a 422. An array of up to 1,000 posts creates them all in one transaction, or none: `201` with `data` the created posts in order (no `Location`), charged one point per item.
          */
         post: operations["createPostForUserV2"];
         delete?: never;
@@ -867,7 +867,7 @@ export interface paths {
         put?: never;
         /**
          * Comment on a post
-         * @description Signed in; the author is the caller.
+         * @description Signed in; the author is the caller. An array of up to 1,000 comments creates them all in one transaction, or none: `201` with `data` the created comments in order (no `Location`), charged one point per item. Each comment is told to `commentAdded` subscribers once the write has committed.
          */
         post: operations["createCommentV2"];
         delete?: never;
@@ -919,7 +919,7 @@ export interface paths {
         put?: never;
         /**
          * Comment on a post
-         * @description Signed in; the author is the caller. A `postId` no post you may see has is a 422.
+         * @description Signed in; the author is the caller. A `postId` no post you may see has is a 422. An array of up to 1,000 comments creates them all in one transaction, or none: `201` with `data` the created comments in order (no `Location`), charged one point per item. Each comment is told to `commentAdded` subscribers once the write has committed.
          */
         post: operations["createCommentOnPostV2"];
         delete?: never;
@@ -971,7 +971,7 @@ export interface paths {
         put?: never;
         /**
          * Create a todo
-         * @description The owner, or an admin. A new todo is not completed.
+         * @description The owner, or an admin. A new todo is not completed. An array of up to 1,000 todos creates them all in one transaction, or none: `201` with `data` the created todos in order (no `Location`), charged one point per item.
          */
         post: operations["createTodoV2"];
         delete?: never;
@@ -1023,7 +1023,7 @@ export interface paths {
         put?: never;
         /**
          * Create a todo
-         * @description The owner (`userId`, the caller when left out), or an admin. A new todo is not completed. A `userId` no user has is a 422.
+         * @description The owner (`userId`, the caller when left out), or an admin. A new todo is not completed. A `userId` no user has is a 422. An array of up to 1,000 todos creates them all in one transaction, or none: `201` with `data` the created todos in order (no `Location`), charged one point per item.
          */
         post: operations["createTodoForUserV2"];
         delete?: never;
@@ -1075,7 +1075,7 @@ export interface paths {
         put?: never;
         /**
          * Create an album
-         * @description The owner, or an admin.
+         * @description The owner, or an admin. An array of up to 1,000 albums creates them all in one transaction, or none: `201` with `data` the created albums in order (no `Location`), charged one point per item.
          */
         post: operations["createAlbumV2"];
         delete?: never;
@@ -1127,7 +1127,7 @@ export interface paths {
         put?: never;
         /**
          * Create an album
-         * @description The owner (`userId`, the caller when left out), or an admin. A `userId` no user has is a 422.
+         * @description The owner (`userId`, the caller when left out), or an admin. A `userId` no user has is a 422. An array of up to 1,000 albums creates them all in one transaction, or none: `201` with `data` the created albums in order (no `Location`), charged one point per item.
          */
         post: operations["createAlbumForUserV2"];
         delete?: never;
@@ -1199,7 +1199,7 @@ export interface paths {
         put?: never;
         /**
          * Add a photo to an album
-         * @description The album's owner, or an admin.
+         * @description The album's owner, or an admin. An array of up to 1,000 photos creates them all in one transaction, or none: `201` with `data` the created photos in order (no `Location`), charged one point per item.
          */
         post: operations["createPhotoV2"];
         delete?: never;
@@ -1251,7 +1251,7 @@ export interface paths {
         put?: never;
         /**
          * Add a photo to an album
-         * @description The album's owner, or an admin. An `albumId` no album has is a 422.
+         * @description The album's owner, or an admin. An `albumId` no album has is a 422. An array of up to 1,000 photos creates them all in one transaction, or none: `201` with `data` the created photos in order (no `Location`), charged one point per item.
          */
         post: operations["createPhotoInAlbumV2"];
         delete?: never;
@@ -1700,15 +1700,7 @@ export interface components {
             /** @description With `include=comments`: its newest comments, newest first (20, or `comments.limit` up to 100); none on a draft the caller may not see. */
             comments?: components["schemas"]["Comment"][];
         };
-        PostCreate: {
-            title: string;
-            content: string;
-            /**
-             * @description Drafts are seen only by their owner and admins.
-             * @enum {string}
-             */
-            status?: "draft" | "published";
-        };
+        PostCreate: components["schemas"]["PostReplace"] | components["schemas"]["PostReplace"][];
         Post: {
             /** @description Assigned by the service; never reused. */
             id: number;
@@ -1736,6 +1728,15 @@ export interface components {
              * @description ISO 8601, UTC.
              */
             updatedAt: string;
+        };
+        BulkMeta: {
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC.
+             */
+            timestamp: string;
+            /** @description How many resources the write created. */
+            created: number;
         };
         PostReplace: {
             title: string;
@@ -1765,7 +1766,17 @@ export interface components {
             status?: "draft" | "published";
             /** @description The author; left out, the caller. */
             userId?: number;
-        };
+        } | {
+            title: string;
+            content: string;
+            /**
+             * @description Drafts are seen only by their owner and admins.
+             * @enum {string}
+             */
+            status?: "draft" | "published";
+            /** @description The author; left out, the caller. */
+            userId?: number;
+        }[];
         CommentRepresentation: {
             /** @description Assigned by the service; never reused. */
             id: number;
@@ -1872,9 +1883,7 @@ export interface components {
                 updatedAt: string;
             };
         };
-        CommentCreate: {
-            content: string;
-        };
+        CommentCreate: components["schemas"]["CommentUpdate"] | components["schemas"]["CommentUpdate"][];
         Comment: {
             /** @description Assigned by the service; never reused. */
             id: number;
@@ -1912,7 +1921,11 @@ export interface components {
             content: string;
             /** @description The post commented on. */
             postId: number;
-        };
+        } | {
+            content: string;
+            /** @description The post commented on. */
+            postId: number;
+        }[];
         TodoRepresentation: {
             /** @description Assigned by the service; never reused. */
             id: number;
@@ -1935,7 +1948,9 @@ export interface components {
         };
         TodoCreate: {
             text: string;
-        };
+        } | {
+            text: string;
+        }[];
         Todo: {
             /** @description Assigned by the service; never reused. */
             id: number;
@@ -1962,7 +1977,11 @@ export interface components {
             text: string;
             /** @description The owner; left out, the caller. */
             userId?: number;
-        };
+        } | {
+            text: string;
+            /** @description The owner; left out, the caller. */
+            userId?: number;
+        }[];
         AlbumRepresentation: {
             /** @description Assigned by the service; never reused. */
             id: number;
@@ -2037,7 +2056,9 @@ export interface components {
         };
         AlbumCreate: {
             title: string;
-        };
+        } | {
+            title: string;
+        }[];
         Album: {
             /** @description Assigned by the service; never reused. */
             id: number;
@@ -2062,7 +2083,11 @@ export interface components {
             title: string;
             /** @description The owner; left out, the caller. */
             userId?: number;
-        };
+        } | {
+            title: string;
+            /** @description The owner; left out, the caller. */
+            userId?: number;
+        }[];
         PhotoRepresentation: {
             /** @description Assigned by the service; never reused. */
             id: number;
@@ -2121,7 +2146,19 @@ export interface components {
              * @description A small version of the image.
              */
             thumbnailUrl: string;
-        };
+        } | {
+            title: string;
+            /**
+             * Format: uri
+             * @description The image.
+             */
+            url: string;
+            /**
+             * Format: uri
+             * @description A small version of the image.
+             */
+            thumbnailUrl: string;
+        }[];
         Photo: {
             /** @description Assigned by the service; never reused. */
             id: number;
@@ -2176,7 +2213,21 @@ export interface components {
             thumbnailUrl: string;
             /** @description The album it is added to. */
             albumId: number;
-        };
+        } | {
+            title: string;
+            /**
+             * Format: uri
+             * @description The image.
+             */
+            url: string;
+            /**
+             * Format: uri
+             * @description A small version of the image.
+             */
+            thumbnailUrl: string;
+            /** @description The album it is added to. */
+            albumId: number;
+        }[];
         TokenCreate: {
             email: string;
             password: string;
@@ -2413,7 +2464,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The body is larger than 1 MiB, or the answer would be larger than 16 MiB (`PAYLOAD_TOO_LARGE`). */
+        /** @description The body is larger than 1 MiB, a bulk write holds more than 1,000 items, or the answer would be larger than 16 MiB (`PAYLOAD_TOO_LARGE`). */
         PayloadTooLarge: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -3739,6 +3790,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Post"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Post"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -4431,6 +4485,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Post"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Post"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -5297,6 +5354,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Comment"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Comment"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -5867,6 +5927,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Comment"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Comment"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -6412,6 +6475,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Todo"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Todo"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -6949,6 +7015,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Todo"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Todo"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -7476,6 +7545,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Album"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Album"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -8009,6 +8081,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Album"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Album"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -8741,6 +8816,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Photo"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Photo"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -9295,6 +9373,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Photo"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Photo"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -10766,6 +10847,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Post"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Post"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -11456,6 +11540,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Post"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Post"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -12318,6 +12405,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Comment"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Comment"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -12886,6 +12976,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Comment"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Comment"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -13429,6 +13522,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Todo"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Todo"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -13964,6 +14060,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Todo"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Todo"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -14489,6 +14588,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Album"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Album"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -15020,6 +15122,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Album"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Album"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -15748,6 +15853,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Photo"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Photo"];
                         meta: components["schemas"]["ResourceMeta"];
                     };
@@ -16300,6 +16408,9 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        data: components["schemas"]["Photo"][];
+                        meta: components["schemas"]["BulkMeta"];
+                    } | {
                         data: components["schemas"]["Photo"];
                         meta: components["schemas"]["ResourceMeta"];
                     };

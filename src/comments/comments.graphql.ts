@@ -31,7 +31,7 @@ import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
 import { parseId } from '../core/ids.js'
 import type { Post } from '../posts/posts.public.js'
 import type { User } from '../users/users.public.js'
-import { mutation, mutationWithoutInput } from '../graphql/validated.js'
+import { bulkMutation, mutation, mutationWithoutInput } from '../graphql/validated.js'
 import { fieldDescription } from '../graphql/error-codes.js'
 import { type Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
 import type { CommentsService } from './comments.service.js'
@@ -122,6 +122,17 @@ extend type Mutation {
     NOT_FOUND: 'no post postId, or a draft the caller may not see',
   })}
   addComment(input: AddCommentInput!): Comment!
+  ${fieldDescription(
+    "Comments by the caller, 1 to 1000, each on a post they may see, in one transaction: all or none, in the order given; commentAdded tells each once committed. One point per comment; an item's errors named by its index.",
+    {
+      UNAUTHENTICATED: 'anonymous caller',
+      BAD_REQUEST: 'an empty list',
+      PAYLOAD_TOO_LARGE: 'more than 1000 items',
+      VALIDATION_ERROR: 'an item breaks the rules of a comment, one detail per item',
+      NOT_FOUND: 'no post postId, or a draft the caller may not see (the first item naming it in details)',
+    },
+  )}
+  addComments(input: [AddCommentInput!]!): [Comment!]!
   ${fieldDescription('The author or an admin edits a comment; only an admin edits a guest comment.', {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the content breaks the rules of a comment, one detail',
@@ -189,6 +200,14 @@ export function commentsResolvers(comments: CommentsService, userById: Reference
         comment.postObject ?? postById(context, comment.postId, info),
     },
     Mutation: {
+      addComments: bulkMutation(
+        { item: CreateCommentBody, from: (args: { input: { postId: string; content: string }[] }) => args.input.map(({ content }) => ({ content })) },
+        (items, args, context) =>
+          comments.createMany(
+            context.caller,
+            items.map((input, i) => ({ path: { postId: args.input[i]!.postId }, input })),
+          ),
+      ),
       // The post is in the input here, in the path over REST: the body schema checks the rest.
       addComment: mutation(
         { input: CreateCommentBody, from: (args: { input: { postId: string; content: string } }) => ({ content: args.input.content }) },

@@ -134,6 +134,11 @@ export async function insertComment(db: Db, row: NewCommentRow): Promise<number>
   return id
 }
 
+/** Many comments in one statement, as their rows (RETURNING's order is the store's: see inInsertOrder). */
+export function insertComments(db: Db, rows: readonly NewCommentRow[]): Promise<CommentRow[]> {
+  return db.insertInto('comments').values(rows).returningAll().execute()
+}
+
 export async function updateCommentContent(db: Db, id: number, content: string, updatedAt: string): Promise<void> {
   await db.updateTable('comments').set({ content, updated_at: updatedAt }).where('id', '=', id).execute()
 }

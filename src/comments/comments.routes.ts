@@ -13,8 +13,9 @@ import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
 import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
+import { bulkBody, bulkWriteNote, chargeItems, Created, isBulk, OneOrMany } from '../http/bulk-create.js'
 import { Id, IdParam } from '../core/schema-types.js'
-import { Comment, CommentsCollection, CreateCommentBody, UpdateCommentBody } from './comments.schemas.js'
+import { Comment, CommentsCollection, CreateCommentBody, type CreateCommentInput, UpdateCommentBody } from './comments.schemas.js'
 import { commentRequestExamples, commentsOpenApi } from './comments.openapi.js'
 import type { RoutesOptions } from '../feature.js'
 import type { PostsService } from '../posts/posts.public.js'
@@ -138,16 +139,28 @@ export const commentsRoutes: FastifyPluginAsyncTypebox<{ comments: CommentsServi
         schema: {
           operationId: place.operations.create,
           summary: 'Comment on a post',
-          description: topLevel ? 'Signed in; the author is the caller. A `postId` no post you may see has is a 422.' : 'Signed in; the author is the caller.',
+          description:
+            (topLevel ? 'Signed in; the author is the caller. A `postId` no post you may see has is a 422.' : 'Signed in; the author is the caller.') +
+            bulkWriteNote('comments') +
+            ' Each comment is told to `commentAdded` subscribers once the write has committed.',
           tags: [commentsOpenApi.tag.name],
           ...(place.collectionParams === undefined ? {} : { params: place.collectionParams }),
-          body: topLevel ? CreateCommentOnPostBody : CreateCommentBody,
-          response: { 201: OneComment },
+          body: OneOrMany(topLevel ? CreateCommentOnPostBody : CreateCommentBody),
+          response: { 201: Created(Comment) },
         },
       },
       async (request, reply) => {
-        const { postId: named, ...input } = request.body as typeof request.body & { postId?: number }
         const path = postPathOf(request.params)
+        if (isBulk(request.body)) {
+          const items = request.body as readonly (CreateCommentInput & { postId?: number })[]
+          await chargeItems(chargeRateLimit, request, reply, items.length)
+          const created = comments.createMany(
+            request.caller,
+            items.map(({ postId: named, ...input }) => ({ path: path ?? { postId: named ?? 0 }, input })),
+          )
+          return reply.code(201).send(bulkBody(path === undefined ? await parentNamedInBody('postId', 'post', created) : await created))
+        }
+        const { postId: named, ...input } = request.body as CreateCommentInput & { postId?: number }
         const comment =
           path === undefined
             ? await parentNamedInBody('postId', 'post', comments.create(request.caller, { postId: named ?? 0 }, input))

@@ -20,6 +20,8 @@ import * as repo from './comments.repository.js'
 import { streamAdded } from './comments.stream.js'
 import type { Comment, CreateCommentInput, UpdateCommentInput } from './comments.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
+import { inInsertOrder, insertInChunks } from '../db/bulk-insert.js'
+import { parentsOfItems } from '../core/bulk.js'
 
 export type CommentsService = ReturnType<typeof createCommentsService>
 
@@ -27,6 +29,12 @@ export type CommentsService = ReturnType<typeof createCommentsService>
 export interface PostPath {
   userId?: IdInput
   postId: IdInput
+}
+
+/** One comment of a bulk write, and the post it is on. */
+export interface NewComment {
+  readonly path: PostPath
+  readonly input: CreateCommentInput
 }
 
 export interface CommentsServiceDeps {
@@ -107,6 +115,33 @@ export function createCommentsService({ db, events, dataVersion }: CommentsServi
       // Committed: only now may anyone hear of it.
       await events.publish('commentAdded', added)
       return added.comment
+    },
+
+    /**
+     * A bulk write: every comment, each on its own post, as the caller, checked as create checks
+     * one, in one transaction, all or nothing, in the order given; then one commentAdded per
+     * comment, in that order, once committed.
+     */
+    async createMany(caller: Caller | null, items: readonly NewComment[]): Promise<Comment[]> {
+      const signedIn = requireSignedIn(caller)
+      const added = await writeTransaction(db, async (trx) => {
+        const posts = await parentsOfItems(
+          items.map((item) => item.path),
+          (path) => loadVisiblePost(trx, caller, path.userId, path.postId),
+        )
+        const author = await loadUser(trx, signedIn.userId)
+        const now = new Date().toISOString()
+        const rows = items.map((item, i) => ({ post_id: posts[i]!.id, author_id: author.id, content: item.input.content, created_at: now, updated_at: now }))
+        const inserted = await insertInChunks(rows, async (chunk) => inInsertOrder(await repo.insertComments(trx, chunk)))
+        return inserted.map((row, i) => ({
+          comment: repo.toComment({ ...row, author_name: author.name }),
+          post: toPost(posts[i]!),
+          author: toUser(author),
+        }))
+      })
+      // Committed: only now may anyone hear of them.
+      for (const one of added) await events.publish('commentAdded', one)
+      return added.map((one) => one.comment)
     },
 
     streamAdded: streamAdded(db, events, dataVersion),

@@ -34,11 +34,41 @@ export const textAjv = createAjv({ coerceTypes: 'array', useDefaults: true })
 /** Ajv's errors as error-body details: one per field, the first problem found, in plain words. */
 export function toErrorDetails(errors: readonly ErrorObject[], unknownField = 'is not a known field'): ErrorDetail[] {
   const byField = new Map<string, string>()
-  for (const error of errors) {
+  for (const error of ofTheValuesOwnBranches(errors)) {
     const { field, message } = describe(error, unknownField)
     if (message !== undefined && !byField.has(field)) byField.set(field, message)
   }
   return [...byField].map(([field, message]) => ({ field, message }))
+}
+
+/**
+ * A value that matches none of a union's branches (`anyOf`) fails each of them: a body that may be
+ * one item or an array of items, sent as an array, fails the item's schema for being no object.
+ * Where exactly one branch is of the value's own JSON type, only that branch's errors say what is
+ * wrong (`[17].title`, not "must be an object"); elsewhere every branch's errors are kept.
+ */
+function ofTheValuesOwnBranches(errors: readonly ErrorObject[]): readonly ErrorObject[] {
+  const passedOver: string[] = []
+  const unions = new Set<ErrorObject>()
+  for (const error of errors) {
+    if (error.keyword !== 'anyOf' || !Array.isArray(error.schema)) continue
+    const types = jsonTypesOf(error.data)
+    const branches = (error.schema as unknown[]).map((branch) => (branch as { type?: unknown }).type)
+    const own = branches.flatMap((type, i) => (typeof type === 'string' && types.includes(type) ? [i] : []))
+    if (own.length !== 1) continue
+    unions.add(error)
+    passedOver.push(...branches.flatMap((_, i) => (i === own[0] ? [] : [`${error.schemaPath}/${i}/`])))
+  }
+  if (unions.size === 0) return errors
+  return errors.filter((error) => !unions.has(error) && !passedOver.some((prefix) => `${error.schemaPath}/`.startsWith(prefix)))
+}
+
+/** The JSON Schema types a value is of (an integer is a number too). */
+function jsonTypesOf(value: unknown): readonly string[] {
+  if (value === null) return ['null']
+  if (Array.isArray(value)) return ['array']
+  if (typeof value === 'number') return Number.isInteger(value) ? ['integer', 'number'] : ['number']
+  return [typeof value]
 }
 
 function describe(error: ErrorObject, unknownField: string): { field: string; message: string | undefined } {

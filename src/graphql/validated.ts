@@ -2,7 +2,8 @@
 // the REST body uses validates the GraphQL input (same Ajv, same VALIDATION_ERROR details) before
 // the resolver runs, so GraphQL cannot accept what REST refuses. The schema assembly refuses, at
 // start-up, a Mutation field whose resolver was not built here (buildResolvers in schema.ts).
-import type { Static, TSchema } from 'typebox'
+import { type Static, type TSchema, Type } from 'typebox'
+import { bulkSizeRefusal } from '../core/bulk.js'
 import { assertValid } from '../core/validation.js'
 import type { GraphQLContext } from './context.js'
 
@@ -26,6 +27,28 @@ export function mutation<S extends TSchema, A = { input: unknown }, R = unknown>
     const input = from(args)
     assertValid<Static<S>>(schema, input)
     return resolve(input, args, context)
+  }
+  declared.add(resolver)
+  return resolver
+}
+
+/**
+ * A bulk write's mutation (`createPosts(input: [CreatePostInput!]!)`): `item` validates each item of
+ * `args.input` (or of what `from` picks out), the errors named by index (`[17].title`), after the
+ * list's size is checked as REST checks an array body's (none, or past the bound, refused whole).
+ */
+export function bulkMutation<S extends TSchema, A = { input: unknown }, R = unknown>(
+  declaration: { item: S; from?: (args: A) => unknown },
+  resolve: (items: NoInfer<Static<S>>[], args: A, context: GraphQLContext) => R,
+): MutationResolver<A, R> {
+  const { item, from = (args: A) => (args as { input?: unknown }).input } = declaration
+  const list = Type.Array(item)
+  const resolver: MutationResolver<A, R> = (_parent, args, context) => {
+    const items = from(args)
+    const refusal = bulkSizeRefusal(Array.isArray(items) ? items.length : 1)
+    if (refusal !== undefined) throw refusal
+    assertValid<Static<S>[]>(list, items)
+    return resolve(items, args, context)
   }
   declared.add(resolver)
   return resolver

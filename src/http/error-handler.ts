@@ -8,6 +8,7 @@ import { AppError, ERROR_STATUS, type ErrorCode, isAppError } from '../errors.js
 import { toAppError } from './to-app-error.js'
 import { toErrorDetails } from '../core/validation.js'
 import { errorBody } from './error-body.js'
+import { bulkBoundRefusal } from './bulk-create.js'
 
 const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
@@ -98,10 +99,9 @@ function fromValidation(error: FastifyError, request: FastifyRequest): AppError 
   const details = toErrorDetails(error.validation ?? [], error.validationContext === 'body' ? undefined : 'is not a known parameter')
   switch (error.validationContext) {
     case 'body':
-      // A body that is JSON but not the resource's shape is 422; no body at all is a bad request.
-      return request.body === undefined
-        ? new AppError('BAD_REQUEST', 'A JSON object is required as the request body')
-        : new AppError('VALIDATION_ERROR', 'The request body is not valid', details)
+      // A body that is JSON but not the resource's shape is 422; no body at all is a bad request, and a bulk write's array past its bounds is refused whole.
+      if (request.body === undefined) return new AppError('BAD_REQUEST', 'A JSON object is required as the request body')
+      return bulkBoundRefusal(error.validation ?? [], request.body) ?? new AppError('VALIDATION_ERROR', 'The request body is not valid', details)
     case 'params':
       return new AppError('NOT_FOUND', 'Not found')
     default:

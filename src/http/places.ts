@@ -38,13 +38,17 @@ export const itemIdOf = (params: unknown, name: string): string => (params as Re
 /**
  * A create whose parent the body names (`{"userId": 3, …}` on `POST /posts`): a parent that is not
  * there is a field of the body in error (422, the field named), not a missing address (the path is
- * there). The service answers the same NOT_FOUND it would for a parent named by the path.
+ * there). The service answers the same NOT_FOUND it would for a parent named by the path; for a
+ * bulk write's item, with the item named in its details (`[3]`), which becomes `[3].userId`.
  */
 export async function parentNamedInBody<T>(field: string, noun: string, create: Promise<T>): Promise<T> {
   try {
     return await create
   } catch (error) {
     if (!isAppError(error) || error.code !== 'NOT_FOUND') throw error
-    throw new AppError('VALIDATION_ERROR', 'The request body is not valid', [{ field, message: `no ${noun} has this id, or it is not visible to you` }])
+    const message = `no ${noun} has this id, or it is not visible to you`
+    const items = (error.details ?? []).filter((detail) => /^\[\d+\]$/.test(detail.field))
+    const details = items.length === 0 ? [{ field, message }] : items.map((item) => ({ field: `${item.field}.${field}`, message }))
+    throw new AppError('VALIDATION_ERROR', 'The request body is not valid', details)
   }
 }

@@ -29,7 +29,7 @@ import {
 import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
 import { parseId } from '../core/ids.js'
 import type { Album } from '../albums/albums.public.js'
-import { mutation, mutationWithoutInput } from '../graphql/validated.js'
+import { bulkMutation, mutation, mutationWithoutInput } from '../graphql/validated.js'
 import { fieldDescription } from '../graphql/error-codes.js'
 import { CreatePhotoBody, type CreatePhotoInput, type Photo, PhotosCollection, UpdatePhotoBody } from './photos.schemas.js'
 import type { PhotosService } from './photos.service.js'
@@ -98,6 +98,18 @@ extend type Query {
 }
 
 extend type Mutation {
+  ${fieldDescription(
+    "Photos, 1 to 1000, each in its album, in one transaction: all or none, in the order given; the albums' owner or an admin. One point per photo; an item's errors named by its index.",
+    {
+      UNAUTHENTICATED: 'anonymous caller',
+      BAD_REQUEST: 'an empty list',
+      PAYLOAD_TOO_LARGE: 'more than 1000 items',
+      VALIDATION_ERROR: 'an item breaks the rules of a photo, one detail per field of each item',
+      NOT_FOUND: 'no album albumId (the first item naming it in details)',
+      FORBIDDEN: "the caller is neither an album's owner nor an admin",
+    },
+  )}
+  createPhotos(input: [CreatePhotoInput!]!): [Photo!]!
   ${fieldDescription("A new photo in an album; the album's owner or an admin.", {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the input breaks the rules of a photo, one detail per field',
@@ -160,6 +172,17 @@ export function photosResolvers(photos: PhotosService, albumById: Reference<Albu
       album: (photo: Photo, _args: unknown, context: GraphQLContext) => albumById(context, photo.albumId),
     },
     Mutation: {
+      createPhotos: bulkMutation(
+        {
+          item: CreatePhotoBody,
+          from: (args: { input: (CreatePhotoInput & { albumId: string })[] }) => args.input.map(({ albumId: _, ...photo }) => photo),
+        },
+        (items, args, context) =>
+          photos.createMany(
+            context.caller,
+            items.map((input, i) => ({ path: { albumId: args.input[i]!.albumId }, input })),
+          ),
+      ),
       // The album is in the input here, in the path over REST: the body schema checks the rest.
       createPhoto: mutation(
         {

@@ -57,6 +57,11 @@ export function insertPhoto(db: Db, row: NewPhotoRow): Promise<PhotoRow> {
   return db.insertInto('photos').values(row).returningAll().executeTakeFirstOrThrow()
 }
 
+/** Many photos in one statement, as their rows (RETURNING's order is the store's: see inInsertOrder). */
+export function insertPhotos(db: Db, rows: readonly NewPhotoRow[]): Promise<PhotoRow[]> {
+  return db.insertInto('photos').values(rows).returningAll().execute()
+}
+
 export function updatePhoto(db: Db, id: number, changes: PhotoRowChanges): Promise<PhotoRow> {
   return db.updateTable('photos').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
 }

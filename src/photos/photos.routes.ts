@@ -13,8 +13,9 @@ import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
 import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
+import { bulkBody, bulkWriteNote, chargeItems, Created, isBulk, OneOrMany } from '../http/bulk-create.js'
 import { Id, IdParam } from '../core/schema-types.js'
-import { CreatePhotoBody, Photo, PhotosCollection, UpdatePhotoBody } from './photos.schemas.js'
+import { CreatePhotoBody, type CreatePhotoInput, Photo, PhotosCollection, UpdatePhotoBody } from './photos.schemas.js'
 import { photoRequestExamples, photosOpenApi } from './photos.openapi.js'
 import type { RoutesOptions } from '../feature.js'
 import type { AlbumsService } from '../albums/albums.public.js'
@@ -130,16 +131,26 @@ export const photosRoutes: FastifyPluginAsyncTypebox<{ photos: PhotosService; al
         schema: {
           operationId: place.operations.create,
           summary: 'Add a photo to an album',
-          description: topLevel ? "The album's owner, or an admin. An `albumId` no album has is a 422." : "The album's owner, or an admin.",
+          description:
+            (topLevel ? "The album's owner, or an admin. An `albumId` no album has is a 422." : "The album's owner, or an admin.") + bulkWriteNote('photos'),
           tags: [photosOpenApi.tag.name],
           ...(place.collectionParams === undefined ? {} : { params: place.collectionParams }),
-          body: topLevel ? CreatePhotoInAlbumBody : CreatePhotoBody,
-          response: { 201: OnePhoto },
+          body: OneOrMany(topLevel ? CreatePhotoInAlbumBody : CreatePhotoBody),
+          response: { 201: Created(Photo) },
         },
       },
       async (request, reply) => {
-        const { albumId: named, ...input } = request.body as typeof request.body & { albumId?: number }
         const path = albumPathOf(request.params)
+        if (isBulk(request.body)) {
+          const items = request.body as readonly (CreatePhotoInput & { albumId?: number })[]
+          await chargeItems(chargeRateLimit, request, reply, items.length)
+          const created = photos.createMany(
+            request.caller,
+            items.map(({ albumId: named, ...input }) => ({ path: path ?? { albumId: named ?? 0 }, input })),
+          )
+          return reply.code(201).send(bulkBody(path === undefined ? await parentNamedInBody('albumId', 'album', created) : await created))
+        }
+        const { albumId: named, ...input } = request.body as CreatePhotoInput & { albumId?: number }
         const photo =
           path === undefined
             ? await parentNamedInBody('albumId', 'album', photos.create(request.caller, { albumId: named ?? 0 }, input))

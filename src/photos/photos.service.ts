@@ -15,6 +15,8 @@ import { type AlbumRow, loadAlbum } from '../albums/albums.public.js'
 import * as repo from './photos.repository.js'
 import type { CreatePhotoInput, Photo, UpdatePhotoInput } from './photos.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
+import { inInsertOrder, insertInChunks } from '../db/bulk-insert.js'
+import { parentsOfItems } from '../core/bulk.js'
 
 export type PhotosService = ReturnType<typeof createPhotosService>
 
@@ -58,20 +60,21 @@ export function createPhotosService({ db }: { db: Db }) {
 
     async create(caller: Caller | null, path: AlbumPath, input: CreatePhotoInput): Promise<Photo> {
       return writeTransaction(db, async (trx) => {
-        // Read (and, on PostgreSQL, locked) before the insert refers to it.
-        const album = await loadAlbum(trx, path.userId, path.albumId)
-        requireOwnerOrAdmin(caller, album.user_id, 'add photos to this album')
-        const now = new Date().toISOString()
-        return toPhoto(
-          await repo.insertPhoto(trx, {
-            album_id: album.id,
-            title: input.title,
-            url: input.url,
-            thumbnail_url: input.thumbnailUrl,
-            created_at: now,
-            updated_at: now,
-          }),
+        const album = await loadWritableAlbum(trx, caller, path)
+        return toPhoto(await repo.insertPhoto(trx, newPhotoRow(album.id, input, new Date().toISOString())))
+      })
+    },
+
+    /** A bulk write: every photo, each in its own album, checked as create checks one, in one transaction, all or nothing, in the order given. */
+    async createMany(caller: Caller | null, items: readonly NewPhoto[]): Promise<Photo[]> {
+      return writeTransaction(db, async (trx) => {
+        const albums = await parentsOfItems(
+          items.map((item) => item.path),
+          (path) => loadWritableAlbum(trx, caller, path),
         )
+        const now = new Date().toISOString()
+        const rows = items.map((item, i) => newPhotoRow(albums[i]!.id, item.input, now))
+        return (await insertInChunks(rows, async (chunk) => inInsertOrder(await repo.insertPhotos(trx, chunk)))).map(toPhoto)
       })
     },
 
@@ -127,3 +130,25 @@ export function toPhoto(row: PhotoRow): Photo {
     updatedAt: toIsoTimestamp(row.updated_at),
   }
 }
+
+/** One photo of a bulk write, and its album. */
+export interface NewPhoto {
+  readonly path: AlbumPath
+  readonly input: CreatePhotoInput
+}
+
+/** The album photos are added to, when the caller may: read (and, on PostgreSQL, locked) before the insert refers to it. */
+async function loadWritableAlbum(trx: Db, caller: Caller | null, path: AlbumPath) {
+  const album = await loadAlbum(trx, path.userId, path.albumId)
+  requireOwnerOrAdmin(caller, album.user_id, 'add photos to this album')
+  return album
+}
+
+const newPhotoRow = (albumId: number, input: CreatePhotoInput, now: string) => ({
+  album_id: albumId,
+  title: input.title,
+  url: input.url,
+  thumbnail_url: input.thumbnailUrl,
+  created_at: now,
+  updated_at: now,
+})

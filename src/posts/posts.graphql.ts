@@ -32,7 +32,7 @@ import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
 import { notFound } from '../errors.js'
 import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.public.js'
-import { mutation, mutationWithoutInput } from '../graphql/validated.js'
+import { bulkMutation, mutation, mutationWithoutInput } from '../graphql/validated.js'
 import { fieldDescription } from '../graphql/error-codes.js'
 import { CreatePostBody, type Post, PostsCollection, UpdatePostBody } from './posts.schemas.js'
 import { type PostsService, postFields } from './posts.service.js'
@@ -118,6 +118,17 @@ extend type Mutation {
     NOT_FOUND: 'the caller was deleted while the operation ran',
   })}
   createPost(input: CreatePostInput!): Post!
+  ${fieldDescription(
+    "Posts by the caller, 1 to 1000, in one transaction: all or none, in the order given. One point per post; an item's errors named by its index ([17].title).",
+    {
+      UNAUTHENTICATED: 'anonymous caller',
+      BAD_REQUEST: 'an empty list',
+      PAYLOAD_TOO_LARGE: 'more than 1000 items',
+      VALIDATION_ERROR: 'an item breaks the rules of a post, one detail per field of each item',
+      NOT_FOUND: 'the caller was deleted while the operation ran',
+    },
+  )}
+  createPosts(input: [CreatePostInput!]!): [Post!]!
   ${fieldDescription('The author or an admin changes a post.', {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the input breaks the rules of a post, one detail per field',
@@ -200,6 +211,13 @@ export function postsResolvers(posts: PostsService, userById: Reference<User>) {
     },
     Mutation: {
       createPost: mutation({ input: CreatePostBody }, (input, _args, context) => posts.create(context.caller, requireSignedIn(context.caller).userId, input)),
+      createPosts: bulkMutation({ item: CreatePostBody }, (items, _args, context) => {
+        const { userId } = requireSignedIn(context.caller)
+        return posts.createMany(
+          context.caller,
+          items.map((input) => ({ userId, input })),
+        )
+      }),
       updatePost: mutation({ input: UpdatePostBody }, (input, args: { id: string }, context) => posts.update(context.caller, undefined, args.id, input)),
       deletePost: mutationWithoutInput(async (args: { id: string }, context) => {
         await posts.remove(context.caller, undefined, args.id)

@@ -126,6 +126,11 @@ export function insertPost(db: Db, row: NewPostRow): Promise<PostRow> {
   return db.insertInto('posts').values(row).returningAll().executeTakeFirstOrThrow()
 }
 
+/** Many posts in one statement, as their rows (RETURNING's order is the store's: see inInsertOrder). */
+export function insertPosts(db: Db, rows: readonly NewPostRow[]): Promise<PostRow[]> {
+  return db.insertInto('posts').values(rows).returningAll().execute()
+}
+
 export function updatePost(db: Db, id: number, changes: PostRowChanges): Promise<PostRow> {
   return db.updateTable('posts').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
 }

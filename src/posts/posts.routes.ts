@@ -10,9 +10,10 @@ import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
 import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
+import { bulkBody, bulkWriteNote, chargeItems, Created, isBulk, OneOrMany } from '../http/bulk-create.js'
 import { Id, IdParam } from '../core/schema-types.js'
 import { requireSignedIn } from '../core/caller.js'
-import { CreatePostBody, Post, PostsCollection, ReplacePostBody, UpdatePostBody } from './posts.schemas.js'
+import { CreatePostBody, type CreatePostInput, Post, PostsCollection, ReplacePostBody, UpdatePostBody } from './posts.schemas.js'
 import { postRequestExamples, postsOpenApi } from './posts.openapi.js'
 import type { RoutesOptions } from '../feature.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
@@ -128,19 +129,29 @@ export const postsRoutes: FastifyPluginAsyncTypebox<{ posts: PostsService; users
         },
         schema: {
           operationId: place.operations.create,
-          summary: 'Create a post',
-          description: topLevel
-            ? 'The author (`userId`, the caller when left out), or an admin. `status` defaults to `published`. A `userId` no user has is a 422.'
-            : 'The owner, or an admin. `status` defaults to `published`.',
+          summary: 'Create a post (or many)',
+          description:
+            (topLevel
+              ? 'The author (`userId`, the caller when left out), or an admin. `status` defaults to `published`. A `userId` no user has is a 422.'
+              : 'The owner, or an admin. `status` defaults to `published`.') + bulkWriteNote('posts'),
           tags: [postsOpenApi.tag.name],
           ...(place.collectionParams === undefined ? {} : { params: place.collectionParams }),
-          body: topLevel ? CreatePostForUserBody : CreatePostBody,
-          response: { 201: OnePost },
+          body: OneOrMany(topLevel ? CreatePostForUserBody : CreatePostBody),
+          response: { 201: Created(Post) },
         },
       },
       async (request, reply) => {
-        const { userId: named, ...input } = request.body as typeof request.body & { userId?: number }
         const userId = parentOf(request.params, 'userId')
+        if (isBulk(request.body)) {
+          const items = request.body as readonly (CreatePostInput & { userId?: number })[]
+          await chargeItems(chargeRateLimit, request, reply, items.length)
+          const created = posts.createMany(
+            request.caller,
+            items.map(({ userId: named, ...input }) => ({ userId: userId ?? named ?? requireSignedIn(request.caller).userId, input })),
+          )
+          return reply.code(201).send(bulkBody(userId === undefined ? await parentNamedInBody('userId', 'user', created) : await created))
+        }
+        const { userId: named, ...input } = request.body as CreatePostInput & { userId?: number }
         const post =
           userId === undefined
             ? await parentNamedInBody('userId', 'user', posts.create(request.caller, named ?? requireSignedIn(request.caller).userId, input))

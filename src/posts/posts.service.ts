@@ -17,6 +17,8 @@ import * as repo from './posts.repository.js'
 import type { DraftVisibility } from './post-visibility.js'
 import type { CreatePostInput, Post, UpdatePostInput } from './posts.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
+import { inInsertOrder, insertInChunks } from '../db/bulk-insert.js'
+import { parentsOfItems } from '../core/bulk.js'
 import { type Columns, Projection, sortColumns } from '../db/projection.js'
 
 export type PostsService = ReturnType<typeof createPostsService>
@@ -83,20 +85,26 @@ export function createPostsService({ db }: { db: Db }) {
     /** The owner's existence is checked in the insert's transaction: no post for a user deleted meanwhile. */
     async create(caller: Caller | null, userId: IdInput, input: CreatePostInput): Promise<Post> {
       return writeTransaction(db, async (trx) => {
-        const owner = await loadUser(trx, userId)
-        requireOwnerOrAdmin(caller, owner.id, "write this user's posts")
+        const owner = await loadOwner(trx, caller, userId)
+        return toPost(await repo.insertPost(trx, newPostRow(owner.id, input, new Date().toISOString())))
+      })
+    },
+
+    /**
+     * A bulk write: every post, each under its own author, in one transaction, all or nothing, in
+     * the order given. Each author is checked as create checks one (exists, the caller may write
+     * their posts); the first item that fails fails them all, named in the error's details (`[3]`).
+     */
+    async createMany(caller: Caller | null, items: readonly NewPost[]): Promise<Post[]> {
+      return writeTransaction(db, async (trx) => {
+        const owners = await parentsOfItems(
+          items.map((item) => item.userId),
+          (userId) => loadOwner(trx, caller, userId),
+        )
         const now = new Date().toISOString()
-        const status = input.status ?? 'published'
-        const row = await repo.insertPost(trx, {
-          user_id: owner.id,
-          title: input.title,
-          content: input.content,
-          status,
-          published_at: status === 'published' ? now : null,
-          created_at: now,
-          updated_at: now,
-        })
-        return toPost(row)
+        const rows = items.map((item, i) => newPostRow(owners[i]!.id, item.input, now))
+        const inserted = await insertInChunks(rows, async (chunk) => inInsertOrder(await repo.insertPosts(trx, chunk)))
+        return inserted.map(toPost)
       })
     },
 
@@ -136,6 +144,33 @@ export function createPostsService({ db }: { db: Db }) {
       changes.updated_at = new Date().toISOString()
       return toPost(await repo.updatePost(trx, post.id, changes))
     })
+  }
+}
+
+/** One post of a bulk write, and its author. */
+export interface NewPost {
+  readonly userId: IdInput
+  readonly input: CreatePostInput
+}
+
+/** The owner of posts to be written: the user, when the caller may write their posts. The owner's existence is checked in the insert's transaction. */
+async function loadOwner(trx: Db, caller: Caller | null, userId: IdInput) {
+  const owner = await loadUser(trx, userId)
+  requireOwnerOrAdmin(caller, owner.id, "write this user's posts")
+  return owner
+}
+
+/** A new post's row; published at `now` unless a draft. */
+function newPostRow(userId: number, input: CreatePostInput, now: string) {
+  const status = input.status ?? 'published'
+  return {
+    user_id: userId,
+    title: input.title,
+    content: input.content,
+    status,
+    published_at: status === 'published' ? now : null,
+    created_at: now,
+    updated_at: now,
   }
 }
 

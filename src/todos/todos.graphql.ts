@@ -30,7 +30,7 @@ import {
 import { DEFAULT_PAGE_LIMIT } from '../collections/pagination.js'
 import { parseId } from '../core/ids.js'
 import type { User } from '../users/users.public.js'
-import { mutation, mutationWithoutInput } from '../graphql/validated.js'
+import { bulkMutation, mutation, mutationWithoutInput } from '../graphql/validated.js'
 import { fieldDescription } from '../graphql/error-codes.js'
 import { CreateTodoBody, type Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
 import type { TodosService } from './todos.service.js'
@@ -93,6 +93,17 @@ extend type Mutation {
     NOT_FOUND: 'the caller was deleted while the operation ran',
   })}
   addTodo(text: String!): Todo!
+  ${fieldDescription(
+    "Open todos for the caller, one per text, 1 to 1000, in one transaction: all or none, in the order given. One point per todo; an item's errors named by its index ([3].text).",
+    {
+      UNAUTHENTICATED: 'anonymous caller',
+      BAD_REQUEST: 'an empty list',
+      PAYLOAD_TOO_LARGE: 'more than 1000 items',
+      VALIDATION_ERROR: 'a text breaks the rules of a todo, one detail per item',
+      NOT_FOUND: 'the caller was deleted while the operation ran',
+    },
+  )}
+  addTodos(texts: [String!]!): [Todo!]!
   ${fieldDescription('The owner or an admin changes a todo; only the fields given change.', {
     UNAUTHENTICATED: 'anonymous caller',
     VALIDATION_ERROR: 'the input breaks the rules of a todo, one detail per field',
@@ -148,6 +159,13 @@ export function todosResolvers(todos: TodosService, userById: Reference<User>) {
       user: (todo: Todo, _args: unknown, context: GraphQLContext, info: GraphQLResolveInfo) => userById(context, todo.userId, info),
     },
     Mutation: {
+      addTodos: bulkMutation({ item: CreateTodoBody, from: (args: { texts: string[] }) => args.texts.map((text) => ({ text })) }, (items, _args, context) => {
+        const { userId } = requireSignedIn(context.caller)
+        return todos.createMany(
+          context.caller,
+          items.map((input) => ({ userId, input })),
+        )
+      }),
       // The text comes as an argument of its own, not in an input object.
       addTodo: mutation({ input: CreateTodoBody, from: (args: { text: string }) => ({ text: args.text }) }, (input, _args, context) =>
         todos.create(context.caller, requireSignedIn(context.caller).userId, input),

@@ -57,6 +57,11 @@ export function insertTodo(db: Db, row: NewTodoRow): Promise<TodoRow> {
   return db.insertInto('todos').values(row).returningAll().executeTakeFirstOrThrow()
 }
 
+/** Many todos in one statement, as their rows (RETURNING's order is the store's: see inInsertOrder). */
+export function insertTodos(db: Db, rows: readonly NewTodoRow[]): Promise<TodoRow[]> {
+  return db.insertInto('todos').values(rows).returningAll().execute()
+}
+
 export function updateTodo(db: Db, id: number, changes: TodoRowChanges): Promise<TodoRow> {
   return db.updateTable('todos').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
 }

@@ -11,9 +11,10 @@ import { ifMatchOf } from '../http/caching.js'
 import { itemIdOf, parentNamedInBody, parentOf, type Place } from '../http/places.js'
 import { readRepresentation, representationShapeOf } from '../http/representation.js'
 import { representedResourceBody, ResourceEnvelope, resourceBody } from '../http/resource-reply.js'
+import { bulkBody, bulkWriteNote, chargeItems, Created, isBulk, OneOrMany } from '../http/bulk-create.js'
 import { requireSignedIn } from '../core/caller.js'
 import { Id, IdParam } from '../core/schema-types.js'
-import { CreateTodoBody, Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
+import { CreateTodoBody, type CreateTodoInput, Todo, TodosCollection, UpdateTodoBody } from './todos.schemas.js'
 import { todoRequestExamples, todosOpenApi } from './todos.openapi.js'
 import type { RoutesOptions } from '../feature.js'
 import { representedTodo, todoEmbeds } from './todos.embeds.js'
@@ -114,17 +115,27 @@ export const todosRoutes: FastifyPluginAsyncTypebox<{ todos: TodosService } & Ro
           operationId: place.operations.create,
           summary: 'Create a todo',
           description: topLevel
-            ? 'The owner (`userId`, the caller when left out), or an admin. A new todo is not completed. A `userId` no user has is a 422.'
-            : 'The owner, or an admin. A new todo is not completed.',
+            ? 'The owner (`userId`, the caller when left out), or an admin. A new todo is not completed. A `userId` no user has is a 422.' +
+              bulkWriteNote('todos')
+            : 'The owner, or an admin. A new todo is not completed.' + bulkWriteNote('todos'),
           tags: [todosOpenApi.tag.name],
           ...(place.collectionParams === undefined ? {} : { params: place.collectionParams }),
-          body: topLevel ? CreateTodoForUserBody : CreateTodoBody,
-          response: { 201: OneTodo },
+          body: OneOrMany(topLevel ? CreateTodoForUserBody : CreateTodoBody),
+          response: { 201: Created(Todo) },
         },
       },
       async (request, reply) => {
-        const { userId: named, ...input } = request.body as typeof request.body & { userId?: number }
         const userId = parentOf(request.params, 'userId')
+        if (isBulk(request.body)) {
+          const items = request.body as readonly (CreateTodoInput & { userId?: number })[]
+          await chargeItems(chargeRateLimit, request, reply, items.length)
+          const created = todos.createMany(
+            request.caller,
+            items.map(({ userId: named, ...input }) => ({ userId: userId ?? named ?? requireSignedIn(request.caller).userId, input })),
+          )
+          return reply.code(201).send(bulkBody(userId === undefined ? await parentNamedInBody('userId', 'user', created) : await created))
+        }
+        const { userId: named, ...input } = request.body as CreateTodoInput & { userId?: number }
         const todo =
           userId === undefined
             ? await parentNamedInBody('userId', 'user', todos.create(request.caller, named ?? requireSignedIn(request.caller).userId, input))

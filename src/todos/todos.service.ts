@@ -14,6 +14,8 @@ import { loadUser } from '../users/users.public.js'
 import * as repo from './todos.repository.js'
 import type { CreateTodoInput, Todo, UpdateTodoInput } from './todos.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
+import { inInsertOrder, insertInChunks } from '../db/bulk-insert.js'
+import { parentsOfItems } from '../core/bulk.js'
 
 export type TodosService = ReturnType<typeof createTodosService>
 
@@ -51,10 +53,21 @@ export function createTodosService({ db }: { db: Db }) {
 
     async create(caller: Caller | null, userId: IdInput, input: CreateTodoInput): Promise<Todo> {
       return writeTransaction(db, async (trx) => {
-        const owner = await loadUser(trx, userId)
-        requireOwnerOrAdmin(caller, owner.id, "write this user's todos")
+        const owner = await loadOwner(trx, caller, userId)
+        return toTodo(await repo.insertTodo(trx, newTodoRow(owner.id, input, new Date().toISOString())))
+      })
+    },
+
+    /** A bulk write: every todo, each for its own owner, checked as create checks one, in one transaction, all or nothing, in the order given. */
+    async createMany(caller: Caller | null, items: readonly NewTodo[]): Promise<Todo[]> {
+      return writeTransaction(db, async (trx) => {
+        const owners = await parentsOfItems(
+          items.map((item) => item.userId),
+          (userId) => loadOwner(trx, caller, userId),
+        )
         const now = new Date().toISOString()
-        return toTodo(await repo.insertTodo(trx, { user_id: owner.id, text: input.text, completed: 0, created_at: now, updated_at: now }))
+        const rows = items.map((item, i) => newTodoRow(owners[i]!.id, item.input, now))
+        return (await insertInChunks(rows, async (chunk) => inInsertOrder(await repo.insertTodos(trx, chunk)))).map(toTodo)
       })
     },
 
@@ -102,3 +115,25 @@ export function toTodo(row: TodoRow): Todo {
     updatedAt: toIsoTimestamp(row.updated_at),
   }
 }
+
+/** One todo of a bulk write, and its owner. */
+export interface NewTodo {
+  readonly userId: IdInput
+  readonly input: CreateTodoInput
+}
+
+/** The owner of todos to be written: the user, when the caller may write their todos (checked in the insert's transaction). */
+async function loadOwner(trx: Db, caller: Caller | null, userId: IdInput) {
+  const owner = await loadUser(trx, userId)
+  requireOwnerOrAdmin(caller, owner.id, "write this user's todos")
+  return owner
+}
+
+/** A new todo's row: not completed. */
+const newTodoRow = (userId: number, input: CreateTodoInput, now: string) => ({
+  user_id: userId,
+  text: input.text,
+  completed: 0 as const,
+  created_at: now,
+  updated_at: now,
+})

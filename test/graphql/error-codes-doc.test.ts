@@ -23,6 +23,7 @@ interface Case {
   code: string
   caller: Caller
   operation: string
+  /** By name: a fixture's key in `ids`, or the value itself. */
   variables?: Record<string, unknown>
 }
 
@@ -415,6 +416,83 @@ describe('the error codes in the GraphQL schema docs', () => {
 
     { field: 'Mutation.addTodo', code: 'UNAUTHENTICATED', caller: 'anonymous', operation: 'mutation { addTodo(text: "T") { id } }' },
     { field: 'Mutation.addTodo', code: 'VALIDATION_ERROR', caller: 'bob', operation: 'mutation { addTodo(text: "") { id } }' },
+
+    // Bulk writes: the same rules per item, an item's errors named by its index, and the list's bounds.
+    {
+      field: 'Mutation.createPosts',
+      code: 'UNAUTHENTICATED',
+      caller: 'anonymous',
+      operation: 'mutation { createPosts(input: [{title: "T", content: "C"}]) { id } }',
+    },
+    {
+      field: 'Mutation.createPosts',
+      code: 'VALIDATION_ERROR',
+      caller: 'bob',
+      operation: 'mutation { createPosts(input: [{title: "T", content: "C"}, {title: "", content: "C"}]) { id } }',
+    },
+    { field: 'Mutation.createPosts', code: 'BAD_REQUEST', caller: 'bob', operation: 'mutation { createPosts(input: []) { id } }' },
+    {
+      field: 'Mutation.createPosts',
+      code: 'PAYLOAD_TOO_LARGE',
+      caller: 'bob',
+      operation: 'mutation ($input: [CreatePostInput!]!) { createPosts(input: $input) { id } }',
+      variables: { input: Array.from({ length: 1001 }, () => ({ title: 'T', content: 'C' })) },
+    },
+    { field: 'Mutation.createAlbums', code: 'UNAUTHENTICATED', caller: 'anonymous', operation: 'mutation { createAlbums(input: [{title: "A"}]) { id } }' },
+    { field: 'Mutation.createAlbums', code: 'VALIDATION_ERROR', caller: 'bob', operation: 'mutation { createAlbums(input: [{title: ""}]) { id } }' },
+    { field: 'Mutation.addTodos', code: 'UNAUTHENTICATED', caller: 'anonymous', operation: 'mutation { addTodos(texts: ["T"]) { id } }' },
+    { field: 'Mutation.addTodos', code: 'VALIDATION_ERROR', caller: 'bob', operation: 'mutation { addTodos(texts: ["T", ""]) { id } }' },
+    {
+      field: 'Mutation.addComments',
+      code: 'UNAUTHENTICATED',
+      caller: 'anonymous',
+      operation: 'mutation ($id: ID!) { addComments(input: [{postId: $id, content: "C"}]) { id } }',
+      variables: { id: 'alicePost' },
+    },
+    {
+      field: 'Mutation.addComments',
+      code: 'VALIDATION_ERROR',
+      caller: 'bob',
+      operation: 'mutation ($id: ID!) { addComments(input: [{postId: $id, content: ""}]) { id } }',
+      variables: { id: 'alicePost' },
+    },
+    {
+      field: 'Mutation.addComments',
+      code: 'NOT_FOUND',
+      caller: 'bob',
+      operation: 'mutation { addComments(input: [{postId: "999999", content: "C"}]) { id } }',
+    },
+    {
+      field: 'Mutation.createPhotos',
+      code: 'UNAUTHENTICATED',
+      caller: 'anonymous',
+      operation:
+        'mutation ($id: ID!) { createPhotos(input: [{albumId: $id, title: "P", url: "https://picsum.photos/seed/1/600/600", thumbnailUrl: "https://picsum.photos/seed/1/150/150"}]) { id } }',
+      variables: { id: 'aliceAlbum' },
+    },
+    {
+      field: 'Mutation.createPhotos',
+      code: 'FORBIDDEN',
+      caller: 'bob',
+      operation:
+        'mutation ($id: ID!) { createPhotos(input: [{albumId: $id, title: "P", url: "https://picsum.photos/seed/1/600/600", thumbnailUrl: "https://picsum.photos/seed/1/150/150"}]) { id } }',
+      variables: { id: 'aliceAlbum' },
+    },
+    {
+      field: 'Mutation.createPhotos',
+      code: 'NOT_FOUND',
+      caller: 'bob',
+      operation:
+        'mutation { createPhotos(input: [{albumId: "999999", title: "P", url: "https://picsum.photos/seed/1/600/600", thumbnailUrl: "https://picsum.photos/seed/1/150/150"}]) { id } }',
+    },
+    {
+      field: 'Mutation.createPhotos',
+      code: 'VALIDATION_ERROR',
+      caller: 'alice',
+      operation:
+        'mutation ($id: ID!) { createPhotos(input: [{albumId: $id, title: "", url: "https://picsum.photos/seed/1/600/600", thumbnailUrl: "https://picsum.photos/seed/1/150/150"}]) { id } }',
+      variables: { id: 'aliceAlbum' },
+    },
     {
       field: 'Mutation.updateTodo',
       code: 'UNAUTHENTICATED',
@@ -564,7 +642,10 @@ describe('the error codes in the GraphQL schema docs', () => {
   it('produces, for each field in the table, the expected code, and the field lists it', async () => {
     for (const { field, code, caller, operation, variables } of cases) {
       const listed = codesInDescription(descriptions.get(field))
-      const resolved = Object.fromEntries(Object.entries(variables ?? {}).map(([name, key]) => [name, ids[key as keyof typeof ids]]))
+      // A variable names a fixture's id, or is the value itself (a bulk write's list).
+      const resolved = Object.fromEntries(
+        Object.entries(variables ?? {}).map(([name, key]) => [name, typeof key === 'string' && key in ids ? ids[key as keyof typeof ids] : key]),
+      )
       const token = caller === 'anonymous' ? undefined : t.tokens[caller]
       const answer = await graphql(t, operation, { variables: resolved, token })
       const produced = (answer.body.errors ?? []).map((error) => ({ code: error.extensions?.code, path: error.path?.join('.') }))

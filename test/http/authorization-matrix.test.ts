@@ -139,20 +139,29 @@ const GRAPHQL: Record<string, GraphQLCase> = {
   deleteUser: { query: (w) => `mutation { deleteUser(id: "${w.ownerId}") }`, expect: gqlOwnerOrAdmin },
   // The caller's own post, comment or todo: anyone signed in.
   createPost: { query: () => 'mutation { createPost(input: { title: "T", content: "C" }) { id } }', expect: gqlAnySignedIn },
+  createPosts: { query: () => 'mutation { createPosts(input: [{ title: "T", content: "C" }]) { id } }', expect: gqlAnySignedIn },
   updatePost: { query: (w) => `mutation { updatePost(id: "${w.postId}", input: { title: "T2" }) { id } }`, expect: gqlOwnerOrAdmin },
   deletePost: { query: (w) => `mutation { deletePost(id: "${w.postId}") }`, expect: gqlOwnerOrAdmin },
   addComment: { query: (w) => `mutation { addComment(input: { postId: "${w.postId}", content: "Hi" }) { id } }`, expect: gqlAnySignedIn },
+  addComments: { query: (w) => `mutation { addComments(input: [{ postId: "${w.postId}", content: "Hi" }]) { id } }`, expect: gqlAnySignedIn },
   updateComment: { query: (w) => `mutation { updateComment(id: "${w.commentId}", input: { content: "Edited" }) { id } }`, expect: gqlOwnerOrAdmin },
   deleteComment: { query: (w) => `mutation { deleteComment(id: "${w.commentId}") }`, expect: gqlOwnerOrAdmin },
   addTodo: { query: () => 'mutation { addTodo(text: "Do") { id } }', expect: gqlAnySignedIn },
+  addTodos: { query: () => 'mutation { addTodos(texts: ["Do"]) { id } }', expect: gqlAnySignedIn },
   updateTodo: { query: (w) => `mutation { updateTodo(id: "${w.todoId}", input: { completed: true }) { id } }`, expect: gqlOwnerOrAdmin },
   deleteTodo: { query: (w) => `mutation { deleteTodo(id: "${w.todoId}") }`, expect: gqlOwnerOrAdmin },
   createAlbum: { query: () => 'mutation { createAlbum(input: { title: "A" }) { id } }', expect: gqlAnySignedIn },
+  createAlbums: { query: () => 'mutation { createAlbums(input: [{ title: "A" }]) { id } }', expect: gqlAnySignedIn },
   updateAlbum: { query: (w) => `mutation { updateAlbum(id: "${w.albumId}", input: { title: "A2" }) { id } }`, expect: gqlOwnerOrAdmin },
   deleteAlbum: { query: (w) => `mutation { deleteAlbum(id: "${w.albumId}") }`, expect: gqlOwnerOrAdmin },
   // In the owner's album: its owner or an admin.
   createPhoto: {
     query: (w) => `mutation { createPhoto(input: { albumId: "${w.albumId}", title: "P", url: "${PHOTO.url}", thumbnailUrl: "${PHOTO.thumbnailUrl}" }) { id } }`,
+    expect: gqlOwnerOrAdmin,
+  },
+  createPhotos: {
+    query: (w) =>
+      `mutation { createPhotos(input: [{ albumId: "${w.albumId}", title: "P", url: "${PHOTO.url}", thumbnailUrl: "${PHOTO.thumbnailUrl}" }]) { id } }`,
     expect: gqlOwnerOrAdmin,
   },
   updatePhoto: { query: (w) => `mutation { updatePhoto(id: "${w.photoId}", input: { title: "P2" }) { id } }`, expect: gqlOwnerOrAdmin },

@@ -253,11 +253,14 @@ describe('the API description', () => {
       const where = `${method} ${path}`
       for (const media of Object.values(operation.requestBody?.content ?? {}) as { schema?: unknown }[]) expect(isShared(media.schema), where).toBe(true)
       for (const [status, response] of Object.entries(operation.responses)) {
-        const answer = response.content?.['application/json']?.schema as { properties: { data: { items?: unknown }; meta: unknown } } | undefined
+        type Envelope = { properties: { data: { items?: unknown }; meta: unknown } }
+        const answer = response.content?.['application/json']?.schema as (Envelope & { anyOf?: Envelope[] }) | undefined
         if (answer === undefined) continue
-        const { data, meta } = answer.properties
-        expect(isShared(data.items ?? data), `${where} ${status}`).toBe(true)
-        expect(isShared(meta), `${where} ${status}`).toBe(true)
+        // A create's 201: the resource, or a bulk write's resources.
+        for (const { properties } of answer.anyOf ?? [answer]) {
+          expect(isShared(properties.data.items ?? properties.data), `${where} ${status}`).toBe(true)
+          expect(isShared(properties.meta), `${where} ${status}`).toBe(true)
+        }
       }
     }
     const schemaOf = (path: string, method: string, status: string) =>

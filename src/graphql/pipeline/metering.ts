@@ -4,7 +4,8 @@
 // one request, and held the event loop 25 s).
 //
 // An operation's points: 1, plus 1 for each top-level mutation field past the first (aliases
-// included: each runs its own write), plus 1 for each COST_PER_POINT of its cost past the first
+// included: each runs its own write; a bulk write's field, 1 per item of its list: createPosts with 1,000
+// posts, 1,000), plus 1 for each COST_PER_POINT of its cost past the first
 // (the cost rule's figure, src/graphql/document-limits/cost-measure.ts: fields times the page sizes of the lists they
 // are in, and the rows searches, counts and offsets may read; introspection's fields too, its lists
 // counted by their average length in the schema). A request's points are its
@@ -14,10 +15,11 @@
 // An operation the document cannot give (it does not parse, is past the parser's limits, or is
 // not found), or whose cost (or introspection's) is past its limit, is refused without running: 1 point. Every
 // transport charges these points, through the operation pipeline (src/graphql/pipeline/operation-pipeline.ts).
-import { Kind, OperationTypeNode, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql'
+import { type FieldNode, Kind, OperationTypeNode, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode } from 'graphql'
 import { costMeasure, type ListSizes, mainCost } from '../document-limits/cost-measure.js'
 import { introspectionCostBound } from '../document-limits/cost-rule.js'
 import { measureOperations } from '../document-limits/measure.js'
+import { BULK_MAX_ITEMS } from '../../core/bulk.js'
 
 /** Cost per point: an operation costing up to 1,000 (a page of 20 users with their 5 latest posts is 161) takes 1 point. */
 export const COST_PER_POINT = 1_000
@@ -34,7 +36,7 @@ type DocumentPoints = ReadonlyMap<string, number>
 
 export interface Metering {
   /** The points of one operation of a parsed document (the operation pipeline parses each text once, and keeps it). */
-  pointsOf(operation: { document: DocumentNode; operationName: string | undefined }): number
+  pointsOf(operation: { document: DocumentNode; operationName: string | undefined; variables?: Readonly<Record<string, unknown>> }): number
 }
 
 export function createMetering(options: MeteringOptions): Metering {
@@ -57,14 +59,15 @@ export function createMetering(options: MeteringOptions): Metering {
   }
 
   return {
-    pointsOf({ document, operationName }) {
+    pointsOf({ document, operationName, variables }) {
       let points = cache.get(document)
       if (points === undefined) {
         points = measure(document)
         cache.set(document, points)
       }
-      if (operationName === undefined) return points.size === 1 ? [...points.values()][0]! : 1
-      return points.get(operationName) ?? 1
+      const known = operationName === undefined ? (points.size === 1 ? [...points.values()][0] : undefined) : points.get(operationName)
+      if (known === undefined) return 1
+      return known + bulkItemsPastFirst(chosenOperation(document, operationName), document, variables ?? {})
     },
   }
 }
@@ -75,24 +78,62 @@ export function operationPoints(operation: OperationDefinitionNode, document: Do
   return writes + Math.max(1, Math.ceil(cost / COST_PER_POINT)) - 1
 }
 
+/** The operation of the document that runs: the one named, or the only one. */
+function chosenOperation(document: DocumentNode, operationName: string | undefined): OperationDefinitionNode | undefined {
+  const operations = document.definitions.filter((definition): definition is OperationDefinitionNode => definition.kind === Kind.OPERATION_DEFINITION)
+  return operationName === undefined
+    ? operations.length === 1
+      ? operations[0]
+      : undefined
+    : operations.find((operation) => operation.name?.value === operationName)
+}
+
 /**
- * The top-level fields a mutation runs: one per response key (alias, or name), through the
- * fragments spread or inlined into it — fields of one key are merged and run once, so each
- * fragment needs reading only once.
+ * A bulk write's items past the first, in every top-level field of a mutation: a field's list
+ * arguments (`createPosts(input: [...])`, written in the document or given as variables) are
+ * charged one point per item, as REST charges an array body, counted up to the bound a bulk write
+ * takes (a longer list is refused without running). Its first item is the field's own point.
  */
-function topLevelFields(selectionSet: SelectionSetNode, document: DocumentNode): number {
+function bulkItemsPastFirst(operation: OperationDefinitionNode | undefined, document: DocumentNode, variables: Readonly<Record<string, unknown>>): number {
+  if (operation?.operation !== OperationTypeNode.MUTATION) return 0
+  let past = 0
+  for (const field of topLevelFieldNodes(operation.selectionSet, document).values()) {
+    let items = 0
+    for (const argument of field.arguments ?? []) {
+      const { value } = argument
+      if (value.kind === Kind.LIST) items += value.values.length
+      else if (value.kind === Kind.VARIABLE) {
+        const given = variables[value.name.value]
+        if (Array.isArray(given)) items += given.length
+      }
+    }
+    past += Math.max(0, Math.min(items, BULK_MAX_ITEMS) - 1)
+  }
+  return past
+}
+
+/** The top-level fields a mutation runs: one per response key (alias, or name). */
+const topLevelFields = (selectionSet: SelectionSetNode, document: DocumentNode): number => topLevelFieldNodes(selectionSet, document).size
+
+/**
+ * The top-level fields of a selection, by response key (alias, or name), through the fragments
+ * spread or inlined into it — fields of one key are merged and run once, so each fragment needs
+ * reading only once.
+ */
+function topLevelFieldNodes(selectionSet: SelectionSetNode, document: DocumentNode): Map<string, FieldNode> {
   const fragments = new Map(
     document.definitions.flatMap((definition) =>
       definition.kind === Kind.FRAGMENT_DEFINITION ? [[definition.name.value, definition.selectionSet] as const] : [],
     ),
   )
-  const keys = new Set<string>()
+  const keys = new Map<string, FieldNode>()
   const read = new Set<string>()
   const pending: SelectionSetNode[] = [selectionSet]
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     for (const selection of next.selections) {
       if (selection.kind === Kind.FIELD) {
-        if (selection.name.value !== '__typename') keys.add((selection.alias ?? selection.name).value)
+        const key = (selection.alias ?? selection.name).value
+        if (selection.name.value !== '__typename' && !keys.has(key)) keys.set(key, selection)
       } else if (selection.kind === Kind.INLINE_FRAGMENT) {
         pending.push(selection.selectionSet)
       } else if (!read.has(selection.name.value)) {
@@ -102,7 +143,7 @@ function topLevelFields(selectionSet: SelectionSetNode, document: DocumentNode):
       }
     }
   }
-  return keys.size
+  return keys
 }
 
 /** Pairs of the items of two lists of the same length (the same document's operations, measured twice). */

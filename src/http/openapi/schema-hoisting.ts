@@ -1,6 +1,6 @@
 // Schema hoisting: each resource's schemas moved out of the operations into `components.schemas`,
 // named after the resource (`User`, `UserRepresentation`, `UserCreate`, `UserReplace`, `UserUpdate`),
-// beside the answers' `meta` (`ResourceMeta`, `CollectionMeta`), and pointed at with `$ref` from both
+// beside the answers' `meta` (`ResourceMeta`, `CollectionMeta`, a bulk write's `BulkMeta`), and pointed at with `$ref` from both
 // versions' operations and from any other schema that holds one whole (an item embedded in another).
 // A new resource then adds its own components and operations to the document; an item it embeds in
 // another resource's changes that resource's representation once, not each operation that answers it.
@@ -84,13 +84,17 @@ export function hoistSchemas(document: HoistableDocument, operations: readonly H
     }
     const item = method === 'GET' && represented ? `${resource}Representation` : resource
     for (const response of Object.values(operation.responses ?? {})) {
-      const envelope = response.content?.['application/json']?.schema
-      const properties = isSchema(envelope) && isSchema(envelope.properties) ? envelope.properties : undefined
-      if (properties === undefined || !isSchema(properties.data)) continue
-      const list = properties.data.type === 'array' ? properties.data : undefined
-      if (list === undefined) properties.data = hoist(item, properties.data)
-      else list.items = hoist(item, list.items)
-      if (properties.meta !== undefined) properties.meta = hoist(list === undefined ? 'ResourceMeta' : 'CollectionMeta', properties.meta)
+      const answer = response.content?.['application/json']?.schema
+      // A create's 201 is one of two envelopes (src/http/bulk-create.ts): the resource, or a bulk write's resources.
+      const union = isSchema(answer) && Array.isArray(answer.anyOf)
+      for (const envelope of union ? (answer.anyOf as unknown[]) : [answer]) {
+        const properties = isSchema(envelope) && isSchema(envelope.properties) ? envelope.properties : undefined
+        if (properties === undefined || !isSchema(properties.data)) continue
+        const list = properties.data.type === 'array' ? properties.data : undefined
+        if (list === undefined) properties.data = hoist(item, properties.data)
+        else list.items = hoist(item, list.items)
+        if (properties.meta !== undefined) properties.meta = hoist(list === undefined ? 'ResourceMeta' : union ? 'BulkMeta' : 'CollectionMeta', properties.meta)
+      }
     }
   }
 
