@@ -38,7 +38,11 @@
 // the code before tracing, built), a row runs that build's server beside this one's, both with
 // tracing off as shipped: what tracing costs when off, at most 1%. --conventions false skips it.
 //
-//   npm run bench [-- --rounds 3 --seconds 5 --connections 50 --users 10000 --posts 100000 --conventions true --before-tracing /tmp/before]
+// Last, aggregates (bench/aggregates.ts: comments per post and posts per author over 100,000 posts,
+// req/s and p99) and a bulk create of 1,000 posts against 1,000 single POSTs (bench/bulk.ts), each
+// in a process of its own on its own data; --aggregates-and-bulk false skips them.
+//
+//   npm run bench [-- --rounds 3 --seconds 5 --connections 50 --users 10000 --posts 100000 --conventions true --before-tracing /tmp/before --aggregates-and-bulk true]
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -84,6 +88,9 @@ const { values: args } = parseArgs({
     // Another checkout, built (`npm run build` there), of the code before tracing: the table's
     // row "tracing, off" runs its server beside this build's, both with no OTEL_* variable.
     'before-tracing': { type: 'string' },
+    // The aggregates (bench/aggregates.ts) and the bulk create (bench/bulk.ts), each in a process of
+    // its own on a data set of its own, after the rest.
+    'aggregates-and-bulk': { type: 'string', default: 'true' },
   },
 })
 const options = { rounds: Number(args.rounds), seconds: Number(args.seconds), connections: Number(args.connections) }
@@ -959,6 +966,12 @@ async function main(): Promise<void> {
   )
   writeFileSync(join(RESULTS, 'latest.svg'), renderChart({ summary, ceiling, goals, date, machine: machine() }))
   console.log(`\nwritten to bench/results/latest.json and bench/results/latest.svg in ${Math.round((Date.now() - started) / 1000)} s`)
+  if (args['aggregates-and-bulk'] !== 'false') {
+    for (const script of ['bench/aggregates.ts', 'bench/bulk.ts']) {
+      console.log(`\n${script}:`)
+      execFileSync(process.execPath, ['--import', 'tsx', script], { stdio: 'inherit' })
+    }
+  }
   if (errors.length > 0 || fanOut.lost > 0) {
     console.error(`errors from: ${[...new Set(errors)].join(', ') || 'none'}; deliveries lost: ${fanOut.lost}`)
     process.exitCode = 1

@@ -247,7 +247,13 @@ describe('include', () => {
       const document = (await get('/openapi.json')) as { paths: Record<string, Record<string, { parameters?: { name: string; schema: unknown }[] }>> }
       const parameters = (path: string) => Object.fromEntries((document.paths[path]?.get?.parameters ?? []).map((p) => [p.name, p.schema]))
       const posts = parameters('/api/v1/users/{userId}/posts')
+      // A collection's select also names its aggregate's functions (docs/rest.md, Aggregates).
       expect(posts.select).toMatchObject({
+        type: 'array',
+        items: { anyOf: [{ enum: ['id', 'userId', 'title', 'content', 'status', 'publishedAt', 'createdAt', 'updatedAt'] }, { pattern: expect.any(String) }] },
+      })
+      const post = parameters('/api/v1/users/{userId}/posts/{postId}')
+      expect(post.select).toMatchObject({
         type: 'array',
         items: { enum: ['id', 'userId', 'title', 'content', 'status', 'publishedAt', 'createdAt', 'updatedAt'] },
       })
