@@ -32,7 +32,10 @@ export function judgeQueryParameters(route: RouteOptions): void {
   const methods = Array.isArray(route.method) ? route.method : [route.method]
   const target: WordTarget | undefined =
     methods.includes('GET') || methods.includes('HEAD') ? { collection, relations: shape?.relations ?? {}, references: shape?.references ?? {} } : undefined
-  const taken = collection !== undefined ? undefined : new Set(shape === undefined ? [] : representationParameters(shape, { aggregates: false }).map(({ name }) => String(name)))
+  const taken =
+    collection !== undefined
+      ? undefined
+      : new Set(shape === undefined ? [] : representationParameters(shape, { aggregates: false }).map(({ name }) => String(name)))
   const offered = taken === undefined || taken.size === 0 ? 'this operation takes no query parameters' : `the parameters here are ${[...taken].join(', ')}`
   // A callback hook, not an async one: the request path gains no promise.
   const judge: preValidationHookHandler = (request, _reply, done) => {

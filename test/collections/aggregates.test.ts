@@ -135,7 +135,12 @@ describe('aggregates as files', () => {
     expect(readCsv(csv.body)).toEqual([['user', 'completed', 'count'], ...json.map((group) => [group.user, group.completed, group.count].map(String))])
     const ndjson = await groupsAs('application/x-ndjson')
     expect(ndjson.type).toBe('application/x-ndjson; charset=utf-8')
-    expect(ndjson.body.trimEnd().split('\n').map((line) => JSON.parse(line) as unknown)).toEqual(json)
+    expect(
+      ndjson.body
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual(json)
     expect((await groupsAs('application/json')).type).toBe('application/json; charset=utf-8')
   })
 })
