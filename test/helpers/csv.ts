@@ -6,7 +6,8 @@ import { parse } from 'csv-parse/sync'
 
 /** The records of a CSV text, each a list of its fields. */
 export function readCsv(text: string): string[][] {
-  return parse(text, { relax_quotes: false, relax_column_count: false, skip_empty_lines: false }) as string[][]
+  const records: string[][] = parse(text, { relax_quotes: false, relax_column_count: false, skip_empty_lines: false })
+  return records
 }
 
 /** The records after the header, as objects keyed by the header's names. */
