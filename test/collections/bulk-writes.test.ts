@@ -159,7 +159,7 @@ describe('bulk writes', () => {
     })
     // The collections that create: a list (it answers CSV too) with a POST. Users are created by an
     // admin, each with a password hash under its allowance: no bulk create (decision 0065).
-    const creating = v1.filter(([path, operations]) => operations.post !== undefined && operations.get?.responses['200']?.content?.['text/csv'] !== undefined)
+    const creating = v1.filter(([, operations]) => operations.post !== undefined && operations.get?.responses['200']?.content?.['text/csv'] !== undefined)
     expect(creating.length).toBeGreaterThan(5)
     expect(bulkCreates.map(({ path }) => path).sort()).toEqual(
       creating
