@@ -14,12 +14,17 @@ export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
   ndjson: 'application/x-ndjson; charset=utf-8',
 }
 
+/** What an Accept header that may prefer an export holds somewhere (media types are read in any case). */
+const NAMES_AN_EXPORT = /text\/|ndjson/i
+
 /**
  * The export format Accept prefers, or undefined for JSON: the acceptable range of the highest q
  * wins, a named type over a wildcard at equal q, then the first written. Any type and
  * `application/*` stand for JSON, `text/*` for CSV.
  */
 export function exportFormatOf(accept: string | undefined): ExportFormat | undefined {
+  // Every list GET asks: an Accept that names neither (no `text/`, no `ndjson`, in any case) is JSON, unparsed.
+  if (accept === undefined || !NAMES_AN_EXPORT.test(accept)) return undefined
   let best: { format: ExportFormat | 'json'; q: number; named: boolean } | undefined
   for (const range of parseAccept(accept).filter(isAcceptable)) {
     const format = formatOf(`${range.type}/${range.subtype}`)

@@ -31,16 +31,19 @@ export function versionHook(mount: ApiVersion | 'negotiated'): onRequestHookHand
   // A callback, not an async function: it runs for every request of the API.
   return (request, reply, done) => {
     const accept = readAccept(request.headers.accept)
-    const exports = servesExports(request)
-    if (!accept.acceptable && !(exports && exportFormatOf(request.headers.accept) !== undefined)) {
-      return done(
-        new AppError(
-          'NOT_ACCEPTABLE',
-          exports
-            ? `This collection answers in application/json, ${VENDOR_MEDIA_TYPE}, ${EXPORT_MEDIA_TYPES.csv} or ${EXPORT_MEDIA_TYPES.ndjson}`
-            : `This API answers in application/json or ${VENDOR_MEDIA_TYPE}`,
-        ),
-      )
+    if (!accept.acceptable) {
+      // Only then is the route asked whether it serves exports (request.routeOptions is built anew each time).
+      const exports = servesExports(request)
+      if (!(exports && exportFormatOf(request.headers.accept) !== undefined)) {
+        return done(
+          new AppError(
+            'NOT_ACCEPTABLE',
+            exports
+              ? `This collection answers in application/json, ${VENDOR_MEDIA_TYPE}, ${EXPORT_MEDIA_TYPES.csv} or ${EXPORT_MEDIA_TYPES.ndjson}`
+              : `This API answers in application/json or ${VENDOR_MEDIA_TYPE}`,
+          ),
+        )
+      }
     }
     if (mount !== 'negotiated') {
       request.apiVersion = mount // the path's version wins over the header

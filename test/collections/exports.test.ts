@@ -172,6 +172,8 @@ describe('exports', () => {
       ['text/csv, application/json', 'csv'],
       ['*/*, application/x-ndjson', 'ndjson'],
       ['text/csv;q=0, application/xml', undefined],
+      ['TEXT/CSV', 'csv'],
+      ['Application/X-NDJSON', 'ndjson'],
     ]
     for (const [accept, format] of cases) expect(exportFormatOf(accept), String(accept)).toBe(format)
   })
