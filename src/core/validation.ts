@@ -1,7 +1,7 @@
 // Validation of input against the TypeBox schemas, for every transport: two Ajv instances (bodies
 // are checked strictly; query strings and path parameters arrive as text and are coerced) and one
 // translation of Ajv's errors into the error body's details.
-import { Ajv, type ErrorObject, type Options } from 'ajv'
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv'
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats'
 import { AppError, type ErrorDetail } from '../errors.js'
 
@@ -30,6 +30,24 @@ export const bodyAjv = createAjv({ coerceTypes: false, useDefaults: false })
 
 /** Query strings and path parameters: text coerced to the declared type, defaults filled in. */
 export const textAjv = createAjv({ coerceTypes: 'array', useDefaults: true })
+
+/** What each Ajv compiled, by the schema's JSON. */
+const compiledBy = new Map<Ajv, Map<string, ValidateFunction>>()
+
+/**
+ * `schema` compiled by `ajv`, once per process for every schema alike: Ajv keeps what it compiled
+ * by the schema object, and routes build their schemas anew in every app (a create's body, the
+ * item or an array of them), so every app built in a process (the test suite builds hundreds)
+ * compiled each again. A compiled validator depends on nothing but the schema and the Ajv's options.
+ */
+export function compileOnce(ajv: Ajv, schema: object): ValidateFunction {
+  let compiled = compiledBy.get(ajv)
+  if (compiled === undefined) compiledBy.set(ajv, (compiled = new Map<string, ValidateFunction>()))
+  const key = JSON.stringify(schema)
+  let validate = compiled.get(key)
+  if (validate === undefined) compiled.set(key, (validate = ajv.compile(schema)))
+  return validate
+}
 
 /** Ajv's errors as error-body details: one per field, the first problem found, in plain words. */
 export function toErrorDetails(errors: readonly ErrorObject[], unknownField = 'is not a known field'): ErrorDetail[] {

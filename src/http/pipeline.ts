@@ -8,7 +8,7 @@
 import fastifyCors from '@fastify/cors'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import type { Authenticate } from '../core/caller.js'
-import { bodyAjv, textAjv } from '../core/validation.js'
+import { bodyAjv, compileOnce, textAjv } from '../core/validation.js'
 import type { FairScheduler } from '../limits/fair-scheduler.js'
 import type { AnswerCharger } from '../limits/answer-bytes.js'
 import type { RequestCounting } from '../limits/rate-limit.js'
@@ -115,7 +115,7 @@ const admission: PipelineStage = {
     { hook: 'onRequest', name: 'CORS', does: 'preflights answered, headers exposed', when: 'CORS_ORIGINS' },
   ],
   async register(app, options) {
-    app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema))
+    app.setValidatorCompiler(({ schema, httpPart }) => compileOnce(httpPart === 'body' ? bodyAjv : textAjv, schema))
     registerErrorHandling(app, { graphql: options.graphqlErrorBody })
     if (options.headers) {
       echoRequestId(app)
