@@ -52,6 +52,10 @@ export function refuseWhileClosing(app: FastifyInstance): void {
     for (;;) {
       const polledAt = performance.now()
       await new Promise((resolve) => setTimeout(resolve, UNREAD_POLL_MS))
+      // A timer that came due while the loop was held (a slow handler, the process descheduled)
+      // runs before that turn's poll for I/O: only after the poll has run are the connections
+      // waiting in the backlog accepted and the accepted ones read.
+      await new Promise((resolve) => setImmediate(resolve))
       const now = performance.now()
       for (const [socket, acceptedAt] of unread) {
         if (socket.bytesRead > 0 || socket.destroyed) unread.delete(socket)
