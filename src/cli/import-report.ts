@@ -1,5 +1,6 @@
 // What import says: the problems of a file, listed with their JSON paths, and the summary of a
 // file loaded. The words come from the sections (their names and nouns, their unique fields').
+import { withThousands } from '../core/digits.js'
 import type { DataSection } from '../data-section.js'
 import { AppError } from '../errors.js'
 import type { Format } from './import-rows.js'
@@ -58,7 +59,7 @@ export function describeImport(summary: ImportSummary, seconds: number): string 
   const counts = listed(summary.rows.map(({ section, count: n }) => count(n, section.noun, section.name)))
   const notes: string[] = []
   if (summary.skipped.length > 0) {
-    const sections = summary.skipped.map(([key, items]) => `${key} (${items.toLocaleString('en-US')})`).join(', ')
+    const sections = summary.skipped.map(([key, items]) => `${key} (${withThousands(items)})`).join(', ')
     notes.push(`skipped ${sections}: Threadline has no such resources`)
   }
   // A file in Threadline's own format goes without saying.

@@ -9,6 +9,7 @@ import { StringDecoder } from 'node:string_decoder'
 import Assembler from 'stream-json/assembler.js'
 import { jsonParser } from 'stream-json/parser.js'
 import verifier from 'stream-json/utils/verifier.js'
+import { withThousands } from '../core/digits.js'
 import { listed } from './words.js'
 
 export const MARKER = 'threadline'
@@ -311,7 +312,7 @@ class Walk<S extends NamedSection> {
 
   private tooLongWords(token: Token): string {
     const what = token.value === 'endNumber' ? 'a number' : token.value === 'endKey' ? 'a key' : 'a string'
-    return `${token.value === 'endKey' ? 'has' : 'is'} ${what} longer than any field accepts (${this.limits.longestValue.toLocaleString('en-US')} characters); not read`
+    return `${token.value === 'endKey' ? 'has' : 'is'} ${what} longer than any field accepts (${withThousands(this.limits.longestValue)} characters); not read`
   }
 }
 

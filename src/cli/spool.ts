@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { withThousands } from '../core/digits.js'
 import { AppError } from '../errors.js'
 import { Problems, ImportProblemsError, notJsonError } from './import-report.js'
 import { BadJsonError, DataFileStart, NotAnObjectError, TOP_LEVEL, notAnObject } from './json-sections.js'
@@ -91,7 +92,7 @@ function judged(name: string, maxPipeMb: number) {
       if (copied > most) {
         throw new AppError(
           'PAYLOAD_TOO_LARGE',
-          `${name}: more than ${maxPipeMb.toLocaleString('en-US')} MiB came through it, the most a pipe, FIFO or device may give (--max-pipe-mb); nothing was imported. Save it to a file and import that (a file is read in place, whatever its size)`,
+          `${name}: more than ${withThousands(maxPipeMb)} MiB came through it, the most a pipe, FIFO or device may give (--max-pipe-mb); nothing was imported. Save it to a file and import that (a file is read in place, whatever its size)`,
         )
       }
       yield chunk

@@ -47,6 +47,9 @@ export async function migrateToLatest(database: Database): Promise<MigrationRepo
     // the one the connection works in (the first of its search_path).
     ...(database.facts.dialect === 'postgres' ? { migrationTableSchema: await currentSchema(database) } : {}),
     provider: { getMigrations: () => Promise.resolve(migrationsFor(database)) },
+    // By code unit, as MIGRATION_NAMES is sorted: Kysely's default, localeCompare, reads some 2 MB
+    // of ICU's collation data into every process that starts, for names of ASCII digits and words.
+    nameComparator: (a, b) => (a < b ? -1 : a > b ? 1 : 0),
   })
   const { error, results = [] } = await migrator.migrateToLatest()
   if (error) {

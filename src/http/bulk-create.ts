@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorObject } from 'ajv'
 import { type TSchema, Type } from 'typebox'
 import { BULK_MAX_ITEMS, bulkSizeRefusal } from '../core/bulk.js'
+import { withThousands } from '../core/digits.js'
 import { isoNow } from '../core/instant.js'
 import { Timestamp } from '../core/schema-types.js'
 import type { AppError } from '../errors.js'
@@ -35,7 +36,7 @@ export const Created = <T extends TSchema>(item: T) => Type.Union([BulkEnvelope(
 
 /** What a create route's description says of its bulk writes. */
 export const bulkWriteNote = (nouns: string): string =>
-  ` An array of up to ${BULK_MAX_ITEMS.toLocaleString('en')} ${nouns} creates them all in one transaction, or none: \`201\` with \`data\` the created ${nouns} in order (no \`Location\`), charged one point per item.`
+  ` An array of up to ${withThousands(BULK_MAX_ITEMS)} ${nouns} creates them all in one transaction, or none: \`201\` with \`data\` the created ${nouns} in order (no \`Location\`), charged one point per item.`
 
 /** Whether a create's body is a bulk write's (its schema, OneOrMany, has let through nothing else than one item or an array of them). */
 export const isBulk = <T>(body: T | readonly T[]): body is readonly T[] => Array.isArray(body)

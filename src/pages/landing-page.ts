@@ -4,6 +4,7 @@
 // a client library) gets the API's index as JSON, URL templates (RFC 6570) of every resource, as
 // GitHub's API root does. Counting is the composition root's to do: this layer knows no feature.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { withThousands } from '../core/digits.js'
 import { AppError } from '../errors.js'
 import { parseAccept, type MediaRange } from '../http/accept.js'
 import { matchesAny, weakTagOf } from '../http/caching.js'
@@ -233,8 +234,8 @@ function pageHtml(origin: string, counts: readonly ResourceCount[], options: Lan
       // A capped count is not a number the live feed could add to.
       const shown =
         count > options.countCap
-          ? `<dd id="count-${key}">${options.countCap.toLocaleString('en')}+</dd>`
-          : `<dd id="count-${key}" data-count="${count}">${count.toLocaleString('en')}</dd>`
+          ? `<dd id="count-${key}">${withThousands(options.countCap)}+</dd>`
+          : `<dd id="count-${key}" data-count="${count}">${withThousands(count)}</dd>`
       return `<div><dt>${label}</dt>${shown}</div>`
     })
     .join('\n')
