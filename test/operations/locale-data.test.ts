@@ -1,3 +1,4 @@
+// Runs once, on SQLite: the subject is what the process reads of ICU, which no store changes.
 // The server formats nothing with Intl: the first use of a locale's formatting or collation reads
 // ICU's data out of the node binary into the process (some 5 MB for a number or a date, 2 MB for a
 // comparison of strings), where it stays resident (docs/performance.md, what loads lazily). Checked
