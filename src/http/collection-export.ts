@@ -9,7 +9,8 @@
 //      read only their ids and sort keys), and the cursor after the last of them when more follow.
 //      The rows are charged then, before anything is sent (EXPORT_ROWS_PER_POINT).
 //   2. the rows, page by page as the client takes them (a Readable that pulls a page when the
-//      socket drains), each page read as `id in (its members)` with the query's filters and sort:
+//      socket drains, each read in a slot of the caller's, as the handler's work was), each page
+//      read as `id in (its members)` with the query's filters and sort:
 //      a row deleted, or changed out of the query or out of the caller's sight meanwhile, is left
 //      out; every row is written as it is when its page is read.
 // So the Link is known before the first byte, and the answers a client follows meet every row
@@ -36,6 +37,8 @@ import { addVary } from './vary.js'
 export const DEFAULT_EXPORT_MAX_ROWS = 10_000
 /** Rows of one read of the store: a few milliseconds of work, and a few dozen KiB of text, each. */
 export const EXPORT_PAGE_ROWS = 500
+/** The scheduler's kind of work for a page of an export's second pass (what such a page costs is learned apart from the routes'). */
+export const EXPORT_PAGE_KIND = 'export page'
 /** An export costs what reading its rows as JSON pages of the largest limit would: a point per page. */
 export const EXPORT_ROWS_PER_POINT = MAX_PAGE_LIMIT
 
@@ -84,7 +87,7 @@ export async function exportCollection<T extends { id: number }>(
   await charge?.(request, reply, exportPoints(ids.length))
   if (next !== null) reply.header('link', nextLink(request, next))
   reply.header('cache-control', 'no-store').type(EXPORT_CONTENT_TYPES[format])
-  const lines = Readable.from(linesOf(source, query, columns, ids, format), { objectMode: false, highWaterMark: 64 * 1024 })
+  const lines = Readable.from(linesOf(request, source, query, columns, ids, format), { objectMode: false, highWaterMark: 64 * 1024 })
   return reply.send(encoded(request, reply, lines))
 }
 
@@ -125,6 +128,9 @@ async function membersOf<T extends { id: number }>(
   const idOnly = new Set(['id'])
   let cursor: Cursor | undefined = query.cursor
   for (;;) {
+    // A loop turn between two reads (synchronous on SQLite): the sockets are read and other
+    // callers' slots handed out between them, so the pass holds the loop for one read at a time.
+    if (ids.length > 0) await new Promise((resolve) => setImmediate(resolve))
     const limit = Math.min(EXPORT_PAGE_ROWS, bound - ids.length)
     const page = await source.read({ ...query, mode: 'cursor', page: 1, cursor, limit, withTotal: false }, idOnly)
     for (const item of page.items) ids.push(item.id)
@@ -133,8 +139,13 @@ async function membersOf<T extends { id: number }>(
   }
 }
 
-/** The second pass: the answer's text, a page of rows at a time, read as the stream is drained. */
+/**
+ * The second pass: the answer's text, a page of rows at a time, read as the stream is drained. The
+ * request's slot was released with its headers: each page is read in a slot of the caller's
+ * (EXPORT_PAGE_KIND), as the first pass was in the handler's.
+ */
 async function* linesOf<T extends { id: number }>(
+  request: FastifyRequest,
   source: CollectionSource<T>,
   query: CollectionQuery,
   columns: readonly string[],
@@ -145,18 +156,20 @@ async function* linesOf<T extends { id: number }>(
   const select = new Set(columns)
   for (let at = 0; at < ids.length; at += EXPORT_PAGE_ROWS) {
     const members: Filter = { field: source.spec.id, operator: 'in', values: ids.slice(at, at + EXPORT_PAGE_ROWS) }
-    const page = await source.read(
-      {
-        ...query,
-        filters: [...query.filters, members],
-        search: undefined,
-        mode: 'cursor',
-        page: 1,
-        cursor: undefined,
-        limit: members.values.length,
-        withTotal: false,
-      },
-      select,
+    const page = await request.inSlot(EXPORT_PAGE_KIND, () =>
+      source.read(
+        {
+          ...query,
+          filters: [...query.filters, members],
+          search: undefined,
+          mode: 'cursor',
+          page: 1,
+          cursor: undefined,
+          limit: members.values.length,
+          withTotal: false,
+        },
+        select,
+      ),
     )
     const fieldsOf = (item: T) => columns.map((column) => (item as Record<string, unknown>)[column])
     const text = page.items.map((item) => (format === 'csv' ? csvRecord(fieldsOf(item)) : `${JSON.stringify(picked(item, columns))}\n`)).join('')

@@ -19,7 +19,7 @@
 // the client has taken the answer: a client that never reads would otherwise hold its slot, and
 // sixteen such clients every slot. An answer too large for the socket's buffers waits on its client
 // at most `sendTimeoutMs` without progress; then the connection is closed and the answer dropped.
-import type { FastifyInstance, FastifyReply } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isUpgradeRequest } from './upgrade-requests.js'
 import type { FairScheduler, ReleaseSlot } from '../limits/fair-scheduler.js'
 import { callerKey } from '../limits/rate-limit.js'
@@ -28,6 +28,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Releases the request's slot of the scheduler, once its handler's work has ended; undefined when it holds none. */
     releaseSlot: ReleaseSlot | undefined
+    /**
+     * Runs work the request goes on doing once its handler has answered (an export's pages, read
+     * as its client takes them) in a slot of its caller's, as its handler ran: counted to the
+     * caller, and never more at once than the slots. `kind`: what the work is, for the scheduler's
+     * expectation of what it costs. Without the in-flight limit, the work runs on the next loop turn.
+     */
+    inSlot<T>(kind: string, work: () => Promise<T>): Promise<T>
   }
 }
 
@@ -41,6 +48,20 @@ export interface InFlightOptions {
  * process nothing while the client reads them; a larger one may wait on its client.
  */
 const BUFFERED_ANSWER_BYTES = 16 * 1024
+
+/**
+ * Work a request goes on doing after its handler (`request.inSlot`), in its caller's slots. One
+ * piece at a time per answer, so it waits however many of its caller's do (unbounded, as a
+ * WebSocket's operations do); it is shed as they are when the loop is behind, and the answer then
+ * ends cut.
+ */
+export function scheduleLaterWork(app: FastifyInstance, scheduler: FairScheduler | undefined): void {
+  app.decorateRequest('inSlot', function inSlot<T>(this: FastifyRequest, kind: string, work: () => Promise<T>): Promise<T> {
+    // Without the scheduler, still a loop turn before it: the answer holds the loop for one piece at a time.
+    if (scheduler === undefined) return new Promise((resolve) => setImmediate(resolve)).then(work)
+    return scheduler.run(callerKey(this, this.caller ?? null), work, { kind, queued: 'unbounded' })
+  })
+}
 
 export function limitRequestsInFlight(app: FastifyInstance, scheduler: FairScheduler, { sendTimeoutMs = 10_000 }: InFlightOptions = {}): void {
   app.decorateRequest('releaseSlot', undefined)

@@ -20,7 +20,7 @@ import { registerCompression } from './compression.js'
 import { registerContentTypes } from './content-types.js'
 import { corsOptions } from './cors.js'
 import { type ErrorRenderer, registerErrorHandling } from './error-handler.js'
-import { limitRequestsInFlight } from './in-flight.js'
+import { limitRequestsInFlight, scheduleLaterWork } from './in-flight.js'
 import { answerUnservedMethods } from './method-not-allowed.js'
 import { observeHooks, type PipelineObserver } from './pipeline-observer.js'
 import { honourReturnPreference } from './prefer.js'
@@ -154,7 +154,12 @@ const identityAndLimits: PipelineStage = {
       when: 'HTTP_MAX_IN_FLIGHT > 0',
     },
     { hook: 'onSend', name: 'rate limit', does: 'an answer given before the count (a CORS preflight) counted as it leaves' },
-    { hook: 'onSend', name: 'in-flight limit', does: "the slot released: the handler's work has ended", when: 'HTTP_MAX_IN_FLIGHT > 0' },
+    {
+      hook: 'onSend',
+      name: 'in-flight limit',
+      does: "the slot released: the handler's work has ended (what the answer reads later, an export's pages, takes slots of its own: request.inSlot)",
+      when: 'HTTP_MAX_IN_FLIGHT > 0',
+    },
     { hook: 'onResponse', name: 'upgrade requests', does: 'the socket of an upgrade request that did not become a WebSocket ended' },
   ],
   register(app, options) {
@@ -165,6 +170,7 @@ const identityAndLimits: PipelineStage = {
     enforceAccess(app)
     answerUnservedMethods(app, { graphql: options.graphqlErrorBody })
     if (options.scheduler !== undefined) limitRequestsInFlight(app, options.scheduler, { sendTimeoutMs: options.sendTimeoutMs })
+    scheduleLaterWork(app, options.scheduler)
   },
 }
 

@@ -2,8 +2,8 @@
 // cells neutralized, commas, quotes and line breaks intact), with the JSON page's filters, sort,
 // select and rights; bounded per answer with a Link to go on, charged by rows; 406 elsewhere.
 import type { RouteOptions } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EXPORT_PAGE_ROWS, EXPORT_ROWS_PER_POINT } from '../../src/http/collection-export.js'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { EXPORT_PAGE_KIND, EXPORT_PAGE_ROWS, EXPORT_ROWS_PER_POINT } from '../../src/http/collection-export.js'
 import { exportFormatOf } from '../../src/http/export-formats.js'
 import type { Post } from '../../src/posts/posts.schemas.js'
 import { Post as PostSchema } from '../../src/posts/posts.schemas.js'
@@ -123,6 +123,61 @@ describe('exports', () => {
     const limited = await t.request({ method: 'GET', url: `/api/v1/users/${t.bob.id}/todos?limit=3`, headers: NDJSON })
     expect(limited.body.trimEnd().split('\n')).toHaveLength(3)
     expect(limited.headers.link).toMatch(/rel="next"/)
+  })
+
+  it("reads each page after the headers in a slot of its caller's, as the request's handler ran in one", async () => {
+    const now = new Date().toISOString()
+    const rows = Array.from({ length: EXPORT_PAGE_ROWS + 1 }, (_, i) => ({
+      user_id: t.alice.id,
+      text: `slot ${i}`,
+      completed: 0,
+      created_at: now,
+      updated_at: now,
+    }))
+    await t.database.db.insertInto('todos').values(rows).execute()
+    const scheduler = t.scheduler!
+    const acquired = vi.spyOn(scheduler, 'acquire')
+    const ran = vi.spyOn(scheduler, 'run')
+    try {
+      const res = await t.request({ method: 'GET', url: `/api/v1/users/${t.alice.id}/todos?q=slot`, token: t.tokens.bob, headers: NDJSON })
+      expect(res.statusCode, res.body).toBe(200)
+      expect(res.body.trimEnd().split('\n')).toHaveLength(EXPORT_PAGE_ROWS + 1)
+      // The request's own slot, then one per page of rows (two pages), all under the caller's key.
+      const [requestSlot] = acquired.mock.calls.map(([key]) => key)
+      const pageSlots = ran.mock.calls.filter(([, , options]) => options?.kind === EXPORT_PAGE_KIND)
+      expect(pageSlots.map(([key]) => key)).toEqual([requestSlot, requestSlot])
+      expect(requestSlot).toContain(String(t.bob.id))
+    } finally {
+      acquired.mockRestore()
+      ran.mockRestore()
+    }
+  })
+
+  it('holds the event loop for one read of the store at a time, in both passes', async () => {
+    const now = new Date().toISOString()
+    const rows = Array.from({ length: EXPORT_PAGE_ROWS + 1 }, (_, i) => ({
+      user_id: t.alice.id,
+      text: `turns ${i}`,
+      completed: 0,
+      created_at: now,
+      updated_at: now,
+    }))
+    await t.database.db.insertInto('todos').values(rows).execute()
+    // Loop turns counted while the export is answered: reads of the store are synchronous on
+    // SQLite, and nothing but a turn between them lets the sockets be read.
+    let turns = 0
+    let counting = true
+    const count = () => {
+      turns++
+      if (counting) setImmediate(count)
+    }
+    setImmediate(count)
+    const res = await t.request({ method: 'GET', url: `/api/v1/users/${t.alice.id}/todos?q=turns`, headers: NDJSON })
+    counting = false
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.body.trimEnd().split('\n')).toHaveLength(EXPORT_PAGE_ROWS + 1)
+    // Two reads of ids, then two of rows: a turn between each two.
+    expect(turns).toBeGreaterThanOrEqual(3)
   })
 
   it('serves every collection in both formats, and refuses what an export does not take', async () => {
