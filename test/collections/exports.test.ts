@@ -9,6 +9,7 @@ import type { Post } from '../../src/posts/posts.schemas.js'
 import { Post as PostSchema } from '../../src/posts/posts.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { csvObjects, readCsv } from '../helpers/csv.js'
+import { countLoopTurns } from '../helpers/loop-turns.js'
 import { createFactories } from '../helpers/factories.js'
 import { idsForPath, seedEmptyFeatures } from '../helpers/seeded-rows.js'
 
@@ -38,6 +39,13 @@ beforeAll(async () => {
   await seedEmptyFeatures(t.database.db)
 })
 afterAll(() => t.close())
+
+/** `count` open todos of `userId`'s, their texts `<word> 0`, `<word> 1`, …: a word a search finds them by. */
+async function addTodos(userId: number, word: string, count: number): Promise<void> {
+  const now = new Date().toISOString()
+  const rows = Array.from({ length: count }, (_, i) => ({ user_id: userId, text: `${word} ${i}`, completed: 0, created_at: now, updated_at: now }))
+  await t.database.db.insertInto('todos').values(rows).execute()
+}
 
 describe('exports', () => {
   it('CSV: a header of the fields in the schema order, CRLF records, formula cells neutralized, commas, quotes and line breaks intact', async () => {
@@ -126,15 +134,7 @@ describe('exports', () => {
   })
 
   it("reads each page after the headers in a slot of its caller's, as the request's handler ran in one", async () => {
-    const now = new Date().toISOString()
-    const rows = Array.from({ length: EXPORT_PAGE_ROWS + 1 }, (_, i) => ({
-      user_id: t.alice.id,
-      text: `slot ${i}`,
-      completed: 0,
-      created_at: now,
-      updated_at: now,
-    }))
-    await t.database.db.insertInto('todos').values(rows).execute()
+    await addTodos(t.alice.id, 'slot', EXPORT_PAGE_ROWS + 1)
     const scheduler = t.scheduler!
     const acquired = vi.spyOn(scheduler, 'acquire')
     const ran = vi.spyOn(scheduler, 'run')
@@ -154,30 +154,16 @@ describe('exports', () => {
   })
 
   it('holds the event loop for one read of the store at a time, in both passes', async () => {
-    const now = new Date().toISOString()
-    const rows = Array.from({ length: EXPORT_PAGE_ROWS + 1 }, (_, i) => ({
-      user_id: t.alice.id,
-      text: `turns ${i}`,
-      completed: 0,
-      created_at: now,
-      updated_at: now,
-    }))
-    await t.database.db.insertInto('todos').values(rows).execute()
+    await addTodos(t.alice.id, 'turns', EXPORT_PAGE_ROWS + 1)
     // Loop turns counted while the export is answered: reads of the store are synchronous on
     // SQLite, and nothing but a turn between them lets the sockets be read.
-    let turns = 0
-    let counting = true
-    const count = () => {
-      turns++
-      if (counting) setImmediate(count)
-    }
-    setImmediate(count)
+    const turns = countLoopTurns()
     const res = await t.request({ method: 'GET', url: `/api/v1/users/${t.alice.id}/todos?q=turns`, headers: NDJSON })
-    counting = false
+    const counted = turns()
     expect(res.statusCode, res.body).toBe(200)
     expect(res.body.trimEnd().split('\n')).toHaveLength(EXPORT_PAGE_ROWS + 1)
     // Two reads of ids, then two of rows: a turn between each two.
-    expect(turns).toBeGreaterThanOrEqual(3)
+    expect(counted).toBeGreaterThanOrEqual(3)
   })
 
   it('serves every collection in both formats, and refuses what an export does not take', async () => {

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { codesOf, graphql } from '../helpers/graphql-client.js'
+import { countLoopTurns } from '../helpers/loop-turns.js'
 
 describe('the GraphQL endpoint', () => {
   let t: TestApp
@@ -204,18 +205,12 @@ describe('the GraphQL endpoint', () => {
     it('runs a batch’s operations a loop turn apart: the loop is held for one operation at a time', async () => {
       // Loop turns counted while the batch runs: without a turn between its operations, a batch
       // ran in two or three whatever its size.
-      let turns = 0
-      let running = true
-      const tick = () => {
-        turns++
-        if (running) setImmediate(tick)
-      }
-      setImmediate(tick)
+      const turns = countLoopTurns()
       const response = await t.request({ method: 'POST', url: '/graphql', json: Array.from({ length: 10 }, () => ({ query: '{ user(id: 1) { id } }' })) })
-      running = false
+      const counted = turns()
       expect(response.statusCode).toBe(200)
       expect(response.json()).toHaveLength(10)
-      expect(turns).toBeGreaterThanOrEqual(10)
+      expect(counted).toBeGreaterThanOrEqual(10)
     })
 
     it('refuses an empty batch, a batch over the limit, and a malformed member', async () => {
