@@ -1,6 +1,7 @@
 // The comments created from now on, as a subscription receives them: live, or resumed after a
 // comment id, the comments missed read from the store first. Subscribers that resume together
 // share one read of what they missed.
+import { setImmediate as nextLoopTurn } from 'node:timers/promises'
 import type { Caller } from '../core/caller.js'
 import { type IdInput, parseId } from '../core/ids.js'
 import type { Db } from '../db/create-database.js'
@@ -120,7 +121,7 @@ function replayThenLive(
       if (next < missed.length) {
         // A turn of the event loop between bursts: a replay runs each comment's selection and
         // writes it, and a thousand subscribers resuming at once must not hold the loop for all of theirs.
-        if (next > 0 && next % REPLAYED_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve))
+        if (next > 0 && next % REPLAYED_PER_TURN === 0) await nextLoopTurn()
         return { done: false, value: missed[next++] as AddedComment }
       }
       for (;;) {

@@ -14,6 +14,7 @@
 // (compiled by graphql-jit from its second use) and its answer framed. A document sent with its
 // hash is registered only once its operation has run (it parsed and validated).
 // An answer that carries errors is never cached: no-store, and no ETag.
+import { setImmediate as nextLoopTurn } from 'node:timers/promises'
 import fastifyWebsocket from '@fastify/websocket'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { buildSchema, type GraphQLFormattedError, type GraphQLSchema, NoSchemaIntrospectionCustomRule, printSchema } from 'graphql'
@@ -260,7 +261,7 @@ async function answerBatch({ pipeline, maxBatch, transport, runBounded }: Batchi
   for (const [at, operation] of prepared.entries()) {
     // A loop turn between two operations: the sockets are read and other callers' slots handed
     // out, so a batch holds the loop for one operation at a time, not ten.
-    if (at > 0) await new Promise((resolve) => setImmediate(resolve))
+    if (at > 0) await nextLoopTurn()
     // Past the bound already, an operation is not run: no answer of it could be sent.
     const { answer, length } = isRefused(operation)
       ? { answer: refusalAnswer(operation), length: 0 }

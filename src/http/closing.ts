@@ -10,6 +10,7 @@
 // requests. So, before the server closes, the loop takes a turn (which accepts what waits in the
 // backlog), and then waits, briefly, until every connection accepted so far has been read from: its
 // request then runs, or is refused 503 as above.
+import { setImmediate as nextLoopTurn } from 'node:timers/promises'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { AppError } from '../errors.js'
@@ -55,7 +56,7 @@ export function refuseWhileClosing(app: FastifyInstance): void {
       // A timer that came due while the loop was held (a slow handler, the process descheduled)
       // runs before that turn's poll for I/O: only after the poll has run are the connections
       // waiting in the backlog accepted and the accepted ones read.
-      await new Promise((resolve) => setImmediate(resolve))
+      await nextLoopTurn()
       const now = performance.now()
       for (const [socket, acceptedAt] of unread) {
         if (socket.bytesRead > 0 || socket.destroyed) unread.delete(socket)

@@ -16,6 +16,7 @@
 // So the Link is known before the first byte, and the answers a client follows meet every row
 // that matched when each began, once. Exports are neither cached nor validated (no ETag:
 // `Cache-Control: no-store`); they are compressed as they stream, as Accept-Encoding asks.
+import { setImmediate as nextLoopTurn } from 'node:timers/promises'
 import { pipeline, Readable } from 'node:stream'
 import { constants as zlib, createBrotliCompress, createGzip } from 'node:zlib'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -130,7 +131,7 @@ async function membersOf<T extends { id: number }>(
   for (;;) {
     // A loop turn between two reads (synchronous on SQLite): the sockets are read and other
     // callers' slots handed out between them, so the pass holds the loop for one read at a time.
-    if (ids.length > 0) await new Promise((resolve) => setImmediate(resolve))
+    if (ids.length > 0) await nextLoopTurn()
     const limit = Math.min(EXPORT_PAGE_ROWS, bound - ids.length)
     const page = await source.read({ ...query, mode: 'cursor', page: 1, cursor, limit, withTotal: false }, idOnly)
     for (const item of page.items) ids.push(item.id)

@@ -19,6 +19,7 @@
 // the client has taken the answer: a client that never reads would otherwise hold its slot, and
 // sixteen such clients every slot. An answer too large for the socket's buffers waits on its client
 // at most `sendTimeoutMs` without progress; then the connection is closed and the answer dropped.
+import { setImmediate as nextLoopTurn } from 'node:timers/promises'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isUpgradeRequest } from './upgrade-requests.js'
 import type { FairScheduler, ReleaseSlot } from '../limits/fair-scheduler.js'
@@ -58,7 +59,7 @@ const BUFFERED_ANSWER_BYTES = 16 * 1024
 export function scheduleLaterWork(app: FastifyInstance, scheduler: FairScheduler | undefined): void {
   app.decorateRequest('inSlot', function inSlot<T>(this: FastifyRequest, kind: string, work: () => Promise<T>): Promise<T> {
     // Without the scheduler, still a loop turn before it: the answer holds the loop for one piece at a time.
-    if (scheduler === undefined) return new Promise((resolve) => setImmediate(resolve)).then(work)
+    if (scheduler === undefined) return nextLoopTurn().then(work)
     return scheduler.run(callerKey(this, this.caller ?? null), work, { kind, queued: 'unbounded' })
   })
 }

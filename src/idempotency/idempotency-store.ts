@@ -7,6 +7,7 @@
 // Bounded: a body past `maxBodyBytes`, or past what its caller may keep in all (`maxCallerBytes`,
 // counted in `idempotency_callers`), is left out, and the status and headers are kept without it.
 // Expired keys are purged in slices bounded by rows and by bytes.
+import { setImmediate as nextLoopTurn } from 'node:timers/promises'
 import type { Db } from '../db/create-database.js'
 import { toIsoTimestamp } from '../db/tables.js'
 import type { IdempotencyKeyRow } from './idempotency.table.js'
@@ -253,7 +254,7 @@ export function purgeExpiredKeys(
   let running: Promise<void> | undefined
   let stopped = false
   async function purge(): Promise<void> {
-    while (!stopped && (await store.purgeExpired()).rows > 0) await new Promise((resolve) => setImmediate(resolve))
+    while (!stopped && (await store.purgeExpired()).rows > 0) await nextLoopTurn()
   }
   const timer = setInterval(() => {
     if (running !== undefined) return
