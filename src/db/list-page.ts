@@ -2,8 +2,9 @@
 // OFFSET (page mode) or by keyset (cursor mode, never OFFSET), with the cursors for the pages
 // around it and, when asked, the total.
 //
-// All the statements of one page (the tiers, the count) run in one read transaction, so a write
-// committed meanwhile cannot show a row twice or hide it.
+// A page read in one statement carries its total, when asked, in that statement. A page of more
+// statements (the tiers, a search's lookup, the count beside an empty page) runs them in one read
+// transaction, so a write committed meanwhile cannot show a row twice or hide it.
 //
 // Order: NULL sorts as the smallest value (first ascending, last descending), as SQLite's indexes
 // keep it. A keyset position is split into "tiers" of plain index ranges, taken in order until the
@@ -46,22 +47,45 @@ export interface ListPageOptions<Row> {
 
 export async function listPage<Row extends object>(db: Db, options: ListPageOptions<Row>): Promise<RowPage<Row>> {
   const { query } = options
-  const oneStatement = !query.withTotal && (query.mode === 'page' || query.cursor === undefined)
-  if (oneStatement) return readPage(db, options)
+  // A page read in one statement (by offset, or the first by keyset) needs no transaction: its
+  // total, when asked, is counted in that statement. An empty page has no row to carry the total:
+  // it is read again with its count beside it, in one transaction.
+  const oneRead = query.mode === 'page' || query.cursor === undefined
+  if (oneRead && !query.withTotal) return readPage(db, options, 'none')
+  if (oneRead && query.search === undefined) {
+    const page = await readPage(db, options, 'in the rows')
+    if (page.rows.length > 0) return page
+  }
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
-    .execute((trx) => readPage(trx, options))
+    .execute((trx) => readPage(trx, options, query.withTotal ? 'a statement' : 'none'))
 }
 
-async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row>): Promise<RowPage<Row>> {
+/** Where a page's total is counted: not at all, in a statement of its own, or in a column of the page's rows. */
+type TotalRead = 'none' | 'a statement' | 'in the rows'
+
+/** The column that carries the total beside each row of a page read with it, taken off before the rows are returned. */
+const TOTAL_COLUMN = 'threadline_page_total'
+
+async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row>, totalRead: TotalRead): Promise<RowPage<Row>> {
   const { query } = options
   const facts = dialectFactsOf(db)
   const searching = await searchCondition(db, options, facts)
   const matching = () => narrow(options.from(db), query, facts, searching?.condition)
-  const counted = query.withTotal ? await countRows(db, narrow(options.from(db), query, facts, searching?.counted)) : undefined
-  const total = counted === undefined ? undefined : Math.min(counted, MAX_COUNTED_TOTAL)
-  const totalCapped = counted !== undefined && counted > MAX_COUNTED_TOTAL
+  const counting = () => narrow(options.from(db), query, facts, searching?.counted)
+  let counted = totalRead === 'a statement' ? await countRows(db, counting()) : undefined
+  const read = async (rows: AnySelect): Promise<Row[]> => {
+    if (totalRead !== 'in the rows') return (await options.select(rows).execute()) as Row[]
+    const found = (await (options.select(rows) as AnySelect).select(boundedCount(counting()).as(TOTAL_COLUMN)).execute()) as Row[]
+    counted = takeTotal(found)
+    return found
+  }
+  // Asked once the rows are read: the total may come with them.
+  const totals = () => ({
+    total: counted === undefined ? undefined : Math.min(counted, MAX_COUNTED_TOTAL),
+    totalCapped: counted !== undefined && counted > MAX_COUNTED_TOTAL,
+  })
   const cursorOf = (values: KeyValue[] | undefined, direction: Cursor['direction']) =>
     values === undefined ? null : encodeCursor({ direction, values }, query.fingerprint)
 
@@ -74,7 +98,7 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
       .select(id.as('page_id'))
       .limit(query.limit + 1)
       .offset(offsetOf(query.page, query.limit))
-    const rows = (await options.select(ordered(options.from(db).where(sql<SqlBool>`${id} in (${pageIds})`), query.sort, false)).execute()) as Row[]
+    const rows = await read(ordered(options.from(db).where(sql<SqlBool>`${id} in (${pageIds})`), query.sort, false))
     const hasMore = rows.length > query.limit
     if (hasMore) rows.pop()
     const last = rows.at(-1)
@@ -82,15 +106,14 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
       rows,
       hasMore,
       hasPrevious: query.page > 1,
-      total,
-      totalCapped,
+      ...totals(),
       nextCursor: hasMore && last ? cursorOf(keyValues(last, query.sort), 'after') : null,
       prevCursor: null,
     }
   }
 
   const backwards = query.cursor?.direction === 'before'
-  const rows = await readByKeyset(db, options, query, backwards, searching?.condition)
+  const rows = await readByKeyset(db, options.from, read, query, backwards, searching?.condition)
   const hasBeyond = rows.length > query.limit
   if (hasBeyond) rows.pop()
   const valuesOf = (row: Row | undefined) => (row === undefined ? undefined : keyValues(row, query.sort))
@@ -105,8 +128,7 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
     rows,
     hasMore: next !== undefined,
     hasPrevious: previous !== undefined,
-    total,
-    totalCapped,
+    ...totals(),
     nextCursor: cursorOf(next, 'after'),
     prevCursor: cursorOf(previous, 'before'),
   }
@@ -126,21 +148,24 @@ export async function matchingRows(db: Db, from: (db: Db) => AnySelect, query: C
 /** Up to limit+1 rows past the cursor (or from the start), tier by tier. */
 async function readByKeyset<Row>(
   db: Db,
-  options: ListPageOptions<Row>,
+  from: (db: Db) => AnySelect,
+  read: (rows: AnySelect) => Promise<Row[]>,
   query: CollectionQuery,
   backwards: boolean,
   searching: Expression<SqlBool> | undefined,
 ): Promise<Row[]> {
   const wanted = query.limit + 1
-  const base = () => ordered(narrow(options.from(db), query, dialectFactsOf(db), searching), query.sort, backwards)
-  if (query.cursor === undefined) return await options.select(base()).limit(wanted).execute()
+  const base = () => ordered(narrow(from(db), query, dialectFactsOf(db), searching), query.sort, backwards)
+  if (query.cursor === undefined) return await read(base().limit(wanted))
   const rows: Row[] = []
   for (const tier of keysetTiers(query.sort, query.cursor.values, backwards)) {
-    const found = (await options
-      .select(base().where(tier))
-      .limit(wanted - rows.length)
-      .execute()) as Row[]
-    rows.push(...found)
+    rows.push(
+      ...(await read(
+        base()
+          .where(tier)
+          .limit(wanted - rows.length),
+      )),
+    )
     if (rows.length >= wanted) break
   }
   return rows
@@ -333,27 +358,28 @@ export function listWindowPerParent(
 export async function countPerParent(parents: AnySelect, children: (eb: WindowBuilder) => AnySelect, atMost: number): Promise<Map<number, number>> {
   const rows = (await parents
     .select('parent.id as parent_id')
-    .select((eb) => {
-      const counted = children(eb)
-        .select(sql<number>`1`.as('one'))
-        .limit(atMost)
-      return sql<number | string>`(select count(*) from (${counted}) as counted)`.as('count')
-    })
+    .select((eb) => boundedCount(children(eb), atMost).as('count'))
     .execute()) as { parent_id: number; count: number | string }[]
   return new Map(rows.map((row) => [Number(row.parent_id), Number(row.count)]))
 }
 
 /** The rows of `select`, counted up to one more than MAX_COUNTED_TOTAL: bounded work, whatever the table's size. */
 export async function countRows(db: Db, select: AnySelect): Promise<number> {
-  const counted = select
-    .select(sql<number>`1`.as('one'))
-    .limit(MAX_COUNTED_TOTAL + 1)
-    .as('counted')
-  const row = await db
-    .selectFrom(counted)
-    .select(sql<number | string>`count(*)`.as('count'))
-    .executeTakeFirst()
+  const row = await db.selectNoFrom(boundedCount(select).as('count')).executeTakeFirst()
   return Number(row?.count ?? 0)
+}
+
+/** The count of `select`'s rows up to `atMost`, as a scalar subquery (a bigint, text, on PostgreSQL). */
+function boundedCount(select: AnySelect, atMost = MAX_COUNTED_TOTAL + 1) {
+  const counted = select.select(sql<number>`1`.as('one')).limit(atMost)
+  return sql<number | string>`(select count(*) from (${counted}) as counted)`
+}
+
+/** The total a page's rows carry in TOTAL_COLUMN (undefined without a row), taken off each row. */
+function takeTotal(rows: object[]): number | undefined {
+  const total = (rows[0] as Record<string, unknown> | undefined)?.[TOTAL_COLUMN]
+  for (const row of rows) delete (row as Record<string, unknown>)[TOTAL_COLUMN]
+  return total === undefined ? undefined : Number(total)
 }
 
 /** The row's values for the sort keys, as the cursor keeps them. */
