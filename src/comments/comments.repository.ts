@@ -74,7 +74,7 @@ const visibleComments = (visibility: DraftVisibility) => (executor: Db) =>
 
 /**
  * The same window of comments on each post the reader may see, in the window's id order, in one statement:
- * per post, the window's ids by the (post_id, id) index, then those comments by key.
+ * per post, the window by the (post_id, id) index (listWindowPerParent).
  */
 export function listCommentsOfPosts(db: Db, postIds: readonly number[], window: ListWindow, visibility: DraftVisibility): Promise<CommentWithAuthorRow[]> {
   if (postIds.length === 0) return Promise.resolve([])

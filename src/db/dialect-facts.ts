@@ -59,8 +59,9 @@ export interface DialectFacts {
   bulkLoad<T>(db: QueryExecutorProvider, work: () => Promise<T>): Promise<T>
   /**
    * Joins to each row of `parents` the rows of `table` whose ids `windowIds` selects for that
-   * parent (a correlated query: ordered, limited): a window of every parent's list in one
-   * statement, costing what the windows hold, never the size of a parent's whole list.
+   * parent (a correlated query of `table as child`: ordered, limited): a window of every parent's
+   * list in one statement, costing what the windows hold, never the size of a parent's whole list.
+   * The rows are named `table` in the query it returns.
    */
   joinWindow(parents: AnySelect, table: string, windowIds: (eb: WindowBuilder) => AnySelect): AnySelect
   /** Locks the rows the query reads (of `table` only, if given) until the transaction ends. */
@@ -187,14 +188,15 @@ export const postgresFacts: DialectFacts = {
       await sql`create index ${index} on ${sql.table(table)} using gin (${sql.ref(column)} ${sql.id(schema, 'gin_trgm_ops')})`.execute(db)
     }
   },
-  // PostgreSQL would test that IN against every (parent, row) pair; LATERAL runs the window once per parent.
+  // PostgreSQL would test that IN against every (parent, row) pair; LATERAL runs the window once
+  // per parent. The window reads the rows it finds (under the table's name), not only their ids:
+  // its index scan visits each row anyway, and a join by id would look each up again (the nested
+  // users { posts } window of 20 users: 0.46 ms, 0.19 ms so).
   joinWindow: (parents, table, windowIds) =>
-    parents
-      .innerJoinLateral(
-        (eb) => windowIds(eb).as('window'),
-        (join) => join.onTrue(),
-      )
-      .innerJoin(table, `${table}.id`, 'window.id'),
+    parents.innerJoinLateral(
+      (eb) => windowIds(eb).clearSelect().selectAll('child').as(table),
+      (join) => join.onTrue(),
+    ),
   lockRows: (query, table) => query.forUpdate(table) as typeof query,
   async dropSearchIndexes(db, columns) {
     for (const { table, column } of columns) {

@@ -334,8 +334,8 @@ export interface PerParentWindow {
 
 /**
  * The same window of each parent's children, in one statement: for each row `parents` selects
- * (aliased `parent`), the ids of the window by the (parent column, id) index, then those children
- * by key (the dialect's joinWindow), ordered by id as the window is. The cost follows the window,
+ * (aliased `parent`), the window by the (parent column, id) index: its ids, then those children
+ * by key on SQLite, its rows on PostgreSQL (the dialect's joinWindow), ordered by id as the window is. The cost follows the window,
  * never the size of a parent's whole list. The caller selects and filters the parents.
  */
 export function listWindowPerParent(

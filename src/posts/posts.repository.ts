@@ -59,8 +59,8 @@ const postsOfUsers = compiledStatement<PostRow, WindowArgs>(
 )
 
 /**
- * The same window of each user's posts, in the window's id order, in one statement: for each user, the ids of
- * the window by the (user_id, id) index, then those posts by key. The cost follows the window,
+ * The same window of each user's posts, in the window's id order, in one statement: for each user, the window
+ * by the (user_id, id) index (listWindowPerParent). The cost follows the window,
  * never the size of a user's whole list.
  */
 export function listPostsOfUsers(
