@@ -76,7 +76,7 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
   const counting = () => narrow(options.from(db), query, facts, searching?.counted)
   let counted = totalRead === 'a statement' ? await countRows(db, counting()) : undefined
   const read = async (rows: AnySelect): Promise<Row[]> => {
-    if (totalRead !== 'in the rows') return (await options.select(rows).execute()) as Row[]
+    if (totalRead !== 'in the rows') return await options.select(rows).execute()
     const found = (await (options.select(rows) as AnySelect).select(boundedCount(counting()).as(TOTAL_COLUMN)).execute()) as Row[]
     counted = takeTotal(found)
     return found
