@@ -334,9 +334,10 @@ export interface PerParentWindow {
 
 /**
  * The same window of each parent's children, in one statement: for each row `parents` selects
- * (aliased `parent`), the window by the (parent column, id) index: its ids, then those children
- * by key on SQLite, its rows on PostgreSQL (the dialect's joinWindow), ordered by id as the window is. The cost follows the window,
- * never the size of a parent's whole list. The caller selects and filters the parents.
+ * (aliased `parent`), the window by the (parent column, id) index (its ids, then those children by
+ * key on SQLite; its rows on PostgreSQL: the dialect's joinWindow), ordered by id as the window
+ * is. The cost follows the window, never the size of a parent's whole list. The caller selects and
+ * filters the parents.
  */
 export function listWindowPerParent(
   db: Db,
