@@ -94,6 +94,16 @@ interface Lease {
   size: number
   /** Points being taken ahead right now (answers on their way), counted against the bound. */
   pending: number
+  /** The takes on their way with points ahead, for consumes that find the lease empty to wait on. */
+  readonly onTheWay: Take[]
+}
+
+/** A take from Redis with points ahead of need, on its way. */
+interface Take {
+  /** Its points ahead that no waiting consume has counted on yet. */
+  unclaimed: number
+  /** Settles once its answer is kept (or it failed). */
+  readonly landed: Promise<void>
 }
 
 /** The first take ahead of need, for a key that came back within its window. */
@@ -174,7 +184,7 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
       lease.size = Math.max(lease.size, ahead)
       return lease
     }
-    const fresh = { left: ahead, remaining: res.remainingPoints, endsAt, size: ahead, pending: 0 }
+    const fresh: Lease = { left: ahead, remaining: res.remainingPoints, endsAt, size: ahead, pending: 0, onTheWay: [] }
     leases.set(key, fresh)
     return fresh
   }
@@ -189,24 +199,56 @@ export function createLimiter(options: LimiterOptions): CountedLimiter {
     }
   }
 
+  /**
+   * A take of the key's on its way whose points ahead nobody has counted on yet, counted on for
+   * `points`: a burst of one key's consumes that finds the lease empty waits for the takes already
+   * sent, not for a round trip each. Found at once, before any await, so that the consumes of one
+   * burst see the takes the earlier ones sent.
+   */
+  const claimTakeOnItsWay = (key: string, points: number): Take | undefined => {
+    const take = leaseOf(key, clock())?.onTheWay.find((onItsWay) => onItsWay.unclaimed >= points)
+    if (take !== undefined) take.unclaimed -= points
+    return take
+  }
+  /** Marks a take with points ahead as on its way on the lease; the function returned says it landed. */
+  const sendTake = (lease: Lease, ahead: number): (() => void) => {
+    let land = () => {}
+    const take: Take = { unclaimed: ahead, landed: new Promise<void>((resolve) => (land = resolve)) }
+    lease.onTheWay.push(take)
+    return () => {
+      lease.onTheWay.splice(lease.onTheWay.indexOf(take), 1)
+      land()
+    }
+  }
+
   return {
     consumeNow: leaseUpTo > 0 ? consumeLeased : undefined,
     async consume(key, points = 1) {
       if (leaseUpTo > 0) {
         const leased = consumeLeased(key, points)
         if (leased !== undefined) return leased
+        const take = claimTakeOnItsWay(key, points)
+        if (take !== undefined) {
+          await take.landed
+          // What it brought, unless consumeNow spent it first: then a take of its own.
+          const brought = consumeLeased(key, points)
+          if (brought !== undefined) return brought
+        }
       }
       requirePoints(name, points)
       const sentAt = clock()
       const taking = leaseUpTo > 0 ? leaseOf(key, sentAt) : undefined
       const ahead = aheadFor(taking)
       if (taking !== undefined) taking.pending += ahead
+      // Those waiting on it resume once this consume has kept what it brought (they queue behind it).
+      const landed = taking !== undefined && ahead > 0 ? sendTake(taking, ahead) : undefined
       try {
         let res: RateLimiterRes
         try {
           res = await (await store).consume(key, points + ahead)
         } finally {
           if (taking !== undefined) taking.pending -= ahead
+          landed?.()
         }
         failures.succeeded()
         if (leaseUpTo === 0) return { allowed: true, ...stateOf(res) }

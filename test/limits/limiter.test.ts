@@ -152,6 +152,31 @@ describe.skipIf(sharedUrl === undefined)('the points limiter in Redis, with leas
     expect((await counted(prefix, 'k')) - spent).toBeLessThanOrEqual(8)
   })
 
+  it('serves a burst of consumes that find the lease empty from the takes on their way, not by a round trip each', async () => {
+    const prefix = uniquePrefix()
+    const limiter = leased(prefix, 10_000, 64)
+    await limiter.consume('k')
+    await limiter.consume('k') // 1 and 2 ahead: a lease of 2
+    // The commands that reach Redis for this test's keys, counted as the client sends them.
+    const client = redis as Redis
+    const send = client.sendCommand.bind(client)
+    let sent = 0
+    client.sendCommand = (command, ...rest) => {
+      if (command.args.some((arg) => String(arg).startsWith(prefix))) sent++
+      return send(command, ...rest)
+    }
+    try {
+      const verdicts = await Promise.all(Array.from({ length: 40 }, () => limiter.consume('k')))
+      expect(verdicts.every((verdict) => verdict.allowed)).toBe(true)
+      // 2 from the lease; of the 38 others, each take of 4 ahead serves the 4 that wait on it
+      // besides its own (one round trip each, without them: 38).
+      expect(sent).toBeLessThanOrEqual(10)
+    } finally {
+      client.sendCommand = send
+    }
+    expect((await counted(prefix, 'k')) - 2 - 40 - 1).toBeLessThanOrEqual(64)
+  })
+
   it('takes only the points asked for when what it would take ahead no longer fits (another instance spent the rest)', async () => {
     const prefix = uniquePrefix()
     const [a, b] = [leased(prefix, 20, 8), leased(prefix, 20, 8)]
