@@ -285,16 +285,18 @@ export interface Load {
   idempotencyKeys?: boolean
   /**
    * Each request a GET of `path` for a random id from 1 to `ids`, or, for a `writeShare` of them, a
-   * PATCH there (a new `age`, with `writeHeaders`); both answered 200.
+   * PATCH there (a new `age`, with `writeHeaders`); both answered 200. Ids in `unwritten` are read,
+   * never written (another scenario expects their representation not to change).
    */
-  mix?: { ids: number; writeShare: number; writeHeaders: Record<string, string> }
+  mix?: { ids: number; writeShare: number; writeHeaders: Record<string, string>; unwritten?: readonly number[] }
 }
 
 /** The request of a mixed load: a GET, or now and then a PATCH, of a random id. */
 function mixedRequest(load: Load, mix: NonNullable<Load['mix']>) {
   return (request: autocannon.Request): autocannon.Request => {
-    const path = load.path.replace('{id}', String(1 + Math.floor(Math.random() * mix.ids)))
-    if (Math.random() >= mix.writeShare) return { ...request, method: 'GET', path }
+    const id = 1 + Math.floor(Math.random() * mix.ids)
+    const path = load.path.replace('{id}', String(id))
+    if (Math.random() >= mix.writeShare || mix.unwritten?.includes(id) === true) return { ...request, method: 'GET', path }
     return {
       ...request,
       method: 'PATCH',
