@@ -16,6 +16,8 @@
 // never let a key past its allowance; what a lease holds unspent (at most `leaseUpTo` a key on each
 // instance, given back by the window's end) is what another instance may refuse early. The
 // remaining an answer reports is Redis's when the lease was taken plus what the lease still holds.
+// A consume that finds the lease empty while a take with points ahead is on its way waits for that
+// take rather than sending its own (one caller's burst: a round trip per take, not per request).
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import type * as RateLimiterFlexible from 'rate-limiter-flexible'
