@@ -174,7 +174,8 @@ describe.skipIf(sharedUrl === undefined)('the points limiter in Redis, with leas
     } finally {
       client.sendCommand = send
     }
-    expect((await counted(prefix, 'k')) - 2 - 40 - 1).toBeLessThanOrEqual(64)
+    // What Redis counted beyond the 42 points spent is held ahead, within the bound.
+    expect((await counted(prefix, 'k')) - 42).toBeLessThanOrEqual(64)
   })
 
   it('takes only the points asked for when what it would take ahead no longer fits (another instance spent the rest)', async () => {
