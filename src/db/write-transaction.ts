@@ -30,15 +30,39 @@ const writing = new WeakSet<Db>()
 export type BeforeCommit = (trx: Db) => Promise<void>
 
 const beforeCommit = new AsyncLocalStorage<BeforeCommit>()
+/** Scopes of withBeforeCommit begun and not yet ended. */
+let openScopes = 0
 
 /**
  * Runs `run` so that every write transaction begun from it (in its asynchronous context, however
- * late) runs `hook` inside, just before its commit. A write that fails or is refused rolls the
- * hook's writes back with its own.
+ * late) runs `hook` inside, just before its commit, until the scope ends: call the function
+ * returned once the work that may write is done. A write that fails or is refused rolls the hook's
+ * writes back with its own.
+ *
+ * An AsyncLocalStorage in use turns on Node's promise hooks for the whole process: every promise
+ * of every request then costs more, and they stayed on for the rest of the process's life after
+ * the first write with an Idempotency-Key (a quarter of GraphQL user(id)'s throughput,
+ * docs/performance.md). So the storage is turned off again whenever no scope is open.
  */
-export function withBeforeCommit<T>(hook: BeforeCommit, run: () => T): T {
-  return beforeCommit.run(hook, run)
+export function withBeforeCommit(hook: BeforeCommit, run: () => void): () => void {
+  openScopes++
+  let ended = false
+  const end = () => {
+    if (ended) return
+    ended = true
+    if (--openScopes === 0) beforeCommit.disable()
+  }
+  try {
+    beforeCommit.run(hook, run)
+  } catch (error) {
+    end()
+    throw error
+  }
+  return end
 }
+
+/** Whether a scope of withBeforeCommit is open, and so the asynchronous context tracked. */
+export const tracksWriteScopes = (): boolean => openScopes > 0
 
 export async function writeTransaction<T>(db: Db, work: (trx: Db) => Promise<T>): Promise<T> {
   const hook = beforeCommit.getStore()

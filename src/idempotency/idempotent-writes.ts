@@ -130,23 +130,33 @@ export function createIdempotentWrites(store: IdempotencyStore, log: FastifyBase
       owned.writeDone = true
     }
 
+  /**
+   * The scope of withBeforeCommit each watched request runs in, ended as its answer leaves
+   * (keepAnswer): its handler's writes are done by then, and the claim is settled there.
+   */
+  const scopes = new WeakMap<FastifyRequest, () => void>()
+  const watch = (request: FastifyRequest, done: () => void): void => {
+    scopes.set(request, withBeforeCommit(markWriteDone(request), done))
+  }
+
   // A callback hook: a replayed answer was sent, and the route's handler must not run. The handler
   // is called from `done`, so it runs (and its writes begin) within withBeforeCommit.
   const checkKey: preHandlerHookHandler = (request, reply, done) => {
     begin(request, reply).then((begun) => {
       if (begun === 'replayed') return
-      if (claimed.has(request)) withBeforeCommit(markWriteDone(request), () => done())
+      if (claimed.has(request)) watch(request, () => done())
       else done()
     }, done)
   }
 
   // Only a request that may claim a key is watched: the asynchronous context withBeforeCommit runs
-  // in (AsyncLocalStorage) turns on the promise hooks of the whole process once it is in use, and
+  // in (AsyncLocalStorage) turns on the promise hooks of the whole process while it is in use, and
   // every promise then costs more.
   const watchWrites: preHandlerHookHandler = (request, _reply, done) =>
-    request.headers['idempotency-key'] === undefined || !canWrite(request.caller) ? done() : withBeforeCommit(markWriteDone(request), () => done())
+    request.headers['idempotency-key'] === undefined || !canWrite(request.caller) ? done() : watch(request, () => done())
 
   const keepAnswer: onSendHookHandler = (request, reply, payload, done) => {
+    scopes.get(request)?.()
     const owned = claimed.get(request)
     if (owned === undefined) return done(null, payload)
     claimed.delete(request)

@@ -15,6 +15,7 @@ import {
   PURGE_SLICE_ROWS,
   type PurgedSlice,
 } from '../../src/idempotency/idempotency-store.js'
+import { tracksWriteScopes } from '../../src/db/write-transaction.js'
 import { requestFingerprint } from '../../src/idempotency/idempotent-writes.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 
@@ -403,6 +404,38 @@ describe('Idempotency-Key on GraphQL mutations', () => {
       expect(res.headers['idempotent-replayed']).toBeUndefined()
     }
     expect(await keptKeys()).toBe(before)
+  })
+})
+
+describe('The asynchronous context of keyed writes', () => {
+  // Tracked (AsyncLocalStorage) so that a keyed request's writes mark its key: while it is, every
+  // promise of the process costs more, so it is tracked only while a keyed request runs.
+  it('is tracked only while a keyed request runs: once its answer is out, no scope is left open', async () => {
+    const key = newKey()
+    expect(tracksWriteScopes()).toBe(false)
+    expect((await createPost(key, { title: 'Scoped', content: 'once' })).statusCode).toBe(201)
+    expect(tracksWriteScopes()).toBe(false)
+    expect((await createPost(key, { title: 'Scoped', content: 'once' })).headers['idempotent-replayed']).toBe('true')
+    expect((await createPost(key, { title: 'Scoped', content: 'another body' })).statusCode).toBe(422)
+    const mutation = await t.request({
+      method: 'POST',
+      url: '/graphql',
+      token: t.tokens.alice,
+      headers: { 'idempotency-key': newKey() },
+      json: { query: 'mutation { createPost(input: { title: "Scoped too", content: "via GraphQL" }) { id } }' },
+    })
+    expect(mutation.json().data.createPost.id).toBeDefined()
+    const query = await t.request({
+      method: 'POST',
+      url: '/graphql',
+      token: t.tokens.alice,
+      headers: { 'idempotency-key': newKey() },
+      json: { query: '{ users { id } }' },
+    })
+    expect(query.json().data.users.length).toBeGreaterThan(0)
+    expect(tracksWriteScopes()).toBe(false)
+    expect(await postsTitled('Scoped')).toBe(1)
+    expect(await postsTitled('Scoped too')).toBe(1)
   })
 })
 
