@@ -417,21 +417,11 @@ describe('The asynchronous context of keyed writes', () => {
     expect(tracksWriteScopes()).toBe(false)
     expect((await createPost(key, { title: 'Scoped', content: 'once' })).headers['idempotent-replayed']).toBe('true')
     expect((await createPost(key, { title: 'Scoped', content: 'another body' })).statusCode).toBe(422)
-    const mutation = await t.request({
-      method: 'POST',
-      url: '/graphql',
-      token: t.tokens.alice,
-      headers: { 'idempotency-key': newKey() },
-      json: { query: 'mutation { createPost(input: { title: "Scoped too", content: "via GraphQL" }) { id } }' },
-    })
+    const keyedGraphql = (query: string) =>
+      t.request({ method: 'POST', url: '/graphql', token: t.tokens.alice, headers: { 'idempotency-key': newKey() }, json: { query } })
+    const mutation = await keyedGraphql('mutation { createPost(input: { title: "Scoped too", content: "via GraphQL" }) { id } }')
     expect(mutation.json().data.createPost.id).toBeDefined()
-    const query = await t.request({
-      method: 'POST',
-      url: '/graphql',
-      token: t.tokens.alice,
-      headers: { 'idempotency-key': newKey() },
-      json: { query: '{ users { id } }' },
-    })
+    const query = await keyedGraphql('{ users { id } }')
     expect(query.json().data.users.length).toBeGreaterThan(0)
     expect(tracksWriteScopes()).toBe(false)
     expect(await postsTitled('Scoped')).toBe(1)
