@@ -1,16 +1,20 @@
+import SqliteDatabase from 'better-sqlite3'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { type Database, isoInstant, openDatabase, SERVING_PAGE_CACHE_KIB } from '../../src/db/create-database.js'
+import { EVERYTHING } from '../../src/db/changes.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
-import { freshSqliteFile, type TestDatabase } from '../helpers/test-store.js'
+import { freshSqliteFile, sqlitePath, type TestDatabase } from '../helpers/test-store.js'
 
 let database: Database
 let temp: TestDatabase
+let url: string
 beforeAll(async () => {
   temp = freshSqliteFile()
   // A folder that does not exist yet: opening creates it.
-  database = openDatabase(loadConfig({ DATABASE_URL: `${temp.url.replace(/test\.db$/, '')}nested/deeper/test.db` }).database)
+  url = `${temp.url.replace(/test\.db$/, '')}nested/deeper/test.db`
+  database = openDatabase(loadConfig({ DATABASE_URL: url }).database)
   await migrateToLatest(database)
 })
 afterAll(async () => {
@@ -109,6 +113,46 @@ describe('the SQLite store', () => {
     const detail = await plan(query())
     expect(detail).toMatch(expected)
     expect(detail).not.toMatch(/^SCAN \w+$/)
+  })
+})
+
+describe("another connection's commits to the SQLite file", () => {
+  // The change feed looks for them on every request (the representation cache, the callers it
+  // keeps), through the WAL-index header first and SQLite's data version when the header moved.
+  it("are heard at once, after a checkpoint too; this connection's own writes are not taken for them", async () => {
+    const told: unknown[] = []
+    const stop = database.changes.listen((changes) => told.push(...changes))
+    const other = new SqliteDatabase(sqlitePath(loadConfig({ DATABASE_URL: url }).database))
+    try {
+      await sql`create table if not exists feed_probe (id integer primary key, said text)`.execute(database.db)
+      database.changes.heard()
+      told.length = 0
+
+      other.prepare('insert into feed_probe (said) values (?)').run('from another connection')
+      expect(database.changes.heard()).toBe(true)
+      expect(told).toEqual([EVERYTHING])
+      expect(database.changes.heard()).toBe(true)
+      expect(told).toEqual([EVERYTHING])
+
+      told.length = 0
+      await sql`insert into feed_probe (said) values ('from this connection')`.execute(database.db)
+      // Told by the write itself, as it commits; looking for others' commits adds nothing.
+      const ownWrite = [...told]
+      database.changes.heard()
+      expect(told).toEqual(ownWrite)
+
+      // A checkpoint that restarts the WAL moves SQLite's data version too (a change for nothing):
+      // what matters is that a commit after it is still heard.
+      other.pragma('wal_checkpoint(TRUNCATE)')
+      database.changes.heard()
+      told.length = 0
+      other.prepare('insert into feed_probe (said) values (?)').run('after the checkpoint')
+      database.changes.heard()
+      expect(told).toEqual([EVERYTHING])
+    } finally {
+      other.close()
+      stop()
+    }
   })
 })
 
