@@ -41,7 +41,7 @@ let openScopes = 0
  *
  * An AsyncLocalStorage in use turns on Node's promise hooks for the whole process: every promise
  * of every request then costs more, and they stayed on for the rest of the process's life after
- * the first write with an Idempotency-Key (GraphQL user(id) took 15% more CPU a request,
+ * the first write with an Idempotency-Key (GraphQL user(id) took 18% more CPU a request,
  * docs/performance.md). So the storage is turned off again whenever no scope is open.
  */
 export function withBeforeCommit(hook: BeforeCommit, run: () => void): () => void {
