@@ -8,6 +8,7 @@
 // the parameters as it is, so a slot lands exactly where the value would have.
 import { type Compilable, CompiledQuery } from 'kysely'
 import type { Db } from './create-database.js'
+import { directReadsOf } from './direct-reads.js'
 import { nameStatement } from './statement-names.js'
 
 /** Where a value of the arguments goes, among a compiled statement's parameters. */
@@ -72,6 +73,8 @@ export function compiledStatement<Row, A>(
     }
     const compiled = compiledFor(db, args)
     const parameters = compiled.slots ? compiled.parameters.map((p) => (p instanceof Slot ? (p as Slot<A>).take(args) : p)) : compiled.parameters
+    const direct = directReadsOf(db)?.(compiled.sql, parameters)
+    if (direct !== undefined) return (await direct) as Row[]
     return (await db.executeQuery(CompiledQuery.raw(compiled.sql, parameters as unknown[]))).rows as Row[]
   }
 

@@ -5,14 +5,15 @@ import { closeSync, mkdirSync, openSync, readSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { CompiledQuery, type Dialect, Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig } from 'kysely'
+import { type Dialect, Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig } from 'kysely'
 import type pgModule from 'pg'
 import type { DatabaseLocation } from '../config.js'
 import { RecentlyUsed } from '../recently-used.js'
 import { isQueryTimeout } from './database-errors.js'
 import { type DialectFacts, postgresFacts, sqliteFacts } from './dialect-facts.js'
 import type { Tables } from './tables.js'
-import { type StatementObserver, type StatementObservers, translatingDialect } from './translating-dialect.js'
+import { run, type StatementObserver, type StatementObservers, translated, translatingDialect } from './translating-dialect.js'
+import { registerDirectReads } from './direct-reads.js'
 import { withCurrentSchemaIntrospector } from './current-schema-introspector.js'
 import { statementNameOf } from './statement-names.js'
 import { type ChangeFeed, postgresChangeFeed, shared, sqliteChangeFeed } from './change-feed.js'
@@ -76,11 +77,22 @@ export interface OpenOptions {
 
 export function openDatabase(location: DatabaseLocation, options: OpenOptions = {}): Database {
   const { onQuery, pageCacheKib, shareChangesOf } = options
-  const open = (dialect: Dialect, facts: DialectFacts, changes: ChangeFeed, extras: Pick<Database, 'poolStats' | 'dataVersion'> = {}): Database => {
+  const open = (
+    dialect: Dialect,
+    facts: DialectFacts,
+    changes: ChangeFeed,
+    reads: StoreReads,
+    extras: Pick<Database, 'poolStats' | 'dataVersion'> = {},
+  ): Database => {
     const statements: StatementObservers = { observer: undefined }
     const db = new Kysely<Tables>({
       dialect: translatingDialect(dialect, statements, changes.sink),
       ...(onQuery === undefined ? {} : { log: (event) => onQuery(event.query.sql) }),
+    })
+    registerDirectReads(db, (sql, parameters) => {
+      if (!reads.now()) return undefined
+      onQuery?.(sql)
+      return reads.rows(sql, parameters, (work) => run(statements, sql, work))
     })
     return {
       db,
@@ -98,21 +110,35 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
   }
   if (location.dialect === 'postgres') {
     const pool = openPool(location.url, location.poolSize, location.queryTimeoutMs)
-    // Instants are written and read in ISO 8601 and UTC, whatever the server's or the URL's settings.
-    const onCreateConnection = async (connection: { executeQuery(query: CompiledQuery): Promise<unknown> }) => {
-      await connection.executeQuery(CompiledQuery.raw(`set datestyle = 'ISO'`))
-      await connection.executeQuery(CompiledQuery.raw(`set timezone = 'UTC'`))
-    }
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: location.poolSize })
     const changes =
       shareChangesOf === undefined
         ? postgresChangeFeed(() => new (loadPg().Client)({ connectionString: location.url, application_name: 'threadline changes', keepAlive: true }))
         : shared(shareChangesOf.changes)
-    return open(withCurrentSchemaIntrospector(new PostgresDialect({ pool, onCreateConnection })), postgresFacts, changes, { poolStats })
+    const reads: StoreReads = {
+      now: () => true,
+      rows: async (sql, parameters, statement) => {
+        const client = await translated(() => pool.connect())
+        try {
+          return await statement(async () => (await client.query<Record<string, unknown>>(sql, parameters as unknown[])).rows)
+        } finally {
+          client.release()
+        }
+      },
+    }
+    return open(withCurrentSchemaIntrospector(new PostgresDialect({ pool })), postgresFacts, changes, reads, { poolStats })
   }
   const connection = withStatementCache(openSqlite(location.path, pageCacheKib))
   const changes = shareChangesOf === undefined ? sqliteChangeFeed(connection.externalVersion) : shared(shareChangesOf.changes)
-  return open(new SqliteDialect({ database: connection }), sqliteFacts, changes, { dataVersion: connection.dataVersion })
+  return open(new SqliteDialect({ database: connection }), sqliteFacts, changes, connection.reads, { dataVersion: connection.dataVersion })
+}
+
+/** How a store runs a read-only statement past Kysely (direct-reads.ts). */
+interface StoreReads {
+  /** Whether a read may run now, beside whatever else holds the store. */
+  now(): boolean
+  /** The rows; `statement` is the statement's run itself (translated and observed, as Kysely's are), a connection in hand. */
+  rows(sql: string, parameters: readonly unknown[], statement: (work: () => Promise<unknown[]>) => Promise<unknown[]>): Promise<unknown[]>
 }
 
 /**
@@ -126,7 +152,7 @@ const STATEMENT_CACHE_SIZE = 500
 
 function withStatementCache(
   connection: SqliteDatabase.Database,
-): SqliteDialectConfig['database'] & { dataVersion: () => number; externalVersion: () => number } {
+): SqliteDialectConfig['database'] & { dataVersion: () => number; externalVersion: () => number; reads: StoreReads } {
   const statements = new RecentlyUsed<string, SqliteDatabase.Statement>(STATEMENT_CACHE_SIZE)
   // The data version: SQLite's own moves when another connection commits (the `threadline`
   // commands, another process); this connection's writes are counted here. A statement that may
@@ -136,23 +162,31 @@ function withStatementCache(
   // still honoured by a request in the same turn (test/tokens/known-callers.test.ts found it).
   const external = externalDataVersion(connection)
   let writes = 0
+  const prepare = (sql: string): SqliteDatabase.Statement => {
+    let statement = statements.get(sql)
+    if (statement === undefined) {
+      statement = connection.prepare(sql)
+      statements.set(sql, statement)
+    }
+    if (!statement.readonly) writes++
+    return statement
+  }
   return {
     dataVersion: () => writes + external.version(),
+    // Kysely holds the one connection for a whole transaction, across its awaits: a read then waits
+    // its turn through Kysely (it would see the transaction's uncommitted rows). Otherwise nothing
+    // is half-done on the connection between two turns of the loop, and the read runs at once.
+    reads: {
+      now: () => !connection.inTransaction,
+      rows: (sql, parameters, statement) => statement(() => Promise.resolve(prepare(sql).all(parameters))),
+    },
     externalVersion: external.version,
     close: () => {
       statements.clear()
       external.close()
       connection.close()
     },
-    prepare: (sql) => {
-      let statement = statements.get(sql)
-      if (statement === undefined) {
-        statement = connection.prepare(sql)
-        statements.set(sql, statement)
-      }
-      if (!statement.readonly) writes++
-      return statement
-    },
+    prepare,
   }
 }
 
@@ -228,6 +262,11 @@ function openPool(url: string, size: number, queryTimeoutMs: number): pgModule.P
   pool.on('error', () => {})
   pool.on('connect', (client) => {
     client.on('error', () => {})
+    // Instants are written and read in ISO 8601 and UTC, whatever the server's or the URL's
+    // settings. A client runs its queries in the order they were sent, and the pool hands this one
+    // out only after this handler: whoever takes it (Kysely, or a direct read) finds the session
+    // set. Should it fail, the connection is broken and the next query on it fails as well.
+    client.query(`set datestyle = 'ISO'; set timezone = 'UTC'`).catch(() => {})
     sendCompiledStatementsByName(client)
     if (queryTimeoutMs > 0) cutOnTimeout(client)
   })

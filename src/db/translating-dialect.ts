@@ -47,7 +47,7 @@ interface Uncommitted {
 }
 
 /** `work` translated, and told to the observer when there is one (the only cost without one: this check). */
-function run<T>(statements: StatementObservers, sql: string, work: () => Promise<T>): Promise<T> {
+export function run<T>(statements: StatementObservers, sql: string, work: () => Promise<T>): Promise<T> {
   const { observer } = statements
   return observer === undefined ? translated(work) : observed(observer(sql), work)
 }
@@ -63,7 +63,8 @@ async function observed<T>(end: (error?: unknown) => void, work: () => Promise<T
   }
 }
 
-async function translated<T>(work: () => Promise<T>): Promise<T> {
+/** `work`, its failure in the service's words when it is the database busy or out of reach. */
+export async function translated<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work()
   } catch (error) {

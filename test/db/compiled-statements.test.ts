@@ -79,6 +79,35 @@ describe('compiledStatement', () => {
     expect(builds).toBe(2)
   })
 
+  it('never reads what a transaction still open on the store has written, and rolls back', async () => {
+    let updated!: () => void
+    const written = new Promise<void>((resolve) => (updated = resolve))
+    let finish!: () => void
+    const finished = new Promise<void>((resolve) => (finish = resolve))
+    const transaction = database.db.transaction().execute(async (trx) => {
+      await trx.updateTable('users').set({ name: 'Ann, not committed' }).where('name', '=', 'Ann').execute()
+      updated()
+      await finished
+      throw new Error('rolled back')
+    })
+    await written
+    // On SQLite the one connection is inside the transaction: the read waits for it to end.
+    const read = olderThan.all(database.db, { ids: [1], age: 0 })
+    finish()
+    await expect(transaction).rejects.toThrow('rolled back')
+    expect(names(await read)).toEqual(['Ann'])
+  })
+
+  it('tells the statement observer of each read, its end included', async () => {
+    const seen: string[] = []
+    database.observeStatements((sql) => {
+      seen.push(`start ${sql}`)
+      return (error) => seen.push(error === undefined ? 'end' : 'failed')
+    })
+    await olderThan.all(database.db, { ids: [1, 2], age: 1 })
+    expect(seen).toEqual([`start ${statements.at(-1) ?? ''}`, 'end'])
+  })
+
   it('sends the same SQL text for one shape, whatever the values', async () => {
     statements.length = 0
     await olderThan.all(database.db, { ids: [1, 2], age: 1 })

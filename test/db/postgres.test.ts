@@ -11,6 +11,7 @@ import { databaseAppError } from '../../src/db/database-errors.js'
 import { postgresFacts } from '../../src/db/dialect-facts.js'
 import { MIGRATION_NAMES, migrateToLatest } from '../../src/db/migrate.js'
 import { seedDatabase } from '../../src/seed/seed-database.js'
+import { findUserById } from '../../src/users/users.repository.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { postgresUrl } from '../helpers/services.js'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
@@ -96,18 +97,28 @@ describe.runIf(server)('PostgreSQL', () => {
     const url = new URL(store.url)
     url.searchParams.set('options', `${url.searchParams.get('options') ?? ''} -c DateStyle=SQL,DMY -c TimeZone=Asia/Kolkata`.trim())
     const odd = open(url.toString())
+    let id = 0
     try {
       const at = '2026-07-08T23:45:01.234Z'
       const row = await odd.db
         .insertInto('users')
         .values({ name: 'Zone', email: 'zone@example.com', role: 'user', created_at: at, updated_at: at })
-        .returning('created_at')
+        .returning(['id', 'created_at'])
         .executeTakeFirstOrThrow()
       expect(row.created_at).toBe(at)
+      id = row.id
       const read = await database.db.selectFrom('users').select('created_at').where('email', '=', 'zone@example.com').executeTakeFirstOrThrow()
       expect(read.created_at).toBe(at)
     } finally {
       await odd.close()
+    }
+    // A hot read runs past Kysely, on a connection straight from the pool: the first statement of a
+    // new handle, it finds the session set all the same.
+    const fresh = open(url.toString())
+    try {
+      expect((await findUserById(fresh.db, id))?.created_at).toBe('2026-07-08T23:45:01.234Z')
+    } finally {
+      await fresh.close()
     }
   })
 
