@@ -6,9 +6,9 @@
 // A statement is built with slots where its values go: the compiled query keeps each slot among
 // its parameters, and a run puts the values in their places. Kysely passes a value it is given to
 // the parameters as it is, so a slot lands exactly where the value would have.
-import { type Compilable, CompiledQuery } from 'kysely'
+import type { Compilable } from 'kysely'
 import type { Db } from './create-database.js'
-import { directReadsOf } from './direct-reads.js'
+import { readRows } from './direct-reads.js'
 import { nameStatement } from './statement-names.js'
 
 /** Where a value of the arguments goes, among a compiled statement's parameters. */
@@ -73,9 +73,7 @@ export function compiledStatement<Row, A>(
     }
     const compiled = compiledFor(db, args)
     const parameters = compiled.slots ? compiled.parameters.map((p) => (p instanceof Slot ? (p as Slot<A>).take(args) : p)) : compiled.parameters
-    const direct = directReadsOf(db)?.(compiled.sql, parameters)
-    if (direct !== undefined) return (await direct) as Row[]
-    return (await db.executeQuery(CompiledQuery.raw(compiled.sql, parameters as unknown[]))).rows as Row[]
+    return readRows<Row>(db, compiled.sql, parameters)
   }
 
   return {

@@ -5,6 +5,7 @@
 // for better-sqlite3 alone; on PostgreSQL, 50 µs of the process's CPU against 35 µs for `pg`'s
 // pool alone. A direct read is still translated and observed (translating-dialect.ts) and counted
 // by the handle's onQuery, as every statement through Kysely is.
+import { type Compilable, CompiledQuery } from 'kysely'
 import type { Db } from './create-database.js'
 
 /**
@@ -19,5 +20,18 @@ export function registerDirectReads(db: Db, read: DirectRead): void {
   readers.set(db, read)
 }
 
-/** The direct reads of a handle opened by openDatabase; none for a transaction's handle or any other. */
-export const directReadsOf = (db: Db): DirectRead | undefined => readers.get(db)
+/**
+ * The rows of a read-only statement: straight from the store when it can, through Kysely otherwise
+ * (in a transaction, whose handle has no direct reads, or while SQLite's connection is held by one).
+ */
+export async function readRows<Row>(db: Db, sql: string, parameters: readonly unknown[]): Promise<Row[]> {
+  const direct = readers.get(db)?.(sql, parameters)
+  if (direct !== undefined) return (await direct) as Row[]
+  return (await db.executeQuery<Row>(CompiledQuery.raw(sql, parameters as unknown[]))).rows
+}
+
+/** The rows of a read-only query built with Kysely, as readRows runs them. */
+export function readQuery<Row>(db: Db, query: Compilable<Row>): Promise<Row[]> {
+  const { sql, parameters } = query.compile()
+  return readRows<Row>(db, sql, parameters)
+}

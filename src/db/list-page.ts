@@ -13,6 +13,7 @@
 // are ANDed into every tier: a tier narrows the filtered rows, so no page misses or repeats one.
 import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
 import type { Db } from './create-database.js'
+import { readQuery } from './direct-reads.js'
 import { type DialectFacts, dialectFactsOf, MIN_INDEXED_SEARCH, type WindowBuilder } from './dialect-facts.js'
 import type { RowPage } from '../collections/collection-page.js'
 import type { FieldSpec } from '../collections/collection-spec.js'
@@ -76,8 +77,8 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
   const counting = () => narrow(options.from(db), query, facts, searching?.counted)
   let counted = totalRead === 'a statement' ? await countRows(db, counting()) : undefined
   const read = async (rows: AnySelect): Promise<Row[]> => {
-    if (totalRead !== 'in the rows') return await options.select(rows).execute()
-    const found = (await (options.select(rows) as AnySelect).select(boundedCount(counting()).as(TOTAL_COLUMN)).execute()) as Row[]
+    if (totalRead !== 'in the rows') return await readQuery(db, options.select(rows))
+    const found = (await readQuery(db, (options.select(rows) as AnySelect).select(boundedCount(counting()).as(TOTAL_COLUMN)))) as Row[]
     counted = takeTotal(found)
     return found
   }
