@@ -3,15 +3,13 @@ import type { AggregatePayment, AggregateQuery } from '../collections/aggregatio
 import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { lockForWrite } from '../db/write-transaction.js'
+import { rowById } from '../db/compiled-statements.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { AlbumRow, AlbumRowChanges, NewAlbumRow } from './albums.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 
-export function findAlbumById(db: Db, id: number): Promise<AlbumRow | undefined> {
-  return lockForWrite(db, db.selectFrom('albums').selectAll().where('id', '=', id)).executeTakeFirst()
-}
+export const findAlbumById: (db: Db, id: number) => Promise<AlbumRow | undefined> = rowById((db) => db.selectFrom('albums').selectAll())
 
 export function findAlbumsByIds(db: Db, ids: readonly number[]): Promise<AlbumRow[]> {
   if (ids.length === 0) return Promise.resolve([])

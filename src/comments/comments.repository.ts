@@ -4,7 +4,7 @@ import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
 import { toIsoTimestamp } from '../db/tables.js'
-import { lockForWrite } from '../db/write-transaction.js'
+import { rowById } from '../db/compiled-statements.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { Comment } from './comments.schemas.js'
@@ -33,9 +33,7 @@ function selectWithAuthor(db: Db) {
   return db.selectFrom('comments').leftJoin('users', 'users.id', 'comments.author_id').selectAll('comments').select('users.name as author_name')
 }
 
-export function findCommentById(db: Db, id: number): Promise<CommentWithAuthorRow | undefined> {
-  return lockForWrite(db, selectWithAuthor(db).where('comments.id', '=', id), 'comments').executeTakeFirst()
-}
+export const findCommentById: (db: Db, id: number) => Promise<CommentWithAuthorRow | undefined> = rowById(selectWithAuthor, 'comments.id', 'comments')
 
 export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuery): Promise<RowPage<CommentWithAuthorRow>> {
   return listPage<CommentWithAuthorRow>(db, {

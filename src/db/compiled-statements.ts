@@ -6,10 +6,11 @@
 // A statement is built with slots where its values go: the compiled query keeps each slot among
 // its parameters, and a run puts the values in their places. Kysely passes a value it is given to
 // the parameters as it is, so a slot lands exactly where the value would have.
-import type { Compilable } from 'kysely'
+import type { Compilable, SelectQueryBuilder } from 'kysely'
 import type { Db } from './create-database.js'
 import { readRows } from './direct-reads.js'
 import { nameStatement } from './statement-names.js'
+import { lockForWrite } from './write-transaction.js'
 
 /** Where a value of the arguments goes, among a compiled statement's parameters. */
 class Slot<A> {
@@ -80,4 +81,31 @@ export function compiledStatement<Row, A>(
     all: run,
     first: async (db, args) => (await run(db, args))[0],
   }
+}
+
+/**
+ * One row by its id, compiled once: `rows` is the FROM (and joins) with the selection, `column` the
+ * id's. In a write's transaction the row is locked as lockForWrite locks it (of `table` alone, when
+ * the query joins others).
+ */
+export function rowById<Row>(
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any select, whatever its tables
+  rows: (db: Db) => SelectQueryBuilder<any, any, Row>,
+  column = 'id',
+  table?: string,
+): (db: Db, id: number) => Promise<Row | undefined> {
+  const statement = compiledStatement<Row, number>(
+    () => '',
+    (db, _, slot) =>
+      lockForWrite(
+        db,
+        rows(db).where(
+          column,
+          '=',
+          slot((id) => id),
+        ),
+        table,
+      ),
+  )
+  return (db, id) => statement.first(db, id)
 }

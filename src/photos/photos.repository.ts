@@ -3,15 +3,13 @@ import type { AggregatePayment, AggregateQuery } from '../collections/aggregatio
 import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { lockForWrite } from '../db/write-transaction.js'
+import { rowById } from '../db/compiled-statements.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { NewPhotoRow, PhotoRow, PhotoRowChanges } from './photos.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 
-export function findPhotoById(db: Db, id: number): Promise<PhotoRow | undefined> {
-  return lockForWrite(db, db.selectFrom('photos').selectAll().where('id', '=', id)).executeTakeFirst()
-}
+export const findPhotoById: (db: Db, id: number) => Promise<PhotoRow | undefined> = rowById((db) => db.selectFrom('photos').selectAll())
 
 export function listPhotosOfAlbum(db: Db, albumId: number, query: CollectionQuery): Promise<RowPage<PhotoRow>> {
   return listPage<PhotoRow>(db, { from: photosOfAlbum(albumId), select: (q) => q.selectAll(), query })

@@ -18,8 +18,21 @@ function posts(db: Db, columns: Columns<PostRow> | undefined) {
   return selecting(columns)(from) as ReturnType<typeof from.selectAll>
 }
 
+const postById = compiledStatement<PostRow, { id: number; columns: Columns<PostRow> | undefined }>(
+  ({ columns }) => columns?.key ?? '*',
+  (db, { columns }, slot) =>
+    lockForWrite(
+      db,
+      posts(db, columns).where(
+        'id',
+        '=',
+        slot((args) => args.id),
+      ),
+    ),
+)
+
 export function findPostById(db: Db, id: number, columns?: Columns<PostRow>): Promise<PostRow | undefined> {
-  return lockForWrite(db, posts(db, columns).where('id', '=', id)).executeTakeFirst()
+  return postById.first(db, { id, columns })
 }
 
 export function findPostsByIds(db: Db, ids: readonly number[], visibility: DraftVisibility, columns?: Columns<PostRow>): Promise<PostRow[]> {

@@ -3,15 +3,13 @@ import type { AggregatePayment, AggregateQuery } from '../collections/aggregatio
 import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { lockForWrite } from '../db/write-transaction.js'
+import { rowById } from '../db/compiled-statements.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from './todos.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 
-export function findTodoById(db: Db, id: number): Promise<TodoRow | undefined> {
-  return lockForWrite(db, db.selectFrom('todos').selectAll().where('id', '=', id)).executeTakeFirst()
-}
+export const findTodoById: (db: Db, id: number) => Promise<TodoRow | undefined> = rowById((db) => db.selectFrom('todos').selectAll())
 
 export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery): Promise<RowPage<TodoRow>> {
   return listPage<TodoRow>(db, { from: todosOfUser(userId), select: (q) => q.selectAll(), query })
