@@ -69,7 +69,7 @@ export function limitRequestsInFlight(app: FastifyInstance, scheduler: FairSched
   app.addHook('preHandler', (request, reply, done) => {
     const { config } = request.routeOptions
     if (config?.unmetered === true || config?.longLived === true || (config?.upgrades === true && isUpgradeRequest(request))) return done()
-    scheduler.acquire(callerKey(request, request.caller ?? null), { kind: `${request.method} ${request.routeOptions.url}` }).then((releaseSlot) => {
+    scheduler.acquire(callerKey(request, request.caller ?? null), { kind: `${request.method} ${config?.url}` }).then((releaseSlot) => {
       if (request.raw.socket?.destroyed === true) {
         // Gone while it waited: nobody would read the answer, and the work (a deep page's statement,
         // synchronous on SQLite) would hold the loop for nothing, in a slot that measured nothing.

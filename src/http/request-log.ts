@@ -37,18 +37,19 @@ export class OneLinePerRequest extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const ms = Math.round(reply.elapsedTime * 100) / 100
+    // Fastify builds request.routeOptions anew on each read: read once.
+    const { url: route, config } = request.routeOptions
     if (error) {
-      const line = { method: request.method, route: request.routeOptions.url, status: reply.statusCode, ms, userId: request.caller?.userId }
+      const line = { method: request.method, route, status: reply.statusCode, ms, userId: request.caller?.userId }
       request.log.error({ ...line, err: error }, 'request failed')
       return
     }
-    const quiet = request.routeOptions.config.quietLog === true && reply.statusCode < 400
+    const quiet = config.quietLog === true && reply.statusCode < 400
     if (quiet ? !this.lines.debug : !this.lines.info) return
     if (this.lines.pretty !== undefined) {
       this.lines.write(prettyRequestLine(request.method, request.url, reply.statusCode, ms, this.lines.pretty.colors))
       return
     }
-    const route = request.routeOptions.url
     const userId = request.caller?.userId
     this.lines.write(
       `{"level":${quiet ? 20 : 30},"time":${Date.now()},"pid":${process.pid},"hostname":${HOSTNAME},"reqId":${JSON.stringify(request.id)},` +
