@@ -315,6 +315,8 @@ export interface Round {
   errors: number
   /** The server's largest resident memory seen during the run (sampled every 100 ms), in bytes, when its pid was given. */
   peakRss?: number
+  /** When there were errors, what they were: the statuses answered, and the first body that failed the load's check. */
+  failed?: string
 }
 
 export interface Summary extends Round {
@@ -327,6 +329,12 @@ export async function measure(url: string, load: Load, options: { connections: n
   let peakRss = 0
   const { pid } = options
   const sampler = pid === undefined ? undefined : setInterval(() => (peakRss = Math.max(peakRss, rssOf(pid))), 100)
+  let firstFailedBody: string | undefined
+  const check = (body: string) => {
+    const passed = load.verifyBody?.(body) === true
+    if (!passed) firstFailedBody ??= body
+    return passed
+  }
   try {
     const result = await autocannon({
       url: `${url}${load.path}`,
@@ -340,17 +348,26 @@ export async function measure(url: string, load: Load, options: { connections: n
         : load.mix !== undefined
           ? { requests: [{ setupRequest: mixedRequest(load, load.mix) }] }
           : {}),
-      ...(load.verifyBody === undefined ? {} : { verifyBody: (body: string | Buffer | undefined) => load.verifyBody?.(String(body)) === true }),
+      ...(load.verifyBody === undefined ? {} : { verifyBody: (body: string | Buffer | undefined) => check(String(body)) }),
     })
     // errors counts connection errors and timeouts; every answer with another status is one more.
     const answered = result['1xx'] + result['2xx'] + result['3xx'] + result['4xx'] + result['5xx']
     const wanted = result.statusCodeStats?.[`${load.status ?? 200}`]?.count ?? 0
+    const errors = result.errors + answered - wanted + result.mismatches
+    const statuses = Object.entries(result.statusCodeStats ?? {}).map(([status, { count }]) => `${status}: ${count}`)
     return {
       requestsPerSecond: result.requests.average,
       p50: result.latency.p50,
       p99: result.latency.p99,
-      errors: result.errors + answered - wanted + result.mismatches,
+      errors,
       ...(pid === undefined ? {} : { peakRss: Math.max(peakRss, rssOf(pid)) }),
+      ...(errors === 0
+        ? {}
+        : {
+            failed:
+              `statuses ${statuses.join(', ') || 'none'}, ${result.errors} connection errors or timeouts` +
+              (firstFailedBody === undefined ? '' : `; a body that failed the check: ${firstFailedBody.slice(0, 300)}`),
+          }),
     }
   } finally {
     clearInterval(sampler)

@@ -982,6 +982,11 @@ async function main(): Promise<void> {
   }
   if (errors.length > 0 || fanOut.lost > 0) {
     console.error(`errors from: ${[...new Set(errors)].join(', ') || 'none'}; deliveries lost: ${fanOut.lost}`)
+    for (const [scenario, byTarget] of Object.entries(results)) {
+      for (const [target, rounds] of Object.entries(byTarget)) {
+        for (const [i, round] of (rounds ?? []).entries()) if (round.failed !== undefined) console.error(`  ${scenario}, ${target}, round ${i + 1}: ${round.failed}`)
+      }
+    }
     process.exitCode = 1
   }
 }

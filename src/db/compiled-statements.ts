@@ -68,10 +68,7 @@ export function compiledStatement<Row, A>(
   }
 
   async function run(db: Db, args: A): Promise<Row[]> {
-    if (db.isTransaction) {
-      const direct = build(db, args, (take) => take(args))
-      return (await db.executeQuery(direct.compile())).rows
-    }
+    if (db.isTransaction) return (await db.executeQuery(build(db, args, (take) => take(args)).compile())).rows
     const compiled = compiledFor(db, args)
     const parameters = compiled.slots ? compiled.parameters.map((p) => (p instanceof Slot ? (p as Slot<A>).take(args) : p)) : compiled.parameters
     return readRows<Row>(db, compiled.sql, parameters)

@@ -24,10 +24,10 @@ export function registerDirectReads(db: Db, read: DirectRead): void {
  * The rows of a read-only statement: straight from the store when it can, through Kysely otherwise
  * (in a transaction, whose handle has no direct reads, or while SQLite's connection is held by one).
  */
-export async function readRows<Row>(db: Db, sql: string, parameters: readonly unknown[]): Promise<Row[]> {
+export function readRows<Row>(db: Db, sql: string, parameters: readonly unknown[]): Promise<Row[]> {
   const direct = readers.get(db)?.(sql, parameters)
-  if (direct !== undefined) return (await direct) as Row[]
-  return (await db.executeQuery<Row>(CompiledQuery.raw(sql, parameters as unknown[]))).rows
+  if (direct !== undefined) return direct as Promise<Row[]>
+  return db.executeQuery<Row>(CompiledQuery.raw(sql, parameters as unknown[])).then((result) => result.rows)
 }
 
 /** The rows of a read-only query built with Kysely, as readRows runs them. */
