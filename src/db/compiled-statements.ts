@@ -8,6 +8,7 @@
 // the parameters as it is, so a slot lands exactly where the value would have.
 import type { Compilable, SelectQueryBuilder } from 'kysely'
 import type { Db } from './create-database.js'
+import type { Columns } from './projection.js'
 import { readRows } from './direct-reads.js'
 import { nameStatement } from './statement-names.js'
 import { lockForWrite } from './write-transaction.js'
@@ -81,28 +82,28 @@ export function compiledStatement<Row, A>(
 }
 
 /**
- * One row by its id, compiled once: `rows` is the FROM (and joins) with the selection, `column` the
- * id's. In a write's transaction the row is locked as lockForWrite locks it (of `table` alone, when
- * the query joins others).
+ * One row by its id, compiled once per set of columns: `rows` is the FROM (and joins) with the
+ * selection of those columns (the whole row without them), `column` the id's. In a write's
+ * transaction the row is locked as lockForWrite locks it (of `table` alone, when the query joins others).
  */
 export function rowById<Row>(
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any select, whatever its tables
-  rows: (db: Db) => SelectQueryBuilder<any, any, Row>,
+  rows: (db: Db, columns: Columns<Row> | undefined) => SelectQueryBuilder<any, any, Row>,
   column = 'id',
   table?: string,
-): (db: Db, id: number) => Promise<Row | undefined> {
-  const statement = compiledStatement<Row, number>(
-    () => '',
-    (db, _, slot) =>
+): (db: Db, id: number, columns?: Columns<Row>) => Promise<Row | undefined> {
+  const statement = compiledStatement<Row, { id: number; columns: Columns<Row> | undefined }>(
+    ({ columns }) => columns?.key ?? '*',
+    (db, { columns }, slot) =>
       lockForWrite(
         db,
-        rows(db).where(
+        rows(db, columns).where(
           column,
           '=',
-          slot((id) => id),
+          slot((args) => args.id),
         ),
         table,
       ),
   )
-  return (db, id) => statement.first(db, id)
+  return (db, id, columns) => statement.first(db, { id, columns })
 }

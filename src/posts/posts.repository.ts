@@ -3,13 +3,12 @@ import type { AggregatePayment, AggregateQuery } from '../collections/aggregatio
 import type { CollectionQuery } from '../collections/collection-query.js'
 import { aggregatePage } from '../db/aggregate-page.js'
 import type { Db } from '../db/create-database.js'
-import { lockForWrite } from '../db/write-transaction.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { NewPostRow, PostRow, PostRowChanges } from './posts.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { type Columns, selecting } from '../db/projection.js'
-import { compiledStatement } from '../db/compiled-statements.js'
+import { compiledStatement, rowById } from '../db/compiled-statements.js'
 import { type DraftVisibility, visible } from './post-visibility.js'
 
 /** The posts table with the columns given (the whole row without them); a row read so holds only those. */
@@ -18,22 +17,7 @@ function posts(db: Db, columns: Columns<PostRow> | undefined) {
   return selecting(columns)(from) as ReturnType<typeof from.selectAll>
 }
 
-const postById = compiledStatement<PostRow, { id: number; columns: Columns<PostRow> | undefined }>(
-  ({ columns }) => columns?.key ?? '*',
-  (db, { columns }, slot) =>
-    lockForWrite(
-      db,
-      posts(db, columns).where(
-        'id',
-        '=',
-        slot((args) => args.id),
-      ),
-    ),
-)
-
-export function findPostById(db: Db, id: number, columns?: Columns<PostRow>): Promise<PostRow | undefined> {
-  return postById.first(db, { id, columns })
-}
+export const findPostById: (db: Db, id: number, columns?: Columns<PostRow>) => Promise<PostRow | undefined> = rowById(posts)
 
 export function findPostsByIds(db: Db, ids: readonly number[], visibility: DraftVisibility, columns?: Columns<PostRow>): Promise<PostRow[]> {
   if (ids.length === 0) return Promise.resolve([])

@@ -9,7 +9,7 @@ import type { RowPage } from '../collections/collection-page.js'
 import { listPage } from '../db/list-page.js'
 import type { NewUserRow, UserRow, UserRowChanges } from './users.table.js'
 import { type Columns, selecting } from '../db/projection.js'
-import { compiledStatement } from '../db/compiled-statements.js'
+import { compiledStatement, rowById } from '../db/compiled-statements.js'
 
 /** The users table with the columns given (the whole row without them); a row read so holds only those. */
 function users(db: Db, columns: Columns<UserRow> | undefined) {
@@ -17,22 +17,7 @@ function users(db: Db, columns: Columns<UserRow> | undefined) {
   return selecting(columns)(from) as ReturnType<typeof from.selectAll>
 }
 
-const userById = compiledStatement<UserRow, { id: number; columns: Columns<UserRow> | undefined }>(
-  ({ columns }) => columns?.key ?? '*',
-  (db, { columns }, slot) =>
-    lockForWrite(
-      db,
-      users(db, columns).where(
-        'id',
-        '=',
-        slot((args) => args.id),
-      ),
-    ),
-)
-
-export function findUserById(db: Db, id: number, columns?: Columns<UserRow>): Promise<UserRow | undefined> {
-  return userById.first(db, { id, columns })
-}
+export const findUserById: (db: Db, id: number, columns?: Columns<UserRow>) => Promise<UserRow | undefined> = rowById(users)
 
 const usersByIds = compiledStatement<UserRow, { ids: readonly number[]; columns: Columns<UserRow> | undefined }>(
   ({ ids, columns }) => `${columns?.key ?? '*'}:${ids.length}`,
