@@ -984,7 +984,8 @@ async function main(): Promise<void> {
     console.error(`errors from: ${[...new Set(errors)].join(', ') || 'none'}; deliveries lost: ${fanOut.lost}`)
     for (const [scenario, byTarget] of Object.entries(results)) {
       for (const [target, rounds] of Object.entries(byTarget)) {
-        for (const [i, round] of (rounds ?? []).entries()) if (round.failed !== undefined) console.error(`  ${scenario}, ${target}, round ${i + 1}: ${round.failed}`)
+        for (const [i, round] of (rounds ?? []).entries())
+          if (round.failed !== undefined) console.error(`  ${scenario}, ${target}, round ${i + 1}: ${round.failed}`)
       }
     }
     process.exitCode = 1

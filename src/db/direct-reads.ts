@@ -5,8 +5,11 @@
 // for better-sqlite3 alone; on PostgreSQL, 50 µs of the process's CPU against 35 µs for `pg`'s
 // pool alone. A direct read is still translated and observed (translating-dialect.ts) and counted
 // by the handle's onQuery, as every statement through Kysely is.
-import { type Compilable, CompiledQuery } from 'kysely'
-import type { Db } from './create-database.js'
+import { type Compilable, CompiledQuery, type Kysely } from 'kysely'
+import type { Tables } from './tables.js'
+
+/** The store's handle (create-database.ts's Db, named here so that the two modules do not import each other). */
+type Db = Kysely<Tables>
 
 /**
  * Runs a read-only statement outside any transaction and returns its rows; undefined when it cannot
