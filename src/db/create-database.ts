@@ -16,6 +16,7 @@ import { run, type StatementObserver, type StatementObservers, translated, trans
 import { registerDirectReads } from './direct-reads.js'
 import { withCurrentSchemaIntrospector } from './current-schema-introspector.js'
 import { statementNameOf } from './statement-names.js'
+import { answersTogether, type Together } from './answers-together.js'
 import { type ChangeFeed, postgresChangeFeed, shared, sqliteChangeFeed } from './change-feed.js'
 
 export type Db = Kysely<Tables>
@@ -244,6 +245,7 @@ const TIMESTAMPTZ_OID = 1184
 
 function openPool(url: string, size: number, queryTimeoutMs: number): pgModule.Pool {
   const pg = loadPg()
+  const together = answersTogether()
   const pool = new pg.Pool({
     connectionString: url,
     max: size,
@@ -269,6 +271,7 @@ function openPool(url: string, size: number, queryTimeoutMs: number): pgModule.P
     client.query(`set datestyle = 'ISO'; set timezone = 'UTC'`).catch(() => {})
     sendCompiledStatementsByName(client)
     if (queryTimeoutMs > 0) cutOnTimeout(client)
+    handAnswersOnTogether(client, together)
   })
   return pool
 }
@@ -283,6 +286,16 @@ function sendCompiledStatementsByName(client: pgModule.PoolClient): void {
     const [text, values] = args
     const name = typeof text === 'string' && Array.isArray(values) ? statementNameOf(text) : undefined
     return name === undefined ? query(...args) : query({ name, text, values })
+  }) as typeof client.query
+}
+
+/** Every query's rows handed on with the other connections' that arrived in the same turn of the loop (answers-together.ts); a failure at once. */
+function handAnswersOnTogether(client: pgModule.PoolClient, together: Together): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown
+  client.query = ((...args: unknown[]) => {
+    const result = query(...args)
+    // A callback's query, or a cursor (a stream of rows), is left as it is.
+    return result instanceof Promise ? result.then(together) : result
   }) as typeof client.query
 }
 
