@@ -33,6 +33,9 @@
 //   one expected slow, ends its turn: sockets are read between any two slow statements, a request
 //   that arrived meanwhile competes for the next slot, and callers not measured yet whose work is
 //   expected slow get one slot per turn between them (each of 200 rotating addresses is new).
+//   A slot released during a turn goes at once to the work whose turn is next (its request read
+//   already), within the same budget, when that work is quick: waiting a loop turn for each freed
+//   slot kept PostgreSQL's connections idle for that turn, and cost the requests that waited CPU.
 // - Load shed. When the loop's delay (loop-delay.ts) is past `shedLoopDelayMs` while work waits,
 //   new work of callers whose work is slow (even its cheapest lately: Flow.floorMs), or, not
 //   measured yet, expected slow, is refused SERVICE_UNAVAILABLE (503) with a Retry-After until it
@@ -91,6 +94,14 @@ export const QUEUE_FULL_RETRY_AFTER_S = 1
 
 /** A slot held longer than this makes its caller's next one start a loop turn apart from any other. */
 export const SLOW_HOLD_MS = 10
+
+/**
+ * The most a slot may be expected to take for a freed slot to go to it at once, in the same loop
+ * turn. Work that takes longer (a caller's pages of 8 or 9 ms each, as in `bench:abuse`'s
+ * contention) waits for the next hand-out, a loop turn later, so that two of its statements never
+ * run without the sockets read between them.
+ */
+const QUICK_HOLD_MS = SLOW_HOLD_MS / 2
 
 /** The loop time the slots handed out in one loop turn are expected to take together, at most (one slot may take more). */
 export const TURN_BUDGET_MS = 20
@@ -341,18 +352,27 @@ function createAdmission(
 
 /**
  * Hands out slots: returns the function that schedules a hand-out on a later loop turn (when work
- * waits and a slot is free). Each slot is charged its expected cost when it is handed out, and its
- * measured one when it is released.
+ * waits and a slot is free). A slot released during a turn goes to the next waiting work at once,
+ * in the same turn, while the turn's budget lasts and that work is not slow. Each slot is charged
+ * its expected cost when it is handed out, and its measured one when it is released.
  */
 function createHandOut(state: SchedulerState, concurrency: number, costs: CostEstimates, timer: SlotTimer, now: () => number): () => void {
   let handOutScheduled = false
+  /** The loop time the slots handed out since the last scheduled hand-out (which begins a turn) are expected to take. */
+  let turnMs = 0
 
   const scheduleHandOut = () => {
     if (handOutScheduled || state.waiting === 0 || state.running >= concurrency) return
     handOutScheduled = true
     setImmediate(handOut)
   }
-  const { begin, beginAlone } = createSlotStarts(state, costs, timer, now, scheduleHandOut)
+  const { begin, beginAlone } = createSlotStarts(state, costs, timer, now, handOutFreed)
+
+  /** Others wait besides `flow`: the turn's budget holds (a caller alone is not held to it, nobody else waits on its turns). */
+  const othersWait = (flow: Flow) => {
+    const { backlogged } = state
+    return backlogged.size > 1 || (backlogged.size === 1 && !backlogged.has(flow))
+  }
 
   /**
    * One loop turn's slots, begun at once, in the order chosen; a slot of a slow caller, or one
@@ -361,8 +381,7 @@ function createHandOut(state: SchedulerState, concurrency: number, costs: CostEs
    */
   function handOut() {
     timer.closeStretch()
-    /** The loop time the slots handed out in this turn are expected to take. */
-    let expectedMs = 0
+    turnMs = 0
     while (state.running < concurrency) {
       const flow = nextFlow(state.backlogged, costs.expectedOf)
       if (flow === undefined) break
@@ -377,20 +396,35 @@ function createHandOut(state: SchedulerState, concurrency: number, costs: CostEs
         return
       }
       begin(slot, waiter.start)
-      expectedMs += expected
-      // A caller alone is not held to the budget: nobody else waits on its turns.
-      const { backlogged } = state
-      if (expectedMs >= TURN_BUDGET_MS && (backlogged.size > 1 || (backlogged.size === 1 && !backlogged.has(flow)))) break
+      turnMs += expected
+      if (turnMs >= TURN_BUDGET_MS && othersWait(flow)) break
     }
     handOutScheduled = false
     scheduleHandOut()
+  }
+
+  /**
+   * A slot was released: the work whose turn is next begins at once, in the turn still running
+   * (its request was read already), if it is quick (QUICK_HOLD_MS) and the turn's budget is not
+   * spent while others wait; then the next hand-out, a loop turn later, gives it its slot (docs/performance.md has
+   * what waiting a loop turn for each freed slot cost).
+   */
+  function handOutFreed() {
+    // A hand-out is on its way (and a slow slot's first stretch may be running alone).
+    if (handOutScheduled || state.waiting === 0 || state.running >= concurrency) return
+    const flow = nextFlow(state.backlogged, costs.expectedOf)!
+    const expected = costs.expectedOf(flow, flow.waiting[0]!.kind)
+    if (expected > QUICK_HOLD_MS || (turnMs + expected > TURN_BUDGET_MS && othersWait(flow))) return scheduleHandOut()
+    const waiter = dequeue(state, flow)
+    begin(charge(state, flow, waiter.kind, expected), waiter.start)
+    turnMs += expected
   }
 
   return scheduleHandOut
 }
 
 /** How a slot handed out begins its work, and what its release does: settle it, learn its cost, hand out again. */
-function createSlotStarts(state: SchedulerState, costs: CostEstimates, timer: SlotTimer, now: () => number, scheduleHandOut: () => void) {
+function createSlotStarts(state: SchedulerState, costs: CostEstimates, timer: SlotTimer, now: () => number, handOutFreed: () => void) {
   const releaser = (slot: HeldSlot): ReleaseSlot => {
     let released = false
     return (unused = false) => {
@@ -400,7 +434,7 @@ function createSlotStarts(state: SchedulerState, costs: CostEstimates, timer: Sl
       settle(state, slot, costMs, now)
       // A slot whose client had gone says nothing of what its caller's work costs.
       if (!unused) costs.record(slot.flow, slot.kind, costMs)
-      scheduleHandOut()
+      handOutFreed()
     }
   }
 

@@ -123,7 +123,41 @@ describe('the fair scheduler', () => {
     const first = await unbounded[0]!
     first()
     for (const release of unbounded.slice(1)) (await release)()
-    expect(s.scheduler.load()).toMatchObject({ waiting: 2 })
+    // The caller's two bounded requests: one given the slot the last unbounded one freed, one waiting.
+    expect(s.scheduler.load()).toMatchObject({ running: 1, waiting: 1 })
+  })
+
+  it('gives a freed slot to the next waiting work in the same loop turn, unless that work is slow', async () => {
+    const s = scheduled(1)
+    const microtasks = async () => {
+      for (let i = 0; i < 5; i++) await Promise.resolve()
+    }
+    // Measured light (1 ms a request) and slow (30 ms).
+    for (const [caller, ms] of [
+      ['light', 1],
+      ['slow', 30],
+    ] as const) {
+      void s.ask(caller)
+      await s.startedCount(s.started.length + 1)
+      s.spend(ms)
+      s.started.at(-1)!.release()
+    }
+    void s.ask('light')
+    void s.ask('light')
+    await s.startedCount(3)
+    s.spend(1)
+    s.started[2]!.release()
+    // No loop turn in between: the next light request has its slot once the microtasks have run.
+    await microtasks()
+    expect(s.started.map((slot) => slot.caller)).toEqual(['light', 'slow', 'light', 'light'])
+    void s.ask('slow')
+    s.spend(1)
+    s.started[3]!.release()
+    await microtasks()
+    // Slow work waits for the next hand-out, a loop turn later, and begins on a turn of its own.
+    expect(s.started).toHaveLength(4)
+    await s.startedCount(5)
+    expect(s.started[4]!.caller).toBe('slow')
   })
 
   it('runs work in a slot and releases the slot when the work fails', async () => {
