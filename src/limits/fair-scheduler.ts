@@ -406,7 +406,7 @@ function createHandOut(state: SchedulerState, concurrency: number, costs: CostEs
   /**
    * A slot was released: the work whose turn is next begins at once, in the turn still running
    * (its request was read already), if it is quick (QUICK_HOLD_MS) and the turn's budget is not
-   * spent while others wait; then the next hand-out, a loop turn later, gives it its slot (docs/performance.md has
+   * spent; then the next hand-out, a loop turn later, gives it its slot (docs/performance.md has
    * what waiting a loop turn for each freed slot cost).
    */
   function handOutFreed() {
@@ -414,7 +414,9 @@ function createHandOut(state: SchedulerState, concurrency: number, costs: CostEs
     if (handOutScheduled || state.waiting === 0 || state.running >= concurrency) return
     const flow = nextFlow(state.backlogged, costs.expectedOf)!
     const expected = costs.expectedOf(flow, flow.waiting[0]!.kind)
-    if (expected > QUICK_HOLD_MS || (turnMs + expected > TURN_BUDGET_MS && othersWait(flow))) return scheduleHandOut()
+    // The budget holds a caller alone too: a scheduled hand-out gives it at most every slot, but
+    // freed slots handed on would run its whole queue in one turn (the loop held, and shed).
+    if (expected > QUICK_HOLD_MS || turnMs + expected > TURN_BUDGET_MS) return scheduleHandOut()
     const waiter = dequeue(state, flow)
     begin(charge(state, flow, waiter.kind, expected), waiter.start)
     turnMs += expected

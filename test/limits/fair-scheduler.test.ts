@@ -189,6 +189,30 @@ describe('the fair scheduler', () => {
     expect(Math.max(...lightAt)).toBeLessThan(6)
   })
 
+  it('hands freed slots on in the same loop turn only while the turn’s budget lasts, to a caller alone too', async () => {
+    const s = scheduled(1)
+    // Measured at 4 ms a request: quick, and five of them fill a turn.
+    void s.ask('alone')
+    await s.startedCount(1)
+    s.spend(4)
+    s.started[0]!.release()
+    for (let i = 0; i < 10; i++) void s.ask('alone')
+    // The scheduled hand-out begins a turn with one slot.
+    await s.startedCount(2)
+    // Each slot released as soon as it starts, with no loop turn in between.
+    let seen = 0
+    while (s.started.length > seen) {
+      seen = s.started.length
+      s.spend(4)
+      s.started[seen - 1]!.release()
+      for (let i = 0; i < 5; i++) await Promise.resolve()
+    }
+    // The measured one, the turn's first slot and the four more its budget holds; the next waits for the next turn.
+    expect(s.started).toHaveLength(2 + (TURN_BUDGET_MS - 4) / 4)
+    await s.startedCount(s.started.length + 1)
+    expect(s.scheduler.load()).toMatchObject({ running: 1, waiting: 10 - (TURN_BUDGET_MS / 4 + 1) })
+  })
+
   it('hands out in one loop turn only the slots whose expected costs fit in a turn’s budget', async () => {
     const s = scheduled(16)
     // Measured at 8 ms a request: under SLOW_HOLD_MS, so not slow, yet three of them fill a turn.
