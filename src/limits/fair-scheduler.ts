@@ -353,7 +353,7 @@ function createAdmission(
 /**
  * Hands out slots: returns the function that schedules a hand-out on a later loop turn (when work
  * waits and a slot is free). A slot released during a turn goes to the next waiting work at once,
- * in the same turn, while the turn's budget lasts and that work is not slow. Each slot is charged
+ * in the same turn, while the turn's budget lasts and that work is quick. Each slot is charged
  * its expected cost when it is handed out, and its measured one when it is released.
  */
 function createHandOut(state: SchedulerState, concurrency: number, costs: CostEstimates, timer: SlotTimer, now: () => number): () => void {
@@ -415,7 +415,7 @@ function createHandOut(state: SchedulerState, concurrency: number, costs: CostEs
     const flow = nextFlow(state.backlogged, costs.expectedOf)!
     const expected = costs.expectedOf(flow, flow.waiting[0]!.kind)
     // The budget holds a caller alone too: a scheduled hand-out gives it at most every slot, but
-    // freed slots handed on would run its whole queue in one turn (the loop held, and shed).
+    // freed slots handed on would run its whole queue in one turn, the sockets unread meanwhile.
     if (expected > QUICK_HOLD_MS || turnMs + expected > TURN_BUDGET_MS) return scheduleHandOut()
     const waiter = dequeue(state, flow)
     begin(charge(state, flow, waiter.kind, expected), waiter.start)
