@@ -270,7 +270,9 @@ function createServicesAndLimits(
   const services = createServices({
     db,
     events,
-    ...(database.dataVersion === undefined ? {} : { dataVersion: database.dataVersion }),
+    // SQLite's feed hears every commit at once (another process's too); PostgreSQL's hears another
+    // instance's a few milliseconds late, too late for a revoked token.
+    ...(database.dataVersion === undefined ? {} : { dataVersion: database.dataVersion, changes: database.changes }),
     passwordChanges: passwordAllowances.changes,
     scryptN: config.passwords.scryptN,
     tokenTtlMs: config.tokenTtlMs,

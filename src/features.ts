@@ -45,12 +45,14 @@ export interface ServicesDeps {
   oidc?: TokensServiceDeps['oidc']
   /** The store's data version, where it has one (SQLite): the services that keep what they read know when it is stale. */
   dataVersion?: () => number
+  /** The store's changes, where the callers of tokens may be kept by them (SQLite, whose feed hears every commit at once). */
+  changes?: TokensServiceDeps['changes']
 }
 
 export type Services = ReturnType<typeof createServices>
 
 /** Each feature's service, given what it depends on. */
-export function createServices({ db, events, passwordChanges, scryptN, tokenTtlMs, signInAllowance, oidc, dataVersion }: ServicesDeps) {
+export function createServices({ db, events, passwordChanges, scryptN, tokenTtlMs, signInAllowance, oidc, dataVersion, changes }: ServicesDeps) {
   const users = usersFeature.createService({ db, events, passwordChanges, scryptN })
   return {
     users,
@@ -66,7 +68,7 @@ export function createServices({ db, events, passwordChanges, scryptN, tokenTtlM
       tokenTtlMs,
       signInAllowance,
       ...(oidc === undefined ? {} : { oidc }),
-      ...(dataVersion === undefined ? {} : { dataVersion }),
+      ...(changes === undefined ? {} : { changes }),
     }),
   }
 }

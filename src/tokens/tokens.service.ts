@@ -15,7 +15,7 @@ import { AppError, notFound, unauthenticated } from '../errors.js'
 import type { UsersService } from '../users/users.public.js'
 import { issuedCallers } from './issued-callers.js'
 import { type SignInAllowance, takeSignInAttempt } from './sign-in-attempts.js'
-import { knownCallers } from './known-callers.js'
+import { type HeardChanges, knownCallers } from './known-callers.js'
 import { hashToken } from './token-hash.js'
 import * as repo from './tokens.repository.js'
 import type { IssuedToken, SignInInput } from './tokens.schemas.js'
@@ -44,10 +44,11 @@ export interface TokensServiceDeps {
    */
   signInAllowance: SignInAllowance | 'unlimited'
   /**
-   * The store's data version (Database.dataVersion): where there is one, the callers of tokens
-   * seen are kept until it moves. Absent (PostgreSQL, the CLI): every request looks its token up.
+   * The store's changes as it tells them (Database.changes), where the callers of tokens seen may
+   * be kept until their token's or user's row changes (SQLite). Absent (PostgreSQL, the CLI):
+   * every request looks its token up.
    */
-  dataVersion?: () => number
+  changes?: HeardChanges
 }
 
 /** Where a sign-in comes from. */
@@ -58,8 +59,8 @@ export interface SignInClient {
 
 export type TokensService = ReturnType<typeof createTokensService>
 
-export function createTokensService({ db, users, tokenTtlMs, events, signInAllowance, dataVersion, oidc }: TokensServiceDeps) {
-  const callerOf = knownCallers(db, dataVersion)
+export function createTokensService({ db, users, tokenTtlMs, events, signInAllowance, changes, oidc }: TokensServiceDeps) {
+  const callerOf = knownCallers(db, changes)
   const issued = oidc === undefined ? undefined : issuedCallers({ db, oidc, users, tokenTtlMs, callerOf })
 
   async function issue(userId: number, ttlMs: number, scope: Scope): Promise<IssuedToken> {

@@ -1,12 +1,13 @@
 // What a statement changed (src/db/changes.ts), read from the statements the repositories build,
-// and the representation cache's clock (src/http/representation-cache.ts) that keeps, for each
-// table and row, when it last changed. Compiled, not run: the behaviour on both stores is in
+// and the clock (src/db/change-clock.ts) that keeps, for each table and row, when it last
+// changed, as the representation cache uses it. Compiled, not run: the behaviour on both stores is in
 // test/http/representation-cache.test.ts.
 import { DummyDriver, Kysely, sql, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { type Change, changeOf, decodeChanges, encodeChanges, PendingChanges } from '../../src/db/changes.js'
 import type { Tables } from '../../src/db/tables.js'
-import { ChangeClock, createRepresentationCache, type Representation } from '../../src/http/representation-cache.js'
+import { ChangeClock } from '../../src/db/change-clock.js'
+import { createRepresentationCache, type Representation } from '../../src/http/representation-cache.js'
 import { SECOND_STORE_RUN } from '../helpers/test-store.js'
 
 const db = new Kysely<Tables>({

@@ -1,6 +1,7 @@
-// The callers of tokens kept by the tokens service while the data version stands (SQLite): a second
-// request with a token does not look it up, and a right is still judged as it stands when it is
-// used: a token revoked or a role changed elsewhere, or a token expired, counts at once.
+// The callers of tokens kept by the tokens service while their token's and user's rows stand
+// (SQLite): a second request with a token does not look it up, not even after writes of other
+// rows, and a right is still judged as it stands when it is used: a token revoked or a role changed
+// here or elsewhere, or a token expired, counts at once.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { createFactories } from '../helpers/factories.js'
@@ -23,6 +24,26 @@ describe('the callers of tokens already seen', () => {
     statements.length = 0
     expect((await t.request({ url: `/api/v1/users/${t.alice.id}`, token: t.tokens.alice })).statusCode).toBe(200)
     expect(tokenLookups()).toBe(TEST_STORE === 'sqlite' ? 0 : 1)
+  })
+
+  it(`${TEST_STORE === 'sqlite' ? 'are not looked up again' : 'are looked up on every request'} after a write of another user`, async () => {
+    const url = `/api/v1/users/${t.bob.id}`
+    expect((await t.request({ url, token: t.tokens.alice })).statusCode).toBe(200)
+    const patched = await t.request({ method: 'PATCH', url, token: t.tokens.admin, json: { name: 'Bob Renamed' } })
+    expect(patched.statusCode).toBe(200)
+    statements.length = 0
+    expect((await t.request({ url, token: t.tokens.alice })).statusCode).toBe(200)
+    console.log('LOOKUPS', tokenLookups(), statements)
+    expect(tokenLookups()).toBe(TEST_STORE === 'sqlite' ? 0 : 1)
+  })
+
+  it('judge by the role as it stands: a user made admin through the API sees drafts at once', async () => {
+    const draft = await createFactories(t).draft(t.bob)
+    const url = `/api/v1/users/${t.bob.id}/posts/${draft.id}`
+    expect((await t.request({ url, token: t.tokens.alice })).statusCode).toBe(404)
+    const promoted = await t.request({ method: 'PATCH', url: `/api/v1/users/${t.alice.id}`, token: t.tokens.admin, json: { role: 'admin' } })
+    expect(promoted.statusCode).toBe(200)
+    expect((await t.request({ url, token: t.tokens.alice })).statusCode).toBe(200)
   })
 
   it('refuse a token revoked by another process at once', async () => {
