@@ -289,6 +289,8 @@ export interface Load {
    * never written (another scenario expects their representation not to change).
    */
   mix?: { ids: number; writeShare: number; writeHeaders: Record<string, string>; unwritten?: readonly number[] }
+  /** How long each server is warmed up with this load before it is measured: 1 s unless said. */
+  warmUpSeconds?: number
 }
 
 /** The request of a mixed load: a GET, or now and then a PATCH, of a random id. */
@@ -384,7 +386,7 @@ export async function interleave(
   options: { rounds: number; connections: number; seconds: number },
 ): Promise<Record<string, Round[]>> {
   const rounds: Record<string, Round[]> = Object.fromEntries(Object.keys(servers).map((name) => [name, []]))
-  for (const server of Object.values(servers)) await measure(server.url, load, { ...options, seconds: 1 })
+  for (const server of Object.values(servers)) await measure(server.url, load, { ...options, seconds: load.warmUpSeconds ?? 1 })
   for (let round = 0; round < options.rounds; round++) {
     for (const [name, server] of Object.entries(servers)) {
       rounds[name]?.push(await measure(server.url, load, options))

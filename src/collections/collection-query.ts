@@ -23,7 +23,7 @@
 //   operators: eq and in are `in`, ne is `notIn`, null=true is `in [null]`, null=false
 //   `notIn [null]`. The fingerprint holds them in a canonical order, so a cursor is bound to the
 //   conditions, not to how the query string spelled them.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import { AppError, type ErrorDetail } from '../errors.js'
 import { parseInstant } from '../core/instant.js'
 import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, pastOffsetWindow } from './pagination.js'
@@ -338,7 +338,7 @@ function fingerprintOf(spec: CollectionSpec, scope: string, filters: Filter[], s
     sort.map((key) => `${key.descending ? '-' : ''}${key.field.name}`),
     search === undefined ? null : [search.pattern, search.fields.map((f) => f.name)],
   ])
-  return createHash('sha256').update(canonical).digest('base64url').slice(0, 16)
+  return hash('sha256', canonical, 'base64url').slice(0, 16)
 }
 
 /** The cursor's values must fit the sort: one per key, each of the key's type. */
