@@ -6,20 +6,20 @@
 //
 // An entry is keyed by what the answer depends on besides the data: the URL (path and query), the
 // Accept header (the API version of the unversioned paths) and the caller (drafts, private cache
-// control). It stays valid while nothing it was read from has changed since it was read: the
-// store tells every committed change (src/db/changes.ts: rows of a table by id, rows added, any
-// row of a table, or everything), and a ChangeClock (src/db/change-clock.ts) keeps when each table and row last changed.
-// What an entry was read from is its dependencies: one resource depends on its own row and on the
-// other tables its representation shows (a comment shows its author's name), so a PATCH of user 7
-// leaves user 8's entry, and every post's, as it was; a page depends on its tables as a whole (a
-// row added or changed anywhere in them may enter, leave or move in it); an answer of unknown
-// origin depends on every table. A change is told after its commit, and an entry is stored only
-// if nothing it depends on changed since the request began, so an answer read across a write is
-// never kept. On PostgreSQL the other instances' changes arrive over NOTIFY, a few milliseconds
-// after their commit (docs/decisions/0052-representation-cache.md gives the staleness measured); while the listening
-// connection is down nothing is kept or answered from here. Bounded by a byte budget, the oldest
-// entry not used lately going first (RecentlyUsed: a hit never moves its entry in the map, and the
-// rows' clock moves a row only once it is in the older half, for the reason given there).
+// control). It stays valid while nothing it was read from has changed since it was read: the store
+// tells every committed change (src/db/changes.ts: rows of a table by id, rows added, any row of a
+// table, or everything), and a ChangeClock (src/db/change-clock.ts) keeps when each table and row
+// last changed. What an entry was read from is its dependencies: one resource depends on its own
+// row and on the other tables its representation shows (a comment shows its author's name), so a
+// PATCH of user 7 leaves user 8's entry, and every post's, as it was; a page depends on its tables
+// as a whole (a row added or changed anywhere in them may enter, leave or move in it); an answer of
+// unknown origin depends on every table. A change is told after its commit, and an entry is stored
+// only if nothing it depends on changed since the request began, so an answer read across a write
+// is never kept. On PostgreSQL the other instances' changes arrive over NOTIFY, a few milliseconds
+// after their commit (docs/decisions/0052-representation-cache.md gives the staleness measured);
+// while the listening connection is down nothing is kept or answered from here. Bounded by a byte
+// budget, the oldest entry not used lately going first (RecentlyUsed: a hit never moves its entry
+// in the map, and the rows' clock moves a row only once it is in the older half: change-clock.ts).
 import { ChangeClock, type Dependencies } from '../db/change-clock.js'
 import { RecentlyUsed } from '../recently-used.js'
 

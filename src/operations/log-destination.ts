@@ -57,12 +57,15 @@ export class GatheredLines {
     return true
   }
 
-  flush(): void {
-    if (this.waiting.length === 0) return
-    const text = this.waiting.join('')
-    this.waiting = []
-    this.chars = 0
-    this.handOn(text)
+  /** Hands on what waits; then calls `done`, as pino's `logger.flush(done)` expects of its stream. */
+  flush(done?: () => void): void {
+    if (this.waiting.length > 0) {
+      const text = this.waiting.join('')
+      this.waiting = []
+      this.chars = 0
+      this.handOn(text)
+    }
+    done?.()
   }
 }
 

@@ -1,7 +1,7 @@
 // What a statement changed (src/db/changes.ts), read from the statements the repositories build,
 // and the clock (src/db/change-clock.ts) that keeps, for each table and row, when it last
-// changed, as the representation cache uses it. Compiled, not run: the behaviour on both stores is in
-// test/http/representation-cache.test.ts.
+// changed, as the representation cache uses it. Compiled, not run: the behaviour on both stores
+// is in test/http/representation-cache.test.ts.
 import { DummyDriver, Kysely, sql, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { type Change, changeOf, decodeChanges, encodeChanges, PendingChanges } from '../../src/db/changes.js'

@@ -16,15 +16,17 @@ describe('gathered log lines', () => {
     expect(written).toEqual(['{"a":1}\n{"b":2}\n'])
   })
 
-  it('hand on what waits when flushed, and nothing when nothing waits', () => {
+  it('hand on what waits when flushed, and nothing when nothing waits, then say so', () => {
     const written: string[] = []
     const lines = new GatheredLines((text) => written.push(text), 4096)
     lines.flush()
     expect(written).toEqual([])
     lines.write('one\n')
     lines.write('two\n')
-    lines.flush()
+    let done = 0
+    lines.flush(() => done++)
     lines.flush()
     expect(written).toEqual(['one\ntwo\n'])
+    expect(done).toBe(1)
   })
 })
