@@ -28,7 +28,15 @@ function scheduled(concurrency: number, maxQueuedPerCaller = 1000, shed?: { loop
   const spend = (ms: number) => {
     clock += ms
   }
-  return { scheduler, started, ask, startedCount, spend }
+  /** One request of `caller` (of `kind`), given its slot and released after `ms`: the scheduler has measured it once. */
+  const measureOnce = async (caller: string, ms: number, kind?: string) => {
+    const n = started.length + 1
+    void ask(caller, kind)
+    await startedCount(n)
+    spend(ms)
+    started[n - 1]!.release()
+  }
+  return { scheduler, started, ask, startedCount, spend, measureOnce }
 }
 
 describe('the fair scheduler', () => {
@@ -136,12 +144,8 @@ describe('the fair scheduler', () => {
     for (const [caller, ms] of [
       ['light', 1],
       ['slow', 30],
-    ] as const) {
-      void s.ask(caller)
-      await s.startedCount(s.started.length + 1)
-      s.spend(ms)
-      s.started.at(-1)!.release()
-    }
+    ] as const)
+      await s.measureOnce(caller, ms)
     void s.ask('light')
     void s.ask('light')
     await s.startedCount(3)
@@ -170,10 +174,7 @@ describe('the fair scheduler', () => {
   it('gives the callers not measured yet one slot per loop turn between them, and serves measured ones in the same turns', async () => {
     const s = scheduled(16)
     // A light caller, measured: 1 ms a request.
-    void s.ask('light')
-    await s.startedCount(1)
-    s.spend(1)
-    s.started[0]!.release()
+    await s.measureOnce('light', 1)
     for (let i = 0; i < 10; i++) void s.ask(`new-${i}`)
     for (let i = 0; i < 3; i++) void s.ask('light')
     const perTurn: number[] = []
@@ -192,10 +193,7 @@ describe('the fair scheduler', () => {
   it('hands freed slots on in the same loop turn only while the turn’s budget lasts, to a caller alone too', async () => {
     const s = scheduled(1)
     // Measured at 4 ms a request: quick, and five of them fill a turn.
-    void s.ask('alone')
-    await s.startedCount(1)
-    s.spend(4)
-    s.started[0]!.release()
+    await s.measureOnce('alone', 4)
     for (let i = 0; i < 10; i++) void s.ask('alone')
     // The scheduled hand-out begins a turn with one slot.
     await s.startedCount(2)
@@ -278,13 +276,8 @@ describe('the fair scheduler', () => {
     for (const [caller, kind, ms] of [
       ['earlier-a', 'GET one', 1],
       ['earlier-b', 'GET page', 30],
-    ] as const) {
-      const n = s.started.length + 1
-      void s.ask(caller, kind)
-      await s.startedCount(n)
-      s.spend(ms)
-      s.started[n - 1]!.release()
-    }
+    ] as const)
+      await s.measureOnce(caller, ms, kind)
     // Ten new callers of pages, then one new caller of one user.
     void s.ask('holder', 'GET page')
     await s.startedCount(3)
