@@ -45,7 +45,7 @@ const LAYERS = [
   { name: 'seed', holds: ['seed'], comment: "the generated data, every feature's seed section in one transaction" },
   { name: 'cli', holds: ['cli'], comment: 'the commands but serve' },
   { name: 'client', holds: ['client'], comment: 'the typed client, a package of its own' },
-  { name: 'entries', holds: ['server.ts', 'heap-settings.ts', 'main.ts'], comment: 'the process: serve and the threadline command' },
+  { name: 'entries', holds: ['server.ts', 'v8-settings.ts', 'main.ts'], comment: 'the process: serve and the threadline command' },
 ]
 
 const escape = (text) => text.replaceAll(/[.*+?^${}()|[\]\\]/g, '\\$&')

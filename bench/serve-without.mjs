@@ -6,7 +6,7 @@
 // those conventions: a benchmark's server only.
 import { MEASURABLE_CONVENTIONS } from '../dist/app.js'
 import { loadConfig } from '../dist/config.js'
-import { withServerHeapSettings } from '../dist/heap-settings.js'
+import { withServerV8Settings } from '../dist/v8-settings.js'
 import { startServer } from '../dist/server.js'
 
 const measureWithout = new Set(process.argv.slice(2))
@@ -17,4 +17,4 @@ for (const name of measureWithout) {
   }
 }
 const config = loadConfig()
-await withServerHeapSettings(config.nodeOptions, () => startServer(config, { measureWithout }))
+await withServerV8Settings(config.nodeOptions, () => startServer(config, { measureWithout }))

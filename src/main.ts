@@ -10,7 +10,7 @@ import { parseDuration } from './core/duration.js'
 import { AppError } from './errors.js'
 import { MAX_BATCH_SIZE } from './seed-section.js'
 import { SEED_FLAGS } from './seed/seed-flags.js'
-import { withServerHeapSettings } from './heap-settings.js'
+import { withServerV8Settings } from './v8-settings.js'
 import { PACKAGE_VERSION } from './package-info.js'
 
 // Each command's code is loaded when it runs: --help, and the process that waits while an import
@@ -73,7 +73,7 @@ program
   .description('Migrate the database, fill a new one with demo data (unless SEED_DEMO_DATA=false) and serve on HOST:PORT')
   .option('--port <n>', 'port to listen on, 0 for any free one (env PORT, default 3000)')
   .option('--host <address>', 'interface to listen on, 0.0.0.0 for all (env HOST, default 127.0.0.1)')
-  .action(withConfig(async (config) => withServerHeapSettings(config.nodeOptions, async () => (await import('./server.js')).startServer(config))))
+  .action(withConfig(async (config) => withServerV8Settings(config.nodeOptions, async () => (await import('./server.js')).startServer(config))))
 
 program
   .command('migrate')

@@ -1,4 +1,4 @@
-// serve's heap settings (src/heap-settings.ts), seen from outside: V8's young generation stays at
+// serve's heap settings (src/v8-settings.ts), seen from outside: V8's young generation stays at
 // its first size while the server starts, unless whoever started node chose its growth themselves.
 // A module loaded with --import reports the young generation's size when asked by SIGUSR2.
 import { spawn } from 'node:child_process'

@@ -1,0 +1,72 @@
+// What `threadline serve` sets of V8 from here, before the server is loaded, so that every way of
+// starting it has them (flags that size the heap, such as --max-semi-space-size, are fixed when the
+// process starts and would need every user to pass them): two settings of its heap, and Node's
+// process.nextTick compiled first. Each was measured to take effect when done so
+// (docs/performance.md has the figures and how they were taken).
+//
+// The young generation while the server starts. Loading the server (some 750 modules, the schema,
+// the routes) allocates fast and keeps most of what it allocates, so V8 doubles the young
+// generation's two semi-spaces up to their 16 MB maximum within the first second; and a server
+// that then waits for requests makes too little garbage for V8 to shrink them soon: 30 MB of an
+// idle server's resident memory were empty young-generation pages. So growth is held off while the
+// server starts (the semi-spaces stay at their first 1 MB; what the start keeps is promoted sooner,
+// as it would have been anyway) and allowed again once it listens: under load the young
+// generation grows as it always did.
+//
+// The old generation under load. After each full collection V8 lets the old generation grow to a
+// multiple of what survived before it collects again, a multiple it picks between 1.1 and 4 from
+// how fast it collects; under GraphQL load a server with 37 MB alive let it reach 76 MB, mostly
+// garbage. A fixed 30% bounds that growth: the peak of the same load fell by about 40 MB, at the
+// same throughput within the noise of the measurement. V8 takes this one into account only when
+// it is set before the first full collection: set once the server listened, it changed nothing.
+//
+// process.nextTick, first. It builds each tick's record as an object literal with two computed
+// (symbol) keys, and V8 keeps one shape of feedback for each such key: a start as long as the
+// server's (thousands of ticks run by the interpreter while modules load and the database opens)
+// left that feedback generic in every start measured, and from then on every tick, some eight a
+// request inside Node's streams, defined its two keys through V8's runtime: 130-200 ns a tick
+// against 22 once compiled with the literal's shape, 2-3 us of CPU a request (GET one user 31.4 ->
+// 29.3 us, GraphQL users on PostgreSQL 118 -> 105). Called ten thousand times before the server
+// loads, with V8 compiling on this thread so the optimized code is there when the loop ends,
+// it is compiled for the literal's one shape and stays so.
+import v8 from 'node:v8'
+
+/** V8's own default, restored once the server listens. */
+const V8_SEMI_SPACE_GROWTH_FACTOR = 2
+/** How far the old generation may grow past what survived the last full collection, in percent. */
+export const OLD_GENERATION_GROWTH_PERCENT = 30
+
+/** Calls of process.nextTick that take it past V8's budget for optimizing it (3,000 were enough). */
+const NEXT_TICK_WARM_UP_CALLS = 10_000
+
+const ignoreTick = (): void => {}
+
+/** process.nextTick optimized now, while its feedback has the one shape; the ticks it queued run at once. */
+function compileNextTick(chosenAtStart: (flag: string) => boolean): void {
+  const synchronously = !chosenAtStart('concurrent-recompilation') && !chosenAtStart('no-concurrent-recompilation')
+  if (synchronously) v8.setFlagsFromString('--no-concurrent-recompilation')
+  try {
+    for (let i = 0; i < NEXT_TICK_WARM_UP_CALLS; i++) process.nextTick(ignoreTick)
+  } finally {
+    if (synchronously) v8.setFlagsFromString('--concurrent-recompilation')
+  }
+}
+
+/**
+ * Compiles process.nextTick, bounds the old generation's growth, and runs `start` (the server's
+ * start, until it listens) with the young generation kept at its first size. `nodeOptions`:
+ * NODE_OPTIONS (the config's); a flag given there or on node's command line is left as its giver
+ * set it.
+ */
+export async function withServerV8Settings<T>(nodeOptions: readonly string[], start: () => Promise<T>): Promise<T> {
+  const chosenAtStart = (flag: string): boolean => [...process.execArgv, ...nodeOptions].some((arg) => arg.replace(/_/g, '-').startsWith(`--${flag}`))
+  compileNextTick(chosenAtStart)
+  if (!chosenAtStart('heap-growing-percent')) v8.setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWTH_PERCENT}`)
+  const holdYoung = !chosenAtStart('semi-space-growth-factor')
+  if (holdYoung) v8.setFlagsFromString('--semi-space-growth-factor=1')
+  try {
+    return await start()
+  } finally {
+    if (holdYoung) v8.setFlagsFromString(`--semi-space-growth-factor=${V8_SEMI_SPACE_GROWTH_FACTOR}`)
+  }
+}
