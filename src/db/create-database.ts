@@ -15,7 +15,7 @@ import type { Tables } from './tables.js'
 import { run, type StatementObserver, type StatementObservers, translated, translatingDialect } from './translating-dialect.js'
 import { registerDirectReads } from './direct-reads.js'
 import { withCurrentSchemaIntrospector } from './current-schema-introspector.js'
-import { statementNameOf } from './statement-names.js'
+import { readNameOf, statementNameOf } from './statement-names.js'
 import { answersTogether, type Together } from './answers-together.js'
 import { type ChangeFeed, postgresChangeFeed, shared, sqliteChangeFeed } from './change-feed.js'
 
@@ -121,7 +121,10 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
       rows: async (sql, parameters, statement) => {
         const client = await translated(() => pool.connect())
         try {
-          return await statement(async () => (await client.query<Record<string, unknown>>(sql, parameters as unknown[])).rows)
+          // Named once run before (statement-names.ts): parsed, and maybe planned, once per connection.
+          const name = readNameOf(sql)
+          const values = parameters as unknown[]
+          return await statement(async () => (await client.query<Record<string, unknown>>(name === undefined ? sql : { name, text: sql }, values)).rows)
         } finally {
           client.release()
         }

@@ -95,10 +95,11 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
     // sort no index serves sorts narrow records instead of whole rows (page 100 of 100 under
     // sort=-age,name on 200,000 users: about half the time).
     const id = sql.ref((query.sort.at(-1) as SortKey).field.column)
-    const pageIds = ordered(matching(), query.sort, false)
+    const offset = offsetOf(query.page, query.limit)
+    const firstIds = ordered(matching(), query.sort, false)
       .select(id.as('page_id'))
-      .limit(query.limit + 1)
-      .offset(offsetOf(query.page, query.limit))
+      .limit(literal(query.limit + 1))
+    const pageIds = offset === 0 ? firstIds : firstIds.offset(offset)
     const rows = await read(ordered(options.from(db).where(sql<SqlBool>`${id} in (${pageIds})`), query.sort, false))
     const hasMore = rows.length > query.limit
     if (hasMore) rows.pop()
@@ -157,20 +158,29 @@ async function readByKeyset<Row>(
 ): Promise<Row[]> {
   const wanted = query.limit + 1
   const base = () => ordered(narrow(from(db), query, dialectFactsOf(db), searching), query.sort, backwards)
-  if (query.cursor === undefined) return await read(base().limit(wanted))
+  if (query.cursor === undefined) return await read(base().limit(literal(wanted)))
   const rows: Row[] = []
   for (const tier of keysetTiers(query.sort, query.cursor.values, backwards)) {
     rows.push(
       ...(await read(
         base()
           .where(tier)
-          .limit(wanted - rows.length),
+          .limit(literal(wanted - rows.length)),
       )),
     )
     if (rows.length >= wanted) break
   }
   return rows
 }
+
+/**
+ * A page's bound written into its SQL text rather than bound as a parameter. PostgreSQL plans a
+ * named statement once for all runs only when that generic plan costs no more than the plans made
+ * for each run's values, and it prices an unknown LIMIT as a tenth of the table: `limit $1` was
+ * planned again on every run (and a first page's `offset 0` the same way, so it is left out). A
+ * few texts more (one per page size) for a plan made once per connection.
+ */
+const literal = (n: number) => sql.lit(n)
 
 /** The query's filters, and the search's condition when it has one. */
 function narrow(select: AnySelect, query: CollectionQuery, facts: DialectFacts, searching?: Expression<SqlBool>): AnySelect {
@@ -373,7 +383,7 @@ export async function countRows(db: Db, select: AnySelect): Promise<number> {
 
 /** The count of `select`'s rows up to `atMost`, as a scalar subquery (a bigint, text, on PostgreSQL). */
 function boundedCount(select: AnySelect, atMost = MAX_COUNTED_TOTAL + 1) {
-  const counted = select.select(sql<number>`1`.as('one')).limit(atMost)
+  const counted = select.select(sql<number>`1`.as('one')).limit(literal(atMost))
   return sql<number | string>`(select count(*) from (${counted}) as counted)`
 }
 

@@ -5,13 +5,15 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATA_SECTIONS } from '../../src/cli/data-sections.js'
+import { parseCollectionQuery } from '../../src/collections/collection-query.js'
 import { loadConfig } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
 import { databaseAppError } from '../../src/db/database-errors.js'
 import { postgresFacts } from '../../src/db/dialect-facts.js'
 import { MIGRATION_NAMES, migrateToLatest } from '../../src/db/migrate.js'
 import { seedDatabase } from '../../src/seed/seed-database.js'
-import { findUserById } from '../../src/users/users.repository.js'
+import { findUserById, listUsers } from '../../src/users/users.repository.js'
+import { UsersCollection } from '../../src/users/users.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { postgresUrl } from '../helpers/services.js'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js'
@@ -119,6 +121,31 @@ describe.runIf(server)('PostgreSQL', () => {
       expect((await findUserById(fresh.db, id))?.created_at).toBe('2026-07-08T23:45:01.234Z')
     } finally {
       await fresh.close()
+    }
+  })
+
+  it("runs a collection's page as a statement prepared on its second run, planned once for every run after", async () => {
+    // One connection, so that its prepared statements are the ones pg_prepared_statements lists.
+    const single = open(store.url, 1)
+    try {
+      const at = new Date().toISOString()
+      await single.db.insertInto('users').values({ name: 'Paged', email: 'paged@example.com', role: 'user', created_at: at, updated_at: at }).execute()
+      const options = { defaultMode: 'page' as const, withTotal: true, scope: '' }
+      const page = () => listUsers(single.db, parseCollectionQuery(UsersCollection, { role: 'user', sort: 'name', limit: '7' }, options))
+      const runs = 8
+      for (let run = 0; run < runs; run++) expect((await page()).rows.length).toBeGreaterThan(0)
+      const prepared = await sql<{ statement: string; generic_plans: string; custom_plans: string }>`
+        select statement, generic_plans, custom_plans from pg_prepared_statements where statement like '%threadline_page_total%'`.execute(single.db)
+      expect(prepared.rows).toHaveLength(1)
+      const [statement] = prepared.rows as [(typeof prepared.rows)[number]]
+      // Its size in the text (limit+1), the first page's offset left out; the role bound as a value.
+      expect(statement.statement).toMatch(/limit 8\)/)
+      expect(statement.statement).not.toMatch(/offset/)
+      // The first run is not named; PostgreSQL plans the next five for their values, then keeps one plan.
+      expect(Number(statement.generic_plans) + Number(statement.custom_plans)).toBe(runs - 1)
+      expect(Number(statement.generic_plans)).toBeGreaterThan(0)
+    } finally {
+      await single.close()
     }
   })
 
