@@ -9,7 +9,7 @@ import { type Dialect, Kysely, PostgresDialect, SqliteDialect, type SqliteDialec
 import type pgModule from 'pg'
 import type { DatabaseLocation } from '../config.js'
 import { RecentlyUsed } from '../recently-used.js'
-import { isQueryTimeout } from './database-errors.js'
+import { isQueryTimeout, isStalePreparedResult } from './database-errors.js'
 import { type DialectFacts, postgresFacts, sqliteFacts } from './dialect-facts.js'
 import type { Tables } from './tables.js'
 import { run, type StatementObserver, type StatementObservers, translated, translatingDialect } from './translating-dialect.js'
@@ -120,13 +120,25 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
       now: () => true,
       rows: async (sql, parameters, statement) => {
         const client = await translated(() => pool.connect())
+        let stale: Error | undefined
         try {
           // Named once run before (statement-names.ts): parsed, and maybe planned, once per connection.
           const name = readNameOf(sql)
           const values = parameters as unknown[]
-          return await statement(async () => (await client.query<Record<string, unknown>>(name === undefined ? sql : { name, text: sql }, values)).rows)
+          return await statement(async () => {
+            if (name === undefined) return (await client.query<Record<string, unknown>>(sql, values)).rows
+            try {
+              return (await client.query<Record<string, unknown>>({ name, text: sql }, values)).rows
+            } catch (error) {
+              if (!isStalePreparedResult(error)) throw error
+              // The table changed shape: read it unnamed (a text alone would be named again on its way:
+              // sendCompiledStatementsByName), and close the connection with its prepared statements.
+              stale = error as Error
+              return (await client.query<Record<string, unknown>>({ text: sql }, values)).rows
+            }
+          })
         } finally {
-          client.release()
+          client.release(stale)
         }
       },
     }

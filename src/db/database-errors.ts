@@ -43,6 +43,14 @@ const UNREACHABLE_MESSAGES = /^(Connection terminated|Client has encountered a c
 /** `pg`'s query_timeout: the query outlived DATABASE_QUERY_TIMEOUT_MS (a server that stopped answering). */
 export const isQueryTimeout = (error: unknown): boolean => error instanceof Error && error.message === 'Query read timeout'
 
+/**
+ * PostgreSQL refusing a prepared statement whose columns changed under it (`select *` once a table
+ * gained a column, as another instance's migration may do): 0A000, "cached plan must not change
+ * result type". Run unnamed, the same text reads the table as it is now.
+ */
+export const isStalePreparedResult = (error: unknown): boolean =>
+  codeOf(error) === '0A000' && /cached plan must not change result type/.test(String((error as Error).message))
+
 const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)?.code
 
 /**

@@ -149,6 +149,29 @@ describe.runIf(server)('PostgreSQL', () => {
     }
   })
 
+  it("reads a page prepared before its table gained a column (another instance's migration) as the table is now", async () => {
+    const single = open(store.url, 1)
+    try {
+      const options = { defaultMode: 'page' as const, withTotal: true, scope: '' }
+      const page = () => listUsers(single.db, parseCollectionQuery(UsersCollection, { role: 'user', sort: 'email', limit: '5' }, options))
+      const before = await page()
+      await page()
+      const prepared = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(single.db)
+      expect(prepared.rows.map((row) => row.statement)).toEqual([expect.stringMatching(/^select \*/)])
+      await sql`alter table users add column nickname text`.execute(database.db)
+      try {
+        // PostgreSQL refuses the prepared statement now ("cached plan must not change result type").
+        const after = await page()
+        expect(after.rows.map((user) => user.id)).toEqual(before.rows.map((user) => user.id))
+        expect(await page()).toEqual(after)
+      } finally {
+        await sql`alter table users drop column nickname`.execute(database.db)
+      }
+    } finally {
+      await single.close()
+    }
+  })
+
   it('never hands out an id twice, even after the newest row is deleted', async () => {
     const at = new Date().toISOString()
     const insert = (email: string) =>
