@@ -150,11 +150,15 @@ describe.runIf(server)('PostgreSQL', () => {
   })
 
   it("reads a page prepared before its table gained a column (another instance's migration) as the table is now", async () => {
+    // One connection: the one whose prepared statement goes stale.
     const single = open(store.url, 1)
     try {
+      const at = new Date().toISOString()
+      await single.db.insertInto('users').values({ name: 'Stale', email: 'stale@example.com', role: 'user', created_at: at, updated_at: at }).execute()
       const options = { defaultMode: 'page' as const, withTotal: true, scope: '' }
       const page = () => listUsers(single.db, parseCollectionQuery(UsersCollection, { role: 'user', sort: 'email', limit: '5' }, options))
       const before = await page()
+      expect(before.rows.length).toBeGreaterThan(0)
       await page()
       const prepared = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(single.db)
       expect(prepared.rows.map((row) => row.statement)).toEqual([expect.stringMatching(/^select \*/)])
