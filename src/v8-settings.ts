@@ -23,12 +23,12 @@
 // process.nextTick, first. It builds each tick's record as an object literal with two computed
 // (symbol) keys, and V8 keeps one shape of feedback for each such key: a start as long as the
 // server's (thousands of ticks run by the interpreter while modules load and the database opens)
-// left that feedback generic in every start measured, and from then on every tick, some eight a
+// left that feedback generic in 13 starts of 14 measured, and from then on every tick, some eight a
 // request inside Node's streams, defined its two keys through V8's runtime: 130-200 ns a tick
 // against 22 once compiled with the literal's shape, 2-3 us of CPU a request (GET one user with no
-// cached answer 31.3 -> 28.7 us). Called ten thousand times before the server
-// loads, with V8 compiling on this thread so the optimized code is there when the loop ends,
-// it is compiled for the literal's one shape and stays so.
+// cached answer 31.3 -> 28.7 us). Called ten thousand times before the server loads, with V8
+// compiling on this thread so the optimized code is there when the loop ends, it is compiled for
+// the literal's one shape and stays so.
 import v8 from 'node:v8'
 
 /** V8's own default, restored once the server listens. */
