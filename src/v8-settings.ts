@@ -53,17 +53,18 @@ function compileNextTick(chosenAtStart: (flag: string) => boolean): void {
 }
 
 /**
- * Compiles process.nextTick, bounds the old generation's growth, and runs `start` (the server's
+ * Bounds the old generation's growth, compiles process.nextTick, and runs `start` (the server's
  * start, until it listens) with the young generation kept at its first size. `nodeOptions`:
  * NODE_OPTIONS (the config's); a flag given there or on node's command line is left as its giver
  * set it.
  */
 export async function withServerV8Settings<T>(nodeOptions: readonly string[], start: () => Promise<T>): Promise<T> {
   const chosenAtStart = (flag: string): boolean => [...process.execArgv, ...nodeOptions].some((arg) => arg.replace(/_/g, '-').startsWith(`--${flag}`))
-  compileNextTick(chosenAtStart)
   if (!chosenAtStart('heap-growing-percent')) v8.setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWTH_PERCENT}`)
   const holdYoung = !chosenAtStart('semi-space-growth-factor')
   if (holdYoung) v8.setFlagsFromString('--semi-space-growth-factor=1')
+  // After the young generation is held: the ticks queued at once would otherwise grow it.
+  compileNextTick(chosenAtStart)
   try {
     return await start()
   } finally {
