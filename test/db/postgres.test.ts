@@ -124,14 +124,21 @@ describe.runIf(server)('PostgreSQL', () => {
     }
   })
 
-  it("runs a collection's page as a statement prepared on its second run, planned once for every run after", async () => {
-    // One connection, so that its prepared statements are the ones pg_prepared_statements lists.
+  /**
+   * A handle with one connection (its prepared statements are the ones pg_prepared_statements
+   * lists), a user `email` of role `user`, and the v1 page of users `raw` asks for, with its total.
+   */
+  async function pageOnOneConnection(email: string, raw: Record<string, string>) {
     const single = open(store.url, 1)
+    const at = new Date().toISOString()
+    await single.db.insertInto('users').values({ name: email, email, role: 'user', created_at: at, updated_at: at }).execute()
+    const options = { defaultMode: 'page' as const, withTotal: true, scope: '' }
+    return { single, page: () => listUsers(single.db, parseCollectionQuery(UsersCollection, raw, options)) }
+  }
+
+  it("runs a collection's page as a statement prepared on its second run, planned once for every run after", async () => {
+    const { single, page } = await pageOnOneConnection('paged@example.com', { role: 'user', sort: 'name', limit: '7' })
     try {
-      const at = new Date().toISOString()
-      await single.db.insertInto('users').values({ name: 'Paged', email: 'paged@example.com', role: 'user', created_at: at, updated_at: at }).execute()
-      const options = { defaultMode: 'page' as const, withTotal: true, scope: '' }
-      const page = () => listUsers(single.db, parseCollectionQuery(UsersCollection, { role: 'user', sort: 'name', limit: '7' }, options))
       const runs = 8
       for (let run = 0; run < runs; run++) expect((await page()).rows.length).toBeGreaterThan(0)
       const prepared = await sql<{ statement: string; generic_plans: string; custom_plans: string }>`
@@ -151,12 +158,8 @@ describe.runIf(server)('PostgreSQL', () => {
 
   it("reads a page prepared before its table gained a column (another instance's migration) as the table is now", async () => {
     // One connection: the one whose prepared statement goes stale.
-    const single = open(store.url, 1)
+    const { single, page } = await pageOnOneConnection('stale@example.com', { role: 'user', sort: 'email', limit: '5' })
     try {
-      const at = new Date().toISOString()
-      await single.db.insertInto('users').values({ name: 'Stale', email: 'stale@example.com', role: 'user', created_at: at, updated_at: at }).execute()
-      const options = { defaultMode: 'page' as const, withTotal: true, scope: '' }
-      const page = () => listUsers(single.db, parseCollectionQuery(UsersCollection, { role: 'user', sort: 'email', limit: '5' }, options))
       const before = await page()
       expect(before.rows.length).toBeGreaterThan(0)
       await page()
