@@ -1,7 +1,7 @@
 // Shared by the benchmark scripts: build the service, start a real `threadline serve`, summarize.
 import { execFileSync, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { cpus, totalmem } from 'node:os'
@@ -252,6 +252,23 @@ function cpuTimeMs(pid: number): number {
 }
 
 /**
+ * The CPU time of every PostgreSQL process of the machine (the backends and PostgreSQL's own
+ * workers), in ms: measured around a load that alone talks to it, what that load cost PostgreSQL.
+ */
+function postgresCpuTimeMs(): number {
+  let total = 0
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8') === 'postgres\n') total += cpuTimeMs(Number(entry))
+    } catch {
+      // Gone since the folder was read.
+    }
+  }
+  return total
+}
+
+/**
  * Resolves once the server has gone quiet after a load (under 10 ms of CPU in 250 ms), or after
  * `maxMs`: what it still does once autocannon stops (a tracing server exporting what it queued,
  * a collection) must not run on the core while the next server is measured.
@@ -319,6 +336,10 @@ export interface Round {
   peakRss?: number
   /** When there were errors, what they were: the statuses answered, and the first body that failed the load's check. */
   failed?: string
+  /** The server's CPU time (user and system, all its threads) over the run, per request answered, in µs, when its pid was given. */
+  cpuUsPerRequest?: number
+  /** PostgreSQL's CPU time over the run, per request answered, in µs, when asked (`postgres`). */
+  postgresCpuUsPerRequest?: number
 }
 
 export interface Summary extends Round {
@@ -326,10 +347,15 @@ export interface Summary extends Round {
   max: number
 }
 
-/** One autocannon run of `load` against `url`; with `pid`, the server's memory is sampled every 100 ms. */
-export async function measure(url: string, load: Load, options: { connections: number; seconds: number; pid?: number }): Promise<Round> {
+/**
+ * One autocannon run of `load` against `url`; with `pid`, the server's memory is sampled every 100
+ * ms and its CPU time a request taken; with `postgres`, PostgreSQL's too.
+ */
+export async function measure(url: string, load: Load, options: { connections: number; seconds: number; pid?: number; postgres?: boolean }): Promise<Round> {
   let peakRss = 0
   const { pid } = options
+  const cpuBefore = pid === undefined ? 0 : cpuTimeMs(pid)
+  const postgresBefore = options.postgres === true ? postgresCpuTimeMs() : 0
   const sampler = pid === undefined ? undefined : setInterval(() => (peakRss = Math.max(peakRss, rssOf(pid))), 100)
   let firstFailedBody: string | undefined
   const check = (body: string) => {
@@ -357,12 +383,14 @@ export async function measure(url: string, load: Load, options: { connections: n
     const wanted = result.statusCodeStats?.[`${load.status ?? 200}`]?.count ?? 0
     const errors = result.errors + answered - wanted + result.mismatches
     const statuses = Object.entries(result.statusCodeStats ?? {}).map(([status, { count }]) => `${status}: ${count}`)
+    const perRequest = (ms: number) => (ms * 1000) / Math.max(1, result.requests.total)
     return {
       requestsPerSecond: result.requests.average,
       p50: result.latency.p50,
       p99: result.latency.p99,
       errors,
-      ...(pid === undefined ? {} : { peakRss: Math.max(peakRss, rssOf(pid)) }),
+      ...(pid === undefined ? {} : { peakRss: Math.max(peakRss, rssOf(pid)), cpuUsPerRequest: perRequest(cpuTimeMs(pid) - cpuBefore) }),
+      ...(options.postgres === true ? { postgresCpuUsPerRequest: perRequest(postgresCpuTimeMs() - postgresBefore) } : {}),
       ...(errors === 0
         ? {}
         : {
@@ -406,7 +434,15 @@ export function summarize(rounds: readonly Round[]): Summary {
     p50: median(rounds.map((r) => r.p50)),
     p99: median(rounds.map((r) => r.p99)),
     errors: rounds.reduce((sum, r) => sum + r.errors, 0),
+    ...medianOf(rounds, 'cpuUsPerRequest'),
+    ...medianOf(rounds, 'postgresCpuUsPerRequest'),
   }
+}
+
+/** `{ [key]: the rounds' median }` when every round has it; `{}` otherwise. */
+function medianOf(rounds: readonly Round[], key: 'cpuUsPerRequest' | 'postgresCpuUsPerRequest'): Partial<Round> {
+  const values = rounds.flatMap((r) => r[key] ?? [])
+  return values.length > 0 && values.length === rounds.length ? { [key]: median(values) } : {}
 }
 
 export function formatSummary(name: string, s: Summary): string {

@@ -117,6 +117,8 @@ const UNSCHEDULED = 'threadline, no scheduler' satisfies Target
 const UNCACHED = 'threadline, no cache' satisfies Target
 const ON_PG = 'threadline on PostgreSQL + Redis' satisfies Target
 const ON_PG_UNCACHED = 'threadline on PostgreSQL + Redis, no cache' satisfies Target
+/** The servers on PostgreSQL: what each of their loads costs PostgreSQL is measured too. */
+const ON_POSTGRES: ReadonlySet<Target> = new Set<Target>([ON_PG, ON_PG_UNCACHED, 'fastify + pg', 'mercurius JIT + pg'])
 /** Whose throughput a scenario's other servers are compared with: Threadline's, on the scenario's store. */
 const OURS: readonly Target[] = ['threadline', ON_PG]
 
@@ -469,7 +471,7 @@ async function run(list: readonly Scenario[], servers: Record<Target, RunningSer
   for (let round = 1; round <= options.rounds; round++) {
     console.log(`Round ${round} of ${options.rounds} ...`)
     await each(async (scenario, target, load) => {
-      const result = await measure(servers[target].url, load, { ...options, pid: servers[target].pid })
+      const result = await measure(servers[target].url, load, { ...options, pid: servers[target].pid, postgres: ON_POSTGRES.has(target) })
       ;(results[scenario.name]![target] ??= []).push(result)
     })
   }
@@ -814,7 +816,20 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
 const ratio = (n: number) => (n >= 10 ? n.toFixed(0) : n >= 1 ? n.toFixed(1) : n.toFixed(2))
 
 function printTable(summary: Record<string, Partial<Record<Target, Summary>>>, ceiling: number): void {
-  const header = ['scenario', 'server', 'req/s', 'min-max', 'p50 ms', 'p99 ms', 'errors', 'peak RSS MB', 'x ceiling', 'Threadline x this']
+  const header = [
+    'scenario',
+    'server',
+    'req/s',
+    'min-max',
+    'p50 ms',
+    'p99 ms',
+    'errors',
+    'CPU µs/req',
+    'PostgreSQL µs/req',
+    'peak RSS MB',
+    'x ceiling',
+    'Threadline x this',
+  ]
   const rows: string[][] = []
   for (const [scenario, byTarget] of Object.entries(summary)) {
     const oursTarget = OURS.find((target) => byTarget[target] !== undefined)
@@ -828,6 +843,8 @@ function printTable(summary: Record<string, Partial<Record<Target, Summary>>>, c
         String(s.p50),
         String(s.p99),
         String(s.errors),
+        s.cpuUsPerRequest === undefined ? '' : s.cpuUsPerRequest.toFixed(1),
+        s.postgresCpuUsPerRequest === undefined ? '' : s.postgresCpuUsPerRequest.toFixed(1),
         fmt(s.peakRss / 2 ** 20),
         ratio(s.requestsPerSecond / ceiling),
         ours !== undefined && target !== oursTarget ? `${ratio(ours / s.requestsPerSecond)}x` : '',
