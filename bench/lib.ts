@@ -252,19 +252,27 @@ function cpuTimeMs(pid: number): number {
 }
 
 /**
- * The CPU time of every PostgreSQL process of the machine (the backends and PostgreSQL's own
- * workers), in ms: measured around a load that alone talks to it, what that load cost PostgreSQL.
+ * The CPU time of each PostgreSQL process of the machine (the backends and PostgreSQL's own
+ * workers), in ms, by pid: measured around a load that alone talks to it, what that load cost
+ * PostgreSQL (postgresCpuSinceMs).
  */
-function postgresCpuTimeMs(): number {
-  let total = 0
+function postgresCpuTimesMs(): Map<number, number> {
+  const times = new Map<number, number>()
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8') === 'postgres\n') total += cpuTimeMs(Number(entry))
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8') === 'postgres\n') times.set(Number(entry), cpuTimeMs(Number(entry)))
     } catch {
       // Gone since the folder was read.
     }
   }
+  return times
+}
+
+/** The CPU time PostgreSQL's processes used since `before`: a process gone since counts nothing, one started since all it used. */
+function postgresCpuSinceMs(before: ReadonlyMap<number, number>): number {
+  let total = 0
+  for (const [pid, ms] of postgresCpuTimesMs()) total += ms - (before.get(pid) ?? 0)
   return total
 }
 
@@ -355,7 +363,7 @@ export async function measure(url: string, load: Load, options: { connections: n
   let peakRss = 0
   const { pid } = options
   const cpuBefore = pid === undefined ? 0 : cpuTimeMs(pid)
-  const postgresBefore = options.postgres === true ? postgresCpuTimeMs() : 0
+  const postgresBefore = options.postgres === true ? postgresCpuTimesMs() : undefined
   const sampler = pid === undefined ? undefined : setInterval(() => (peakRss = Math.max(peakRss, rssOf(pid))), 100)
   let firstFailedBody: string | undefined
   const check = (body: string) => {
@@ -390,7 +398,7 @@ export async function measure(url: string, load: Load, options: { connections: n
       p99: result.latency.p99,
       errors,
       ...(pid === undefined ? {} : { peakRss: Math.max(peakRss, rssOf(pid)), cpuUsPerRequest: perRequest(cpuTimeMs(pid) - cpuBefore) }),
-      ...(options.postgres === true ? { postgresCpuUsPerRequest: perRequest(postgresCpuTimeMs() - postgresBefore) } : {}),
+      ...(postgresBefore === undefined ? {} : { postgresCpuUsPerRequest: perRequest(postgresCpuSinceMs(postgresBefore)) }),
       ...(errors === 0
         ? {}
         : {

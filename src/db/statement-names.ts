@@ -9,7 +9,7 @@
 const names = new Map<string, string>()
 
 /** The most texts of reads named besides the compiled statements' (each becomes a prepared statement on each connection of the pool). */
-export const MAX_NAMED_READS = 256
+const MAX_NAMED_READS = 256
 
 /** Texts of reads run once and not named yet, forgotten when there are as many as the bound. */
 const seenOnce = new Set<string>()
