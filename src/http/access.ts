@@ -8,6 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { type Authenticate, type Caller, grants, insufficientScope, type Scope } from '../core/caller.js'
 import { type AppError, isAppError, unauthenticated } from '../errors.js'
+import { routeConfigOf } from '../core/route-config-read.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,7 +36,7 @@ export function resolveCaller(app: FastifyInstance, authenticate: Authenticate):
   // Callbacks, not async functions: both hooks run for every request, most of them without a token.
   app.addHook('onRequest', (request, _reply, done) => {
     const authorization = request.headers.authorization
-    if (authorization === undefined || request.routeOptions.config.ownAuthorization === true) return done()
+    if (authorization === undefined || routeConfigOf(request).ownAuthorization === true) return done()
     authenticate(authorization).then(
       (caller) => {
         request.caller = caller
@@ -59,7 +60,7 @@ export function resolveCaller(app: FastifyInstance, authenticate: Authenticate):
  */
 export function enforceAccess(app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply, done) => {
-    const { config } = request.routeOptions
+    const config = routeConfigOf(request)
     const inProtocol = config.refusesTokensInProtocol === true && isWebSocketUpgrade(request)
     if (request.authenticationError !== null && !inProtocol) return done(request.authenticationError)
     const { caller } = request

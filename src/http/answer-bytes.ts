@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { ErrorCode } from '../errors.js'
 import { type AnswerCharger, ANSWER_BYTES_PER_POINT, answerTooLargeMessage, bodyBytes, extraAnswerPoints, MAX_ANSWER_BYTES } from '../limits/answer-bytes.js'
 import { errorBody } from './error-body.js'
+import { routeConfigOf } from '../core/route-config-read.js'
 
 export interface AnswerBytesOptions {
   /** @default MAX_ANSWER_BYTES */
@@ -28,7 +29,7 @@ export function registerAnswerBytes(app: FastifyInstance, options: AnswerBytesOp
     const bytes = bodyBytes(payload)
     if (bytes <= ANSWER_BYTES_PER_POINT) return done(null, payload)
     if (bytes > maxBytes) return done(null, refuse(request, reply, bytes, maxBytes))
-    const config = request.routeOptions.config
+    const config = routeConfigOf(request)
     if (charge === undefined || config?.unmetered === true || config?.packagedFile === true) return done(null, payload)
     charge(request, reply, extraAnswerPoints(bytes)).then(
       () => done(null, payload),
@@ -43,6 +44,6 @@ function refuse(request: FastifyRequest, reply: FastifyReply, bytes: number, max
   const message = answerTooLargeMessage(bytes, maxBytes, REST_ADVICE)
   for (const header of ['etag', 'last-modified', 'link', 'location', 'content-encoding']) reply.removeHeader(header)
   reply.code(413).header('content-type', 'application/json; charset=utf-8').header('cache-control', 'no-store')
-  const graphql = request.routeOptions.config?.errorBody === 'graphql'
+  const graphql = routeConfigOf(request).errorBody === 'graphql'
   return JSON.stringify(graphql ? { errors: [{ message, extensions: { code: PAYLOAD_TOO_LARGE } }] } : errorBody(PAYLOAD_TOO_LARGE, message))
 }

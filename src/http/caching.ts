@@ -19,19 +19,22 @@ import type { TSchema } from 'typebox'
 import type { ChangeFeed } from '../db/change-feed.js'
 import type { Dependencies } from '../db/change-clock.js'
 import { createRepresentationCache, type Representation } from './representation-cache.js'
-import { addVary } from './vary.js'
+import { varyAdder } from './vary.js'
 import { isoNow } from '../core/instant.js'
+import { routeConfigOf } from '../core/route-config-read.js'
 
 declare module 'fastify' {
   interface FastifyReply {
     /** What the answer's validators are made from, gathered before serialization. */
     lastModifiedMs: number | null
     isCollection: boolean
+    /** A GET the representation cache could not answer: where its answer is to be kept. */
+    representationMiss: Miss | null
   }
 }
 
 /** What a GET answer depends on besides the URL; added to Vary, after what CORS named (Origin). */
-const VARY = ['Accept', 'Authorization', 'Accept-Encoding']
+const addVaryOfReads = varyAdder('Accept', 'Authorization', 'Accept-Encoding')
 const TIMESTAMP_MARK = ',"meta":{"timestamp":"'
 
 /** For the API's routes (an onRoute hook of their plugin): the representation cache may keep their GET answers. */
@@ -57,7 +60,7 @@ const EVERY_TABLE: Dependencies = {}
 
 /** What the answer `data` of `request` was read from: its row and the route's other tables, a page's tables, or every table. */
 function dependenciesOf(request: FastifyRequest, data: unknown): Dependencies {
-  const { reads } = request.routeOptions.config
+  const { reads } = routeConfigOf(request)
   // Embedded resources come from other features' tables, which the route does not name.
   if (reads === undefined || reads.length === 0 || (request.query as { include?: unknown }).include !== undefined) return EVERY_TABLE
   if (Array.isArray(data)) return { tables: reads }
@@ -68,9 +71,9 @@ function dependenciesOf(request: FastifyRequest, data: unknown): Dependencies {
 export function registerCaching(app: FastifyInstance, options: CachingOptions): void {
   app.decorateReply('lastModifiedMs', null)
   app.decorateReply('isCollection', false)
+  app.decorateReply('representationMiss', null)
   const publicCacheControl = `public, max-age=${options.maxAgeS}`
   const { representationCache } = options
-  const misses = new WeakMap<FastifyRequest, Miss>()
 
   const cache =
     representationCache !== undefined && representationCache.budgetBytes > 0 ? createRepresentationCache(representationCache.budgetBytes) : undefined
@@ -81,7 +84,7 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
     // The hooks here are callbacks, not async functions: each runs for every GET, and a promise
     // and a turn of the microtask queue apiece were a measurable share of a cached answer.
     app.addHook('preHandler', (request, reply, done) => {
-      if (request.method !== 'GET' || request.routeOptions.config.representationCacheable !== true) return done()
+      if (request.method !== 'GET' || routeConfigOf(request).representationCacheable !== true) return done()
       // Nothing is kept or answered while changes may go unheard (PostgreSQL's listening connection down).
       if (!changes.heard()) return done()
       const { caller } = request
@@ -89,7 +92,7 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
       const readAt = cache.clock.time
       const hit = cache.get(key)
       if (hit === undefined) {
-        misses.set(request, { key, readAt, dependencies: EVERY_TABLE })
+        reply.representationMiss = { key, readAt, dependencies: EVERY_TABLE }
         return done()
       }
       reply.lastModifiedMs = hit.lastModifiedMs
@@ -109,8 +112,8 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
     const data = (payload as { data?: unknown } | null)?.data
     if (data === undefined) return done(null, payload)
     reply.isCollection = Array.isArray(data)
-    const miss = misses.get(request)
-    if (miss !== undefined) miss.dependencies = dependenciesOf(request, data)
+    const miss = reply.representationMiss
+    if (miss !== null) miss.dependencies = dependenciesOf(request, data)
     // Embedded resources (`include`) change without their item's updatedAt: only the ETag dates such an answer.
     reply.lastModifiedMs = (request.query as { include?: unknown }).include === undefined ? newestUpdate(data) : null
     if (reply.lastModifiedMs !== null) reply.header('last-modified', new Date(reply.lastModifiedMs).toUTCString())
@@ -120,7 +123,7 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
 
   app.addHook('onSend', (request, reply, payload: unknown, done) => {
     if (!isRead(request)) return done(null, payload)
-    addVary(reply, ...VARY)
+    addVaryOfReads(reply)
     if (reply.statusCode !== 200) {
       if (reply.statusCode >= 300 && reply.statusCode !== 304) reply.header('cache-control', 'no-store')
       return done(null, payload)
@@ -130,8 +133,8 @@ export function registerCaching(app: FastifyInstance, options: CachingOptions): 
     if (reply.hasHeader('etag')) return done(null, payload)
     const etag = weakTagOf(payload)
     reply.header('etag', etag)
-    const miss = misses.get(request)
-    if (miss !== undefined) {
+    const miss = reply.representationMiss
+    if (miss !== null) {
       const representation = representationOf(payload, etag, reply, miss)
       if (representation !== undefined) cache?.set(miss.key, representation)
     }
@@ -169,19 +172,33 @@ function isNotModified(request: FastifyRequest, reply: FastifyReply, etag: strin
   if (ifNoneMatch !== undefined) return matchesAny(ifNoneMatch, etag)
   const ifModifiedSince = request.headers['if-modified-since']
   if (ifModifiedSince === undefined || reply.isCollection || reply.lastModifiedMs === null) return false
-  if (request.routeOptions.config.lastModifiedCoversAll === false) return false
+  if (routeConfigOf(request).lastModifiedCoversAll === false) return false
   const since = Date.parse(ifModifiedSince)
   // HTTP dates have whole seconds: compare at that resolution.
   return !Number.isNaN(since) && Math.floor(reply.lastModifiedMs / 1000) * 1000 <= since
 }
 
-/** The weak ETag of a serialized envelope, ignoring meta.timestamp (one-shot `hash`: half the time of a Hash object). */
+/**
+ * The weak ETag of a serialized envelope, ignoring meta.timestamp (one-shot `hash`: half the time of
+ * a Hash object). When the timestamp ends the envelope (`…"timestamp":"<value>"}}`, a single
+ * resource's), what comes before it is hashed alone: the two parts joined would be a new string
+ * copied whole before it is hashed. No envelope hashed whole ends as that part does (with the
+ * timestamp's opening quote), so the two kinds of tag cannot meet.
+ */
 export function weakTagOf(payload: string): string {
   const at = payload.lastIndexOf(TIMESTAMP_MARK)
+  if (at === -1) return `W/"${hash('sha1', payload, 'base64url')}"`
   const valueStart = at + TIMESTAMP_MARK.length
-  const hashed = at === -1 ? payload : payload.slice(0, valueStart) + payload.slice(payload.indexOf('"', valueStart))
+  const valueEnd = payload.indexOf('"', valueStart)
+  const hashed =
+    valueEnd === payload.length - ENVELOPE_END.length && payload.endsWith(ENVELOPE_END)
+      ? payload.slice(0, valueStart)
+      : payload.slice(0, valueStart) + payload.slice(valueEnd)
   return `W/"${hash('sha1', hashed, 'base64url')}"`
 }
+
+/** How an envelope ends when the timestamp is the last of it: the value's closing quote, then meta's and the envelope's braces. */
+const ENVELOPE_END = '"}}'
 
 /** Weak comparison (RFC 9110 §8.8.3.2) of a tag against an If-None-Match or If-Match list. */
 export function matchesAny(header: string, etag: string): boolean {

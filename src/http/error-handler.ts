@@ -9,6 +9,7 @@ import { toAppError } from './to-app-error.js'
 import { toErrorDetails } from '../core/validation.js'
 import { errorBody } from './error-body.js'
 import { bulkBoundRefusal } from './bulk-create.js'
+import { routeConfigOf } from '../core/route-config-read.js'
 
 const FRAMEWORK_ERRORS: Record<string, { code: ErrorCode; message: string }> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
@@ -38,7 +39,7 @@ const restBody: ErrorRenderer = (error) => errorBody(error.code, error.message, 
 /** One error handler for every route; a route that says `config.errorBody: 'graphql'` gets `renderers.graphql`. */
 export function registerErrorHandling(app: FastifyInstance, renderers: { graphql: ErrorRenderer }): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    const render = request.routeOptions.config.errorBody === 'graphql' ? renderers.graphql : restBody
+    const render = routeConfigOf(request).errorBody === 'graphql' ? renderers.graphql : restBody
     sendError(fromFastify(error, request), request, reply, render)
   })
 

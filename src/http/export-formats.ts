@@ -3,6 +3,7 @@
 // (collection-export.ts streams them).
 import type { FastifyRequest } from 'fastify'
 import { isAcceptable, parseAccept } from './accept.js'
+import { routeConfigOf } from '../core/route-config-read.js'
 
 /** The formats a collection GET streams besides JSON, by their media types. */
 export const EXPORT_MEDIA_TYPES = { csv: 'text/csv', ndjson: 'application/x-ndjson' } as const
@@ -44,4 +45,4 @@ function formatOf(mediaType: string): ExportFormat | 'json' | undefined {
 
 /** A GET (or HEAD) of a collection: exports are served there, and nowhere else. */
 export const servesExports = (request: FastifyRequest): boolean =>
-  (request.method === 'GET' || request.method === 'HEAD') && request.routeOptions.config?.collection !== undefined
+  (request.method === 'GET' || request.method === 'HEAD') && routeConfigOf(request).collection !== undefined

@@ -24,6 +24,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isUpgradeRequest } from './upgrade-requests.js'
 import type { FairScheduler, ReleaseSlot } from '../limits/fair-scheduler.js'
 import { callerKey } from '../limits/rate-limit.js'
+import { type RouteConfig, routeConfigOf } from '../core/route-config-read.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -67,9 +68,9 @@ export function scheduleLaterWork(app: FastifyInstance, scheduler: FairScheduler
 export function limitRequestsInFlight(app: FastifyInstance, scheduler: FairScheduler, { sendTimeoutMs = 10_000 }: InFlightOptions = {}): void {
   app.decorateRequest('releaseSlot', undefined)
   app.addHook('preHandler', (request, reply, done) => {
-    const { config } = request.routeOptions
+    const config = routeConfigOf(request)
     if (config?.unmetered === true || config?.longLived === true || (config?.upgrades === true && isUpgradeRequest(request))) return done()
-    scheduler.acquire(callerKey(request, request.caller ?? null), { kind: `${request.method} ${config?.url}` }).then((releaseSlot) => {
+    scheduler.acquire(callerKey(request, request.caller ?? null), { kind: kindOf(request.method, config) }).then((releaseSlot) => {
       if (request.raw.socket?.destroyed === true) {
         // Gone while it waited: nobody would read the answer, and the work (a deep page's statement,
         // synchronous on SQLite) would hold the loop for nothing, in a slot that measured nothing.
@@ -78,8 +79,9 @@ export function limitRequestsInFlight(app: FastifyInstance, scheduler: FairSched
         return
       }
       request.releaseSlot = releaseSlot
-      // A reply that never reaches onSend (hijacked, or its client gone mid-handler) releases on close.
-      reply.raw.once('close', () => releaseSlot())
+      // A reply that never reaches onSend (hijacked, or its client gone mid-handler) releases on close
+      // (a response closes once; `on` spares once's wrapper, and a second release does nothing).
+      reply.raw.on('close', () => releaseSlot())
       done()
     }, done)
   })
@@ -93,6 +95,17 @@ export function limitRequestsInFlight(app: FastifyInstance, scheduler: FairSched
     }
     done(null, payload)
   })
+}
+
+/** A route's kind of work for the scheduler, `GET /users/:id`: made once per route and method, not per request. */
+const kinds = new WeakMap<RouteConfig, { method: string; kind: string }>()
+
+function kindOf(method: string, config: RouteConfig): string {
+  const known = kinds.get(config)
+  if (known?.method === method) return known.kind
+  const kind = `${method} ${config.url}`
+  kinds.set(config, { method, kind })
+  return kind
 }
 
 function isLarge(payload: unknown): boolean {

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import FindMyWay from 'find-my-way'
 import { AppError } from '../errors.js'
 import { type ErrorRenderer, sendError } from './error-handler.js'
+import { routeConfigOf } from '../core/route-config-read.js'
 
 /** The methods a path may serve, in the order Allow lists them. */
 const ANSWERED: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
@@ -78,6 +79,6 @@ export function answerUnservedMethods(app: FastifyInstance, renderers: { graphql
 
   // What Fastify's router matched to no path: its 404s, and, with CORS on, an OPTIONS (the plugin's
   // catch-all matches every one).
-  const unmatched = (request: FastifyRequest) => request.is404 || (request.method === 'OPTIONS' && isCatchAll(request.routeOptions.url ?? ''))
+  const unmatched = (request: FastifyRequest) => request.is404 || (request.method === 'OPTIONS' && isCatchAll(routeConfigOf(request).url ?? ''))
   app.addHook('onRequest', (request, reply, done) => (unmatched(request) ? answer(request, reply, done) : done()))
 }

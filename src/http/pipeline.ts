@@ -27,6 +27,7 @@ import { honourReturnPreference } from './prefer.js'
 import { judgeQueryParameters } from './query-parameters.js'
 import { registerRateLimit } from './rate-limit-hooks.js'
 import { echoRequestId } from './request-id.js'
+import { keepRouteConfig } from '../core/route-config-read.js'
 import { addSecurityHeaders } from './security-headers.js'
 import { redirectTrailingSlash } from './trailing-slash.js'
 import { registerUpgradeRequests } from './upgrade-requests.js'
@@ -244,6 +245,7 @@ export interface Pipeline {
 
 /** Adds every stage's hooks to the app, in the declared order; call before any route is registered. */
 export async function registerPipeline(app: FastifyInstance, options: PipelineOptions): Promise<Pipeline> {
+  keepRouteConfig(app)
   for (const stage of PIPELINE) {
     const register = stage.register
     if (register !== undefined) await observeHooks(app, stage.name, options.observe, () => register(app, options))

@@ -12,6 +12,10 @@ import { beforeFrameworkErrors } from './error-handler.js'
 export function registerRateLimit(app: FastifyInstance, rateLimit: { requests: RequestCounting | undefined }): void {
   const { requests } = rateLimit
   if (requests === undefined) return
+  // What each request took and what its caller had left (src/limits/rate-limit.ts), part of the
+  // request's shape from the start.
+  app.decorateRequest('rateLimitCharged', undefined)
+  app.decorateRequest('rateLimitRemaining', undefined)
   const { countArrival, arrive, isUncounted } = requests
   app.addHook('onRequest', countArrival)
   // Answered before the hook above ran (a CORS preflight, answered by @fastify/cors's own hook):

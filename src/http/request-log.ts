@@ -3,6 +3,7 @@
 import { hostname } from 'node:os'
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify'
 import type { Bindings, ChildLoggerOptions, LogFn } from 'pino'
+import { routeConfigOf } from '../core/route-config-read.js'
 
 /** Where the line of a request that went well is written, and from which level on it is. */
 export interface RequestLines {
@@ -37,8 +38,8 @@ export class OneLinePerRequest extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const ms = Math.round(reply.elapsedTime * 100) / 100
-    // Fastify builds request.routeOptions anew on each read: read once.
-    const { url: route, config } = request.routeOptions
+    const config = routeConfigOf(request)
+    const route = config.url
     if (error) {
       const line = { method: request.method, route, status: reply.statusCode, ms, userId: request.caller?.userId }
       request.log.error({ ...line, err: error }, 'request failed')

@@ -1,7 +1,8 @@
 // What a route says about itself in its `config` (Fastify's per-route context config): every flag,
 // in one place, with what it means and which module reads it. A route declares most of them; a few
-// are set by an onRoute hook as the route is registered. The modules that read a flag read it from
-// `request.routeOptions.config` (or the route's options, as it is registered) and declare nothing.
+// are set by an onRoute hook as the route is registered. The modules that read a flag read it with
+// routeConfigOf(request) (src/core/route-config-read.ts), or from the route's options as it is
+// registered, and declare nothing.
 import type { CollectionSpec } from '../collections/collection-spec.js'
 import type { Reference } from '../collections/embedding.js'
 import type { Scope } from '../core/caller.js'

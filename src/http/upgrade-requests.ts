@@ -16,6 +16,7 @@
 import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { AppError } from '../errors.js'
+import { routeConfigOf } from '../core/route-config-read.js'
 
 /** RFC 6455 §4.2.1: 16 random bytes, base64. */
 const WEBSOCKET_KEY = /^[+/0-9A-Za-z]{22}==$/
@@ -40,7 +41,7 @@ export function registerUpgradeRequests(app: FastifyInstance): void {
     if (!isUpgradeRequest(request)) return done()
     // A WebSocket session writes its own 101; every other answer is the connection's last.
     reply.header('connection', 'close')
-    if (request.routeOptions.config.upgrades === true) {
+    if (routeConfigOf(request).upgrades === true) {
       const problem = handshakeProblem(request.headers)
       if (problem?.version === true) reply.header('sec-websocket-version', '13')
       return done(problem === undefined ? undefined : new AppError('BAD_REQUEST', problem.message))

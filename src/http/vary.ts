@@ -5,9 +5,26 @@ import type { FastifyReply } from 'fastify'
 
 /** Vary gains the names it lacks (compared case-insensitively), each once, after those it holds; `*` holds all. */
 export function addVary(reply: FastifyReply, ...names: readonly string[]): void {
-  const vary = reply.getHeader('vary')
+  addNames(reply, reply.getHeader('vary'), names, names.join('\n'))
+}
+
+/**
+ * addVary of names known ahead, for an answer path taken by every request: the names are joined
+ * once, and their merge into an answer that has no Vary yet (the usual case) is worked out once.
+ */
+export function varyAdder(...names: readonly string[]): (reply: FastifyReply) => void {
+  const joined = names.join('\n')
+  const intoNone = merge(undefined, names)
+  return (reply) => {
+    const vary = reply.getHeader('vary')
+    if (vary !== undefined) addNames(reply, vary, names, joined)
+    else if (intoNone !== null) reply.header('vary', intoNone)
+  }
+}
+
+function addNames(reply: FastifyReply, vary: ReturnType<FastifyReply['getHeader']>, names: readonly string[], joined: string): void {
   // A handful of headers meet a handful of name lists: each merge is worked out once.
-  const key = Array.isArray(vary) ? undefined : `${vary === undefined ? '' : String(vary)}\n${names.join('\n')}`
+  const key = Array.isArray(vary) ? undefined : `${vary === undefined ? '' : String(vary)}\n${joined}`
   let merged = key === undefined ? undefined : merges.get(key)
   if (merged === undefined) {
     merged = merge(vary, names)

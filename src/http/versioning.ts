@@ -32,7 +32,7 @@ export function versionHook(mount: ApiVersion | 'negotiated'): onRequestHookHand
   return (request, reply, done) => {
     const accept = readAccept(request.headers.accept)
     if (!accept.acceptable) {
-      // Only then is the route asked whether it serves exports (request.routeOptions is built anew each time).
+      // Only then is the route asked whether it serves exports.
       const exports = servesExports(request)
       if (!(exports && exportFormatOf(request.headers.accept) !== undefined)) {
         return done(

@@ -18,7 +18,8 @@ import type { Caller } from '../core/caller.js'
 import type { RateLimitStoreFailure } from '../config.js'
 import { AppError } from '../errors.js'
 import type { AnswerCharger } from './answer-bytes.js'
-import { createLimiter, type CountedLimiter, type LimitState, type LimitVerdict, storeFailureLog } from './limiter.js'
+import { createLimiter, type CountedLimiter, type LimitVerdict, storeFailureLog } from './limiter.js'
+import { routeConfigOf } from '../core/route-config-read.js'
 
 export interface RateLimitPolicy {
   /** Points per window for an anonymous client address; 0 turns rate limiting off. */
@@ -34,6 +35,15 @@ export interface RateLimitPolicy {
 export interface RedisRateLimitStore {
   redis: Redis
   keyPrefix: string
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The points the request took so far; undefined until it is counted. */
+    rateLimitCharged: number | undefined
+    /** The points its caller had left, as its answer last reported them. */
+    rateLimitRemaining: number | undefined
+  }
 }
 
 /** An IPv6 client holds a whole /64: counted as one address, it cannot step around its allowance. */
@@ -172,12 +182,13 @@ function createAllowances(policy: RateLimitPolicy, { store, log, onRefused = () 
   }
 }
 
-/** What each request took so far and where its caller stands, and the headers that say so. */
+/**
+ * The headers that say where a request's caller stands. What the request took so far and what its
+ * caller had left are kept on the request itself (`rateLimitCharged`, `rateLimitRemaining`), not in
+ * maps keyed by it: two WeakMap entries a request were a share of every request's allocation, kept
+ * in tables of the old generation.
+ */
 interface Ledger {
-  /** The points a request took so far; a request absent here has not been counted yet. */
-  readonly charged: WeakMap<FastifyRequest, number>
-  /** Where the request's caller stands, as its answer reports it. */
-  readonly reportedAt: WeakMap<FastifyRequest, LimitState>
   /** Where the caller stands, on the answer; nothing when the store could not count. */
   readonly report: (request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict) => void
   /** What the request took in all (GitHub's GraphQL calls it the query's cost). */
@@ -188,27 +199,32 @@ interface Ledger {
 }
 
 function createLedger({ policyName, windowS, onRefused, refusal }: Allowances): Ledger {
-  const charged = new WeakMap<FastifyRequest, number>()
-  const reportedAt = new WeakMap<FastifyRequest, LimitState>()
+  // A policy's header is the same on every answer of its callers: written once per policy and allowance.
+  const policies = new Map<string, { limit: number; header: string }>()
+  const policyHeader = (name: string, limit: number): string => {
+    let policy = policies.get(name)
+    if (policy?.limit !== limit) {
+      policy = { limit, header: `"${name}";q=${limit};w=${windowS}` }
+      policies.set(name, policy)
+    }
+    return policy.header
+  }
   function report(request: FastifyRequest, reply: FastifyReply, verdict: LimitVerdict): void {
     if (verdict.allowed && verdict.uncounted === true) return
     const { limit, remaining, resetS } = verdict
-    reportedAt.set(request, { limit, remaining, resetS })
+    request.rateLimitRemaining = remaining
     const name = policyName(request)
-    reply.headers({
-      'x-ratelimit-limit': limit,
-      'x-ratelimit-remaining': remaining,
-      'x-ratelimit-reset': resetS,
-      'ratelimit-policy': `"${name}";q=${limit};w=${windowS}`,
-      ratelimit: `"${name}";r=${remaining};t=${resetS}`,
-    })
+    reply
+      .header('x-ratelimit-limit', limit)
+      .header('x-ratelimit-remaining', remaining)
+      .header('x-ratelimit-reset', resetS)
+      .header('ratelimit-policy', policyHeader(name, limit))
+      .header('ratelimit', `"${name}";r=${remaining};t=${resetS}`)
   }
   return {
-    charged,
-    reportedAt,
     report,
     reportCost: (reply, request) => {
-      reply.header('x-ratelimit-cost', charged.get(request) ?? 0)
+      reply.header('x-ratelimit-cost', request.rateLimitCharged ?? 0)
     },
     settle(request, reply, verdict) {
       report(request, reply, verdict)
@@ -217,16 +233,16 @@ function createLedger({ policyName, windowS, onRefused, refusal }: Allowances): 
         throw refusal(verdict)
       }
     },
-    uncounted: (request) => request.routeOptions.config?.unmetered === true || charged.has(request),
+    uncounted: (request) => routeConfigOf(request).unmetered === true || request.rateLimitCharged !== undefined,
   }
 }
 
 /** Every HTTP request's first point, taken as it arrives (or as it leaves, when it was answered first). */
-function countRequests({ limiterFor }: Allowances, { charged, settle, uncounted }: Ledger): RequestCounting {
+function countRequests({ limiterFor }: Allowances, { settle, uncounted }: Ledger): RequestCounting {
   /** Takes the request's first point, reports it, and throws when the caller is over the allowance. */
   async function arrive(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (uncounted(request)) return
-    charged.set(request, 1)
+    request.rateLimitCharged = 1
     settle(request, reply, await limiterFor(request).consume(keyOf(request)))
   }
 
@@ -235,7 +251,7 @@ function countRequests({ limiterFor }: Allowances, { charged, settle, uncounted 
   // brought the rate limit's cost down from 14% of GET one user.
   const countArrival: onRequestHookHandler = (request, reply, done) => {
     if (uncounted(request)) return done()
-    charged.set(request, 1)
+    request.rateLimitCharged = 1
     const limiter = limiterFor(request)
     const key = keyOf(request)
     const verdict = limiter.consumeNow?.(key)
@@ -262,7 +278,7 @@ function countRequests({ limiterFor }: Allowances, { charged, settle, uncounted 
 /** The points taken beyond a request's first: a message's, a request's work, an answer's bytes. */
 function createCharges(allowances: Allowances, ledger: Ledger): Pick<RateLimit, 'consume' | 'charge' | 'chargeAnswer'> {
   const { limiterFor, onRefused, refusal } = allowances
-  const { charged, report, reportCost } = ledger
+  const { report, reportCost } = ledger
   return {
     async consume(request, points = 1, options = {}) {
       const limiter = limiterFor(request)
@@ -288,14 +304,14 @@ function createCharges(allowances: Allowances, ledger: Ledger): Pick<RateLimit, 
         await limiter.reward(keyOf(request), points)
         onRefused()
         reportCost(reply, request)
-        throw chargeRefusal(allowances, ledger, request, points, verdict)
+        throw chargeRefusal(allowances, request, points, verdict)
       }
       report(request, reply, verdict)
-      charged.set(request, (charged.get(request) ?? 0) + points)
+      request.rateLimitCharged = (request.rateLimitCharged ?? 0) + points
       reportCost(reply, request)
     },
     async chargeAnswer(request, reply, points) {
-      if (points <= 0 || !charged.has(request)) return
+      if (points <= 0 || request.rateLimitCharged === undefined) return
       let verdict
       try {
         verdict = await limiterFor(request).consume(keyOf(request), points)
@@ -306,22 +322,16 @@ function createCharges(allowances: Allowances, ledger: Ledger): Pick<RateLimit, 
       }
       // Counted even past the allowance (the work is done): the next request is the one refused.
       report(request, reply, verdict)
-      charged.set(request, (charged.get(request) ?? 0) + points)
+      request.rateLimitCharged = (request.rateLimitCharged ?? 0) + points
       reportCost(reply, request)
     },
   }
 }
 
 /** A charge refused: what the request would cost in all, and whether sending less or waiting helps. */
-function chargeRefusal(
-  { windowS }: Allowances,
-  { charged, reportedAt }: Ledger,
-  request: FastifyRequest,
-  points: number,
-  verdict: LimitVerdict & { allowed: false },
-): AppError {
-  const total = (charged.get(request) ?? 0) + points
-  const left = reportedAt.get(request)?.remaining
+function chargeRefusal({ windowS }: Allowances, request: FastifyRequest, points: number, verdict: LimitVerdict & { allowed: false }): AppError {
+  const total = (request.rateLimitCharged ?? 0) + points
+  const left = request.rateLimitRemaining
   const message =
     total > verdict.limit
       ? `This request costs ${total} points, more than the whole allowance of ${verdict.limit} per ${windowS} s: send less in one request.`

@@ -11,6 +11,7 @@ import type { Database } from '../db/create-database.js'
 import { AppError } from '../errors.js'
 import type { Events } from '../events/events.js'
 import type { SubscriptionStats } from '../graphql/subscriptions/subscription-server.js'
+import { routeConfigOf } from '../core/route-config-read.js'
 
 export const METRICS_PATH = '/metrics'
 
@@ -69,7 +70,7 @@ export function createMetrics(sources: MetricsSources): Metrics & { events: Labe
       // call) in an async hook were 10% of GET one user's throughput. A callback hook counting into
       // the series' own records costs a few map lookups; prom-client reads them when scraped.
       app.addHook('onResponse', (request, reply, done) => {
-        http.record(request.routeOptions.url ?? UNMATCHED, request.method, reply.statusCode, reply.elapsedTime / 1000)
+        http.record(routeConfigOf(request).url ?? UNMATCHED, request.method, reply.statusCode, reply.elapsedTime / 1000)
         done()
       })
     },

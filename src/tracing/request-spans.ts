@@ -8,6 +8,7 @@
 import { type Context, defaultTextMapGetter, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace, type TextMapPropagator } from '@opentelemetry/api'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { clientText, type Spans } from './spans.js'
+import { routeConfigOf } from '../core/route-config-read.js'
 
 /** Each request's span and the context it is active in, for the stages that run outside the hooks (a WebSocket's messages). */
 export type RequestContexts = WeakMap<FastifyRequest, Context>
@@ -16,7 +17,7 @@ export function traceRequests(app: FastifyInstance, spans: Spans, propagator: Te
   const { tracer, contexts } = spans
   app.addHook('onRequest', (request, reply, done) => {
     const parent = propagator.extract(ROOT_CONTEXT, request.headers, defaultTextMapGetter)
-    const route = request.routeOptions.url
+    const route = routeConfigOf(request).url
     const span = tracer.startSpan(
       route === undefined ? request.method : `${request.method} ${route}`,
       { kind: SpanKind.SERVER, attributes: requestAttributes(request, route) },

@@ -2,6 +2,7 @@ import SqliteDatabase from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { sqlitePath, TEST_STORE } from '../helpers/test-store.js'
+import { randomUuid } from '../../src/http/request-id.js'
 
 let t: TestApp
 beforeAll(async () => {
@@ -186,22 +187,32 @@ describe.runIf(TEST_STORE === 'sqlite')('a busy database (SQLite: another proces
   })
 })
 
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
 describe('request ids', () => {
   it('sends an X-Request-Id on every response, successes and errors alike', async () => {
     const ok = await t.request({ method: 'GET', url: '/users' })
     const missing = await t.request({ method: 'GET', url: '/nope' })
     const denied = await t.request({ method: 'POST', url: '/users', json: {} })
     for (const res of [ok, missing, denied]) {
-      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
+      expect(res.headers['x-request-id']).toMatch(UUID_V4)
     }
     expect(ok.headers['x-request-id']).not.toBe(missing.headers['x-request-id'])
+  })
+
+  it('makes each id a random UUID of version 4, none twice, past the random bytes drawn at once', () => {
+    const ids = Array.from({ length: 2000 }, randomUuid)
+    for (const id of ids) expect(id).toMatch(UUID_V4)
+    expect(new Set(ids).size).toBe(ids.length)
+    // Every hex digit of the random part turns up: the bytes are used, not a few of them.
+    expect(new Set(ids.join('').replaceAll('-', ''))).toEqual(new Set('0123456789abcdef'))
   })
 
   it("echoes the client's X-Request-Id, and replaces one that is not sane", async () => {
     const echoed = await t.request({ method: 'GET', url: '/users', headers: { 'x-request-id': 'client-abc.123' } })
     expect(echoed.headers['x-request-id']).toBe('client-abc.123')
     const replaced = await t.request({ method: 'GET', url: '/users', headers: { 'x-request-id': 'bad id\twith spaces' } })
-    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/)
+    expect(replaced.headers['x-request-id']).toMatch(UUID_V4)
   })
 })
 

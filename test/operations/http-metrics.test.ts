@@ -35,7 +35,7 @@ function instrumented() {
       let done = 0
       const returned: unknown = onResponse.call(
         {} as FastifyInstance,
-        { routeOptions: { url: route }, method } as never,
+        { routeOptions: { url: route, config: { url: route } }, method } as never,
         { statusCode: status, elapsedTime: ms } as never,
         () => void done++,
       )
