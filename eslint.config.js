@@ -97,6 +97,21 @@ export default tseslint.config(
   },
   ...boundaries,
   {
+    // Fastify builds request.routeOptions anew on each read: a request's route config is read once,
+    // through routeConfigOf (src/core/route-config-read.ts).
+    files: ['src/**/*.ts'],
+    ignores: ['src/core/route-config-read.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[property.name='routeOptions']",
+          message: 'Read the route config with routeConfigOf(request) (src/core/route-config-read.ts): Fastify builds request.routeOptions anew on each read.',
+        },
+      ],
+    },
+  },
+  {
     // Tests read parsed JSON bodies (`res.json()` is any) and assert on them with expect().
     files: ['test/**/*.ts'],
     rules: {
