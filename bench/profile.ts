@@ -6,16 +6,23 @@
 // in bench/results/profiles/ (open them in Chrome DevTools or speedscope); the summary goes to
 // bench/results/profile.json.
 //
+// With --allocations true, no CPU profile: each server is loaded with bench/allocation-probe.mjs,
+// and V8's sampling heap profiler counts what the scenario's requests allocate (the objects the
+// collector took since included); it prints the bytes allocated a request, by place and by the
+// function that allocated them, and keeps the profiles as .heapprofile files.
+//
 // With --store postgres, Threadline runs on PostgreSQL with Redis beside it (the scale-out
 // deployment), on a database of the script's own, seeded alike and dropped at the end; with
 // --cache false, without the representation cache (HTTP_REPRESENTATION_CACHE_MB=0: the path of
 // every answer no kept one serves).
 //
-//   npm run bench:profile [-- --seconds 10 --connections 50 --top 25 --store sqlite|postgres --cache true|false]
+//   npm run bench:profile [-- --seconds 10 --connections 50 --top 25 --store sqlite|postgres --cache true|false --allocations false|true]
 //
 // Run `npm run bench` once first: it seeds the SQLite data set this script reuses.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { BENCH_REDIS_URL, benchDatabase, build, type Load, machine, measure, pinServersApart, seedBenchDatabase, startServe, threadline } from './lib.js'
 
@@ -28,6 +35,7 @@ const { values: args } = parseArgs({
     posts: { type: 'string', default: '100000' },
     store: { type: 'string', default: 'sqlite' },
     cache: { type: 'string', default: 'true' },
+    allocations: { type: 'string', default: 'false' },
   },
 })
 if (args.store !== 'sqlite' && args.store !== 'postgres') throw new Error(`--store is sqlite or postgres, not ${args.store}`)
@@ -94,6 +102,63 @@ function report(profile: Profile, top: number): Shares {
   return { samples: total, byPlace: shares(byPlace), byFunction: shares(byFunction) }
 }
 
+/** A node of V8's sampling heap profile: the bytes its function allocated itself, and its callees. */
+interface AllocationNode {
+  callFrame: { functionName: string; url: string; lineNumber: number }
+  selfSize: number
+  children: AllocationNode[]
+}
+
+interface Allocations {
+  bytesPerRequest: number
+  byPlace: Record<string, number>
+  byFunction: Record<string, number>
+}
+
+/** What `requests` requests allocated, in bytes a request: in all, by place, by the function that allocated. */
+function reportAllocations(head: AllocationNode, requests: number, top: number): Allocations {
+  const byFunction = new Map<string, number>()
+  const byPlace = new Map<string, number>()
+  let total = 0
+  const pending = [head]
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    pending.push(...node.children)
+    if (node.selfSize === 0) continue
+    const { functionName, url, lineNumber } = node.callFrame
+    const place = placeOf(url)
+    const name = `${functionName || '(anonymous)'}  ${place}${url === '' ? '' : `:${lineNumber + 1}`}`
+    byFunction.set(name, (byFunction.get(name) ?? 0) + node.selfSize)
+    byPlace.set(place, (byPlace.get(place) ?? 0) + node.selfSize)
+    total += node.selfSize
+  }
+  const perRequest = (bytes: number) => Math.round(bytes / requests)
+  const shown = (bytes: number) => `${perRequest(bytes).toLocaleString('en-US').padStart(7)} B`
+  console.log(`  ${perRequest(total).toLocaleString('en-US')} bytes allocated a request, over ${requests.toLocaleString('en-US')} requests`)
+  console.log('  by place:')
+  for (const [place, bytes] of [...byPlace].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`    ${shown(bytes)}  ${place}`)
+  console.log(`  by the function that allocated (top ${top}):`)
+  for (const [name, bytes] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${shown(bytes)}  ${name}`)
+  const perRequestOf = (entries: Map<string, number>) =>
+    Object.fromEntries(
+      [...entries]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, top)
+        .map(([name, bytes]) => [name, perRequest(bytes)]),
+    )
+  return { bytesPerRequest: perRequest(total), byPlace: perRequestOf(byPlace), byFunction: perRequestOf(byFunction) }
+}
+
+const ALLOCATION_PROBE = pathToFileURL(join(import.meta.dirname, 'allocation-probe.mjs')).href
+
+/** Waits for the probe's file (written once the profiler has stopped). */
+async function profileWritten(file: string): Promise<AllocationNode> {
+  for (let waited = 0; waited < 30_000; waited += 100) {
+    if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { head: AllocationNode }).head
+    await sleep(100)
+  }
+  throw new Error(`the allocation probe wrote no ${file}`)
+}
+
 const graphql = (query: string, variables?: Record<string, unknown>): Load => ({
   path: '/graphql',
   method: 'POST',
@@ -122,26 +187,35 @@ async function main(): Promise<void> {
     'graphql-nested': graphql('{ users { id name posts { id title } } }'),
   }
   threadline(['migrate'], env)
-  const results: Record<string, { requestsPerSecond: number; p99: number; errors: number } & Shares> = {}
+  const allocations = args.allocations === 'true'
+  const results: Record<string, { requestsPerSecond: number; p99: number; errors: number } & (Shares | Allocations)> = {}
   for (const [name, load] of Object.entries(scenarios)) {
     const dir = join(PROFILES, name)
-    const server = await startServe(env, ['--cpu-prof', '--cpu-prof-dir', dir])
+    const probed = join(dir, 'allocations.heapprofile')
+    if (allocations) mkdirSync(dir, { recursive: true })
+    const server = allocations
+      ? await startServe({ ...env, THREADLINE_ALLOCATION_PROBE: probed }, ['--import', ALLOCATION_PROBE])
+      : await startServe(env, ['--cpu-prof', '--cpu-prof-dir', dir])
     const options = { connections: Number(args.connections), seconds: Number(args.seconds), pid: server.pid }
     await measure(server.url, load, { ...options, seconds: 2 })
+    if (allocations) process.kill(server.pid, 'SIGUSR2')
     const round = await measure(server.url, load, options)
+    if (allocations) process.kill(server.pid, 'SIGUSR2')
+    const head = allocations ? await profileWritten(probed) : undefined
     await server.stop()
-    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'))
-    if (file === undefined) throw new Error(`no profile written in ${dir}`)
-    console.log(`\n${name}: ${Math.round(round.requestsPerSecond)} req/s, p99 ${round.p99} ms, errors ${round.errors} (${join(dir, file)})`)
-    const shares = report(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile, Number(args.top))
+    const file = allocations ? probed : join(dir, readdirSync(dir).find((f) => f.endsWith('.cpuprofile')) ?? '')
+    if (!existsSync(file) || file === dir) throw new Error(`no profile written in ${dir}`)
+    console.log(`\n${name}: ${Math.round(round.requestsPerSecond)} req/s, p99 ${round.p99} ms, errors ${round.errors} (${file})`)
+    const requests = Math.round(round.requestsPerSecond * options.seconds)
+    const shares =
+      head === undefined ? report(JSON.parse(readFileSync(file, 'utf8')) as Profile, Number(args.top)) : reportAllocations(head, requests, Number(args.top))
     results[name] = { requestsPerSecond: Math.round(round.requestsPerSecond), p99: round.p99, errors: round.errors, ...shares }
   }
   const options = { seconds: Number(args.seconds), connections: Number(args.connections), store: args.store, cache: args.cache }
-  writeFileSync(
-    join('bench', 'results', 'profile.json'),
-    `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), options, note: 'self time, % of samples', results }, null, 2)}\n`,
-  )
-  console.log('\nwritten to bench/results/profile.json')
+  const written = join('bench', 'results', allocations ? 'allocations.json' : 'profile.json')
+  const note = allocations ? 'bytes allocated a request (sampled every 256 bytes)' : 'self time, % of samples'
+  writeFileSync(written, `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), options, note, results }, null, 2)}\n`)
+  console.log(`\nwritten to ${written}`)
   if (args.store === 'postgres') await postgres.drop()
 }
 
