@@ -2,6 +2,7 @@ import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { commentPath, createFactories, type Factories, postPath, todoPath } from '../helpers/factories.js'
+import { weakTagOf } from '../../src/http/caching.js'
 
 let t: TestApp
 let make: Factories
@@ -52,7 +53,21 @@ describe('validators and cache headers', () => {
     const second = await get(`/users/${t.bob.id}`)
     expect(first.json().meta.timestamp).not.toBe(second.json().meta.timestamp)
     expect(second.headers.etag).toBe(first.headers.etag)
-    expect((await get('/users?limit=2')).headers.etag).toBe((await get('/users?limit=2')).headers.etag)
+    const page = await get('/users?limit=2')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const pageAgain = await get('/users?limit=2')
+    expect(pageAgain.json().meta.timestamp).not.toBe(page.json().meta.timestamp)
+    expect(pageAgain.headers.etag).toBe(page.headers.etag)
+  })
+
+  it('tags what is around meta.timestamp, whether the timestamp ends the envelope or a page goes on after it', () => {
+    const one = (timestamp: string, name = 'Bob') => `{"data":{"id":1,"name":"${name}"},"meta":{"timestamp":"${timestamp}"}}`
+    const page = (timestamp: string, total = 1) => `{"data":[{"id":1}],"meta":{"timestamp":"${timestamp}","pagination":{"total":${total}}}}`
+    expect(weakTagOf(one('2026-01-01T00:00:00.000Z'))).toBe(weakTagOf(one('2026-01-02T00:00:00.000Z')))
+    expect(weakTagOf(one('2026-01-01T00:00:00.000Z'))).not.toBe(weakTagOf(one('2026-01-01T00:00:00.000Z', 'Bobby')))
+    expect(weakTagOf(page('2026-01-01T00:00:00.000Z'))).toBe(weakTagOf(page('2026-01-02T00:00:00.000Z')))
+    expect(weakTagOf(page('2026-01-01T00:00:00.000Z'))).not.toBe(weakTagOf(page('2026-01-01T00:00:00.000Z', 2)))
+    expect(weakTagOf('<html></html>')).toMatch(/^W\/"[\w-]{27}"$/)
   })
 
   it('changes the ETag with a write, with the page, and with the version of a collection', async () => {
