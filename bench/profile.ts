@@ -66,6 +66,9 @@ function placeOf(url: string): string {
   return relative(process.cwd(), path)
 }
 
+/** The `n` largest entries of a tally, largest first. */
+const largest = (tally: Map<string, number>, n: number): [string, number][] => [...tally].sort((a, b) => b[1] - a[1]).slice(0, n)
+
 interface Shares {
   samples: number
   byPlace: Record<string, number>
@@ -89,16 +92,10 @@ function report(profile: Profile, top: number): Shares {
   const percent = (hits: number) => `${((hits / total) * 100).toFixed(1).padStart(5)}%`
   console.log(`  ${total} samples; idle ${percent(idle)}`)
   console.log('  self time by place:')
-  for (const [place, hits] of [...byPlace].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`    ${percent(hits)}  ${place}`)
+  for (const [place, hits] of largest(byPlace, 15)) console.log(`    ${percent(hits)}  ${place}`)
   console.log(`  self time by function (top ${top}):`)
-  for (const [name, hits] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${percent(hits)}  ${name}`)
-  const shares = (entries: Map<string, number>) =>
-    Object.fromEntries(
-      [...entries]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, top)
-        .map(([name, hits]) => [name, Math.round((hits / total) * 1000) / 10]),
-    )
+  for (const [name, hits] of largest(byFunction, top)) console.log(`    ${percent(hits)}  ${name}`)
+  const shares = (tally: Map<string, number>) => Object.fromEntries(largest(tally, top).map(([name, hits]) => [name, Math.round((hits / total) * 1000) / 10]))
   return { samples: total, byPlace: shares(byPlace), byFunction: shares(byFunction) }
 }
 
@@ -135,16 +132,10 @@ function reportAllocations(head: AllocationNode, requests: number, top: number):
   const shown = (bytes: number) => `${perRequest(bytes).toLocaleString('en-US').padStart(7)} B`
   console.log(`  ${perRequest(total).toLocaleString('en-US')} bytes allocated a request, over ${requests.toLocaleString('en-US')} requests`)
   console.log('  by place:')
-  for (const [place, bytes] of [...byPlace].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`    ${shown(bytes)}  ${place}`)
+  for (const [place, bytes] of largest(byPlace, 15)) console.log(`    ${shown(bytes)}  ${place}`)
   console.log(`  by the function that allocated (top ${top}):`)
-  for (const [name, bytes] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`    ${shown(bytes)}  ${name}`)
-  const perRequestOf = (entries: Map<string, number>) =>
-    Object.fromEntries(
-      [...entries]
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, top)
-        .map(([name, bytes]) => [name, perRequest(bytes)]),
-    )
+  for (const [name, bytes] of largest(byFunction, top)) console.log(`    ${shown(bytes)}  ${name}`)
+  const perRequestOf = (tally: Map<string, number>) => Object.fromEntries(largest(tally, top).map(([name, bytes]) => [name, perRequest(bytes)]))
   return { bytesPerRequest: perRequest(total), byPlace: perRequestOf(byPlace), byFunction: perRequestOf(byFunction) }
 }
 
