@@ -3,8 +3,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify'
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The route's config once routeConfigOf has read it; null before. */
-    routeConfigRead: RouteConfig | null
+    /**
+     * The route's config once routeConfigOf has read it; null before (undefined on the requests
+     * Fastify makes for its own errors, a malformed URL's, which skip the decorations).
+     */
+    routeConfigRead: RouteConfig | null | undefined
   }
 }
 
@@ -14,10 +17,14 @@ export type RouteConfig = FastifyRequest['routeOptions']['config']
 /**
  * The config of the route a request matched. Fastify builds `request.routeOptions` anew on each
  * read (an object of a dozen fields), and a request's hooks ask for the config ten times: it is read
- * once and kept on the request.
+ * once and kept on the request. A request a route hands on to the not-found handler
+ * (`reply.callNotFound()`, as @fastify/cors's catch-all OPTIONS route does when CORS does not
+ * apply) is read again: its route is then the not-found one (`request.is404`, a plain lookup).
  */
 export function routeConfigOf(request: FastifyRequest): RouteConfig {
-  return (request.routeConfigRead ??= request.routeOptions.config)
+  const kept = request.routeConfigRead
+  if (kept !== null && kept !== undefined && (kept.url === undefined) === request.is404) return kept
+  return (request.routeConfigRead = request.routeOptions.config)
 }
 
 /** Makes the kept config part of every request's shape (called once, on the root app). */
