@@ -112,7 +112,7 @@ interface Allocations {
   byFunction: Record<string, number>
 }
 
-/** What `requests` requests allocated, in bytes a request: in all, by place, by the function that allocated. */
+/** What about `requests` requests allocated, in bytes a request: in all, by place, by the function that allocated. */
 function reportAllocations(head: AllocationNode, requests: number, top: number): Allocations {
   const byFunction = new Map<string, number>()
   const byPlace = new Map<string, number>()
@@ -130,7 +130,9 @@ function reportAllocations(head: AllocationNode, requests: number, top: number):
   }
   const perRequest = (bytes: number) => Math.round(bytes / requests)
   const shown = (bytes: number) => `${perRequest(bytes).toLocaleString('en-US').padStart(7)} B`
-  console.log(`  ${perRequest(total).toLocaleString('en-US')} bytes allocated a request, over ${requests.toLocaleString('en-US')} requests`)
+  console.log(
+    `  ${perRequest(total).toLocaleString('en-US')} bytes allocated a request, over about ${requests.toLocaleString('en-US')} requests (the round's mean rate times its seconds)`,
+  )
   console.log('  by place:')
   for (const [place, bytes] of largest(byPlace, 15)) console.log(`    ${shown(bytes)}  ${place}`)
   console.log(`  by the function that allocated (top ${top}):`)
