@@ -40,7 +40,7 @@ const ONE_STORE_FILES = readdirSync(`${import.meta.dirname}/test`, { recursive: 
 const FAST = process.env.THREADLINE_TEST_FAST === '1'
 const SLOW = [
   'test/{cli,scale-out,faults,browser,parity}/**',
-  'test/{events/redis-events,limits/redis-rate-limit,db/lazy-drivers,db/postgres,tokens/sign-in-allowance}.test.ts',
+  'test/{events/redis-events,limits/redis-rate-limit,db/lazy-drivers,db/postgres,db/pg-named-query,tokens/sign-in-allowance}.test.ts',
 ]
 
 // Outside CI, without a PostgreSQL server, the second run is left out with a word; under CI=true

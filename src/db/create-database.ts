@@ -17,6 +17,7 @@ import { registerDirectReads } from './direct-reads.js'
 import { withCurrentSchemaIntrospector } from './current-schema-introspector.js'
 import { readNameOf, statementNameOf } from './statement-names.js'
 import { answersTogether, type Together } from './answers-together.js'
+import { type NamedQuery, namedQueryOf, ReadByName } from './pg-named-query.js'
 import { type ChangeFeed, postgresChangeFeed, shared, sqliteChangeFeed } from './change-feed.js'
 
 export type Db = Kysely<Tables>
@@ -128,7 +129,7 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
           return await statement(async () => {
             if (name === undefined) return (await client.query<Record<string, unknown>>(sql, values)).rows
             try {
-              return (await client.query<Record<string, unknown>>({ name, text: sql }, values)).rows
+              return (await runByName(client, new ReadByName(name, sql), values)).rows
             } catch (error) {
               if (!isStalePreparedResult(error)) throw error
               // The table changed shape: read it unnamed (a text alone would be named again on its way:
@@ -261,6 +262,7 @@ const TIMESTAMPTZ_OID = 1184
 function openPool(url: string, size: number, queryTimeoutMs: number): pgModule.Pool {
   const pg = loadPg()
   const together = answersTogether()
+  const Named = namedQueryOf(pg)
   const pool = new pg.Pool({
     connectionString: url,
     max: size,
@@ -284,7 +286,7 @@ function openPool(url: string, size: number, queryTimeoutMs: number): pgModule.P
     // out only after this handler: whoever takes it (Kysely, or a direct read) finds the session
     // set. Should it fail, the connection is broken and the next query on it fails as well.
     client.query(`set datestyle = 'ISO'; set timezone = 'UTC'`).catch(() => {})
-    sendCompiledStatementsByName(client)
+    sendCompiledStatementsByName(client, Named)
     if (queryTimeoutMs > 0) cutOnTimeout(client)
     handAnswersOnTogether(client, together)
   })
@@ -294,15 +296,25 @@ function openPool(url: string, size: number, queryTimeoutMs: number): pgModule.P
 /**
  * The compiled statements (compiled-statements.ts) sent by name: Kysely's driver sends each query
  * as text, which PostgreSQL parses and plans on every run; named, it is parsed once per connection.
+ * A read given its name (a ReadByName: the direct reads') is run the same way. Both run as a
+ * NamedQuery (pg-named-query.ts), which spares `pg` the work it would redo on every run.
  */
-function sendCompiledStatementsByName(client: pgModule.PoolClient): void {
+function sendCompiledStatementsByName(client: pgModule.PoolClient, Named: NamedQuery): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown
   client.query = ((...args: unknown[]) => {
-    const [text, values] = args
-    const name = typeof text === 'string' && Array.isArray(values) ? statementNameOf(text) : undefined
-    return name === undefined ? query(...args) : query({ name, text, values })
+    const [first, values] = args
+    if (args.length !== 2 || !Array.isArray(values)) return query(...args)
+    const read = first instanceof ReadByName ? first : undefined
+    const text = read?.text ?? (typeof first === 'string' ? first : undefined)
+    const name = read?.name ?? (text === undefined ? undefined : statementNameOf(text))
+    if (name === undefined || text === undefined) return query(...args)
+    return new Promise((resolve, reject) => query(new Named(name, text, values, (error, result) => (error === null ? resolve(result) : reject(error)))))
   }) as typeof client.query
 }
+
+/** A read run under its own name, through the connection's query (sendCompiledStatementsByName). */
+const runByName = (client: pgModule.PoolClient, read: ReadByName, values: unknown[]) =>
+  (client.query as unknown as (read: ReadByName, values: unknown[]) => Promise<pgModule.QueryResult<Record<string, unknown>>>)(read, values)
 
 /** Every query's rows handed on with the other connections' that arrived in the same turn of the loop (answers-together.ts); a failure at once. */
 function handAnswersOnTogether(client: pgModule.PoolClient, together: Together): void {
