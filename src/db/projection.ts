@@ -26,7 +26,7 @@ type FieldRead<Row, Entity> = readonly [keyof Entity & string, keyof Row & strin
 interface ColumnsOf<Row, Entity> extends Columns<Row> {
   /** The entity's fields these columns give, and how each is read. */
   readonly fields: readonly FieldRead<Row, Entity>[]
-  /** The entity of a row read with these columns (entityOf's, for a set the projection keeps). */
+  /** The entity of a row read with these columns: the whole mapping for every column, else entityOf's (or fieldByField's, past the bound). */
   readonly entity: (row: Row) => Entity
 }
 
@@ -77,7 +77,7 @@ export class Projection<Row extends object, Entity extends object> {
 
   /** The entity of a row read with `columns`: whole when every column was read, else only the fields they give. */
   read(row: Row, columns: Columns<Row>): Entity {
-    return columns.all ? this.toEntity(row) : (columns as ColumnsOf<Row, Entity>).entity(row)
+    return (columns as ColumnsOf<Row, Entity>).entity(row)
   }
 
   private columnSet(names: readonly (keyof Row & string)[]): ColumnsOf<Row, Entity> {
@@ -88,9 +88,11 @@ export class Projection<Row extends object, Entity extends object> {
     const fields = Object.entries(this.sources as Record<string, FieldSource<Row>>)
       .filter(([, source]) => read.has(source.column))
       .map(([field, source]) => [field as keyof Entity & string, source.column, source.read] as const)
+    const all = names.length === this.order.length
     const kept = this.sets.size < MAX_SETS
     // A set past the bound is made for one read: it is not worth a function of its own.
-    const set: ColumnsOf<Row, Entity> = { names, key, all: names.length === this.order.length, fields, entity: kept ? entityOf(fields) : fieldByField(fields) }
+    const entity = all ? this.toEntity : kept ? entityOf(fields) : fieldByField(fields)
+    const set: ColumnsOf<Row, Entity> = { names, key, all, fields, entity }
     if (kept) this.sets.set(key, set)
     return set
   }
