@@ -188,6 +188,21 @@ function withStatementCache(
     if (!statement.readonly) writes++
     return statement
   }
+  // The direct reads' statements, apart from Kysely's: a direct read's rows are read as arrays (raw
+  // is the statement's mode), and Kysely's runs expect objects from SQLite.
+  const reads = new RecentlyUsed<string, DirectStatement>(STATEMENT_CACHE_SIZE)
+  const readRowsOf = (sql: string, parameters: readonly unknown[]): unknown[] => {
+    let read = reads.get(sql)
+    if (read === undefined) {
+      read = directStatement(connection.prepare(sql))
+      reads.set(sql, read)
+    }
+    if (!read.statement.readonly) writes++
+    const rows = read.statement.all(parameters)
+    const { row } = read
+    if (row !== undefined) for (let i = 0; i < rows.length; i++) rows[i] = row(rows[i] as unknown[])
+    return rows
+  }
   return {
     dataVersion: () => writes + external.version(),
     // Kysely holds the one connection for a whole transaction, across its awaits: a read then waits
@@ -195,16 +210,42 @@ function withStatementCache(
     // is half-done on the connection between two turns of the loop, and the read runs at once.
     reads: {
       now: () => !connection.inTransaction,
-      rows: (sql, parameters, statement) => statement(() => Promise.resolve(prepare(sql).all(parameters))),
+      rows: (sql, parameters, statement) => statement(() => Promise.resolve(readRowsOf(sql, parameters))),
     },
     externalVersion: external.version,
     close: () => {
       statements.clear()
+      reads.clear()
       external.close()
       connection.close()
     },
     prepare,
   }
+}
+
+/**
+ * A direct read's statement, and how its rows become objects. better-sqlite3 makes each row an
+ * object by storing its columns one by one (about 145 ns a column: a user's 13 columns cost 1.9
+ * µs of a 3.6 µs read); read as arrays, the rows are made objects here by a function written for
+ * the statement's columns, one object literal. Not for a statement that names no columns of its
+ * own (`*`: its columns are the table's, which another process's migration may change under a
+ * prepared statement) nor one with a column named `__proto__` (a literal would set the prototype).
+ */
+interface DirectStatement {
+  readonly statement: SqliteDatabase.Statement
+  /** The row of the values read, in the statement's column order; absent when SQLite makes the objects itself. */
+  readonly row: ((values: unknown[]) => unknown) | undefined
+}
+
+function directStatement(statement: SqliteDatabase.Statement): DirectStatement {
+  if (!statement.reader || /\*/.test(statement.source.replace(/count\(\*\)/gi, ''))) return { statement, row: undefined }
+  const names = statement.columns().map((column) => column.name)
+  if (names.includes('__proto__')) return { statement, row: undefined }
+  statement.raw(true)
+  const properties = names.map((name, index) => `${JSON.stringify(name)}: values[${index}]`)
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the text is made of SQLite's column names, each written as a JSON string
+  const row = new Function('values', `return { ${properties.join(', ')} }`) as (values: unknown[]) => unknown
+  return { statement, row }
 }
 
 /** The WAL-index header at the start of the -shm file (SQLite's file format, "The WAL-Index Format"). */

@@ -133,12 +133,13 @@ export const sortColumns = (query: { readonly sort: readonly { readonly field: {
   query.sort.map((key) => key.field.column.split('.').at(-1) as string)
 
 /**
- * Selects `columns` (of `table`, in a query that joins others): the whole row when they are all of
- * them or not given. The rows it reads hold those columns only.
+ * Selects `columns` (of `table`, in a query that joins others): the whole row when they are not
+ * given. The rows it reads hold those columns only; every column of the projection is not every
+ * column of the table (a user's password hash is no field).
  */
 export const selecting =
   <Row extends object>(columns: Columns<Row> | undefined, table?: string) =>
   (query: AnySelect): AnySelect => {
-    if (columns === undefined || columns.all) return table === undefined ? query.selectAll() : query.selectAll(table)
+    if (columns === undefined) return table === undefined ? query.selectAll() : query.selectAll(table)
     return query.select(table === undefined ? columns.names : columns.names.map((column) => `${table}.${column}`))
   }

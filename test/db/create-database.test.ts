@@ -1,9 +1,10 @@
 import SqliteDatabase from 'better-sqlite3'
-import { sql } from 'kysely'
+import { CompiledQuery, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { type Database, isoInstant, openDatabase, SERVING_PAGE_CACHE_KIB } from '../../src/db/create-database.js'
 import { EVERYTHING } from '../../src/db/changes.js'
+import { readRows } from '../../src/db/direct-reads.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { freshSqliteFile, sqlitePath, type TestDatabase } from '../helpers/test-store.js'
 
@@ -76,6 +77,47 @@ describe('the SQLite store', () => {
     expect(await read()).toEqual([{ id: 1, a: 'uno', b: 'bee' }])
     await sql`drop table cached_statements`.execute(database.db)
     await expect(read()).rejects.toThrow(/no such table/)
+  })
+
+  it("makes a direct read's rows as SQLite makes Kysely's: every column by name, in any statement, with the table's columns as they are now", async () => {
+    await sql`create table direct_rows (id integer primary key, a text, r real, b blob)`.execute(database.db)
+    await sql`insert into direct_rows (id, a, r, b) values (1, 'one', 1.5, x'00ff'), (2, null, -2, null)`.execute(database.db)
+    const both = async (text: string, parameters: unknown[] = []) => {
+      const direct = await readRows<Record<string, unknown>>(database.db, text, parameters)
+      const throughKysely = (await database.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, parameters))).rows
+      return { direct, throughKysely }
+    }
+    const statements = [
+      'select id, a, r, b from direct_rows order by id',
+      'select b, r, a, id from direct_rows order by id desc',
+      'select a as "the a", id * 2 as "x""y", count(*) from direct_rows group by id order by id',
+      // Two columns of one name: the last one's value, as SQLite's own objects have it.
+      'select 1 as a, 2 as a',
+      // A column named as the prototype: no property of that name, as in SQLite's own objects.
+      'select 3 as "__proto__", 4 as n',
+      'select * from direct_rows order by id',
+    ]
+    for (const text of statements) {
+      const { direct, throughKysely } = await both(text)
+      expect(direct, text).toEqual(throughKysely)
+      expect(
+        direct.map((row) => Object.keys(row)),
+        text,
+      ).toEqual(throughKysely.map((row) => Object.keys(row)))
+    }
+    expect((await both('select b, r, a, id from direct_rows where id = ?', [1])).direct).toEqual([{ b: Buffer.from([0, 255]), r: 1.5, a: 'one', id: 1 }])
+    expect((await both('select 1 as a, 2 as a')).direct).toEqual([{ a: 2 }])
+    // Another connection changes the table's shape: a read of every column reads it as it is now.
+    const other = new SqliteDatabase(sqlitePath(loadConfig({ DATABASE_URL: url }).database))
+    try {
+      other.exec(`alter table direct_rows add column c text default 'see'`)
+    } finally {
+      other.close()
+    }
+    const { direct, throughKysely } = await both('select * from direct_rows order by id')
+    expect(direct[0]).toEqual({ id: 1, a: 'one', r: 1.5, b: Buffer.from([0, 255]), c: 'see' })
+    expect(direct).toEqual(throughKysely)
+    await sql`drop table direct_rows`.execute(database.db)
   })
 
   it('refuses a row whose parent does not exist', async () => {

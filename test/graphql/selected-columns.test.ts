@@ -109,6 +109,25 @@ describe('GraphQL reads only the selected columns', () => {
     expect(await titles(t.tokens.alice)).toEqual({ list: ['First', 'Second', 'Unfinished', "Bob's"], page: ["Bob's", 'Unfinished', 'Second', 'First'] })
   })
 
+  it("reads a whole user by its fields' columns, never the password hash, on REST and GraphQL alike", async () => {
+    statements.length = 0
+    recording = true
+    const rest = await t.request({ method: 'GET', url: `/api/v1/users/${t.alice.id}` })
+    const list = await t.request({ method: 'GET', url: '/api/v2/users?limit=5' })
+    recording = false
+    expect(rest.statusCode).toBe(200)
+    expect(list.statusCode).toBe(200)
+    const user = rest.json<{ data: Record<string, unknown> }>().data
+    expect(user).toMatchObject({ id: t.alice.id, name: 'Alice', createdAt: expect.any(String), updatedAt: expect.any(String) })
+    expect(Object.keys(user)).not.toContain('passwordHash')
+    const read = reading(statements, 'users')
+    expect(read.length).toBeGreaterThanOrEqual(2)
+    for (const sql of read) {
+      expect(sql).not.toMatch(/password_hash|\*/)
+      expect(sql).toMatch(/"created_at"/)
+    }
+  })
+
   it('pages by a cursor on a sort key the selection does not name', async () => {
     const page = (cursor?: string) =>
       graphql(t, 'query($cursor: String) { usersPage(sort: "-email", limit: 2, cursor: $cursor) { items { id } pageInfo { nextCursor } } }', {
