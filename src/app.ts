@@ -304,6 +304,7 @@ function createServicesAndLimits(
     config.http.maxInFlight > 0
       ? createFairScheduler({
           concurrency: config.http.maxInFlight,
+          slowConcurrency: config.http.maxInFlightSlow,
           maxQueuedPerCaller: config.http.maxQueuedPerCaller,
           loopDelayMs: () => loopDelay.delayMs(),
           shedLoopDelayMs: config.http.shedLoopDelayMs,

@@ -70,6 +70,7 @@ describe('loadConfig', () => {
         maxHeaderBytes: 16_384,
         maxConnections: 20_000,
         maxInFlight: 16,
+        maxInFlightSlow: 16,
         maxQueuedPerCaller: 64,
         sendTimeoutMs: 10_000,
         shedLoopDelayMs: 100,
@@ -252,7 +253,15 @@ describe('loadConfig', () => {
 
   it('sizes the requests in their handlers from the PostgreSQL pool, and accepts the retired per-caller settings without using them', () => {
     expect(loadConfig({ HTTP_MAX_IN_FLIGHT: '4' }).http.maxInFlight).toBe(4)
-    expect(loadConfig({ DATABASE_URL: 'postgres://db.example.com/threadline', DATABASE_POOL_SIZE: '25' }).http.maxInFlight).toBe(25)
+    // Twice the pool: a request worked on in the process for each one waiting on PostgreSQL.
+    expect(loadConfig({ DATABASE_URL: 'postgres://db.example.com/threadline', DATABASE_POOL_SIZE: '25' }).http.maxInFlight).toBe(50)
+    expect(loadConfig({ DATABASE_URL: 'postgres://db.example.com/threadline' }).http).toMatchObject({ maxInFlight: 20, maxInFlightSlow: 10 })
+    // Slow work holds at most one slot a connection of the pool, and never more than there are.
+    expect(loadConfig({ DATABASE_URL: 'postgres://db.example.com/threadline', HTTP_MAX_IN_FLIGHT: '4' }).http).toMatchObject({
+      maxInFlight: 4,
+      maxInFlightSlow: 4,
+    })
+    expect(loadConfig({ HTTP_MAX_IN_FLIGHT: '4' }).http.maxInFlightSlow).toBe(4)
     const retired = loadConfig({ HTTP_MAX_IN_FLIGHT_PER_CALLER: '2', HTTP_MAX_BUSY_PERCENT_PER_CALLER: '50' }).http
     expect(retired).toMatchObject({ maxInFlight: 16, retiredVariables: ['HTTP_MAX_IN_FLIGHT_PER_CALLER', 'HTTP_MAX_BUSY_PERCENT_PER_CALLER'] })
     // Turned off before, still off.

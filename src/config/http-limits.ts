@@ -13,6 +13,15 @@ export const RETIRED_HTTP_VARIABLES = ['HTTP_MAX_IN_FLIGHT_PER_CALLER', 'HTTP_MA
 /** Requests in their handlers at once on SQLite: statements run on the event loop one at a time anyway. */
 const SQLITE_MAX_IN_FLIGHT = 16
 
+/**
+ * Requests in their handlers at once on PostgreSQL, per connection of the pool: while each
+ * connection has a statement in PostgreSQL, as many requests again are worked on in the process
+ * (parsed, checked, their statements built, their answers written). With one request a connection
+ * the loop sat idle between round trips and spent more CPU on each request it served. Slow work
+ * holds at most one slot a connection (maxInFlightSlow).
+ */
+const POSTGRES_IN_FLIGHT_PER_CONNECTION = 2
+
 /** What the HTTP server grants one client: time to send, room for headers, connections. */
 export interface HttpLimits {
   /** Time to receive a request's headers; a slower client is cut (slowloris). @default 10000 */
@@ -28,9 +37,16 @@ export interface HttpLimits {
   /**
    * Requests in their handlers at once, all callers together; the others wait for a slot, which goes
    * to the caller that has used the least handler time. One caller alone may take them all. 0: no
-   * limit and no scheduling. @default 16 on SQLite, DATABASE_POOL_SIZE on PostgreSQL
+   * limit and no scheduling. @default 16 on SQLite, twice DATABASE_POOL_SIZE on PostgreSQL
    */
   readonly maxInFlight: number
+  /**
+   * Of maxInFlight, the requests whose work is slow may hold (the fair scheduler's slow callers,
+   * and work expected slow); the others are for quick work. Not a variable of its own: the pool's
+   * size on PostgreSQL (at most maxInFlight), so that a quick request's statement never waits for a
+   * connection behind a slow caller's; maxInFlight on SQLite.
+   */
+  readonly maxInFlightSlow: number
   /** Requests of one caller (user, or client address) waiting for a slot; one more is answered 429. @default 64 */
   readonly maxQueuedPerCaller: number
   /**
@@ -58,7 +74,7 @@ export interface HttpLimits {
   readonly exportMaxRows: number
 }
 
-/** `poolSize`: PostgreSQL's pool, whose size is the default number of requests in their handlers. */
+/** `poolSize`: PostgreSQL's pool, whose size sets the default number of requests in their handlers. */
 export function readHttpLimits(env: Env, poolSize?: number): HttpLimits {
   const headersTimeoutMs = readInteger(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000)
   const requestTimeoutMs = readInteger(env, 'HTTP_REQUEST_TIMEOUT_MS', 12_000, 100, 3_600_000)
@@ -66,19 +82,21 @@ export function readHttpLimits(env: Env, poolSize?: number): HttpLimits {
   if (requestTimeoutMs < headersTimeoutMs) {
     throw new ConfigError('HTTP_REQUEST_TIMEOUT_MS', `expected at least HTTP_HEADERS_TIMEOUT_MS (${headersTimeoutMs}), got ${requestTimeoutMs}`)
   }
+  const maxInFlight = readInteger(
+    env,
+    'HTTP_MAX_IN_FLIGHT',
+    raw(env, 'HTTP_MAX_IN_FLIGHT_PER_CALLER') === '0' ? 0 : poolSize === undefined ? SQLITE_MAX_IN_FLIGHT : poolSize * POSTGRES_IN_FLIGHT_PER_CONNECTION,
+    0,
+    1_000_000,
+  )
   return Object.freeze({
     headersTimeoutMs,
     requestTimeoutMs,
     keepAliveTimeoutMs: readInteger(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
     maxHeaderBytes: readInteger(env, 'HTTP_MAX_HEADER_BYTES', 16_384, 1024, 1_048_576),
     maxConnections: readInteger(env, 'HTTP_MAX_CONNECTIONS', 20_000, 0, 1_000_000),
-    maxInFlight: readInteger(
-      env,
-      'HTTP_MAX_IN_FLIGHT',
-      raw(env, 'HTTP_MAX_IN_FLIGHT_PER_CALLER') === '0' ? 0 : (poolSize ?? SQLITE_MAX_IN_FLIGHT),
-      0,
-      1_000_000,
-    ),
+    maxInFlight,
+    maxInFlightSlow: poolSize === undefined ? maxInFlight : Math.min(poolSize, maxInFlight),
     maxQueuedPerCaller: readInteger(env, 'HTTP_MAX_QUEUED_PER_CALLER', 64, 0, 1_000_000),
     sendTimeoutMs: readInteger(env, 'HTTP_SEND_TIMEOUT_MS', 10_000, 100, 3_600_000),
     shedLoopDelayMs: readInteger(env, 'HTTP_SHED_LOOP_DELAY_MS', 100, 0, 60_000),

@@ -41,6 +41,11 @@
 //   measured yet, expected slow, is refused SERVICE_UNAVAILABLE (503) with a Retry-After until it
 //   catches up, whichever its queue (a WebSocket's operations too); light callers' work still
 //   queues, and probes (which acquire no slot) are answered.
+// - Slots for slow work. Work that is slow (its caller's, or expected to be) holds at most
+//   `slowConcurrency` of the slots; the others go to quick work only. On PostgreSQL that is the
+//   pool's size of twice as many slots: a quick request's statement then never waits for a
+//   connection behind a slow caller's queued statements, while quick requests keep the loop busy
+//   beside the statements in PostgreSQL (docs/decisions/0071-in-flight-twice-the-pool.md).
 // - Bounds. Each caller may have `maxQueuedPerCaller` waiting; one more is refused with
 //   RATE_LIMITED and a Retry-After. Work bounded where it comes from (a WebSocket's operations)
 //   queues unbounded: it waits past that bound and is not counted against it.
@@ -49,6 +54,8 @@ import { AppError } from '../errors.js'
 export interface FairSchedulerOptions {
   /** Work running at once, across all callers. */
   readonly concurrency: number
+  /** Of `concurrency`, the slots slow work may hold at once; the others go to quick work only. @default concurrency */
+  readonly slowConcurrency?: number
   /** Work of one caller waiting for a slot; one more is refused (RATE_LIMITED). */
   readonly maxQueuedPerCaller: number
   /** Milliseconds now; a test's clock. @default performance.now */
@@ -171,6 +178,8 @@ interface HeldSlot {
   readonly charged: number
   /** The kind of work it was handed out for. */
   readonly kind: string | undefined
+  /** It was handed out for slow work (slowWork): it holds one of the slots slow work may hold. */
+  readonly slow: boolean
   /** measuredMs when its work began: what grows beyond it, less its own, was the loop held by others' slow work. */
   othersAtStart: number
   /** Of that, the loop time of its own first stretch of synchronous work, when it was slow. */
@@ -184,6 +193,8 @@ interface SchedulerState {
   readonly backlogged: Set<Flow>
   /** Slots held. */
   running: number
+  /** Of those, the slots held for slow work. */
+  runningSlow: number
   /** Work waiting, across all flows. */
   waiting: number
   /** The largest tag handed out: where a caller that comes (back) with nothing running starts. */
@@ -198,12 +209,12 @@ interface SchedulerState {
  */
 export function createFairScheduler(options: FairSchedulerOptions): FairScheduler {
   const now = options.now ?? (() => performance.now())
-  const state: SchedulerState = { flows: new Map(), backlogged: new Set(), running: 0, waiting: 0, virtualTime: 0 }
+  const state: SchedulerState = { flows: new Map(), backlogged: new Set(), running: 0, runningSlow: 0, waiting: 0, virtualTime: 0 }
   const costs = createCostEstimates()
   const timer = createSlotTimer(now)
   const isShedding = createLoadShed(options)
   const refusalOf = createAdmission(state, options, costs, isShedding)
-  const scheduleHandOut = createHandOut(state, options.concurrency, costs, timer, now)
+  const scheduleHandOut = createHandOut(state, options, costs, timer, now)
 
   const acquire = (callerKey: string, { queued: queueing = 'bounded', kind }: AcquireOptions = {}): Promise<ReleaseSlot> => {
     const flow = flowOf(state, callerKey, now)
@@ -298,11 +309,13 @@ function dequeue(state: SchedulerState, flow: Flow): Waiter {
  * ordering by start tags; a light caller goes ahead of heavy ones that started no later, instead
  * of waiting for one slot of each.
  */
-function nextFlow(backlogged: ReadonlySet<Flow>, expectedOf: CostEstimates['expectedOf']): Flow | undefined {
+function nextFlow(backlogged: ReadonlySet<Flow>, expectedOf: CostEstimates['expectedOf'], quickOnly: boolean): Flow | undefined {
   let next: Flow | undefined
   let nextEnd = Number.POSITIVE_INFINITY
   for (const flow of backlogged) {
-    const end = flow.tag + expectedOf(flow, flow.waiting[0]!.kind)
+    const expected = expectedOf(flow, flow.waiting[0]!.kind)
+    if (quickOnly && slowWork(flow, expected)) continue
+    const end = flow.tag + expected
     // Of two that would end together, the one that started earlier.
     if (end < nextEnd || (end === nextEnd && flow.tag < next!.tag)) {
       next = flow
@@ -311,6 +324,9 @@ function nextFlow(backlogged: ReadonlySet<Flow>, expectedOf: CostEstimates['expe
   }
   return next
 }
+
+/** Work of `flow` expected to take `expected` ms is slow work: its caller's slots are held long, or this one is expected to be. */
+const slowWork = (flow: Flow, expected: number): boolean => flow.slow || expected > SLOW_HOLD_MS
 
 /** The loop is behind: while work waits, slow and new callers' work is refused until it catches up. */
 function createLoadShed({ loopDelayMs, shedLoopDelayMs = 0 }: FairSchedulerOptions): () => boolean {
@@ -356,8 +372,16 @@ function createAdmission(
  * in the same turn, while the turn's budget lasts and that work is quick. Each slot is charged
  * its expected cost when it is handed out, and its measured one when it is released.
  */
-function createHandOut(state: SchedulerState, concurrency: number, costs: CostEstimates, timer: SlotTimer, now: () => number): () => void {
+function createHandOut(
+  state: SchedulerState,
+  { concurrency, slowConcurrency = concurrency }: FairSchedulerOptions,
+  costs: CostEstimates,
+  timer: SlotTimer,
+  now: () => number,
+): () => void {
   let handOutScheduled = false
+  /** The next work to be given a slot; only quick work while slow work holds every slot it may. */
+  const next = () => nextFlow(state.backlogged, costs.expectedOf, state.runningSlow >= slowConcurrency)
   /** The loop time the slots handed out since the last scheduled hand-out (which begins a turn) are expected to take. */
   let turnMs = 0
 
@@ -383,12 +407,17 @@ function createHandOut(state: SchedulerState, concurrency: number, costs: CostEs
     timer.closeStretch()
     turnMs = 0
     while (state.running < concurrency) {
-      const flow = nextFlow(state.backlogged, costs.expectedOf)
-      if (flow === undefined) break
+      const flow = next()
+      // What waits is slow work, and it holds every slot it may: the release of one hands out again.
+      if (flow === undefined) {
+        handOutScheduled = false
+        return
+      }
       const waiter = dequeue(state, flow)
       const expected = costs.expectedOf(flow, waiter.kind)
-      const slot = charge(state, flow, waiter.kind, expected)
-      if (flow.slow || expected > SLOW_HOLD_MS) {
+      const slow = slowWork(flow, expected)
+      const slot = charge(state, flow, waiter.kind, expected, slow)
+      if (slow) {
         // The sockets are read before it, and between any two slow statements; callers not
         // measured yet whose work is expected slow get one slot per turn between them.
         setImmediate(beginAlone, slot, waiter.start)
@@ -412,13 +441,14 @@ function createHandOut(state: SchedulerState, concurrency: number, costs: CostEs
   function handOutFreed() {
     // A hand-out is on its way (and a slow slot's first stretch may be running alone).
     if (handOutScheduled || state.waiting === 0 || state.running >= concurrency) return
-    const flow = nextFlow(state.backlogged, costs.expectedOf)!
+    const flow = next()
+    if (flow === undefined) return
     const expected = costs.expectedOf(flow, flow.waiting[0]!.kind)
     // The budget holds a caller alone too: a scheduled hand-out gives it at most every slot, but
     // freed slots handed on would run its whole queue in one turn, the sockets unread meanwhile.
     if (expected > QUICK_HOLD_MS || turnMs + expected > TURN_BUDGET_MS) return scheduleHandOut()
     const waiter = dequeue(state, flow)
-    begin(charge(state, flow, waiter.kind, expected), waiter.start)
+    begin(charge(state, flow, waiter.kind, expected, slowWork(flow, expected)), waiter.start)
     turnMs += expected
   }
 
@@ -457,12 +487,13 @@ function createSlotStarts(state: SchedulerState, costs: CostEstimates, timer: Sl
 }
 
 /** Hands `flow` a slot: its tag is charged what the slot is expected to cost, corrected by settle. */
-function charge(state: SchedulerState, flow: Flow, kind: string | undefined, expected: number): HeldSlot {
+function charge(state: SchedulerState, flow: Flow, kind: string | undefined, expected: number, slow: boolean): HeldSlot {
   state.virtualTime = Math.max(state.virtualTime, flow.tag)
-  const slot: HeldSlot = { flow, startedAt: 0, charged: expected, kind, othersAtStart: 0, ownMs: 0 }
+  const slot: HeldSlot = { flow, startedAt: 0, charged: expected, kind, slow, othersAtStart: 0, ownMs: 0 }
   flow.tag += slot.charged
   flow.running++
   state.running++
+  if (slow) state.runningSlow++
   return slot
 }
 
@@ -472,6 +503,7 @@ function settle(state: SchedulerState, slot: HeldSlot, costMs: number, now: () =
   flow.tag += costMs - slot.charged
   flow.running--
   state.running--
+  if (slot.slow) state.runningSlow--
   flow.endedAt = now()
 }
 

@@ -5,9 +5,15 @@ import { describe, expect, it } from 'vitest'
 import { createFairScheduler, type ReleaseSlot, SHED_RETRY_AFTER_S, TURN_BUDGET_MS } from '../../src/limits/fair-scheduler.js'
 
 /** A scheduler on a test clock, and the slots it has handed out, in order, each with its caller. */
-function scheduled(concurrency: number, maxQueuedPerCaller = 1000, shed?: { loopDelayMs: () => number; shedLoopDelayMs: number }) {
+function scheduled(concurrency: number, maxQueuedPerCaller = 1000, shed?: { loopDelayMs: () => number; shedLoopDelayMs: number }, slowConcurrency?: number) {
   let clock = 0
-  const scheduler = createFairScheduler({ concurrency, maxQueuedPerCaller, now: () => clock, ...shed })
+  const scheduler = createFairScheduler({
+    concurrency,
+    maxQueuedPerCaller,
+    now: () => clock,
+    ...shed,
+    ...(slowConcurrency === undefined ? {} : { slowConcurrency }),
+  })
   const started: { caller: string; release: ReleaseSlot }[] = []
   const waiters: (() => void)[] = []
   const ask = (caller: string, kind?: string) => {
@@ -67,6 +73,46 @@ describe('the fair scheduler', () => {
     }
     // 200 slots: 40 long ones (800 ms) and 160 short ones (800 ms), give or take one.
     expect(Math.abs(given['long']! - given['short']!)).toBeLessThanOrEqual(20)
+  })
+
+  it('lets slow work hold only its share of the slots, and gives the others to quick work', async () => {
+    const s = scheduled(4, 1000, undefined, 2)
+    const turns = async (n: number) => {
+      for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve))
+    }
+    const running = () => s.started.slice(2).filter((slot) => !released.has(slot.release))
+    const released = new Set<ReleaseSlot>()
+    const release = (slot: { release: ReleaseSlot }) => {
+      released.add(slot.release)
+      slot.release()
+    }
+    await s.measureOnce('slow', 50)
+    await s.measureOnce('quick', 1)
+    for (let i = 0; i < 6; i++) void s.ask('slow')
+    await turns(10)
+    // Two slow slots, however many turns pass: the other two wait for quick work.
+    expect(running().map((slot) => slot.caller)).toEqual(['slow', 'slow'])
+    expect(s.scheduler.load()).toMatchObject({ running: 2, waiting: 4 })
+    for (let i = 0; i < 3; i++) void s.ask('quick')
+    await turns(10)
+    expect(running().map((slot) => slot.caller)).toEqual(['slow', 'slow', 'quick', 'quick'])
+    // A quick slot comes free: the quick work waiting takes it, not the slow work before it.
+    const firstQuick = running()[2]!
+    s.spend(1)
+    release(firstQuick)
+    await turns(10)
+    expect(running().map((slot) => slot.caller)).toEqual(['slow', 'slow', 'quick', 'quick'])
+    expect(s.scheduler.load()).toMatchObject({ running: 4, waiting: 4 })
+    // A slow slot comes free: the slow work waiting takes it.
+    s.spend(50)
+    release(running()[0]!)
+    await turns(10)
+    expect(running().map((slot) => slot.caller)).toEqual(['slow', 'quick', 'quick', 'slow'])
+    // Quick work gone, slow work still holds only its share.
+    for (const slot of running().filter((slot) => slot.caller === 'quick')) release(slot)
+    await turns(10)
+    expect(running().map((slot) => slot.caller)).toEqual(['slow', 'slow'])
+    expect(s.scheduler.load()).toMatchObject({ running: 2, waiting: 3 })
   })
 
   it('serves a newcomer ahead of a greedy caller’s backlog', async () => {
