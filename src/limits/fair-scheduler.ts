@@ -415,9 +415,8 @@ function createHandOut(
       }
       const waiter = dequeue(state, flow)
       const expected = costs.expectedOf(flow, waiter.kind)
-      const slow = slowWork(flow, expected)
-      const slot = charge(state, flow, waiter.kind, expected, slow)
-      if (slow) {
+      const slot = charge(state, flow, waiter.kind, expected)
+      if (slot.slow) {
         // The sockets are read before it, and between any two slow statements; callers not
         // measured yet whose work is expected slow get one slot per turn between them.
         setImmediate(beginAlone, slot, waiter.start)
@@ -448,7 +447,7 @@ function createHandOut(
     // freed slots handed on would run its whole queue in one turn, the sockets unread meanwhile.
     if (expected > QUICK_HOLD_MS || turnMs + expected > TURN_BUDGET_MS) return scheduleHandOut()
     const waiter = dequeue(state, flow)
-    begin(charge(state, flow, waiter.kind, expected, slowWork(flow, expected)), waiter.start)
+    begin(charge(state, flow, waiter.kind, expected), waiter.start)
     turnMs += expected
   }
 
@@ -486,9 +485,10 @@ function createSlotStarts(state: SchedulerState, costs: CostEstimates, timer: Sl
   return { begin, beginAlone }
 }
 
-/** Hands `flow` a slot: its tag is charged what the slot is expected to cost, corrected by settle. */
-function charge(state: SchedulerState, flow: Flow, kind: string | undefined, expected: number, slow: boolean): HeldSlot {
+/** Hands `flow` a slot: its tag is charged what the slot is expected to cost, corrected by settle; slow work's counted as such. */
+function charge(state: SchedulerState, flow: Flow, kind: string | undefined, expected: number): HeldSlot {
   state.virtualTime = Math.max(state.virtualTime, flow.tag)
+  const slow = slowWork(flow, expected)
   const slot: HeldSlot = { flow, startedAt: 0, charged: expected, kind, slow, othersAtStart: 0, ownMs: 0 }
   flow.tag += slot.charged
   flow.running++
