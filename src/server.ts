@@ -71,7 +71,10 @@ const HARD_STOP_AFTER_GRACE_MS = 5000
 /** `dependencies`: what buildApp is given besides the database (a benchmark's conventions to leave out). */
 export async function startServer(config: Config, dependencies: Omit<AppDependencies, 'database'> = {}): Promise<FastifyInstance> {
   // One handle for preparing and serving: with sqlite::memory: a second one would be another, empty database.
-  const database = openDatabase(config.database, { pageCacheKib: SERVING_PAGE_CACHE_KIB })
+  // Its checkpoints move to a thread of their own for the serving, not the start's migrations and demo data.
+  let served = (): void => {}
+  const serving = new Promise<void>((resolve) => (served = resolve))
+  const database = openDatabase(config.database, { pageCacheKib: SERVING_PAGE_CACHE_KIB, checkpointInBackground: serving })
   let prepared: PreparedDatabase
   try {
     prepared = await prepareDatabase(database, config)
@@ -93,5 +96,6 @@ export async function startServer(config: Config, dependencies: Omit<AppDependen
   // Before listen resolves: with HOST=localhost the second address is bound after "listening".
   stopOnSignals(app, config.operations.shutdownGraceMs, listening)
   await listening
+  served()
   return app
 }

@@ -19,6 +19,7 @@ import { readNameOf, statementNameOf } from './statement-names.js'
 import { answersTogether, type Together } from './answers-together.js'
 import { type NamedQuery, namedQueryOf, ReadByName } from './pg-named-query.js'
 import { type ChangeFeed, postgresChangeFeed, shared, sqliteChangeFeed } from './change-feed.js'
+import { type BackgroundCheckpoints, backgroundCheckpoints } from './sqlite-checkpoints.js'
 
 export type Db = Kysely<Tables>
 
@@ -70,6 +71,12 @@ export interface OpenOptions {
   /** SQLite: the page cache's size in KiB (SERVING_PAGE_CACHE_KIB to serve); better-sqlite3's 16 MB when absent. */
   pageCacheKib?: number
   /**
+   * SQLite: once this settles, checkpoints run mostly on a thread of their own while this handle
+   * writes, rather than in the serving connection's commits (sqlite-checkpoints.ts). `serve` gives
+   * the moment it listens.
+   */
+  checkpointInBackground?: Promise<void>
+  /**
    * Another handle of this process to the same store, whose change feed this one's writes are told
    * to at once (tests write their fixtures so, as another process would, and the served handle's
    * cache hears of them before the next request rather than a NOTIFY later).
@@ -78,7 +85,7 @@ export interface OpenOptions {
 }
 
 export function openDatabase(location: DatabaseLocation, options: OpenOptions = {}): Database {
-  const { onQuery, pageCacheKib, shareChangesOf } = options
+  const { onQuery, pageCacheKib, shareChangesOf, checkpointInBackground } = options
   const open = (
     dialect: Dialect,
     facts: DialectFacts,
@@ -145,9 +152,32 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
     }
     return open(withCurrentSchemaIntrospector(new PostgresDialect({ pool })), postgresFacts, changes, reads, { poolStats })
   }
-  const connection = withStatementCache(openSqlite(location.path, pageCacheKib))
-  const changes = shareChangesOf === undefined ? sqliteChangeFeed(connection.externalVersion) : shared(shareChangesOf.changes)
+  const sqlite = openSqlite(location.path, pageCacheKib)
+  const connection = withStatementCache(sqlite)
+  const feed = shareChangesOf === undefined ? sqliteChangeFeed(connection.externalVersion) : shared(shareChangesOf.changes)
+  const changes =
+    checkpointInBackground !== undefined && location.path !== ':memory:'
+      ? checkpointingAfterCommits(feed, backgroundCheckpoints(sqlite, location.path, checkpointInBackground))
+      : feed
   return open(new SqliteDialect({ database: connection }), sqliteFacts, changes, connection.reads, { dataVersion: connection.dataVersion })
+}
+
+/** `feed`, its commits also told to `checkpoints`, which end as it closes. */
+function checkpointingAfterCommits(feed: ChangeFeed, checkpoints: BackgroundCheckpoints): ChangeFeed {
+  return {
+    ...feed,
+    sink: {
+      ...feed.sink,
+      committed: (changes) => {
+        checkpoints.committed()
+        feed.sink.committed(changes)
+      },
+    },
+    close: async () => {
+      await checkpoints.close()
+      await feed.close()
+    },
+  }
 }
 
 /** How a store runs a read-only statement past Kysely (direct-reads.ts). */
