@@ -59,12 +59,16 @@ export interface BackgroundCheckpoints {
 /** Checkpoints of `connection` (the file at `path`) on a thread, for the commits told after `from` settles. */
 export function backgroundCheckpoints(connection: SqliteDatabase.Database, path: string, from: Promise<void> = Promise.resolve()): BackgroundCheckpoints {
   let due = false
-  void from.then(() => (due = true))
+  from.then(
+    () => (due = true),
+    () => {},
+  )
   let worker: Worker | undefined
   let failed = false
   /** Ends the thread IDLE_AFTER_MS after the last commit: one timer, refreshed by each. */
   let idle: NodeJS.Timeout | undefined
-  const threshold = (pages: number) => connection.pragma(`wal_autocheckpoint = ${pages}`)
+  // A thread that ends after the connection was closed has nothing to give back.
+  const threshold = (pages: number) => connection.open && connection.pragma(`wal_autocheckpoint = ${pages}`)
 
   function stop(): Promise<void> {
     const running = worker
