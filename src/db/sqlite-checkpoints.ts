@@ -69,14 +69,18 @@ export function backgroundCheckpoints(connection: SqliteDatabase.Database, path:
   let idle: NodeJS.Timeout | undefined
   // A thread that ends after the connection was closed has nothing to give back.
   const threshold = (pages: number) => connection.open && connection.pragma(`wal_autocheckpoint = ${pages}`)
-
-  function stop(): Promise<void> {
-    const running = worker
-    if (running === undefined) return Promise.resolve()
+  /** The thread is done with (ended, or failed): no idle timer, and SQLite's own threshold back. */
+  const forget = () => {
     worker = undefined
     clearTimeout(idle)
     idle = undefined
     threshold(AUTOCHECKPOINT_PAGES)
+  }
+
+  function stop(): Promise<void> {
+    const running = worker
+    if (running === undefined) return Promise.resolve()
+    forget()
     const ended = new Promise<void>((resolve) => running.once('exit', () => resolve()))
     // Unreferenced, the thread would let the process end before its last checkpoint does.
     running.ref()
@@ -99,10 +103,7 @@ export function backgroundCheckpoints(connection: SqliteDatabase.Database, path:
     const fail = () => {
       if (worker !== started) return
       failed = true
-      worker = undefined
-      clearTimeout(idle)
-      idle = undefined
-      threshold(AUTOCHECKPOINT_PAGES)
+      forget()
     }
     started.on('error', fail)
     started.on('exit', fail)
