@@ -11,7 +11,7 @@
 // page is full, instead of one OR of them: every tier is a range an index seeks to, so a page deep
 // in the set costs what the first page costs. The filters (operators on the sort keys included)
 // are ANDed into every tier: a tier narrows the filtered rows, so no page misses or repeats one.
-import { type Expression, type SelectQueryBuilder, type SqlBool, sql } from 'kysely'
+import { type Expression, type SelectQueryBuilder, type SqlBool, sql, type TableNode } from 'kysely'
 import type { Db } from './create-database.js'
 import { readQuery } from './direct-reads.js'
 import { type DialectFacts, dialectFactsOf, MIN_INDEXED_SEARCH, type WindowBuilder } from './dialect-facts.js'
@@ -389,10 +389,32 @@ export async function countRows(db: Db, select: AnySelect): Promise<number> {
   return Number(row?.count ?? 0)
 }
 
-/** The count of `select`'s rows up to `atMost`, as a scalar subquery (a bigint, text, on PostgreSQL). */
+/**
+ * The count of `select`'s rows up to `atMost`, as a scalar subquery (a bigint, text, on
+ * PostgreSQL). A count that stops at a bound reads its rows through a LIMIT, which costs SQLite
+ * twice what a plain count costs a row (9,999 users of 10,000: 540 against 260 µs). So when
+ * `select` reads one table alone, no join, and that table's ids span fewer than `atMost` values,
+ * the table cannot hold more rows than the bound and they are counted plainly. The span is read
+ * from the two ends of the id index, and each store runs only the count it chooses.
+ */
 function boundedCount(select: AnySelect, atMost = MAX_COUNTED_TOTAL + 1) {
-  const counted = select.select(sql<number>`1`.as('one')).limit(literal(atMost))
-  return sql<number | string>`(select count(*) from (${counted}) as counted)`
+  const counted = select.select(sql<number>`1`.as('one'))
+  const bounded = sql<number | string>`(select count(*) from (${counted.limit(literal(atMost))}) as counted)`
+  const table = soleTableOf(select)
+  if (table === undefined) return bounded
+  // Each end alone: SQLite seeks an index's end only for a query of one min() or max().
+  const end = (which: 'min' | 'max') => sql`(select ${sql.raw(which)}(id) from ${sql.table(table)})`
+  return sql<
+    number | string
+  >`(case when ${end('max')} - ${end('min')} < ${literal(atMost)} then (select count(*) from (${counted}) as counted) else ${bounded} end)`
+}
+
+/** The table `select` reads when it reads one by its own name and joins nothing: each of its rows is one row of that table. */
+function soleTableOf(select: AnySelect): string | undefined {
+  const node = select.toOperationNode()
+  const [table, ...others] = node.from?.froms ?? []
+  if (node.joins !== undefined || table?.kind !== 'TableNode' || others.length > 0) return undefined
+  return (table as TableNode).table.identifier.name
 }
 
 /** The total a page's rows carry in TOTAL_COLUMN (undefined without a row), taken off each row. */

@@ -1,5 +1,7 @@
 // A page read by keyset takes several statements (one per tier, and the count in v1). They run in
-// one read transaction: a write committed between them must not show a row twice or hide it.
+// one read transaction: a write committed between them must not show a row twice or hide it. A
+// page's total is counted up to a bound, plainly where the table's ids say it cannot hold more:
+// both ways count alike at the bound.
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -8,6 +10,7 @@ import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Tables } from '../../src/db/tables.js'
+import { MAX_COUNTED_TOTAL } from '../../src/db/list-page.js'
 import { listUsers } from '../../src/users/users.repository.js'
 import { UsersCollection } from '../../src/users/users.schemas.js'
 import { freshSqliteFile, sqlitePath, type TestDatabase } from '../helpers/test-store.js'
@@ -60,6 +63,41 @@ describe('listPage', () => {
     } finally {
       other.close()
       await db.destroy()
+    }
+  })
+
+  it('counts a total up to the bound alike whether the table is small enough to count plainly or not', async () => {
+    const file = freshSqliteFile()
+    const setup = openDatabase(loadConfig({ DATABASE_URL: file.url }).database)
+    try {
+      await migrateToLatest(setup)
+      const sqlite = new SqliteDatabase(sqlitePath(loadConfig({ DATABASE_URL: file.url }).database))
+      const insert = sqlite.prepare('insert into users (id, name, email, role, created_at, updated_at) values (?, ?, ?, ?, ?, ?)')
+      const add = (ids: number[]) => sqlite.transaction(() => ids.forEach((id) => insert.run(id, `U${id}`, `u${id}@example.com`, 'user', T0, T0)))()
+      const total = async () => {
+        const options = { defaultMode: 'page' as const, withTotal: true, scope: '' }
+        const page = await listUsers(setup.db, parseCollectionQuery(UsersCollection, { role: 'user', limit: '1' }, options))
+        return { total: page.total, totalCapped: page.totalCapped }
+      }
+      try {
+        // Ids 1 to MAX + 1: a span the bound covers, counted plainly; one more than the bound counts.
+        add(Array.from({ length: MAX_COUNTED_TOTAL + 1 }, (_, i) => i + 1))
+        expect(await total()).toEqual({ total: MAX_COUNTED_TOTAL, totalCapped: true })
+        // One row more, far off: the span is past the bound, counted up to it.
+        add([5 * MAX_COUNTED_TOTAL])
+        expect(await total()).toEqual({ total: MAX_COUNTED_TOTAL, totalCapped: true })
+        // Two fewer, so exactly the bound's number of rows, over the same wide span: counted up to it, exact.
+        sqlite.prepare('delete from users where id in (1, 2)').run()
+        expect(await total()).toEqual({ total: MAX_COUNTED_TOTAL, totalCapped: false })
+        // The same number of rows within a span the bound covers again: counted plainly, exact.
+        sqlite.prepare('update users set id = 1 where id = ?').run(5 * MAX_COUNTED_TOTAL)
+        expect(await total()).toEqual({ total: MAX_COUNTED_TOTAL, totalCapped: false })
+      } finally {
+        sqlite.close()
+      }
+    } finally {
+      await setup.close()
+      await file.drop()
     }
   })
 })
