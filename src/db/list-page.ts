@@ -409,7 +409,10 @@ function boundedCount(select: AnySelect, atMost = MAX_COUNTED_TOTAL + 1) {
   >`(case when ${end('max')} - ${end('min')} < ${literal(atMost)} then (select count(*) from (${counted}) as counted) else ${bounded} end)`
 }
 
-/** The table `select` reads when it reads one by its own name and joins nothing: each of its rows is one row of that table. */
+/**
+ * The table `select` reads when it reads one by its own name and joins nothing: each of its rows
+ * is one row of that table, whose key is `id` (an integer, as every table of the service has).
+ */
 function soleTableOf(select: AnySelect): string | undefined {
   const node = select.toOperationNode()
   const [table, ...others] = node.from?.froms ?? []
