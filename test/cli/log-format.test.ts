@@ -1,6 +1,6 @@
 // The log's format follows where stdout goes: `threadline serve` on a terminal (a pseudo-terminal
 // made by util-linux `script`) writes one readable line per request; into a pipe, JSON lines;
-// LOG_FORMAT=json on a terminal, JSON lines again.
+// LOG_FORMAT=json on a terminal, JSON lines again. Into a pipe nobody reads, the server goes on.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN } from '../helpers/serve-process.js'
@@ -101,6 +101,44 @@ describe.skipIf(SECOND_STORE_RUN)('the log on a terminal and off it', () => {
       expect(JSON.parse(line)).toMatchObject({ level: 30, method: 'GET', route: '/api/v1/users', status: 200 })
     } finally {
       await served.stop()
+    }
+  })
+
+  it('into a pipe nobody reads: every request is still answered, and its line comes once the pipe is read', async () => {
+    const child = spawn(process.execPath, [BIN, 'serve'], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'ignore'],
+      // An allowance this one caller's requests do not reach.
+      env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: store.url, SEED_DEMO_DATA: 'false', RATE_LIMIT_MAX: '1000000' },
+    })
+    const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
+    let output = ''
+    const collect = (chunk: Buffer) => (output += chunk.toString())
+    child.stdout?.on('data', collect)
+    try {
+      const address = await waitFor(
+        () => /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1],
+        () => output,
+      )
+      // From here on nobody reads: the pipe fills (a few hundred KB), and the server goes on.
+      child.stdout?.off('data', collect)
+      child.stdout?.pause()
+      // Ten at a time: a server this new sheds a crowd's work while it compiles what the first requests need.
+      const requests = 4000
+      for (let sent = 0; sent < requests; sent += 10) {
+        const statuses = await Promise.all(Array.from({ length: 10 }, async () => (await fetch(`${address}/api/v1/users?limit=1`)).status))
+        expect(statuses.filter((status) => status !== 200)).toEqual([])
+      }
+      child.stdout?.on('data', collect)
+      child.stdout?.resume()
+      const requestLines = () => output.split('\n').filter((line) => line.includes('"msg":"request"')).length
+      await waitFor(
+        () => (requestLines() === requests ? true : undefined),
+        () => `${requestLines()} request lines`,
+      )
+    } finally {
+      if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, 'SIGTERM')
+      await exited
     }
   })
 
