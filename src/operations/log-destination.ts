@@ -14,7 +14,9 @@ export const logs = (level: Config['logLevel'], line: 'info' | 'debug'): boolean
  * tenth of a second at most; then written by a PacedWriter, off the event loop. What is pending is
  * written when the process exits, whatever the reason (a machine that loses power, or a SIGKILL,
  * may lose the last tenth of a second). One write(2) per request was a sixth of GET one user's
- * throughput.
+ * throughput; one hand-over to the thread pool per batch (some twenty request lines) cost nothing
+ * measurable against the synchronous write of a batch (GET one user 41.6 against 44.4 µs of CPU a
+ * request, alternated, the reader keeping up).
  *
  * The lines are gathered here, in a list joined once per write. Gathered by sonic-boom, each line
  * was appended to one growing string whose bytes it counted again on every line: a copy of 2 KB on
