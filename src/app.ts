@@ -45,7 +45,7 @@ import { MAX_BODY_BYTES } from './http/content-types.js'
 import { type Pipeline, type PipelineOptions, registerPipeline } from './http/pipeline.js'
 import type { PipelineObserver } from './http/pipeline-observer.js'
 import { createPasswordAllowances } from './limits/password-allowances.js'
-import { logs, prettyLogStream, stdoutLogStream } from './operations/log-destination.js'
+import { droppedLogLines, logs, prettyLogStream, stdoutLogStream } from './operations/log-destination.js'
 import { createFairScheduler, type FairScheduler } from './limits/fair-scheduler.js'
 import { createLoopDelay, type LoopDelay } from './limits/loop-delay.js'
 import { createRateLimit } from './limits/rate-limit.js'
@@ -239,7 +239,9 @@ async function openParts(app: FastifyInstance, config: Config, dependencies: App
     rateLimitRedis && firstAttempt(rateLimitRedis),
     persistedQueries.ownRedis && firstAttempt(persistedQueries.ownRedis),
   ])
-  const metrics = config.operations.metrics ? createMetrics({ subscriptionStats: () => live.subscriptionStats, faults: () => app.faults, database }) : undefined
+  const metrics = config.operations.metrics
+    ? createMetrics({ subscriptionStats: () => live.subscriptionStats, faults: () => app.faults, droppedLogLines, database })
+    : undefined
   const counted = metrics === undefined ? eventsAdapter : countedEvents(eventsAdapter, metrics.events)
   const events = tracing === undefined ? counted : tracing.traceEvents(counted)
   const opened = { database, redisUrl, rateLimitRedis, tracing, events, metrics, persistedQueries, live }

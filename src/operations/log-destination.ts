@@ -23,9 +23,11 @@ export const logs = (level: Config['logLevel'], line: 'info' | 'debug'): boolean
  * average for a line of 200 bytes, a tenth of a request's allocations (docs/performance.md).
  */
 let stdoutLog: GatheredLines | undefined
+let stdoutWriter: PacedWriter | undefined
 export function stdoutLogStream(): NodeJS.WritableStream {
   if (stdoutLog === undefined) {
     const out = new PacedWriter(STDOUT, MAX_WAITING_CHARS)
+    stdoutWriter = out
     const lines = new GatheredLines((text) => out.write(text), GATHERED_CHARS)
     setInterval(() => lines.flush(), FLUSH_EVERY_MS).unref()
     process.on('exit', () => out.flushSync(lines.take()))
@@ -33,6 +35,9 @@ export function stdoutLogStream(): NodeJS.WritableStream {
   }
   return stdoutLog as unknown as NodeJS.WritableStream
 }
+
+/** The JSON lines this process dropped since it started, stdout not being read as fast as they came. */
+export const droppedLogLines = (): number => stdoutWriter?.droppedInAll ?? 0
 
 const STDOUT = 1
 
@@ -58,6 +63,8 @@ export class PacedWriter {
   private waitingChars = 0
   private droppedLines = 0
   private gone = false
+  /** Lines dropped since the writer was made. */
+  droppedInAll = 0
 
   constructor(
     private readonly fd: number,
@@ -68,7 +75,9 @@ export class PacedWriter {
     if (this.gone) return
     if (!this.writing) return this.start(text)
     if (this.waitingChars + text.length > this.maxWaiting) {
-      this.droppedLines += linesIn(text)
+      const lines = linesIn(text)
+      this.droppedLines += lines
+      this.droppedInAll += lines
       return
     }
     this.waiting.push(text)

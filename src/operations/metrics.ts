@@ -30,6 +30,8 @@ export interface LabelledCounter<L extends string> {
 export interface MetricsSources {
   subscriptionStats(): SubscriptionStats
   faults(): { rateLimitStoreErrors: number; eventPublishFailures: number; eventInterruptions: number }
+  /** Log lines dropped since the process started, stdout not being read as fast as they came. */
+  droppedLogLines(): number
   database: Database
 }
 
@@ -105,6 +107,14 @@ async function scrapedRegistry(sources: MetricsSources, counted: readonly Scrape
     registers: [registry],
     collect() {
       this.set(sources.subscriptionStats().droppedSlowConsumers)
+    },
+  })
+  new Gauge({
+    name: 'threadline_log_lines_dropped',
+    help: 'Log lines dropped since the process started, stdout not being read as fast as they came (each drop is also told in a warn line).',
+    registers: [registry],
+    collect() {
+      this.set(sources.droppedLogLines())
     },
   })
   new Gauge({

@@ -136,6 +136,8 @@ describe.skipIf(SECOND_STORE_RUN)('the log on a terminal and off it', () => {
         () => (requestLines() === requests ? true : undefined),
         () => `${requestLines()} request lines`,
       )
+      // What waited fitted: none dropped, as the metric says.
+      expect(await (await fetch(`${address}/metrics`)).text()).toMatch(/^threadline_log_lines_dropped 0$/m)
     } finally {
       if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, 'SIGTERM')
       await exited

@@ -22,6 +22,7 @@ function instrumented() {
   const sources = {
     subscriptionStats: () => ({ connections: 0, subscriptions: 0, droppedSlowConsumers: 0 }),
     faults: () => ({ rateLimitStoreErrors: 0, eventPublishFailures: 0, eventInterruptions: 0 }),
+    droppedLogLines: () => 0,
     database: {},
   } as unknown as Parameters<typeof createMetrics>[0]
   const metrics = createMetrics(sources)
@@ -173,6 +174,7 @@ describe('request metrics, counted per series', () => {
       'threadline_subscription_connections',
       'threadline_subscriptions_active',
       'threadline_subscribers_dropped',
+      'threadline_log_lines_dropped',
       'threadline_faults',
     ])
     const text = await registry.metrics()

@@ -85,6 +85,8 @@ describe('the paced writer', () => {
         return lines.length + dropped().reduce((sum, n) => sum + n, 0) === batches * perBatch
       })
       expect(dropped().length).toBeGreaterThan(0)
+      // What the metric reads: every line the warnings told of.
+      expect(out.droppedInAll).toBe(dropped().reduce((sum, n) => sum + n, 0))
       expect(received().every((text) => text === line.trimEnd() || /log lines dropped: stdout was not read/.test(text))).toBe(true)
     } finally {
       closeSync(writer)
