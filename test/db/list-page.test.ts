@@ -68,7 +68,8 @@ describe('listPage', () => {
 
   it('counts a total up to the bound alike whether the table is small enough to count plainly or not', async () => {
     const file = freshSqliteFile()
-    const setup = openDatabase(loadConfig({ DATABASE_URL: file.url }).database)
+    const statements: string[] = []
+    const setup = openDatabase(loadConfig({ DATABASE_URL: file.url }).database, { onQuery: (sql) => statements.push(sql) })
     try {
       await migrateToLatest(setup)
       const sqlite = new SqliteDatabase(sqlitePath(loadConfig({ DATABASE_URL: file.url }).database))
@@ -83,6 +84,9 @@ describe('listPage', () => {
         // Ids 1 to MAX + 1: a span the bound covers, counted plainly; one more than the bound counts.
         add(Array.from({ length: MAX_COUNTED_TOTAL + 1 }, (_, i) => i + 1))
         expect(await total()).toEqual({ total: MAX_COUNTED_TOTAL, totalCapped: true })
+        // The page's statement carries both counts, chosen by the span of the users' ids.
+        const page = statements.find((sql) => sql.includes('threadline_page_total'))
+        expect(page).toContain(`case when (select max(id) from "users") - (select min(id) from "users") < ${MAX_COUNTED_TOTAL + 1} then`)
         // One row more, far off: the span is past the bound, counted up to it.
         add([5 * MAX_COUNTED_TOTAL])
         expect(await total()).toEqual({ total: MAX_COUNTED_TOTAL, totalCapped: true })
