@@ -1,6 +1,6 @@
 // What `threadline serve` sets of V8 from here, before the server is loaded, so that every way of
 // starting it has them (flags that size the heap, such as --max-semi-space-size, are fixed when the
-// process starts and would need every user to pass them): two settings of its heap, and Node's
+// process starts and would need every user to pass them): three settings of its heap, and Node's
 // process.nextTick compiled first. Each was measured to take effect when done so
 // (docs/performance.md has the figures and how they were taken).
 //
@@ -19,6 +19,14 @@
 // garbage. A fixed 30% bounds that growth: the peak of the same load fell by about 40 MB, at the
 // same throughput within the noise of the measurement. V8 takes this one into account only when
 // it is set before the first full collection: set once the server listened, it changed nothing.
+//
+// No pretenuring by allocation site. V8 makes in the old generation directly the objects of a site
+// whose objects mostly survived its scavenges. The start keeps most of what it makes, and the young
+// generation is held small meanwhile, so a site that later makes each request's short-lived objects
+// could be judged long-lived: servers started alike then ran a full collection every 150 ms and
+// answered at a third of the speed of their twins, for good, which of them depending on what the
+// start met first. Set before the server loads, the flag is read at every scavenge
+// (docs/decisions/0075-no-pretenuring-by-allocation-site.md).
 //
 // process.nextTick, first. It builds each tick's record as an object literal with two computed
 // (symbol) keys, and V8 keeps one shape of feedback for each such key: a start as long as the
@@ -53,14 +61,17 @@ function compileNextTick(chosenAtStart: (flag: string) => boolean): void {
 }
 
 /**
- * Bounds the old generation's growth, compiles process.nextTick, and runs `start` (the server's
- * start, until it listens) with the young generation kept at its first size. `nodeOptions`:
+ * Bounds the old generation's growth, turns off pretenuring by allocation site, compiles
+ * process.nextTick, and runs `start` (the server's start, until it listens) with the young
+ * generation kept at its first size. `nodeOptions`:
  * NODE_OPTIONS (the config's); a flag given there or on node's command line is left as its giver
  * set it.
  */
 export async function withServerV8Settings<T>(nodeOptions: readonly string[], start: () => Promise<T>): Promise<T> {
   const chosenAtStart = (flag: string): boolean => [...process.execArgv, ...nodeOptions].some((arg) => arg.replace(/_/g, '-').startsWith(`--${flag}`))
   if (!chosenAtStart('heap-growing-percent')) v8.setFlagsFromString(`--heap-growing-percent=${OLD_GENERATION_GROWTH_PERCENT}`)
+  if (!chosenAtStart('allocation-site-pretenuring') && !chosenAtStart('no-allocation-site-pretenuring'))
+    v8.setFlagsFromString('--no-allocation-site-pretenuring')
   const holdYoung = !chosenAtStart('semi-space-growth-factor')
   if (holdYoung) v8.setFlagsFromString('--semi-space-growth-factor=1')
   // After the young generation is held: the ticks queued at once would otherwise grow it.

@@ -1,7 +1,9 @@
 // serve's heap settings (src/v8-settings.ts), seen from outside: V8's young generation stays at
-// its first size while the server starts, unless whoever started node chose its growth themselves.
-// A module loaded with --import reports the young generation's size when asked by SIGUSR2.
-import { spawn } from 'node:child_process'
+// its first size while the server starts, and V8 moves no allocation site's objects to the old
+// generation on its own, unless whoever started node chose either themselves. A module loaded with
+// --import reports the young generation's size when asked by SIGUSR2; V8's trace of its
+// pretenuring (--trace-pretenuring-statistics, on stdout) shows whether it weighs allocation sites.
+import { type ChildProcess, spawn } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN } from '../helpers/serve-process.js'
 import { freshSqliteFile, SECOND_STORE_RUN, type TestDatabase } from '../helpers/test-store.js'
@@ -27,9 +29,9 @@ async function until<T>(read: () => T | undefined, what: () => string): Promise<
   throw new Error(`timed out: ${what()}`)
 }
 
-/** The young generation's size once `threadline serve` (started with `nodeOptions`) listens. */
-async function newSpaceOnceListening(nodeOptions: readonly string[]): Promise<number> {
-  const child = spawn(process.execPath, ['--import', REPORT, ...nodeOptions, BIN, 'serve'], {
+/** Starts `threadline serve` with `nodeOptions`; once it listens, `then` is given its output so far, its process and its URL. */
+async function serveUntil<T>(nodeOptions: readonly string[], then: (output: () => string, child: ChildProcess, url: string) => Promise<T>): Promise<T> {
+  const child = spawn(process.execPath, [...nodeOptions, BIN, 'serve'], {
     env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: store.url, SEED_DEMO_DATA: 'false', LOG_LEVEL: 'info' },
   })
   let output = ''
@@ -37,21 +39,34 @@ async function newSpaceOnceListening(nodeOptions: readonly string[]): Promise<nu
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
   try {
-    await until(
-      () => (output.includes('listening on') ? true : undefined),
+    const url = await until(
+      () => /listening on (http:\/\/[\d.]+:\d+)/.exec(output)?.[1],
       () => output,
     )
-    child.kill('SIGUSR2')
-    return Number(
-      await until(
-        () => /new space (\d+)/.exec(output)?.[1],
-        () => output,
-      ),
-    )
+    return await then(() => output, child, url)
   } finally {
     child.kill('SIGTERM')
     await exited
   }
+}
+
+/** The young generation's size once `threadline serve` (started with `nodeOptions`) listens. */
+function newSpaceOnceListening(nodeOptions: readonly string[]): Promise<number> {
+  return serveUntil(['--import', REPORT, ...nodeOptions], async (output, child) => {
+    child.kill('SIGUSR2')
+    return Number(await until(() => /new space (\d+)/.exec(output())?.[1], output))
+  })
+}
+
+/** V8's pretenuring trace of `threadline serve` (started with `nodeOptions`) through its start and 100 requests. */
+function pretenuringTrace(nodeOptions: readonly string[]): Promise<string[]> {
+  return serveUntil(['--trace-pretenuring-statistics', ...nodeOptions], async (output, _child, url) => {
+    // One at a time, within the anonymous allowance (300 a minute) and below any load shedding.
+    for (let i = 0; i < 100; i++) expect((await fetch(`${url}/api/v1/users?limit=20`)).status).toBe(200)
+    return output()
+      .split('\n')
+      .filter((line) => line.includes('pretenuring:'))
+  })
 }
 
 // On a SQLite file of its own whatever the run's store.
@@ -65,5 +80,11 @@ describe.skipIf(SECOND_STORE_RUN)("serve's heap settings", () => {
 
   it('leaves a growth factor given on the command line alone (the start then grows it as V8 would)', async () => {
     expect(await newSpaceOnceListening(['--semi-space-growth-factor=2'])).toBeGreaterThan(8 * MiB)
+  })
+
+  it('keeps V8 from moving an allocation site to the old generation, unless pretenuring is asked for on the command line', async () => {
+    // Asked for, V8 weighs its allocation sites at every scavenge of the start: the trace shows them.
+    expect((await pretenuringTrace(['--allocation-site-pretenuring'])).length).toBeGreaterThan(0)
+    expect(await pretenuringTrace([])).toEqual([])
   })
 })
