@@ -65,7 +65,7 @@ function compileNextTick(chosenAtStart: (flag: string) => boolean): void {
  * process.nextTick, and runs `start` (the server's start, until it listens) with the young
  * generation kept at its first size. `nodeOptions`:
  * NODE_OPTIONS (the config's); a flag given there or on node's command line is left as its giver
- * set it.
+ * set it (Node refuses these heap flags in NODE_OPTIONS: for them, the command line).
  */
 export async function withServerV8Settings<T>(nodeOptions: readonly string[], start: () => Promise<T>): Promise<T> {
   const chosenAtStart = (flag: string): boolean => [...process.execArgv, ...nodeOptions].some((arg) => arg.replace(/_/g, '-').startsWith(`--${flag}`))
