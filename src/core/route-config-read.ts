@@ -18,8 +18,8 @@ export type RouteConfig = FastifyRequest['routeOptions']['config']
  * The config of the route a request matched. Fastify builds `request.routeOptions` anew on each
  * read (an object of a dozen fields), and a request's hooks ask for the config ten times: it is read
  * once and kept on the request. A request a route hands on to the not-found handler
- * (`reply.callNotFound()`, as @fastify/cors's catch-all OPTIONS route does when CORS does not
- * apply) is read again: its route is then the not-found one (`request.is404`, a plain lookup).
+ * (`reply.callNotFound()`) is read again: its route is then the not-found one (`request.is404`, a
+ * plain lookup).
  */
 export function routeConfigOf(request: FastifyRequest): RouteConfig {
   const kept = request.routeConfigRead

@@ -21,8 +21,6 @@ declare module 'fastify' {
 
 export function requireRouteAccess(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {
-    // CORS preflights carry no credentials and answer for every path.
-    if (route.method === 'OPTIONS') return
     const access = (route.config as { access?: unknown } | undefined)?.access
     if (access !== 'public' && access !== 'signed-in') {
       throw new Error(`Route ${String(route.method)} ${route.url} declares no access rule (config.access)`)

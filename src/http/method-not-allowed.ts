@@ -1,7 +1,7 @@
 // A known path asked with a method it does not serve is 405 with an Allow header (RFC 9110
 // §15.5.6), not 404 — whatever the method, TRACE and WebDAV's PROPFIND included. OPTIONS on a path
-// answers 204 with Allow (RFC 9110 §9.3.7); with CORS on, a browser's preflight is answered before
-// routing (src/http/cors.ts) and any other OPTIONS comes here.
+// answers 204 with Allow (RFC 9110 §9.3.7); with CORS on, a browser's preflight is answered by an
+// earlier hook (src/http/cors.ts) and any other OPTIONS comes here.
 //
 // Fastify's router knows only exact method+path pairs, and keeps a tree per method: a route for
 // each method a path lacks (some thirty of Node's) made most of the time and memory of the app's
@@ -12,7 +12,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import FindMyWay from 'find-my-way'
 import { AppError } from '../errors.js'
 import { type ErrorRenderer, sendError } from './error-handler.js'
-import { routeConfigOf } from '../core/route-config-read.js'
 
 /** The methods a path may serve, in the order Allow lists them. */
 const ANSWERED: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
@@ -23,7 +22,7 @@ const ANSWERED: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH',
  */
 const PARSED_METHODS = METHODS.filter((method) => method !== 'CONNECT')
 
-/** A catch-all is not a resource: its methods would answer every unknown path (CORS's `OPTIONS *` is one). */
+/** A catch-all is not a resource: its methods would answer every unknown path (a `*` route). */
 const isCatchAll = (url: string) => url === '*' || url === '/*'
 
 /** What is known of a path: the methods its routes serve, and how its errors are written. */
@@ -77,8 +76,6 @@ export function answerUnservedMethods(app: FastifyInstance, renderers: { graphql
     path.errorBody ??= route.config?.errorBody
   })
 
-  // What Fastify's router matched to no path: its 404s, and, with CORS on, an OPTIONS (the plugin's
-  // catch-all matches every one).
-  const unmatched = (request: FastifyRequest) => request.is404 || (request.method === 'OPTIONS' && isCatchAll(routeConfigOf(request).url ?? ''))
-  app.addHook('onRequest', (request, reply, done) => (unmatched(request) ? answer(request, reply, done) : done()))
+  // What Fastify's router matched to no path: its 404s.
+  app.addHook('onRequest', (request, reply, done) => (request.is404 ? answer(request, reply, done) : done()))
 }

@@ -5,7 +5,6 @@
 // in this order. Within a phase Fastify runs the app's hooks in the order they were added, then
 // those of the API's plugin, then each route's own (which the onRoute steps add): so a stage whose
 // steps are a route's own hooks (compression) comes after the stages whose hooks are the app's.
-import fastifyCors from '@fastify/cors'
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import type { Authenticate } from '../core/caller.js'
 import { bodyAjv, compileOnce, textAjv } from '../core/validation.js'
@@ -18,7 +17,7 @@ import { type CachingOptions, markRepresentationCacheable, registerCaching } fro
 import { refuseWhileClosing } from './closing.js'
 import { registerCompression } from './compression.js'
 import { registerContentTypes } from './content-types.js'
-import { corsOptions } from './cors.js'
+import { registerCors } from './cors.js'
 import { type ErrorRenderer, registerErrorHandling } from './error-handler.js'
 import { limitRequestsInFlight, scheduleLaterWork } from './in-flight.js'
 import { answerUnservedMethods } from './method-not-allowed.js'
@@ -125,7 +124,7 @@ const admission: PipelineStage = {
     refuseWhileClosing(app)
     registerContentTypes(app)
     requireRouteAccess(app)
-    if (options.corsOrigins.length > 0) await app.register(fastifyCors, corsOptions(options.corsOrigins))
+    if (options.corsOrigins.length > 0) registerCors(app, options.corsOrigins)
   },
 }
 

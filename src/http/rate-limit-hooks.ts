@@ -18,7 +18,7 @@ export function registerRateLimit(app: FastifyInstance, rateLimit: { requests: R
   app.decorateRequest('rateLimitRemaining', undefined)
   const { countArrival, arrive, isUncounted } = requests
   app.addHook('onRequest', countArrival)
-  // Answered before the hook above ran (a CORS preflight, answered by @fastify/cors's own hook):
+  // Answered before the hook above ran (a CORS preflight, answered by the CORS hook):
   // counted as it leaves; one that is past the allowance is refused all the same.
   app.addHook('onSend', (request, reply, payload, done) => {
     if (isUncounted(request)) return done(null, payload)

@@ -22,8 +22,8 @@ export interface RepresentationShape {
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * Who may reach the route; required on every route but CORS preflights (access.ts stops the
-     * start without it). The API description reads it too, for the operation's `security`.
+     * Who may reach the route; required on every route (access.ts stops the start without
+     * it). The API description reads it too, for the operation's `security`.
      */
     access?: RouteAccess
     /**

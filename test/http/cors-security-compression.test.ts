@@ -62,6 +62,40 @@ describe('CORS', () => {
   it('says nothing to an origin not on the list', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/users', headers: { origin: 'https://evil.example.com' } })
     expect(res.headers['access-control-allow-origin']).toBeUndefined()
+    expect(res.headers['access-control-expose-headers']).toBeUndefined()
+    expect(String(res.headers.vary).toLowerCase()).toContain('origin')
+  })
+
+  it("answers another origin's preflight as a plain OPTIONS: 204 with Allow and no CORS header", async () => {
+    const res = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/users',
+      headers: { origin: 'https://evil.example.com', 'access-control-request-method': 'POST' },
+    })
+    expect(res.statusCode).toBe(204)
+    expect(res.headers.allow).toBe('GET, HEAD, POST, OPTIONS')
+    expect(Object.keys(res.headers).filter((name) => name.startsWith('access-control-'))).toEqual([])
+  })
+
+  it('names Origin in Vary when no Origin is sent too: a shared cache must not give that answer to a page', async () => {
+    const res = await t.app.inject({ method: 'GET', url: `/users/${t.bob.id}` })
+    expect(res.headers['access-control-allow-origin']).toBeUndefined()
+    expect(
+      String(res.headers.vary)
+        .toLowerCase()
+        .split(/\s*,\s*/),
+    ).toContain('origin')
+  })
+
+  it('answers a preflight from each origin on the list with that origin, and keeps it 10 minutes', async () => {
+    for (const origin of [ORIGIN, 'http://localhost:5173']) {
+      const res = await t.app.inject({ method: 'OPTIONS', url: '/graphql', headers: { origin, 'access-control-request-method': 'POST' } })
+      expect(res.statusCode).toBe(204)
+      expect(res.headers['access-control-allow-origin']).toBe(origin)
+      expect(res.headers['access-control-max-age']).toBe('600')
+      expect(res.headers['content-length']).toBe('0')
+      expect(res.body).toBe('')
+    }
   })
 
   it('sends no CORS headers when no origin is configured', async () => {

@@ -128,7 +128,7 @@ describe('answers given before the rate limit could look at them', () => {
     expect(refused.headers['x-ratelimit-remaining']).toBe('0')
   })
 
-  it('counts a CORS preflight (answered by @fastify/cors before the limit) and says where the caller stands; past the allowance it is 429', async () => {
+  it('counts a CORS preflight (answered by the CORS hook before the limit) and says where the caller stands; past the allowance it is 429', async () => {
     const client = newClient()
     const first = await preflight(client)
     expect(first.statusCode).toBe(204)

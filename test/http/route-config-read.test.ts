@@ -16,7 +16,7 @@ describe('routeConfigOf', () => {
       seen.same = routeConfigOf(request) === routeConfigOf(request)
       return { url: routeConfigOf(request).url, quietLog: routeConfigOf(request).quietLog }
     })
-    // As @fastify/cors's catch-all OPTIONS route does when CORS does not apply.
+    // A route that hands the request on to the not-found handler.
     app.get('/handed-on', async (request, reply) => {
       seen.handler = routeConfigOf(request).url
       reply.callNotFound()
