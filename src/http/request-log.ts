@@ -52,13 +52,25 @@ export class OneLinePerRequest extends LogController {
       return
     }
     const userId = request.caller?.userId
+    // The id and the method go between quotes as they are: an id keeps to [\w.:@-] (request-id.ts)
+    // and Node's parser takes only a token for a method, so neither holds anything JSON escapes.
     this.lines.write(
-      `{"level":${quiet ? 20 : 30},"time":${Date.now()},"pid":${process.pid},"hostname":${HOSTNAME},"reqId":${JSON.stringify(request.id)},` +
-        `"method":${JSON.stringify(request.method)}${route === undefined ? '' : `,"route":${JSON.stringify(route)}`},"status":${reply.statusCode},"ms":${ms}` +
+      `{"level":${quiet ? 20 : 30},"time":${Date.now()},"pid":${PID},"hostname":${HOSTNAME},"reqId":"${request.id}",` +
+        `"method":"${request.method}"${route === undefined ? '' : routeField(route)},"status":${reply.statusCode},"ms":${ms}` +
         `${userId === undefined ? '' : `,"userId":${userId}`},"msg":"request"}\n`,
     )
   }
 }
+
+const PID = process.pid
+
+/** `,"route":"<template>"`, written once for each of the app's route templates. */
+function routeField(route: string): string {
+  let field = routeFields.get(route)
+  if (field === undefined) routeFields.set(route, (field = `,"route":${JSON.stringify(route)}`))
+  return field
+}
+const routeFields = new Map<string, string>()
 
 const two = (n: number): string => String(n).padStart(2, '0')
 const STATUS_COLORS = { 2: 32, 3: 36, 4: 33, 5: 31 } as Record<number, number> // green, cyan, yellow, red

@@ -56,6 +56,27 @@ describe('the request log', () => {
     expect(notFound).not.toHaveProperty('userId')
   })
 
+  it('writes a line that parses whatever id, method and path the request brings', async () => {
+    const { t, requests } = await appLogging('info')
+    const hostile = ['quote"d', 'back\\slash', 'a'.repeat(129), 'ok:id@host.example-1']
+    for (const id of hostile) await t.request({ url: '/api/v1/users?limit=1', headers: { 'x-request-id': id } })
+    await t.app.inject({ method: 'PROPFIND' as 'GET', url: '/api/v1/users/%22%5C' })
+    await t.app.inject({ method: 'OPTIONS', url: '/api/v1/users' })
+    const lines = requests()
+    expect(lines.map((line) => line.reqId)).toEqual([
+      expect.stringMatching(/^[0-9a-f-]{36}$/),
+      expect.stringMatching(/^[0-9a-f-]{36}$/),
+      expect.stringMatching(/^[0-9a-f-]{36}$/),
+      'ok:id@host.example-1',
+      expect.stringMatching(/^[0-9a-f-]{36}$/),
+      expect.stringMatching(/^[0-9a-f-]{36}$/),
+    ])
+    expect(lines.slice(-2)).toMatchObject([
+      { method: 'PROPFIND', status: 405 },
+      { method: 'OPTIONS', status: 204 },
+    ])
+  })
+
   it("logs machines' probes at debug only, and nothing under the level", async () => {
     const info = await appLogging('info')
     await info.t.request({ url: '/health' })
