@@ -1,7 +1,12 @@
 // The event loop's delay, as Node measures it (perf_hooks' monitorEventLoopDelay: a timer every
 // few milliseconds, and how late it ran), read over a short window: the figure load is shed by
 // (fair-scheduler.ts) and that /health reports.
-import { monitorEventLoopDelay } from 'node:perf_hooks'
+//
+// The monitor runs only while the loop works: its timer woke an idle server a hundred times a
+// second. Each window's end looks at how busy the loop was (its utilization over the window) and
+// turns the monitor off after a quiet one, on after a busy one; while it is off, a held loop still
+// shows, as how late the window's own timer ran.
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 
 export interface LoopDelay {
   /** The loop's delay, in milliseconds: the p99 over the window before this one, or this one's if it is worse. */
@@ -19,16 +24,29 @@ const REREAD_AFTER_MS = 1
 /** The window each figure is read over. */
 export const LOOP_DELAY_WINDOW_MS = 500
 
+/** The share of a window the loop must have worked for the monitor to run through the next one. */
+const BUSY_UTILIZATION = 0.01
+
 export function createLoopDelay(): LoopDelay {
   const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS })
   histogram.enable()
+  let monitoring = true
   let previousMs = 0
   let windowStart = performance.now()
+  let utilizationAt = performance.eventLoopUtilization()
   // A stalled loop delays this timer too: the window it closes holds the stall, and it is read at once.
   const rotate = () => {
-    previousMs = current()
+    const now = performance.now()
+    previousMs = Math.max(current(), now - windowStart - LOOP_DELAY_WINDOW_MS)
     histogram.reset()
-    windowStart = performance.now()
+    windowStart = now
+    const utilization = performance.eventLoopUtilization(utilizationAt)
+    utilizationAt = performance.eventLoopUtilization()
+    const busy = utilization.utilization >= BUSY_UTILIZATION
+    if (busy === monitoring) return
+    monitoring = busy
+    if (busy) histogram.enable()
+    else histogram.disable()
   }
   const timer = setInterval(rotate, LOOP_DELAY_WINDOW_MS).unref()
   // The histogram counts the sampling period in every sample: a loop that is never late reads RESOLUTION_MS.

@@ -38,6 +38,21 @@ describe('gathered log lines', () => {
     expect(written).toEqual(['one\ntwo\n'])
     expect(done).toBe(1)
   })
+
+  it('are handed on at most the wait after the first of them, and a batch handed on for its size starts the wait again', async () => {
+    const written: string[] = []
+    const lines = new GatheredLines((text) => written.push(text), 10, 50)
+    lines.write('one\n')
+    lines.write('two\n')
+    expect(written).toEqual([])
+    await until(() => written.length === 1, 2000)
+    expect(written).toEqual(['one\ntwo\n'])
+    lines.write('a long line\n')
+    lines.write('three\n')
+    expect(written).toEqual(['one\ntwo\n', 'a long line\n'])
+    await until(() => written.length === 3, 2000)
+    expect(written[2]).toBe('three\n')
+  })
 })
 
 describe('the paced writer', () => {
