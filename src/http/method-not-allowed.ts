@@ -22,9 +22,6 @@ const ANSWERED: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH',
  */
 const PARSED_METHODS = METHODS.filter((method) => method !== 'CONNECT')
 
-/** A catch-all is not a resource: its methods would answer every unknown path (a `*` route). */
-const isCatchAll = (url: string) => url === '*' || url === '/*'
-
 /** What is known of a path: the methods its routes serve, and how its errors are written. */
 interface ServedPath {
   readonly served: Set<string>
@@ -65,7 +62,6 @@ export function answerUnservedMethods(app: FastifyInstance, renderers: { graphql
   }
 
   app.addHook('onRoute', (route) => {
-    if (isCatchAll(route.url)) return
     // Two patterns the router reads as one ('/users/:id', '/users/:userId') are one path.
     let path = paths.findRoute(KEPT_UNDER, route.url)?.store as ServedPath | undefined
     if (path === undefined) {

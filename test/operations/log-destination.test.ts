@@ -39,7 +39,7 @@ describe('gathered log lines', () => {
     expect(done).toBe(1)
   })
 
-  it('are handed on at most the wait after the first of them, and a batch handed on for its size starts the wait again', async () => {
+  it('are handed on at most the wait after the first of them, and so are those written after a batch handed on for its size', async () => {
     const written: string[] = []
     const lines = new GatheredLines((text) => written.push(text), 10, 50)
     lines.write('one\n')
