@@ -94,6 +94,9 @@ describe('migration 0004 (full-text search) on a database with rows', () => {
     const database = openDatabase(loadConfig({ DATABASE_URL: store.url }).database)
     opened.push(database)
     await migrateToLatest(database)
+    // A rebuild writes a segment each time its trigrams fill FTS5's buffer: a small one makes this
+    // seed's rebuild of the posts' index write many, as 100,000 posts do with the default.
+    await sql`insert into posts_search (posts_search, rank) values ('hashsize', 16384)`.execute(database.db)
     await seedDatabase(database.db, { users: 500, posts: 9000, comments: 1000, todos: 500 })
     // Every searched table's index (the migrations'), each kept by its three triggers.
     const indexes = await sql<{
@@ -104,7 +107,10 @@ describe('migration 0004 (full-text search) on a database with rows', () => {
     for (const table of searched) {
       const index = sql.table(`${table}_search`)
       await sql`insert into ${index} (${index}, rank) values ('integrity-check', 1)`.execute(database.db)
+      // Each index in one segment, which later writes merge into rarely.
+      expect(await segments(database, `${table}_search`), table).toBeLessThanOrEqual(1)
     }
+    expect(await segments(database, 'posts_search')).toBe(1)
     const triggers = await sql<{ name: string }>`select name from sqlite_master where type = 'trigger' order by name`.execute(database.db)
     expect(triggers.rows.map((row) => row.name)).toEqual(searched.flatMap((table) => ['delete', 'insert', 'update'].map((what) => `${table}_search_${what}`)))
     const now = new Date().toISOString()
@@ -113,3 +119,33 @@ describe('migration 0004 (full-text search) on a database with rows', () => {
     expect(found.rows).toHaveLength(1)
   })
 })
+
+describe('migration 0011 (the full-text indexes compacted)', () => {
+  it('merges an index a bulk fill left in many segments into one, and a search still finds every row', async () => {
+    const store = freshSqliteFile()
+    opened.push({ close: () => store.drop() })
+    const database = openDatabase(loadConfig({ DATABASE_URL: store.url }).database)
+    opened.push(database)
+    await migrateToLatest(database)
+    await seedDatabase(database.db, { users: 50, posts: 3000, comments: 0, todos: 0 })
+    // The index as a rebuild with a small buffer leaves it, on a database made before 0011.
+    await sql`insert into posts_search (posts_search, rank) values ('hashsize', 16384)`.execute(database.db)
+    await sql`insert into posts_search (posts_search) values ('rebuild')`.execute(database.db)
+    expect(await segments(database, 'posts_search')).toBeGreaterThan(4)
+    await sql`delete from kysely_migration where name = ${'0011-compact-text-search'}`.execute(database.db)
+
+    expect((await migrateToLatest(database)).applied).toEqual(['0011-compact-text-search'])
+    expect(await segments(database, 'posts_search')).toBe(1)
+    await sql`insert into posts_search (posts_search, rank) values ('integrity-check', 1)`.execute(database.db)
+    const { title } = await database.db.selectFrom('posts').select('title').where('id', '=', 1234).executeTakeFirstOrThrow()
+    const term = `"${title.slice(0, 12).replaceAll('"', '""')}"`
+    const found = await sql<{ rowid: number }>`select rowid from posts_search where posts_search match ${term}`.execute(database.db)
+    expect(found.rows.map((row) => row.rowid)).toContain(1234)
+  })
+})
+
+/** How many segments an FTS5 index is in: each segment's leaves are listed in its `_idx` table. */
+async function segments(database: Database, index: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`select count(distinct segid) as n from ${sql.table(`${index}_idx`)}`.execute(database.db)
+  return rows[0]!.n
+}
