@@ -301,6 +301,8 @@ function createServicesAndLimits(
     now: dependencies.now,
   })
   const loopDelay = createLoopDelay()
+  // From here to ready the start loads and compiles: not a loop behind on requests.
+  app.addHook('onReady', async () => loopDelay.restart())
   app.addHook('onClose', async () => loopDelay.close())
   const scheduler =
     config.http.maxInFlight > 0

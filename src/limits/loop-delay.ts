@@ -6,11 +6,17 @@
 // second. Each window's end looks at how busy the loop was (its utilization over the window) and
 // turns the monitor off after a quiet one, on after a busy one; while it is off, a held loop still
 // shows, as how late the window's own timer ran.
+//
+// What the start held (modules loaded, routes compiled: a second and more of synchronous work) is
+// forgotten when the server is ready: read as a loop behind on requests, it shed the first
+// callers of a server just started for a window and more.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 
 export interface LoopDelay {
   /** The loop's delay, in milliseconds: the p99 over the window before this one, or this one's if it is worse. */
   delayMs(): number
+  /** Forgets what was measured so far and begins a window now (the server's start is over). */
+  restart(): void
   /** Stops measuring. */
   close(): void
 }
@@ -64,6 +70,14 @@ export function createLoopDelay(): LoopDelay {
       readAt = now
       lastMs = Math.max(previousMs, current(), late)
       return lastMs
+    },
+    restart() {
+      histogram.reset()
+      previousMs = 0
+      windowStart = performance.now()
+      utilizationAt = performance.eventLoopUtilization()
+      readAt = -Infinity
+      timer.refresh()
     },
     close() {
       clearInterval(timer)

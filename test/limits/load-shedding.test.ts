@@ -11,6 +11,8 @@ describe('load shed by the loop’s delay', () => {
   let t: TestApp
   beforeAll(async () => {
     t = await buildTestApp({ HTTP_MAX_IN_FLIGHT: '1', HTTP_SHED_LOOP_DELAY_MS: '100' })
+    // Ready: what the loop is held by from here is a loop behind on requests.
+    await t.app.ready()
   })
   afterAll(() => t.close())
 
@@ -48,6 +50,23 @@ describe('load shed by the loop’s delay', () => {
   it('sheds nothing once the loop has caught up', async () => {
     await until(async () => (await t.app.inject({ url: '/health' })).json().loop.shedding === false, 5000)
     const answers = await Promise.all(Array.from({ length: 4 }, () => t.app.inject({ url: '/api/v1/users/1', remoteAddress: '10.9.0.4' })))
+    expect(answers.map((res) => res.statusCode)).toEqual([200, 200, 200, 200])
+  })
+})
+
+describe('load shed after a start', () => {
+  let t: TestApp
+  afterAll(() => t.close())
+
+  it('is not set off by what the start held: once ready, the loop is not behind and new callers are answered', async () => {
+    t = await buildTestApp({ HTTP_MAX_IN_FLIGHT: '1', HTTP_SHED_LOOP_DELAY_MS: '100' })
+    // The start's own synchronous work (modules, routes compiled) held the loop past a window.
+    holdLoop(700)
+    await t.app.ready()
+    const health = await t.app.inject({ url: '/health', remoteAddress: '10.9.1.1' })
+    expect(health.json().loop).toMatchObject({ shedding: false })
+    expect(health.json().loop.delayMs).toBeLessThan(100)
+    const answers = await Promise.all(Array.from({ length: 4 }, () => t.app.inject({ url: '/api/v1/users/1', remoteAddress: '10.9.1.2' })))
     expect(answers.map((res) => res.statusCode)).toEqual([200, 200, 200, 200])
   })
 })
