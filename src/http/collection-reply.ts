@@ -9,7 +9,7 @@ import { type CollectionQuery, parseCollectionQuery } from '../collections/colle
 import type { CollectionSpec } from '../collections/collection-spec.js'
 import { type Embeddable, represent, type Representation, type Shown } from '../collections/embedding.js'
 import { pageMetaOf } from '../collections/page-meta.js'
-import { Timestamp } from '../core/schema-types.js'
+import { Nullable, Timestamp } from '../core/schema-types.js'
 import type { RateLimitCharger } from '../limits/rate-limit.js'
 import { namingWordsGiven, searchOf } from './query-parameters.js'
 import { chargeEmbedding, readRepresentation } from './representation.js'
@@ -25,7 +25,9 @@ const Pagination = Type.Object({
   total: Type.Optional(Type.Integer({ minimum: 0, description: 'v1 only. Counted up to 10000: past that, 10000 and totalCapped.' })),
   totalCapped: Type.Optional(Type.Literal(true, { description: 'v1, present when more items match than total says (counting stops at 10000).' })),
   pages: Type.Optional(Type.Integer({ minimum: 0, description: 'v1, page mode only.' })),
-  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  // A type list, not a union: the serializer writes it by its type, where for a union it compiles
+  // and runs a validator to choose the branch.
+  nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
   hasMore: Type.Optional(Type.Boolean({ description: 'v2 only.' })),
 })
 
