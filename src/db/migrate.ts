@@ -14,7 +14,7 @@ import { idempotencyBoundsMigration } from './migrations/0007-idempotency-bounds
 import { wholeCollectionIndexesMigration } from './migrations/0008-whole-collection-indexes.js'
 import { userProfilesAndGuestCommentsMigration } from './migrations/0009-user-profiles-and-guest-comments.js'
 import { albumsAndPhotosMigration } from './migrations/0010-albums-and-photos.js'
-import { compactTextSearchMigration } from './migrations/0011-compact-text-search.js'
+import { textSearchMergesMigration } from './migrations/0011-text-search-merges.js'
 
 /** The migrations by name (Kysely applies them in the order of their names), each made for the store's dialect. */
 const MIGRATIONS: Readonly<Record<string, (facts: DialectFacts) => Migration>> = {
@@ -28,7 +28,7 @@ const MIGRATIONS: Readonly<Record<string, (facts: DialectFacts) => Migration>> =
   '0008-whole-collection-indexes': wholeCollectionIndexesMigration,
   '0009-user-profiles-and-guest-comments': userProfilesAndGuestCommentsMigration,
   '0010-albums-and-photos': albumsAndPhotosMigration,
-  '0011-compact-text-search': compactTextSearchMigration,
+  '0011-text-search-merges': textSearchMergesMigration,
 }
 
 /** The migrations' names, in the order they apply. */

@@ -107,8 +107,9 @@ describe('migration 0004 (full-text search) on a database with rows', () => {
     for (const table of searched) {
       const index = sql.table(`${table}_search`)
       await sql`insert into ${index} (${index}, rank) values ('integrity-check', 1)`.execute(database.db)
-      // Each index in one segment, which later writes merge into rarely.
+      // Each index in one segment, which later writes merge into rarely, 8 segments of a level at a time.
       expect(await segments(database, `${table}_search`), table).toBeLessThanOrEqual(1)
+      expect(await automerge(database, `${table}_search`), table).toBe(8)
     }
     expect(await segments(database, 'posts_search')).toBe(1)
     const triggers = await sql<{ name: string }>`select name from sqlite_master where type = 'trigger' order by name`.execute(database.db)
@@ -120,8 +121,8 @@ describe('migration 0004 (full-text search) on a database with rows', () => {
   })
 })
 
-describe('migration 0011 (the full-text indexes compacted)', () => {
-  it('merges an index a bulk fill left in many segments into one, and a search still finds every row', async () => {
+describe('migration 0011 (how the full-text indexes merge)', () => {
+  it('sets how an index merges, and merges one a bulk fill left in many segments into one: a search still finds every row', async () => {
     const store = freshSqliteFile()
     opened.push({ close: () => store.drop() })
     const database = openDatabase(loadConfig({ DATABASE_URL: store.url }).database)
@@ -132,10 +133,14 @@ describe('migration 0011 (the full-text indexes compacted)', () => {
     await sql`insert into posts_search (posts_search, rank) values ('hashsize', 16384)`.execute(database.db)
     await sql`insert into posts_search (posts_search) values ('rebuild')`.execute(database.db)
     expect(await segments(database, 'posts_search')).toBeGreaterThan(4)
-    await sql`delete from kysely_migration where name = ${'0011-compact-text-search'}`.execute(database.db)
+    // As FTS5 merges by default: 4 segments of a level at a time.
+    await sql`insert into posts_search (posts_search, rank) values ('automerge', 4)`.execute(database.db)
+    expect(await automerge(database, 'posts_search')).toBe(4)
+    await sql`delete from kysely_migration where name = ${'0011-text-search-merges'}`.execute(database.db)
 
-    expect((await migrateToLatest(database)).applied).toEqual(['0011-compact-text-search'])
+    expect((await migrateToLatest(database)).applied).toEqual(['0011-text-search-merges'])
     expect(await segments(database, 'posts_search')).toBe(1)
+    expect(await automerge(database, 'posts_search')).toBe(8)
     await sql`insert into posts_search (posts_search, rank) values ('integrity-check', 1)`.execute(database.db)
     const { title } = await database.db.selectFrom('posts').select('title').where('id', '=', 1234).executeTakeFirstOrThrow()
     const term = `"${title.slice(0, 12).replaceAll('"', '""')}"`
@@ -148,4 +153,10 @@ describe('migration 0011 (the full-text indexes compacted)', () => {
 async function segments(database: Database, index: string): Promise<number> {
   const { rows } = await sql<{ n: number }>`select count(distinct segid) as n from ${sql.table(`${index}_idx`)}`.execute(database.db)
   return rows[0]!.n
+}
+
+/** How many segments of a level an FTS5 index's writes merge at a time, as set in its config (undefined: FTS5's default, 4). */
+async function automerge(database: Database, index: string): Promise<number | undefined> {
+  const { rows } = await sql<{ v: number }>`select v from ${sql.table(`${index}_config`)} where k = 'automerge'`.execute(database.db)
+  return rows[0]?.v
 }
