@@ -233,7 +233,7 @@ async function textSearchIndexes(db: QueryExecutorProvider): Promise<string[]> {
  * writes: with 4, from 25,000 posts written after a compaction every 64th insert took 30-51 ms
  * (79 of 60,000 over 10 ms); with 8, 6 of 40,000 did, none over 23 ms, and the writes took a fifth
  * less time in all. A search reads more segments (16 instead of 9 after 30,000 inserts) at the same
- * speed: 23-260 µs either way.
+ * speed: 23-350 µs either way.
  */
 const TEXT_SEARCH_AUTOMERGE = 8
 

@@ -8,8 +8,8 @@
 // shows, as how late the window's own timer ran.
 //
 // What the start held (modules loaded, routes compiled: a second and more of synchronous work) is
-// forgotten when the server is ready: read as a loop behind on requests, it shed the first
-// callers of a server just started for a window and more.
+// forgotten when the server is ready: read as a loop behind on requests, it would shed the first
+// callers of a server just started, for a window and more.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 
 export interface LoopDelay {
