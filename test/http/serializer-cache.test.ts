@@ -37,6 +37,7 @@ describe('shared response serializers', () => {
     const rounded = buildSharedSerializer({}, { rounding: 'ceil' })(route(item()))
     expect(rounded).not.toBe(plain)
   })
+
   it('writes a union told apart by one property’s type by that branch, as the whole union would', () => {
     const envelope = (data: unknown) => ({
       type: 'object',

@@ -40,6 +40,7 @@ describe('the loop delay', () => {
     await sleep(15)
     expect(delay.delayMs()).toBeGreaterThan(100)
   })
+
   it('forgets a hold on restart: the window begins again', async () => {
     delay = createLoopDelay()
     holdLoop(LOOP_DELAY_WINDOW_MS + 200)
@@ -47,7 +48,8 @@ describe('the loop delay', () => {
     expect(delay.delayMs()).toBeGreaterThan(150)
     delay.restart()
     expect(delay.delayMs()).toBeLessThan(20)
+    // A window later the loop is read as not behind: under the shed threshold's 100 ms.
     await sleep(LOOP_DELAY_WINDOW_MS + 50)
-    expect(delay.delayMs()).toBeLessThan(50)
+    expect(delay.delayMs()).toBeLessThan(100)
   })
 })
