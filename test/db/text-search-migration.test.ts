@@ -89,11 +89,7 @@ describe('migration 0004 (full-text search) on a database with rows', () => {
   })
 
   it('is built once at the end of a large seed, and kept by its triggers afterwards', async () => {
-    const store = freshSqliteFile()
-    opened.push({ close: () => store.drop() })
-    const database = openDatabase(loadConfig({ DATABASE_URL: store.url }).database)
-    opened.push(database)
-    await migrateToLatest(database)
+    const database = await migratedDatabase()
     // A rebuild writes a segment each time its trigrams fill FTS5's buffer: a small one makes this
     // seed's rebuild of the posts' index write many, as 100,000 posts do with the default.
     await sql`insert into posts_search (posts_search, rank) values ('hashsize', 16384)`.execute(database.db)
@@ -123,11 +119,7 @@ describe('migration 0004 (full-text search) on a database with rows', () => {
 
 describe('migration 0011 (how the full-text indexes merge)', () => {
   it('sets how an index merges, and merges one a bulk fill left in many segments into one: a search still finds every row', async () => {
-    const store = freshSqliteFile()
-    opened.push({ close: () => store.drop() })
-    const database = openDatabase(loadConfig({ DATABASE_URL: store.url }).database)
-    opened.push(database)
-    await migrateToLatest(database)
+    const database = await migratedDatabase()
     await seedDatabase(database.db, { users: 50, posts: 3000, comments: 0, todos: 0 })
     // The index as a rebuild with a small buffer leaves it, on a database made before 0011.
     await sql`insert into posts_search (posts_search, rank) values ('hashsize', 16384)`.execute(database.db)
@@ -148,6 +140,16 @@ describe('migration 0011 (how the full-text indexes merge)', () => {
     expect(found.rows.map((row) => row.rowid)).toContain(1234)
   })
 })
+
+/** A new SQLite file migrated to the latest schema, closed and dropped after the test. */
+async function migratedDatabase(): Promise<Database> {
+  const store = freshSqliteFile()
+  opened.push({ close: () => store.drop() })
+  const database = openDatabase(loadConfig({ DATABASE_URL: store.url }).database)
+  opened.push(database)
+  await migrateToLatest(database)
+  return database
+}
 
 /** How many segments an FTS5 index is in: each segment's leaves are listed in its `_idx` table. */
 async function segments(database: Database, index: string): Promise<number> {
