@@ -18,6 +18,7 @@ import { withCurrentSchemaIntrospector } from './current-schema-introspector.js'
 import { readNameOf, statementNameOf } from './statement-names.js'
 import { answersTogether, type Together } from './answers-together.js'
 import { type NamedQuery, namedQueryOf, ReadByName } from './pg-named-query.js'
+import { pipelinedReads } from './pipelined-reads.js'
 import { type ChangeFeed, postgresChangeFeed, shared, sqliteChangeFeed } from './change-feed.js'
 import { type BackgroundCheckpoints, backgroundCheckpoints } from './sqlite-checkpoints.js'
 
@@ -109,6 +110,7 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
       changes,
       close: async () => {
         await changes.close()
+        await reads.close?.()
         await db.destroy()
       },
       observeStatements: (observer) => {
@@ -118,37 +120,40 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
     }
   }
   if (location.dialect === 'postgres') {
-    const pool = openPool(location.url, location.poolSize, location.queryTimeoutMs)
+    const prepared = connectionSetup(location.queryTimeoutMs)
+    const pool = openPool(location.url, location.poolSize, location.queryTimeoutMs, prepared)
     const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: location.poolSize })
     const changes =
       shareChangesOf === undefined
         ? postgresChangeFeed(() => new (loadPg().Client)({ connectionString: location.url, application_name: 'threadline changes', keepAlive: true }))
         : shared(shareChangesOf.changes)
+    const pipelined = pipelinedReads(() => pipelinedClient(location.url, location.queryTimeoutMs, prepared), READ_CONNECTIONS)
     const reads: StoreReads = {
       now: () => true,
-      rows: async (sql, parameters, statement) => {
-        const client = await translated(() => pool.connect())
-        let stale: Error | undefined
-        try {
-          // Named once run before (statement-names.ts): parsed, and maybe planned, once per connection.
-          const name = readNameOf(sql)
-          const values = parameters as unknown[]
-          return await statement(async () => {
-            if (name === undefined) return (await client.query<Record<string, unknown>>(sql, values)).rows
-            try {
-              return (await runByName(client, new ReadByName(name, sql), values)).rows
-            } catch (error) {
-              if (!isStalePreparedResult(error)) throw error
-              // The table changed shape: read it unnamed (a text alone would be named again on its way:
-              // sendCompiledStatementsByName), and close the connection with its prepared statements.
-              stale = error as Error
-              return (await client.query<Record<string, unknown>>({ text: sql }, values)).rows
-            }
-          })
-        } finally {
-          client.release(stale)
-        }
-      },
+      rows: (sql, parameters, statement) =>
+        translated(() =>
+          pipelined.run(async (client, retire) => {
+            // Named once run before (statement-names.ts): parsed, and maybe planned, once per connection.
+            const name = readNameOf(sql)
+            const values = parameters as unknown[]
+            return statement(async () => {
+              if (name === undefined) return (await client.query<Record<string, unknown>>(sql, values)).rows
+              try {
+                return (await runByName(client, new ReadByName(name, sql), values)).rows
+              } catch (error) {
+                if (!isStalePreparedResult(error)) throw error
+                // The table changed shape: read it unnamed (a text alone would be named again on its way:
+                // sendCompiledStatementsByName), and close the connection with its prepared statements.
+                try {
+                  return (await client.query<Record<string, unknown>>({ text: sql }, values)).rows
+                } finally {
+                  retire()
+                }
+              }
+            })
+          }),
+        ),
+      close: () => pipelined.close(),
     }
     return open(withCurrentSchemaIntrospector(new PostgresDialect({ pool })), postgresFacts, changes, reads, { poolStats })
   }
@@ -186,6 +191,8 @@ interface StoreReads {
   now(): boolean
   /** The rows; `statement` is the statement's run itself (translated and observed, as Kysely's are), a connection in hand. */
   rows(sql: string, parameters: readonly unknown[], statement: (work: () => Promise<unknown[]>) => Promise<unknown[]>): Promise<unknown[]>
+  /** Closes what the reads hold of their own (PostgreSQL's pipelined connections). */
+  close?(): Promise<void>
 }
 
 /**
@@ -330,38 +337,65 @@ const PG_CONNECT_TIMEOUT_MS = 3000
 
 const TIMESTAMPTZ_OID = 1184
 
-function openPool(url: string, size: number, queryTimeoutMs: number): pgModule.Pool {
-  const pg = loadPg()
+/**
+ * The connections of PostgreSQL's pipelined reads (pipelined-reads.ts), beside the pool's: two, so
+ * that a slow read (a page's count) holds up at most half of the others, and each has a backend.
+ */
+const READ_CONNECTIONS = 2
+
+/** What every connection of the store is given once made: its session's settings, and how its queries are sent and answered. */
+type ConnectionSetup = (client: pgModule.ClientBase) => void
+
+function connectionSetup(queryTimeoutMs: number): ConnectionSetup {
   const together = answersTogether()
-  const Named = namedQueryOf(pg)
-  const pool = new pg.Pool({
+  const Named = namedQueryOf(loadPg())
+  return (client) => {
+    client.on('error', () => {})
+    // Instants are written and read in ISO 8601 and UTC, whatever the server's or the URL's
+    // settings. A client runs its queries in the order they were sent, and the pool hands a
+    // connection out only after this (and a pipelined read waits for its connection to be open):
+    // whoever takes it (Kysely, or a direct read) finds the session set. Should it fail, the
+    // connection is broken and the next query on it fails as well.
+    client.query(`set datestyle = 'ISO'; set timezone = 'UTC'`).catch(() => {})
+    sendCompiledStatementsByName(client, Named)
+    if (queryTimeoutMs > 0) cutOnTimeout(client)
+    handAnswersOnTogether(client, together)
+  }
+}
+
+/** What the pool's connections and the pipelined reads' have alike. */
+function connectionOptions(url: string, queryTimeoutMs: number) {
+  return {
     connectionString: url,
-    max: size,
     connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
     // A server that vanished without closing the connection is found by TCP keepalive probes, from 10 s idle.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
-    application_name: 'threadline',
     types: { getTypeParser: typeParser },
     ...(queryTimeoutMs > 0 ? { query_timeout: queryTimeoutMs } : {}),
-  })
+  }
+}
+
+function openPool(url: string, size: number, queryTimeoutMs: number, setup: ConnectionSetup): pgModule.Pool {
+  const pool = new (loadPg().Pool)({ ...connectionOptions(url, queryTimeoutMs), max: size, application_name: 'threadline' })
   // A connection that breaks is dropped by the pool, which opens a new one when asked, and a query
   // running on it fails on its own (answered 503). What is left is an 'error' event, on the pool
   // or on the connection itself (seen when the server went away between a release and the next
   // checkout), which would end the process if nobody listened.
   pool.on('error', () => {})
-  pool.on('connect', (client) => {
-    client.on('error', () => {})
-    // Instants are written and read in ISO 8601 and UTC, whatever the server's or the URL's
-    // settings. A client runs its queries in the order they were sent, and the pool hands this one
-    // out only after this handler: whoever takes it (Kysely, or a direct read) finds the session
-    // set. Should it fail, the connection is broken and the next query on it fails as well.
-    client.query(`set datestyle = 'ISO'; set timezone = 'UTC'`).catch(() => {})
-    sendCompiledStatementsByName(client, Named)
-    if (queryTimeoutMs > 0) cutOnTimeout(client)
-    handAnswersOnTogether(client, together)
-  })
+  pool.on('connect', setup)
   return pool
+}
+
+/** A connection of the pipelined reads, made and set up, not yet connected. */
+function pipelinedClient(url: string, queryTimeoutMs: number, setup: ConnectionSetup): pgModule.Client {
+  const client = new (loadPg().Client)({
+    ...connectionOptions(url, queryTimeoutMs),
+    application_name: 'threadline reads',
+    pipeline: true,
+  })
+  setup(client)
+  return client
 }
 
 /**
@@ -370,7 +404,7 @@ function openPool(url: string, size: number, queryTimeoutMs: number): pgModule.P
  * A read given its name (a ReadByName: the direct reads') is run the same way. Both run as a
  * NamedQuery (pg-named-query.ts), which spares `pg` the work it would redo on every run.
  */
-function sendCompiledStatementsByName(client: pgModule.PoolClient, Named: NamedQuery): void {
+function sendCompiledStatementsByName(client: pgModule.ClientBase, Named: NamedQuery): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown
   client.query = ((...args: unknown[]) => {
     const [first, values] = args
@@ -384,11 +418,11 @@ function sendCompiledStatementsByName(client: pgModule.PoolClient, Named: NamedQ
 }
 
 /** A read run under its own name, through the connection's query (sendCompiledStatementsByName). */
-const runByName = (client: pgModule.PoolClient, read: ReadByName, values: unknown[]) =>
+const runByName = (client: pgModule.ClientBase, read: ReadByName, values: unknown[]) =>
   (client.query as unknown as (read: ReadByName, values: unknown[]) => Promise<pgModule.QueryResult<Record<string, unknown>>>)(read, values)
 
 /** Every query's rows handed on with the other connections' that arrived in the same turn of the loop (answers-together.ts); a failure at once. */
-function handAnswersOnTogether(client: pgModule.PoolClient, together: Together): void {
+function handAnswersOnTogether(client: pgModule.ClientBase, together: Together): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown
   client.query = ((...args: unknown[]) => {
     const result = query(...args)
@@ -403,7 +437,7 @@ function handAnswersOnTogether(client: pgModule.PoolClient, together: Together):
  * packets, a frozen host) would hold every pooled connection. A connection whose query timed out
  * is cut instead; the pool replaces it.
  */
-function cutOnTimeout(client: pgModule.PoolClient): void {
+function cutOnTimeout(client: pgModule.ClientBase): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown
   client.query = ((...args: unknown[]) => {
     const result = query(...args)

@@ -37,8 +37,8 @@ const UNREACHABLE_CODES = new Set([
   '25006',
 ])
 
-/** What `pg` says, with no code, when a connection is lost. */
-const UNREACHABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed)/
+/** What `pg` says, with no code, when a connection is lost, or a connection of its own (not the pool's) is not made in time. */
+const UNREACHABLE_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed|timeout expired$)/
 
 /** `pg`'s query_timeout: the query outlived DATABASE_QUERY_TIMEOUT_MS (a server that stopped answering). */
 export const isQueryTimeout = (error: unknown): boolean => error instanceof Error && error.message === 'Query read timeout'

@@ -1,0 +1,70 @@
+// PostgreSQL's direct reads run pipelined on connections of their own (src/db/pipelined-reads.ts):
+// many reads at once share two connections rather than taking one each from the pool, a read that
+// fails fails alone, and a connection that breaks is opened anew by the next read.
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config.js'
+import { type Database, openDatabase } from '../../src/db/create-database.js'
+import { readRows } from '../../src/db/direct-reads.js'
+import { isAppError } from '../../src/errors.js'
+import { postgresUrl } from '../helpers/services.js'
+import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
+import { until } from '../helpers/until.js'
+
+const server = await postgresUrl()
+
+describe.runIf(server)('pipelined reads on PostgreSQL', () => {
+  let store: TestDatabase
+  let database: Database
+  beforeAll(async () => {
+    store = await freshDatabase('postgres')
+    database = openDatabase(loadConfig({ DATABASE_URL: store.url, DATABASE_POOL_SIZE: '10' }).database)
+  })
+  afterAll(async () => {
+    await database.close()
+    await store.drop()
+  })
+
+  const backendOf = async () => (await readRows<{ pid: number }>(database.db, 'select pg_backend_pid() as pid', []))[0]!.pid
+
+  it('runs forty reads at once on two connections of their own, not on the pool', async () => {
+    const pids = await Promise.all(Array.from({ length: 40 }, backendOf))
+    const connections = [...new Set(pids)]
+    expect(connections.length).toBeGreaterThanOrEqual(1)
+    expect(connections.length).toBeLessThanOrEqual(2)
+    const named = await sql<{ pid: number; application_name: string }>`
+      select pid, application_name from pg_stat_activity where pid in (${sql.join(connections)})`.execute(database.db)
+    expect(named.rows.map((row) => row.application_name)).toEqual(connections.map(() => 'threadline reads'))
+    // The pool was not asked for a connection by any of them.
+    const pooled = await sql<{ count: number }>`
+      select count(*)::int as count from pg_stat_activity where datname = current_database() and application_name = 'threadline'`.execute(database.db)
+    expect(pooled.rows[0]!.count).toBe(1)
+  })
+
+  it('fails a read that fails alone, and answers the reads sent with it', async () => {
+    const reads = await Promise.allSettled([
+      readRows(database.db, 'select 1 as one', []),
+      readRows(database.db, 'select 1 / 0 as never', []),
+      readRows(database.db, 'select 2 as two', []),
+      readRows(database.db, 'select 3 as three', []),
+    ])
+    expect(reads.map((read) => read.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled'])
+    expect((reads[3] as PromiseFulfilledResult<unknown>).value).toEqual([{ three: 3 }])
+    expect(String((reads[1] as PromiseRejectedResult).reason)).toMatch(/division by zero/)
+  })
+
+  it('opens a connection anew once its own broke; the reads on it meanwhile are SERVICE_UNAVAILABLE', async () => {
+    const before = await backendOf()
+    await sql`select pg_terminate_backend(${before})`.execute(database.db)
+    const failures: unknown[] = []
+    await until(async () => {
+      try {
+        return (await backendOf()) !== before
+      } catch (error) {
+        failures.push(error)
+        return false
+      }
+    })
+    for (const failure of failures) expect(isAppError(failure) && failure.code === 'SERVICE_UNAVAILABLE').toBe(true)
+  })
+})
