@@ -14,6 +14,7 @@
 // 503, as the pool's) and is opened anew by the next read.
 import type { Writable } from 'node:stream'
 import type pgModule from 'pg'
+import { AppError } from '../errors.js'
 
 /** Runs a read on a connection; `retire` closes that connection once its reads are answered (its prepared statements went stale). */
 export type PipelinedRead<T> = (client: pgModule.Client, retire: () => void) => Promise<T>
@@ -89,7 +90,8 @@ export function pipelinedReads(connect: () => pgModule.Client, lanes: number): P
 
   return {
     async run<T>(read: PipelinedRead<T>): Promise<T> {
-      if (closing) throw new Error('The store is closed')
+      // A request that came in while the server shuts down: as if the database were out of reach.
+      if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'The database cannot be reached; retry in a moment')
       const lane = fewestUnanswered()
       lane.unanswered++
       try {

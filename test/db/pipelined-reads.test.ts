@@ -67,4 +67,12 @@ describe.runIf(server)('pipelined reads on PostgreSQL', () => {
     })
     for (const failure of failures) expect(isAppError(failure) && failure.code === 'SERVICE_UNAVAILABLE').toBe(true)
   })
+
+  it('answers a read that comes once the handle is closing SERVICE_UNAVAILABLE', async () => {
+    const closing = openDatabase(loadConfig({ DATABASE_URL: store.url }).database)
+    expect(await readRows(closing.db, 'select 1 as one', [])).toEqual([{ one: 1 }])
+    await closing.close()
+    const late = await readRows(closing.db, 'select 1 as one', []).catch((error: unknown) => error)
+    expect(isAppError(late) && late.code === 'SERVICE_UNAVAILABLE').toBe(true)
+  })
 })
