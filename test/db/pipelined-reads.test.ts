@@ -34,11 +34,8 @@ describe.runIf(server)('pipelined reads on PostgreSQL', () => {
     expect(connections.length).toBeLessThanOrEqual(2)
     const named = await sql<{ pid: number; application_name: string }>`
       select pid, application_name from pg_stat_activity where pid in (${sql.join(connections)})`.execute(database.db)
+    // None of them ran on the pool, whose connections are named 'threadline'.
     expect(named.rows.map((row) => row.application_name)).toEqual(connections.map(() => 'threadline reads'))
-    // The pool was not asked for a connection by any of them.
-    const pooled = await sql<{ count: number }>`
-      select count(*)::int as count from pg_stat_activity where datname = current_database() and application_name = 'threadline'`.execute(database.db)
-    expect(pooled.rows[0]!.count).toBe(1)
   })
 
   it('fails a read that fails alone, and answers the reads sent with it', async () => {
