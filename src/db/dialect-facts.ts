@@ -138,7 +138,7 @@ export const sqliteFacts: DialectFacts = {
   async compactTextSearch(db) {
     for (const name of await textSearchIndexes(db)) {
       await setAutomerge(db, name)
-      await sql`insert into ${sql.table(name)} (${sql.ref(name)}) values ('optimize')`.execute(db)
+      await textSearchCommand(db, name, 'optimize')
     }
   },
   async bulkLoad(db, work) {
@@ -251,9 +251,13 @@ async function setAutomerge(db: QueryExecutorProvider, name: string): Promise<vo
  * percentile 1 ms.
  */
 async function fillTextSearch(db: QueryExecutorProvider, name: string): Promise<void> {
-  const index = sql.table(name)
-  await sql`insert into ${index} (${sql.ref(name)}) values ('rebuild')`.execute(db)
-  await sql`insert into ${index} (${sql.ref(name)}) values ('optimize')`.execute(db)
+  await textSearchCommand(db, name, 'rebuild')
+  await textSearchCommand(db, name, 'optimize')
+}
+
+/** One of FTS5's commands on an index: an insert into the column named as the index. */
+async function textSearchCommand(db: QueryExecutorProvider, name: string, command: 'rebuild' | 'optimize'): Promise<void> {
+  await sql`insert into ${sql.table(name)} (${sql.ref(name)}) values (${sql.lit(command)})`.execute(db)
 }
 
 /**
