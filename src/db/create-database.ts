@@ -18,7 +18,7 @@ import { withCurrentSchemaIntrospector } from './current-schema-introspector.js'
 import { readNameOf, statementNameOf } from './statement-names.js'
 import { answersTogether, type Together } from './answers-together.js'
 import { type NamedQuery, namedQueryOf, ReadByName } from './pg-named-query.js'
-import { pipelinedReads } from './pipelined-reads.js'
+import { type Overflow, pipelinedReads } from './pipelined-reads.js'
 import { type ChangeFeed, postgresChangeFeed, shared, sqliteChangeFeed } from './change-feed.js'
 import { type BackgroundCheckpoints, backgroundCheckpoints } from './sqlite-checkpoints.js'
 
@@ -127,7 +127,7 @@ export function openDatabase(location: DatabaseLocation, options: OpenOptions = 
       shareChangesOf === undefined
         ? postgresChangeFeed(() => new (loadPg().Client)({ connectionString: location.url, application_name: 'threadline changes', keepAlive: true }))
         : shared(shareChangesOf.changes)
-    const pipelined = pipelinedReads(() => pipelinedClient(location.url, location.queryTimeoutMs, prepared), READ_CONNECTIONS)
+    const pipelined = pipelinedReads(() => pipelinedClient(location.url, location.queryTimeoutMs, prepared), READ_CONNECTIONS, onThePool(pool))
     const reads: StoreReads = {
       now: () => true,
       rows: (sql, parameters, statement) =>
@@ -385,6 +385,23 @@ function openPool(url: string, size: number, queryTimeoutMs: number, setup: Conn
   pool.on('error', () => {})
   pool.on('connect', setup)
   return pool
+}
+
+/**
+ * A pipelined read run on one of the pool's connections instead (pipelined-reads.ts: every
+ * pipelined connection is held by a slow statement). Retired, the connection is dropped with its
+ * prepared statements rather than given back.
+ */
+function onThePool(pool: pgModule.Pool): Overflow {
+  return async (read) => {
+    const client = await pool.connect()
+    let retired = false
+    try {
+      return await read(client, () => (retired = true))
+    } finally {
+      client.release(retired)
+    }
+  }
 }
 
 /** A connection of the pipelined reads, made and set up, not yet connected. */

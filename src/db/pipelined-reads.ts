@@ -10,14 +10,27 @@
 // PostgreSQL answers a connection's statements in the order they were sent, each up to its own
 // Sync, so a read that fails fails alone. A read waits behind those sent before it on its
 // connection: each goes to the connection with the fewest unanswered, and the transactions (the
-// writes) keep the pool's connections. A connection that breaks fails the reads on it (answered
-// 503, as the pool's) and is opened anew by the next read.
+// writes) keep the pool's connections. A connection held by a slow statement (nothing answered on
+// it for STALLED_MS while reads wait) is passed over, and when every one is held so, the read runs
+// on the pool as it did before: a quick read waits behind a slow one for a few milliseconds at
+// most, not for every slow read queued on its connection. A connection that breaks fails the
+// reads on it (answered 503, as the pool's) and is opened anew by the next read.
 import type { Writable } from 'node:stream'
 import type pgModule from 'pg'
 import { AppError } from '../errors.js'
 
 /** Runs a read on a connection; `retire` closes that connection once its reads are answered (its prepared statements went stale). */
-export type PipelinedRead<T> = (client: pgModule.Client, retire: () => void) => Promise<T>
+export type PipelinedRead<T> = (client: pgModule.ClientBase, retire: () => void) => Promise<T>
+
+/** Runs a read elsewhere (on the pool) when every pipelined connection is held by a slow statement. */
+export type Overflow = <T>(read: PipelinedRead<T>) => Promise<T>
+
+/**
+ * How long a connection with reads waiting may go without answering any before it is taken to be
+ * held by a slow statement (a search, a count over many rows). Under load a connection answers
+ * every few tens of microseconds; a page's bounded count takes a millisecond or two.
+ */
+export const STALLED_MS = 5
 
 export interface PipelinedReads {
   run<T>(read: PipelinedRead<T>): Promise<T>
@@ -34,14 +47,16 @@ interface Lane {
   opening: Promise<pgModule.Client> | undefined
   /** Reads sent or waiting on this lane, not yet answered. */
   unanswered: number
+  /** When the lane last answered a read, or was given one with none waiting (performance.now()). */
+  progressAt: number
 }
 
 /**
  * `lanes` connections made by `connect` (a client in pipeline mode, ready to be connected), each
- * opened by the first read that needs it.
+ * opened by the first read that needs it; `overflow` runs the reads none of them should take now.
  */
-export function pipelinedReads(connect: () => pgModule.Client, lanes: number): PipelinedReads {
-  const all: Lane[] = Array.from({ length: lanes }, () => ({ current: undefined, client: undefined, opening: undefined, unanswered: 0 }))
+export function pipelinedReads(connect: () => pgModule.Client, lanes: number, overflow: Overflow): PipelinedReads {
+  const all: Lane[] = Array.from({ length: lanes }, () => ({ current: undefined, client: undefined, opening: undefined, unanswered: 0, progressAt: 0 }))
   const corked = new Set<Writable>()
   let closing = false
 
@@ -60,6 +75,8 @@ export function pipelinedReads(connect: () => pgModule.Client, lanes: number): P
     const opening = client.connect().then(
       () => {
         if (lane.current === client) lane.client = client
+        // The reads that waited for it are sent now: their wait so far was the connection's making.
+        lane.progressAt = performance.now()
         return client
       },
       (error: unknown) => {
@@ -70,9 +87,13 @@ export function pipelinedReads(connect: () => pgModule.Client, lanes: number): P
     lane.opening = opening
     return opening
   }
-  const fewestUnanswered = (): Lane => {
-    let chosen = all[0]!
-    for (const lane of all) if (lane.unanswered < chosen.unanswered) chosen = lane
+  /** The lane with the fewest reads waiting of those not held by a slow statement; undefined when all are. */
+  const laneFor = (now: number): Lane | undefined => {
+    let chosen: Lane | undefined
+    for (const lane of all) {
+      if (lane.unanswered > 0 && now - lane.progressAt > STALLED_MS) continue
+      if (chosen === undefined || lane.unanswered < chosen.unanswered) chosen = lane
+    }
     return chosen
   }
   /** This turn's reads on `client` leave in one write, once the loop has run what it had to run (its check phase). */
@@ -92,8 +113,10 @@ export function pipelinedReads(connect: () => pgModule.Client, lanes: number): P
     async run<T>(read: PipelinedRead<T>): Promise<T> {
       // A request that came in while the server shuts down: as if the database were out of reach.
       if (closing) throw new AppError('SERVICE_UNAVAILABLE', 'The database cannot be reached; retry in a moment')
-      const lane = fewestUnanswered()
-      lane.unanswered++
+      const now = performance.now()
+      const lane = laneFor(now)
+      if (lane === undefined) return overflow(read)
+      if (lane.unanswered++ === 0) lane.progressAt = now
       try {
         const client = lane.client ?? (await (lane.opening ?? open(lane)))
         writeWithTheTurn(client)
@@ -103,6 +126,7 @@ export function pipelinedReads(connect: () => pgModule.Client, lanes: number): P
         })
       } finally {
         lane.unanswered--
+        lane.progressAt = performance.now()
       }
     },
     async close() {

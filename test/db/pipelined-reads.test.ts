@@ -1,11 +1,13 @@
 // PostgreSQL's direct reads run pipelined on connections of their own (src/db/pipelined-reads.ts):
-// many reads at once share two connections rather than taking one each from the pool, a read that
-// fails fails alone, and a connection that breaks is opened anew by the next read.
+// many reads at once share two connections rather than taking one each from the pool, a read
+// does not wait long behind slow ones (the pool takes it), a read that fails fails alone, and a
+// connection that breaks is opened anew by the next read.
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
 import { readRows } from '../../src/db/direct-reads.js'
+import { STALLED_MS } from '../../src/db/pipelined-reads.js'
 import { isAppError } from '../../src/errors.js'
 import { postgresUrl } from '../helpers/services.js'
 import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
@@ -36,6 +38,21 @@ describe.runIf(server)('pipelined reads on PostgreSQL', () => {
       select pid, application_name from pg_stat_activity where pid in (${sql.join(connections)})`.execute(database.db)
     // None of them ran on the pool, whose connections are named 'threadline'.
     expect(named.rows.map((row) => row.application_name)).toEqual(connections.map(() => 'threadline reads'))
+  })
+
+  it('runs a read on the pool while both of its connections are held by slow statements', async () => {
+    let slowDone = false
+    const slow = Promise.all([0, 1].map(() => readRows(database.db, 'select pg_sleep(0.6) as slept', []))).finally(() => (slowDone = true))
+    // Past STALLED_MS with nothing answered, each connection is taken to be held by its slow read.
+    await new Promise((resolve) => setTimeout(resolve, STALLED_MS * 4))
+    const pid = await backendOf()
+    expect(slowDone).toBe(false)
+    const named = await sql<{ application_name: string }>`select application_name from pg_stat_activity where pid = ${pid}`.execute(database.db)
+    expect(named.rows).toEqual([{ application_name: 'threadline' }])
+    await slow
+    // Answered again, the connections take the reads once more.
+    const again = await sql<{ application_name: string }>`select application_name from pg_stat_activity where pid = ${await backendOf()}`.execute(database.db)
+    expect(again.rows).toEqual([{ application_name: 'threadline reads' }])
   })
 
   it('fails a read that fails alone, and answers the reads sent with it', async () => {
