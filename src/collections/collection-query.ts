@@ -324,7 +324,28 @@ function parseSearch(spec: CollectionSpec, q: string | undefined, fieldsText: st
   return { term: q, pattern: `%${escaped}%`, fields, table: spec.name, id: spec.id }
 }
 
+/**
+ * The fingerprints of the queries with no filter and no search, by resource, sort and scope: most
+ * lists, and the ones read most (a SHA-256 of the canonical form was 2 µs of a GraphQL `users`).
+ * The oldest goes first past MAX_PLAIN_FINGERPRINTS (each scope is one: a user's posts).
+ */
+const plainFingerprints = new Map<string, string>()
+const MAX_PLAIN_FINGERPRINTS = 1000
+
 function fingerprintOf(spec: CollectionSpec, scope: string, filters: Filter[], sort: SortKey[], search: Search | undefined): string {
+  if (filters.length > 0 || search !== undefined) return fingerprintOfCanonical(spec, scope, filters, sort, search)
+  // Names and sort keys hold no line break: the scope, last, is the only free text.
+  const key = `${spec.name}\n${sort.map((k) => `${k.descending ? '-' : ''}${k.field.name}`).join(',')}\n${scope}`
+  let fingerprint = plainFingerprints.get(key)
+  if (fingerprint === undefined) {
+    fingerprint = fingerprintOfCanonical(spec, scope, filters, sort, search)
+    if (plainFingerprints.size >= MAX_PLAIN_FINGERPRINTS) plainFingerprints.delete(plainFingerprints.keys().next().value as string)
+    plainFingerprints.set(key, fingerprint)
+  }
+  return fingerprint
+}
+
+function fingerprintOfCanonical(spec: CollectionSpec, scope: string, filters: Filter[], sort: SortKey[], search: Search | undefined): string {
   // Canonical: the conditions in one order, each list's values as a set, so that only what is
   // asked counts (`age[gte]=3&age[lt]=9` in either order, `age=null` and `age[null]=true` alike).
   const conditions = filters.map(({ field, operator, values }) => {

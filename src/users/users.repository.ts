@@ -44,7 +44,7 @@ export function findUserByEmail(db: Db, email: string): Promise<UserRow | undefi
 }
 
 export function listUsers(db: Db, query: CollectionQuery, columns?: Columns<UserRow>): Promise<RowPage<UserRow>> {
-  return listPage<UserRow>(db, { from: everyUser, select: selecting(columns), query })
+  return listPage<UserRow>(db, { from: everyUser, select: selecting(columns), query, shape: `users:${columns?.key ?? '*'}` })
 }
 
 /** The rows listUsers lists, aggregated. */

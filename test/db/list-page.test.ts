@@ -1,10 +1,11 @@
 // A page read by keyset takes several statements (one per tier, and the count in v1). They run in
 // one read transaction: a write committed between them must not show a row twice or hide it. A
 // page's total is counted up to a bound, plainly where the table's ids say it cannot hold more:
-// both ways count alike at the bound.
+// both ways count alike at the bound. A first page with no filter or search is compiled once per
+// shape, and each shape reads its own rows, anew every time.
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { parseCollectionQuery } from '../../src/collections/collection-query.js'
 import { loadConfig } from '../../src/config.js'
 import { openDatabase } from '../../src/db/create-database.js'
@@ -13,6 +14,7 @@ import type { Tables } from '../../src/db/tables.js'
 import { MAX_COUNTED_TOTAL } from '../../src/db/list-page.js'
 import { listUsers } from '../../src/users/users.repository.js'
 import { UsersCollection } from '../../src/users/users.schemas.js'
+import { userFields } from '../../src/users/users.service.js'
 import { freshSqliteFile, sqlitePath, type TestDatabase } from '../helpers/test-store.js'
 
 const T0 = '2025-01-01T00:00:00.000Z'
@@ -63,6 +65,43 @@ describe('listPage', () => {
     } finally {
       other.close()
       await db.destroy()
+    }
+  })
+
+  it('compiles a first page with no filter or search once per shape, and reads its rows anew each time', async () => {
+    const store = openDatabase(loadConfig({ DATABASE_URL: temp.url }).database)
+    const compile = vi.spyOn(Object.getPrototypeOf(store.db.selectFrom('users')) as { compile(): unknown }, 'compile')
+    const page = (raw: Record<string, string>, withTotal = false, columns?: ReturnType<typeof userFields.columnsFor>) =>
+      listUsers(store.db, parseCollectionQuery(UsersCollection, raw, { defaultMode: 'cursor', withTotal, scope: '' }), columns)
+    const names = async (raw: Record<string, string>) => (await page(raw)).rows.map((user) => user.name)
+    try {
+      expect(await names({ limit: '3' })).toEqual(['U1', 'U2', 'U3'])
+      const compiled = compile.mock.calls.length
+      expect(await names({ limit: '3' })).toEqual(['U1', 'U2', 'U3'])
+      expect(compile.mock.calls.length).toBe(compiled)
+      // Each shape its own statement: another sort, another limit, a total, fewer columns.
+      expect(await names({ limit: '2', sort: '-name' })).toEqual(['U8', 'U7'])
+      // The same query read from its end (a connection's `last`): its sort reversed, its fingerprint kept.
+      const query = parseCollectionQuery(UsersCollection, { limit: '2' }, { defaultMode: 'cursor', withTotal: false, scope: '' })
+      const reversed = query.sort.map((key) => ({ ...key, descending: !key.descending }))
+      expect((await listUsers(store.db, { ...query, sort: reversed })).rows.map((user) => user.name)).toEqual(['U8', 'U7'])
+      expect(await names({ limit: '4' })).toEqual(['U1', 'U2', 'U3', 'U4'])
+      expect((await page({ limit: '2' }, true)).total).toBe(8)
+      expect((await page({ limit: '2' })).total).toBeUndefined()
+      expect((await page({ limit: '1' }, false, userFields.columnsFor(['id']))).rows).toEqual([{ id: 1 }])
+      expect(Object.keys((await page({ limit: '1' })).rows[0] ?? {})).toContain('email')
+      // The rows are read each time: a name changed since shows.
+      await store.db.updateTable('users').set({ name: 'U1 renamed' }).where('id', '=', 1).execute()
+      expect(await names({ limit: '3' })).toEqual(['U1 renamed', 'U2', 'U3'])
+      await store.db.updateTable('users').set({ name: 'U1' }).where('id', '=', 1).execute()
+      // A filter's values are the request's: its page is built every time.
+      const before = compile.mock.calls.length
+      expect(await names({ limit: '1', name: 'U2' })).toEqual(['U2'])
+      expect(await names({ limit: '1', name: 'U3' })).toEqual(['U3'])
+      expect(compile.mock.calls.length).toBeGreaterThanOrEqual(before + 2)
+    } finally {
+      compile.mockRestore()
+      await store.close()
     }
   })
 
