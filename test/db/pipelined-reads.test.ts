@@ -42,7 +42,7 @@ describe.runIf(server)('pipelined reads on PostgreSQL', () => {
 
   it('runs a read on the pool while both of its connections are held by slow statements', async () => {
     let slowDone = false
-    const slow = Promise.all([0, 1].map(() => readRows(database.db, 'select pg_sleep(0.6) as slept', []))).finally(() => (slowDone = true))
+    const slow = Promise.all([0, 1].map(() => readRows(database.db, 'select pg_sleep(0.3) as slept', []))).finally(() => (slowDone = true))
     // Past STALLED_MS with nothing answered, each connection is taken to be held by its slow read.
     await new Promise((resolve) => setTimeout(resolve, STALLED_MS * 4))
     const pid = await backendOf()
