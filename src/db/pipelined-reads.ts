@@ -12,7 +12,7 @@
 // connection: each goes to the connection with the fewest unanswered, and the transactions (the
 // writes) keep the pool's connections. A connection held by a slow statement (nothing answered on
 // it for STALLED_MS while reads wait) is passed over, and when every one is held so, the read runs
-// on the pool as it did before: a quick read waits behind a slow one for a few milliseconds at
+// on the pool as it did before: a quick read waits behind a slow one for about STALLED_MS at
 // most, not for every slow read queued on its connection. A connection that breaks fails the
 // reads on it (answered 503, as the pool's) and is opened anew by the next read.
 import type { Writable } from 'node:stream'
