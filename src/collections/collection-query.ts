@@ -27,6 +27,7 @@ import { hash } from 'node:crypto'
 import { AppError, type ErrorDetail } from '../errors.js'
 import { parseInstant } from '../core/instant.js'
 import { DEFAULT_PAGE_LIMIT, MAX_OFFSET_ITEMS, MAX_PAGE_LIMIT, pastOffsetWindow } from './pagination.js'
+import { RecentlyUsed } from '../recently-used.js'
 import type { CollectionSpec, FieldSpec } from './collection-spec.js'
 import { badCursor, type Cursor, decodeCursor, type KeyValue } from './cursor.js'
 
@@ -327,10 +328,9 @@ function parseSearch(spec: CollectionSpec, q: string | undefined, fieldsText: st
 /**
  * The fingerprints of the queries with no filter and no search, by resource, sort and scope: most
  * lists, and the ones read most (a SHA-256 of the canonical form was 2 µs of a GraphQL `users`).
- * The oldest goes first past MAX_PLAIN_FINGERPRINTS (each scope is one: a user's posts).
+ * At most 1,000 (each scope is one: a user's posts).
  */
-const plainFingerprints = new Map<string, string>()
-const MAX_PLAIN_FINGERPRINTS = 1000
+const plainFingerprints = new RecentlyUsed<string, string>(1000)
 
 function fingerprintOf(spec: CollectionSpec, scope: string, filters: Filter[], sort: SortKey[], search: Search | undefined): string {
   if (filters.length > 0 || search !== undefined) return fingerprintOfCanonical(spec, scope, filters, sort, search)
@@ -339,7 +339,6 @@ function fingerprintOf(spec: CollectionSpec, scope: string, filters: Filter[], s
   let fingerprint = plainFingerprints.get(key)
   if (fingerprint === undefined) {
     fingerprint = fingerprintOfCanonical(spec, scope, filters, sort, search)
-    if (plainFingerprints.size >= MAX_PLAIN_FINGERPRINTS) plainFingerprints.delete(plainFingerprints.keys().next().value as string)
     plainFingerprints.set(key, fingerprint)
   }
   return fingerprint

@@ -20,6 +20,7 @@ import type { FieldSpec } from '../collections/collection-spec.js'
 import type { CollectionQuery, Filter, SortKey } from '../collections/collection-query.js'
 import { MAX_OFFSET_ITEMS, offsetOf } from '../collections/pagination.js'
 import { type Cursor, encodeCursor, type KeyValue } from '../collections/cursor.js'
+import { RecentlyUsed } from '../recently-used.js'
 
 /**
  * A search the full-text index cannot narrow to a few rows (a term shorter than
@@ -192,9 +193,9 @@ async function readByKeyset<Row>(
 }
 
 /** The first pages compiled once, by database handle and shape (firstPageShape): a statement with values is kept as null, and built each time. */
-const firstPages = new WeakMap<Db, Map<string, CompiledQuery | null>>()
+const firstPages = new WeakMap<Db, RecentlyUsed<string, CompiledQuery | null>>()
 
-/** The most first-page shapes a handle keeps (a shape is a few hundred bytes of SQL; the oldest goes first). */
+/** The most first-page shapes a handle keeps (a shape is a few hundred bytes of SQL). */
 const MAX_FIRST_PAGES = 200
 
 /**
@@ -214,13 +215,12 @@ function firstPageShape(db: Db, options: ListPageOptions<object>, totalRead: Tot
 function compiledOnce(db: Db, shape: string, compile: () => CompiledQuery): CompiledQuery {
   let shapes = firstPages.get(db)
   if (shapes === undefined) {
-    shapes = new Map()
+    shapes = new RecentlyUsed(MAX_FIRST_PAGES)
     firstPages.set(db, shapes)
   }
   const kept = shapes.get(shape)
   if (kept !== undefined) return kept ?? compile()
   const compiled = compile()
-  if (shapes.size >= MAX_FIRST_PAGES) shapes.delete(shapes.keys().next().value as string)
   shapes.set(shape, compiled.parameters.length === 0 ? compiled : null)
   return compiled
 }
