@@ -34,6 +34,7 @@ export function listAlbums(db: Db, query: CollectionQuery): Promise<RowPage<Albu
     from: (executor) => executor.selectFrom('albums'),
     select: (q) => q.selectAll(),
     query,
+    shape: 'albums',
   })
 }
 

@@ -10,7 +10,7 @@ import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.j
 import type { Comment } from './comments.schemas.js'
 import type { CommentRow, NewCommentRow } from './comments.table.js'
 import type { ListWindow } from '../collections/pagination.js'
-import { type DraftVisibility, visible } from '../posts/posts.public.js'
+import { type DraftVisibility, visibilityShape, visible } from '../posts/posts.public.js'
 
 /** `author_name` is null for a guest comment (author_id null). */
 export type CommentWithAuthorRow = CommentRow & { author_name: string | null }
@@ -52,6 +52,7 @@ export function listComments(db: Db, query: CollectionQuery, visibility: DraftVi
     from: visibleComments(visibility),
     select: (q) => q.selectAll('comments').select('users.name as author_name'),
     query,
+    shape: `comments:${visibilityShape(visibility)}`,
   })
 }
 

@@ -29,6 +29,7 @@ export function listPhotos(db: Db, query: CollectionQuery): Promise<RowPage<Phot
     from: (executor) => executor.selectFrom('photos'),
     select: (q) => q.selectAll(),
     query,
+    shape: 'photos',
   })
 }
 

@@ -18,11 +18,15 @@ export const ANONYMOUS_VISIBILITY: DraftVisibility = { allDrafts: false, ownerId
  * Written as "not a draft" (a post is a draft or published: the table's check): no index serves
  * `<>`, so the planner reads a list in the order its sort's index gives and skips the drafts, where
  * `status = 'published'` would have SQLite seek posts_status_idx and sort every published post
- * (test/db/list-plans.test.ts).
+ * (test/db/list-plans.test.ts). 'draft' is written into the SQL: a list whose statement holds
+ * no value of its own is compiled once (listPage's `shape`).
  */
 export function visible(table: string, visibility: DraftVisibility): Expression<SqlBool> {
   if (visibility.allDrafts) return sql<SqlBool>`1 = 1`
-  const published = sql<SqlBool>`${sql.ref(`${table}.status`)} <> ${'draft'}`
+  const published = sql<SqlBool>`${sql.ref(`${table}.status`)} <> ${sql.lit('draft')}`
   if (visibility.ownerId === null) return published
   return sql<SqlBool>`(${published} or ${sql.ref(`${table}.user_id`)} = ${visibility.ownerId})`
 }
+
+/** The name of a visibility's rule as SQL: what a list's `shape` tells apart (a reader's own drafts name their owner as a value). */
+export const visibilityShape = (visibility: DraftVisibility): string => (visibility.allDrafts ? 'all' : visibility.ownerId === null ? 'published' : 'own')

@@ -3,6 +3,6 @@
 // lint refuses other features' imports of anything else in this folder.
 export { Post } from './posts.schemas.js'
 export { draftVisibility, loadVisiblePost, mayRead, toPost, type PostsService } from './posts.service.js'
-export { ANONYMOUS_VISIBILITY, type DraftVisibility, visible } from './post-visibility.js'
+export { ANONYMOUS_VISIBILITY, type DraftVisibility, visibilityShape, visible } from './post-visibility.js'
 export { postReference } from './posts.graphql.js'
 export type { PostRow } from './posts.table.js'

@@ -9,7 +9,7 @@ import type { NewPostRow, PostRow, PostRowChanges } from './posts.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { type Columns, selecting } from '../db/projection.js'
 import { compiledStatement, rowById } from '../db/compiled-statements.js'
-import { type DraftVisibility, visible } from './post-visibility.js'
+import { type DraftVisibility, visibilityShape, visible } from './post-visibility.js'
 
 /** The posts table with the columns given (the whole row without them); a row read so holds only those. */
 function posts(db: Db, columns: Columns<PostRow> | undefined) {
@@ -32,8 +32,7 @@ interface WindowArgs {
 }
 
 const postsOfUsers = compiledStatement<PostRow, WindowArgs>(
-  ({ userIds, window, visibility, columns }) =>
-    [columns?.key ?? '*', userIds.length, window.order ?? 'asc', visibility.allDrafts ? 'all' : visibility.ownerId === null ? 'published' : 'own'].join(':'),
+  ({ userIds, window, visibility, columns }) => [columns?.key ?? '*', userIds.length, window.order ?? 'asc', visibilityShape(visibility)].join(':'),
   (db, { userIds, window, visibility, columns }, slot) => {
     const seen: DraftVisibility = { allDrafts: visibility.allDrafts, ownerId: visibility.ownerId === null ? null : slot((args) => args.visibility.ownerId) }
     const joined = listWindowPerParent(db, db.selectFrom('users as parent'), {
@@ -109,7 +108,12 @@ function postsOfUser(userId: number, options: { includeDrafts: boolean }) {
  * (`userId` to one author's, by the (user_id, id) index).
  */
 export function listPosts(db: Db, query: CollectionQuery, visibility: DraftVisibility, columns?: Columns<PostRow>): Promise<RowPage<PostRow>> {
-  return listPage<PostRow>(db, { from: visiblePosts(visibility), select: selecting(columns), query })
+  return listPage<PostRow>(db, {
+    from: visiblePosts(visibility),
+    select: selecting(columns),
+    query,
+    shape: `posts:${visibilityShape(visibility)}:${columns?.key ?? '*'}`,
+  })
 }
 
 /** The rows listPosts lists, aggregated. */

@@ -29,6 +29,7 @@ export function listTodos(db: Db, query: CollectionQuery): Promise<RowPage<TodoR
     from: (executor) => executor.selectFrom('todos'),
     select: (q) => q.selectAll(),
     query,
+    shape: 'todos',
   })
 }
 

@@ -12,6 +12,9 @@ import { openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Tables } from '../../src/db/tables.js'
 import { MAX_COUNTED_TOTAL } from '../../src/db/list-page.js'
+import { ANONYMOUS_VISIBILITY, type DraftVisibility } from '../../src/posts/post-visibility.js'
+import { listPosts } from '../../src/posts/posts.repository.js'
+import { PostsCollection } from '../../src/posts/posts.schemas.js'
 import { listUsers } from '../../src/users/users.repository.js'
 import { UsersCollection } from '../../src/users/users.schemas.js'
 import { userFields } from '../../src/users/users.service.js'
@@ -144,6 +147,42 @@ describe('listPage', () => {
     } finally {
       compile.mockRestore()
       await store.db.updateTable('users').set({ age: null }).execute()
+      await store.close()
+    }
+  })
+
+  it("keeps each reader's drafts rule a shape of its own when posts' first pages are compiled once", async () => {
+    const store = openDatabase(loadConfig({ DATABASE_URL: temp.url }).database)
+    const compile = vi.spyOn(Object.getPrototypeOf(store.db.selectFrom('posts')) as { compile(): unknown }, 'compile')
+    const titles = async (visibility: DraftVisibility, raw: Record<string, string>) =>
+      (await listPosts(store.db, parseCollectionQuery(PostsCollection, raw, { defaultMode: 'cursor', withTotal: false, scope: '' }), visibility)).rows.map(
+        (post) => post.title,
+      )
+    const admin: DraftVisibility = { allDrafts: true, ownerId: null }
+    const ownerOf = (id: number): DraftVisibility => ({ allDrafts: false, ownerId: id })
+    try {
+      for (const [userId, title, status] of [
+        [1, 'P1', 'published'],
+        [1, 'D1', 'draft'],
+        [2, 'P2', 'published'],
+        [2, 'D2', 'draft'],
+      ] as const) {
+        await store.db.insertInto('posts').values({ user_id: userId, title, content: '…', status, created_at: T0, updated_at: T0 }).execute()
+      }
+      expect(await titles(ANONYMOUS_VISIBILITY, { userId: '1' })).toEqual(['P1'])
+      const compiled = compile.mock.calls.length
+      expect(await titles(ANONYMOUS_VISIBILITY, { userId: '2' })).toEqual(['P2'])
+      expect(compile.mock.calls.length).toBe(compiled)
+      // The same query for readers who see more: their own drafts, or every one.
+      expect(await titles(admin, { userId: '1' })).toEqual(['P1', 'D1'])
+      expect(await titles(admin, { userId: '2' })).toEqual(['P2', 'D2'])
+      expect(await titles(ownerOf(1), { userId: '1' })).toEqual(['P1', 'D1'])
+      expect(await titles(ownerOf(2), { userId: '1' })).toEqual(['P1'])
+      expect(await titles(ownerOf(2), { userId: '2' })).toEqual(['P2', 'D2'])
+      expect(await titles(ANONYMOUS_VISIBILITY, { userId: '1' })).toEqual(['P1'])
+    } finally {
+      compile.mockRestore()
+      await store.db.deleteFrom('posts').execute()
       await store.close()
     }
   })
