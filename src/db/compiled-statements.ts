@@ -13,9 +13,14 @@ import { readRows } from './direct-reads.js'
 import { nameStatement } from './statement-names.js'
 import { lockForWrite } from './write-transaction.js'
 
-/** Where a value of the arguments goes, among a compiled statement's parameters. */
-class Slot<A> {
+/** Where a value of the arguments goes, among a compiled statement's parameters (a list's first page puts its filters' values so too: list-page.ts). */
+export class Slot<A> {
   constructor(readonly take: (args: A) => unknown) {}
+}
+
+/** `parameters` with each slot's value for `args` in its place. */
+export function withValues<A>(parameters: readonly unknown[], args: A): readonly unknown[] {
+  return parameters.map((parameter) => (parameter instanceof Slot ? (parameter as Slot<A>).take(args) : parameter))
 }
 
 /** A slot typed as the value it stands for, so that the builder takes it where that value goes. */
@@ -71,7 +76,7 @@ export function compiledStatement<Row, A>(
   async function run(db: Db, args: A): Promise<Row[]> {
     if (db.isTransaction) return (await db.executeQuery(build(db, args, (take) => take(args)).compile())).rows
     const compiled = compiledFor(db, args)
-    const parameters = compiled.slots ? compiled.parameters.map((p) => (p instanceof Slot ? (p as Slot<A>).take(args) : p)) : compiled.parameters
+    const parameters = compiled.slots ? withValues(compiled.parameters, args) : compiled.parameters
     return readRows<Row>(db, compiled.sql, parameters)
   }
 

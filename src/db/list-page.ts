@@ -14,6 +14,7 @@
 import { type CompiledQuery, type Expression, type SelectQueryBuilder, type SqlBool, sql, type TableNode } from 'kysely'
 import type { Db } from './create-database.js'
 import { readRows } from './direct-reads.js'
+import { Slot, withValues } from './compiled-statements.js'
 import { type DialectFacts, dialectFactsOf, MIN_INDEXED_SEARCH, type WindowBuilder } from './dialect-facts.js'
 import type { RowPage } from '../collections/collection-page.js'
 import type { FieldSpec } from '../collections/collection-spec.js'
@@ -199,16 +200,8 @@ async function readByKeyset<Row>(
  * Where a filter's value goes among the parameters of a first page compiled once: the value of
  * each request's query at the same place (the same filter, the same value), bound as valueOf binds it.
  */
-class FilterSlot {
-  constructor(
-    private readonly filter: number,
-    private readonly value: number,
-  ) {}
-
-  take(query: CollectionQuery): unknown {
-    return bindable(query.filters[this.filter]?.values[this.value] as string | number | boolean)
-  }
-}
+const filterSlot = (filter: number, value: number) =>
+  new Slot<CollectionQuery>((query) => bindable(query.filters[filter]?.values[value] as string | number | boolean))
 
 /**
  * The first pages compiled once, by database handle and shape (firstPageShape). A statement with a
@@ -248,10 +241,10 @@ function compiledOnce(db: Db, shape: string, query: CollectionQuery, compile: ()
   let compiled = shapes.get(shape)
   if (compiled === undefined) {
     compiled = compile()
-    shapes.set(shape, compiled.parameters.every((parameter) => parameter instanceof FilterSlot) ? compiled : null)
+    shapes.set(shape, compiled.parameters.every((parameter) => parameter instanceof Slot) ? compiled : null)
   } else if (compiled === null) compiled = compile()
   if (compiled.parameters.length === 0) return compiled
-  return { sql: compiled.sql, parameters: compiled.parameters.map((parameter) => (parameter instanceof FilterSlot ? parameter.take(query) : parameter)) }
+  return { sql: compiled.sql, parameters: withValues(compiled.parameters, query) }
 }
 
 /**
@@ -263,11 +256,11 @@ function compiledOnce(db: Db, shape: string, query: CollectionQuery, compile: ()
  */
 const literal = (n: number) => sql.lit(n)
 
-/** The query's filters, and the search's condition when it has one; `slotted`: the filters' values as slots (FilterSlot). */
+/** The query's filters, and the search's condition when it has one; `slotted`: the filters' values as slots (filterSlot). */
 function narrow(select: AnySelect, query: CollectionQuery, facts: DialectFacts, searching?: Expression<SqlBool>, slotted = false): AnySelect {
   let narrowed = select
   query.filters.forEach((filter, index) => {
-    narrowed = narrowed.where(conditionOf(filter, slotted ? (value) => new FilterSlot(index, value) : undefined))
+    narrowed = narrowed.where(conditionOf(filter, slotted ? (value) => filterSlot(index, value) : undefined))
   })
   return searching === undefined ? narrowed : narrowed.where(searching)
 }
@@ -280,7 +273,7 @@ const COMPARISONS = { gt: sql`>`, gte: sql`>=`, lt: sql`<`, lte: sql`<=` }
  * value, so `notIn` matches it unless null is among the values (`is distinct from`, spelled so that
  * an index serves it).
  */
-function conditionOf(filter: Filter, slotOf?: (value: number) => FilterSlot): Expression<SqlBool> {
+function conditionOf(filter: Filter, slotOf?: (value: number) => Slot<CollectionQuery>): Expression<SqlBool> {
   const { field, operator, values } = filter
   const column = columnOf(field)
   const bound = (index: number) => slotOf?.(index) ?? bindable(values[index] as string | number | boolean)
