@@ -12,16 +12,7 @@ import type { Columns } from './projection.js'
 import { readRows } from './direct-reads.js'
 import { nameStatement } from './statement-names.js'
 import { lockForWrite } from './write-transaction.js'
-
-/** Where a value of the arguments goes, among a compiled statement's parameters (a list's first page puts its filters' values so too: list-page.ts). */
-export class Slot<A> {
-  constructor(readonly take: (args: A) => unknown) {}
-}
-
-/** `parameters` with each slot's value for `args` in its place. */
-export function withValues<A>(parameters: readonly unknown[], args: A): readonly unknown[] {
-  return parameters.map((parameter) => (parameter instanceof Slot ? (parameter as Slot<A>).take(args) : parameter))
-}
+import { Slot, withValues } from './slots.js'
 
 /** A slot typed as the value it stands for, so that the builder takes it where that value goes. */
 export type SlotOf<A> = <T>(take: (args: A) => T) => T

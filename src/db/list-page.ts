@@ -14,7 +14,7 @@
 import { type CompiledQuery, type Expression, type SelectQueryBuilder, type SqlBool, sql, type TableNode } from 'kysely'
 import type { Db } from './create-database.js'
 import { readRows } from './direct-reads.js'
-import { Slot, withValues } from './compiled-statements.js'
+import { Slot, withValues } from './slots.js'
 import { type DialectFacts, dialectFactsOf, MIN_INDEXED_SEARCH, type WindowBuilder } from './dialect-facts.js'
 import type { RowPage } from '../collections/collection-page.js'
 import type { FieldSpec } from '../collections/collection-spec.js'
