@@ -4,8 +4,9 @@
 // with those two libraries, the same command takes about half the CPU time (1.3 s to 0.7 s on this
 // machine), and `serve` is up in 1.1 s instead of 1.5 (docs/decisions/0016-bundled-command.md). Every other
 // dependency stays a package of its own, loaded from node_modules as before: some read files
-// beside their own code, and graphql must be the one copy mercurius loads. dist/app.js and the rest
-// of tsc's output stay what the package exports, for an application that builds the app itself.
+// beside their own code, and graphql must be the one copy graphql-jit and the subscription
+// transports load. dist/app.js and the rest of tsc's output stay what the package exports, for an
+// application that builds the app itself.
 //
 // A file whose content is unchanged is left alone, and a changed one replaced whole (renamed into
 // place): a command running from dist/ while the tests build again never reads half a file.

@@ -10,7 +10,7 @@ export const DATE_TIME_SDL = `"An instant, as ISO 8601 with an offset (Z or ±hh
 scalar DateTime`
 
 /**
- * DateTime's behaviour, as the resolver map gives it (mercurius copies these onto the SDL's scalar).
+ * DateTime's behaviour, set on the SDL's scalar (attachResolvers in schema.ts).
  * Refusals are GraphQLErrors, which graphql-js reports as they are: another error would reach the
  * error formatter as a failure of ours.
  */

@@ -2,9 +2,9 @@
 // (or a JSON array of up to maxBatch operations), GET /graphql?query=... for queries only, and
 // the answer as application/json or application/graphql-response+json, as the client accepts.
 //
-// Mercurius builds the executable schema; the HTTP side is ours, so that content negotiation,
-// status codes, CSRF refusal and error shapes follow the specification and the service's error
-// vocabulary. Subscriptions (WebSocket on the same path, SSE on /graphql/stream) are in
+// The executable schema is graphql-js's, built from the parts' SDL with their resolvers set on it;
+// the HTTP side is ours, so that content negotiation, status codes, CSRF refusal and error shapes
+// follow the specification and the service's error vocabulary. Subscriptions (WebSocket on the same path, SSE on /graphql/stream) are in
 // subscriptions/subscription-server.ts.
 //
 // Every operation is prepared by the operation pipeline (pipeline/operation-pipeline.ts), as those of the
@@ -19,7 +19,6 @@ import fastifyWebsocket from '@fastify/websocket'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { buildSchema, type GraphQLFormattedError, type GraphQLSchema, NoSchemaIntrospectionCustomRule, printSchema } from 'graphql'
 import { handleProtocols } from 'graphql-ws'
-import mercurius from 'mercurius'
 import type { Authenticate, CurrentCallers } from '../core/caller.js'
 import type { CallerTopics } from '../core/caller-changed.js'
 import type { GraphQLConfig } from '../config.js'
@@ -54,7 +53,7 @@ import {
 } from './pipeline/operation-pipeline.js'
 import { createPersistedQueries, type PersistedQueries, type PersistedQueryStore } from './pipeline/persisted-queries.js'
 import { readRequestParams, type RequestParams } from './pipeline/request-params.js'
-import { attachSubscriptions, buildResolvers, type GraphQLPart, typeDefsOf } from './schema.js'
+import { attachResolvers, attachSubscriptions, type GraphQLPart, typeDefsOf } from './schema.js'
 import type { OperationTracer } from './subscriptions/operation-preparation.js'
 import { subscriptionServer, type SubscriptionServerOptions, type SubscriptionStats } from './subscriptions/subscription-server.js'
 
@@ -104,24 +103,23 @@ export async function graphqlRoutes(app: FastifyInstance, options: GraphQLRoutes
   const listSizes = { defaultLimit: DEFAULT_PAGE_LIMIT, maxLimit: MAX_PAGE_LIMIT }
   // Without introspection, refusals keep their names of the schema to themselves (formatError).
   app.decorateRequest('graphqlSuggestions', config.introspection)
-  // Mercurius builds the executable schema (app.graphql.schema); every transport's operations are
-  // parsed, validated and run by the operation pipeline, so mercurius keeps no documents of its own.
-  // Built here rather than by Mercurius from the text, without the tokens and locations of the
-  // parse (0.6 MB kept for the life of the process, which only a message about the SDL would read).
+  // Every transport's operations are parsed, validated and run by the operation pipeline against
+  // this schema. Built without the tokens and locations of the parse (0.6 MB kept for the life of
+  // the process, which only a message about the SDL would read).
   const schema = buildSchema(typeDefsOf(parts), { noLocation: true })
-  await app.register(mercurius, { schema, resolvers: buildResolvers(parts), routes: false, graphiql: false, jit: 0, cache: false })
+  attachResolvers(schema, parts)
+  attachSubscriptions(schema, parts)
 
   const persisted = createPersistedQueries(config.persistedQueries, options.persistedQueryStore, {
     allowance: options.persistedQueryAllowance,
     log: app.log,
   })
-  const pipeline = pipelineOf(app, options, persisted, listSizes)
-  const answers = httpAnswers(app, pipeline, persisted, options)
+  const pipeline = pipelineOf(schema, options, persisted, listSizes)
+  const answers = httpAnswers(schema, pipeline, persisted, options)
   app.post(GRAPHQL_PATH, answers.postRoute, answers.post)
 
-  attachSubscriptions(app.graphql.schema, parts)
   const subscriptions = subscriptionServer(app, {
-    schema: () => app.graphql.schema,
+    schema: () => schema,
     limits: config.subscriptions,
     pipeline,
     listSizes,
@@ -149,16 +147,16 @@ export async function graphqlRoutes(app: FastifyInstance, options: GraphQLRoutes
   })
 
   if (config.introspection) {
-    const sdl = `${printSchema(app.graphql.schema)}\n`
+    const sdl = `${printSchema(schema)}\n`
     app.get(`${GRAPHQL_PATH}/schema.graphql`, { config: { access: 'public' } }, async (_request, reply) => reply.type('text/plain; charset=utf-8').send(sdl))
   }
   if (config.graphiql) await app.register(graphiqlRoutes, { endpoint: GRAPHQL_PATH, subscriptionEndpoint: GRAPHQL_PATH })
 }
 
-/** The operation pipeline of the app's schema, by the GraphQL config. */
-function pipelineOf(app: FastifyInstance, { config, tracer }: GraphQLRoutesOptions, persisted: PersistedQueries, listSizes: ListSizes): OperationPipeline {
+/** The operation pipeline of the schema, by the GraphQL config. */
+function pipelineOf(schema: GraphQLSchema, { config, tracer }: GraphQLRoutesOptions, persisted: PersistedQueries, listSizes: ListSizes): OperationPipeline {
   return createOperationPipeline({
-    schema: () => app.graphql.schema,
+    schema: () => schema,
     limits: config.limits,
     listSizes,
     maxTokens: MAX_TOKENS,
@@ -193,12 +191,12 @@ function httpTransports({ chargeRateLimit, idempotentWrites }: GraphQLRoutesOpti
 }
 
 /** The handlers of POST and GET /graphql: each operation prepared by the pipeline, then run, bounded and sent. */
-function httpAnswers(app: FastifyInstance, pipeline: OperationPipeline, persisted: PersistedQueries, options: GraphQLRoutesOptions) {
+function httpAnswers(schema: GraphQLSchema, pipeline: OperationPipeline, persisted: PersistedQueries, options: GraphQLRoutesOptions) {
   const { config, idempotentWrites } = options
   const over = httpTransports(options)
   /** Runs the operation, then registers its document if it was sent with its hash and ran: one refused before execution is not kept. */
   const runAndRegister = async (request: FastifyRequest, operation: PreparedOperation) => {
-    const answer = await run(pipeline, app.graphql.schema, request, operation)
+    const answer = await run(pipeline, schema, request, operation)
     if (answer.outcome === 'executed') await persisted.register(operation, callerKey(request, request.caller ?? null))
     return answer
   }

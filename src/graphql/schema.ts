@@ -1,8 +1,7 @@
 // The GraphQL schema, assembled from the parts the features bring (src/features.ts): each
 // contributes its types, its fields on the others' types (`extend type User { posts }`), its
 // resolvers and its subscription fields. This layer knows no feature: it joins what it is given.
-import type { GraphQLFieldResolver, GraphQLSchema } from 'graphql'
-import type { IResolvers } from 'mercurius'
+import { type GraphQLFieldResolver, GraphQLObjectType, GraphQLScalarType, type GraphQLSchema } from 'graphql'
 import { requireSignedIn } from '../core/caller.js'
 import { AppError } from '../errors.js'
 import { isEventsInterrupted } from '../events/event-stream.js'
@@ -65,7 +64,29 @@ const baseTypeDefs = /* GraphQL */ `
 /** The schema's SDL: the root types, page info (of pages and of connections), DateTime and the operator inputs, then each part's, in the order given. */
 export const typeDefsOf = (parts: readonly Pick<GraphQLPart, 'typeDefs'>[]): string => [baseTypeDefs, ...parts.map((part) => part.typeDefs)].join('\n')
 
-export function buildResolvers(parts: readonly GraphQLPart[]): IResolvers {
+/**
+ * Sets every part's resolvers on the schema built from the SDL: each field's `resolve`, and the
+ * DateTime scalar's behaviour. A resolver for a type or field the SDL lacks fails the start, as does
+ * a mutation not built by mutation() or mutationWithoutInput().
+ */
+export function attachResolvers(schema: GraphQLSchema, parts: readonly GraphQLPart[]): void {
+  for (const [typeName, fields] of Object.entries(mergedResolvers(parts))) {
+    const type = schema.getType(typeName)
+    if (!(type instanceof GraphQLObjectType)) throw new Error(`The schema has no object type ${typeName} for its resolvers`)
+    const schemaFields = type.getFields()
+    for (const [name, resolve] of Object.entries(fields)) {
+      const field = schemaFields[name]
+      if (field === undefined) throw new Error(`The schema has no field ${typeName}.${name} for its resolver`)
+      field.resolve = resolve as GraphQLFieldResolver<unknown, unknown>
+    }
+  }
+  const dateTime = schema.getType('DateTime')
+  if (!(dateTime instanceof GraphQLScalarType)) throw new Error('The schema has no DateTime scalar')
+  Object.assign(dateTime, dateTimeScalar)
+}
+
+/** Every part's resolvers by type; each mutation refused to anonymous callers before its input is read. */
+function mergedResolvers(parts: readonly GraphQLPart[]): ResolverMap {
   const merged: ResolverMap = { Query: {}, Mutation: {} }
   for (const part of parts) {
     for (const [type, fields] of Object.entries(part.resolvers)) merged[type] = { ...merged[type], ...fields }
@@ -81,15 +102,14 @@ export function buildResolvers(parts: readonly GraphQLPart[]): IResolvers {
       return resolve(parent, args, context, info)
     }
   }
-  // The shared scalar's behaviour (mercurius sets it on the SDL's DateTime).
-  return { ...merged, DateTime: dateTimeScalar } as IResolvers
+  return merged
 }
 
 /** What a subscriber receives where live events were interrupted (Redis away); its subscription stays open. */
 export const EVENTS_INTERRUPTED_MESSAGE = 'Live events are interrupted; events may be missed until they resume.'
 
 /**
- * Sets the subscription fields' subscribe and resolve on the schema (mercurius sets only resolve).
+ * Sets the subscription fields' subscribe and resolve on the schema.
  * Where an event stream marks an interruption, the field fails for that one result
  * (SERVICE_UNAVAILABLE), which every transport sends as a result with `errors`, and the
  * subscription goes on: the one place where subscribers are told.

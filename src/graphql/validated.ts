@@ -1,7 +1,7 @@
 // Mutation resolvers that declare their input instead of checking it by hand: the TypeBox schema
 // the REST body uses validates the GraphQL input (same Ajv, same VALIDATION_ERROR details) before
 // the resolver runs, so GraphQL cannot accept what REST refuses. The schema assembly refuses, at
-// start-up, a Mutation field whose resolver was not built here (buildResolvers in schema.ts).
+// start-up, a Mutation field whose resolver was not built here (attachResolvers in schema.ts).
 import { type Static, type TSchema, Type } from 'typebox'
 import { bulkSizeRefusal } from '../core/bulk.js'
 import { assertValid } from '../core/validation.js'
@@ -9,7 +9,7 @@ import type { GraphQLContext } from './context.js'
 
 type MutationResolver<A, R> = (parent: unknown, args: A, context: GraphQLContext) => R
 
-/** Every resolver built by mutation() or mutationWithoutInput(): what buildResolvers checks for. */
+/** Every resolver built by mutation() or mutationWithoutInput(): what attachResolvers checks for. */
 const declared = new WeakSet<object>()
 
 /**
