@@ -4,7 +4,10 @@
 // they lack (jose's cooldown bounds how often). Only asymmetric algorithms are accepted, so neither
 // `alg: none` nor an HMAC keyed with a public key can pass; `iss`, `aud`, `exp` and a string `sub`
 // are required, and an `iat` ahead of the server's clock by more than a small skew is refused.
-import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, type JWTPayload, jwtVerify } from 'jose'
+// jose is loaded by the first token an issuer is asked about: a server without an issuer, or one
+// whose callers bring Threadline's own tokens, never loads it (nor the WebCrypto modules it uses).
+import type * as JoseModule from 'jose'
+import type { createRemoteJWKSet, JWTPayload } from 'jose'
 import type { OidcConfig } from '../config/oidc-config.js'
 import type { Scope } from '../core/caller.js'
 import { AppError, unauthenticated } from '../errors.js'
@@ -41,6 +44,10 @@ const JWT_PATTERN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/
 
 export type OidcIssuer = ReturnType<typeof createOidcIssuer>
 
+type Jose = typeof JoseModule
+let jose: Promise<Jose> | undefined
+const loadJose = (): Promise<Jose> => (jose ??= import('jose'))
+
 export function createOidcIssuer(config: OidcConfig) {
   let keys: ReturnType<typeof createRemoteJWKSet> | undefined
   let discovering: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined
@@ -48,6 +55,7 @@ export function createOidcIssuer(config: OidcConfig) {
   let lastFailure: unknown
 
   async function discover(): Promise<ReturnType<typeof createRemoteJWKSet>> {
+    const { createRemoteJWKSet } = await loadJose()
     const url = `${config.issuer.replace(/\/$/, '')}/.well-known/openid-configuration`
     const response = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } })
     if (!response.ok) throw new Error(`${url} answered ${response.status}`)
@@ -95,19 +103,20 @@ export function createOidcIssuer(config: OidcConfig) {
      * publish; SERVICE_UNAVAILABLE while the issuer cannot be reached.
      */
     async verify(token: string): Promise<IssuedIdentity> {
+      const jose = await loadJose()
       // What the token's own parts refuse needs no key: refused at once, even while the issuer is away.
-      refuseUnreadable(token)
+      refuseUnreadable(jose, token)
       const resolveKey = await keySet()
       let payload: JWTPayload
       try {
-        ;({ payload } = await jwtVerify(token, resolveKey, {
+        ;({ payload } = await jose.jwtVerify(token, resolveKey, {
           issuer: config.issuer,
           audience: config.audience,
           algorithms: ALGORITHMS,
           requiredClaims: ['exp', 'sub'],
         }))
       } catch (error) {
-        throw refusal(error)
+        throw refusal(jose, error)
       }
       // RFC 7519 §4.1.2: a StringOrURI. A number would be stored as text (12345 as "12345.0" on
       // SQLite), and a token whose sub is that text would then sign in as its user.
@@ -131,7 +140,7 @@ export function createOidcIssuer(config: OidcConfig) {
 }
 
 /** UNAUTHENTICATED for a token that is not a JWT (its parts unreadable) or names an algorithm not accepted. */
-function refuseUnreadable(token: string): void {
+function refuseUnreadable({ decodeProtectedHeader, decodeJwt }: Jose, token: string): void {
   let alg: unknown
   try {
     alg = decodeProtectedHeader(token).alg
@@ -143,7 +152,7 @@ function refuseUnreadable(token: string): void {
 }
 
 /** Why the token is refused (401), or the issuer's failure (503): a key set that could not be fetched is not the token's fault. */
-function refusal(error: unknown): AppError {
+function refusal({ errors }: Jose, error: unknown): AppError {
   if (error instanceof errors.JWTExpired) return unauthenticated('The token has expired')
   if (error instanceof errors.JWTClaimValidationFailed) return unauthenticated(`The token is refused: ${error.message}`)
   if (error instanceof errors.JWKSNoMatchingKey) return unauthenticated('The token is refused: the issuer publishes no key it names')
