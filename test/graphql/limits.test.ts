@@ -289,7 +289,7 @@ describe('directives', () => {
   })
 })
 
-/** A field nested `levels` deep, built as an AST (as mercurius accepts one): graphql's parser overflows the stack near 2,000 levels. */
+/** A field nested `levels` deep, built as an AST rather than parsed: graphql's parser overflows the stack near 2,000 levels. */
 function nestedDocument(levels: number): DocumentNode {
   let selectionSet: SelectionSetNode | undefined
   for (let level = levels; level >= 1; level--) {
