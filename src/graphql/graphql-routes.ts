@@ -4,8 +4,8 @@
 //
 // The executable schema is graphql-js's, built from the parts' SDL with their resolvers set on it;
 // the HTTP side is ours, so that content negotiation, status codes, CSRF refusal and error shapes
-// follow the specification and the service's error vocabulary. Subscriptions (WebSocket on the same path, SSE on /graphql/stream) are in
-// subscriptions/subscription-server.ts.
+// follow the specification and the service's error vocabulary. Subscriptions (WebSocket on the
+// same path, SSE on /graphql/stream) are in subscriptions/subscription-server.ts.
 //
 // Every operation is prepared by the operation pipeline (pipeline/operation-pipeline.ts), as those of the
 // WebSocket and the event stream are: its hash resolved (persisted queries, trusted documents), its
