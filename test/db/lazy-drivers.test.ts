@@ -34,18 +34,20 @@ const { loadConfig } = await import('./${DIST}/config.js')
 const app = await buildApp(loadConfig({ ...JSON.parse(process.argv[1]), SEED_DEMO_DATA: 'false', LOG_LEVEL: 'silent' }))
 await app.ready()
 const has = (name) => Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes(\`/node_modules/\${name}/\`))
-const hasModule = async (name) => {
-  await sleep(50) // the hook's messages arrive a turn later
-  return [...resolved].some((url) => url.includes(\`/node_modules/\${name}/\`))
+// The hook's messages arrive a little later: waited for up to waitMs.
+const hasModule = async (name, waitMs) => {
+  const found = () => [...resolved].some((url) => url.includes(\`/node_modules/\${name}/\`))
+  for (let waited = 0; waited < waitMs && !found(); waited += 10) await sleep(10)
+  return found()
 }
-const anonymous = await app.inject({ url: '/api/v1/users', headers: { authorization: 'Bearer not-a-jwt' } })
+const ownToken = await app.inject({ url: '/api/v1/users', headers: { authorization: 'Bearer not-a-jwt' } })
 const beforeScrape = { pg: has('pg'), ioredis: has('ioredis'), promClient: has('prom-client'), openTelemetry: has('@opentelemetry/api'), mercurius: has('mercurius') }
-const beforeJwt = { jose: await hasModule('jose'), graphql: (await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ users { id } }' } })).statusCode }
+const beforeJwt = { jose: await hasModule('jose', 100), graphql: (await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ users { id } }' } })).statusCode }
 const scraped = await app.inject({ url: '/metrics' })
 const jwt = await app.inject({ url: '/api/v1/users', headers: { authorization: 'Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln' } })
 console.log(JSON.stringify({
-  ...beforeScrape, ...beforeJwt, ownToken: anonymous.statusCode, scraped: scraped.statusCode, promClientOnceScraped: has('prom-client'),
-  jwt: jwt.statusCode, joseOnceAJwtCame: await hasModule('jose'), mercuriusAfterGraphQL: has('mercurius'),
+  ...beforeScrape, ...beforeJwt, ownToken: ownToken.statusCode, scraped: scraped.statusCode, promClientOnceScraped: has('prom-client'),
+  jwt: jwt.statusCode, joseOnceAJwtCame: await hasModule('jose', 2000), mercuriusAfterGraphQL: has('mercurius'),
 }))
 await app.close()
 `
