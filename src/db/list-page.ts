@@ -50,10 +50,10 @@ export interface ListPageOptions<Row> {
    * A name for what `from` and `select` build, given to no other pair that builds other SQL. With
    * it, the first page of a query with no search is built and compiled once per shape (the name,
    * the query's sort and limit, its filters' fields, operators and values (how many, which are
-   * null), where its total is read) instead of on every request, the filters' values put in each time: Kysely's
-   * builder and compiler were 4-9 µs of a page with no filter, and a tenth of the process's CPU
-   * for a filtered page with its total on PostgreSQL. A statement with values of its own (a
-   * parent's id in `from`) is built every time all the same.
+   * null), where its total is read) instead of on every request, the filters' values put in each
+   * time: Kysely's builder and compiler were 4-9 µs of a page with no filter, and a tenth of the
+   * process's CPU for a filtered page with its total on PostgreSQL. A statement with values of its
+   * own (a parent's id in `from`) is built every time all the same.
    */
   shape?: string
 }

@@ -45,8 +45,8 @@ const JWT_PATTERN = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/
 export type OidcIssuer = ReturnType<typeof createOidcIssuer>
 
 type Jose = typeof JoseModule
-let jose: Promise<Jose> | undefined
-const loadJose = (): Promise<Jose> => (jose ??= import('jose'))
+let joseLoaded: Promise<Jose> | undefined
+const loadJose = (): Promise<Jose> => (joseLoaded ??= import('jose'))
 
 export function createOidcIssuer(config: OidcConfig) {
   let keys: ReturnType<typeof createRemoteJWKSet> | undefined
