@@ -17,15 +17,15 @@ export function findAlbumsByIds(db: Db, ids: readonly number[]): Promise<AlbumRo
 }
 
 export function listAlbumsOfUser(db: Db, userId: number, query: CollectionQuery): Promise<RowPage<AlbumRow>> {
-  return listPage<AlbumRow>(db, { from: albumsOfUser(userId), select: (q) => q.selectAll(), query })
+  return listPage<AlbumRow>(db, { from: albumsOfUser, parentId: userId, select: (q) => q.selectAll(), query, shape: 'albums of a user' })
 }
 
 /** The rows listAlbumsOfUser lists, aggregated; or, without a user, listAlbums's. */
 export function aggregateAlbums(db: Db, userId: number | undefined, request: AggregateQuery, pay?: AggregatePayment) {
-  return aggregatePage(db, { from: userId === undefined ? everyAlbum : albumsOfUser(userId), request, pay })
+  return aggregatePage(db, { from: userId === undefined ? everyAlbum : (executor) => albumsOfUser(executor, userId), request, pay })
 }
 
-const albumsOfUser = (userId: number) => (executor: Db) => executor.selectFrom('albums').where('user_id', '=', userId)
+const albumsOfUser = (executor: Db, userId: number) => executor.selectFrom('albums').where('user_id', '=', userId)
 const everyAlbum = (executor: Db) => executor.selectFrom('albums')
 
 /** Every album, across users, in the query's order; the query's filters narrow it (`userId` to one user's, by the (user_id, id) index). */

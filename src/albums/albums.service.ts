@@ -11,7 +11,7 @@ import { notFound } from '../errors.js'
 import { type IdInput, parseId } from '../core/ids.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
-import { loadUser } from '../users/users.public.js'
+import { loadUser, loadUserId, pageOfUser } from '../users/users.public.js'
 import * as repo from './albums.repository.js'
 import type { Album, CreateAlbumInput, UpdateAlbumInput } from './albums.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
@@ -23,8 +23,7 @@ export type AlbumsService = ReturnType<typeof createAlbumsService>
 export function createAlbumsService({ db }: { db: Db }) {
   return {
     async list(_caller: Caller | null, userId: IdInput, query: CollectionQuery): Promise<CollectionPage<Album>> {
-      const owner = await loadUser(db, userId)
-      return toCollectionPage(query, await repo.listAlbumsOfUser(db, owner.id, query), toAlbum)
+      return toCollectionPage(query, await pageOfUser(db, userId, (ownerId) => repo.listAlbumsOfUser(db, ownerId, query)), toAlbum)
     },
 
     /** Every album, across users (anyone reads albums). The query's filters narrow it (`userId` to one user's). */
@@ -34,7 +33,7 @@ export function createAlbumsService({ db }: { db: Db }) {
 
     /** The albums `list` (with `userId`) or `listAll` would list, aggregated as asked; `pay` is charged for the rows read. */
     async aggregate(_caller: Caller | null, userId: IdInput | undefined, request: AggregateQuery, pay?: AggregatePayment): Promise<AggregateResult> {
-      return repo.aggregateAlbums(db, userId === undefined ? undefined : (await loadUser(db, userId)).id, request, pay)
+      return repo.aggregateAlbums(db, userId === undefined ? undefined : await loadUserId(db, userId), request, pay)
     },
 
     /** `userId` undefined: the album is found by its id alone. */

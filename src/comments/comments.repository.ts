@@ -37,9 +37,11 @@ export const findCommentById: (db: Db, id: number) => Promise<CommentWithAuthorR
 
 export function listCommentsOfPost(db: Db, postId: number, query: CollectionQuery): Promise<RowPage<CommentWithAuthorRow>> {
   return listPage<CommentWithAuthorRow>(db, {
-    from: commentsOfPost(postId),
+    from: commentsOfPost,
+    parentId: postId,
     select: (q) => q.selectAll('comments').select('users.name as author_name'),
     query,
+    shape: 'comments of a post',
   })
 }
 
@@ -58,10 +60,10 @@ export function listComments(db: Db, query: CollectionQuery, visibility: DraftVi
 
 /** The rows listCommentsOfPost lists (the post's, checked visible), aggregated; or, without a post, listComments's. */
 export function aggregateComments(db: Db, postId: number | undefined, request: AggregateQuery, visibility: DraftVisibility, pay?: AggregatePayment) {
-  return aggregatePage(db, { from: postId === undefined ? visibleComments(visibility) : commentsOfPost(postId), request, pay })
+  return aggregatePage(db, { from: postId === undefined ? visibleComments(visibility) : (executor) => commentsOfPost(executor, postId), request, pay })
 }
 
-const commentsOfPost = (postId: number) => (executor: Db) =>
+const commentsOfPost = (executor: Db, postId: number) =>
   executor.selectFrom('comments').leftJoin('users', 'users.id', 'comments.author_id').where('comments.post_id', '=', postId)
 
 const visibleComments = (visibility: DraftVisibility) => (executor: Db) =>

@@ -11,7 +11,7 @@ import type { PostRow } from '../posts/posts.public.js'
 import { forbidden, isAppError, notFound } from '../errors.js'
 import { type IdInput, parseId } from '../core/ids.js'
 import type { ListWindow } from '../collections/pagination.js'
-import { draftVisibility, loadVisiblePost, toPost } from '../posts/posts.public.js'
+import { draftVisibility, loadVisiblePost, loadVisiblePostId, toPost } from '../posts/posts.public.js'
 import { loadUser, toUser } from '../users/users.public.js'
 import type { Events } from '../events/events.js'
 import type { CommentsTopics } from './comments.events.js'
@@ -52,8 +52,8 @@ export interface CommentsServiceDeps {
 export function createCommentsService({ db, events, dataVersion }: CommentsServiceDeps) {
   return {
     async list(caller: Caller | null, path: PostPath, query: CollectionQuery): Promise<CollectionPage<Comment>> {
-      const post = await loadVisiblePost(db, caller, path.userId, path.postId)
-      return toCollectionPage(query, await repo.listCommentsOfPost(db, post.id, query), repo.toComment)
+      const postId = await loadVisiblePostId(db, caller, path.userId, path.postId)
+      return toCollectionPage(query, await repo.listCommentsOfPost(db, postId, query), repo.toComment)
     },
 
     /**
@@ -67,7 +67,7 @@ export function createCommentsService({ db, events, dataVersion }: CommentsServi
 
     /** The comments `list` (with `path`) or `listAll` would list, aggregated as asked; `pay` is charged for the rows read. */
     async aggregate(caller: Caller | null, path: PostPath | undefined, request: AggregateQuery, pay?: AggregatePayment): Promise<AggregateResult> {
-      const postId = path === undefined ? undefined : (await loadVisiblePost(db, caller, path.userId, path.postId)).id
+      const postId = path === undefined ? undefined : await loadVisiblePostId(db, caller, path.userId, path.postId)
       return repo.aggregateComments(db, postId, request, draftVisibility(caller), pay)
     },
 

@@ -40,9 +40,15 @@ export const MAX_COUNTED_TOTAL = MAX_OFFSET_ITEMS
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the list query's tables and joins vary by caller
 export type AnySelect = SelectQueryBuilder<any, any, any>
 
-export interface ListPageOptions<Row> {
-  /** FROM, joins and the WHERE of the path's scope, on the executor given; no selection, order or limit. */
-  from: (db: Db) => AnySelect
+/**
+ * Where a page's rows come from: FROM, joins and the WHERE of the path's scope, on the executor
+ * given; no selection, order or limit. A scope under a parent the path names (the user of
+ * /users/{id}/posts) is given that parent's id beside the executor, where a page compiled once
+ * gives the slot it goes in (parentSlot): `from` must put it where a value goes, nowhere else.
+ */
+export type ListScope = { from: (db: Db) => AnySelect; parentId?: undefined } | { from: (db: Db, parentId: number) => AnySelect; parentId: number }
+
+export type ListPageOptions<Row> = ListScope & {
   /** Adds the selection of the rows to return. */
   select: (query: AnySelect) => SelectQueryBuilder<never, never, Row>
   query: CollectionQuery
@@ -52,8 +58,8 @@ export interface ListPageOptions<Row> {
    * the query's sort and limit, its filters' fields, operators and values (how many, which are
    * null), where its total is read) instead of on every request, the filters' values put in each
    * time: Kysely's builder and compiler were 4-9 µs of a page with no filter, and a tenth of the
-   * process's CPU for a filtered page with its total on PostgreSQL. A statement with values of its
-   * own (a parent's id in `from`) is built every time all the same.
+   * process's CPU for a filtered page with its total on PostgreSQL. A parent's id is put in the
+   * same way; a statement with another value of its own is built every time all the same.
    */
   shape?: string
 }
@@ -84,10 +90,11 @@ const TOTAL_COLUMN = 'threadline_page_total'
 async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row>, totalRead: TotalRead): Promise<RowPage<Row>> {
   const { query } = options
   const facts = dialectFactsOf(db)
-  const searching = await searchCondition(db, options, facts)
-  // `slotted`: the filters' values as slots, for a statement compiled once (compiledOnce).
-  const matching = (slotted = false) => narrow(options.from(db), query, facts, searching?.condition, slotted)
-  const counting = (slotted = false) => narrow(options.from(db), query, facts, searching?.counted, slotted)
+  const from = scopeOf(options)
+  const searching = await searchCondition(db, from, query, facts)
+  // `slotted`: the parent's id and the filters' values as slots, for a statement compiled once (compiledOnce).
+  const matching = (slotted = false) => narrow(from(db, slotted), query, facts, searching?.condition, slotted)
+  const counting = (slotted = false) => narrow(from(db, slotted), query, facts, searching?.counted, slotted)
   let counted = totalRead === 'a statement' ? await countRows(db, counting()) : undefined
   const statement = (rows: AnySelect, slotted: boolean): CompiledQuery => {
     const selected = options.select(rows) as AnySelect
@@ -96,7 +103,8 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
   /** The rows `rows()` selects; `first`: the page is the query's first, read in one statement. */
   const read = async (rows: (slotted: boolean) => AnySelect, first: boolean): Promise<Row[]> => {
     const shape = first ? firstPageShape(db, options, totalRead) : undefined
-    const { sql: text, parameters } = shape === undefined ? statement(rows(false), false) : compiledOnce(db, shape, query, () => statement(rows(true), true))
+    const values = { query, parentId: options.parentId }
+    const { sql: text, parameters } = shape === undefined ? statement(rows(false), false) : compiledOnce(db, shape, values, () => statement(rows(true), true))
     const found = await readRows<Row>(db, text, parameters)
     if (totalRead === 'in the rows') counted = takeTotal(found)
     return found
@@ -111,7 +119,7 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
 
   if (query.mode === 'page') {
     const offset = offsetOf(query.page, query.limit)
-    const rows = await read((slotted) => pageRows(db, options, matching(slotted), offset), offset === 0)
+    const rows = await read((slotted) => pageRows(db, from, query, matching(slotted), offset), offset === 0)
     const hasMore = rows.length > query.limit
     if (hasMore) rows.pop()
     const last = rows.at(-1)
@@ -126,7 +134,7 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
   }
 
   const backwards = query.cursor?.direction === 'before'
-  const rows = await readByKeyset(db, options.from, read, query, backwards, searching?.condition)
+  const rows = await readByKeyset(db, from, read, query, backwards, searching?.condition)
   const hasBeyond = rows.length > query.limit
   if (hasBeyond) rows.pop()
   const valuesOf = (row: Row | undefined) => (row === undefined ? undefined : keyValues(row, query.sort))
@@ -154,8 +162,17 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
  */
 export async function matchingRows(db: Db, from: (db: Db) => AnySelect, query: CollectionQuery): Promise<AnySelect> {
   const facts = dialectFactsOf(db)
-  const searching = await searchCondition(db, { from, query }, facts)
+  const searching = await searchCondition(db, from, query, facts)
   return narrow(from(db), query, facts, searching?.counted)
+}
+
+/** A page's rows as a scope builds them, its parent's id in place or, `slotted`, in its slot. */
+type Scoped = (db: Db, slotted?: boolean) => AnySelect
+
+function scopeOf(scope: ListScope): Scoped {
+  if (scope.parentId === undefined) return scope.from
+  const { from, parentId } = scope
+  return (db, slotted = false) => from(db, slotted ? (PARENT_SLOT as unknown as number) : parentId)
 }
 
 /**
@@ -166,26 +183,25 @@ export async function matchingRows(db: Db, from: (db: Db) => AnySelect, query: C
  * skip, and the extra lookup by id cost the first page more than the narrow sort saved (PostgreSQL
  * and SQLite alike, whether an index serves the sort or not).
  */
-function pageRows(db: Db, options: ListPageOptions<object>, matching: AnySelect, offset: number): AnySelect {
-  const { query } = options
+function pageRows(db: Db, from: Scoped, query: CollectionQuery, matching: AnySelect, offset: number): AnySelect {
   const wanted = literal(query.limit + 1)
   if (offset === 0) return ordered(matching, query.sort, false).limit(wanted)
   const id = sql.ref((query.sort.at(-1) as SortKey).field.column)
   const pageIds = ordered(matching, query.sort, false).select(id.as('page_id')).limit(wanted).offset(offset)
-  return ordered(options.from(db).where(sql<SqlBool>`${id} in (${pageIds})`), query.sort, false)
+  return ordered(from(db).where(sql<SqlBool>`${id} in (${pageIds})`), query.sort, false)
 }
 
 /** Up to limit+1 rows past the cursor (or from the start), tier by tier. */
 async function readByKeyset<Row>(
   db: Db,
-  from: (db: Db) => AnySelect,
+  from: Scoped,
   read: (rows: (slotted: boolean) => AnySelect, first: boolean) => Promise<Row[]>,
   query: CollectionQuery,
   backwards: boolean,
   searching: Expression<SqlBool> | undefined,
 ): Promise<Row[]> {
   const wanted = query.limit + 1
-  const base = (slotted = false) => ordered(narrow(from(db), query, dialectFactsOf(db), searching, slotted), query.sort, backwards)
+  const base = (slotted = false) => ordered(narrow(from(db, slotted), query, dialectFactsOf(db), searching, slotted), query.sort, backwards)
   if (query.cursor === undefined) return await read((slotted) => base(slotted).limit(literal(wanted)), true)
   const rows: Row[] = []
   for (const tier of keysetTiers(query.sort, query.cursor.values, backwards)) {
@@ -196,16 +212,25 @@ async function readByKeyset<Row>(
   return rows
 }
 
+/** What a first page compiled once is run with: the request's query, and the parent the path names. */
+interface PageValues {
+  readonly query: CollectionQuery
+  readonly parentId: number | undefined
+}
+
 /**
  * Where a filter's value goes among the parameters of a first page compiled once: the value of
  * each request's query at the same place (the same filter, the same value), bound as valueOf binds it.
  */
 const filterSlot = (filter: number, value: number) =>
-  new Slot<CollectionQuery>((query) => bindable(query.filters[filter]?.values[value] as string | number | boolean))
+  new Slot<PageValues>(({ query }) => bindable(query.filters[filter]?.values[value] as string | number | boolean))
+
+/** Where the parent's id goes among the parameters of a first page compiled once. */
+const PARENT_SLOT = new Slot<PageValues>(({ parentId }) => parentId)
 
 /**
  * The first pages compiled once, by database handle and shape (firstPageShape). A statement with a
- * value of its own, one that is no filter's slot, is kept as null, and built each time.
+ * value of its own, one that is neither a filter's slot nor the parent's, is kept as null, and built each time.
  */
 const firstPages = new WeakMap<Db, RecentlyUsed<string, CompiledQuery | null>>()
 
@@ -231,8 +256,8 @@ function firstPageShape(db: Db, options: ListPageOptions<object>, totalRead: Tot
   return key
 }
 
-/** The statement kept for `shape`, with `query`'s filter values in their slots; compiled by `compile` when none is kept. */
-function compiledOnce(db: Db, shape: string, query: CollectionQuery, compile: () => CompiledQuery): Pick<CompiledQuery, 'sql' | 'parameters'> {
+/** The statement kept for `shape`, with the parent's id and the query's filter values in their slots; compiled by `compile` when none is kept. */
+function compiledOnce(db: Db, shape: string, values: PageValues, compile: () => CompiledQuery): Pick<CompiledQuery, 'sql' | 'parameters'> {
   let shapes = firstPages.get(db)
   if (shapes === undefined) {
     shapes = new RecentlyUsed(MAX_FIRST_PAGES)
@@ -244,7 +269,7 @@ function compiledOnce(db: Db, shape: string, query: CollectionQuery, compile: ()
     shapes.set(shape, compiled.parameters.every((parameter) => parameter instanceof Slot) ? compiled : null)
   } else if (compiled === null) compiled = compile()
   if (compiled.parameters.length === 0) return compiled
-  return { sql: compiled.sql, parameters: withValues(compiled.parameters, query) }
+  return { sql: compiled.sql, parameters: withValues(compiled.parameters, values) }
 }
 
 /**
@@ -273,7 +298,7 @@ const COMPARISONS = { gt: sql`>`, gte: sql`>=`, lt: sql`<`, lte: sql`<=` }
  * value, so `notIn` matches it unless null is among the values (`is distinct from`, spelled so that
  * an index serves it).
  */
-function conditionOf(filter: Filter, slotOf?: (value: number) => Slot<CollectionQuery>): Expression<SqlBool> {
+function conditionOf(filter: Filter, slotOf?: (value: number) => Slot<PageValues>): Expression<SqlBool> {
   const { field, operator, values } = filter
   const column = columnOf(field)
   const bound = (index: number) => slotOf?.(index) ?? bindable(values[index] as string | number | boolean)
@@ -315,8 +340,7 @@ interface SearchCondition {
  *   reads on from there and every match is reached; other pages read the newest MAX_SEARCHED_ROWS.
  * Queried once per page, in the page's transaction; the rows it names are bound to every statement.
  */
-async function searchCondition(db: Db, options: Pick<ListPageOptions<unknown>, 'from' | 'query'>, facts: DialectFacts): Promise<SearchCondition | undefined> {
-  const { query } = options
+async function searchCondition(db: Db, from: (db: Db) => AnySelect, query: CollectionQuery, facts: DialectFacts): Promise<SearchCondition | undefined> {
   const search = query.search
   if (search === undefined) return undefined
   const everywhere = (condition: Expression<SqlBool>): SearchCondition => ({ condition, counted: condition })
@@ -331,7 +355,7 @@ async function searchCondition(db: Db, options: Pick<ListPageOptions<unknown>, '
     if (ids.length === 0) return everywhere(sql<SqlBool>`1 = 0`)
     if (ids.length <= MAX_INDEXED_CANDIDATES) return everywhere(and([sql<SqlBool>`${id} in (${sql.join(ids)})`, matching]))
   }
-  const selected = () => narrow(options.from(db), query, facts).clearSelect().select(id.as('id'))
+  const selected = () => narrow(from(db), query, facts).clearSelect().select(id.as('id'))
   const newest = selected()
     .orderBy(id, 'desc')
     .limit(1)

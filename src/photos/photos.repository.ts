@@ -12,15 +12,15 @@ import type { ListWindow } from '../collections/pagination.js'
 export const findPhotoById: (db: Db, id: number) => Promise<PhotoRow | undefined> = rowById((db) => db.selectFrom('photos').selectAll())
 
 export function listPhotosOfAlbum(db: Db, albumId: number, query: CollectionQuery): Promise<RowPage<PhotoRow>> {
-  return listPage<PhotoRow>(db, { from: photosOfAlbum(albumId), select: (q) => q.selectAll(), query })
+  return listPage<PhotoRow>(db, { from: photosOfAlbum, parentId: albumId, select: (q) => q.selectAll(), query, shape: 'photos of an album' })
 }
 
 /** The rows listPhotosOfAlbum lists, aggregated; or, without an album, listPhotos's. */
 export function aggregatePhotos(db: Db, albumId: number | undefined, request: AggregateQuery, pay?: AggregatePayment) {
-  return aggregatePage(db, { from: albumId === undefined ? everyPhoto : photosOfAlbum(albumId), request, pay })
+  return aggregatePage(db, { from: albumId === undefined ? everyPhoto : (executor) => photosOfAlbum(executor, albumId), request, pay })
 }
 
-const photosOfAlbum = (albumId: number) => (executor: Db) => executor.selectFrom('photos').where('album_id', '=', albumId)
+const photosOfAlbum = (executor: Db, albumId: number) => executor.selectFrom('photos').where('album_id', '=', albumId)
 const everyPhoto = (executor: Db) => executor.selectFrom('photos')
 
 /** Every photo, across albums, in the query's order; the query's filters narrow it (`albumId` to one album's, by the (album_id, id) index). */

@@ -1,4 +1,5 @@
 // SQL for posts. Every function takes the executor first: the database or a transaction.
+import { sql } from 'kysely'
 import type { AggregatePayment, AggregateQuery } from '../collections/aggregation.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import { aggregatePage } from '../db/aggregate-page.js'
@@ -88,18 +89,25 @@ export function listPostsOfUser(
   options: { includeDrafts: boolean },
   columns?: Columns<PostRow>,
 ): Promise<RowPage<PostRow>> {
-  return listPage<PostRow>(db, { from: postsOfUser(userId, options), select: selecting(columns), query })
+  return listPage<PostRow>(db, {
+    from: postsOfUser(options),
+    parentId: userId,
+    select: selecting(columns),
+    query,
+    shape: `posts of a user:${options.includeDrafts ? 'all' : 'published'}:${columns?.key ?? '*'}`,
+  })
 }
 
 /** The rows listPostsOfUser lists, aggregated. */
 export function aggregatePostsOfUser(db: Db, userId: number, request: AggregateQuery, options: { includeDrafts: boolean }, pay?: AggregatePayment) {
-  return aggregatePage(db, { from: postsOfUser(userId, options), request, pay })
+  return aggregatePage(db, { from: (executor) => postsOfUser(options)(executor, userId), request, pay })
 }
 
-function postsOfUser(userId: number, options: { includeDrafts: boolean }) {
-  return (executor: Db) => {
+/** The scope of listPostsOfUser: the status is written into the SQL, so that the user's id is its one value. */
+function postsOfUser(options: { includeDrafts: boolean }) {
+  return (executor: Db, userId: number) => {
     const mine = executor.selectFrom('posts').where('user_id', '=', userId)
-    return options.includeDrafts ? mine : mine.where('status', '=', 'published')
+    return options.includeDrafts ? mine : mine.where('status', '=', sql.lit('published'))
   }
 }
 

@@ -12,7 +12,7 @@ import { notFound } from '../errors.js'
 import { type IdInput, parseId } from '../core/ids.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
-import { loadUser } from '../users/users.public.js'
+import { loadUser, loadUserId, pageOfUser } from '../users/users.public.js'
 import * as repo from './posts.repository.js'
 import type { DraftVisibility } from './post-visibility.js'
 import type { CreatePostInput, Post, UpdatePostInput } from './posts.schemas.js'
@@ -27,9 +27,8 @@ export function createPostsService({ db }: { db: Db }) {
   return {
     /** `columns`: only those are read, and only their fields set (the sort keys are read too, for the cursors). */
     async list(caller: Caller | null, userId: IdInput, query: CollectionQuery, columns: Columns<PostRow> = postFields.all): Promise<CollectionPage<Post>> {
-      const owner = await loadUser(db, userId)
       const read = postFields.plus(columns, sortColumns(query))
-      const page = await repo.listPostsOfUser(db, owner.id, query, { includeDrafts: maySeeDrafts(caller, owner.id) }, read)
+      const page = await pageOfUser(db, userId, (ownerId) => repo.listPostsOfUser(db, ownerId, query, { includeDrafts: maySeeDrafts(caller, ownerId) }, read))
       return toCollectionPage(query, page, (row) => postFields.read(row, read))
     },
 
@@ -47,8 +46,8 @@ export function createPostsService({ db }: { db: Db }) {
     /** The posts `list` (with `userId`) or `listAll` would list, aggregated as asked; `pay` is charged for the rows read. */
     async aggregate(caller: Caller | null, userId: IdInput | undefined, request: AggregateQuery, pay?: AggregatePayment): Promise<AggregateResult> {
       if (userId === undefined) return repo.aggregatePosts(db, request, draftVisibility(caller), pay)
-      const owner = await loadUser(db, userId)
-      return repo.aggregatePostsOfUser(db, owner.id, request, { includeDrafts: maySeeDrafts(caller, owner.id) }, pay)
+      const ownerId = await loadUserId(db, userId)
+      return repo.aggregatePostsOfUser(db, ownerId, request, { includeDrafts: maySeeDrafts(caller, ownerId) }, pay)
     },
 
     /** `userId` undefined: the post is found by its id alone. `columns`: only those are read, and only their fields set. */
@@ -233,6 +232,14 @@ export const postFields = new Projection<PostRow, Post>(
   ['id', 'user_id', 'status'],
   (row) => toPost(row),
 )
+
+/** The columns a post's visibility is judged by (and its id): what a read of its own lists checks of the post. */
+const VISIBILITY_ONLY = postFields.columnsFor([])
+
+/** The id of the post loadVisiblePost would load, or NOT_FOUND: only what its visibility is judged by read. */
+export async function loadVisiblePostId(db: Db, caller: Caller | null, userId: IdInput | undefined, postId: IdInput): Promise<number> {
+  return (await loadVisiblePost(db, caller, userId, postId, VISIBILITY_ONLY)).id
+}
 
 export function toPost(row: PostRow): Post {
   return {

@@ -12,15 +12,15 @@ import type { ListWindow } from '../collections/pagination.js'
 export const findTodoById: (db: Db, id: number) => Promise<TodoRow | undefined> = rowById((db) => db.selectFrom('todos').selectAll())
 
 export function listTodosOfUser(db: Db, userId: number, query: CollectionQuery): Promise<RowPage<TodoRow>> {
-  return listPage<TodoRow>(db, { from: todosOfUser(userId), select: (q) => q.selectAll(), query })
+  return listPage<TodoRow>(db, { from: todosOfUser, parentId: userId, select: (q) => q.selectAll(), query, shape: 'todos of a user' })
 }
 
 /** The rows listTodosOfUser lists, aggregated; or, without a user, listTodos's. */
 export function aggregateTodos(db: Db, userId: number | undefined, request: AggregateQuery, pay?: AggregatePayment) {
-  return aggregatePage(db, { from: userId === undefined ? everyTodo : todosOfUser(userId), request, pay })
+  return aggregatePage(db, { from: userId === undefined ? everyTodo : (executor) => todosOfUser(executor, userId), request, pay })
 }
 
-const todosOfUser = (userId: number) => (executor: Db) => executor.selectFrom('todos').where('user_id', '=', userId)
+const todosOfUser = (executor: Db, userId: number) => executor.selectFrom('todos').where('user_id', '=', userId)
 const everyTodo = (executor: Db) => executor.selectFrom('todos')
 
 /** Every todo, across users, in the query's order; the query's filters narrow it (`userId` to one user's, by the (user_id, id) index). */

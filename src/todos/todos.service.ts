@@ -10,7 +10,7 @@ import { notFound } from '../errors.js'
 import { type IdInput, parseId } from '../core/ids.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { checkPrecondition, type WriteOptions } from '../core/preconditions.js'
-import { loadUser } from '../users/users.public.js'
+import { loadUser, loadUserId, pageOfUser } from '../users/users.public.js'
 import * as repo from './todos.repository.js'
 import type { CreateTodoInput, Todo, UpdateTodoInput } from './todos.schemas.js'
 import { writeTransaction } from '../db/write-transaction.js'
@@ -22,8 +22,7 @@ export type TodosService = ReturnType<typeof createTodosService>
 export function createTodosService({ db }: { db: Db }) {
   return {
     async list(_caller: Caller | null, userId: IdInput, query: CollectionQuery): Promise<CollectionPage<Todo>> {
-      const owner = await loadUser(db, userId)
-      return toCollectionPage(query, await repo.listTodosOfUser(db, owner.id, query), toTodo)
+      return toCollectionPage(query, await pageOfUser(db, userId, (ownerId) => repo.listTodosOfUser(db, ownerId, query)), toTodo)
     },
 
     /** Every todo, across users (anyone reads todos). The query's filters narrow it (`userId` to one user's). */
@@ -33,7 +32,7 @@ export function createTodosService({ db }: { db: Db }) {
 
     /** The todos `list` (with `userId`) or `listAll` would list, aggregated as asked; `pay` is charged for the rows read. */
     async aggregate(_caller: Caller | null, userId: IdInput | undefined, request: AggregateQuery, pay?: AggregatePayment): Promise<AggregateResult> {
-      return repo.aggregateTodos(db, userId === undefined ? undefined : (await loadUser(db, userId)).id, request, pay)
+      return repo.aggregateTodos(db, userId === undefined ? undefined : await loadUserId(db, userId), request, pay)
     },
 
     /** `userId` undefined: the todo is found by its id alone. */

@@ -285,6 +285,31 @@ export const userFields = new Projection<UserRow, User>(
   (row) => toUser(row),
 )
 
+/** The id column alone: what a read of a user's own lists checks of the user. */
+const ID_ONLY = userFields.columnsFor([])
+
+/** The id of the user with this id, or NOT_FOUND: its id column alone read, as a list under the user needs it. */
+export async function loadUserId(db: Db, id: IdInput): Promise<number> {
+  return (await loadUser(db, id, ID_ONLY)).id
+}
+
+/**
+ * A page of one of a user's own lists (`/users/{id}/…`), read before the user is looked for: a
+ * row of it names its user, whom a foreign key keeps (a user's rows are deleted with them), so
+ * only an empty page needs the user read. NOT_FOUND when there is no such user.
+ */
+export async function pageOfUser<Page extends { readonly rows: readonly unknown[] }>(
+  db: Db,
+  id: IdInput,
+  read: (userId: number) => Promise<Page>,
+): Promise<Page> {
+  const userId = parseId(id)
+  if (userId === undefined) throw notFound('User')
+  const page = await read(userId)
+  if (page.rows.length === 0) await loadUserId(db, userId)
+  return page
+}
+
 export function toUser(row: UserRow): User {
   return {
     id: row.id,

@@ -2,7 +2,8 @@
 // one read transaction: a write committed between them must not show a row twice or hide it. A
 // page's total is counted up to a bound, plainly where the table's ids say it cannot hold more:
 // both ways count alike at the bound. A first page with no search is compiled once per shape (its
-// filters' values put in each time), and each shape reads its own rows, anew every time.
+// filters' values put in each time, and a parent's id as well), and each shape reads its own rows,
+// anew every time.
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -13,7 +14,7 @@ import { migrateToLatest } from '../../src/db/migrate.js'
 import type { Tables } from '../../src/db/tables.js'
 import { MAX_COUNTED_TOTAL } from '../../src/db/list-page.js'
 import { ANONYMOUS_VISIBILITY, type DraftVisibility } from '../../src/posts/post-visibility.js'
-import { listPosts } from '../../src/posts/posts.repository.js'
+import { listPosts, listPostsOfUser } from '../../src/posts/posts.repository.js'
 import { PostsCollection } from '../../src/posts/posts.schemas.js'
 import { listUsers } from '../../src/users/users.repository.js'
 import { UsersCollection } from '../../src/users/users.schemas.js'
@@ -180,6 +181,49 @@ describe('listPage', () => {
       expect(await titles(ownerOf(2), { userId: '1' })).toEqual(['P1'])
       expect(await titles(ownerOf(2), { userId: '2' })).toEqual(['P2', 'D2'])
       expect(await titles(ANONYMOUS_VISIBILITY, { userId: '1' })).toEqual(['P1'])
+    } finally {
+      compile.mockRestore()
+      await store.db.deleteFrom('posts').execute()
+      await store.close()
+    }
+  })
+
+  it("compiles a parent's first page once, its id and the filters' values put in each time", async () => {
+    const store = openDatabase(loadConfig({ DATABASE_URL: temp.url }).database)
+    const compile = vi.spyOn(Object.getPrototypeOf(store.db.selectFrom('posts')) as { compile(): unknown }, 'compile')
+    const query = (raw: Record<string, string>, withTotal = false) => parseCollectionQuery(PostsCollection, raw, { defaultMode: 'page', withTotal, scope: '' })
+    const titles = async (userId: number, raw: Record<string, string> = {}, includeDrafts = false) =>
+      (await listPostsOfUser(store.db, userId, query(raw), { includeDrafts })).rows.map((post) => post.title)
+    try {
+      for (const [userId, title, status] of [
+        [1, 'P1', 'published'],
+        [1, 'D1', 'draft'],
+        [1, 'Q1', 'published'],
+        [2, 'P2', 'published'],
+        [2, 'D2', 'draft'],
+      ] as const) {
+        await store.db.insertInto('posts').values({ user_id: userId, title, content: '…', status, created_at: T0, updated_at: T0 }).execute()
+      }
+      expect(await titles(1)).toEqual(['P1', 'Q1'])
+      const compiled = compile.mock.calls.length
+      expect(await titles(2)).toEqual(['P2'])
+      expect(await titles(3)).toEqual([])
+      expect(await titles(1)).toEqual(['P1', 'Q1'])
+      expect(compile.mock.calls.length).toBe(compiled)
+      // A filter beside the parent: each request's value and each request's parent, in their places.
+      expect(await titles(1, { 'title[ne]': 'P1' })).toEqual(['Q1'])
+      const filtered = compile.mock.calls.length
+      expect(await titles(1, { 'title[ne]': 'Q1' })).toEqual(['P1'])
+      expect(await titles(2, { 'title[ne]': 'Q1' })).toEqual(['P2'])
+      expect(compile.mock.calls.length).toBe(filtered)
+      // The drafts rule is a shape of its own, never a value left from another request.
+      expect(await titles(1, {}, true)).toEqual(['P1', 'D1', 'Q1'])
+      expect(await titles(2, {}, true)).toEqual(['P2', 'D2'])
+      expect(await titles(2)).toEqual(['P2'])
+      // The total is counted under the request's parent as well.
+      expect((await listPostsOfUser(store.db, 1, query({}, true), { includeDrafts: false })).total).toBe(2)
+      expect((await listPostsOfUser(store.db, 2, query({}, true), { includeDrafts: false })).total).toBe(1)
+      expect((await listPostsOfUser(store.db, 2, query({}, true), { includeDrafts: true })).total).toBe(2)
     } finally {
       compile.mockRestore()
       await store.db.deleteFrom('posts').execute()

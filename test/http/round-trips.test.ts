@@ -24,6 +24,10 @@ describe.skipIf(redis === undefined)('round trips per request, PostgreSQL or SQL
       { REDIS_URL: redis!, REDIS_KEY_PREFIX: prefix, HTTP_REPRESENTATION_CACHE_MB: '0', RATE_LIMIT_MAX: '300' },
       { onQuery: (sql) => statements.push(sql) },
     )
+    // Bob has a post, Alice none: a user's list reads the user only when its page is empty. Written
+    // by the admin, whose allowance no row of the table takes: Bob's first request stays a new caller's.
+    const written = await t.request({ method: 'POST', url: `/api/v1/users/${t.bob.id}/posts`, token: t.tokens.admin, json: { title: 'Mine', content: '…' } })
+    expect(written.statusCode).toBe(201)
     monitor = await new Redis(redis!).monitor()
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args.some((arg) => arg.startsWith(prefix))) commands.push(args.join(' '))
@@ -61,6 +65,8 @@ describe.skipIf(redis === undefined)('round trips per request, PostgreSQL or SQL
     ['GET one user with a token', () => ({ url: `/api/v1/users/${t.bob.id}`, token: t.tokens.bob }), 1 + tokenLookup],
     ['GET a page of 20, v1 (its total counted in the same statement)', () => ({ url: '/api/v1/users?sort=name&limit=20' }), 1],
     ['GET a page of 20, v2', () => ({ url: '/api/v2/users?sort=name&limit=20' }), 1],
+    ["GET a user's posts, v2 (a row of the page names its user, who is not read)", () => ({ url: `/api/v2/users/${t.bob.id}/posts` }), 1],
+    ["GET a user's posts, v2, none (the empty page, then the user)", () => ({ url: `/api/v2/users/${t.alice.id}/posts` }), 2],
     ['GraphQL user(id)', () => graphql(`{ user(id: "${t.bob.id}") { id name } }`), 1],
     ['GraphQL users { posts } (one statement per level)', () => graphql('{ users { id name posts { id title } } }'), 2],
   ]
