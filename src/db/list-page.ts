@@ -44,7 +44,7 @@ export type AnySelect = SelectQueryBuilder<any, any, any>
  * Where a page's rows come from: FROM, joins and the WHERE of the path's scope, on the executor
  * given; no selection, order or limit. A scope under a parent the path names (the user of
  * /users/{id}/posts) is given that parent's id beside the executor, where a page compiled once
- * gives the slot it goes in (parentSlot): `from` must put it where a value goes, nowhere else.
+ * gives the slot it goes in (PARENT_SLOT): `from` must put it where a value goes, nowhere else.
  */
 export type ListScope = { from: (db: Db) => AnySelect; parentId?: undefined } | { from: (db: Db, parentId: number) => AnySelect; parentId: number }
 
