@@ -44,6 +44,13 @@ beforeAll(async () => {
 })
 afterAll(() => temp.drop())
 
+/** Posts by [author, title, status], in that order (their ids follow it). */
+async function addPosts(db: Kysely<Tables>, posts: readonly (readonly [number, string, 'published' | 'draft'])[]): Promise<void> {
+  for (const [userId, title, status] of posts) {
+    await db.insertInto('posts').values({ user_id: userId, title, content: '…', status, created_at: T0, updated_at: T0 }).execute()
+  }
+}
+
 describe('listPage', () => {
   it('reads every tier of a cursor page from one snapshot', async () => {
     const other = new SqliteDatabase(path)
@@ -162,14 +169,12 @@ describe('listPage', () => {
     const admin: DraftVisibility = { allDrafts: true, ownerId: null }
     const ownerOf = (id: number): DraftVisibility => ({ allDrafts: false, ownerId: id })
     try {
-      for (const [userId, title, status] of [
+      await addPosts(store.db, [
         [1, 'P1', 'published'],
         [1, 'D1', 'draft'],
         [2, 'P2', 'published'],
         [2, 'D2', 'draft'],
-      ] as const) {
-        await store.db.insertInto('posts').values({ user_id: userId, title, content: '…', status, created_at: T0, updated_at: T0 }).execute()
-      }
+      ])
       expect(await titles(ANONYMOUS_VISIBILITY, { userId: '1' })).toEqual(['P1'])
       const compiled = compile.mock.calls.length
       expect(await titles(ANONYMOUS_VISIBILITY, { userId: '2' })).toEqual(['P2'])
@@ -195,15 +200,13 @@ describe('listPage', () => {
     const titles = async (userId: number, raw: Record<string, string> = {}, includeDrafts = false) =>
       (await listPostsOfUser(store.db, userId, query(raw), { includeDrafts })).rows.map((post) => post.title)
     try {
-      for (const [userId, title, status] of [
+      await addPosts(store.db, [
         [1, 'P1', 'published'],
         [1, 'D1', 'draft'],
         [1, 'Q1', 'published'],
         [2, 'P2', 'published'],
         [2, 'D2', 'draft'],
-      ] as const) {
-        await store.db.insertInto('posts').values({ user_id: userId, title, content: '…', status, created_at: T0, updated_at: T0 }).execute()
-      }
+      ])
       expect(await titles(1)).toEqual(['P1', 'Q1'])
       const compiled = compile.mock.calls.length
       expect(await titles(2)).toEqual(['P2'])
