@@ -103,8 +103,8 @@ async function readPage<Row extends object>(db: Db, options: ListPageOptions<Row
   /** The rows `rows()` selects; `first`: the page is the query's first, read in one statement. */
   const read = async (rows: (slotted: boolean) => AnySelect, first: boolean): Promise<Row[]> => {
     const shape = first ? firstPageShape(db, options, totalRead) : undefined
-    const values = { query, parentId: options.parentId }
-    const { sql: text, parameters } = shape === undefined ? statement(rows(false), false) : compiledOnce(db, shape, values, () => statement(rows(true), true))
+    const { sql: text, parameters } =
+      shape === undefined ? statement(rows(false), false) : compiledOnce(db, shape, { query, parentId: options.parentId }, () => statement(rows(true), true))
     const found = await readRows<Row>(db, text, parameters)
     if (totalRead === 'in the rows') counted = takeTotal(found)
     return found
