@@ -1,8 +1,10 @@
 // serve's heap settings (src/v8-settings.ts), seen from outside: V8's young generation stays at
-// its first size while the server starts, and V8 moves no allocation site's objects to the old
-// generation on its own, unless whoever started node chose either themselves. A module loaded with
-// --import reports the young generation's size when asked by SIGUSR2; V8's trace of its
-// pretenuring (--trace-pretenuring-statistics, on stdout) shows whether it weighs allocation sites.
+// its first size while the server starts, V8 optimizes nothing the start runs hot, and V8 moves no
+// allocation site's objects to the old generation on its own, unless whoever started node chose
+// each themselves. A module loaded with --import reports the young generation's size when asked
+// by SIGUSR2; V8's trace of its pretenuring (--trace-pretenuring-statistics, on stdout) shows
+// whether it weighs allocation sites, and its trace of optimizations (--trace-opt) what it
+// compiles with TurboFan.
 import { type ChildProcess, spawn } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BIN } from '../helpers/serve-process.js'
@@ -69,6 +71,19 @@ function pretenuringTrace(nodeOptions: readonly string[]): Promise<string[]> {
   })
 }
 
+/** V8's optimizing compilations (--trace-opt) of `threadline serve` (started with `nodeOptions`): those begun before it listened, and those begun during 100 requests after. */
+function optimizingCompilations(nodeOptions: readonly string[]): Promise<{ whileStarting: number; onceListening: number }> {
+  return serveUntil(['--trace-opt', ...nodeOptions], async (output, _child, url) => {
+    const compilations = () =>
+      output()
+        .split('\n')
+        .filter((line) => line.startsWith('[compiling method')).length
+    const whileStarting = compilations()
+    for (let i = 0; i < 100; i++) expect((await fetch(`${url}/api/v1/users?limit=20`)).status).toBe(200)
+    return { whileStarting, onceListening: compilations() - whileStarting }
+  })
+}
+
 // On a SQLite file of its own whatever the run's store.
 describe.skipIf(SECOND_STORE_RUN)("serve's heap settings", () => {
   it('keeps the young generation at its first size while the server starts', async () => {
@@ -80,6 +95,15 @@ describe.skipIf(SECOND_STORE_RUN)("serve's heap settings", () => {
 
   it('leaves a growth factor given on the command line alone (the start then grows it as V8 would)', async () => {
     expect(await newSpaceOnceListening(['--semi-space-growth-factor=2'])).toBeGreaterThan(8 * MiB)
+  })
+
+  it('optimizes nothing while the server starts but process.nextTick and what it calls, unless TurboFan is chosen on the command line', async () => {
+    // The start runs enough code hot for V8 to optimize some 120 functions; process.nextTick's
+    // warm-up alone, about a dozen. Once it listens, the requests' code is optimized.
+    const held = await optimizingCompilations([])
+    expect(held.whileStarting).toBeLessThan(30)
+    expect(held.onceListening).toBeGreaterThan(0)
+    expect((await optimizingCompilations(['--turbofan'])).whileStarting).toBeGreaterThan(60)
   })
 
   it('keeps V8 from moving an allocation site to the old generation, unless pretenuring is asked for on the command line', async () => {
