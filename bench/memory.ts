@@ -222,7 +222,7 @@ async function main(): Promise<void> {
       // as it answers, and while its loop is that far behind it sheds a caller it has not measured (503).
       await measure(server.url, load, { connections: Number(args.connections), seconds: 1 })
       const round = await measure(server.url, load, { connections: Number(args.connections), seconds: Number(args.seconds), pid: server.pid })
-      if (round.errors > 0) throw new Error(`${name}: ${round.errors} errors`)
+      if (round.errors > 0) throw new Error(`${name}: ${round.errors} errors: ${round.failed}`)
       throughput[name] = Math.round(round.requestsPerSecond)
       peaks[name] = rssOf(server.pid, 'VmHWM')
       console.log(`${name}: ${throughput[name]} req/s (indicative), peak RSS so far ${mb(peaks[name])} MB`)

@@ -1,0 +1,163 @@
+// Two servers, A and B, compared in pairs: a short run of one load on each, one right after the
+// other, the order swapped from pair to pair, and each pair's ratio of CPU a request (B over A).
+// On a shared machine a server's CPU a request moves by a third within a minute with nothing
+// changed in it or its load (docs/performance.md, "Noise"): runs of a few seconds per server, with
+// other servers measured between them, take that drift for a difference. Pairs of 1 s do not: the
+// median of many pairs' ratios, and how far the middle half of them spreads, says whether B costs
+// more than A and by how much, and whether a difference stands out of the noise at all.
+//
+// Both run `threadline serve` with `npm run bench`'s settings for its main target (logging at info,
+// the rate limit's allowance out of reach), each on its own copy of the suite's data set. B differs
+// by --b-env NAME=value (repeatable) and/or --b-checkout (another checkout, built: the code before a
+// change); --a-env likewise. With --b-peer, B is one of `npm run bench`'s bare references in
+// bench/peers/ instead (fastify-bare.mjs, mercurius-bare.mjs: for the loads whose paths it answers, get-one,
+// mixed and the GraphQL ones), on its own copy. --prepare runs a load on both first, for --prepare-seconds (`mixed`:
+// servers that have answered writes, with the representation cache full of random users).
+//
+//   npm run bench:ab [-- --load get-one --pairs 30 --seconds 1 --connections 50 --b-env HTTP_REPRESENTATION_CACHE_MB=0 --b-checkout /tmp/before --b-peer fastify-bare.mjs --prepare mixed --prepare-seconds 16]
+//
+// Loads: get-one, page-v1, page-v2, graphql-user, graphql-users, mixed (GETs of random users, 2% a
+// PATCH). Prints the figures; writes nothing. Run `npm run bench` once first: it seeds the data set.
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { build, type Load, measure, median, pinServersApart, type RunningServer, startServe, startServer, threadline } from './lib.js'
+
+const { values: args } = parseArgs({
+  options: {
+    load: { type: 'string', default: 'get-one' },
+    pairs: { type: 'string', default: '30' },
+    seconds: { type: 'string', default: '1' },
+    connections: { type: 'string', default: '50' },
+    'a-env': { type: 'string', multiple: true, default: [] },
+    'b-env': { type: 'string', multiple: true, default: [] },
+    'b-checkout': { type: 'string' },
+    'b-peer': { type: 'string' },
+    prepare: { type: 'string' },
+    'prepare-seconds': { type: 'string', default: '16' },
+    'skip-build': { type: 'boolean', default: false },
+  },
+})
+
+const SEEDED = join('bench', '.data', 'suite-10000-100000.db')
+const USERS = 10_000
+
+const graphql = (query: string): Omit<Load, 'path'> => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ query }),
+  verifyBody: (body) => !body.includes('"errors"'),
+})
+
+/** Each load by name, given the token of an admin on the server's copy (the mixed load writes). */
+const LOADS: Record<string, (token: string) => Load> = {
+  'get-one': () => ({ path: '/api/v1/users/1' }),
+  'page-v1': () => ({ path: '/api/v1/users?role=user&sort=name&limit=20' }),
+  'page-v2': () => ({ path: '/api/v2/users?role=user&sort=name&limit=20' }),
+  'graphql-user': () => ({ path: '/graphql', ...graphql('{ user(id: 1) { id name email } }') }),
+  'graphql-users': () => ({ path: '/graphql', ...graphql('{ users { id name } }') }),
+  mixed: (token) => ({
+    path: '/api/v1/users/{id}',
+    mix: { ids: USERS, writeShare: 0.02, writeHeaders: { authorization: `Bearer ${token}` } },
+  }),
+}
+
+function loadNamed(name: string): (token: string) => Load {
+  const load = LOADS[name]
+  if (load === undefined) throw new Error(`--load ${name}: not one of ${Object.keys(LOADS).join(', ')}`)
+  return load
+}
+
+const envOf = (pairs: readonly string[]): Record<string, string> =>
+  Object.fromEntries(
+    pairs.map((pair) => {
+      const at = pair.indexOf('=')
+      if (at < 1) throw new Error(`${pair}: not NAME=value`)
+      return [pair.slice(0, at), pair.slice(at + 1)]
+    }),
+  )
+
+interface Side {
+  label: string
+  server: RunningServer
+  token: string
+  cpu: number[]
+  throughput: number[]
+}
+
+async function startSide(label: string, dir: string, env: Record<string, string>, checkout: string, peer?: string): Promise<Side> {
+  const file = join(dir, `${label}.db`)
+  copyFileSync(SEEDED, file)
+  if (peer !== undefined) {
+    const server = await startServer([join('bench', 'peers', peer)], { DATABASE_FILE: file, NODE_ENV: 'production', ...env })
+    return { label, server, token: '', cpu: [], throughput: [] }
+  }
+  const token = threadline(['tokens', 'create', '--user', '1'], { DATABASE_URL: `sqlite:${file}` }).trim()
+  const server = await startServe(
+    { DATABASE_URL: `sqlite:${file}`, LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000000', RATE_LIMIT_AUTHENTICATED_MAX: '1000000000', ...env },
+    [],
+    checkout,
+  )
+  return { label, server, token, cpu: [], throughput: [] }
+}
+
+const describe = (env: readonly string[], checkout?: string, peer?: string) =>
+  [...(peer === undefined ? [] : [`bench/peers/${peer}`]), ...env, ...(checkout === undefined ? [] : [`the build in ${checkout}`])].join(', ') ||
+  'this build, as shipped'
+
+/** The value at `share` of the sorted `values` (0.25: the lower quartile). */
+const quantile = (sorted: readonly number[], share: number) => sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))] ?? Number.NaN
+
+async function main(): Promise<void> {
+  if (!existsSync(SEEDED)) throw new Error(`${SEEDED} is missing: run npm run bench first`)
+  const load = loadNamed(args.load)
+  const prepare = args.prepare === undefined ? undefined : loadNamed(args.prepare)
+  const pairs = Number(args.pairs)
+  const options = { connections: Number(args.connections), seconds: Number(args.seconds) }
+  if (!args['skip-build']) build()
+  const pinned = pinServersApart()
+  const dir = mkdtempSync(join(tmpdir(), 'threadline-ab-'))
+  const sides: Side[] = []
+  try {
+    sides.push(await startSide('A', dir, envOf(args['a-env']), '.'))
+    sides.push(await startSide('B', dir, envOf(args['b-env']), args['b-checkout'] ?? '.', args['b-peer']))
+    const [a, b] = sides as [Side, Side]
+    console.log(`A: ${describe(args['a-env'])}\nB: ${describe(args['b-env'], args['b-checkout'], args['b-peer'])}`)
+    console.log(pinned ? 'Both servers on core 0, autocannon on the others (taskset).' : 'Unpinned: servers and autocannon share the cores.')
+    for (const side of sides) await measure(side.server.url, load(side.token), { ...options, seconds: 2 })
+    if (prepare !== undefined) {
+      for (const side of sides) await measure(side.server.url, prepare(side.token), { ...options, seconds: Number(args['prepare-seconds']) })
+      console.log(`Prepared: ${args.prepare}, ${args['prepare-seconds']} s each`)
+    }
+    const ratios: number[] = []
+    for (let pair = 0; pair < pairs; pair++) {
+      const order = pair % 2 === 0 ? [a, b] : [b, a]
+      for (const side of order) {
+        const round = await measure(side.server.url, load(side.token), { ...options, pid: side.server.pid })
+        if (round.errors > 0) throw new Error(`${side.label}: ${round.errors} errors: ${round.failed}`)
+        side.cpu.push(round.cpuUsPerRequest ?? Number.NaN)
+        side.throughput.push(round.requestsPerSecond)
+      }
+      ratios.push((b.cpu.at(-1) ?? Number.NaN) / (a.cpu.at(-1) ?? Number.NaN))
+    }
+    console.log(`\n${args.load}, ${pairs} pairs of ${options.seconds} s, ${options.connections} connections:`)
+    for (const side of sides) {
+      const cpu = [...side.cpu].sort((x, y) => x - y)
+      console.log(
+        `  ${side.label}: ${median(side.cpu).toFixed(1)} us of CPU a request (middle half ${quantile(cpu, 0.25).toFixed(1)}-${quantile(cpu, 0.75).toFixed(1)}),` +
+          ` ${Math.round(median(side.throughput)).toLocaleString('en')} req/s`,
+      )
+    }
+    const sorted = [...ratios].sort((x, y) => x - y)
+    console.log(
+      `  B/A, CPU a request: median ${median(ratios).toFixed(3)}, middle half ${quantile(sorted, 0.25).toFixed(3)}-${quantile(sorted, 0.75).toFixed(3)};` +
+        ` B costlier in ${ratios.filter((r) => r > 1).length} of ${pairs} pairs`,
+    )
+  } finally {
+    await Promise.all(sides.map((side) => side.server.stop()))
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+await main()
