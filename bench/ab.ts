@@ -1,18 +1,20 @@
 // Two servers, A and B, compared in pairs: a short run of one load on each, one right after the
 // other, the order swapped from pair to pair, and each pair's ratio of CPU a request (B over A).
 // On a shared machine a server's CPU a request moves by a third within a minute with nothing
-// changed in it or its load (docs/performance.md, "Noise"): runs of a few seconds per server, with
-// other servers measured between them, take that drift for a difference. Pairs of 1 s do not: the
-// median of many pairs' ratios, and how far the middle half of them spreads, says whether B costs
-// more than A and by how much, and whether a difference stands out of the noise at all.
+// changed in it or its load (docs/performance.md, the benchmark suite, "Found since (2026-12-07,
+// late morning)"): runs of a few seconds per server, with other servers measured between them,
+// take that drift for a difference. Pairs of 1 s do not: the median of many pairs' ratios, and how
+// far the middle half of them spreads, says whether B costs more than A and by how much, and
+// whether a difference stands out of the noise at all.
 //
 // Both run `threadline serve` with `npm run bench`'s settings for its main target (logging at info,
 // the rate limit's allowance out of reach), each on its own copy of the suite's data set. B differs
 // by --b-env NAME=value (repeatable) and/or --b-checkout (another checkout, built: the code before a
 // change); --a-env likewise. With --b-peer, B is one of `npm run bench`'s bare references in
-// bench/peers/ instead (fastify-bare.mjs, mercurius-bare.mjs: for the loads whose paths it answers, get-one,
-// mixed and the GraphQL ones), on its own copy. --prepare runs a load on both first, for --prepare-seconds (`mixed`:
-// servers that have answered writes, with the representation cache full of random users).
+// bench/peers/ instead, on its own copy, for the loads whose paths it answers (fastify-bare.mjs:
+// get-one and mixed; mercurius-bare.mjs: the GraphQL ones). --prepare runs a load on both first,
+// for --prepare-seconds (`mixed`: servers that have answered writes, with the representation cache
+// full of random users).
 //
 //   npm run bench:ab [-- --load get-one --pairs 30 --seconds 1 --connections 50 --b-env HTTP_REPRESENTATION_CACHE_MB=0 --b-checkout /tmp/before --b-peer fastify-bare.mjs --prepare mixed --prepare-seconds 16]
 //
