@@ -24,7 +24,7 @@ import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { build, type Load, measure, median, pinServersApart, type RunningServer, startServe, startServer, threadline } from './lib.js'
+import { build, graphqlRequest, type Load, measure, median, pinServersApart, quantile, type RunningServer, startServe, startServer, threadline } from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -45,27 +45,20 @@ const { values: args } = parseArgs({
 const SEEDED = join('bench', '.data', 'suite-10000-100000.db')
 const USERS = 10_000
 
-const graphql = (query: string): Omit<Load, 'path'> => ({
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ query }),
-  verifyBody: (body) => !body.includes('"errors"'),
-})
-
-/** Each load by name, given the token of an admin on the server's copy (the mixed load writes). */
-const LOADS: Record<string, (token: string) => Load> = {
+/** Each load by name, given the token of an admin on the server's copy (the mixed load writes as one; a peer takes none). */
+const LOADS: Record<string, (token: string | undefined) => Load> = {
   'get-one': () => ({ path: '/api/v1/users/1' }),
   'page-v1': () => ({ path: '/api/v1/users?role=user&sort=name&limit=20' }),
   'page-v2': () => ({ path: '/api/v2/users?role=user&sort=name&limit=20' }),
-  'graphql-user': () => ({ path: '/graphql', ...graphql('{ user(id: 1) { id name email } }') }),
-  'graphql-users': () => ({ path: '/graphql', ...graphql('{ users { id name } }') }),
-  mixed: (token) => ({
-    path: '/api/v1/users/{id}',
-    mix: { ids: USERS, writeShare: 0.02, writeHeaders: { authorization: `Bearer ${token}` } },
-  }),
+  'graphql-user': () => ({ path: '/graphql', ...graphqlRequest('{ user(id: 1) { id name email } }') }),
+  'graphql-users': () => ({ path: '/graphql', ...graphqlRequest('{ users { id name } }') }),
+  mixed: (token) => {
+    const writeHeaders: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` }
+    return { path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 0.02, writeHeaders } }
+  },
 }
 
-function loadNamed(name: string): (token: string) => Load {
+function loadNamed(name: string): (token: string | undefined) => Load {
   const load = LOADS[name]
   if (load === undefined) throw new Error(`--load ${name}: not one of ${Object.keys(LOADS).join(', ')}`)
   return load
@@ -83,7 +76,8 @@ const envOf = (pairs: readonly string[]): Record<string, string> =>
 interface Side {
   label: string
   server: RunningServer
-  token: string
+  /** An admin's, on a Threadline's copy; none on a peer. */
+  token: string | undefined
   cpu: number[]
   throughput: number[]
 }
@@ -93,7 +87,7 @@ async function startSide(label: string, dir: string, env: Record<string, string>
   copyFileSync(SEEDED, file)
   if (peer !== undefined) {
     const server = await startServer([join('bench', 'peers', peer)], { DATABASE_FILE: file, NODE_ENV: 'production', ...env })
-    return { label, server, token: '', cpu: [], throughput: [] }
+    return { label, server, token: undefined, cpu: [], throughput: [] }
   }
   const token = threadline(['tokens', 'create', '--user', '1'], { DATABASE_URL: `sqlite:${file}` }).trim()
   const server = await startServe(
@@ -108,11 +102,9 @@ const describe = (env: readonly string[], checkout?: string, peer?: string) =>
   [...(peer === undefined ? [] : [`bench/peers/${peer}`]), ...env, ...(checkout === undefined ? [] : [`the build in ${checkout}`])].join(', ') ||
   'this build, as shipped'
 
-/** The value at `share` of the sorted `values` (0.25: the lower quartile). */
-const quantile = (sorted: readonly number[], share: number) => sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))] ?? Number.NaN
-
 async function main(): Promise<void> {
   if (!existsSync(SEEDED)) throw new Error(`${SEEDED} is missing: run npm run bench first`)
+  if (args['b-peer'] !== undefined && args['b-checkout'] !== undefined) throw new Error('--b-peer and --b-checkout: B is one or the other')
   const load = loadNamed(args.load)
   const prepare = args.prepare === undefined ? undefined : loadNamed(args.prepare)
   const pairs = Number(args.pairs)

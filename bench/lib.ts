@@ -230,10 +230,13 @@ export interface Stats {
   n: number
 }
 
+/** The value at `share` of `sorted` (ascending) by nearest rank: 0.5 the median, 0.25 the lower quartile. */
+export const quantile = (sorted: readonly number[], share: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))] ?? Number.NaN
+
 export function stats(samples: readonly number[]): Stats {
   const sorted = [...samples].sort((a, b) => a - b)
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number
-  return { p50: at(0.5), p99: at(0.99), min: sorted[0] as number, max: sorted.at(-1) as number, n: sorted.length }
+  return { p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99), min: sorted[0] as number, max: sorted.at(-1) as number, n: sorted.length }
 }
 
 export const median = (values: readonly number[]): number => stats(values).p50
@@ -317,6 +320,14 @@ export interface Load {
   /** How long each server is warmed up with this load before it is measured: 1 s unless said. */
   warmUpSeconds?: number
 }
+
+/** A GraphQL request as a load's method, headers and body; the path is the server's. A GraphQL error comes with a 200: only the body tells. */
+export const graphqlRequest = (query: string, variables?: Record<string, unknown>): Omit<Load, 'path'> => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ query, variables }),
+  verifyBody: (body) => !body.includes('"errors"'),
+})
 
 /** The request of a mixed load: a GET, or now and then a PATCH, of a random id. */
 function mixedRequest(load: Load, mix: NonNullable<Load['mix']>) {

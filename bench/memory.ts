@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { build, type Load, machine, measure, pinServersApart, rssOf, type RunningServer, startServe, threadline } from './lib.js'
+import { build, graphqlRequest, type Load, machine, measure, pinServersApart, rssOf, type RunningServer, startServe, threadline } from './lib.js'
 
 const MB = 2 ** 20
 
@@ -148,13 +148,7 @@ export function formatBreakdown(title: string, b: MemoryBreakdown): string {
 
 // --- npm run bench:memory
 
-const graphql = (query: string, variables?: Record<string, unknown>): Load => ({
-  path: '/graphql',
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ query, variables }),
-  verifyBody: (body) => !body.includes('"errors"'),
-})
+const graphql = (query: string, variables?: Record<string, unknown>): Load => ({ path: '/graphql', ...graphqlRequest(query, variables) })
 
 /** The loads of npm run bench that Threadline's memory follows: one resource, a page, GraphQL flat and nested, a write (as user 1). */
 const loads = (token: string): Record<string, Load> => ({

@@ -24,7 +24,19 @@ import { join, relative } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
-import { BENCH_REDIS_URL, benchDatabase, build, type Load, machine, measure, pinServersApart, seedBenchDatabase, startServe, threadline } from './lib.js'
+import {
+  BENCH_REDIS_URL,
+  benchDatabase,
+  build,
+  graphqlRequest,
+  type Load,
+  machine,
+  measure,
+  pinServersApart,
+  seedBenchDatabase,
+  startServe,
+  threadline,
+} from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -152,12 +164,7 @@ async function profileWritten(file: string): Promise<AllocationNode> {
   throw new Error(`the allocation probe wrote no ${file}`)
 }
 
-const graphql = (query: string, variables?: Record<string, unknown>): Load => ({
-  path: '/graphql',
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ query, variables }),
-})
+const graphql = (query: string, variables?: Record<string, unknown>): Load => ({ path: '/graphql', ...graphqlRequest(query, variables) })
 
 async function main(): Promise<void> {
   build()

@@ -58,6 +58,7 @@ import {
   BENCH_REDIS_URL,
   build,
   discardingOtlpReceiver,
+  graphqlRequest,
   type Load,
   machine,
   measure,
@@ -187,14 +188,6 @@ function ensurePeers(): void {
 
 // --- the scenarios
 
-const graphql = (query: string, variables?: Record<string, unknown>): Omit<Load, 'path'> => ({
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ query, variables }),
-  // A GraphQL error comes with a 200: only the body tells.
-  verifyBody: (body) => !body.includes('"errors"'),
-})
-
 /** The user the conditional GET asks for with the ETag it had at the start: never written by the mixed load. */
 const CONDITIONAL_USER = 2
 
@@ -251,9 +244,13 @@ function postgresScenarios(token: string): Scenario[] {
     onPostgres('GET page of 20, v1 (total)', { path: '/api/v1/users?role=user&sort=name&limit=20' }, 'fastify + pg', {
       path: '/api/v1/users?role=user&page=1&limit=20',
     }),
-    onPostgres('GraphQL user(id)', { path: '/graphql', ...graphql('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' }) }, 'mercurius JIT + pg'),
-    onPostgres('GraphQL users (20)', { path: '/graphql', ...graphql('{ users { id name } }') }, 'mercurius JIT + pg'),
-    onPostgres('GraphQL users { posts }', { path: '/graphql', ...graphql('{ users { id name posts { id title } } }') }, 'mercurius JIT + pg'),
+    onPostgres(
+      'GraphQL user(id)',
+      { path: '/graphql', ...graphqlRequest('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' }) },
+      'mercurius JIT + pg',
+    ),
+    onPostgres('GraphQL users (20)', { path: '/graphql', ...graphqlRequest('{ users { id name } }') }, 'mercurius JIT + pg'),
+    onPostgres('GraphQL users { posts }', { path: '/graphql', ...graphqlRequest('{ users { id name posts { id title } } }') }, 'mercurius JIT + pg'),
     { name: 'PostgreSQL: mixed: random users, 2% PATCH', targets: { [ON_PG]: mixed(token), 'fastify + pg': mixed() } },
   ]
 }
@@ -267,9 +264,9 @@ function scenarios(token: string, etag: string): Scenario[] {
     body: JSON.stringify({ title: 'Benchmark', content: 'Written by bench/suite.ts, many times over.' }),
     status: 201,
   }
-  const userById = graphql('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' })
-  const list = graphql('{ users { id name } }')
-  const nested = graphql('{ users { id name posts { id title } } }')
+  const userById = graphqlRequest('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' })
+  const list = graphqlRequest('{ users { id name } }')
+  const nested = graphqlRequest('{ users { id name posts { id title } } }')
   return [
     { name: 'ceiling (fixed JSON)', targets: { 'node:http': { path: '/' } } },
     {
