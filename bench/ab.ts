@@ -16,15 +16,36 @@
 // for --prepare-seconds (`mixed`: servers that have answered writes, with the representation cache
 // full of random users).
 //
-//   npm run bench:ab [-- --load get-one --pairs 30 --seconds 1 --connections 50 --b-env HTTP_REPRESENTATION_CACHE_MB=0 --b-checkout /tmp/before --b-peer fastify-bare.mjs --prepare mixed --prepare-seconds 16]
+// With --store postgres, both run on PostgreSQL with Redis beside them, as `npm run bench` runs its
+// PostgreSQL target: one database of the script's own, seeded alike and dropped at the end, which
+// both sides read (each with a key prefix of its own in Redis); the peers are then the references
+// on pg (fastify-pg.mjs, mercurius-pg.mjs). PostgreSQL's CPU a request is printed beside each
+// side's own, and the ratio B/A of the two together.
 //
-// Loads: get-one, page-v1, page-v2, graphql-user, graphql-users, mixed (GETs of random users, 2% a
+//   npm run bench:ab [-- --load get-one --pairs 30 --seconds 1 --connections 50 --store sqlite|postgres --b-env HTTP_REPRESENTATION_CACHE_MB=0 --b-checkout /tmp/before --b-peer fastify-bare.mjs --prepare mixed --prepare-seconds 16]
+//
+// Loads: get-one, page-v1, page-v2, graphql-user, graphql-users, graphql-nested, mixed (GETs of random users, 2% a
 // PATCH). Prints the figures; writes nothing. Run `npm run bench` once first: it seeds the data set.
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { build, graphqlRequest, type Load, measure, median, pinServersApart, quantile, type RunningServer, startServe, startServer, threadline } from './lib.js'
+import {
+  BENCH_REDIS_URL,
+  benchDatabase,
+  build,
+  graphqlRequest,
+  type Load,
+  measure,
+  median,
+  pinServersApart,
+  quantile,
+  type RunningServer,
+  seedBenchDatabase,
+  startServe,
+  startServer,
+  threadline,
+} from './lib.js'
 
 const { values: args } = parseArgs({
   options: {
@@ -32,6 +53,7 @@ const { values: args } = parseArgs({
     pairs: { type: 'string', default: '30' },
     seconds: { type: 'string', default: '1' },
     connections: { type: 'string', default: '50' },
+    store: { type: 'string', default: 'sqlite' },
     'a-env': { type: 'string', multiple: true, default: [] },
     'b-env': { type: 'string', multiple: true, default: [] },
     'b-checkout': { type: 'string' },
@@ -42,8 +64,13 @@ const { values: args } = parseArgs({
   },
 })
 
+if (args.store !== 'sqlite' && args.store !== 'postgres') throw new Error(`--store is sqlite or postgres, not ${args.store}`)
+const onPostgres = args.store === 'postgres'
+
 const SEEDED = join('bench', '.data', 'suite-10000-100000.db')
 const USERS = 10_000
+const POSTS = 100_000
+const postgres = benchDatabase('threadline_bench_ab')
 
 /** Each load by name, given the token of an admin on the server's copy (the mixed load writes as one; a peer takes none). */
 const LOADS: Record<string, (token: string | undefined) => Load> = {
@@ -52,6 +79,7 @@ const LOADS: Record<string, (token: string | undefined) => Load> = {
   'page-v2': () => ({ path: '/api/v2/users?role=user&sort=name&limit=20' }),
   'graphql-user': () => ({ path: '/graphql', ...graphqlRequest('{ user(id: 1) { id name email } }') }),
   'graphql-users': () => ({ path: '/graphql', ...graphqlRequest('{ users { id name } }') }),
+  'graphql-nested': () => ({ path: '/graphql', ...graphqlRequest('{ users { id name posts { id title } } }') }),
   mixed: (token) => {
     const writeHeaders: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` }
     return { path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 0.02, writeHeaders } }
@@ -79,23 +107,37 @@ interface Side {
   /** An admin's, on a Threadline's copy; none on a peer. */
   token: string | undefined
   cpu: number[]
+  /** PostgreSQL's CPU a request, on PostgreSQL. */
+  postgresCpu: number[]
   throughput: number[]
 }
 
-async function startSide(label: string, dir: string, env: Record<string, string>, checkout: string, peer?: string): Promise<Side> {
+/** Where a side's data lives: its own copy of the SQLite data set, or the one PostgreSQL database with a Redis key prefix of its own. */
+function storeEnv(label: string, dir: string, peer: boolean): Record<string, string> {
+  if (onPostgres) {
+    return peer
+      ? { DATABASE_URL: postgres.url }
+      : { DATABASE_URL: postgres.url, REDIS_URL: BENCH_REDIS_URL, REDIS_KEY_PREFIX: `bench-ab-${process.pid}-${label}:` }
+  }
   const file = join(dir, `${label}.db`)
   copyFileSync(SEEDED, file)
+  return peer ? { DATABASE_FILE: file } : { DATABASE_URL: `sqlite:${file}` }
+}
+
+async function startSide(label: string, dir: string, env: Record<string, string>, checkout: string, peer?: string): Promise<Side> {
+  const store = storeEnv(label, dir, peer !== undefined)
+  const measured = { cpu: [], postgresCpu: [], throughput: [] }
   if (peer !== undefined) {
-    const server = await startServer([join('bench', 'peers', peer)], { DATABASE_FILE: file, NODE_ENV: 'production', ...env })
-    return { label, server, token: undefined, cpu: [], throughput: [] }
+    const server = await startServer([join('bench', 'peers', peer)], { ...store, NODE_ENV: 'production', ...env })
+    return { label, server, token: undefined, ...measured }
   }
-  const token = threadline(['tokens', 'create', '--user', '1'], { DATABASE_URL: `sqlite:${file}` }).trim()
+  const token = threadline(['tokens', 'create', '--user', '1'], { DATABASE_URL: store['DATABASE_URL'] ?? '' }).trim()
   const server = await startServe(
-    { DATABASE_URL: `sqlite:${file}`, LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000000', RATE_LIMIT_AUTHENTICATED_MAX: '1000000000', ...env },
+    { ...store, LOG_LEVEL: 'info', RATE_LIMIT_MAX: '1000000000', RATE_LIMIT_AUTHENTICATED_MAX: '1000000000', ...env },
     [],
     checkout,
   )
-  return { label, server, token, cpu: [], throughput: [] }
+  return { label, server, token, ...measured }
 }
 
 const describe = (env: readonly string[], checkout?: string, peer?: string) =>
@@ -103,7 +145,7 @@ const describe = (env: readonly string[], checkout?: string, peer?: string) =>
   'this build, as shipped'
 
 async function main(): Promise<void> {
-  if (!existsSync(SEEDED)) throw new Error(`${SEEDED} is missing: run npm run bench first`)
+  if (!onPostgres && !existsSync(SEEDED)) throw new Error(`${SEEDED} is missing: run npm run bench first`)
   if (args['b-peer'] !== undefined && args['b-checkout'] !== undefined) throw new Error('--b-peer and --b-checkout: B is one or the other')
   const load = loadNamed(args.load)
   const prepare = args.prepare === undefined ? undefined : loadNamed(args.prepare)
@@ -114,6 +156,10 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'threadline-ab-'))
   const sides: Side[] = []
   try {
+    if (onPostgres) {
+      console.log('Seeding PostgreSQL ...')
+      await seedBenchDatabase(postgres, String(USERS), String(POSTS))
+    }
     sides.push(await startSide('A', dir, envOf(args['a-env']), '.'))
     sides.push(await startSide('B', dir, envOf(args['b-env']), args['b-checkout'] ?? '.', args['b-peer']))
     const [a, b] = sides as [Side, Side]
@@ -125,32 +171,43 @@ async function main(): Promise<void> {
       console.log(`Prepared: ${args.prepare}, ${args['prepare-seconds']} s each`)
     }
     const ratios: number[] = []
+    const withPostgres: number[] = []
     for (let pair = 0; pair < pairs; pair++) {
       const order = pair % 2 === 0 ? [a, b] : [b, a]
       for (const side of order) {
-        const round = await measure(side.server.url, load(side.token), { ...options, pid: side.server.pid })
+        const round = await measure(side.server.url, load(side.token), { ...options, pid: side.server.pid, postgres: onPostgres })
         if (round.errors > 0) throw new Error(`${side.label}: ${round.errors} errors: ${round.failed}`)
         side.cpu.push(round.cpuUsPerRequest ?? Number.NaN)
+        side.postgresCpu.push(round.postgresCpuUsPerRequest ?? 0)
         side.throughput.push(round.requestsPerSecond)
       }
       ratios.push((b.cpu.at(-1) ?? Number.NaN) / (a.cpu.at(-1) ?? Number.NaN))
+      // On PostgreSQL, what a request costs the machine too: the server's CPU and the database's.
+      const cost = (side: Side) => (side.cpu.at(-1) ?? Number.NaN) + (side.postgresCpu.at(-1) ?? 0)
+      withPostgres.push(cost(b) / cost(a))
     }
-    console.log(`\n${args.load}, ${pairs} pairs of ${options.seconds} s, ${options.connections} connections:`)
+    console.log(`\n${args.load} on ${args.store}, ${pairs} pairs of ${options.seconds} s, ${options.connections} connections:`)
     for (const side of sides) {
       const cpu = [...side.cpu].sort((x, y) => x - y)
       console.log(
         `  ${side.label}: ${median(side.cpu).toFixed(1)} us of CPU a request (middle half ${quantile(cpu, 0.25).toFixed(1)}-${quantile(cpu, 0.75).toFixed(1)}),` +
+          (onPostgres ? ` PostgreSQL's ${median(side.postgresCpu).toFixed(1)} us,` : '') +
           ` ${Math.round(median(side.throughput)).toLocaleString('en')} req/s`,
       )
     }
-    const sorted = [...ratios].sort((x, y) => x - y)
-    console.log(
-      `  B/A, CPU a request: median ${median(ratios).toFixed(3)}, middle half ${quantile(sorted, 0.25).toFixed(3)}-${quantile(sorted, 0.75).toFixed(3)};` +
-        ` B costlier in ${ratios.filter((r) => r > 1).length} of ${pairs} pairs`,
-    )
+    const printRatios = (what: string, values: readonly number[]) => {
+      const sorted = [...values].sort((x, y) => x - y)
+      console.log(
+        `  B/A, ${what}: median ${median(values).toFixed(3)}, middle half ${quantile(sorted, 0.25).toFixed(3)}-${quantile(sorted, 0.75).toFixed(3)};` +
+          ` B costlier in ${values.filter((r) => r > 1).length} of ${pairs} pairs`,
+      )
+    }
+    printRatios('CPU a request', ratios)
+    if (onPostgres) printRatios("CPU a request, the server's and PostgreSQL's", withPostgres)
   } finally {
     await Promise.all(sides.map((side) => side.server.stop()))
     rmSync(dir, { recursive: true, force: true })
+    if (onPostgres) await postgres.drop()
   }
 }
 

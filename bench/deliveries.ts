@@ -9,6 +9,8 @@ export interface Subscriber {
   socket: WebSocket
   /** Arrival time of each delivery, by comment content. */
   arrivals: Map<string, number>
+  /** Why deliveries stopped, if they did: the server's `error` or `complete` of the subscription, or the socket's close. */
+  ended?: string
 }
 
 const OPEN_AT_ONCE = 200
@@ -22,21 +24,24 @@ const subscriberAddress = (n: number) => `127.1.${Math.floor(n / 250) % 250}.${(
 
 function subscribe(url: string, postId: string, n: number): Promise<Subscriber> {
   const socket = new WebSocket(`${url.replace('http', 'ws')}/graphql`, 'graphql-transport-ws', { localAddress: subscriberAddress(n) })
-  const arrivals = new Map<string, number>()
+  const subscriber: Subscriber = { socket, arrivals: new Map<string, number>() }
   const query = `subscription { commentAdded(postId: "${postId}") { id content author { name } } }`
   return new Promise((resolve, reject) => {
     socket.once('error', reject)
     // Refused (a per-caller connection limit, say): a close before the ack; after it, a no-op.
     socket.once('close', (code, reason) => reject(new Error(`subscriber closed before its ack: ${code} ${reason.toString()}`)))
     socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init' })))
+    socket.on('close', (code, reason) => (subscriber.ended ??= `closed ${code} ${reason.toString()}`))
     socket.on('message', (data: Buffer) => {
       const message = JSON.parse(data.toString()) as { type: string; payload?: { data?: { commentAdded?: { content: string } } } }
       if (message.type === 'connection_ack') {
         socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query } }))
-        resolve({ socket, arrivals })
+        resolve(subscriber)
       } else if (message.type === 'next') {
         const content = message.payload?.data?.commentAdded?.content
-        if (content !== undefined) arrivals.set(content, performance.now())
+        if (content !== undefined) subscriber.arrivals.set(content, performance.now())
+      } else if (message.type === 'error' || message.type === 'complete') {
+        subscriber.ended ??= `${message.type} ${JSON.stringify(message.payload ?? null).slice(0, 300)}`
       }
     })
   })
@@ -70,6 +75,8 @@ export interface Delivery {
   from201Ms: { p50: number; p99: number }
   lastSubscriberFromSendMs: { p50: number; p99: number }
   lost: number
+  /** When deliveries were lost: how many subscribers the server ended or closed, and the first one's reason. */
+  ended?: string
 }
 
 /** `size` subscribers on `listenOn`; `comments` comments created one at a time on `commentOn`; each delivery timed. */
@@ -113,6 +120,7 @@ export async function timeDeliveries(
       if (times.length > 0) lasts.push(Math.max(...times) - sent)
       await sleep(20)
     }
+    const endedOnes = subscribers.filter((s) => s.ended !== undefined)
     const send = stats(fromSend)
     const ok = stats(from201)
     const last = stats(lasts)
@@ -123,6 +131,7 @@ export async function timeDeliveries(
       from201Ms: { p50: round(ok.p50), p99: round(ok.p99) },
       lastSubscriberFromSendMs: { p50: round(last.p50), p99: round(last.p99) },
       lost,
+      ...(endedOnes.length === 0 ? {} : { ended: `${endedOnes.length} subscribers ended, the first: ${endedOnes[0]?.ended}` }),
     }
   } finally {
     for (const s of subscribers) s.socket.terminate()

@@ -25,7 +25,11 @@
 //
 // Each scenario runs against every server that can answer it, interleaved (A B C ... A B C ...,
 // after a 1 s warm-up of each, 8 s for the mixed scenario), for --rounds rounds; medians with the
-// min-max over the rounds.
+// min-max over the rounds: the table of what each server does.
+// The goals that are ratios of two throughputs (Threadline to a reference, or to the ceiling) are
+// read after the rounds, each in --pairs pairs of --pair-seconds runs, its two sides one right after
+// the other and the order swapped from pair to pair; the figure is the median of the pairs' ratios,
+// printed with the middle half of them (readInPairs says why).
 // Before anything is timed, the answers of the servers to each scenario are compared, so that
 // every server does the same work (the same 20 users in the same order, the same nested posts).
 // Then a subscription fan-out: --subscribers graphql-ws subscribers, --comments comments.
@@ -34,8 +38,8 @@
 //
 // Then the cost of each convention: GET one user on a fresh Threadline with the main
 // target's settings and on one more per convention with that one switched off (CORS and tracing,
-// off by default: switched on, the load sending an Origin for CORS), interleaved; each must cost at
-// most 5%, but tracing turned on, which is reported. With --before-tracing <checkout> (a checkout of
+// off by default: switched on, the load sending an Origin for CORS), each read in pairs with the
+// baseline as the goals' ratios are; each must cost at most 5%, but tracing turned on, which is reported. With --before-tracing <checkout> (a checkout of
 // the code before tracing, built), a row runs that build's server beside this one's, both with
 // tracing off as shipped: what tracing costs when off, at most 1%. --conventions false skips it.
 //
@@ -43,7 +47,7 @@
 // req/s and p99) and a bulk create of 1,000 posts against 1,000 single POSTs (bench/bulk.ts), each
 // in a process of its own on its own data; --aggregates-and-bulk false skips them.
 //
-//   npm run bench [-- --rounds 3 --seconds 5 --connections 50 --users 10000 --posts 100000 --conventions true --before-tracing /tmp/before --aggregates-and-bulk true]
+//   npm run bench [-- --rounds 3 --seconds 3 --pairs 7 --pair-seconds 1 --connections 50 --users 10000 --posts 100000 --conventions true --before-tracing /tmp/before --aggregates-and-bulk true]
 import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -62,7 +66,9 @@ import {
   type Load,
   machine,
   measure,
+  median,
   pinServersApart,
+  quantile,
   quiet,
   seedBenchDatabase,
   type Round,
@@ -79,7 +85,10 @@ import { formatBreakdown, type MemoryBreakdown, memoryBreakdown, startProbedServ
 const { values: args } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
-    seconds: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '3' },
+    // The goals' ratios: each read in this many pairs of runs this long (readInPairs).
+    pairs: { type: 'string', default: '7' },
+    'pair-seconds': { type: 'string', default: '1' },
     connections: { type: 'string', default: '50' },
     users: { type: 'string', default: '10000' },
     posts: { type: 'string', default: '100000' },
@@ -96,6 +105,7 @@ const { values: args } = parseArgs({
   },
 })
 const options = { rounds: Number(args.rounds), seconds: Number(args.seconds), connections: Number(args.connections) }
+const pairOptions = { pairs: Number(args.pairs), seconds: Number(args['pair-seconds']) }
 
 type Target =
   | 'node:http'
@@ -479,6 +489,8 @@ async function run(list: readonly Scenario[], servers: Record<Target, RunningSer
 
 const USER_PATH = '/api/v1/users/1'
 const CORS_ORIGIN = 'http://localhost:5173'
+/** How long each server of the conventions' part is loaded once it has started, before any is measured. */
+const CONVENTION_WARM_UP_S = 4
 /** The most any one convention may cost, as a share of GET one user's throughput. */
 const CONVENTION_BUDGET = 0.05
 
@@ -548,10 +560,12 @@ interface ConventionCost {
   budget: number | 'reported'
   /** The variant: the convention off (on, for one that is off by default). */
   variant: ReturnType<typeof summarize>
-  /** What it is compared with, in the same rounds: every convention on (with the Origin header, for CORS). */
+  /** What it is compared with, in the same pairs: every convention on (with the Origin header, for CORS). */
   baseline: ReturnType<typeof summarize>
-  /** The share of GET one user's throughput the convention takes: 1 - baseline/without, or 1 - with/baseline. */
+  /** The share of GET one user's throughput the convention takes, the median of its pairs': 1 - baseline/without, or 1 - with/baseline. */
   cost: number
+  /** Where the middle half of the pairs' costs lies. */
+  middleHalf: [number, number]
 }
 
 interface Conventions {
@@ -639,35 +653,64 @@ async function measureEach(
   }
 
   console.log(`The cost of each convention: GET one user on the baseline and ${conventions.length} variants ...`)
-  // Every server fresh, each warmed as long as the baseline's two loads together; each round starts
-  // one further along the list, so that no variant always comes right after the same one.
+  // Every server fresh, each warmed (the baseline with both its loads); then each convention read
+  // in pairs with its baseline, as the goals' ratios are (readInPairs says why), both warmed again first.
   console.log('Warming up ...')
-  for (const run of runs) await measure(run.server.url, run.load, { ...options, seconds: 2 })
-  const rounds: Record<string, Round[]> = Object.fromEntries(runs.map((run) => [run.name, []]))
-  for (let round = 1; round <= options.rounds; round++) {
-    console.log(`Round ${round} of ${options.rounds} ...`)
-    const order = [...runs.slice((round - 1) % runs.length), ...runs.slice(0, (round - 1) % runs.length)]
-    for (const run of order) {
-      rounds[run.name]?.push(await measure(run.server.url, run.load, options))
-      // A server with tracing on exports what it queued after the load: not while the next is measured.
+  for (const run of runs) await measure(run.server.url, run.load, { ...options, seconds: CONVENTION_WARM_UP_S })
+  const rounds: Record<string, Round[]> = {}
+  const costs: ConventionCost[] = []
+  const pairRun = async (name: string, server: RunningServer, load: Load): Promise<Round> => {
+    const round = await measure(server.url, load, { connections: options.connections, seconds: pairOptions.seconds })
+    ;(rounds[name] ??= []).push(round)
+    // A server with tracing on exports what it queued after the load: not while the next is measured.
+    await quiet(server)
+    return round
+  }
+  console.log(`In pairs (${pairOptions.pairs} of ${pairOptions.seconds} s runs each) ...`)
+  for (const [i, c] of conventions.entries()) {
+    const variant = runs[i + 2] as (typeof runs)[number]
+    const base = runs[c.sendsOrigin === true ? 1 : 0] as (typeof runs)[number]
+    const baseName = `${c.name}: baseline`
+    for (const run of [variant, base]) {
+      await measure(run.server.url, run.load, { connections: options.connections, seconds: PAIR_WARM_UP_S })
       await quiet(run.server)
     }
+    const pairCosts: number[] = []
+    for (let pair = 0; pair < pairOptions.pairs; pair++) {
+      const [first, second] = pair % 2 === 0 ? [variant, base] : [base, variant]
+      const firstRound = await pairRun(first === variant ? c.name : baseName, first.server, first.load)
+      const secondRound = await pairRun(second === variant ? c.name : baseName, second.server, second.load)
+      const [variantRound, baseRound] = first === variant ? [firstRound, secondRound] : [secondRound, firstRound]
+      const [withIt, without] = c.turnsOn === true ? [variantRound, baseRound] : [baseRound, variantRound]
+      pairCosts.push(1 - withIt.requestsPerSecond / without.requestsPerSecond)
+    }
+    const sorted = [...pairCosts].sort((x, y) => x - y)
+    costs.push({
+      convention: c.name,
+      budget: c.budget ?? CONVENTION_BUDGET,
+      variant: summarize(rounds[c.name] ?? []),
+      baseline: summarize(rounds[baseName] ?? []),
+      cost: median(pairCosts),
+      middleHalf: [quantile(sorted, 0.25), quantile(sorted, 0.75)],
+    })
   }
-  const of = (name: string) => summarize(rounds[name] ?? [])
-  const costs = conventions.map((c): ConventionCost => {
-    const variant = of(c.name)
-    const base = of(c.sendsOrigin === true ? BASELINE_ORIGIN : BASELINE)
-    const cost = c.turnsOn === true ? 1 - variant.requestsPerSecond / base.requestsPerSecond : 1 - base.requestsPerSecond / variant.requestsPerSecond
-    return { convention: c.name, budget: c.budget ?? CONVENTION_BUDGET, variant, baseline: base, cost }
-  })
   return { costs, rounds }
 }
 
 const conventionGoals = (conventions: Conventions | undefined): Goal[] =>
-  (conventions?.costs ?? []).flatMap(({ convention, budget, cost }) =>
+  (conventions?.costs ?? []).flatMap(({ convention, budget, cost, middleHalf }) =>
     budget === 'reported'
       ? []
-      : [{ goal: `${convention} costs ≤ ${budget * 100}% of GET one user`, measured: cost * 100, target: budget * 100, kind: 'max' as const, unit: '%' }],
+      : [
+          {
+            goal: `${convention} costs ≤ ${budget * 100}% of GET one user`,
+            measured: cost * 100,
+            target: budget * 100,
+            kind: 'max' as const,
+            unit: '%',
+            middleHalf: [middleHalf[0] * 100, middleHalf[1] * 100],
+          },
+        ],
   )
 
 // --- reporting
@@ -681,132 +724,158 @@ interface Goal {
   /** 'min': the measured figure must reach the target; 'max': stay below it. */
   kind: 'min' | 'max'
   unit: 'x' | 'MB' | '%'
+  /** A ratio read in pairs: where the middle half of the pairs' ratios lies, and each pair's. */
+  middleHalf?: [number, number]
+  pairs?: number[]
 }
 
-function goalsOf(summary: Record<string, Partial<Record<Target, Summary>>>, ceiling: number, threadlinePeakRss: number, idleRss: number): Goal[] {
-  const rps = (scenario: string, target: Target) => summary[scenario]?.[target]?.requestsPerSecond ?? Number.NaN
-  const toCeiling = (scenario: string) => rps(scenario, 'threadline') / ceiling
-  const between = (scenario: string, target: Target, peer: Target) => rps(scenario, target) / rps(scenario, peer)
-  const toPeer = (scenario: string, peer: Target) => between(scenario, 'threadline', peer)
+/** One side of a goal's ratio: a scenario's load on one of its servers. */
+interface Side {
+  scenario: string
+  target: Target
+}
+
+/** A goal that is a ratio of two throughputs: `of`'s req/s over `to`'s, read in pairs of short runs (`readInPairs`). */
+interface RatioGoal extends Omit<Goal, 'measured' | 'unit'> {
+  of: Side
+  to: Side
+}
+
+const side = (scenario: string, target: Target = 'threadline'): Side => ({ scenario, target })
+const CEILING = side('ceiling (fixed JSON)', 'node:http')
+
+/** The goals stated as ratios of Threadline's throughput to a reference's (or to its own in another scenario). */
+function ratioGoals(): RatioGoal[] {
+  const atLeast = (goal: string, of: Side, to: Side, target: number): RatioGoal => ({ goal, of, to, target, kind: 'min' })
+  const toCeiling = (goal: string, scenario: string, target: number) => atLeast(goal, side(scenario), CEILING, target)
+  const toPeer = (goal: string, scenario: string, peer: Target, target: number, ours: Target = 'threadline') =>
+    atLeast(goal, side(scenario, ours), side(scenario, peer), target)
   return [
-    { goal: 'GET one user, x ceiling (aim 0.6)', measured: toCeiling('GET one user'), target: 0.45, kind: 'min', unit: 'x' },
-    { goal: 'GET page of 20 v1, x ceiling', measured: toCeiling('GET page of 20, v1 (total)'), target: 0.21, kind: 'min', unit: 'x' },
-    { goal: 'GET page of 20 v2, x ceiling', measured: toCeiling('GET page of 20, v2 (no total)'), target: 0.35, kind: 'min', unit: 'x' },
-    { goal: 'conditional GET 304, x ceiling', measured: toCeiling('conditional GET, 304'), target: 0.5, kind: 'min', unit: 'x' },
-    { goal: 'GraphQL user(id), x ceiling', measured: toCeiling('GraphQL user(id)'), target: 0.28, kind: 'min', unit: 'x' },
-    {
-      goal: 'GraphQL users { posts } / user(id) (within 2x)',
-      measured: rps('GraphQL users { posts }', 'threadline') / rps('GraphQL user(id)', 'threadline'),
-      target: 0.5,
-      kind: 'min',
-      unit: 'x',
-    },
-    ...['GET one user', 'GET page of 20, v1 (total)', 'GraphQL user(id)', 'GraphQL users { posts }'].map((scenario): Goal => ({
-      goal: `${scenario}: with the scheduler / without (a lone caller)`,
-      measured: toPeer(scenario, UNSCHEDULED),
-      target: 0.95,
-      kind: 'min',
-      unit: 'x',
-    })),
-    { goal: 'GET one user, x json-server', measured: toPeer('GET one user', 'json-server'), target: 10, kind: 'min', unit: 'x' },
-    { goal: 'GET page v1, x json-server', measured: toPeer('GET page of 20, v1 (total)', 'json-server'), target: 20, kind: 'min', unit: 'x' },
-    { goal: 'GET page v2, x json-server', measured: toPeer('GET page of 20, v2 (no total)', 'json-server'), target: 20, kind: 'min', unit: 'x' },
-    { goal: 'GraphQL user(id), x Apollo Server', measured: toPeer('GraphQL user(id)', 'apollo'), target: 3, kind: 'min', unit: 'x' },
-    { goal: 'GraphQL user(id), x GraphQL Yoga', measured: toPeer('GraphQL user(id)', 'yoga'), target: 5, kind: 'min', unit: 'x' },
+    toCeiling('GET one user, x ceiling (aim 0.6)', 'GET one user', 0.45),
+    toCeiling('GET page of 20 v1, x ceiling', 'GET page of 20, v1 (total)', 0.21),
+    toCeiling('GET page of 20 v2, x ceiling', 'GET page of 20, v2 (no total)', 0.35),
+    toCeiling('conditional GET 304, x ceiling', 'conditional GET, 304', 0.5),
+    toCeiling('GraphQL user(id), x ceiling', 'GraphQL user(id)', 0.28),
+    atLeast('GraphQL users { posts } / user(id) (within 2x)', side('GraphQL users { posts }'), side('GraphQL user(id)'), 0.5),
+    ...['GET one user', 'GET page of 20, v1 (total)', 'GraphQL user(id)', 'GraphQL users { posts }'].map((scenario) =>
+      toPeer(`${scenario}: with the scheduler / without (a lone caller)`, scenario, UNSCHEDULED, 0.95),
+    ),
+    toPeer('GET one user, x json-server', 'GET one user', 'json-server', 10),
+    toPeer('GET page v1, x json-server', 'GET page of 20, v1 (total)', 'json-server', 20),
+    toPeer('GET page v2, x json-server', 'GET page of 20, v2 (no total)', 'json-server', 20),
+    toPeer('GraphQL user(id), x Apollo Server', 'GraphQL user(id)', 'apollo', 3),
+    toPeer('GraphQL user(id), x GraphQL Yoga', 'GraphQL user(id)', 'yoga', 5),
     // A repeated GET, answered by the representation cache.
-    { goal: 'GET one user, cached, x bare Fastify', measured: toPeer('GET one user', 'fastify-bare'), target: 1, kind: 'min', unit: 'x' },
-    { goal: 'GET page v1, cached, x bare page + COUNT', measured: toPeer('GET page of 20, v1 (total)', 'fastify-bare'), target: 2, kind: 'min', unit: 'x' },
-    { goal: 'GET page v2, cached, x bare page + COUNT', measured: toPeer('GET page of 20, v2 (no total)', 'fastify-bare'), target: 2, kind: 'min', unit: 'x' },
+    toPeer('GET one user, cached, x bare Fastify', 'GET one user', 'fastify-bare', 1),
+    toPeer('GET page v1, cached, x bare page + COUNT', 'GET page of 20, v1 (total)', 'fastify-bare', 2),
+    toPeer('GET page v2, cached, x bare page + COUNT', 'GET page of 20, v2 (no total)', 'fastify-bare', 2),
     // What every request pays that no kept answer serves.
-    {
-      goal: 'GET one user, no cached answer, x bare Fastify',
-      measured: between('GET one user', UNCACHED, 'fastify-bare'),
-      target: 0.9,
-      kind: 'min',
-      unit: 'x',
-    },
-    {
-      goal: 'GET page v1, no cached answer, x bare page + COUNT',
-      measured: between('GET page of 20, v1 (total)', UNCACHED, 'fastify-bare'),
-      target: 0.9,
-      kind: 'min',
-      unit: 'x',
-    },
-    {
-      goal: 'GET page v2, no cached answer, x bare page + COUNT',
-      measured: between('GET page of 20, v2 (no total)', UNCACHED, 'fastify-bare'),
-      target: 1,
-      kind: 'min',
-      unit: 'x',
-    },
-    {
-      goal: 'mixed (random users, 2% PATCH), x bare Fastify',
-      measured: toPeer('mixed: random users, 2% PATCH', 'fastify-bare'),
-      target: 0.9,
-      kind: 'min',
-      unit: 'x',
-    },
+    toPeer('GET one user, no cached answer, x bare Fastify', 'GET one user', 'fastify-bare', 0.9, UNCACHED),
+    toPeer('GET page v1, no cached answer, x bare page + COUNT', 'GET page of 20, v1 (total)', 'fastify-bare', 0.9, UNCACHED),
+    toPeer('GET page v2, no cached answer, x bare page + COUNT', 'GET page of 20, v2 (no total)', 'fastify-bare', 1, UNCACHED),
+    toPeer('mixed (random users, 2% PATCH), x bare Fastify', 'mixed: random users, 2% PATCH', 'fastify-bare', 0.9),
     // PostgreSQL + Redis: as shipped (cached), with no cached answer, and the GraphQL reads (never cached).
-    {
-      goal: 'PostgreSQL: GET one user, cached, x Fastify + pg',
-      measured: between('PostgreSQL: GET one user', ON_PG, 'fastify + pg'),
-      target: 1,
-      kind: 'min',
-      unit: 'x',
-    },
-    {
-      goal: 'PostgreSQL: GET page v1, cached, x Fastify + pg page + COUNT',
-      measured: between('PostgreSQL: GET page of 20, v1 (total)', ON_PG, 'fastify + pg'),
-      target: 2,
-      kind: 'min',
-      unit: 'x',
-    },
-    {
-      goal: 'PostgreSQL: GET one user, no cached answer, x Fastify + pg',
-      measured: between('PostgreSQL: GET one user', ON_PG_UNCACHED, 'fastify + pg'),
-      target: 0.9,
-      kind: 'min',
-      unit: 'x',
-    },
-    {
-      goal: 'PostgreSQL: GET page v1, no cached answer, x Fastify + pg',
-      measured: between('PostgreSQL: GET page of 20, v1 (total)', ON_PG_UNCACHED, 'fastify + pg'),
-      target: 0.9,
-      kind: 'min',
-      unit: 'x',
-    },
+    toPeer('PostgreSQL: GET one user, cached, x Fastify + pg', 'PostgreSQL: GET one user', 'fastify + pg', 1, ON_PG),
+    toPeer('PostgreSQL: GET page v1, cached, x Fastify + pg page + COUNT', 'PostgreSQL: GET page of 20, v1 (total)', 'fastify + pg', 2, ON_PG),
+    toPeer('PostgreSQL: GET one user, no cached answer, x Fastify + pg', 'PostgreSQL: GET one user', 'fastify + pg', 0.9, ON_PG_UNCACHED),
+    toPeer('PostgreSQL: GET page v1, no cached answer, x Fastify + pg', 'PostgreSQL: GET page of 20, v1 (total)', 'fastify + pg', 0.9, ON_PG_UNCACHED),
     ...(
       [
         ['GraphQL user(id)', 0.9],
         ['GraphQL users (20)', 0.9],
         ['GraphQL users { posts }', 1.2],
       ] as const
-    ).map(([scenario, target]): Goal => ({
-      goal: `PostgreSQL: ${scenario}, x Mercurius JIT + pg${scenario.includes('posts') ? ' with loaders' : ''}`,
-      measured: between(`PostgreSQL: ${scenario}`, ON_PG, 'mercurius JIT + pg'),
-      target,
-      kind: 'min',
-      unit: 'x',
-    })),
-    {
-      goal: 'PostgreSQL: mixed (random users, 2% PATCH), x Fastify + pg',
-      measured: between('PostgreSQL: mixed: random users, 2% PATCH', ON_PG, 'fastify + pg'),
-      target: 0.9,
-      kind: 'min',
-      unit: 'x',
-    },
-    ...['GraphQL user(id)', 'GraphQL users (20)', 'GraphQL users { posts }'].map((scenario): Goal => ({
-      goal: `${scenario}, x bare Mercurius JIT`,
-      measured: toPeer(scenario, 'mercurius-jit'),
-      target: 0.7,
-      kind: 'min',
-      unit: 'x',
-    })),
-    { goal: 'GraphQL users { posts }, x Apollo Server', measured: toPeer('GraphQL users { posts }', 'apollo'), target: 1.5, kind: 'min', unit: 'x' },
-    { goal: 'GraphQL users { posts }, x GraphQL Yoga', measured: toPeer('GraphQL users { posts }', 'yoga'), target: 1.5, kind: 'min', unit: 'x' },
-    { goal: 'Threadline peak RSS under load', measured: threadlinePeakRss / 2 ** 20, target: 120, kind: 'max', unit: 'MB' },
-    { goal: 'Threadline RSS idle after start', measured: idleRss / 2 ** 20, target: 80, kind: 'max', unit: 'MB' },
+    ).map(([scenario, target]) =>
+      toPeer(
+        `PostgreSQL: ${scenario}, x Mercurius JIT + pg${scenario.includes('posts') ? ' with loaders' : ''}`,
+        `PostgreSQL: ${scenario}`,
+        'mercurius JIT + pg',
+        target,
+        ON_PG,
+      ),
+    ),
+    toPeer('PostgreSQL: mixed (random users, 2% PATCH), x Fastify + pg', 'PostgreSQL: mixed: random users, 2% PATCH', 'fastify + pg', 0.9, ON_PG),
+    ...['GraphQL user(id)', 'GraphQL users (20)', 'GraphQL users { posts }'].map((scenario) =>
+      toPeer(`${scenario}, x bare Mercurius JIT`, scenario, 'mercurius-jit', 0.7),
+    ),
+    toPeer('GraphQL users { posts }, x Apollo Server', 'GraphQL users { posts }', 'apollo', 1.5),
+    toPeer('GraphQL users { posts }, x GraphQL Yoga', 'GraphQL users { posts }', 'yoga', 1.5),
   ]
+}
+
+/** The goals of memory: the main target's peak under the scenarios and its resident set once every server has started. */
+const memoryGoals = (threadlinePeakRss: number, idleRss: number): Goal[] => [
+  { goal: 'Threadline peak RSS under load', measured: threadlinePeakRss / 2 ** 20, target: 120, kind: 'max', unit: 'MB' },
+  { goal: 'Threadline RSS idle after start', measured: idleRss / 2 ** 20, target: 80, kind: 'max', unit: 'MB' },
+]
+
+/**
+ * Before a goal's (or a convention's) pairs, each of its two servers runs its load this long, not
+ * counted. A Threadline that has waited a minute since its last load answers its next second at a
+ * fraction of its speed: the conventions' variants, warmed once and measured after the others, read
+ * 1,700-4,400 req/s in their first pair of 1 s, 8,000-17,000 three pairs later, and so priced
+ * every convention below nothing. The goals compare servers under a steady load.
+ */
+const PAIR_WARM_UP_S = 3
+/** The fewest answers a side of a pair should give in its run: a slow reference's runs last longer to reach them. */
+const PAIR_ANSWERS = 50
+/** ... but no run of a pair lasts longer than this. */
+const PAIR_SECONDS_AT_MOST = 4
+
+/**
+ * Each ratio goal read in `--pairs` pairs: `--pair-seconds` of its one side's load, then of the
+ * other's, right after, the order swapped from pair to pair; the goal's figure is the median of the
+ * pairs' ratios of req/s, and the middle half of them says how far they spread. On this shared
+ * machine a server's speed drifts by a third within a minute: the rounds measure each server some
+ * tens of seconds apart from the one it is compared with and take that drift for a difference;
+ * two runs a second apart see the same machine. A side the rounds found slow (json-server's pages)
+ * runs long enough for `PAIR_ANSWERS` answers.
+ */
+async function readInPairs(
+  goals: readonly RatioGoal[],
+  list: readonly Scenario[],
+  servers: Record<Target, RunningServer>,
+  results: Results,
+): Promise<{ goals: Goal[]; failed: string[] }> {
+  const loadOf = ({ scenario, target }: Side): Load => {
+    const load = list.find((s) => s.name === scenario)?.targets[target]
+    if (load === undefined) throw new Error(`a goal reads ${target} in "${scenario}", which it does not run`)
+    return load
+  }
+  const inRounds = ({ scenario, target }: Side) => median((results[scenario]?.[target] ?? []).map((round) => round.requestsPerSecond))
+  const failed: string[] = []
+  const throughput = async (at: Side, seconds: number): Promise<number> => {
+    const round = await measure(servers[at.target].url, loadOf(at), { connections: options.connections, seconds })
+    // What a slow server still answers once the load stops (json-server's queue) must not run while the other side is measured.
+    await quiet(servers[at.target])
+    if (round.errors > 0) failed.push(`${at.scenario}, ${at.target}, in pairs: ${round.failed}`)
+    if (round.requestsPerSecond > 0) return round.requestsPerSecond
+    failed.push(`${at.scenario}, ${at.target}, in pairs: no answer in ${seconds} s`)
+    return Number.NaN
+  }
+  console.log(`Reading ${goals.length} goals in pairs (${pairOptions.pairs} pairs of ${pairOptions.seconds} s runs each) ...`)
+  const read: Goal[] = []
+  for (const { of, to, ...goal } of goals) {
+    const slowest = Math.min(inRounds(of), inRounds(to))
+    const seconds = Math.min(PAIR_SECONDS_AT_MOST, Math.max(pairOptions.seconds, Math.ceil(PAIR_ANSWERS / slowest)))
+    for (const at of [of, to]) {
+      await measure(servers[at.target].url, loadOf(at), { connections: options.connections, seconds: Math.max(PAIR_WARM_UP_S, seconds) })
+      await quiet(servers[at.target])
+    }
+    const ratios: number[] = []
+    for (let pair = 0; pair < pairOptions.pairs; pair++) {
+      if (pair % 2 === 0) {
+        const ours = await throughput(of, seconds)
+        ratios.push(ours / (await throughput(to, seconds)))
+      } else {
+        const theirs = await throughput(to, seconds)
+        ratios.push((await throughput(of, seconds)) / theirs)
+      }
+    }
+    const sorted = [...ratios].sort((x, y) => x - y)
+    read.push({ ...goal, unit: 'x', measured: median(ratios), middleHalf: [quantile(sorted, 0.25), quantile(sorted, 0.75)], pairs: ratios })
+  }
+  return { goals: read, failed }
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
@@ -858,25 +927,25 @@ function printTable(summary: Record<string, Partial<Record<Target, Summary>>>, c
 const metGoal = (g: Goal) => (g.kind === 'min' ? g.measured >= g.target : g.unit === '%' ? g.measured <= g.target : g.measured < g.target)
 
 function printGoals(goals: readonly Goal[]): void {
-  console.log('\nGoals (ratios to the ceiling measured in this run)')
+  console.log("\nGoals (each ratio the median of its pairs of runs, with the middle half of the pairs' ratios)")
   const width = Math.max(52, ...goals.map((g) => g.goal.length))
   for (const g of goals) {
     const shown =
       g.unit === 'MB'
         ? `${fmt(g.measured)} MB (below ${g.target})`
         : g.unit === '%'
-          ? `${g.measured.toFixed(1)}% (at most ${g.target}%)`
-          : `${ratio(g.measured)}x (at least ${g.target})`
+          ? `${g.measured.toFixed(1)}% (at most ${g.target}%${g.middleHalf === undefined ? '' : `; middle half ${g.middleHalf[0].toFixed(1)}-${g.middleHalf[1].toFixed(1)}%`})`
+          : `${ratio(g.measured)}x (at least ${g.target}${g.middleHalf === undefined ? '' : `; middle half ${ratio(g.middleHalf[0])}-${ratio(g.middleHalf[1])}`})`
     console.log(`  ${metGoal(g) ? 'met    ' : 'NOT MET'}  ${g.goal.padEnd(width)} ${shown}`)
   }
 }
 
 function printConventions(conventions: Conventions): void {
   console.log(
-    `\nThe cost of each convention: GET one user with it off, against the baseline with every convention on, in the same rounds;` +
-      ` cost = 1 - baseline/without (for CORS and tracing, off by default: 1 - with/baseline, for CORS both with an Origin header)`,
+    `\nThe cost of each convention: GET one user with it off, against the baseline with every convention on, in ${pairOptions.pairs} pairs of ${pairOptions.seconds} s runs;` +
+      ` cost = 1 - baseline/without (for CORS and tracing, off by default: 1 - with/baseline, for CORS both with an Origin header), the median of the pairs'`,
   )
-  const header = ['convention', 'req/s with it off', 'min-max', 'errors', 'baseline req/s', 'min-max', 'cost', 'goal']
+  const header = ['convention', 'req/s with it off', 'min-max', 'errors', 'baseline req/s', 'min-max', 'cost', 'middle half', 'goal']
   const rows = conventions.costs.map((c) => [
     c.convention,
     fmt(c.variant.requestsPerSecond),
@@ -885,6 +954,7 @@ function printConventions(conventions: Conventions): void {
     fmt(c.baseline.requestsPerSecond),
     `${fmt(c.baseline.min)}-${fmt(c.baseline.max)}`,
     `${(c.cost * 100).toFixed(1)}%`,
+    `${(c.middleHalf[0] * 100).toFixed(1)}-${(c.middleHalf[1] * 100).toFixed(1)}%`,
     c.budget === 'reported' ? 'reported' : `${c.cost <= c.budget ? 'met' : 'NOT MET'} (<= ${c.budget * 100}%)`,
   ])
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)))
@@ -919,6 +989,7 @@ async function main(): Promise<void> {
   copyFileSync(runDb, unscheduledDb)
 
   let results: Results
+  let paired: Awaited<ReturnType<typeof readInPairs>>
   let fanOut: Delivery
   const peakRss: Partial<Record<Target, number>> = {}
   let fanOutPeakRss = Number.NaN
@@ -934,6 +1005,7 @@ async function main(): Promise<void> {
     // VmHWM: the most each server held at any moment since it started, which sampling can miss.
     for (const [target, server] of Object.entries(servers) as [Target, RunningServer][]) peakRss[target] = rssOf(server.pid, 'VmHWM')
     memory['after the scenarios'] = await memoryBreakdown(servers.threadline)
+    paired = await readInPairs(ratioGoals(), list, servers, results)
     console.log(`Subscription fan-out: ${args.subscribers} subscribers, ${args.comments} comments ...`)
     const postPath = await createPost(servers.threadline, token)
     fanOut = await timeDeliveries(servers.threadline, servers.threadline, token, postPath, 'fan-out', {
@@ -963,13 +1035,14 @@ async function main(): Promise<void> {
       ) as Partial<Record<Target, Summary>>,
     ]),
   )
-  const ceiling = summary['ceiling (fixed JSON)']?.['node:http']?.requestsPerSecond ?? Number.NaN
+  const ceiling = summary[CEILING.scenario]?.[CEILING.target]?.requestsPerSecond ?? Number.NaN
   const idleRss = memory['idle, once every server has started']?.rss ?? Number.NaN
-  const goals = [...goalsOf(summary, ceiling, peakRss.threadline ?? Number.NaN, idleRss), ...conventionGoals(conventions)]
+  const goals = [...paired.goals, ...memoryGoals(peakRss.threadline ?? Number.NaN, idleRss), ...conventionGoals(conventions)]
   const date = new Date().toISOString()
   console.log(
     `\n${date}, ${machine().cpus} cores (${machine().cpu}), Node ${process.version}; ${fmt(Number(args.users))} users, ${fmt(Number(args.posts))} posts;` +
-      ` autocannon, ${options.connections} connections, ${options.rounds} interleaved rounds of ${options.seconds} s, medians (min-max over the rounds)`,
+      ` autocannon, ${options.connections} connections, ${options.rounds} interleaved rounds of ${options.seconds} s, medians (min-max over the rounds);` +
+      ` the goals' ratios in ${pairOptions.pairs} pairs of ${pairOptions.seconds} s runs`,
   )
   printTable(summary, ceiling)
   if (conventions !== undefined) printConventions(conventions)
@@ -983,7 +1056,7 @@ async function main(): Promise<void> {
   console.log(
     `\nSubscription fan-out (${fanOut.subscribers} graphql-ws subscribers of one post, ${fanOut.comments} comments one at a time, ms):` +
       ` from the 201 p50 ${fanOut.from201Ms.p50} / p99 ${fanOut.from201Ms.p99}; last subscriber from send p50 ${fanOut.lastSubscriberFromSendMs.p50} /` +
-      ` p99 ${fanOut.lastSubscriberFromSendMs.p99}; lost ${fanOut.lost}`,
+      ` p99 ${fanOut.lastSubscriberFromSendMs.p99}; lost ${fanOut.lost}${fanOut.ended === undefined ? '' : ` (${fanOut.ended})`}`,
   )
   const errors = [
     ...Object.values(summary).flatMap((byTarget) =>
@@ -992,6 +1065,7 @@ async function main(): Promise<void> {
         .map(([target]) => target),
     ),
     ...(conventions?.costs ?? []).filter((c) => c.variant.errors > 0 || c.baseline.errors > 0).map((c) => `threadline (${c.convention})`),
+    ...paired.failed,
   ]
   writeFileSync(
     join(RESULTS, 'latest.json'),
