@@ -39,7 +39,9 @@ import {
   measure,
   median,
   pinServersApart,
-  quantile,
+  inPairs,
+  middleHalf,
+  type Round,
   type RunningServer,
   seedBenchDatabase,
   startServe,
@@ -170,35 +172,37 @@ async function main(): Promise<void> {
       for (const side of sides) await measure(side.server.url, prepare(side.token), { ...options, seconds: Number(args['prepare-seconds']) })
       console.log(`Prepared: ${args.prepare}, ${args['prepare-seconds']} s each`)
     }
-    const ratios: number[] = []
-    const withPostgres: number[] = []
-    for (let pair = 0; pair < pairs; pair++) {
-      const order = pair % 2 === 0 ? [a, b] : [b, a]
-      for (const side of order) {
-        const round = await measure(side.server.url, load(side.token), { ...options, pid: side.server.pid, postgres: onPostgres })
-        if (round.errors > 0) throw new Error(`${side.label}: ${round.errors} errors: ${round.failed}`)
-        side.cpu.push(round.cpuUsPerRequest ?? Number.NaN)
-        side.postgresCpu.push(round.postgresCpuUsPerRequest ?? 0)
-        side.throughput.push(round.requestsPerSecond)
-      }
-      ratios.push((b.cpu.at(-1) ?? Number.NaN) / (a.cpu.at(-1) ?? Number.NaN))
-      // On PostgreSQL, what a request costs the machine too: the server's CPU and the database's.
-      const cost = (side: Side) => (side.cpu.at(-1) ?? Number.NaN) + (side.postgresCpu.at(-1) ?? 0)
-      withPostgres.push(cost(b) / cost(a))
+    const measureSide = async (side: Side) => {
+      const round = await measure(side.server.url, load(side.token), { ...options, pid: side.server.pid, postgres: onPostgres })
+      if (round.errors > 0) throw new Error(`${side.label}: ${round.errors} errors: ${round.failed}`)
+      side.cpu.push(round.cpuUsPerRequest ?? Number.NaN)
+      side.postgresCpu.push(round.postgresCpuUsPerRequest ?? 0)
+      side.throughput.push(round.requestsPerSecond)
+      return round
     }
+    const rounds = await inPairs(
+      pairs,
+      () => measureSide(a),
+      () => measureSide(b),
+    )
+    const cpu = (round: Round) => round.cpuUsPerRequest ?? Number.NaN
+    const ratios = rounds.map(([ra, rb]) => cpu(rb) / cpu(ra))
+    // On PostgreSQL, what a request costs the machine too: the server's CPU and the database's.
+    const cost = (round: Round) => cpu(round) + (round.postgresCpuUsPerRequest ?? 0)
+    const withPostgres = rounds.map(([ra, rb]) => cost(rb) / cost(ra))
     console.log(`\n${args.load} on ${args.store}, ${pairs} pairs of ${options.seconds} s, ${options.connections} connections:`)
     for (const side of sides) {
-      const cpu = [...side.cpu].sort((x, y) => x - y)
+      const [low, high] = middleHalf(side.cpu)
       console.log(
-        `  ${side.label}: ${median(side.cpu).toFixed(1)} us of CPU a request (middle half ${quantile(cpu, 0.25).toFixed(1)}-${quantile(cpu, 0.75).toFixed(1)}),` +
+        `  ${side.label}: ${median(side.cpu).toFixed(1)} us of CPU a request (middle half ${low.toFixed(1)}-${high.toFixed(1)}),` +
           (onPostgres ? ` PostgreSQL's ${median(side.postgresCpu).toFixed(1)} us,` : '') +
           ` ${Math.round(median(side.throughput)).toLocaleString('en')} req/s`,
       )
     }
     const printRatios = (what: string, values: readonly number[]) => {
-      const sorted = [...values].sort((x, y) => x - y)
+      const [low, high] = middleHalf(values)
       console.log(
-        `  B/A, ${what}: median ${median(values).toFixed(3)}, middle half ${quantile(sorted, 0.25).toFixed(3)}-${quantile(sorted, 0.75).toFixed(3)};` +
+        `  B/A, ${what}: median ${median(values).toFixed(3)}, middle half ${low.toFixed(3)}-${high.toFixed(3)};` +
           ` B costlier in ${values.filter((r) => r > 1).length} of ${pairs} pairs`,
       )
     }

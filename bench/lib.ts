@@ -241,6 +241,30 @@ export function stats(samples: readonly number[]): Stats {
 
 export const median = (values: readonly number[]): number => stats(values).p50
 
+/** The lower and upper quartiles of `values`, by nearest rank: where the middle half of them lies. */
+export function middleHalf(values: readonly number[]): [number, number] {
+  const sorted = [...values].sort((a, b) => a - b)
+  return [quantile(sorted, 0.25), quantile(sorted, 0.75)]
+}
+
+/**
+ * `pairs` pairs of runs of `a` and `b`, one right after the other, the order swapped from pair to
+ * pair (a b, b a, ...), so that the machine's drift touches both alike; each pair's results in the order a, b.
+ */
+export async function inPairs<R>(pairs: number, a: () => Promise<R>, b: () => Promise<R>): Promise<[R, R][]> {
+  const results: [R, R][] = []
+  for (let pair = 0; pair < pairs; pair++) {
+    if (pair % 2 === 0) {
+      const first = await a()
+      results.push([first, await b()])
+    } else {
+      const first = await b()
+      results.push([await a(), first])
+    }
+  }
+  return results
+}
+
 /** A process's resident memory now (VmRSS) or its peak since it started (VmHWM), in bytes (Linux). */
 export function rssOf(pid: number, which: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
   const match = new RegExp(`${which}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))

@@ -68,7 +68,8 @@ import {
   measure,
   median,
   pinServersApart,
-  quantile,
+  middleHalf,
+  inPairs,
   quiet,
   seedBenchDatabase,
   type Round,
@@ -671,27 +672,23 @@ async function measureEach(
     const variant = runs[i + 2] as (typeof runs)[number]
     const base = runs[c.sendsOrigin === true ? 1 : 0] as (typeof runs)[number]
     const baseName = `${c.name}: baseline`
-    for (const run of [variant, base]) {
-      await measure(run.server.url, run.load, { connections: options.connections, seconds: PAIR_WARM_UP_S })
-      await quiet(run.server)
-    }
-    const pairCosts: number[] = []
-    for (let pair = 0; pair < pairOptions.pairs; pair++) {
-      const [first, second] = pair % 2 === 0 ? [variant, base] : [base, variant]
-      const firstRound = await pairRun(first === variant ? c.name : baseName, first.server, first.load)
-      const secondRound = await pairRun(second === variant ? c.name : baseName, second.server, second.load)
-      const [variantRound, baseRound] = first === variant ? [firstRound, secondRound] : [secondRound, firstRound]
+    for (const run of [variant, base]) await warm(run.server, run.load, PAIR_WARM_UP_S)
+    const pairs = await inPairs(
+      pairOptions.pairs,
+      () => pairRun(c.name, variant.server, variant.load),
+      () => pairRun(baseName, base.server, base.load),
+    )
+    const pairCosts = pairs.map(([variantRound, baseRound]) => {
       const [withIt, without] = c.turnsOn === true ? [variantRound, baseRound] : [baseRound, variantRound]
-      pairCosts.push(1 - withIt.requestsPerSecond / without.requestsPerSecond)
-    }
-    const sorted = [...pairCosts].sort((x, y) => x - y)
+      return 1 - withIt.requestsPerSecond / without.requestsPerSecond
+    })
     costs.push({
       convention: c.name,
       budget: c.budget ?? CONVENTION_BUDGET,
       variant: summarize(rounds[c.name] ?? []),
       baseline: summarize(rounds[baseName] ?? []),
       cost: median(pairCosts),
-      middleHalf: [quantile(sorted, 0.25), quantile(sorted, 0.75)],
+      middleHalf: middleHalf(pairCosts),
     })
   }
   return { costs, rounds }
@@ -813,10 +810,15 @@ const memoryGoals = (threadlinePeakRss: number, idleRss: number): Goal[] => [
  * Before a goal's (or a convention's) pairs, each of its two servers runs its load this long, not
  * counted. A Threadline that has waited a minute since its last load answers its next second at a
  * fraction of its speed: the conventions' variants, warmed once and measured after the others, read
- * 1,700-4,400 req/s in their first pair of 1 s, 8,000-17,000 three pairs later, and so priced
+ * 1,700-4,900 req/s in their first pair of 1 s, 8,000-17,000 in their later ones, and so priced
  * every convention below nothing. The goals compare servers under a steady load.
  */
 const PAIR_WARM_UP_S = 3
+/** Loads `server` for `seconds`, not counted, and waits until it has gone quiet. */
+async function warm(server: RunningServer, load: Load, seconds: number): Promise<void> {
+  await measure(server.url, load, { connections: options.connections, seconds })
+  await quiet(server)
+}
 /** The fewest answers a side of a pair should give in its run: a slow reference's runs last longer to reach them. */
 const PAIR_ANSWERS = 50
 /** ... but no run of a pair lasts longer than this. */
@@ -858,22 +860,14 @@ async function readInPairs(
   for (const { of, to, ...goal } of goals) {
     const slowest = Math.min(inRounds(of), inRounds(to))
     const seconds = Math.min(PAIR_SECONDS_AT_MOST, Math.max(pairOptions.seconds, Math.ceil(PAIR_ANSWERS / slowest)))
-    for (const at of [of, to]) {
-      await measure(servers[at.target].url, loadOf(at), { connections: options.connections, seconds: Math.max(PAIR_WARM_UP_S, seconds) })
-      await quiet(servers[at.target])
-    }
-    const ratios: number[] = []
-    for (let pair = 0; pair < pairOptions.pairs; pair++) {
-      if (pair % 2 === 0) {
-        const ours = await throughput(of, seconds)
-        ratios.push(ours / (await throughput(to, seconds)))
-      } else {
-        const theirs = await throughput(to, seconds)
-        ratios.push((await throughput(of, seconds)) / theirs)
-      }
-    }
-    const sorted = [...ratios].sort((x, y) => x - y)
-    read.push({ ...goal, unit: 'x', measured: median(ratios), middleHalf: [quantile(sorted, 0.25), quantile(sorted, 0.75)], pairs: ratios })
+    for (const at of [of, to]) await warm(servers[at.target], loadOf(at), Math.max(PAIR_WARM_UP_S, seconds))
+    const pairs = await inPairs(
+      pairOptions.pairs,
+      () => throughput(of, seconds),
+      () => throughput(to, seconds),
+    )
+    const ratios = pairs.map(([ours, theirs]) => ours / theirs)
+    read.push({ ...goal, unit: 'x', measured: median(ratios), middleHalf: middleHalf(ratios), pairs: ratios })
   }
   return { goals: read, failed }
 }
