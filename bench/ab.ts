@@ -25,7 +25,8 @@
 //   npm run bench:ab [-- --load get-one --pairs 30 --seconds 1 --connections 50 --store sqlite|postgres --b-env HTTP_REPRESENTATION_CACHE_MB=0 --b-checkout /tmp/before --b-peer fastify-bare.mjs --prepare mixed --prepare-seconds 16]
 //
 // Loads: get-one, page-v1, page-v2, graphql-user, graphql-users, graphql-nested, mixed (GETs of random users, 2% a
-// PATCH). Prints the figures; writes nothing. Run `npm run bench` once first: it seeds the data set.
+// PATCH), patch (every request a PATCH of a random user, as an admin on Threadline). Prints the figures; writes no
+// file. Run `npm run bench` once first: it seeds the data set.
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -82,11 +83,12 @@ const LOADS: Record<string, (token: string | undefined) => Load> = {
   'graphql-user': () => ({ path: '/graphql', ...graphqlRequest('{ user(id: 1) { id name email } }') }),
   'graphql-users': () => ({ path: '/graphql', ...graphqlRequest('{ users { id name } }') }),
   'graphql-nested': () => ({ path: '/graphql', ...graphqlRequest('{ users { id name posts { id title } } }') }),
-  mixed: (token) => {
-    const writeHeaders: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` }
-    return { path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 0.02, writeHeaders } }
-  },
+  mixed: (token) => ({ path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 0.02, writeHeaders: adminHeaders(token) } }),
+  patch: (token) => ({ path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 1, writeHeaders: adminHeaders(token) } }),
 }
+
+/** What a write sends to be an admin's: the token's header on a Threadline, nothing to a peer. */
+const adminHeaders = (token: string | undefined): Record<string, string> => (token === undefined ? {} : { authorization: `Bearer ${token}` })
 
 function loadNamed(name: string): (token: string | undefined) => Load {
   const load = LOADS[name]

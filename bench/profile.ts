@@ -1,8 +1,9 @@
 // A CPU profile of the hot path: `threadline serve` under `node --cpu-prof`, loaded by autocannon
 // with one scenario at a time (a fresh process each: GET one user, GraphQL user(id), a page of 20
-// users in v2, GraphQL users (20), GraphQL users { posts }), on the suite's data set. Prints, per
-// scenario, the throughput and the functions that took the most of the server's CPU (self time,
-// and time inside each of our own source files and each package), and keeps the .cpuprofile files
+// users in v2, GraphQL users (20), GraphQL users { posts }, and the mixed load: GETs of random users,
+// one in 50 a PATCH; --scenarios names some of them), on the suite's data set. Prints, per scenario,
+// the throughput and the functions that took the most of the server's CPU (self time, and time
+// inside each of our own source files and each package), and keeps the .cpuprofile files
 // in bench/results/profiles/ (open them in Chrome DevTools or speedscope); the summary goes to
 // bench/results/profile.json.
 //
@@ -16,7 +17,7 @@
 // --cache false, without the representation cache (HTTP_REPRESENTATION_CACHE_MB=0: the path of
 // every answer no kept one serves).
 //
-//   npm run bench:profile [-- --seconds 10 --connections 50 --top 25 --store sqlite|postgres --cache true|false --allocations false|true]
+//   npm run bench:profile [-- --seconds 10 --connections 50 --top 25 --store sqlite|postgres --cache true|false --allocations false|true --scenarios get-one-user,graphql-nested]
 //
 // Run `npm run bench` once first: it seeds the SQLite data set this script reuses.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -48,6 +49,7 @@ const { values: args } = parseArgs({
     store: { type: 'string', default: 'sqlite' },
     cache: { type: 'string', default: 'true' },
     allocations: { type: 'string', default: 'false' },
+    scenarios: { type: 'string', default: '' },
   },
 })
 if (args.store !== 'sqlite' && args.store !== 'postgres') throw new Error(`--store is sqlite or postgres, not ${args.store}`)
@@ -179,17 +181,29 @@ async function main(): Promise<void> {
     RATE_LIMIT_MAX: '1000000000',
     RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
   }
+  threadline(['migrate'], env)
   const scenarios: Record<string, Load> = {
     'get-one-user': { path: '/api/v1/users/1' },
     'graphql-user': graphql('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' }),
     'page-v2': { path: '/api/v2/users?role=user&sort=name&limit=20' },
     'graphql-users': graphql('{ users { id name } }'),
     'graphql-nested': graphql('{ users { id name posts { id title } } }'),
+    // GETs of random users, one in 50 a PATCH of one (as npm run bench's mixed load), written as user 1, an admin.
+    mixed: {
+      path: '/api/v1/users/{id}',
+      mix: {
+        ids: Number(args.users),
+        writeShare: 0.02,
+        writeHeaders: { authorization: `Bearer ${threadline(['tokens', 'create', '--user', '1'], env).trim()}` },
+      },
+    },
   }
-  threadline(['migrate'], env)
   const allocations = args.allocations === 'true'
   const results: Record<string, { requestsPerSecond: number; p99: number; errors: number } & (Shares | Allocations)> = {}
-  for (const [name, load] of Object.entries(scenarios)) {
+  const chosen = args.scenarios === '' ? Object.keys(scenarios) : args.scenarios.split(',')
+  const unknown = chosen.filter((name) => !(name in scenarios))
+  if (unknown.length > 0) throw new Error(`--scenarios: no scenario ${unknown.join(', ')} (there are ${Object.keys(scenarios).join(', ')})`)
+  for (const [name, load] of Object.entries(scenarios).filter(([name]) => chosen.includes(name))) {
     const dir = join(PROFILES, name)
     const probed = join(dir, 'allocations.heapprofile')
     if (allocations) mkdirSync(dir, { recursive: true })
