@@ -629,11 +629,15 @@ async function measureEach(
   const [baseline, ...variants] = settled.map((result) => (result as PromiseFulfilledResult<RunningServer>).value) as [RunningServer, ...RunningServer[]]
   const BASELINE = 'baseline (every convention on)'
   const BASELINE_ORIGIN = 'baseline, with an Origin header'
-  const runs = [
-    { name: BASELINE, server: baseline, load: plain },
-    { name: BASELINE_ORIGIN, server: baseline, load: withOrigin },
-    ...conventions.map((c, i) => ({ name: c.name, server: variants[i] as RunningServer, load: c.sendsOrigin === true ? withOrigin : plain, convention: c })),
-  ]
+  const plainBaseline = { name: BASELINE, server: baseline, load: plain }
+  const originBaseline = { name: BASELINE_ORIGIN, server: baseline, load: withOrigin }
+  const variantRuns = conventions.map((c, i) => ({
+    name: c.name,
+    server: variants[i] as RunningServer,
+    load: c.sendsOrigin === true ? withOrigin : plain,
+    convention: c,
+  }))
+  const runs: { name: string; server: RunningServer; load: Load; convention?: Convention }[] = [plainBaseline, originBaseline, ...variantRuns]
 
   // Before anything is timed: a 200 from each, the same user as the baseline's, and the change visible where a header tells.
   const ask = async (server: RunningServer, load: Load) => {
@@ -646,7 +650,7 @@ async function measureEach(
     const got = await ask(run.server, run.load)
     if (!isDeepStrictEqual(got.data, expected.data))
       throw new Error(`conventions: ${run.name} does not answer the baseline's user: ${JSON.stringify(got.data)}`)
-    const convention = 'convention' in run ? run.convention : undefined
+    const { convention } = run
     if (convention?.shows === undefined) continue
     if (!convention.shows(got.headers))
       throw new Error(`conventions: the answer of the server ${convention.turnsOn === true ? 'with' : 'without'} ${run.name} does not show it`)
@@ -668,15 +672,14 @@ async function measureEach(
     return round
   }
   console.log(`In pairs (${pairOptions.pairs} of ${pairOptions.seconds} s runs each) ...`)
-  for (const [i, c] of conventions.entries()) {
-    const variant = runs[i + 2] as (typeof runs)[number]
-    const base = runs[c.sendsOrigin === true ? 1 : 0] as (typeof runs)[number]
-    const baseName = `${c.name}: baseline`
+  for (const variant of variantRuns) {
+    const c = variant.convention
+    const base = c.sendsOrigin === true ? originBaseline : plainBaseline
     for (const run of [variant, base]) await warm(run.server, run.load, PAIR_WARM_UP_S)
     const pairs = await inPairs(
       pairOptions.pairs,
       () => pairRun(c.name, variant.server, variant.load),
-      () => pairRun(baseName, base.server, base.load),
+      () => pairRun(`${c.name}: baseline`, base.server, base.load),
     )
     const pairCosts = pairs.map(([variantRound, baseRound]) => {
       const [withIt, without] = c.turnsOn === true ? [variantRound, baseRound] : [baseRound, variantRound]
@@ -685,8 +688,8 @@ async function measureEach(
     costs.push({
       convention: c.name,
       budget: c.budget ?? CONVENTION_BUDGET,
-      variant: summarize(rounds[c.name] ?? []),
-      baseline: summarize(rounds[baseName] ?? []),
+      variant: summarize(pairs.map(([variantRound]) => variantRound)),
+      baseline: summarize(pairs.map(([, baseRound]) => baseRound)),
       cost: median(pairCosts),
       middleHalf: middleHalf(pairCosts),
     })
