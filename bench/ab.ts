@@ -12,9 +12,11 @@
 // by --b-env NAME=value (repeatable) and/or --b-checkout (another checkout, built: the code before a
 // change); --a-env likewise. With --b-peer, B is one of `npm run bench`'s bare references in
 // bench/peers/ instead, on its own copy, for the loads whose paths it answers (fastify-bare.mjs:
-// get-one and mixed; mercurius-bare.mjs: the GraphQL ones). --prepare runs a load on both first,
-// for --prepare-seconds (`mixed`: servers that have answered writes, with the representation cache
-// full of random users).
+// get-one, random, mixed and patch; mercurius-bare.mjs: the GraphQL ones); --a-peer makes A one too.
+// --b-load gives B another load than A's: the same server answering two loads, such as random users
+// against the same with writes among them (`--load random --b-load mixed`), says what the second
+// costs more a request. --prepare runs a load on both first, for --prepare-seconds (`mixed`: servers
+// that have answered writes, with the representation cache full of random users).
 //
 // With --store postgres, both run on PostgreSQL with Redis beside them, as `npm run bench` runs its
 // PostgreSQL target: one database of the script's own, seeded alike and dropped at the end, which
@@ -22,11 +24,12 @@
 // on pg (fastify-pg.mjs, mercurius-pg.mjs). PostgreSQL's CPU a request is printed beside each
 // side's own, and the ratio B/A of the two together.
 //
-//   npm run bench:ab [-- --load get-one --pairs 30 --seconds 1 --connections 50 --store sqlite|postgres --b-env HTTP_REPRESENTATION_CACHE_MB=0 --b-checkout /tmp/before --b-peer fastify-bare.mjs --prepare mixed --prepare-seconds 16]
+//   npm run bench:ab [-- --load get-one --b-load mixed --pairs 30 --seconds 1 --connections 50 --store sqlite|postgres --b-env HTTP_REPRESENTATION_CACHE_MB=0 --b-checkout /tmp/before --a-peer fastify-bare.mjs --b-peer fastify-bare.mjs --prepare mixed --prepare-seconds 16]
 //
-// Loads: get-one, page-v1, page-v2, graphql-user, graphql-users, graphql-nested, mixed (GETs of random users, 2% a
-// PATCH), patch (every request a PATCH of a random user, as an admin on Threadline). Prints the figures; writes no
-// file. Run `npm run bench` once first: it seeds the data set.
+// Loads: get-one, get-one-signed-in (as an admin, with a token, on Threadline), page-v1, page-v2, graphql-user,
+// graphql-users, graphql-nested, random (GETs of random users), mixed (the same, 2% a PATCH), patch (every request a
+// PATCH of a random user, as an admin on Threadline). Prints the figures; writes no file. Run `npm run bench` once
+// first: it seeds the data set.
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -53,6 +56,7 @@ import {
 const { values: args } = parseArgs({
   options: {
     load: { type: 'string', default: 'get-one' },
+    'b-load': { type: 'string' },
     pairs: { type: 'string', default: '30' },
     seconds: { type: 'string', default: '1' },
     connections: { type: 'string', default: '50' },
@@ -60,6 +64,7 @@ const { values: args } = parseArgs({
     'a-env': { type: 'string', multiple: true, default: [] },
     'b-env': { type: 'string', multiple: true, default: [] },
     'b-checkout': { type: 'string' },
+    'a-peer': { type: 'string' },
     'b-peer': { type: 'string' },
     prepare: { type: 'string' },
     'prepare-seconds': { type: 'string', default: '16' },
@@ -78,11 +83,13 @@ const postgres = benchDatabase('threadline_bench_ab')
 /** Each load by name, given the token of an admin on the server's copy (the mixed load writes as one; a peer takes none). */
 const LOADS: Record<string, (token: string | undefined) => Load> = {
   'get-one': () => ({ path: '/api/v1/users/1' }),
+  'get-one-signed-in': (token) => ({ path: '/api/v1/users/1', headers: adminHeaders(token) }),
   'page-v1': () => ({ path: '/api/v1/users?role=user&sort=name&limit=20' }),
   'page-v2': () => ({ path: '/api/v2/users?role=user&sort=name&limit=20' }),
   'graphql-user': () => ({ path: '/graphql', ...graphqlRequest('{ user(id: 1) { id name email } }') }),
   'graphql-users': () => ({ path: '/graphql', ...graphqlRequest('{ users { id name } }') }),
   'graphql-nested': () => ({ path: '/graphql', ...graphqlRequest('{ users { id name posts { id title } } }') }),
+  random: () => ({ path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 0, writeHeaders: {} } }),
   mixed: (token) => ({ path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 0.02, writeHeaders: adminHeaders(token) } }),
   patch: (token) => ({ path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 1, writeHeaders: adminHeaders(token) } }),
 }
@@ -152,6 +159,8 @@ async function main(): Promise<void> {
   if (!onPostgres && !existsSync(SEEDED)) throw new Error(`${SEEDED} is missing: run npm run bench first`)
   if (args['b-peer'] !== undefined && args['b-checkout'] !== undefined) throw new Error('--b-peer and --b-checkout: B is one or the other')
   const load = loadNamed(args.load)
+  const bLoad = args['b-load'] === undefined ? load : loadNamed(args['b-load'])
+  const loadOf = (side: Side) => (side.label === 'B' ? bLoad : load)
   const prepare = args.prepare === undefined ? undefined : loadNamed(args.prepare)
   const pairs = Number(args.pairs)
   const options = { connections: Number(args.connections), seconds: Number(args.seconds) }
@@ -164,18 +173,18 @@ async function main(): Promise<void> {
       console.log('Seeding PostgreSQL ...')
       await seedBenchDatabase(postgres, String(USERS), String(POSTS))
     }
-    sides.push(await startSide('A', dir, envOf(args['a-env']), '.'))
+    sides.push(await startSide('A', dir, envOf(args['a-env']), '.', args['a-peer']))
     sides.push(await startSide('B', dir, envOf(args['b-env']), args['b-checkout'] ?? '.', args['b-peer']))
     const [a, b] = sides as [Side, Side]
-    console.log(`A: ${describe(args['a-env'])}\nB: ${describe(args['b-env'], args['b-checkout'], args['b-peer'])}`)
+    console.log(`A: ${describe(args['a-env'], undefined, args['a-peer'])}\nB: ${describe(args['b-env'], args['b-checkout'], args['b-peer'])}`)
     console.log(pinned ? 'Both servers on core 0, autocannon on the others (taskset).' : 'Unpinned: servers and autocannon share the cores.')
-    for (const side of sides) await measure(side.server.url, load(side.token), { ...options, seconds: 2 })
+    for (const side of sides) await measure(side.server.url, loadOf(side)(side.token), { ...options, seconds: 2 })
     if (prepare !== undefined) {
       for (const side of sides) await measure(side.server.url, prepare(side.token), { ...options, seconds: Number(args['prepare-seconds']) })
       console.log(`Prepared: ${args.prepare}, ${args['prepare-seconds']} s each`)
     }
     const measureSide = async (side: Side) => {
-      const round = await measure(side.server.url, load(side.token), { ...options, pid: side.server.pid, postgres: onPostgres })
+      const round = await measure(side.server.url, loadOf(side)(side.token), { ...options, pid: side.server.pid, postgres: onPostgres })
       if (round.errors > 0) throw new Error(`${side.label}: ${round.errors} errors: ${round.failed}`)
       side.cpu.push(round.cpuUsPerRequest ?? Number.NaN)
       side.postgresCpu.push(round.postgresCpuUsPerRequest ?? 0)
@@ -192,7 +201,9 @@ async function main(): Promise<void> {
     // On PostgreSQL, what a request costs the machine too: the server's CPU and the database's.
     const cost = (round: Round) => cpu(round) + (round.postgresCpuUsPerRequest ?? 0)
     const withPostgres = rounds.map(([ra, rb]) => cost(rb) / cost(ra))
-    console.log(`\n${args.load} on ${args.store}, ${pairs} pairs of ${options.seconds} s, ${options.connections} connections:`)
+    console.log(
+      `\n${args.load}${args['b-load'] === undefined ? '' : ` (B: ${args['b-load']})`} on ${args.store}, ${pairs} pairs of ${options.seconds} s, ${options.connections} connections:`,
+    )
     for (const side of sides) {
       const [low, high] = middleHalf(side.cpu)
       console.log(

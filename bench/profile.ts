@@ -1,11 +1,11 @@
 // A CPU profile of the hot path: `threadline serve` under `node --cpu-prof`, loaded by autocannon
 // with one scenario at a time (a fresh process each: GET one user, GraphQL user(id), a page of 20
-// users in v2, GraphQL users (20), GraphQL users { posts }, and the mixed load: GETs of random users,
-// one in 50 a PATCH; --scenarios names some of them), on the suite's data set. Prints, per scenario,
-// the throughput and the functions that took the most of the server's CPU (self time, and time
-// inside each of our own source files and each package), and keeps the .cpuprofile files
-// in bench/results/profiles/ (open them in Chrome DevTools or speedscope); the summary goes to
-// bench/results/profile.json.
+// users in v2, GraphQL users (20), GraphQL users { posts }, GETs of random users, the mixed load (the
+// same, one in 50 a PATCH) and PATCHes of random users; --scenarios names some of them), on the
+// suite's data set. Prints, per scenario, the throughput and the functions that took the most of
+// the server's CPU (self time, and time inside each of our own source files and each package), and
+// keeps the .cpuprofile files in bench/results/profiles/ (open them in Chrome DevTools or
+// speedscope); the summary goes to bench/results/profile.json.
 //
 // With --allocations true, no CPU profile: each server is loaded with bench/allocation-probe.mjs,
 // and V8's sampling heap profiler counts what the scenario's requests allocate (the objects the
@@ -182,21 +182,19 @@ async function main(): Promise<void> {
     RATE_LIMIT_AUTHENTICATED_MAX: '1000000000',
   }
   threadline(['migrate'], env)
+  const admin = { authorization: `Bearer ${threadline(['tokens', 'create', '--user', '1'], env).trim()}` }
   const scenarios: Record<string, Load> = {
     'get-one-user': { path: '/api/v1/users/1' },
     'graphql-user': graphql('query($id: ID!) { user(id: $id) { id name email } }', { id: '1' }),
     'page-v2': { path: '/api/v2/users?role=user&sort=name&limit=20' },
     'graphql-users': graphql('{ users { id name } }'),
     'graphql-nested': graphql('{ users { id name posts { id title } } }'),
+    // GETs of random users, none written.
+    random: { path: '/api/v1/users/{id}', mix: { ids: Number(args.users), writeShare: 0, writeHeaders: {} } },
     // GETs of random users, one in 50 a PATCH of one (as npm run bench's mixed load), written as user 1, an admin.
-    mixed: {
-      path: '/api/v1/users/{id}',
-      mix: {
-        ids: Number(args.users),
-        writeShare: 0.02,
-        writeHeaders: { authorization: `Bearer ${threadline(['tokens', 'create', '--user', '1'], env).trim()}` },
-      },
-    },
+    mixed: { path: '/api/v1/users/{id}', mix: { ids: Number(args.users), writeShare: 0.02, writeHeaders: admin } },
+    // Every request a PATCH of a random user.
+    patch: { path: '/api/v1/users/{id}', mix: { ids: Number(args.users), writeShare: 1, writeHeaders: admin } },
   }
   const allocations = args.allocations === 'true'
   const results: Record<string, { requestsPerSecond: number; p99: number; errors: number } & (Shares | Allocations)> = {}
