@@ -25,7 +25,7 @@
 //   naming the header; a key that is empty or longer than 255 characters is 400.
 // - A replayed answer costs none of the write's own points, and is charged what it sends, as any
 //   answer is (src/limits/answer-bytes.ts): cheap for the database, not for the process and the network.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest, onSendHookHandler, preHandlerHookHandler, RouteOptions } from 'fastify'
 import { type Caller, grants } from '../core/caller.js'
 import type { Db } from '../db/create-database.js'
@@ -204,10 +204,7 @@ function readKey(header: string | string[]): string {
 
 /** What tells one request from another under the same key: the method, the URL (with its query) and the body as parsed. */
 export function requestFingerprint(method: string, url: string, body: unknown): string {
-  return createHash('sha256')
-    .update(`${method} ${url}\n`)
-    .update(JSON.stringify(body ?? null))
-    .digest('hex')
+  return hash('sha256', `${method} ${url}\n${JSON.stringify(body ?? null)}`, 'hex')
 }
 
 function fingerprintOf(request: FastifyRequest): string {

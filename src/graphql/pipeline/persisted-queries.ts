@@ -19,7 +19,7 @@
 // A list of trusted documents (GRAPHQL_TRUSTED_DOCUMENTS) is known from the start; with
 // GRAPHQL_TRUSTED_DOCUMENTS_ONLY, it is the only documents run: neither a query sent in full nor a
 // registration gets past it.
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { PersistedQueriesConfig } from '../../config/graphql-config.js'
@@ -47,7 +47,7 @@ export interface PersistedQueryStore {
 /** Documents kept in this process at most (the byte budget bounds them too). */
 const MAX_ENTRIES = 10_000
 
-export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex')
+export const sha256Hex = (text: string): string => hash('sha256', text, 'hex')
 
 /** The documents of this process, one not used lately first out, within `budgetBytes` (UTF-16: two bytes a character). */
 export function createLruStore(budgetBytes: number): PersistedQueryStore & { readonly size: number } {
