@@ -24,10 +24,13 @@
 // on pg (fastify-pg.mjs, mercurius-pg.mjs). PostgreSQL's CPU a request is printed beside each
 // side's own, and the ratio B/A of the two together.
 //
-//   npm run bench:ab [-- --load get-one --b-load mixed --pairs 30 --seconds 1 --connections 50 --store sqlite|postgres --b-env HTTP_REPRESENTATION_CACHE_MB=0 --b-checkout /tmp/before --a-peer fastify-bare.mjs --b-peer fastify-bare.mjs --prepare mixed --prepare-seconds 16]
+// --write-share sets the mixed load's share of PATCHes (0.02): what a write costs on the whole, per
+// write, as writes grow rarer (`--load random --b-load mixed --write-share 0.1`).
+//
+//   npm run bench:ab [-- --load get-one --b-load mixed --write-share 0.02 --pairs 30 --seconds 1 --connections 50 --store sqlite|postgres --b-env HTTP_REPRESENTATION_CACHE_MB=0 --b-checkout /tmp/before --a-peer fastify-bare.mjs --b-peer fastify-bare.mjs --prepare mixed --prepare-seconds 16]
 //
 // Loads: get-one, get-one-signed-in (as an admin, with a token, on Threadline), page-v1, page-v2, graphql-user,
-// graphql-users, graphql-nested, random (GETs of random users), mixed (the same, 2% a PATCH), patch (every request a
+// graphql-users, graphql-nested, random (GETs of random users), mixed (the same, 2% a PATCH, or --write-share), patch (every request a
 // PATCH of a random user, as an admin on Threadline). Prints the figures; writes no file. Run `npm run bench` once
 // first: it seeds the data set.
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
@@ -68,6 +71,7 @@ const { values: args } = parseArgs({
     'b-peer': { type: 'string' },
     prepare: { type: 'string' },
     'prepare-seconds': { type: 'string', default: '16' },
+    'write-share': { type: 'string', default: '0.02' },
     'skip-build': { type: 'boolean', default: false },
   },
 })
@@ -79,6 +83,8 @@ const SEEDED = join('bench', '.data', 'suite-10000-100000.db')
 const USERS = 10_000
 const POSTS = 100_000
 const postgres = benchDatabase('threadline_bench_ab')
+const WRITE_SHARE = Number(args['write-share'])
+if (!(WRITE_SHARE > 0 && WRITE_SHARE <= 1)) throw new Error(`--write-share is a fraction above 0 and at most 1, not ${args['write-share']}`)
 
 /** Each load by name, given the token of an admin on the server's copy (the mixed load writes as one; a peer takes none). */
 const LOADS: Record<string, (token: string | undefined) => Load> = {
@@ -90,7 +96,7 @@ const LOADS: Record<string, (token: string | undefined) => Load> = {
   'graphql-users': () => ({ path: '/graphql', ...graphqlRequest('{ users { id name } }') }),
   'graphql-nested': () => ({ path: '/graphql', ...graphqlRequest('{ users { id name posts { id title } } }') }),
   random: () => ({ path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 0, writeHeaders: {} } }),
-  mixed: (token) => ({ path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 0.02, writeHeaders: adminHeaders(token) } }),
+  mixed: (token) => ({ path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: WRITE_SHARE, writeHeaders: adminHeaders(token) } }),
   patch: (token) => ({ path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 1, writeHeaders: adminHeaders(token) } }),
 }
 
