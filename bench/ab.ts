@@ -30,9 +30,9 @@
 //   npm run bench:ab [-- --load get-one --b-load mixed --write-share 0.02 --pairs 30 --seconds 1 --connections 50 --store sqlite|postgres --b-env HTTP_REPRESENTATION_CACHE_MB=0 --b-checkout /tmp/before --a-peer fastify-bare.mjs --b-peer fastify-bare.mjs --prepare mixed --prepare-seconds 16]
 //
 // Loads: get-one, get-one-signed-in (as an admin, with a token, on Threadline), page-v1, page-v2, graphql-user,
-// graphql-users, graphql-nested, random (GETs of random users), mixed (the same, 2% a PATCH, or --write-share), patch (every request a
-// PATCH of a random user, as an admin on Threadline). Prints the figures; writes no file. Run `npm run bench` once
-// first: it seeds the data set.
+// graphql-users, graphql-nested, random (GETs of random users), mixed (the same, 2% a PATCH, or --write-share),
+// patch (every request a PATCH of a random user, as an admin on Threadline). Prints the figures; writes no file.
+// Run `npm run bench` once first: it seeds the data set.
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -46,6 +46,7 @@ import {
   measure,
   median,
   pinServersApart,
+  randomUsers,
   inPairs,
   middleHalf,
   type Round,
@@ -95,9 +96,9 @@ const LOADS: Record<string, (token: string | undefined) => Load> = {
   'graphql-user': () => ({ path: '/graphql', ...graphqlRequest('{ user(id: 1) { id name email } }') }),
   'graphql-users': () => ({ path: '/graphql', ...graphqlRequest('{ users { id name } }') }),
   'graphql-nested': () => ({ path: '/graphql', ...graphqlRequest('{ users { id name posts { id title } } }') }),
-  random: () => ({ path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 0, writeHeaders: {} } }),
-  mixed: (token) => ({ path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: WRITE_SHARE, writeHeaders: adminHeaders(token) } }),
-  patch: (token) => ({ path: '/api/v1/users/{id}', mix: { ids: USERS, writeShare: 1, writeHeaders: adminHeaders(token) } }),
+  random: () => randomUsers(USERS),
+  mixed: (token) => randomUsers(USERS, WRITE_SHARE, adminHeaders(token)),
+  patch: (token) => randomUsers(USERS, 1, adminHeaders(token)),
 }
 
 /** What a write sends to be an admin's: the token's header on a Threadline, nothing to a peer. */

@@ -345,6 +345,12 @@ export interface Load {
   warmUpSeconds?: number
 }
 
+/** GETs of random users among `ids`, a `writeShare` of the requests a PATCH of one sent with `writeHeaders` (Load.mix). */
+export const randomUsers = (ids: number, writeShare = 0, writeHeaders: Record<string, string> = {}): Load => ({
+  path: '/api/v1/users/{id}',
+  mix: { ids, writeShare, writeHeaders },
+})
+
 /** A GraphQL request as a load's method, headers and body; the path is the server's. A GraphQL error comes with a 200: only the body tells. */
 export const graphqlRequest = (query: string, variables?: Record<string, unknown>): Omit<Load, 'path'> => ({
   method: 'POST',

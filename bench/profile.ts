@@ -34,6 +34,7 @@ import {
   machine,
   measure,
   pinServersApart,
+  randomUsers,
   seedBenchDatabase,
   startServe,
   threadline,
@@ -190,11 +191,11 @@ async function main(): Promise<void> {
     'graphql-users': graphql('{ users { id name } }'),
     'graphql-nested': graphql('{ users { id name posts { id title } } }'),
     // GETs of random users, none written.
-    random: { path: '/api/v1/users/{id}', mix: { ids: Number(args.users), writeShare: 0, writeHeaders: {} } },
+    random: randomUsers(Number(args.users)),
     // GETs of random users, one in 50 a PATCH of one (as npm run bench's mixed load), written as user 1, an admin.
-    mixed: { path: '/api/v1/users/{id}', mix: { ids: Number(args.users), writeShare: 0.02, writeHeaders: admin } },
+    mixed: randomUsers(Number(args.users), 0.02, admin),
     // Every request a PATCH of a random user.
-    patch: { path: '/api/v1/users/{id}', mix: { ids: Number(args.users), writeShare: 1, writeHeaders: admin } },
+    patch: randomUsers(Number(args.users), 1, admin),
   }
   const allocations = args.allocations === 'true'
   const results: Record<string, { requestsPerSecond: number; p99: number; errors: number } & (Shares | Allocations)> = {}
