@@ -3,7 +3,7 @@ import type { AggregatePayment, AggregateQuery } from '../collections/aggregatio
 import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { rowById } from '../db/compiled-statements.js'
+import { rowById, rowUpdate } from '../db/compiled-statements.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { AlbumRow, AlbumRowChanges, NewAlbumRow } from './albums.table.js'
@@ -66,9 +66,7 @@ export function insertAlbums(db: Db, rows: readonly NewAlbumRow[]): Promise<Albu
   return db.insertInto('albums').values(rows).returningAll().execute()
 }
 
-export function updateAlbum(db: Db, id: number, changes: AlbumRowChanges): Promise<AlbumRow> {
-  return db.updateTable('albums').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
-}
+export const updateAlbum: (db: Db, id: number, changes: AlbumRowChanges) => Promise<AlbumRow> = rowUpdate('albums')
 
 /** Its photos go with it (their foreign key cascades). */
 export async function deleteAlbum(db: Db, id: number): Promise<void> {

@@ -1,18 +1,31 @@
-// The hot reads built and compiled once per shape, then run with each request's values: Kysely's
-// query builder and compiler (about a tenth of the CPU of a GraphQL read of one user, npm run
-// bench:profile) run when a shape is first seen, not per request. A shape is what changes the SQL
-// text (the columns read, how many ids, which visibility rule); the values are parameters.
+// The hot reads, and the update of a row by its id, built and compiled once per shape, then run
+// with each request's values: Kysely's query builder and compiler (about a tenth of the CPU of a
+// GraphQL read of one user, npm run bench:profile) run when a shape is first seen, not per request.
+// A shape is what changes the SQL text (the columns read or set, how many ids, which visibility
+// rule, whether a write transaction locks the rows read); the values are parameters.
 //
 // A statement is built with slots where its values go: the compiled query keeps each slot among
 // its parameters, and a run puts the values in their places. Kysely passes a value it is given to
 // the parameters as it is, so a slot lands exactly where the value would have.
-import type { Compilable, SelectQueryBuilder } from 'kysely'
+import {
+  BinaryOperationNode,
+  ColumnNode,
+  type Compilable,
+  CompiledQuery,
+  NoResultError,
+  OperatorNode,
+  type SelectQueryBuilder,
+  type UpdateQueryNode,
+  ValueNode,
+  WhereNode,
+} from 'kysely'
 import type { Db } from './create-database.js'
 import type { Columns } from './projection.js'
 import { readRows } from './direct-reads.js'
 import { nameStatement } from './statement-names.js'
-import { lockForWrite } from './write-transaction.js'
+import { isWriteTransaction, lockForWrite } from './write-transaction.js'
 import { Slot, withValues } from './slots.js'
+import type { Tables } from './tables.js'
 
 /** A slot typed as the value it stands for, so that the builder takes it where that value goes. */
 export type SlotOf<A> = <T>(take: (args: A) => T) => T
@@ -22,6 +35,8 @@ interface Compiled {
   /** Each parameter: a constant of the shape, or the slot its value comes from. */
   readonly parameters: readonly unknown[]
   readonly slots: boolean
+  /** What Kysely built, the slots among its values. */
+  readonly query: CompiledQuery['query']
 }
 
 /** The most shapes one statement keeps compiled (a shape is a few hundred bytes of SQL). */
@@ -35,38 +50,21 @@ export interface CompiledStatement<Row, A> {
 }
 
 /**
- * A read compiled once per `shapeKey(args)` on each database handle. `build` must put every value
- * that varies within a shape through `slot` (a value not slotted would stay the first run's); a
- * transaction's reads are built each time, as they may lock rows (lockForWrite).
+ * A read compiled once per `shapeKey(args)` for each database handle and its transactions (they
+ * share its compiler). `build` must put every value that varies within a shape through `slot` (a
+ * value not slotted would stay the first run's); in a write transaction the shape is compiled apart,
+ * as its reads may lock rows (lockForWrite).
  */
 export function compiledStatement<Row, A>(
   shapeKey: (args: A) => string,
   build: (db: Db, args: A, slot: SlotOf<A>) => Compilable<Row>,
 ): CompiledStatement<Row, A> {
-  const byDatabase = new WeakMap<Db, Map<string, Compiled>>()
+  const shapes = new CompiledShapes()
   const slot: SlotOf<A> = <T>(take: (args: A) => T) => new Slot<A>(take) as unknown as T
 
-  function compiledFor(db: Db, args: A): Compiled {
-    let shapes = byDatabase.get(db)
-    if (shapes === undefined) {
-      shapes = new Map()
-      byDatabase.set(db, shapes)
-    }
-    const shape = shapeKey(args)
-    let compiled = shapes.get(shape)
-    if (compiled === undefined) {
-      const query = build(db, args, slot).compile()
-      compiled = { sql: query.sql, parameters: query.parameters, slots: query.parameters.some((p) => p instanceof Slot) }
-      nameStatement(query.sql)
-      if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value as string)
-      shapes.set(shape, compiled)
-    }
-    return compiled
-  }
-
   async function run(db: Db, args: A): Promise<Row[]> {
-    if (db.isTransaction) return (await db.executeQuery(build(db, args, (take) => take(args)).compile())).rows
-    const compiled = compiledFor(db, args)
+    const key = isWriteTransaction(db) ? `locked ${shapeKey(args)}` : shapeKey(args)
+    const compiled = shapes.of(db, key, () => build(db, args, slot))
     const parameters = compiled.slots ? withValues(compiled.parameters, args) : compiled.parameters
     return readRows<Row>(db, compiled.sql, parameters)
   }
@@ -74,6 +72,32 @@ export function compiledStatement<Row, A>(
   return {
     all: run,
     first: async (db, args) => (await run(db, args))[0],
+  }
+}
+
+/**
+ * The shapes of one statement compiled, by shape, for each handle (its transactions with it: a
+ * handle's compiler, and so the SQL it writes, is its adapter's, which they share).
+ */
+class CompiledShapes {
+  private readonly byAdapter = new WeakMap<object, Map<string, Compiled>>()
+
+  of(db: Db, shape: string, build: () => Compilable<unknown>): Compiled {
+    const adapter = db.getExecutor().adapter
+    let shapes = this.byAdapter.get(adapter)
+    if (shapes === undefined) {
+      shapes = new Map()
+      this.byAdapter.set(adapter, shapes)
+    }
+    let compiled = shapes.get(shape)
+    if (compiled === undefined) {
+      const query = build().compile()
+      compiled = { sql: query.sql, parameters: query.parameters, slots: query.parameters.some((p) => p instanceof Slot), query: query.query }
+      nameStatement(query.sql)
+      if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value as string)
+      shapes.set(shape, compiled)
+    }
+    return compiled
   }
 }
 
@@ -102,4 +126,42 @@ export function rowById<Row>(
       ),
   )
   return (db, id, columns) => statement.first(db, { id, columns })
+}
+
+/** The arguments of a compiled update of one row: its id and the columns set, with their values. */
+interface RowChange {
+  readonly id: number
+  readonly changes: Readonly<Record<string, unknown>>
+}
+
+/**
+ * The UPDATE of one row of `table` by its id, setting the columns `changes` gives, the row as it is
+ * then returned: compiled once per set of columns (in the order given). Kysely's executor runs it,
+ * so that what it changed is told as any write's (changes.ts reads the row's id from the WHERE of
+ * the node it is given: here the compiled one, with the id in the place of its slot). A column
+ * given as undefined is left out, as Kysely's set() leaves it.
+ */
+export function rowUpdate<Row, Changes extends object>(table: keyof Tables): (db: Db, id: number, changes: Changes) => Promise<Row> {
+  const shapes = new CompiledShapes()
+  const slot = (take: (args: RowChange) => unknown) => new Slot<RowChange>(take)
+  const build = (db: Db, columns: readonly string[]) =>
+    db
+      .updateTable(table)
+      .set(Object.fromEntries(columns.map((column) => [column, slot((args) => args.changes[column])])) as never)
+      .where('id', '=', slot((args) => args.id) as never)
+      .returningAll()
+  return async (db, id, changes) => {
+    const columns = Object.keys(changes).filter((column) => (changes as Record<string, unknown>)[column] !== undefined)
+    const compiled = shapes.of(db, columns.join(','), () => build(db, columns))
+    const args: RowChange = { id, changes: changes as Record<string, unknown> }
+    const node = compiled.query as UpdateQueryNode
+    const pinned: UpdateQueryNode = {
+      ...node,
+      where: WhereNode.create(BinaryOperationNode.create(ColumnNode.create('id'), OperatorNode.create('='), ValueNode.create(id))),
+    }
+    const query: CompiledQuery = { ...CompiledQuery.raw(compiled.sql, withValues(compiled.parameters, args) as unknown[]), query: pinned }
+    const [row] = (await db.executeQuery<Row>(query)).rows
+    if (row === undefined) throw new NoResultError(pinned)
+    return row
+  }
 }

@@ -82,6 +82,9 @@ export async function writeTransaction<T>(db: Db, work: (trx: Db) => Promise<T>)
   }
 }
 
+/** Whether `db` is a write transaction's handle, whose checks lockForWrite locks. */
+export const isWriteTransaction = (db: Db): boolean => writing.has(db)
+
 /**
  * The query as a write transaction's check must run it: its rows (of `table` alone, when the query
  * joins others) locked until the commit, on the dialects that run writers side by side. Elsewhere,
@@ -89,5 +92,5 @@ export async function writeTransaction<T>(db: Db, work: (trx: Db) => Promise<T>)
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any select, whatever its tables
 export function lockForWrite<Q extends SelectQueryBuilder<any, any, any>>(db: Db, query: Q, table?: string): Q {
-  return writing.has(db) ? dialectFactsOf(db).lockRows(query, table) : query
+  return isWriteTransaction(db) ? dialectFactsOf(db).lockRows(query, table) : query
 }

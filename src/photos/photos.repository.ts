@@ -3,7 +3,7 @@ import type { AggregatePayment, AggregateQuery } from '../collections/aggregatio
 import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { rowById } from '../db/compiled-statements.js'
+import { rowById, rowUpdate } from '../db/compiled-statements.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { NewPhotoRow, PhotoRow, PhotoRowChanges } from './photos.table.js'
@@ -61,9 +61,7 @@ export function insertPhotos(db: Db, rows: readonly NewPhotoRow[]): Promise<Phot
   return db.insertInto('photos').values(rows).returningAll().execute()
 }
 
-export function updatePhoto(db: Db, id: number, changes: PhotoRowChanges): Promise<PhotoRow> {
-  return db.updateTable('photos').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
-}
+export const updatePhoto: (db: Db, id: number, changes: PhotoRowChanges) => Promise<PhotoRow> = rowUpdate('photos')
 
 export async function deletePhoto(db: Db, id: number): Promise<void> {
   await db.deleteFrom('photos').where('id', '=', id).execute()

@@ -9,7 +9,7 @@ import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.j
 import type { NewPostRow, PostRow, PostRowChanges } from './posts.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { type Columns, selecting } from '../db/projection.js'
-import { compiledStatement, rowById } from '../db/compiled-statements.js'
+import { compiledStatement, rowById, rowUpdate } from '../db/compiled-statements.js'
 import { type DraftVisibility, visibilityShape, visible } from './post-visibility.js'
 
 /** The posts table with the columns given (the whole row without them); a row read so holds only those. */
@@ -140,9 +140,7 @@ export function insertPosts(db: Db, rows: readonly NewPostRow[]): Promise<PostRo
   return db.insertInto('posts').values(rows).returningAll().execute()
 }
 
-export function updatePost(db: Db, id: number, changes: PostRowChanges): Promise<PostRow> {
-  return db.updateTable('posts').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
-}
+export const updatePost: (db: Db, id: number, changes: PostRowChanges) => Promise<PostRow> = rowUpdate('posts')
 
 export async function deletePost(db: Db, id: number): Promise<void> {
   await db.deleteFrom('posts').where('id', '=', id).execute()

@@ -3,7 +3,7 @@ import type { AggregatePayment, AggregateQuery } from '../collections/aggregatio
 import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { rowById } from '../db/compiled-statements.js'
+import { rowById, rowUpdate } from '../db/compiled-statements.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from './todos.table.js'
@@ -61,9 +61,7 @@ export function insertTodos(db: Db, rows: readonly NewTodoRow[]): Promise<TodoRo
   return db.insertInto('todos').values(rows).returningAll().execute()
 }
 
-export function updateTodo(db: Db, id: number, changes: TodoRowChanges): Promise<TodoRow> {
-  return db.updateTable('todos').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
-}
+export const updateTodo: (db: Db, id: number, changes: TodoRowChanges) => Promise<TodoRow> = rowUpdate('todos')
 
 export async function deleteTodo(db: Db, id: number): Promise<void> {
   await db.deleteFrom('todos').where('id', '=', id).execute()

@@ -9,7 +9,7 @@ import type { RowPage } from '../collections/collection-page.js'
 import { listPage } from '../db/list-page.js'
 import type { NewUserRow, UserRow, UserRowChanges } from './users.table.js'
 import { type Columns, selecting } from '../db/projection.js'
-import { compiledStatement, rowById } from '../db/compiled-statements.js'
+import { compiledStatement, rowById, rowUpdate } from '../db/compiled-statements.js'
 
 /** The users table with the columns given (the whole row without them); a row read so holds only those. */
 function users(db: Db, columns: Columns<UserRow> | undefined) {
@@ -63,9 +63,7 @@ export function insertUser(db: Db, row: NewUserRow): Promise<UserRow> {
   return db.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow()
 }
 
-export function updateUser(db: Db, id: number, changes: UserRowChanges): Promise<UserRow> {
-  return db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
-}
+export const updateUser: (db: Db, id: number, changes: UserRowChanges) => Promise<UserRow> = rowUpdate('users')
 
 export async function deleteUser(db: Db, id: number): Promise<boolean> {
   const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst()

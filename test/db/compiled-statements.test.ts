@@ -1,11 +1,16 @@
 // A hot read is built once per shape and run with each call's values: every value reaches its own
-// place among the parameters, a new shape (another count of ids) is built anew, and a transaction's
-// read is built each time. On the run's store.
+// place among the parameters, a new shape (another count of ids) is built anew, a transaction's
+// read is compiled with its handle's and a write transaction's apart. The update of a row by id is
+// compiled once per set of columns, and what it changed is told as the row's. On the run's store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { compiledStatement } from '../../src/db/compiled-statements.js'
+import { NoResultError } from 'kysely'
+import type { Change } from '../../src/db/changes.js'
+import { compiledStatement, rowUpdate } from '../../src/db/compiled-statements.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
+import { writeTransaction } from '../../src/db/write-transaction.js'
+import type { UserRow, UserRowChanges } from '../../src/users/users.table.js'
 import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
 
 const AT = '2025-01-01T00:00:00.000Z'
@@ -70,12 +75,25 @@ describe('compiledStatement', () => {
     expect((await olderThan.first(database.db, { ids: [1], age: 99 }))?.name).toBeUndefined()
   })
 
-  it('builds a transaction’s read each time, with its values in place', async () => {
+  it('compiles a transaction’s read with its handle’s, and a write transaction’s apart, its values in place', async () => {
     builds = 0
+    const all = [1, 2, 3, 4, 5]
     const read = await database.db
       .transaction()
-      .execute(async (trx) => [names(await olderThan.all(trx, { ids: [1, 2, 3], age: 35 })), names(await olderThan.all(trx, { ids: [1, 2, 3], age: 45 }))])
-    expect(read).toEqual([['Ben', 'Cy'], ['Cy']])
+      .execute(async (trx) => [names(await olderThan.all(trx, { ids: all, age: 35 })), names(await olderThan.all(trx, { ids: [...all].reverse(), age: 45 }))])
+    expect(read).toEqual([
+      ['Ben', 'Cy', 'Dee'],
+      ['Cy', 'Dee'],
+    ])
+    expect(builds).toBe(1)
+    expect(names(await olderThan.all(database.db, { ids: all, age: 0 }))).toEqual(['Ann', 'Ben', 'Cy', 'Dee'])
+    expect(builds).toBe(1)
+    // A write transaction's reads may lock their rows (lockForWrite): another text, compiled apart, once.
+    const written = await writeTransaction(database.db, async (trx) => [
+      names(await olderThan.all(trx, { ids: all, age: 50 })),
+      names(await olderThan.all(trx, { ids: all, age: 60 })),
+    ])
+    expect(written).toEqual([['Cy', 'Dee'], ['Dee']])
     expect(builds).toBe(2)
   })
 
@@ -114,5 +132,55 @@ describe('compiledStatement', () => {
     await olderThan.all(database.db, { ids: [3, 4], age: 2 })
     expect(statements).toHaveLength(2)
     expect(statements[0]).toBe(statements[1])
+  })
+})
+
+describe('rowUpdate', () => {
+  const updateUser = rowUpdate<UserRow, UserRowChanges>('users')
+  const idOf = async (name: string) => (await database.db.selectFrom('users').select('id').where('name', '=', name).executeTakeFirstOrThrow()).id
+
+  it('sets the columns given, returns the row, and tells the change as that row’s once committed', async () => {
+    const ben = await idOf('Ben')
+    const told: Change[] = []
+    const stop = database.changes.listen((changes) => told.push(...changes))
+    try {
+      const row = await writeTransaction(database.db, async (trx) => {
+        const updated = await updateUser(trx, ben, { age: 42, updated_at: '2025-02-01T00:00:00.000Z', avatar: undefined })
+        expect(told).toEqual([])
+        return updated
+      })
+      expect(row).toMatchObject({ id: ben, name: 'Ben', age: 42, avatar: null, updated_at: '2025-02-01T00:00:00.000Z' })
+      expect(told).toEqual([{ kind: 'rows', table: 'users', ids: [ben] }])
+    } finally {
+      stop()
+    }
+  })
+
+  it('sends one SQL text per set of columns, whatever the values and the row', async () => {
+    const [ann, cy] = [await idOf('Ann'), await idOf('Cy')]
+    statements.length = 0
+    await writeTransaction(database.db, (trx) => updateUser(trx, ann, { age: 31 }))
+    await writeTransaction(database.db, (trx) => updateUser(trx, cy, { age: 53 }))
+    await writeTransaction(database.db, (trx) => updateUser(trx, cy, { name: 'Cy', age: 52 }))
+    const updates = statements.filter((text) => /^update/i.test(text))
+    expect(updates).toHaveLength(3)
+    expect(updates[0]).toBe(updates[1])
+    expect(updates[2]).not.toBe(updates[0])
+    const ages = await database.db.selectFrom('users').select(['name', 'age']).where('id', 'in', [ann, cy]).orderBy('id').execute()
+    expect(ages).toEqual([
+      { name: 'Ann', age: 31 },
+      { name: 'Cy', age: 52 },
+    ])
+  })
+
+  it('fails as Kysely would when there is no such row, writing nothing', async () => {
+    const told: Change[] = []
+    const stop = database.changes.listen((changes) => told.push(...changes))
+    try {
+      await expect(writeTransaction(database.db, (trx) => updateUser(trx, 999_999, { age: 1 }))).rejects.toBeInstanceOf(NoResultError)
+      expect(told).toEqual([])
+    } finally {
+      stop()
+    }
   })
 })
