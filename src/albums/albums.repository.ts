@@ -3,7 +3,7 @@ import type { AggregatePayment, AggregateQuery } from '../collections/aggregatio
 import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { rowById, rowUpdate } from '../db/compiled-statements.js'
+import { rowById, rowInsert, rowUpdate } from '../db/compiled-statements.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { AlbumRow, AlbumRowChanges, NewAlbumRow } from './albums.table.js'
@@ -57,9 +57,7 @@ export function listAlbumsOfUsers(db: Db, userIds: readonly number[], window: Li
     .execute() as Promise<AlbumRow[]>
 }
 
-export function insertAlbum(db: Db, row: NewAlbumRow): Promise<AlbumRow> {
-  return db.insertInto('albums').values(row).returningAll().executeTakeFirstOrThrow()
-}
+export const insertAlbum: (db: Db, row: NewAlbumRow) => Promise<AlbumRow> = rowInsert('albums')
 
 /** Many albums in one statement, as their rows (RETURNING's order is the store's: see inInsertOrder). */
 export function insertAlbums(db: Db, rows: readonly NewAlbumRow[]): Promise<AlbumRow[]> {

@@ -1,4 +1,4 @@
-// The hot reads, and the update of a row by its id, built and compiled once per shape, then run
+// The hot reads, and the insert of a row and its update by id, built and compiled once per shape, then run
 // with each request's values: Kysely's query builder and compiler (about a tenth of the CPU of a
 // GraphQL read of one user, npm run bench:profile) run when a shape is first seen, not per request.
 // A shape is what changes the SQL text (the columns read or set, how many ids, which visibility
@@ -11,6 +11,7 @@ import {
   BinaryOperationNode,
   ColumnNode,
   type Compilable,
+  type InsertQueryNode,
   CompiledQuery,
   NoResultError,
   OperatorNode,
@@ -163,5 +164,29 @@ export function rowUpdate<Row, Changes extends object>(table: keyof Tables): (db
     const [row] = (await db.executeQuery<Row>(query)).rows
     if (row === undefined) throw new NoResultError(pinned)
     return row
+  }
+}
+
+/**
+ * The INSERT of one row into `table`, the row as stored returned (its id, the defaults): compiled
+ * once per set of columns (in the order given). Kysely's executor runs it, so that what it changed
+ * is told as any write's (rows added: changes.ts reads the table from the compiled node). A column
+ * given as undefined is left out, as Kysely's values() leaves it.
+ */
+export function rowInsert<Row, NewRow extends object>(table: keyof Tables): (db: Db, row: NewRow) => Promise<Row> {
+  const shapes = new CompiledShapes()
+  const build = (db: Db, columns: readonly string[]) =>
+    db
+      .insertInto(table)
+      .values(Object.fromEntries(columns.map((column) => [column, new Slot<Readonly<Record<string, unknown>>>((values) => values[column])])))
+      .returningAll()
+  return async (db, row) => {
+    const values = row as Readonly<Record<string, unknown>>
+    const columns = Object.keys(values).filter((column) => values[column] !== undefined)
+    const compiled = shapes.of(db, columns.join(','), () => build(db, columns))
+    const query: CompiledQuery = { ...CompiledQuery.raw(compiled.sql, withValues(compiled.parameters, values) as unknown[]), query: compiled.query }
+    const [inserted] = (await db.executeQuery<Row>(query)).rows
+    if (inserted === undefined) throw new NoResultError(compiled.query as InsertQueryNode)
+    return inserted
   }
 }

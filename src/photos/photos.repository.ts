@@ -3,7 +3,7 @@ import type { AggregatePayment, AggregateQuery } from '../collections/aggregatio
 import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { rowById, rowUpdate } from '../db/compiled-statements.js'
+import { rowById, rowInsert, rowUpdate } from '../db/compiled-statements.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { NewPhotoRow, PhotoRow, PhotoRowChanges } from './photos.table.js'
@@ -52,9 +52,7 @@ export function listPhotosOfAlbums(db: Db, albumIds: readonly number[], window: 
     .execute() as Promise<PhotoRow[]>
 }
 
-export function insertPhoto(db: Db, row: NewPhotoRow): Promise<PhotoRow> {
-  return db.insertInto('photos').values(row).returningAll().executeTakeFirstOrThrow()
-}
+export const insertPhoto: (db: Db, row: NewPhotoRow) => Promise<PhotoRow> = rowInsert('photos')
 
 /** Many photos in one statement, as their rows (RETURNING's order is the store's: see inInsertOrder). */
 export function insertPhotos(db: Db, rows: readonly NewPhotoRow[]): Promise<PhotoRow[]> {

@@ -9,7 +9,7 @@ import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.j
 import type { NewPostRow, PostRow, PostRowChanges } from './posts.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { type Columns, selecting } from '../db/projection.js'
-import { compiledStatement, rowById, rowUpdate } from '../db/compiled-statements.js'
+import { compiledStatement, rowById, rowInsert, rowUpdate } from '../db/compiled-statements.js'
 import { type DraftVisibility, visibilityShape, visible } from './post-visibility.js'
 
 /** The posts table with the columns given (the whole row without them); a row read so holds only those. */
@@ -131,9 +131,7 @@ export function aggregatePosts(db: Db, request: AggregateQuery, visibility: Draf
 
 const visiblePosts = (visibility: DraftVisibility) => (executor: Db) => executor.selectFrom('posts').where(visible('posts', visibility))
 
-export function insertPost(db: Db, row: NewPostRow): Promise<PostRow> {
-  return db.insertInto('posts').values(row).returningAll().executeTakeFirstOrThrow()
-}
+export const insertPost: (db: Db, row: NewPostRow) => Promise<PostRow> = rowInsert('posts')
 
 /** Many posts in one statement, as their rows (RETURNING's order is the store's: see inInsertOrder). */
 export function insertPosts(db: Db, rows: readonly NewPostRow[]): Promise<PostRow[]> {

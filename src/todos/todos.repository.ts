@@ -3,7 +3,7 @@ import type { AggregatePayment, AggregateQuery } from '../collections/aggregatio
 import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { rowById, rowUpdate } from '../db/compiled-statements.js'
+import { rowById, rowInsert, rowUpdate } from '../db/compiled-statements.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from './todos.table.js'
@@ -52,9 +52,7 @@ export function listTodosOfUsers(db: Db, userIds: readonly number[], window: Lis
     .execute() as Promise<TodoRow[]>
 }
 
-export function insertTodo(db: Db, row: NewTodoRow): Promise<TodoRow> {
-  return db.insertInto('todos').values(row).returningAll().executeTakeFirstOrThrow()
-}
+export const insertTodo: (db: Db, row: NewTodoRow) => Promise<TodoRow> = rowInsert('todos')
 
 /** Many todos in one statement, as their rows (RETURNING's order is the store's: see inInsertOrder). */
 export function insertTodos(db: Db, rows: readonly NewTodoRow[]): Promise<TodoRow[]> {

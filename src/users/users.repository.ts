@@ -9,7 +9,7 @@ import type { RowPage } from '../collections/collection-page.js'
 import { listPage } from '../db/list-page.js'
 import type { NewUserRow, UserRow, UserRowChanges } from './users.table.js'
 import { type Columns, selecting } from '../db/projection.js'
-import { compiledStatement, rowById, rowUpdate } from '../db/compiled-statements.js'
+import { compiledStatement, rowById, rowInsert, rowUpdate } from '../db/compiled-statements.js'
 
 /** The users table with the columns given (the whole row without them); a row read so holds only those. */
 function users(db: Db, columns: Columns<UserRow> | undefined) {
@@ -59,9 +59,7 @@ export async function countAdmins(db: Db): Promise<number> {
   return (await lockForWrite(db, db.selectFrom('users').select('id').where('role', '=', 'admin')).execute()).length
 }
 
-export function insertUser(db: Db, row: NewUserRow): Promise<UserRow> {
-  return db.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow()
-}
+export const insertUser: (db: Db, row: NewUserRow) => Promise<UserRow> = rowInsert('users')
 
 export const updateUser: (db: Db, id: number, changes: UserRowChanges) => Promise<UserRow> = rowUpdate('users')
 

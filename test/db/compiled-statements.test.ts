@@ -1,16 +1,16 @@
 // A hot read is built once per shape and run with each call's values: every value reaches its own
 // place among the parameters, a new shape (another count of ids) is built anew, a transaction's
-// read is compiled with its handle's and a write transaction's apart. The update of a row by id is
-// compiled once per set of columns, and what it changed is told as the row's. On the run's store.
+// read is compiled with its handle's and a write transaction's apart. The insert of a row and its
+// update by id are compiled once per set of columns, and what they changed is told. On the run's store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { NoResultError } from 'kysely'
 import type { Change } from '../../src/db/changes.js'
-import { compiledStatement, rowUpdate } from '../../src/db/compiled-statements.js'
+import { compiledStatement, rowInsert, rowUpdate } from '../../src/db/compiled-statements.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { writeTransaction } from '../../src/db/write-transaction.js'
-import type { UserRow, UserRowChanges } from '../../src/users/users.table.js'
+import type { NewUserRow, UserRow, UserRowChanges } from '../../src/users/users.table.js'
 import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
 
 const AT = '2025-01-01T00:00:00.000Z'
@@ -179,6 +179,42 @@ describe('rowUpdate', () => {
     try {
       await expect(writeTransaction(database.db, (trx) => updateUser(trx, 999_999, { age: 1 }))).rejects.toBeInstanceOf(NoResultError)
       expect(told).toEqual([])
+    } finally {
+      stop()
+    }
+  })
+})
+
+describe('rowInsert', () => {
+  const insertUser = rowInsert<UserRow, NewUserRow>('users')
+  const user = (name: string): NewUserRow => ({ name, email: `${name}@example.com`, age: null, role: 'user', created_at: AT, updated_at: AT })
+
+  it('inserts the row, returns it as stored, and tells the rows added once committed, one SQL text per set of columns', async () => {
+    const told: Change[] = []
+    const stop = database.changes.listen((changes) => told.push(...changes))
+    statements.length = 0
+    try {
+      const [eve, fay] = await writeTransaction(database.db, async (trx) => {
+        const rows = [await insertUser(trx, user('Eve')), await insertUser(trx, { ...user('Fay'), avatar: undefined })]
+        expect(told).toEqual([])
+        return rows
+      })
+      expect(eve).toMatchObject({ name: 'Eve', email: 'Eve@example.com', avatar: null, role: 'user', created_at: AT })
+      expect(fay?.id).toBe((eve?.id ?? 0) + 1)
+      expect(told).toEqual([{ kind: 'added', table: 'users' }])
+      const gus = await writeTransaction(database.db, (trx) => insertUser(trx, { ...user('Gus'), age: 7 }))
+      expect(gus).toMatchObject({ name: 'Gus', age: 7 })
+      const inserts = statements.filter((text) => /^insert/i.test(text))
+      expect(inserts).toHaveLength(3)
+      expect(inserts[1]).toBe(inserts[0])
+      expect(inserts[2]).toBe(inserts[0])
+      const named = await database.db
+        .selectFrom('users')
+        .select('name')
+        .where('id', 'in', [eve?.id ?? 0, fay?.id ?? 0, gus.id])
+        .orderBy('id')
+        .execute()
+      expect(named.map((row) => row.name)).toEqual(['Eve', 'Fay', 'Gus'])
     } finally {
       stop()
     }
