@@ -1,8 +1,9 @@
-// The hot reads, and the insert of a row and its update by id, built and compiled once per shape, then run
-// with each request's values: Kysely's query builder and compiler (about a tenth of the CPU of a
-// GraphQL read of one user, npm run bench:profile) run when a shape is first seen, not per request.
-// A shape is what changes the SQL text (the columns read or set, how many ids, which visibility
-// rule, whether a write transaction locks the rows read); the values are parameters.
+// The hot reads, and the insert of a row and its update by id, built and compiled once per shape,
+// then run with each request's values: Kysely's query builder and compiler (about a tenth of the
+// CPU of a GraphQL read of one user, and of a PATCH, npm run bench:profile) run when a shape is
+// first seen, not per request. A shape is what changes the SQL text (the columns read or set, how
+// many ids, which visibility rule, whether a write transaction locks the rows read); the values
+// are parameters.
 //
 // A statement is built with slots where its values go: the compiled query keeps each slot among
 // its parameters, and a run puts the values in their places. Kysely passes a value it is given to
@@ -64,8 +65,9 @@ export function compiledStatement<Row, A>(
   const slot: SlotOf<A> = <T>(take: (args: A) => T) => new Slot<A>(take) as unknown as T
 
   async function run(db: Db, args: A): Promise<Row[]> {
-    const key = isWriteTransaction(db) ? `locked ${shapeKey(args)}` : shapeKey(args)
-    const compiled = shapes.of(db, key, () => build(db, args, slot))
+    // A write transaction's shape, not named (below), is kept apart from the others.
+    const writing = isWriteTransaction(db)
+    const compiled = shapes.of(db, writing ? `locked ${shapeKey(args)}` : shapeKey(args), () => build(db, args, slot), !writing)
     const parameters = compiled.slots ? withValues(compiled.parameters, args) : compiled.parameters
     return readRows<Row>(db, compiled.sql, parameters)
   }
@@ -78,12 +80,16 @@ export function compiledStatement<Row, A>(
 
 /**
  * The shapes of one statement compiled, by shape, for each handle (its transactions with it: a
- * handle's compiler, and so the SQL it writes, is its adapter's, which they share).
+ * handle's compiler, and so the SQL it writes, is its adapter's, which they share). A shape `named`
+ * has its text named (statement-names.ts: on PostgreSQL, prepared once per connection). The texts
+ * of write transactions are not: a prepared statement whose table has changed shape since (another
+ * instance's migration) fails, and a read outside a transaction can run again unnamed, a write's
+ * transaction not.
  */
 class CompiledShapes {
   private readonly byAdapter = new WeakMap<object, Map<string, Compiled>>()
 
-  of(db: Db, shape: string, build: () => Compilable<unknown>): Compiled {
+  of(db: Db, shape: string, build: () => Compilable<unknown>, named: boolean): Compiled {
     const adapter = db.getExecutor().adapter
     let shapes = this.byAdapter.get(adapter)
     if (shapes === undefined) {
@@ -94,7 +100,7 @@ class CompiledShapes {
     if (compiled === undefined) {
       const query = build().compile()
       compiled = { sql: query.sql, parameters: query.parameters, slots: query.parameters.some((p) => p instanceof Slot), query: query.query }
-      nameStatement(query.sql)
+      if (named) nameStatement(query.sql)
       if (shapes.size >= MAX_SHAPES) shapes.delete(shapes.keys().next().value as string)
       shapes.set(shape, compiled)
     }
@@ -137,10 +143,11 @@ interface RowChange {
 
 /**
  * The UPDATE of one row of `table` by its id, setting the columns `changes` gives, the row as it is
- * then returned: compiled once per set of columns (in the order given). Kysely's executor runs it,
- * so that what it changed is told as any write's (changes.ts reads the row's id from the WHERE of
- * the node it is given: here the compiled one, with the id in the place of its slot). A column
- * given as undefined is left out, as Kysely's set() leaves it.
+ * then returned: compiled once per set of columns (in the order given), its text not named (it
+ * runs in a write transaction: CompiledShapes). Kysely's executor runs it, so that what it changed
+ * is told as any write's (changes.ts reads the row's id from the WHERE of the node it is given:
+ * here the compiled one, with the id in the place of its slot). A column given as undefined is
+ * left out, as Kysely's set() leaves it.
  */
 export function rowUpdate<Row, Changes extends object>(table: keyof Tables): (db: Db, id: number, changes: Changes) => Promise<Row> {
   const shapes = new CompiledShapes()
@@ -153,7 +160,7 @@ export function rowUpdate<Row, Changes extends object>(table: keyof Tables): (db
       .returningAll()
   return async (db, id, changes) => {
     const columns = Object.keys(changes).filter((column) => (changes as Record<string, unknown>)[column] !== undefined)
-    const compiled = shapes.of(db, columns.join(','), () => build(db, columns))
+    const compiled = shapes.of(db, columns.join(','), () => build(db, columns), false)
     const args: RowChange = { id, changes: changes as Record<string, unknown> }
     const node = compiled.query as UpdateQueryNode
     const pinned: UpdateQueryNode = {
@@ -169,9 +176,10 @@ export function rowUpdate<Row, Changes extends object>(table: keyof Tables): (db
 
 /**
  * The INSERT of one row into `table`, the row as stored returned (its id, the defaults): compiled
- * once per set of columns (in the order given). Kysely's executor runs it, so that what it changed
- * is told as any write's (rows added: changes.ts reads the table from the compiled node). A column
- * given as undefined is left out, as Kysely's values() leaves it.
+ * once per set of columns (in the order given), its text not named (it runs in a write
+ * transaction: CompiledShapes). Kysely's executor runs it, so that what it changed is told as any
+ * write's (rows added: changes.ts reads the table from the compiled node). A column given as
+ * undefined is left out, as Kysely's values() leaves it.
  */
 export function rowInsert<Row, NewRow extends object>(table: keyof Tables): (db: Db, row: NewRow) => Promise<Row> {
   const shapes = new CompiledShapes()
@@ -183,7 +191,7 @@ export function rowInsert<Row, NewRow extends object>(table: keyof Tables): (db:
   return async (db, row) => {
     const values = row as Readonly<Record<string, unknown>>
     const columns = Object.keys(values).filter((column) => values[column] !== undefined)
-    const compiled = shapes.of(db, columns.join(','), () => build(db, columns))
+    const compiled = shapes.of(db, columns.join(','), () => build(db, columns), false)
     const query: CompiledQuery = { ...CompiledQuery.raw(compiled.sql, withValues(compiled.parameters, values) as unknown[]), query: compiled.query }
     const [inserted] = (await db.executeQuery<Row>(query)).rows
     if (inserted === undefined) throw new NoResultError(compiled.query as InsertQueryNode)

@@ -1,11 +1,13 @@
 // Names for SQL texts: on PostgreSQL a text so named is parsed once per connection, and planned
 // once too when its generic plan is as good as the one made for each run's values (a named
 // prepared statement), then only bound and run, as a hand-written `pg` route does. The compiled
-// statements (compiled-statements.ts) are named as they are compiled, bounded by the shapes they
-// keep. The other reads run past Kysely (a collection's page: direct-reads.ts) are named the
-// second time their text is run, up to MAX_NAMED_READS texts in a process: a text run once costs
-// no prepared statement on each connection, and texts past the bound (a caller trying every
-// filter and sort) run unnamed, parsed and planned every time, as every read did before.
+// reads (compiled-statements.ts) are named as they are compiled, bounded by the shapes they keep;
+// not those of write transactions, nor the compiled writes (a write's transaction cannot run a
+// statement again unnamed when its table has changed shape). The other reads run past Kysely (a
+// collection's page: direct-reads.ts) are named the second time their text is run, up to
+// MAX_NAMED_READS texts in a process: a text run once costs no prepared statement on each
+// connection, and texts past the bound (a caller trying every filter and sort) run unnamed, parsed
+// and planned every time, as every read did before.
 const names = new Map<string, string>()
 
 /** The most texts of reads named besides the compiled statements' (each becomes a prepared statement on each connection of the pool). */

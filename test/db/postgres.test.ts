@@ -13,7 +13,8 @@ import { readRows } from '../../src/db/direct-reads.js'
 import { postgresFacts } from '../../src/db/dialect-facts.js'
 import { MIGRATION_NAMES, migrateToLatest } from '../../src/db/migrate.js'
 import { seedDatabase } from '../../src/seed/seed-database.js'
-import { findUserById, listUsers } from '../../src/users/users.repository.js'
+import { writeTransaction } from '../../src/db/write-transaction.js'
+import { findUserById, insertUser, listUsers, updateUser } from '../../src/users/users.repository.js'
 import { UsersCollection } from '../../src/users/users.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { postgresUrl } from '../helpers/services.js'
@@ -180,6 +181,35 @@ describe.runIf(server)('PostgreSQL', () => {
         const after = await page()
         expect(after.rows.map((user) => user.id)).toEqual(before.rows.map((user) => user.id))
         expect(await page()).toEqual(after)
+      } finally {
+        await sql`alter table users drop column nickname`.execute(database.db)
+      }
+    } finally {
+      await single.close()
+    }
+  })
+
+  it("writes rows read, inserted and updated before their table gained a column (another instance's migration)", async () => {
+    // One connection in the pool: the one whose statements would be prepared, and go stale.
+    const single = open(store.url, 1)
+    try {
+      const at = new Date().toISOString()
+      const insert = (email: string) =>
+        writeTransaction(single.db, (trx) => insertUser(trx, { name: email, email, age: null, role: 'user', created_at: at, updated_at: at }))
+      const setAge = (id: number, age: number) =>
+        writeTransaction(single.db, async (trx) => {
+          const row = await findUserById(trx, id)
+          return updateUser(trx, row?.id ?? 0, { age, updated_at: at })
+        })
+      const { id } = await insert('migrated-under@example.com')
+      await setAge(id, 1)
+      await setAge(id, 2)
+      await sql`alter table users add column nickname text`.execute(database.db)
+      try {
+        // A statement prepared before would fail now ("cached plan must not change result type"),
+        // and a write's transaction cannot run it again: a write transaction's are not prepared by name.
+        expect(await setAge(id, 3)).toMatchObject({ id, age: 3, nickname: null })
+        expect(await insert('migrated-after@example.com')).toMatchObject({ email: 'migrated-after@example.com', nickname: null })
       } finally {
         await sql`alter table users drop column nickname`.execute(database.db)
       }
