@@ -1,7 +1,8 @@
 // A hot read is built once per shape and run with each call's values: every value reaches its own
 // place among the parameters, a new shape (another count of ids) is built anew, a transaction's
 // read is compiled with its handle's and a write transaction's apart. The insert of a row and its
-// update by id are compiled once per set of columns, and what they changed is told. On the run's store.
+// update by id are compiled once per set of columns, and what they changed is told. On the run's
+// store.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { NoResultError } from 'kysely'
@@ -88,7 +89,7 @@ describe('compiledStatement', () => {
     expect(builds).toBe(1)
     expect(names(await olderThan.all(database.db, { ids: all, age: 0 }))).toEqual(['Ann', 'Ben', 'Cy', 'Dee'])
     expect(builds).toBe(1)
-    // A write transaction's reads may lock their rows (lockForWrite): another text, compiled apart, once.
+    // A write transaction's reads may lock their rows (lockForWrite, on PostgreSQL): compiled apart, once.
     const written = await writeTransaction(database.db, async (trx) => [
       names(await olderThan.all(trx, { ids: all, age: 50 })),
       names(await olderThan.all(trx, { ids: all, age: 60 })),
