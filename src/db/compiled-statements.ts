@@ -167,10 +167,7 @@ export function rowUpdate<Row, Changes extends object>(table: keyof Tables): (db
       ...node,
       where: WhereNode.create(BinaryOperationNode.create(ColumnNode.create('id'), OperatorNode.create('='), ValueNode.create(id))),
     }
-    const query: CompiledQuery = { ...CompiledQuery.raw(compiled.sql, withValues(compiled.parameters, args) as unknown[]), query: pinned }
-    const [row] = (await db.executeQuery<Row>(query)).rows
-    if (row === undefined) throw new NoResultError(pinned)
-    return row
+    return firstRowWritten<Row>(db, compiled, args, pinned)
   }
 }
 
@@ -192,9 +189,18 @@ export function rowInsert<Row, NewRow extends object>(table: keyof Tables): (db:
     const values = row as Readonly<Record<string, unknown>>
     const columns = Object.keys(values).filter((column) => values[column] !== undefined)
     const compiled = shapes.of(db, columns.join(','), () => build(db, columns), false)
-    const query: CompiledQuery = { ...CompiledQuery.raw(compiled.sql, withValues(compiled.parameters, values) as unknown[]), query: compiled.query }
-    const [inserted] = (await db.executeQuery<Row>(query)).rows
-    if (inserted === undefined) throw new NoResultError(compiled.query as InsertQueryNode)
-    return inserted
+    return firstRowWritten<Row>(db, compiled, values, compiled.query as InsertQueryNode)
   }
+}
+
+/**
+ * The first row a compiled write returns, run through Kysely's executor with `args` in its slots and
+ * `node` as the statement Kysely is told it runs (what changes.ts reads the change from); Kysely's
+ * NoResultError when it returns none.
+ */
+async function firstRowWritten<Row>(db: Db, compiled: Compiled, args: unknown, node: InsertQueryNode | UpdateQueryNode): Promise<Row> {
+  const query: CompiledQuery = { ...CompiledQuery.raw(compiled.sql, withValues(compiled.parameters, args) as unknown[]), query: node }
+  const [row] = (await db.executeQuery<Row>(query)).rows
+  if (row === undefined) throw new NoResultError(node)
+  return row
 }

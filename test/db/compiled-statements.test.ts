@@ -3,9 +3,9 @@
 // read is compiled with its handle's and a write transaction's apart. The insert of a row and its
 // update by id are compiled once per set of columns, and what they changed is told. On the run's
 // store.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { loadConfig } from '../../src/config.js'
-import { NoResultError } from 'kysely'
+import { NoResultError, QueryCreator } from 'kysely'
 import type { Change } from '../../src/db/changes.js'
 import { compiledStatement, rowInsert, rowUpdate } from '../../src/db/compiled-statements.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
@@ -157,12 +157,19 @@ describe('rowUpdate', () => {
     }
   })
 
-  it('sends one SQL text per set of columns, whatever the values and the row', async () => {
+  it('is built once per set of columns and sends its one SQL text, whatever the values and the row', async () => {
     const [ann, cy] = [await idOf('Ann'), await idOf('Cy')]
     statements.length = 0
-    await writeTransaction(database.db, (trx) => updateUser(trx, ann, { age: 31 }))
-    await writeTransaction(database.db, (trx) => updateUser(trx, cy, { age: 53 }))
-    await writeTransaction(database.db, (trx) => updateUser(trx, cy, { name: 'Cy', age: 52 }))
+    const builds = vi.spyOn(QueryCreator.prototype, 'updateTable')
+    try {
+      await writeTransaction(database.db, (trx) => updateUser(trx, ann, { age: 31 }))
+      await writeTransaction(database.db, (trx) => updateUser(trx, cy, { age: 53 }))
+      expect(builds).toHaveBeenCalledTimes(1)
+      await writeTransaction(database.db, (trx) => updateUser(trx, cy, { name: 'Cy', age: 52 }))
+      expect(builds).toHaveBeenCalledTimes(2)
+    } finally {
+      builds.mockRestore()
+    }
     const updates = statements.filter((text) => /^update/i.test(text))
     expect(updates).toHaveLength(3)
     expect(updates[0]).toBe(updates[1])
@@ -190,10 +197,11 @@ describe('rowInsert', () => {
   const insertUser = rowInsert<UserRow, NewUserRow>('users')
   const user = (name: string): NewUserRow => ({ name, email: `${name}@example.com`, age: null, role: 'user', created_at: AT, updated_at: AT })
 
-  it('inserts the row, returns it as stored, and tells the rows added once committed, one SQL text per set of columns', async () => {
+  it('inserts the row, returns it as stored, and tells the rows added once committed, built once per set of columns', async () => {
     const told: Change[] = []
     const stop = database.changes.listen((changes) => told.push(...changes))
     statements.length = 0
+    const builds = vi.spyOn(QueryCreator.prototype, 'insertInto')
     try {
       const [eve, fay] = await writeTransaction(database.db, async (trx) => {
         const rows = [await insertUser(trx, user('Eve')), await insertUser(trx, { ...user('Fay'), avatar: undefined })]
@@ -205,6 +213,7 @@ describe('rowInsert', () => {
       expect(told).toEqual([{ kind: 'added', table: 'users' }])
       const gus = await writeTransaction(database.db, (trx) => insertUser(trx, { ...user('Gus'), age: 7 }))
       expect(gus).toMatchObject({ name: 'Gus', age: 7 })
+      expect(builds).toHaveBeenCalledTimes(1)
       const inserts = statements.filter((text) => /^insert/i.test(text))
       expect(inserts).toHaveLength(3)
       expect(inserts[1]).toBe(inserts[0])
@@ -217,6 +226,7 @@ describe('rowInsert', () => {
         .execute()
       expect(named.map((row) => row.name)).toEqual(['Eve', 'Fay', 'Gus'])
     } finally {
+      builds.mockRestore()
       stop()
     }
   })
