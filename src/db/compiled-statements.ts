@@ -138,7 +138,7 @@ export function rowById<Row>(
 /** The arguments of a compiled update of one row: its id and the columns set, with their values. */
 interface RowChange {
   readonly id: number
-  readonly changes: Readonly<Record<string, unknown>>
+  readonly values: Readonly<Record<string, unknown>>
 }
 
 /**
@@ -150,24 +150,61 @@ interface RowChange {
  * left out, as Kysely's set() leaves it.
  */
 export function rowUpdate<Row, Changes extends object>(table: keyof Tables): (db: Db, id: number, changes: Changes) => Promise<Row> {
+  const update = oneRowUpdate(table)
+  return async (db, id, changes) => {
+    const { row, node } = await update<Row>(db, id, changes as Record<string, unknown>, {})
+    if (row === undefined) throw new NoResultError(node)
+    return row
+  }
+}
+
+/**
+ * The UPDATE of one row of `table` by its id that writes only a change: it sets the columns of
+ * `changes` and of `stamp` (what every change sets, such as its time) where the row holds another
+ * value in one of `changes`, and returns the row as it is then. Undefined when it wrote nothing:
+ * there is no such row, or nothing to change (a read tells which). Being one statement, the check
+ * and the write are one: it may commit on its own (singleStatementWrite), and a writer beside it
+ * cannot come between them. Compiled and run as rowUpdate's.
+ */
+export function rowUpdateIfChanged<Row, Changes extends object>(
+  table: keyof Tables,
+): (db: Db, id: number, changes: Changes, stamp: Changes) => Promise<Row | undefined> {
+  const update = oneRowUpdate(table)
+  return async (db, id, changes, stamp) => {
+    const values = changes as Record<string, unknown>
+    if (!Object.keys(values).some((column) => values[column] !== undefined)) return undefined
+    return (await update<Row>(db, id, values, stamp as Record<string, unknown>)).row
+  }
+}
+
+/**
+ * The update of rowUpdate and rowUpdateIfChanged: the columns of `compared` and of `stamp` set (the
+ * row only where one of `compared` changes, when there are any), compiled once per set of columns;
+ * the first row it returns, and the node it is told as.
+ */
+function oneRowUpdate(table: keyof Tables) {
   const shapes = new CompiledShapes()
-  const slot = (take: (args: RowChange) => unknown) => new Slot<RowChange>(take)
-  const build = (db: Db, columns: readonly string[]) =>
+  const slot = (take: (args: RowChange) => unknown) => new Slot<RowChange>(take) as never
+  const value = (column: string) => slot((args) => args.values[column])
+  const build = (db: Db, compared: readonly string[], stamped: readonly string[]) =>
     db
       .updateTable(table)
-      .set(Object.fromEntries(columns.map((column) => [column, slot((args) => args.changes[column])])) as never)
-      .where('id', '=', slot((args) => args.id) as never)
+      .set(Object.fromEntries([...compared, ...stamped].map((column) => [column, value(column)])) as never)
+      .where((eb) => {
+        const byId = eb('id', '=', slot((args) => args.id))
+        return compared.length === 0 ? byId : eb.and([byId, eb.or(compared.map((column) => eb(column as never, 'is distinct from', value(column))))])
+      })
       .returningAll()
-  return async (db, id, changes) => {
-    const columns = Object.keys(changes).filter((column) => (changes as Record<string, unknown>)[column] !== undefined)
-    const compiled = shapes.of(db, columns.join(','), () => build(db, columns), false)
-    const args: RowChange = { id, changes: changes as Record<string, unknown> }
-    const node = compiled.query as UpdateQueryNode
-    const pinned: UpdateQueryNode = {
-      ...node,
+  const given = (values: Readonly<Record<string, unknown>>) => Object.keys(values).filter((column) => values[column] !== undefined)
+  return async <Row>(db: Db, id: number, changes: Readonly<Record<string, unknown>>, stamp: Readonly<Record<string, unknown>>) => {
+    const compared = given(stamp).length === 0 ? [] : given(changes)
+    const stamped = compared.length === 0 ? given(changes) : given(stamp)
+    const compiled = shapes.of(db, `${compared.join(',')}|${stamped.join(',')}`, () => build(db, compared, stamped), false)
+    const node: UpdateQueryNode = {
+      ...(compiled.query as UpdateQueryNode),
       where: WhereNode.create(BinaryOperationNode.create(ColumnNode.create('id'), OperatorNode.create('='), ValueNode.create(id))),
     }
-    return firstRowWritten<Row>(db, compiled, args, pinned)
+    return { row: await firstRowWritten<Row>(db, compiled, { id, values: { ...changes, ...stamp } } satisfies RowChange, node), node }
   }
 }
 
@@ -189,18 +226,18 @@ export function rowInsert<Row, NewRow extends object>(table: keyof Tables): (db:
     const values = row as Readonly<Record<string, unknown>>
     const columns = Object.keys(values).filter((column) => values[column] !== undefined)
     const compiled = shapes.of(db, columns.join(','), () => build(db, columns), false)
-    return firstRowWritten<Row>(db, compiled, values, compiled.query as InsertQueryNode)
+    const node = compiled.query as InsertQueryNode
+    const inserted = await firstRowWritten<Row>(db, compiled, values, node)
+    if (inserted === undefined) throw new NoResultError(node)
+    return inserted
   }
 }
 
 /**
- * The first row a compiled write returns, run through Kysely's executor with `args` in its slots and
- * `node` as the statement Kysely is told it runs (what changes.ts reads the change from); Kysely's
- * NoResultError when it returns none.
+ * The first row a compiled write returns, if any, run through Kysely's executor with `args` in its
+ * slots and `node` as the statement Kysely is told it runs (what changes.ts reads the change from).
  */
-async function firstRowWritten<Row>(db: Db, compiled: Compiled, args: unknown, node: InsertQueryNode | UpdateQueryNode): Promise<Row> {
+async function firstRowWritten<Row>(db: Db, compiled: Compiled, args: unknown, node: InsertQueryNode | UpdateQueryNode): Promise<Row | undefined> {
   const query: CompiledQuery = { ...CompiledQuery.raw(compiled.sql, withValues(compiled.parameters, args) as unknown[]), query: node }
-  const [row] = (await db.executeQuery<Row>(query)).rows
-  if (row === undefined) throw new NoResultError(node)
-  return row
+  return (await db.executeQuery<Row>(query)).rows[0]
 }

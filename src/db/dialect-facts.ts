@@ -24,6 +24,13 @@ type DataTypeExpression = ColumnDataType | Expression<unknown>
 
 export interface DialectFacts {
   readonly dialect: 'sqlite' | 'postgres'
+  /**
+   * Whether a write of one statement may commit on its own, what it changed told as it commits
+   * (SQLite: to this process; another process sees the file's version move). On PostgreSQL the
+   * other instances hear of a write by a NOTIFY sent in its transaction, so one statement still
+   * runs in a transaction.
+   */
+  readonly writesAlone: boolean
   /** Column type for instants. */
   readonly timestampType: DataTypeExpression
   /** Column type for text: compared and sorted by code point on every dialect. */
@@ -98,6 +105,7 @@ export const MIN_INDEXED_SEARCH = 3
 
 export const sqliteFacts: DialectFacts = {
   dialect: 'sqlite',
+  writesAlone: true,
   // SQLite has no instant type: ISO 8601 text in UTC sorts and compares correctly.
   timestampType: 'text',
   // SQLite's BINARY collation compares UTF-8 bytes, which is code point order.
@@ -170,6 +178,7 @@ export const sqliteFacts: DialectFacts = {
 
 export const postgresFacts: DialectFacts = {
   dialect: 'postgres',
+  writesAlone: false,
   timestampType: 'timestamptz',
   // "C": code point order and ASCII-only lower(), as on SQLite, whatever the server's locale.
   textType: sql`text collate "C"`,

@@ -139,6 +139,16 @@ function translatingDriver(driver: Driver, statements: StatementObservers, chang
   }
 }
 
+/**
+ * Whether a write changed no row: as the driver counts them (PostgreSQL), or, where a statement
+ * that returns rows is not counted (SQLite), by the rows an UPDATE's RETURNING gave (none: it
+ * matched no row). An update whose conditions held for no row changed nothing to tell.
+ */
+function wroteNothing(query: CompiledQuery, result: QueryResult<unknown>): boolean {
+  if (result.numAffectedRows !== undefined) return result.numAffectedRows === 0n
+  return query.query.kind === 'UpdateQueryNode' && query.query.returning !== undefined && result.rows.length === 0
+}
+
 function translatingConnection(
   connection: DatabaseConnection,
   statements: StatementObservers,
@@ -152,7 +162,7 @@ function translatingConnection(
         : async <R>(query: CompiledQuery) => {
             const result = await execute<R>(query)
             const change = changeOf(query.query, query.sql)
-            if (change === undefined) return result
+            if (change === undefined || wroteNothing(query, result)) return result
             const { sink, state } = changes
             if (state.inTransaction) {
               state.pending.add(change)

@@ -1,13 +1,13 @@
 // A hot read is built once per shape and run with each call's values: every value reaches its own
 // place among the parameters, a new shape (another count of ids) is built anew, a transaction's
 // read is compiled with its handle's and a write transaction's apart. The insert of a row and its
-// update by id are compiled once per set of columns, and what they changed is told. On the run's
-// store.
+// update by id are compiled once per set of columns, and what they changed is told; the update that
+// writes only a change writes nothing when nothing differs. On the run's store.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { NoResultError, QueryCreator } from 'kysely'
 import type { Change } from '../../src/db/changes.js'
-import { compiledStatement, rowInsert, rowUpdate } from '../../src/db/compiled-statements.js'
+import { compiledStatement, rowInsert, rowUpdate, rowUpdateIfChanged } from '../../src/db/compiled-statements.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
 import { migrateToLatest } from '../../src/db/migrate.js'
 import { writeTransaction } from '../../src/db/write-transaction.js'
@@ -190,6 +190,65 @@ describe('rowUpdate', () => {
     } finally {
       stop()
     }
+  })
+})
+
+describe('rowUpdateIfChanged', () => {
+  const updateIfChanged = rowUpdateIfChanged<UserRow, UserRowChanges>('users')
+  const rowOf = (name: string) => database.db.selectFrom('users').selectAll().where('name', '=', name).executeTakeFirstOrThrow()
+  const STAMP = { updated_at: '2025-03-01T00:00:00.000Z' }
+
+  it('writes the columns given and the stamp when one of them differs, in one statement, and tells that row’s change', async () => {
+    const dee = await rowOf('Dee')
+    const told: Change[] = []
+    const stop = database.changes.listen((changes) => told.push(...changes))
+    statements.length = 0
+    try {
+      // The name is the same, the age is not: both are written, with the stamp.
+      const row = await updateIfChanged(database.db, dee.id, { name: 'Dee', age: 64, avatar: undefined }, STAMP)
+      expect(row).toMatchObject({ id: dee.id, name: 'Dee', age: 64, avatar: null, updated_at: STAMP.updated_at })
+      expect(told).toEqual([{ kind: 'rows', table: 'users', ids: [dee.id] }])
+      expect(statements.filter((text) => /^update/i.test(text))).toHaveLength(1)
+      // A null written over a value differs from it too.
+      expect(await updateIfChanged(database.db, dee.id, { age: null }, { updated_at: '2025-03-02T00:00:00.000Z' })).toMatchObject({ age: null })
+      expect(await updateIfChanged(database.db, dee.id, { age: 63 }, { updated_at: '2025-03-03T00:00:00.000Z' })).toMatchObject({ age: 63 })
+    } finally {
+      stop()
+    }
+  })
+
+  it('writes nothing, not even the stamp, when nothing differs or there is no such row; nothing to write sends nothing', async () => {
+    const before = await rowOf('Dee')
+    const told: Change[] = []
+    const stop = database.changes.listen((changes) => told.push(...changes))
+    statements.length = 0
+    try {
+      expect(await updateIfChanged(database.db, before.id, { name: before.name, age: before.age }, { updated_at: '2099-01-01T00:00:00.000Z' })).toBeUndefined()
+      expect(await updateIfChanged(database.db, 999_999, { age: 1 }, STAMP)).toBeUndefined()
+      expect(statements).toHaveLength(2)
+      expect(await updateIfChanged(database.db, before.id, { age: undefined }, STAMP)).toBeUndefined()
+      expect(statements).toHaveLength(2)
+      expect(await rowOf('Dee')).toEqual(before)
+      expect(told).toEqual([])
+    } finally {
+      stop()
+    }
+  })
+
+  it('is built once per set of columns, whatever the values and the row', async () => {
+    const [ann, cy] = [(await rowOf('Ann')).id, (await rowOf('Cy')).id]
+    const updateIfChanged = rowUpdateIfChanged<UserRow, UserRowChanges>('users')
+    const builds = vi.spyOn(QueryCreator.prototype, 'updateTable')
+    try {
+      await updateIfChanged(database.db, ann, { age: 32 }, STAMP)
+      await updateIfChanged(database.db, cy, { age: 54 }, { updated_at: '2025-03-04T00:00:00.000Z' })
+      expect(builds).toHaveBeenCalledTimes(1)
+      await updateIfChanged(database.db, cy, { name: 'Cy', age: 55 }, STAMP)
+      expect(builds).toHaveBeenCalledTimes(2)
+    } finally {
+      builds.mockRestore()
+    }
+    expect([(await rowOf('Ann')).age, (await rowOf('Cy')).age]).toEqual([32, 55])
   })
 })
 

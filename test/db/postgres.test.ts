@@ -8,13 +8,14 @@ import { DATA_SECTIONS } from '../../src/cli/data-sections.js'
 import { parseCollectionQuery } from '../../src/collections/collection-query.js'
 import { loadConfig } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
+import type { Change } from '../../src/db/changes.js'
 import { databaseAppError } from '../../src/db/database-errors.js'
 import { readRows } from '../../src/db/direct-reads.js'
 import { postgresFacts } from '../../src/db/dialect-facts.js'
 import { MIGRATION_NAMES, migrateToLatest } from '../../src/db/migrate.js'
 import { seedDatabase } from '../../src/seed/seed-database.js'
-import { writeTransaction } from '../../src/db/write-transaction.js'
-import { findUserById, insertUser, listUsers, updateUser } from '../../src/users/users.repository.js'
+import { singleStatementWrite, writeTransaction } from '../../src/db/write-transaction.js'
+import { findUserById, insertUser, listUsers, updateUser, updateUserIfChanged } from '../../src/users/users.repository.js'
 import { UsersCollection } from '../../src/users/users.schemas.js'
 import { buildTestApp, type TestApp } from '../helpers/build-test-app.js'
 import { postgresUrl } from '../helpers/services.js'
@@ -215,6 +216,32 @@ describe.runIf(server)('PostgreSQL', () => {
       }
     } finally {
       await single.close()
+    }
+  })
+
+  it('runs a write of one statement in a transaction, whose NOTIFY another instance hears at its commit', async () => {
+    const other = open(store.url, 1)
+    const heard: Change[] = []
+    const stop = other.changes.listen((changes) => heard.push(...changes))
+    try {
+      await until(() => other.changes.heard(), 5000)
+      const at = new Date().toISOString()
+      const { id } = await writeTransaction(database.db, (trx) =>
+        insertUser(trx, { name: 'One', email: 'one-statement@example.com', age: 1, role: 'user', created_at: at, updated_at: at }),
+      )
+      const steps: string[] = []
+      database.observeStatements((text) => {
+        steps.push(text.split(' ')[0]!.toLowerCase())
+        return () => {}
+      })
+      heard.length = 0
+      const row = await singleStatementWrite(database.db, (trx) => updateUserIfChanged(trx, id, { age: 2 }, { updated_at: at }))
+      expect(row).toMatchObject({ id, age: 2 })
+      expect(steps).toEqual(['begin', 'update', 'commit'])
+      await until(() => heard.some((change) => change.kind === 'rows' && change.ids.includes(id)), 5000)
+    } finally {
+      stop()
+      await other.close()
     }
   })
 

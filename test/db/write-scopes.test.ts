@@ -1,13 +1,15 @@
 // The scopes of withBeforeCommit (src/db/write-transaction.ts): a write transaction begun in one,
 // however late, runs its hook before its commit; once every scope has ended, the asynchronous
 // context is no longer tracked (Node's promise hooks, which slow every promise of the process,
-// are off again) and a write runs no hook. On the run's store, a real database.
+// are off again) and a write runs no hook. A write of one statement commits on its own where the
+// store allows it, and in a transaction when a scope asks for its hook. On the run's store, a real
+// database.
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import { type Database, openDatabase } from '../../src/db/create-database.js'
-import { tracksWriteScopes, withBeforeCommit, writeTransaction } from '../../src/db/write-transaction.js'
-import { freshDatabase, type TestDatabase } from '../helpers/test-store.js'
+import { singleStatementWrite, tracksWriteScopes, withBeforeCommit, writeTransaction } from '../../src/db/write-transaction.js'
+import { freshDatabase, TEST_STORE, type TestDatabase } from '../helpers/test-store.js'
 
 let fresh: TestDatabase
 let database: Database
@@ -85,5 +87,38 @@ describe('the scopes of withBeforeCommit', () => {
       }),
     ).toThrow('refused before any write')
     expect(tracksWriteScopes()).toBe(false)
+  })
+})
+
+describe('a write of one statement (singleStatementWrite)', () => {
+  /** The statements and transaction steps `write` sends, as the statement observer is told of them. */
+  const stepsOf = async (write: () => Promise<unknown>): Promise<string[]> => {
+    const steps: string[] = []
+    database.observeStatements((text) => {
+      steps.push(text.split(' ')[0]!.toLowerCase())
+      return () => {}
+    })
+    await write()
+    return steps
+  }
+
+  it('commits on its own where the store allows it, else in a transaction; a scope’s hook commits with it', async () => {
+    await sql`delete from scope_marks`.execute(database.db)
+    const alone = TEST_STORE === 'sqlite'
+    expect(await stepsOf(() => singleStatementWrite(database.db, mark('alone')))).toEqual(alone ? ['insert'] : ['begin', 'insert', 'commit'])
+
+    let scoped!: Promise<void>
+    const end = withBeforeCommit(mark('its hook'), () => void (scoped = singleStatementWrite(database.db, mark('in a scope'))))
+    const steps = await stepsOf(() => scoped)
+    end()
+    expect(steps.filter((step) => step === 'begin' || step === 'commit')).toEqual(['begin', 'commit'])
+
+    // Given a write transaction, it runs in it, and rolls back with it.
+    const failed = writeTransaction(database.db, async (trx) => {
+      await singleStatementWrite(trx, mark('rolled back'))
+      throw new Error('refused after the write')
+    })
+    await expect(failed).rejects.toThrow('refused after the write')
+    expect(await marks()).toEqual(['alone', 'in a scope', 'its hook'])
   })
 })
