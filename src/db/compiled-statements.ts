@@ -191,7 +191,11 @@ function oneRowUpdate(table: keyof Tables) {
       .updateTable(table)
       .set(Object.fromEntries([...compared, ...stamped].map((column) => [column, value(column)])) as never)
       .where((eb) => {
-        const byId = eb('id', '=', slot((args) => args.id))
+        const byId = eb(
+          'id',
+          '=',
+          slot((args) => args.id),
+        )
         return compared.length === 0 ? byId : eb.and([byId, eb.or(compared.map((column) => eb(column as never, 'is distinct from', value(column))))])
       })
       .returningAll()
