@@ -1,6 +1,7 @@
 // Who is calling: resolved from the bearer token by the transport, handed to every service call.
 // Services decide what the caller may do; anonymous callers are `null`.
 import { AppError, forbidden, unauthenticated } from '../errors.js'
+import { type IdInput, parseId } from './ids.js'
 
 export const ROLES = ['user', 'admin'] as const
 export type Role = (typeof ROLES)[number]
@@ -55,6 +56,21 @@ export function requireOwnerOrAdmin(caller: Caller | null, ownerId: number, acti
   const signedIn = requireSignedIn(caller)
   if (signedIn.userId !== ownerId && signedIn.role !== 'admin') throw forbidden(`Only the owner or an admin may ${action}`)
   return signedIn
+}
+
+/**
+ * What a user's row must hold for `caller` to change it without reading it first (its checks made
+ * conditions of the write): its owner (`user_id`) the caller, for anyone but an admin; for an
+ * admin, the user the path names (`pathUserId`), when it names one. Undefined when the right
+ * cannot be told so: no caller, or a path naming another user than the caller, or none that
+ * parses. The write then reads the row first, to answer NOT_FOUND or FORBIDDEN as it should.
+ */
+export function ownerToMatch(caller: Caller | null, pathUserId: IdInput | undefined): { readonly user_id?: number } | undefined {
+  if (caller === null) return undefined
+  const named = pathUserId === undefined ? undefined : parseId(pathUserId)
+  if (pathUserId !== undefined && named === undefined) return undefined
+  if (caller.role === 'admin') return named === undefined ? {} : { user_id: named }
+  return named === undefined || named === caller.userId ? { user_id: caller.userId } : undefined
 }
 
 /** Whether the caller's token grants `needed`: a write token grants reads too. */

@@ -135,10 +135,11 @@ export function rowById<Row>(
   return (db, id, columns) => statement.first(db, { id, columns })
 }
 
-/** The arguments of a compiled update of one row: its id and the columns set, with their values. */
+/** The arguments of a compiled update of one row: its id, the columns set and the columns matched, with their values. */
 interface RowChange {
   readonly id: number
   readonly values: Readonly<Record<string, unknown>>
+  readonly matched: Readonly<Record<string, unknown>>
 }
 
 /**
@@ -152,63 +153,88 @@ interface RowChange {
 export function rowUpdate<Row, Changes extends object>(table: keyof Tables): (db: Db, id: number, changes: Changes) => Promise<Row> {
   const update = oneRowUpdate(table)
   return async (db, id, changes) => {
-    const { row, node } = await update<Row>(db, id, changes as Record<string, unknown>, {})
+    const { row, node } = await update<Row>(db, id, { compared: {}, stamp: changes as Record<string, unknown>, matched: {} })
     if (row === undefined) throw new NoResultError(node)
     return row
   }
 }
 
-/**
- * The UPDATE of one row of `table` by its id that writes only a change: it sets the columns of
- * `changes` and of `stamp` (what every change sets, such as its time) where the row holds another
- * value in one of `changes`, and returns the row as it is then. Undefined when it wrote nothing:
- * there is no such row, or nothing to change (a read tells which). Being one statement, the check
- * and the write are one: it may commit on its own (singleStatementWrite), and a writer beside it
- * cannot come between them. Compiled and run as rowUpdate's.
- */
-export function rowUpdateIfChanged<Row, Changes extends object>(
-  table: keyof Tables,
-): (db: Db, id: number, changes: Changes, stamp: Changes) => Promise<Row | undefined> {
-  const update = oneRowUpdate(table)
-  return async (db, id, changes, stamp) => {
-    const values = changes as Record<string, unknown>
-    if (!Object.keys(values).some((column) => values[column] !== undefined)) return undefined
-    return (await update<Row>(db, id, values, stamp as Record<string, unknown>)).row
-  }
+/** What a conditional update of one row sets besides its changes, and what the row must hold. */
+export interface RowChangeConditions<Changes> {
+  /** Columns set with any change and never compared, such as its time. */
+  readonly stamp: Changes
+  /** Columns the row must hold, with their values, for the write to be made (its owner, say). */
+  readonly matched?: Readonly<Record<string, unknown>>
 }
 
 /**
- * The update of rowUpdate and rowUpdateIfChanged: the columns of `compared` and of `stamp` set (the
- * row only where one of `compared` changes, when there are any), compiled once per set of columns;
- * the first row it returns, and the node it is told as.
+ * The UPDATE of one row of `table` by its id that writes only a change: it sets the columns of
+ * `changes` and of `stamp` where the row holds the values of `matched` and another value in one of
+ * `changes`, and returns the row as it is then. Undefined when it wrote nothing: there is no such
+ * row, it holds other values of `matched`, or there is nothing to change (a read tells which).
+ * Being one statement, its checks and its write are one: it may commit on its own
+ * (singleStatementWrite), and no writer can come between them. Compiled once per set of columns
+ * and run as rowUpdate's.
+ */
+export function rowUpdateIfChanged<Row, Changes extends object>(
+  table: keyof Tables,
+): (db: Db, id: number, changes: Changes, conditions: RowChangeConditions<Changes>) => Promise<Row | undefined> {
+  const update = oneRowUpdate(table)
+  return async (db, id, changes, { stamp, matched = {} }) => {
+    const compared = changes as Record<string, unknown>
+    if (!Object.keys(compared).some((column) => compared[column] !== undefined)) return undefined
+    return (await update<Row>(db, id, { compared, stamp: stamp as Record<string, unknown>, matched })).row
+  }
+}
+
+/** The columns of one row update: set and compared (one must change), set only, and matched. */
+interface UpdateColumns {
+  readonly compared: Readonly<Record<string, unknown>>
+  readonly stamp: Readonly<Record<string, unknown>>
+  readonly matched: Readonly<Record<string, unknown>>
+}
+
+/**
+ * The update of rowUpdate and rowUpdateIfChanged, compiled once per set of columns: those of
+ * `compared` and `stamp` set, the row only where it holds `matched` and, when any are compared, where
+ * one of `compared` changes. The first row it returns, and the node it is told as.
  */
 function oneRowUpdate(table: keyof Tables) {
   const shapes = new CompiledShapes()
   const slot = (take: (args: RowChange) => unknown) => new Slot<RowChange>(take) as never
   const value = (column: string) => slot((args) => args.values[column])
-  const build = (db: Db, compared: readonly string[], stamped: readonly string[]) =>
+  const build = (db: Db, compared: readonly string[], stamped: readonly string[], matched: readonly string[]) =>
     db
       .updateTable(table)
       .set(Object.fromEntries([...compared, ...stamped].map((column) => [column, value(column)])) as never)
-      .where((eb) => {
-        const byId = eb(
-          'id',
-          '=',
-          slot((args) => args.id),
-        )
-        return compared.length === 0 ? byId : eb.and([byId, eb.or(compared.map((column) => eb(column as never, 'is distinct from', value(column))))])
-      })
+      .where((eb) =>
+        eb.and([
+          eb(
+            'id',
+            '=',
+            slot((args) => args.id),
+          ),
+          ...matched.map((column) =>
+            eb(
+              column as never,
+              '=',
+              slot((args) => args.matched[column]),
+            ),
+          ),
+          ...(compared.length === 0 ? [] : [eb.or(compared.map((column) => eb(column as never, 'is distinct from', value(column))))]),
+        ]),
+      )
       .returningAll()
   const given = (values: Readonly<Record<string, unknown>>) => Object.keys(values).filter((column) => values[column] !== undefined)
-  return async <Row>(db: Db, id: number, changes: Readonly<Record<string, unknown>>, stamp: Readonly<Record<string, unknown>>) => {
-    const compared = given(stamp).length === 0 ? [] : given(changes)
-    const stamped = compared.length === 0 ? given(changes) : given(stamp)
-    const compiled = shapes.of(db, `${compared.join(',')}|${stamped.join(',')}`, () => build(db, compared, stamped), false)
+  return async <Row>(db: Db, id: number, { compared, stamp, matched }: UpdateColumns) => {
+    const [comparing, stamping, matching] = [given(compared), given(stamp), given(matched)]
+    const compiled = shapes.of(db, `${comparing.join(',')}|${stamping.join(',')}|${matching.join(',')}`, () => build(db, comparing, stamping, matching), false)
     const node: UpdateQueryNode = {
       ...(compiled.query as UpdateQueryNode),
       where: WhereNode.create(BinaryOperationNode.create(ColumnNode.create('id'), OperatorNode.create('='), ValueNode.create(id))),
     }
-    return { row: await firstRowWritten<Row>(db, compiled, { id, values: { ...changes, ...stamp } } satisfies RowChange, node), node }
+    const args: RowChange = { id, values: { ...compared, ...stamp }, matched }
+    return { row: await firstRowWritten<Row>(db, compiled, args, node), node }
   }
 }
 

@@ -88,14 +88,27 @@ export async function writeTransaction<T>(db: Db, work: (trx: Db) => Promise<T>)
  * A write that is one statement (its checks conditions of it, such as rowUpdateIfChanged's): run
  * committing itself where the store allows it (DialectFacts.writesAlone), else, and when a scope of
  * withBeforeCommit asks for its hook, in a write transaction as writeTransaction runs it (in the
- * one it is given, when `db` is one's). On SQLite
- * that saves the transaction's BEGIN and COMMIT and Kysely's hold on the connection between them,
- * a fifth of a PATCH's CPU (docs/performance.md).
+ * one it is given, when `db` is one's). On SQLite that saves the transaction's BEGIN and COMMIT and
+ * Kysely's hold on the connection between them, a fifth of a PATCH's CPU (docs/performance.md).
+ * `work` resolving undefined says it wrote nothing: a transaction of its own then rolls back, and
+ * a scope's hook does not run (nothing was done that a repeated request should be answered with).
  */
-export function singleStatementWrite<T>(db: Db, work: (db: Db) => Promise<T>): Promise<T> {
-  const alone = writing.has(db) || (dialectFactsOf(db).writesAlone && beforeCommit.getStore() === undefined)
-  return alone ? work(db) : writeTransaction(db, work)
+export async function singleStatementWrite<T>(db: Db, work: (db: Db) => Promise<T | undefined>): Promise<T | undefined> {
+  if (writing.has(db) || (dialectFactsOf(db).writesAlone && beforeCommit.getStore() === undefined)) return work(db)
+  try {
+    return await writeTransaction(db, async (trx) => {
+      const written = await work(trx)
+      if (written === undefined) throw nothingWritten
+      return written
+    })
+  } catch (error) {
+    if (error === nothingWritten) return undefined
+    throw error
+  }
 }
+
+/** Thrown to roll back the transaction of a single statement that wrote nothing. */
+const nothingWritten = new Error('nothing written')
 
 /** Whether `db` is a write transaction's handle, whose checks lockForWrite locks. */
 export const isWriteTransaction = (db: Db): boolean => writing.has(db)

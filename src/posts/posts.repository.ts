@@ -9,7 +9,7 @@ import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.j
 import type { NewPostRow, PostRow, PostRowChanges } from './posts.table.js'
 import type { ListWindow } from '../collections/pagination.js'
 import { type Columns, selecting } from '../db/projection.js'
-import { compiledStatement, rowById, rowInsert, rowUpdate } from '../db/compiled-statements.js'
+import { compiledStatement, rowById, rowInsert, rowUpdate, rowUpdateIfChanged, type RowChangeConditions } from '../db/compiled-statements.js'
 import { type DraftVisibility, visibilityShape, visible } from './post-visibility.js'
 
 /** The posts table with the columns given (the whole row without them); a row read so holds only those. */
@@ -139,6 +139,14 @@ export function insertPosts(db: Db, rows: readonly NewPostRow[]): Promise<PostRo
 }
 
 export const updatePost: (db: Db, id: number, changes: PostRowChanges) => Promise<PostRow> = rowUpdate('posts')
+
+/** The post's row with `changes` set, where one of them is new to it and it holds `matched` (rowUpdateIfChanged); undefined when nothing was written. */
+export const updatePostIfChanged: (
+  db: Db,
+  id: number,
+  changes: PostRowChanges,
+  conditions: RowChangeConditions<PostRowChanges>,
+) => Promise<PostRow | undefined> = rowUpdateIfChanged('posts')
 
 export async function deletePost(db: Db, id: number): Promise<void> {
   await db.deleteFrom('posts').where('id', '=', id).execute()

@@ -3,7 +3,7 @@ import type { AggregatePayment, AggregateQuery } from '../collections/aggregatio
 import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { rowById, rowInsert, rowUpdate } from '../db/compiled-statements.js'
+import { rowById, rowInsert, rowUpdate, rowUpdateIfChanged, type RowChangeConditions } from '../db/compiled-statements.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { NewTodoRow, TodoRow, TodoRowChanges } from './todos.table.js'
@@ -60,6 +60,14 @@ export function insertTodos(db: Db, rows: readonly NewTodoRow[]): Promise<TodoRo
 }
 
 export const updateTodo: (db: Db, id: number, changes: TodoRowChanges) => Promise<TodoRow> = rowUpdate('todos')
+
+/** The todo's row with `changes` set, where one of them is new to it and it holds `matched` (rowUpdateIfChanged); undefined when nothing was written. */
+export const updateTodoIfChanged: (
+  db: Db,
+  id: number,
+  changes: TodoRowChanges,
+  conditions: RowChangeConditions<TodoRowChanges>,
+) => Promise<TodoRow | undefined> = rowUpdateIfChanged('todos')
 
 export async function deleteTodo(db: Db, id: number): Promise<void> {
   await db.deleteFrom('todos').where('id', '=', id).execute()

@@ -9,7 +9,7 @@ import type { RowPage } from '../collections/collection-page.js'
 import { listPage } from '../db/list-page.js'
 import type { NewUserRow, UserRow, UserRowChanges } from './users.table.js'
 import { type Columns, selecting } from '../db/projection.js'
-import { compiledStatement, rowById, rowInsert, rowUpdate, rowUpdateIfChanged } from '../db/compiled-statements.js'
+import { compiledStatement, rowById, rowInsert, rowUpdate, rowUpdateIfChanged, type RowChangeConditions } from '../db/compiled-statements.js'
 
 /** The users table with the columns given (the whole row without them); a row read so holds only those. */
 function users(db: Db, columns: Columns<UserRow> | undefined) {
@@ -63,9 +63,13 @@ export const insertUser: (db: Db, row: NewUserRow) => Promise<UserRow> = rowInse
 
 export const updateUser: (db: Db, id: number, changes: UserRowChanges) => Promise<UserRow> = rowUpdate('users')
 
-/** The user's row with `changes` and `stamp` set, where one of `changes` is new to it; undefined when nothing was written (no such user, or no change). */
-export const updateUserIfChanged: (db: Db, id: number, changes: UserRowChanges, stamp: UserRowChanges) => Promise<UserRow | undefined> =
-  rowUpdateIfChanged('users')
+/** The user's row with `changes` set, where one of them is new to it (rowUpdateIfChanged); undefined when nothing was written. */
+export const updateUserIfChanged: (
+  db: Db,
+  id: number,
+  changes: UserRowChanges,
+  conditions: RowChangeConditions<UserRowChanges>,
+) => Promise<UserRow | undefined> = rowUpdateIfChanged('users')
 
 export async function deleteUser(db: Db, id: number): Promise<boolean> {
   const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst()

@@ -165,9 +165,14 @@ export function createUsersService({ db, events, passwordChanges, scryptN = DEFA
     const signedIn = requireSignedIn(caller)
     const userId = parseId(id)
     // Nothing to read before the write: the caller may change the user whatever the row holds
-    // (their own, or an admin), and no If-Match, role or password is to be checked or hashed.
-    if (userId !== undefined && options?.ifMatch === undefined && input.role === undefined && input.password === undefined) {
-      if (signedIn.role === 'admin' || signedIn.userId === userId) return toUser(await changeInOneStatement(userId, input))
+    // (their own, or an admin), and no If-Match, role or password is to be checked or hashed. The
+    // write is then one statement, made only if a field changes; when it wrote nothing, the path
+    // below reads the row to answer it as it is, or NOT_FOUND.
+    const alone = options?.ifMatch === undefined && input.role === undefined && input.password === undefined
+    if (userId !== undefined && alone && (signedIn.role === 'admin' || signedIn.userId === userId)) {
+      const stamp = { updated_at: new Date().toISOString() }
+      const written = await singleStatementWrite(db, (trx) => translateConflicts(() => repo.updateUserIfChanged(trx, userId, givenColumns(input), { stamp })))
+      if (written !== undefined) return toUser(written)
     }
     // Hash before the transaction (scrypt takes tens of milliseconds and must not hold the writer),
     // and only for a caller who may make the change: a refusal must cost nothing.
@@ -196,16 +201,6 @@ export function createUsersService({ db, events, passwordChanges, scryptN = DEFA
     if (roleBefore !== undefined && changed.role !== roleBefore)
       await events.publish('callerChanged', { userId: changed.id, change: 'role-changed', role: changed.role })
     return changed
-  }
-
-  /**
-   * The write of change() as one statement: the row updated only where a field changes, then read
-   * when nothing was written, to answer it as it is or NOT_FOUND. Its role is not among the fields.
-   */
-  async function changeInOneStatement(userId: number, input: UpdateUserInput): Promise<UserRow> {
-    const stamp = { updated_at: new Date().toISOString() }
-    const written = await singleStatementWrite(db, (trx) => translateConflicts(() => repo.updateUserIfChanged(trx, userId, givenColumns(input), stamp)))
-    return written ?? (await loadUser(db, userId))
   }
 }
 

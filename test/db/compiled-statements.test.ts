@@ -205,13 +205,13 @@ describe('rowUpdateIfChanged', () => {
     statements.length = 0
     try {
       // The name is the same, the age is not: both are written, with the stamp.
-      const row = await updateIfChanged(database.db, dee.id, { name: 'Dee', age: 64, avatar: undefined }, STAMP)
+      const row = await updateIfChanged(database.db, dee.id, { name: 'Dee', age: 64, avatar: undefined }, { stamp: STAMP })
       expect(row).toMatchObject({ id: dee.id, name: 'Dee', age: 64, avatar: null, updated_at: STAMP.updated_at })
       expect(told).toEqual([{ kind: 'rows', table: 'users', ids: [dee.id] }])
       expect(statements.filter((text) => /^update/i.test(text))).toHaveLength(1)
       // A null written over a value differs from it too.
-      expect(await updateIfChanged(database.db, dee.id, { age: null }, { updated_at: '2025-03-02T00:00:00.000Z' })).toMatchObject({ age: null })
-      expect(await updateIfChanged(database.db, dee.id, { age: 63 }, { updated_at: '2025-03-03T00:00:00.000Z' })).toMatchObject({ age: 63 })
+      expect(await updateIfChanged(database.db, dee.id, { age: null }, { stamp: { updated_at: '2025-03-02T00:00:00.000Z' } })).toMatchObject({ age: null })
+      expect(await updateIfChanged(database.db, dee.id, { age: 63 }, { stamp: { updated_at: '2025-03-03T00:00:00.000Z' } })).toMatchObject({ age: 63 })
     } finally {
       stop()
     }
@@ -223,13 +223,30 @@ describe('rowUpdateIfChanged', () => {
     const stop = database.changes.listen((changes) => told.push(...changes))
     statements.length = 0
     try {
-      expect(await updateIfChanged(database.db, before.id, { name: before.name, age: before.age }, { updated_at: '2099-01-01T00:00:00.000Z' })).toBeUndefined()
-      expect(await updateIfChanged(database.db, 999_999, { age: 1 }, STAMP)).toBeUndefined()
+      expect(
+        await updateIfChanged(database.db, before.id, { name: before.name, age: before.age }, { stamp: { updated_at: '2099-01-01T00:00:00.000Z' } }),
+      ).toBeUndefined()
+      expect(await updateIfChanged(database.db, 999_999, { age: 1 }, { stamp: STAMP })).toBeUndefined()
       expect(statements).toHaveLength(2)
-      expect(await updateIfChanged(database.db, before.id, { age: undefined }, STAMP)).toBeUndefined()
+      expect(await updateIfChanged(database.db, before.id, { age: undefined }, { stamp: STAMP })).toBeUndefined()
       expect(statements).toHaveLength(2)
       expect(await rowOf('Dee')).toEqual(before)
       expect(told).toEqual([])
+    } finally {
+      stop()
+    }
+  })
+
+  it('writes only a row that holds the values matched', async () => {
+    const ann = await rowOf('Ann')
+    const told: Change[] = []
+    const stop = database.changes.listen((changes) => told.push(...changes))
+    try {
+      expect(await updateIfChanged(database.db, ann.id, { age: 70 }, { stamp: STAMP, matched: { name: 'Ben' } })).toBeUndefined()
+      expect(await rowOf('Ann')).toEqual(ann)
+      expect(told).toEqual([])
+      expect(await updateIfChanged(database.db, ann.id, { age: 70 }, { stamp: STAMP, matched: { name: 'Ann' } })).toMatchObject({ id: ann.id, age: 70 })
+      expect(told).toEqual([{ kind: 'rows', table: 'users', ids: [ann.id] }])
     } finally {
       stop()
     }
@@ -240,10 +257,10 @@ describe('rowUpdateIfChanged', () => {
     const updateIfChanged = rowUpdateIfChanged<UserRow, UserRowChanges>('users')
     const builds = vi.spyOn(QueryCreator.prototype, 'updateTable')
     try {
-      await updateIfChanged(database.db, ann, { age: 32 }, STAMP)
-      await updateIfChanged(database.db, cy, { age: 54 }, { updated_at: '2025-03-04T00:00:00.000Z' })
+      await updateIfChanged(database.db, ann, { age: 32 }, { stamp: STAMP })
+      await updateIfChanged(database.db, cy, { age: 54 }, { stamp: { updated_at: '2025-03-04T00:00:00.000Z' } })
       expect(builds).toHaveBeenCalledTimes(1)
-      await updateIfChanged(database.db, cy, { name: 'Cy', age: 55 }, STAMP)
+      await updateIfChanged(database.db, cy, { name: 'Cy', age: 55 }, { stamp: STAMP })
       expect(builds).toHaveBeenCalledTimes(2)
     } finally {
       builds.mockRestore()

@@ -235,7 +235,7 @@ describe.runIf(server)('PostgreSQL', () => {
         return () => {}
       })
       heard.length = 0
-      const row = await singleStatementWrite(database.db, (trx) => updateUserIfChanged(trx, id, { age: 2 }, { updated_at: at }))
+      const row = await singleStatementWrite(database.db, (trx) => updateUserIfChanged(trx, id, { age: 2 }, { stamp: { updated_at: at } }))
       expect(row).toMatchObject({ id, age: 2 })
       expect(steps).toEqual(['begin', 'update', 'commit'])
       await until(() => heard.some((change) => change.kind === 'rows' && change.ids.includes(id)), 5000)

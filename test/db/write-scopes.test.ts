@@ -102,23 +102,41 @@ describe('a write of one statement (singleStatementWrite)', () => {
     return steps
   }
 
+  /** A write of `said` that tells what it wrote, as an update returns its row. */
+  const written = (said: string) => async (trx: Database['db']) => {
+    await mark(said)(trx)
+    return said
+  }
+
   it('commits on its own where the store allows it, else in a transaction; a scope’s hook commits with it', async () => {
     await sql`delete from scope_marks`.execute(database.db)
     const alone = TEST_STORE === 'sqlite'
-    expect(await stepsOf(() => singleStatementWrite(database.db, mark('alone')))).toEqual(alone ? ['insert'] : ['begin', 'insert', 'commit'])
+    expect(await stepsOf(() => singleStatementWrite(database.db, written('alone')))).toEqual(alone ? ['insert'] : ['begin', 'insert', 'commit'])
 
-    let scoped!: Promise<void>
-    const end = withBeforeCommit(mark('its hook'), () => void (scoped = singleStatementWrite(database.db, mark('in a scope'))))
+    let scoped!: Promise<unknown>
+    const end = withBeforeCommit(mark('its hook'), () => void (scoped = singleStatementWrite(database.db, written('in a scope'))))
     const steps = await stepsOf(() => scoped)
     end()
     expect(steps.filter((step) => step === 'begin' || step === 'commit')).toEqual(['begin', 'commit'])
 
     // Given a write transaction, it runs in it, and rolls back with it.
     const failed = writeTransaction(database.db, async (trx) => {
-      await singleStatementWrite(trx, mark('rolled back'))
+      await singleStatementWrite(trx, written('rolled back'))
       throw new Error('refused after the write')
     })
     await expect(failed).rejects.toThrow('refused after the write')
     expect(await marks()).toEqual(['alone', 'in a scope', 'its hook'])
+  })
+
+  it('rolls back a write that says it wrote nothing, in a scope, without its hook', async () => {
+    await sql`delete from scope_marks`.execute(database.db)
+    let scoped!: Promise<unknown>
+    const end = withBeforeCommit(
+      mark('a hook that must not run'),
+      () => void (scoped = singleStatementWrite(database.db, async (trx) => void (await mark('undone')(trx)))),
+    )
+    expect(await scoped).toBeUndefined()
+    end()
+    expect(await marks()).toEqual([])
   })
 })

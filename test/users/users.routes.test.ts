@@ -265,43 +265,6 @@ describe('replacing and changing users', () => {
     expect(res.json().data.updatedAt).toBe(before.updatedAt)
   })
 
-  it('is one UPDATE when the right to it does not depend on the row, the row read only when that wrote nothing', async () => {
-    const statements: string[] = []
-    const own = await buildTestApp({}, { onQuery: (sql) => statements.push(sql) })
-    try {
-      const patch = (id: number, json: unknown, token = own.tokens.admin, headers: Record<string, string> = {}) =>
-        own.request({ method: 'PATCH', url: `/api/v1/users/${id}`, token, json, headers })
-      /** The statements of one request, the token's lookup left out (PostgreSQL looks it up on every request). */
-      const statementsOf = async (send: () => Promise<{ statusCode: number }>) => {
-        statements.length = 0
-        const { statusCode } = await send()
-        return { statusCode, statements: statements.filter((text) => !text.includes('"tokens"')).map((text) => text.split(' ')[0]!.toLowerCase()) }
-      }
-      await patch(own.bob.id, { age: 30 })
-      const changed = await statementsOf(() => patch(own.bob.id, { age: 31 }))
-      expect(changed).toEqual({ statusCode: 200, statements: ['update'] })
-      expect(statements.find((text) => text.startsWith('update'))).toMatch(/ is distinct from /)
-      // Their own, by themself: the same.
-      expect(await statementsOf(() => patch(own.bob.id, { name: 'Robert' }, own.tokens.bob))).toEqual({ statusCode: 200, statements: ['update'] })
-
-      // Nothing to change: the update writes nothing, and the row is read to answer it as it is.
-      const before = (await own.request({ url: `/api/v1/users/${own.bob.id}` })).json().data
-      const same = await statementsOf(() => patch(own.bob.id, { age: 31, name: 'Robert' }))
-      expect(same).toEqual({ statusCode: 200, statements: ['update', 'select'] })
-      expect((await patch(own.bob.id, { age: 31 })).json().data).toEqual(before)
-      expect(await statementsOf(() => patch(999_999, { age: 1 }))).toEqual({ statusCode: 404, statements: ['update', 'select'] })
-
-      // Someone else's row: read first, and refused without a write.
-      expect(await statementsOf(() => patch(own.alice.id, { age: 1 }, own.tokens.bob))).toEqual({ statusCode: 403, statements: ['select'] })
-      // An If-Match is checked against the row read first, in the write's transaction.
-      const tag = (await own.request({ url: `/api/v1/users/${own.bob.id}` })).headers.etag as string
-      const matched = await statementsOf(() => patch(own.bob.id, { age: 32 }, own.tokens.admin, { 'if-match': tag }))
-      expect(matched).toEqual({ statusCode: 200, statements: ['select', 'update'] })
-    } finally {
-      await own.close()
-    }
-  })
-
   it('a user may not change someone else (403), an admin may', async () => {
     const denied = await t.request({ method: 'PATCH', url: `/users/${t.bob.id}`, token: t.tokens.alice, json: { name: 'Hacked' } })
     expect(denied.statusCode).toBe(403)
