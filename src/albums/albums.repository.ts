@@ -3,7 +3,7 @@ import type { AggregatePayment, AggregateQuery } from '../collections/aggregatio
 import { aggregatePage } from '../db/aggregate-page.js'
 import type { CollectionQuery } from '../collections/collection-query.js'
 import type { Db } from '../db/create-database.js'
-import { rowById, rowInsert, rowUpdate } from '../db/compiled-statements.js'
+import { rowById, rowInsert, rowUpdate, rowUpdateIfChanged, type RowChangeConditions } from '../db/compiled-statements.js'
 import type { RowPage } from '../collections/collection-page.js'
 import { countPerParent, listPage, listWindowPerParent } from '../db/list-page.js'
 import type { AlbumRow, AlbumRowChanges, NewAlbumRow } from './albums.table.js'
@@ -65,6 +65,14 @@ export function insertAlbums(db: Db, rows: readonly NewAlbumRow[]): Promise<Albu
 }
 
 export const updateAlbum: (db: Db, id: number, changes: AlbumRowChanges) => Promise<AlbumRow> = rowUpdate('albums')
+
+/** The album's row with `changes` set, where one of them is new to it and it holds `matched` (rowUpdateIfChanged); undefined when nothing was written. */
+export const updateAlbumIfChanged: (
+  db: Db,
+  id: number,
+  changes: AlbumRowChanges,
+  conditions: RowChangeConditions<AlbumRowChanges>,
+) => Promise<AlbumRow | undefined> = rowUpdateIfChanged('albums')
 
 /** Its photos go with it (their foreign key cascades). */
 export async function deleteAlbum(db: Db, id: number): Promise<void> {

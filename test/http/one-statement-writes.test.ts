@@ -14,12 +14,14 @@ let t: TestApp
 let todo: number
 let post: number
 let draft: number
+let album: number
 beforeAll(async () => {
   t = await buildTestApp({}, { onQuery: (sql) => statements.push(sql) })
   const make = createFactories(t)
   todo = (await make.todo(t.bob)).id
   post = (await make.post(t.bob)).id
   draft = (await make.draft(t.bob)).id
+  album = (await make.album(t.bob)).id
 })
 afterAll(() => t.close())
 
@@ -67,6 +69,13 @@ const table: [string, () => Patch, number, string[]][] = [
     "someone else's draft (no row written, then read: 404)",
     () => ({ url: `/api/v1/posts/${draft}`, token: 'alice', json: { title: 'Mine now' } }),
     404,
+    ['update', 'select'],
+  ],
+  ['an album, by its owner', () => ({ url: `/api/v1/albums/${album}`, token: 'bob', json: { title: `Album ${++age}` } }), 200, ['update']],
+  [
+    'an album, by someone else (no row written, then read: 403)',
+    () => ({ url: `/api/v1/albums/${album}`, token: 'alice', json: { title: 'Mine' } }),
+    403,
     ['update', 'select'],
   ],
 ]
