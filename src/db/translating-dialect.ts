@@ -139,14 +139,20 @@ function translatingDriver(driver: Driver, statements: StatementObservers, chang
   }
 }
 
+/** The statements whose rows the drivers count: told as changing nothing when they changed no row. */
+const COUNTED_WRITES = new Set(['InsertQueryNode', 'UpdateQueryNode', 'DeleteQueryNode'])
+
 /**
- * Whether a write changed no row: as the driver counts them (PostgreSQL), or, where a statement
- * that returns rows is not counted (SQLite), by the rows an UPDATE's RETURNING gave (none: it
- * matched no row). An update whose conditions held for no row changed nothing to tell.
+ * Whether an INSERT, UPDATE or DELETE changed no row (an update whose conditions held for none):
+ * as the driver counts them, or, where a statement that returns rows is not counted (SQLite), by
+ * the rows its RETURNING gave. Anything else (a schema change, a raw statement) is told as it is:
+ * SQLite's count after it is an earlier statement's.
  */
 function wroteNothing(query: CompiledQuery, result: QueryResult<unknown>): boolean {
+  const node = query.query
+  if (!COUNTED_WRITES.has(node.kind)) return false
   if (result.numAffectedRows !== undefined) return result.numAffectedRows === 0n
-  return query.query.kind === 'UpdateQueryNode' && query.query.returning !== undefined && result.rows.length === 0
+  return (node as { readonly returning?: unknown }).returning !== undefined && result.rows.length === 0
 }
 
 function translatingConnection(

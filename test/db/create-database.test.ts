@@ -158,6 +158,25 @@ describe('the SQLite store', () => {
   })
 })
 
+describe('what a statement changed, as the handle tells it', () => {
+  it('tells nothing of a write that changed no row, and a schema change as everything, whatever was counted before it', async () => {
+    const told: unknown[] = []
+    const stop = database.changes.listen((changes) => told.push(...changes))
+    try {
+      await database.db.updateTable('users').set({ age: 1 }).where('id', '=', 999_999).execute()
+      await database.db.updateTable('users').set({ age: 1 }).where('id', '=', 999_999).returningAll().execute()
+      await database.db.deleteFrom('users').where('id', '=', 999_999).execute()
+      expect(told).toEqual([])
+      // SQLite counts no row for a schema change: the count it reports is the last write's, here none.
+      await database.db.schema.createTable('told_tables').addColumn('id', 'integer').execute()
+      await sql`drop table told_tables`.execute(database.db)
+      expect(told).toEqual([EVERYTHING, EVERYTHING])
+    } finally {
+      stop()
+    }
+  })
+})
+
 describe("another connection's commits to the SQLite file", () => {
   // The change feed looks for them on every request (the representation cache, the callers it
   // keeps), through the WAL-index header first and SQLite's data version when the header moved.
